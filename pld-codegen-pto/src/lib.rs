@@ -1,0 +1,1 @@
+//! pld-codegen-pto (placeholder)

@@ -1,0 +1,1 @@
+//! pld-frontend (placeholder)

@@ -1,0 +1,1 @@
+//! pld-runtime-abi (placeholder)
