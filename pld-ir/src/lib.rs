@@ -1,1 +1,64 @@
-//! pld-ir (placeholder)
+//! # pld-ir — the intermediate representation of pld
+//!
+//! pld compiles programs written in the PTO Python DSL that use the N6 distributed op
+//! family: one-sided communication over symmetric, per-rank windows (`put`/`get`, remote
+//! tile load/store, `notify`/`wait`, deferred waits) and the collectives built from them.
+//! This crate is the shared vocabulary every other pld crate speaks.
+//!
+//! ## What lives here
+//!
+//! - **Types** ([`Type`]): scalars, plain tensors, window-bound distributed tensors, tiles
+//!   with memory space and valid shape, tuples, comm contexts, window buffers and `Unknown`.
+//!   Kinds match exactly; dimensions are [`Expr`]s, static when they are integer literals.
+//! - **Values and statements**: each [`Function`] owns an arena of values addressed by
+//!   [`ValueId`] and a structured body ([`Block`] of [`Stmt`]); a [`Program`] owns functions.
+//! - **Spans and diagnostics**: every node carries a [`Span`]; errors are [`Diagnostic`]
+//!   values collected into [`Diagnostics`], rendered rustc-style against a [`SourceMap`].
+//! - **The op registry** ([`registry`]): ops are `static` [`OpDef`] records — argument
+//!   schema, keyword attributes with defaults and ABI-enum payloads, core affinity, the
+//!   `no_duplicate` flag, per-argument effects, the deducer and the lowerings offered —
+//!   submitted at link time with [`register_op!`]. Nothing here names an op family.
+//! - **Building, printing, verifying**: [`Builder`]/[`FunctionBuilder`] build deduced IR;
+//!   [`print_program`] writes the DSL form; [`verify_program`] checks structure and types.
+//!
+//! ## Invariants
+//!
+//! - `pld-ir` knows nothing about PTO text or the simulator; it depends only on
+//!   `pld-runtime-abi`.
+//! - An op call is only ever built through its deducer, so its stored type is the deduced
+//!   one; the verifier re-checks this after every pass.
+//! - No function here panics on user input.
+
+#![deny(missing_docs)]
+
+pub mod builder;
+pub mod diag;
+pub mod dtype;
+pub mod expr;
+pub mod func;
+pub mod printer;
+pub mod registry;
+pub mod span;
+pub mod stmt;
+pub mod types;
+pub mod value;
+pub mod verify;
+
+#[doc(hidden)]
+pub use inventory;
+
+pub use builder::{Builder, FunctionBuilder};
+pub use diag::{Diagnostic, Diagnostics, Severity};
+pub use dtype::DataType;
+pub use expr::{Attr, BinOp, Call, Callee, Expr, ExprKind, UnOp};
+pub use func::{Direction, Function, FunctionKind, Param, Program};
+pub use printer::{print_function, print_program};
+pub use registry::{
+    registry, Affinity, AttrDef, AttrDefault, AttrType, DeduceCx, DeduceEnv, Effect, Lowering, LoweringKind,
+    OpDef, ParamDef, Target,
+};
+pub use span::{FileId, SourceFile, SourceMap, Span};
+pub use stmt::{Block, ForKind, IterArg, ScopeKind, Stmt, StmtKind};
+pub use types::{DistTensorType, Layout, MemorySpace, Shape, TensorType, TensorView, TileType, Type};
+pub use value::{ValueData, ValueId, Values};
+pub use verify::{verify_function, verify_program, verify_program_for};

@@ -1,0 +1,205 @@
+//! The window family: allocating symmetric windows and querying the communication context.
+//!
+//! `alloc_window_buffer` yields an allocation token (`Ptr`), `window` views it as a
+//! window-bound `DistributedTensor`, `world_size` is the host's rank count, and
+//! `get_comm_ctx` / `rank` / `nranks` read the runtime `CommContext` inside kernels. None of
+//! these ops moves data; all are SHARED and write nothing.
+
+use pld_ir::registry::AttrType;
+use pld_ir::{
+    register_op, Affinity, AttrDef, DataType, DeduceCx, Diagnostic, FunctionKind, OpDef, ParamDef, Type,
+};
+
+/// `pld.tensor.alloc_window_buffer(size, *, name)`: reserve `size` bytes in every rank's window.
+pub static ALLOC_WINDOW_BUFFER: OpDef = OpDef {
+    name: "pld.tensor.alloc_window_buffer",
+    family: "window",
+    summary: "allocate a symmetric window buffer of `size` bytes on every rank",
+    aliases: &["pld.alloc_window_buffer"],
+    params: &[ParamDef::value("size")],
+    attrs: &[AttrDef::required("name", AttrType::Str)],
+    affinity: Affinity::Shared,
+    no_duplicate: false,
+    internal: false,
+    effects: None,
+    deduce: deduce_alloc,
+    lowerings: &[],
+};
+
+fn deduce_alloc(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
+    if cx.attr_str("name").is_none_or(|n| n.is_empty()) {
+        return Err(cx.error("pld.tensor.alloc_window_buffer requires a non-empty 'name' kwarg"));
+    }
+    if let Some(kind) = cx.env.func_kind {
+        if kind != FunctionKind::Host {
+            return Err(
+                cx.error("pld.tensor.alloc_window_buffer can only be called in HOST orchestration context")
+            );
+        }
+    }
+    if let Some(size) = cx.arg(0).and_then(|a| a.as_int()) {
+        if size <= 0 {
+            return Err(
+                cx.arg_error(0, format!("pld.tensor.alloc_window_buffer size must be positive, got {size}"))
+            );
+        }
+    }
+    match cx.ty(0) {
+        Type::Scalar(d) if d.is_int() => Ok(Type::Ptr),
+        other => Err(cx.arg_error(
+            0,
+            format!("pld.tensor.alloc_window_buffer size must be an integer scalar (bytes), got {other}"),
+        )),
+    }
+}
+
+/// `pld.tensor.window(buf, shape, *, dtype)`: view an allocation as a window-bound tensor.
+pub static WINDOW: OpDef = OpDef {
+    name: "pld.tensor.window",
+    family: "window",
+    summary: "view a window allocation as a DistributedTensor of `shape` and `dtype`",
+    aliases: &["pld.window"],
+    params: &[ParamDef::value("buf"), ParamDef::value("shape")],
+    attrs: &[AttrDef::required("dtype", AttrType::DType)],
+    affinity: Affinity::Shared,
+    no_duplicate: false,
+    internal: false,
+    effects: None,
+    deduce: deduce_window,
+    lowerings: &[],
+};
+
+fn deduce_window(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
+    if *cx.ty(0) != Type::Ptr {
+        return Err(cx.arg_error(
+            0,
+            format!(
+                "pld.tensor.window 'buf' must have type Ptr (output of pld.tensor.alloc_window_buffer), got {}",
+                cx.ty(0).kind_name()
+            ),
+        ));
+    }
+    let Some(shape) = cx.arg(1).and_then(|a| a.as_tuple()) else {
+        return Err(
+            cx.arg_error(1, "pld.tensor.window second argument must be a shape tuple (list of ints / exprs)")
+        );
+    };
+    if shape.is_empty() {
+        return Err(cx.arg_error(1, "pld.tensor.window shape must have at least one dimension"));
+    }
+    for (i, d) in shape.iter().enumerate() {
+        if let Some(v) = d.as_int() {
+            if v <= 0 {
+                return Err(cx.arg_error(
+                    1,
+                    format!("pld.tensor.window shape dimension[{i}] is {v}; all dimensions must be positive"),
+                ));
+            }
+        }
+    }
+    let dtype = cx.attr("dtype").and_then(|a| a.as_dtype()).unwrap_or(DataType::FP32);
+    Ok(Type::dist_tensor(shape.to_vec(), dtype))
+}
+
+/// `pld.system.world_size()`: the number of ranks, on the host.
+pub static WORLD_SIZE: OpDef = OpDef {
+    name: "pld.system.world_size",
+    family: "window",
+    summary: "the number of participating ranks (host orchestration only)",
+    aliases: &["pld.world_size"],
+    params: &[],
+    attrs: &[],
+    affinity: Affinity::Shared,
+    no_duplicate: false,
+    internal: false,
+    effects: None,
+    deduce: deduce_world_size,
+    lowerings: &[],
+};
+
+fn deduce_world_size(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
+    match cx.env.func_kind {
+        Some(FunctionKind::Host) | None => Ok(Type::Scalar(DataType::INT64)),
+        Some(_) => Err(cx.error(
+            "pld.system.world_size() can only be called in HOST orchestration context; \
+             inside kernels use pld.system.nranks(pld.system.get_comm_ctx(t))",
+        )),
+    }
+}
+
+/// `pld.system.get_comm_ctx(t)`: the communication context of a window-bound tensor.
+pub static GET_COMM_CTX: OpDef = OpDef {
+    name: "pld.system.get_comm_ctx",
+    family: "window",
+    summary: "the CommContext a window-bound tensor belongs to",
+    aliases: &["pld.get_comm_ctx"],
+    params: &[ParamDef::value("tensor")],
+    attrs: &[],
+    affinity: Affinity::Shared,
+    no_duplicate: false,
+    internal: false,
+    effects: None,
+    deduce: deduce_get_comm_ctx,
+    lowerings: &[],
+};
+
+fn deduce_get_comm_ctx(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
+    match cx.ty(0) {
+        Type::DistTensor(_) => Ok(Type::CommCtx),
+        other => Err(cx.arg_error(
+            0,
+            format!(
+                "pld.system.get_comm_ctx expects a DistributedTensor (window-bound), got {}",
+                other.kind_name()
+            ),
+        )),
+    }
+}
+
+fn deduce_ctx_query(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
+    match cx.ty(0) {
+        Type::CommCtx => Ok(Type::Scalar(DataType::INT32)),
+        other => Err(cx.arg_error(
+            0,
+            format!(
+                "{} expects a CommCtx (output of pld.system.get_comm_ctx), got {}",
+                cx.def.name,
+                other.kind_name()
+            ),
+        )),
+    }
+}
+
+/// `pld.system.rank(ctx)`: this rank's index.
+pub static RANK: OpDef = OpDef {
+    name: "pld.system.rank",
+    family: "window",
+    summary: "this rank's index in the communication context",
+    aliases: &["pld.rank"],
+    params: &[ParamDef::value("ctx")],
+    attrs: &[],
+    affinity: Affinity::Shared,
+    no_duplicate: false,
+    internal: false,
+    effects: None,
+    deduce: deduce_ctx_query,
+    lowerings: &[],
+};
+
+/// `pld.system.nranks(ctx)`: the number of ranks in the context.
+pub static NRANKS: OpDef = OpDef {
+    name: "pld.system.nranks",
+    family: "window",
+    summary: "the number of ranks in the communication context",
+    aliases: &["pld.nranks"],
+    params: &[ParamDef::value("ctx")],
+    attrs: &[],
+    affinity: Affinity::Shared,
+    no_duplicate: false,
+    internal: false,
+    effects: None,
+    deduce: deduce_ctx_query,
+    lowerings: &[],
+};
+
+register_op!(ALLOC_WINDOW_BUFFER, WINDOW, WORLD_SIZE, GET_COMM_CTX, RANK, NRANKS);
