@@ -1,0 +1,181 @@
+//! `cargo xtask ci`: every check CI runs, in order, stopping at the first failure.
+//!
+//! Locally green means CI green: `.ci/run` installs the tools and calls exactly
+//! this. Each step prints its name and duration; a failure names the step, the
+//! command that failed and the command that fixes it; a summary table of step
+//! durations ends every run.
+
+use std::time::{Duration, Instant};
+
+use crate::shell::Cmd;
+use crate::{abi, no_args, tidy, Failure, Result};
+
+/// A failed step: what went wrong and how to fix it.
+struct StepFailure {
+    what: String,
+    fix: String,
+}
+
+/// Turns a command error into a step failure with the given fix.
+fn fails_with(fix: &str) -> impl FnOnce(String) -> StepFailure + '_ {
+    move |what| StepFailure { what, fix: fix.to_owned() }
+}
+
+type StepResult = std::result::Result<(), StepFailure>;
+
+/// One CI step.
+struct Step {
+    name: &'static str,
+    run: fn() -> StepResult,
+}
+
+const STEPS: &[Step] = &[
+    Step { name: "fmt", run: fmt },
+    Step { name: "abi-header", run: abi_header },
+    Step { name: "abi-c", run: abi_c },
+    Step { name: "clippy", run: clippy },
+    Step { name: "test", run: test },
+    Step { name: "doc", run: doc },
+    Step { name: "tidy", run: tidy_step },
+];
+
+fn fmt() -> StepResult {
+    Cmd::cargo(&["fmt", "--all", "--", "--check"]).run().map_err(fails_with("run `cargo fmt --all`"))
+}
+
+fn abi_header() -> StepResult {
+    abi::check().map_err(fails_with(abi::FIX))
+}
+
+fn abi_c() -> StepResult {
+    abi::check_c().map_err(fails_with(
+        "make pld-runtime-abi/tests/abi_check.c and the generated header agree \
+         (`cargo xtask abi-header` regenerates the header; `.ci/run` installs gcc)",
+    ))
+}
+
+fn clippy() -> StepResult {
+    let cmd = Cmd::cargo(&["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"]);
+    cmd.run().map_err(fails_with(&format!("fix the warnings above; reproduce with `{cmd}`")))
+}
+
+fn test() -> StepResult {
+    let fix = "fix the failing tests above; if only snapshot expectations changed, \
+               run `cargo xtask bless` and review the diff";
+    if Cmd::cargo(&["nextest", "--version"]).succeeds_quietly() {
+        Cmd::cargo(&["nextest", "run", "--workspace", "--no-fail-fast"]).run().map_err(fails_with(fix))?;
+        // nextest does not run doctests.
+        Cmd::cargo(&["test", "--workspace", "--doc"]).run().map_err(fails_with(fix))
+    } else {
+        println!("(cargo-nextest not installed: using cargo test)");
+        Cmd::cargo(&["test", "--workspace"]).run().map_err(fails_with(fix))
+    }
+}
+
+fn doc() -> StepResult {
+    let cmd = Cmd::cargo(&["doc", "--workspace", "--no-deps"]).env("RUSTDOCFLAGS", "-D warnings");
+    cmd.run().map_err(fails_with(&format!("fix the rustdoc warnings above; reproduce with `{cmd}`")))
+}
+
+fn tidy_step() -> StepResult {
+    tidy::check().map_err(fails_with(
+        "start each listed file with a `//!` comment and remove the listed attributes; \
+         recheck with `cargo xtask tidy`",
+    ))
+}
+
+/// How a step ended, for the summary.
+enum Outcome {
+    Passed(Duration),
+    Failed(Duration),
+    NotRun,
+}
+
+fn secs(d: Duration) -> String {
+    format!("{:.1}s", d.as_secs_f64())
+}
+
+/// The summary table: one row per step, then the total.
+fn summary(outcomes: &[(&str, Outcome)]) -> String {
+    let width = outcomes.iter().map(|(n, _)| n.len()).max().unwrap_or(0).max(5);
+    let mut out = format!("{:<width$}  {:<7}  {:>8}\n", "step", "result", "time");
+    let mut total = Duration::ZERO;
+    for (name, outcome) in outcomes {
+        let (result, time) = match outcome {
+            Outcome::Passed(d) => ("ok", Some(*d)),
+            Outcome::Failed(d) => ("FAILED", Some(*d)),
+            Outcome::NotRun => ("not run", None),
+        };
+        total += time.unwrap_or_default();
+        let time = time.map(secs).unwrap_or_else(|| "-".to_owned());
+        out.push_str(&format!("{name:<width$}  {result:<7}  {time:>8}\n"));
+    }
+    out.push_str(&format!("{:<width$}  {:<7}  {:>8}\n", "total", "", secs(total)));
+    out
+}
+
+/// The `ci` subcommand.
+pub fn run(args: &[String]) -> Result {
+    no_args("ci", args)?;
+    let mut outcomes: Vec<(&str, Outcome)> = STEPS.iter().map(|s| (s.name, Outcome::NotRun)).collect();
+    let mut failure = None;
+    for (i, step) in STEPS.iter().enumerate() {
+        println!("\n==> [{}/{}] {}", i + 1, STEPS.len(), step.name);
+        let start = Instant::now();
+        let result = (step.run)();
+        let elapsed = start.elapsed();
+        match result {
+            Ok(()) => {
+                println!("==> {} ok ({})", step.name, secs(elapsed));
+                outcomes[i].1 = Outcome::Passed(elapsed);
+            }
+            Err(e) => {
+                println!("==> {} FAILED ({})", step.name, secs(elapsed));
+                outcomes[i].1 = Outcome::Failed(elapsed);
+                failure = Some((step.name, e));
+                break;
+            }
+        }
+    }
+    println!("\n{}", summary(&outcomes));
+    match failure {
+        None => {
+            println!("ci: all {} steps passed", STEPS.len());
+            Ok(())
+        }
+        Some((name, e)) => {
+            Err(Failure::Failed(format!("ci step `{name}` failed: {}\n  fix: {}", e.what, e.fix)))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! Step order and the summary table.
+    use super::*;
+
+    #[test]
+    fn steps_run_in_the_documented_order() {
+        let names: Vec<&str> = STEPS.iter().map(|s| s.name).collect();
+        assert_eq!(names, ["fmt", "abi-header", "abi-c", "clippy", "test", "doc", "tidy"]);
+    }
+
+    #[test]
+    fn summary_lists_every_step_and_the_total() {
+        let table = summary(&[
+            ("fmt", Outcome::Passed(Duration::from_millis(400))),
+            ("clippy", Outcome::Failed(Duration::from_millis(12_300))),
+            ("test", Outcome::NotRun),
+        ]);
+        assert_eq!(
+            table,
+            "\
+step    result       time
+fmt     ok           0.4s
+clippy  FAILED      12.3s
+test    not run         -
+total               12.7s
+"
+        );
+    }
+}

@@ -1,0 +1,198 @@
+//! `cargo xtask tidy` (and the last `ci` step): source hygiene rules that rustc
+//! and clippy do not enforce.
+//!
+//! Checked for every `.rs` file under every crate folder (a top-level folder with
+//! a `Cargo.toml`; `target/` and hidden folders are skipped):
+//!
+//! * the first line is a `//!` comment saying what the file is for — in `src/`,
+//!   `tests/`, `benches/` and `examples/` alike;
+//! * no test is switched off: no `#[ignore]` and no `#[should_panic]` attribute.
+//!   A test that cannot run is deleted or fixed, and a panic on any input is a bug,
+//!   so a test that expects one has nothing to assert.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use crate::shell::{relative, workspace_root};
+use crate::{no_args, Failure, Result};
+
+/// Attributes that switch a test off. Spelled in pieces so this file does not
+/// match itself.
+const FORBIDDEN_ATTRS: [&str; 2] = [concat!("#[", "ignore"), concat!("#[", "should_panic")];
+
+/// One rule broken at one place.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Violation {
+    /// `path:line`, relative to the workspace root.
+    pub location: String,
+    /// What is wrong and how to fix it.
+    pub message: String,
+}
+
+/// The rules applied to one file's text; `path` is only used in the locations.
+pub fn check_file(path: &str, text: &str) -> Vec<Violation> {
+    let mut found = Vec::new();
+    let first = text.trim_start_matches('\u{feff}').lines().next().unwrap_or("");
+    if !first.starts_with("//!") {
+        found.push(Violation {
+            location: format!("{path}:1"),
+            message: "file must begin with a `//!` comment saying what it is for".to_owned(),
+        });
+    }
+    for (i, line) in text.lines().enumerate() {
+        let line = line.trim_start();
+        for attr in FORBIDDEN_ATTRS {
+            let Some(rest) = line.strip_prefix(attr) else {
+                continue;
+            };
+            // `#[ignore]`, `#[ignore = "why"]`, `#[should_panic(expected = ...)]`,
+            // but not a longer name such as `#[ignored_thing]`.
+            if rest.starts_with([']', '=', '(', ' ']) {
+                found.push(Violation {
+                    location: format!("{path}:{}", i + 1),
+                    message: format!(
+                        "`{attr}]` is not allowed: fix or delete the test (tests never skip or expect panics)"
+                    ),
+                });
+            }
+        }
+    }
+    found
+}
+
+/// Top-level folders of the workspace that hold a crate.
+fn crate_dirs(root: &Path) -> std::io::Result<Vec<PathBuf>> {
+    let mut dirs = Vec::new();
+    for entry in fs::read_dir(root)? {
+        let path = entry?.path();
+        if path.is_dir() && !skipped(&path) && path.join("Cargo.toml").is_file() {
+            dirs.push(path);
+        }
+    }
+    dirs.sort();
+    Ok(dirs)
+}
+
+fn skipped(dir: &Path) -> bool {
+    let name = dir.file_name().map(|n| n.to_string_lossy()).unwrap_or_default();
+    name == "target" || name.starts_with('.')
+}
+
+/// Every `.rs` file under `dir`, sorted.
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
+    let mut entries = fs::read_dir(dir)?.map(|e| e.map(|e| e.path())).collect::<std::io::Result<Vec<_>>>()?;
+    entries.sort();
+    for path in entries {
+        if path.is_dir() {
+            if !skipped(&path) {
+                rust_files(&path, out)?;
+            }
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+    Ok(())
+}
+
+/// All violations in the `.rs` files under the given crate folders.
+pub fn check_crates(crates: &[PathBuf]) -> std::result::Result<Vec<Violation>, String> {
+    let mut files = Vec::new();
+    for dir in crates {
+        rust_files(dir, &mut files).map_err(|e| format!("cannot list {}: {e}", relative(dir)))?;
+    }
+    let mut found = Vec::new();
+    for file in &files {
+        let text = fs::read_to_string(file).map_err(|e| format!("cannot read {}: {e}", relative(file)))?;
+        found.extend(check_file(&relative(file), &text));
+    }
+    Ok(found)
+}
+
+/// Runs every rule over the workspace; the error lists each violation.
+pub fn check() -> std::result::Result<(), String> {
+    let root = workspace_root();
+    let crates = crate_dirs(root).map_err(|e| format!("cannot list the workspace: {e}"))?;
+    let found = check_crates(&crates)?;
+    if found.is_empty() {
+        return Ok(());
+    }
+    let mut msg = format!("{} tidy violation(s):", found.len());
+    for v in &found {
+        msg.push_str(&format!("\n  {}: {}", v.location, v.message));
+    }
+    Err(msg)
+}
+
+/// The `tidy` subcommand.
+pub fn run(args: &[String]) -> Result {
+    no_args("tidy", args)?;
+    check().map_err(Failure::Failed)?;
+    println!("tidy: ok");
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    //! The rules on synthetic files, and on the crates this task owns.
+    use super::*;
+
+    fn messages(text: &str) -> Vec<String> {
+        check_file("x.rs", text).into_iter().map(|v| format!("{}: {}", v.location, v.message)).collect()
+    }
+
+    #[test]
+    fn a_documented_file_passes() {
+        assert!(messages("//! What this is.\n\nfn main() {}\n").is_empty());
+        assert!(messages("\u{feff}//! With a BOM.\n").is_empty());
+    }
+
+    #[test]
+    fn the_first_line_must_be_a_module_doc() {
+        for text in ["", "\n//! late\n", "// plain comment\n", "/// item doc\nfn f() {}\n", "fn f() {}\n"] {
+            let found = messages(text);
+            assert_eq!(found.len(), 1, "{text:?}");
+            assert!(found[0].starts_with("x.rs:1: file must begin with a `//!`"), "{found:?}");
+        }
+    }
+
+    #[test]
+    fn switched_off_tests_are_rejected() {
+        let attr_ignore = concat!("#[", "ignore");
+        let attr_panic = concat!("#[", "should_panic");
+        for (text, line) in [
+            (format!("//! t\n{attr_ignore}]\nfn t() {{}}\n"), 2),
+            (format!("//! t\n#[test]\n    {attr_ignore} = \"slow\"]\nfn t() {{}}\n"), 3),
+            (format!("//! t\n\n\n{attr_panic}]\n"), 4),
+            (format!("//! t\n{attr_panic}(expected = \"boom\")]\n"), 2),
+        ] {
+            let found = messages(&text);
+            assert_eq!(found.len(), 1, "{text:?}");
+            assert!(found[0].starts_with(&format!("x.rs:{line}: `")), "{found:?}");
+            assert!(found[0].contains("is not allowed"), "{found:?}");
+        }
+    }
+
+    #[test]
+    fn mentions_are_not_attributes() {
+        let attr_ignore = concat!("#[", "ignore");
+        for text in [
+            format!("//! t\n// never use {attr_ignore}]\n"),
+            format!("//! t\n/// `{attr_ignore}]` is banned\n"),
+            format!("//! t\nlet s = \"{attr_ignore}]\";\n"),
+            format!("//! t\n{attr_ignore}d_case]\n"),
+        ] {
+            assert!(messages(&text).is_empty(), "{text:?}");
+        }
+    }
+
+    #[test]
+    fn owned_crates_are_tidy() {
+        let root = workspace_root();
+        let crates = crate_dirs(root).unwrap();
+        assert!(crates.contains(&root.join("xtask")));
+        assert!(crates.contains(&root.join("pld-runtime-abi")));
+        assert!(!crates.contains(&root.join("target")));
+        let mine = [root.join("xtask"), root.join("pld-runtime-abi")];
+        assert_eq!(check_crates(&mine).unwrap(), []);
+    }
+}
