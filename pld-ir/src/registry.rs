@@ -461,9 +461,19 @@ impl OpDef {
         self.attrs.iter().find(|a| a.name == name)
     }
 
-    /// The lowering of `kind`, if offered.
+    /// The lowering of `kind`, if offered: declared in the record, or registered separately
+    /// for this op with [`register_lowering!`].
     pub fn lowering(&self, kind: LoweringKind) -> Option<&'static Lowering> {
-        self.lowerings.iter().find(|l| l.kind == kind)
+        self.lowerings.iter().find(|l| l.kind == kind).or_else(|| registry().lowering(self.name, kind))
+    }
+
+    /// Every lowering kind this op offers (declared and separately registered).
+    pub fn lowering_kinds(&self) -> Vec<LoweringKind> {
+        let mut kinds: Vec<LoweringKind> = self.lowerings.iter().map(|l| l.kind).collect();
+        kinds.extend(registry().lowerings_of(self.name).map(|l| l.kind));
+        kinds.sort();
+        kinds.dedup();
+        kinds
     }
 
     /// Minimum and maximum positional arity.
@@ -522,8 +532,38 @@ pub struct OverloadReg {
     pub line: u32,
 }
 
+/// A lowering registered apart from its op's record, so lowering code can live in its own
+/// file; submitted by [`register_lowering!`].
+#[derive(Debug)]
+pub struct LoweringReg {
+    /// The op it lowers.
+    pub op: &'static str,
+    /// The lowering.
+    pub lowering: Lowering,
+    /// Source file.
+    pub file: &'static str,
+    /// Source line.
+    pub line: u32,
+}
+
 inventory::collect!(OpReg);
 inventory::collect!(OverloadReg);
+inventory::collect!(LoweringReg);
+
+/// Registers a lowering of kind `$kind` for the op named `$op`.
+#[macro_export]
+macro_rules! register_lowering {
+    ($op:expr, $kind:expr, $run:path) => {
+        $crate::inventory::submit! {
+            $crate::registry::LoweringReg {
+                op: $op,
+                lowering: $crate::registry::Lowering { kind: $kind, run: $run },
+                file: file!(),
+                line: line!(),
+            }
+        }
+    };
+}
 
 /// Registers one or more `static` [`OpDef`]s.
 #[macro_export]
@@ -558,6 +598,14 @@ pub enum RegistryError {
         /// `file:line` of the second.
         second: String,
     },
+    /// A lowering names an op nobody registered.
+    #[error("a lowering is registered for unknown op `{op}` at {site}")]
+    LoweringForUnknownOp {
+        /// The op name.
+        op: String,
+        /// `file:line` of the registration.
+        site: String,
+    },
     /// Nothing is registered.
     #[error("no op families registered; is `pld-ops` linked? add `use pld_ops as _;` to the binary or test")]
     Empty,
@@ -569,6 +617,7 @@ pub struct Registry {
     ops: BTreeMap<&'static str, &'static OpReg>,
     aliases: BTreeMap<&'static str, &'static OpDef>,
     overloads: BTreeMap<&'static str, &'static Overload>,
+    lowerings: BTreeMap<(&'static str, LoweringKind), &'static LoweringReg>,
     errors: Vec<RegistryError>,
 }
 
@@ -606,10 +655,32 @@ impl Registry {
         for o in inventory::iter::<OverloadReg> {
             overloads.insert(o.def.name, o.def);
         }
+        let mut lowerings = BTreeMap::new();
+        let mut lregs: Vec<&'static LoweringReg> = inventory::iter::<LoweringReg>.into_iter().collect();
+        lregs.sort_by_key(|r| (r.op, r.lowering.kind, r.file, r.line));
+        for r in lregs {
+            let key = (r.op, r.lowering.kind);
+            if let Some(prev) = lowerings.get(&key) {
+                let prev: &&LoweringReg = prev;
+                errors.push(RegistryError::Duplicate {
+                    name: format!("{} ({} lowering)", r.op, r.lowering.kind.name()),
+                    first: format!("{}:{}", prev.file, prev.line),
+                    second: format!("{}:{}", r.file, r.line),
+                });
+                continue;
+            }
+            if !ops.contains_key(r.op) {
+                errors.push(RegistryError::LoweringForUnknownOp {
+                    op: r.op.to_string(),
+                    site: format!("{}:{}", r.file, r.line),
+                });
+            }
+            lowerings.insert(key, r);
+        }
         if ops.is_empty() {
             errors.push(RegistryError::Empty);
         }
-        Registry { ops, aliases, overloads, errors }
+        Registry { ops, aliases, overloads, lowerings, errors }
     }
 
     /// `Ok` when the registrations are consistent, else every problem found.
@@ -661,6 +732,16 @@ impl Registry {
     /// Every op, sorted by name, with its registration site.
     pub fn ops(&self) -> impl Iterator<Item = &'static OpReg> + '_ {
         self.ops.values().copied()
+    }
+
+    /// The separately registered lowering of `kind` for `op`.
+    pub fn lowering(&self, op: &str, kind: LoweringKind) -> Option<&'static Lowering> {
+        self.lowerings.iter().find(|((o, k), _)| *o == op && *k == kind).map(|(_, r)| &r.lowering)
+    }
+
+    /// Every separately registered lowering of `op`.
+    pub fn lowerings_of<'s>(&'s self, op: &'s str) -> impl Iterator<Item = &'static Lowering> + 's {
+        self.lowerings.iter().filter(move |((o, _), _)| *o == op).map(|(_, r)| &r.lowering)
     }
 
     /// Every overload, sorted by name.
@@ -720,8 +801,8 @@ pub fn describe(d: &OpDef) -> String {
     if d.internal {
         flags.push("internal".into());
     }
-    for l in d.lowerings {
-        flags.push(l.kind.name().into());
+    for k in d.lowering_kinds() {
+        flags.push(k.name().into());
     }
     format!("{} [{}] ({}) {{{}}} {}", d.name, d.family, params.join(", "), attrs.join(", "), flags.join(" "))
 }
