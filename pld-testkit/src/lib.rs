@@ -4,6 +4,7 @@
 //! comparison ([`golden`]). Later parts add the golden reference collectives, the CHECK-line
 //! matcher, program fixtures, the file-test runner and the end-to-end harness.
 
+pub mod filecheck;
 pub mod golden;
 
 /// Forces `pld-ops` into the link and checks the registry is consistent.
