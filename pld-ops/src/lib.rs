@@ -7,7 +7,11 @@
 //!
 //! Registration happens at link time, so a binary or test must link this crate: reference
 //! [`LINKED`] (or write `use pld_ops as _;`) from every final artifact that needs the ops.
+//!
+//! Families: [`core`] (non-distributed tile/tensor ops), [`window`].
 
+pub mod core;
+mod util;
 pub mod window;
 
 /// Anchor that forces this crate (and so its registrations) into the final link.

@@ -1,0 +1,97 @@
+//! The core (non-distributed) ops the distributed programs and the lowerings use: tile and
+//! tensor movement, creation, elementwise arithmetic, casts, reductions, views and scalar
+//! access, plus the two memory-consistency markers `InsertCommFence` emits.
+//!
+//! Unified DSL spellings (`pl.add`, `pl.cast`, `pl.read`, …) are overloads that pick the tile
+//! or tensor form from the first argument's type; everything else is an alias on its op.
+
+pub mod tensor;
+pub mod tile;
+
+use crate::util::def;
+use pld_ir::registry::Overload;
+use pld_ir::{register_op, register_overload, Affinity, DeduceCx, Diagnostic, Effect, OpDef, ParamDef, Type};
+
+/// `system.cacheinvalid(target=None, shape=None, offsets=None)`: invalidate the cache lines
+/// of a tensor region, or of the whole GM when called with no arguments.
+pub static CACHEINVALID: OpDef = def(
+    "system.cacheinvalid",
+    "core",
+    "invalidate cached GM lines of a tensor region (no arguments: all of GM)",
+    &["pl.system.cacheinvalid"],
+    &[
+        ParamDef::optional_mem("target", Effect::Read),
+        ParamDef::optional("shape"),
+        ParamDef::optional("offsets"),
+    ],
+    &[],
+    Affinity::Shared,
+    deduce_cacheinvalid,
+);
+
+fn deduce_cacheinvalid(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
+    match cx.arity() {
+        0 => Ok(Type::Unknown),
+        3 => {
+            let t = crate::util::tensor_like_arg(cx, 0, "target")?;
+            let shape = crate::util::shape_arg(cx, 1, "shape")?;
+            if shape.len() != t.rank() {
+                return Err(cx.arg_error(1, "system.cacheinvalid shape rank must match the target rank"));
+            }
+            let offsets = crate::util::offsets_arg(cx, 2, t.rank(), "offsets")?;
+            crate::util::check_in_bounds(cx, 2, offsets, shape, &t.shape, "region")?;
+            Ok(Type::Unknown)
+        }
+        n => Err(cx.error(format!(
+            "system.cacheinvalid takes either no arguments or (target, shape, offsets), got {n}"
+        ))),
+    }
+}
+
+/// `system.fence()`: a GM fence ordering earlier writes before later ones.
+pub static FENCE: OpDef = def(
+    "system.fence",
+    "core",
+    "GM memory fence",
+    &["pl.system.fence"],
+    &[],
+    &[],
+    Affinity::Shared,
+    deduce_fence,
+);
+
+fn deduce_fence(_: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
+    Ok(Type::Unknown)
+}
+
+register_op!(CACHEINVALID, FENCE);
+
+macro_rules! unified {
+    ($($id:ident = $name:literal => $tile:literal | $tensor:literal;)*) => {$(
+        #[doc = concat!("`", $name, "`: `", $tile, "` for a tile first argument, else `", $tensor, "`.")]
+        pub static $id: Overload = Overload {
+            name: $name,
+            candidates: &[$tile, $tensor],
+            pick: |t: &Type| if matches!(t, Type::Tile(_)) { $tile } else { $tensor },
+        };
+        register_overload!($id);
+    )*};
+}
+
+unified! {
+    PL_ADD = "pl.add" => "tile.add" | "tensor.add";
+    PL_SUB = "pl.sub" => "tile.sub" | "tensor.sub";
+    PL_MUL = "pl.mul" => "tile.mul" | "tensor.mul";
+    PL_DIV = "pl.div" => "tile.div" | "tensor.div";
+    PL_MAXIMUM = "pl.maximum" => "tile.maximum" | "tensor.maximum";
+    PL_MINIMUM = "pl.minimum" => "tile.minimum" | "tensor.minimum";
+    PL_ADDS = "pl.adds" => "tile.adds" | "tensor.adds";
+    PL_SUBS = "pl.subs" => "tile.subs" | "tensor.subs";
+    PL_MULS = "pl.muls" => "tile.muls" | "tensor.muls";
+    PL_DIVS = "pl.divs" => "tile.divs" | "tensor.divs";
+    PL_CAST = "pl.cast" => "tile.cast" | "tensor.cast";
+    PL_READ = "pl.read" => "tile.read" | "tensor.read";
+    PL_WRITE = "pl.write" => "tile.write" | "tensor.write";
+    PL_SLICE = "pl.slice" => "tile.slice" | "tensor.slice";
+    PL_RESHAPE = "pl.reshape" => "tile.reshape" | "tensor.reshape";
+}

@@ -1,0 +1,542 @@
+//! Core tile ops: load/store between tensors and tiles, tile creation and fill, elementwise
+//! arithmetic (tile-tile and tile-scalar), casts, row/column reductions, valid-shape updates,
+//! scalar read/write, slices and reshapes. Each deducer rejects wrong kinds, mismatched
+//! ranks/dtypes and provably out-of-bounds static regions with a diagnostic naming the op.
+
+use crate::util::{
+    check_atomic_dtype, check_in_bounds, def, int_scalar_arg, memory_attr, offsets_arg, opt_tuple_arg,
+    provably_ne, scalar_arg, shape_arg, static_numel, tensor_like_arg, tile_arg,
+};
+use pld_ir::registry::{AbiEnumKind, AttrDefault, AttrType};
+use pld_ir::{
+    register_op, Affinity, AttrDef, DataType, DeduceCx, Diagnostic, Effect, Expr, MemorySpace, OpDef,
+    ParamDef, TileType, Type,
+};
+
+const FAMILY: &str = "core";
+const TARGET_MEMORY_VEC: AttrDef =
+    AttrDef::with_default("target_memory", AttrType::Str, AttrDefault::Str("Vec"));
+
+fn valid_within(
+    cx: &DeduceCx<'_>,
+    i: usize,
+    valid: &[Expr],
+    shape: &[Expr],
+    what: &str,
+) -> Result<(), Diagnostic> {
+    if valid.len() != shape.len() {
+        return Err(cx.arg_error(
+            i,
+            format!("{} {what} must have {} element(s), got {}", cx.def.name, shape.len(), valid.len()),
+        ));
+    }
+    crate::util::check_index_items(cx, i, valid, what)?;
+    for (k, (v, s)) in valid.iter().zip(shape).enumerate() {
+        if let Some(v) = v.as_int() {
+            if v < 0 {
+                return Err(
+                    cx.arg_error(i, format!("{} {what}[{k}] must be non-negative, got {v}", cx.def.name))
+                );
+            }
+            if let Some(s) = s.as_int() {
+                if v > s {
+                    return Err(cx.arg_error(
+                        i,
+                        format!("{} {what}[{k}] = {v} exceeds the tile shape {s}", cx.def.name),
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `tile.load(tensor, offsets, shapes, valid_shapes=None, *, target_memory=Vec)`.
+pub static TILE_LOAD: OpDef = def(
+    "tile.load",
+    FAMILY,
+    "load a region of a (window-bound) tensor into a tile",
+    &["pl.load", "pl.tile.load"],
+    &[
+        ParamDef::mem("tensor", Effect::Read),
+        ParamDef::value("offsets"),
+        ParamDef::value("shapes"),
+        ParamDef::optional("valid_shapes"),
+    ],
+    &[TARGET_MEMORY_VEC],
+    Affinity::Vector,
+    deduce_load,
+);
+
+fn deduce_load(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
+    let t = tensor_like_arg(cx, 0, "tensor")?;
+    let offsets = offsets_arg(cx, 1, t.rank(), "offsets")?;
+    let shapes = shape_arg(cx, 2, "shapes")?;
+    if shapes.len() != t.rank() {
+        return Err(cx.arg_error(
+            2,
+            format!("tile.load shapes must have {} element(s) (tensor rank), got {}", t.rank(), shapes.len()),
+        ));
+    }
+    check_in_bounds(cx, 2, offsets, shapes, &t.shape, "region")?;
+    let memory = memory_attr(cx, "target_memory", Some(MemorySpace::Vec))?;
+    let mut tile = TileType::new(shapes.to_vec(), t.dtype, memory);
+    if let Some(valid) = opt_tuple_arg(cx, 3, "valid_shapes")? {
+        valid_within(cx, 3, valid, shapes, "valid_shapes")?;
+        tile = tile.with_valid_shape(valid.to_vec());
+    }
+    Ok(Type::Tile(tile))
+}
+
+/// `tile.store(tile, offsets, output_tensor, *, atomic=None_)`: returns the output's type.
+pub static TILE_STORE: OpDef = def(
+    "tile.store",
+    FAMILY,
+    "store a tile's valid region into a (window-bound) tensor; returns the tensor",
+    &["pl.store", "pl.tile.store"],
+    &[
+        ParamDef::mem("tile", Effect::Read),
+        ParamDef::value("offsets"),
+        ParamDef::mem("output_tensor", Effect::Write),
+    ],
+    &[AttrDef::with_default("atomic", AttrType::Enum(AbiEnumKind::AtomicType), AttrDefault::Int(0))],
+    Affinity::FromFirstTileArg,
+    deduce_store,
+);
+
+fn deduce_store(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
+    let tile = tile_arg(cx, 0, "tile")?;
+    let out = tensor_like_arg(cx, 2, "output_tensor")?;
+    if tile.shape.len() != out.rank() {
+        return Err(cx.arg_error(
+            0,
+            format!(
+                "tile.store tile rank {} does not match output tensor rank {}",
+                tile.shape.len(),
+                out.rank()
+            ),
+        ));
+    }
+    if tile.dtype != out.dtype {
+        return Err(cx.arg_error(
+            0,
+            format!("tile.store tile dtype {} does not match output tensor dtype {}", tile.dtype, out.dtype),
+        ));
+    }
+    let offsets = offsets_arg(cx, 1, out.rank(), "offsets")?;
+    check_in_bounds(cx, 1, offsets, tile.effective_valid_shape(), &out.shape, "region")?;
+    check_atomic_dtype(cx, out.dtype)?;
+    Ok(cx.ty(2).clone())
+}
+
+/// `tile.create(shape, *, dtype, target_memory=Vec)`: an uninitialised tile.
+pub static TILE_CREATE: OpDef = def(
+    "tile.create",
+    FAMILY,
+    "allocate an uninitialised tile",
+    &["pl.create_tile", "pl.tile.create"],
+    &[ParamDef::value("shape")],
+    &[AttrDef::required("dtype", AttrType::DType), TARGET_MEMORY_VEC],
+    Affinity::Shared,
+    deduce_create,
+);
+
+fn deduce_create(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
+    let shape = shape_arg(cx, 0, "shape")?;
+    let dtype = cx.attr("dtype").and_then(|a| a.as_dtype()).unwrap_or(DataType::FP32);
+    let memory = memory_attr(cx, "target_memory", Some(MemorySpace::Vec))?;
+    Ok(Type::tile(shape.to_vec(), dtype, memory))
+}
+
+/// `tile.full(shape, value, *, dtype, target_memory=Vec)`: a tile filled with `value`.
+pub static TILE_FULL: OpDef = def(
+    "tile.full",
+    FAMILY,
+    "a tile with every element set to a scalar",
+    &["pl.full", "pl.tile.full"],
+    &[ParamDef::value("shape"), ParamDef::value("value")],
+    &[AttrDef::required("dtype", AttrType::DType), TARGET_MEMORY_VEC],
+    Affinity::Vector,
+    deduce_full,
+);
+
+fn deduce_full(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
+    let shape = shape_arg(cx, 0, "shape")?;
+    scalar_arg(cx, 1, "value")?;
+    let dtype = cx.attr("dtype").and_then(|a| a.as_dtype()).unwrap_or(DataType::FP32);
+    let memory = memory_attr(cx, "target_memory", Some(MemorySpace::Vec))?;
+    Ok(Type::tile(shape.to_vec(), dtype, memory))
+}
+
+/// `tile.fillpad_inplace(tile, value)`: fill the padding outside the valid region; the result
+/// is fully valid.
+pub static TILE_FILLPAD: OpDef = def(
+    "tile.fillpad_inplace",
+    FAMILY,
+    "fill the elements outside a tile's valid region with a scalar; the result is fully valid",
+    &["pl.fillpad_inplace", "pl.fillpad", "pl.tile.fillpad_inplace"],
+    &[ParamDef::mem("tile", Effect::ReadWrite), ParamDef::value("value")],
+    &[],
+    Affinity::FromFirstTileArg,
+    deduce_fillpad,
+);
+
+fn deduce_fillpad(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
+    let tile = tile_arg(cx, 0, "tile")?;
+    scalar_arg(cx, 1, "value")?;
+    Ok(Type::Tile(tile.clone().with_valid_shape(Vec::new())))
+}
+
+/// `tile.set_validshape(tile, valid_rows, valid_cols)`: a 2-D tile with a new valid region.
+pub static TILE_SET_VALIDSHAPE: OpDef = def(
+    "tile.set_validshape",
+    FAMILY,
+    "the same 2-D tile buffer with a new valid region",
+    &["pl.set_validshape", "pl.tile.set_validshape"],
+    &[ParamDef::mem("tile", Effect::Read), ParamDef::value("valid_rows"), ParamDef::value("valid_cols")],
+    &[],
+    Affinity::FromFirstTileArg,
+    deduce_set_validshape,
+);
+
+fn deduce_set_validshape(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
+    let tile = tile_arg(cx, 0, "tile")?;
+    if tile.shape.len() != 2 {
+        return Err(cx.arg_error(
+            0,
+            format!("tile.set_validshape requires a 2-D tile, got rank {}", tile.shape.len()),
+        ));
+    }
+    int_scalar_arg(cx, 1, "valid_rows")?;
+    int_scalar_arg(cx, 2, "valid_cols")?;
+    let valid: Vec<Expr> = vec![cx.args[1].clone(), cx.args[2].clone()];
+    valid_within(cx, 1, &valid, &tile.shape, "valid shape")?;
+    Ok(Type::Tile(tile.clone().with_valid_shape(valid)))
+}
+
+fn same_tiles<'a>(cx: &'a DeduceCx<'_>) -> Result<&'a TileType, Diagnostic> {
+    let lhs = tile_arg(cx, 0, "lhs")?;
+    let rhs = tile_arg(cx, 1, "rhs")?;
+    if lhs.dtype != rhs.dtype {
+        return Err(cx.arg_error(
+            1,
+            format!("{} operand dtypes differ: lhs {}, rhs {}", cx.def.name, lhs.dtype, rhs.dtype),
+        ));
+    }
+    if lhs.shape.len() != rhs.shape.len() || lhs.shape.iter().zip(&rhs.shape).any(|(a, b)| provably_ne(a, b))
+    {
+        return Err(cx.arg_error(1, format!("{} operand shapes differ", cx.def.name)));
+    }
+    Ok(lhs)
+}
+
+fn deduce_binary(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
+    Ok(Type::Tile(same_tiles(cx)?.clone()))
+}
+
+fn deduce_scalar_binary(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
+    let tile = tile_arg(cx, 0, "tile")?;
+    scalar_arg(cx, 1, "scalar")?;
+    Ok(Type::Tile(tile.clone()))
+}
+
+macro_rules! tile_binary {
+    ($($id:ident = $name:literal, $alias:literal, $summary:literal;)*) => {$(
+        #[doc = concat!("`", $name, "(lhs, rhs)`: ", $summary, ".")]
+        pub static $id: OpDef = def(
+            $name,
+            FAMILY,
+            $summary,
+            &[$alias],
+            &[ParamDef::mem("lhs", Effect::Read), ParamDef::mem("rhs", Effect::Read)],
+            &[],
+            Affinity::FromFirstTileArg,
+            deduce_binary,
+        );
+    )*};
+}
+
+tile_binary! {
+    TILE_ADD = "tile.add", "pl.tile.add", "elementwise sum of two tiles";
+    TILE_SUB = "tile.sub", "pl.tile.sub", "elementwise difference of two tiles";
+    TILE_MUL = "tile.mul", "pl.tile.mul", "elementwise product of two tiles";
+    TILE_DIV = "tile.div", "pl.tile.div", "elementwise quotient of two tiles";
+    TILE_MAXIMUM = "tile.maximum", "pl.tile.maximum", "elementwise maximum of two tiles";
+    TILE_MINIMUM = "tile.minimum", "pl.tile.minimum", "elementwise minimum of two tiles";
+}
+
+macro_rules! tile_scalar_binary {
+    ($($id:ident = $name:literal, $alias:literal, $summary:literal;)*) => {$(
+        #[doc = concat!("`", $name, "(tile, scalar)`: ", $summary, ".")]
+        pub static $id: OpDef = def(
+            $name,
+            FAMILY,
+            $summary,
+            &[$alias],
+            &[ParamDef::mem("tile", Effect::Read), ParamDef::value("scalar")],
+            &[],
+            Affinity::FromFirstTileArg,
+            deduce_scalar_binary,
+        );
+    )*};
+}
+
+tile_scalar_binary! {
+    TILE_ADDS = "tile.adds", "pl.tile.adds", "add a scalar to every element";
+    TILE_SUBS = "tile.subs", "pl.tile.subs", "subtract a scalar from every element";
+    TILE_MULS = "tile.muls", "pl.tile.muls", "multiply every element by a scalar";
+    TILE_DIVS = "tile.divs", "pl.tile.divs", "divide every element by a scalar";
+}
+
+/// `tile.cast(tile, *, dtype)`: convert the element type.
+pub static TILE_CAST: OpDef = def(
+    "tile.cast",
+    FAMILY,
+    "convert a tile's element type",
+    &["pl.tile.cast"],
+    &[ParamDef::mem("tile", Effect::Read)],
+    &[AttrDef::required("dtype", AttrType::DType), AttrDef::optional("mode", AttrType::Str)],
+    Affinity::FromFirstTileArg,
+    deduce_cast,
+);
+
+fn deduce_cast(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
+    let tile = tile_arg(cx, 0, "tile")?;
+    let dtype = cx.attr("dtype").and_then(|a| a.as_dtype()).unwrap_or(tile.dtype);
+    Ok(Type::Tile(TileType { dtype, ..tile.clone() }))
+}
+
+/// `tile.move(tile, *, target_memory)`: copy a tile into another memory space.
+pub static TILE_MOVE: OpDef = def(
+    "tile.move",
+    FAMILY,
+    "copy a tile into another on-core memory space",
+    &["pl.move", "pl.tile.move"],
+    &[ParamDef::mem("tile", Effect::Read)],
+    &[AttrDef::required("target_memory", AttrType::Str)],
+    Affinity::FromFirstTileArg,
+    deduce_move,
+);
+
+fn deduce_move(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
+    let tile = tile_arg(cx, 0, "tile")?;
+    let memory = memory_attr(cx, "target_memory", tile.memory)?;
+    if memory == Some(MemorySpace::Ddr) {
+        return Err(cx.error("tile.move target_memory must be an on-core space, not DDR; use tile.store"));
+    }
+    Ok(Type::Tile(TileType { memory, ..tile.clone() }))
+}
+
+fn deduce_row_reduce(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
+    reduce(cx, true)
+}
+
+fn deduce_col_reduce(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
+    reduce(cx, false)
+}
+
+fn reduce(cx: &DeduceCx<'_>, rows: bool) -> Result<Type, Diagnostic> {
+    let tile = tile_arg(cx, 0, "tile")?;
+    if tile.shape.len() != 2 {
+        return Err(
+            cx.arg_error(0, format!("{} requires a 2-D tile, got rank {}", cx.def.name, tile.shape.len()))
+        );
+    }
+    let (shape, valid) = if rows {
+        (
+            vec![tile.shape[0].clone(), Expr::int(1)],
+            vec![tile.effective_valid_shape()[0].clone(), Expr::int(1)],
+        )
+    } else {
+        (
+            vec![Expr::int(1), tile.shape[1].clone()],
+            vec![Expr::int(1), tile.effective_valid_shape()[1].clone()],
+        )
+    };
+    Ok(Type::Tile(TileType::new(shape, tile.dtype, tile.memory).with_valid_shape(valid)))
+}
+
+macro_rules! tile_reduce {
+    ($($id:ident = $name:literal, $alias:literal, $deduce:ident, $summary:literal;)*) => {$(
+        #[doc = concat!("`", $name, "(tile)`: ", $summary, ".")]
+        pub static $id: OpDef = def(
+            $name,
+            FAMILY,
+            $summary,
+            &[$alias],
+            &[ParamDef::mem("tile", Effect::Read)],
+            &[],
+            Affinity::FromFirstTileArg,
+            $deduce,
+        );
+    )*};
+}
+
+tile_reduce! {
+    TILE_ROW_SUM = "tile.row_sum", "pl.row_sum", deduce_row_reduce, "sum of each row, as an [R, 1] tile";
+    TILE_ROW_MAX = "tile.row_max", "pl.row_max", deduce_row_reduce, "maximum of each row, as an [R, 1] tile";
+    TILE_ROW_MIN = "tile.row_min", "pl.row_min", deduce_row_reduce, "minimum of each row, as an [R, 1] tile";
+    TILE_COL_SUM = "tile.col_sum", "pl.col_sum", deduce_col_reduce, "sum of each column, as a [1, C] tile";
+    TILE_COL_MAX = "tile.col_max", "pl.col_max", deduce_col_reduce, "maximum of each column, as a [1, C] tile";
+    TILE_COL_MIN = "tile.col_min", "pl.col_min", deduce_col_reduce, "minimum of each column, as a [1, C] tile";
+}
+
+/// `tile.read(tile, indices)`: one element as a scalar.
+pub static TILE_READ: OpDef = def(
+    "tile.read",
+    FAMILY,
+    "read one element of a tile as a scalar",
+    &["pl.tile.read"],
+    &[ParamDef::mem("tile", Effect::Read), ParamDef::value("indices")],
+    &[],
+    Affinity::FromFirstTileArg,
+    deduce_tile_read,
+);
+
+fn deduce_tile_read(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
+    let tile = tile_arg(cx, 0, "tile")?;
+    let idx = offsets_arg(cx, 1, tile.shape.len(), "indices")?;
+    let ones = vec![Expr::int(1); idx.len()];
+    check_in_bounds(cx, 1, idx, &ones, &tile.shape, "index")?;
+    Ok(Type::Scalar(tile.dtype))
+}
+
+/// `tile.write(tile, indices, value)`: set one element; returns the tile.
+pub static TILE_WRITE: OpDef = def(
+    "tile.write",
+    FAMILY,
+    "write one element of a tile from a scalar; returns the tile",
+    &["pl.tile.write"],
+    &[ParamDef::mem("tile", Effect::Write), ParamDef::value("indices"), ParamDef::value("value")],
+    &[],
+    Affinity::FromFirstTileArg,
+    deduce_tile_write,
+);
+
+fn deduce_tile_write(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
+    let tile = tile_arg(cx, 0, "tile")?;
+    let idx = offsets_arg(cx, 1, tile.shape.len(), "indices")?;
+    let ones = vec![Expr::int(1); idx.len()];
+    check_in_bounds(cx, 1, idx, &ones, &tile.shape, "index")?;
+    scalar_arg(cx, 2, "value")?;
+    Ok(cx.ty(0).clone())
+}
+
+/// `tile.slice(tile, shape, offsets, valid_shape=None)`: a sub-tile.
+pub static TILE_SLICE: OpDef = def(
+    "tile.slice",
+    FAMILY,
+    "a rectangular sub-tile",
+    &["pl.tile.slice"],
+    &[
+        ParamDef::mem("tile", Effect::Read),
+        ParamDef::value("shape"),
+        ParamDef::value("offsets"),
+        ParamDef::optional("valid_shape"),
+    ],
+    &[],
+    Affinity::FromFirstTileArg,
+    deduce_tile_slice,
+);
+
+fn deduce_tile_slice(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
+    let tile = tile_arg(cx, 0, "tile")?;
+    let shape = shape_arg(cx, 1, "shape")?;
+    if shape.len() != tile.shape.len() {
+        return Err(cx.arg_error(
+            1,
+            format!("tile.slice shape must have {} element(s), got {}", tile.shape.len(), shape.len()),
+        ));
+    }
+    let offsets = offsets_arg(cx, 2, tile.shape.len(), "offsets")?;
+    check_in_bounds(cx, 2, offsets, shape, &tile.shape, "region")?;
+    let mut out = TileType::new(shape.to_vec(), tile.dtype, tile.memory);
+    if let Some(valid) = opt_tuple_arg(cx, 3, "valid_shape")? {
+        valid_within(cx, 3, valid, shape, "valid_shape")?;
+        out = out.with_valid_shape(valid.to_vec());
+    }
+    Ok(Type::Tile(out))
+}
+
+/// `tile.reshape(tile, shape)`: the same elements with a new shape.
+pub static TILE_RESHAPE: OpDef = def(
+    "tile.reshape",
+    FAMILY,
+    "reinterpret a fully valid tile with a new shape of the same element count",
+    &["pl.tile.reshape"],
+    &[ParamDef::mem("tile", Effect::Read), ParamDef::value("shape")],
+    &[],
+    Affinity::FromFirstTileArg,
+    deduce_tile_reshape,
+);
+
+fn deduce_tile_reshape(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
+    let tile = tile_arg(cx, 0, "tile")?;
+    let shape = shape_arg(cx, 1, "shape")?;
+    if let (Some(a), Some(b)) = (static_numel(&tile.shape), static_numel(shape)) {
+        if a != b {
+            return Err(cx.arg_error(1, format!("tile.reshape cannot change the element count ({a} -> {b})")));
+        }
+    }
+    Ok(Type::tile(shape.to_vec(), tile.dtype, tile.memory))
+}
+
+/// `tile.matmul(lhs, rhs)`: `[M, K] x [K, N] -> [M, N]` in Acc.
+pub static TILE_MATMUL: OpDef = def(
+    "tile.matmul",
+    FAMILY,
+    "matrix product of two 2-D tiles on the cube unit",
+    &["pl.matmul", "pl.tile.matmul"],
+    &[ParamDef::mem("lhs", Effect::Read), ParamDef::mem("rhs", Effect::Read)],
+    &[AttrDef::optional("out_dtype", AttrType::DType)],
+    Affinity::Cube,
+    deduce_matmul,
+);
+
+fn deduce_matmul(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
+    let lhs = tile_arg(cx, 0, "lhs")?;
+    let rhs = tile_arg(cx, 1, "rhs")?;
+    if lhs.shape.len() != 2 || rhs.shape.len() != 2 {
+        return Err(cx.error("tile.matmul requires 2-D tiles"));
+    }
+    if provably_ne(&lhs.shape[1], &rhs.shape[0]) {
+        return Err(cx.arg_error(
+            1,
+            format!("tile.matmul inner dimensions differ: {} vs {}", lhs.shape[1], rhs.shape[0]),
+        ));
+    }
+    let dtype = cx.attr("out_dtype").and_then(|a| a.as_dtype()).unwrap_or(DataType::FP32);
+    Ok(Type::tile(vec![lhs.shape[0].clone(), rhs.shape[1].clone()], dtype, Some(MemorySpace::Acc)))
+}
+
+register_op!(
+    TILE_LOAD,
+    TILE_STORE,
+    TILE_CREATE,
+    TILE_FULL,
+    TILE_FILLPAD,
+    TILE_SET_VALIDSHAPE,
+    TILE_ADD,
+    TILE_SUB,
+    TILE_MUL,
+    TILE_DIV,
+    TILE_MAXIMUM,
+    TILE_MINIMUM,
+    TILE_ADDS,
+    TILE_SUBS,
+    TILE_MULS,
+    TILE_DIVS,
+    TILE_CAST,
+    TILE_MOVE,
+    TILE_ROW_SUM,
+    TILE_ROW_MAX,
+    TILE_ROW_MIN,
+    TILE_COL_SUM,
+    TILE_COL_MAX,
+    TILE_COL_MIN,
+    TILE_READ,
+    TILE_WRITE,
+    TILE_SLICE,
+    TILE_RESHAPE,
+    TILE_MATMUL,
+);
