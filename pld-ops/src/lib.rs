@@ -11,6 +11,7 @@
 //! Families: [`core`] (non-distributed tile/tensor ops), [`window`].
 
 pub mod core;
+pub mod system_sync;
 mod util;
 pub mod window;
 

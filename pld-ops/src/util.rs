@@ -279,3 +279,69 @@ pub(crate) fn check_atomic_dtype(cx: &DeduceCx<'_>, dtype: pld_ir::DataType) -> 
     }
     Ok(())
 }
+
+/// A window-bound slot: argument `i` must be exactly a `DistributedTensor`; a plain tensor
+/// gets a note on how to make a window.
+pub(crate) fn window_arg<'a>(
+    cx: &'a DeduceCx<'_>,
+    i: usize,
+    role: &str,
+) -> Result<&'a TensorType, Diagnostic> {
+    match cx.ty(i) {
+        Type::DistTensor(d) => Ok(&d.tensor),
+        other => {
+            let mut d = cx.arg_error(
+                i,
+                format!(
+                    "{} {role} must be a DistributedTensor (window-bound), got {}",
+                    cx.def.name,
+                    other.kind_name()
+                ),
+            );
+            if matches!(other, Type::Tensor(_)) {
+                d = d.with_note(
+                    "a plain Tensor is never window-bound; allocate one with pld.alloc_window_buffer and view it with pld.window",
+                );
+            }
+            Err(d)
+        }
+    }
+}
+
+/// `peer` (or any rank index) must be a scalar.
+pub(crate) fn peer_arg(cx: &DeduceCx<'_>, i: usize) -> Result<(), Diagnostic> {
+    match cx.ty(i) {
+        Type::Scalar(_) => Ok(()),
+        other => Err(cx.arg_error(
+            i,
+            format!("{} peer must be a scalar (rank index), got {}", cx.def.name, other.kind_name()),
+        )),
+    }
+}
+
+/// An offsets tuple whose rank must equal `rank` (`<what> tensor rank` in the message).
+pub(crate) fn offsets_tuple<'a>(
+    cx: &'a DeduceCx<'_>,
+    i: usize,
+    name: &str,
+    rank: usize,
+    what: &str,
+) -> Result<&'a [Expr], Diagnostic> {
+    let Some(items) = cx.arg(i).and_then(Expr::as_tuple) else {
+        return Err(cx.arg_error(
+            i,
+            format!(
+                "{} {name} must be a tuple (MakeTuple of scalars), got {}",
+                cx.def.name,
+                cx.arg(i).map_or("nothing".to_string(), |e| describe(&e.ty(cx.env.values)))
+            ),
+        ));
+    };
+    if items.len() != rank {
+        return Err(cx.arg_error(
+            i,
+            format!("{} {name} rank ({}) must match {what} rank ({rank})", cx.def.name, items.len()),
+        ));
+    }
+    Ok(items)
+}

@@ -1,5 +1,6 @@
 //! The core tile/tensor ops: positive deductions (result kinds, shapes, memory spaces, valid
 //! regions) and one negative case per rule each deducer enforces.
+#![allow(clippy::cloned_ref_to_slice_refs)]
 
 mod common;
 use common::*;
