@@ -1,1 +1,199 @@
-//! pld-codegen-pto (placeholder)
+//! # pld-codegen-pto — PTO MLIR text for the `ptoas` assembler
+//!
+//! Guarantees:
+//! - [`emit_program`] writes one `.pto` module per kernel group (an `_aic`/`_aiv` pair of a
+//!   mixed kernel shares one module) with `pto.target_arch`, `func.func` signatures in the
+//!   runtime calling order (tensors, scalars and CommContext pointers, one `index` per dynamic
+//!   shape symbol, hidden runtime parameters) and `pto.kernel_kind` on every function; no
+//!   helper function is ever emitted (all CommContext arithmetic is inline).
+//! - Op calls are emitted by per-op-name emitters registered with [`register_emitter!`] in
+//!   family modules ([`emit`]); the driver never names an op. An op without an emitter is a
+//!   diagnostic naming the op, never a panic.
+//! - Emission is deterministic: the same program gives byte-identical text.
+//! - The orchestration description (per-rank dispatches, window buffers, comm domains,
+//!   builtin collective variants) is machine-readable JSON ([`orch`]).
+
+#![deny(missing_docs)]
+
+pub mod emit;
+pub mod func;
+pub mod mlir;
+pub mod orch;
+
+#[doc(hidden)]
+pub use inventory;
+
+pub use func::{FnCx, TensorRef, Val};
+pub use mlir::MTy;
+
+use pld_ir::{Call, Diagnostic, Diagnostics, FunctionKind, Program, Span, Target, ValueId};
+use std::collections::BTreeMap;
+use std::sync::LazyLock;
+
+/// Options of one codegen run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CodegenOptions {
+    /// The target architecture (`a2a3` default, `a5`).
+    pub target: Target,
+}
+
+/// What codegen produces.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CodegenOutput {
+    /// `(file name, .pto text)` per kernel group, sorted by file name.
+    pub modules: Vec<(String, String)>,
+    /// The orchestration description (JSON).
+    pub orchestration: String,
+}
+
+/// An emitter: writes the PTO text of one op call into the function being emitted.
+///
+/// `targets` are the IR values the call's result is assigned to (empty for an evaluated call
+/// or a call nested inside an expression). The returned [`Val`] is bound to the first target
+/// by the driver (and is the value of a nested call).
+pub type EmitFn = fn(&mut FnCx<'_>, &Call, &[ValueId]) -> Result<Val, Diagnostic>;
+
+/// One emitter registration, submitted by [`register_emitter!`].
+#[derive(Debug)]
+pub struct EmitterReg {
+    /// The canonical op name the emitter handles.
+    pub op: &'static str,
+    /// The emitter.
+    pub emit: EmitFn,
+    /// Source file of the submission.
+    pub file: &'static str,
+    /// Source line of the submission.
+    pub line: u32,
+}
+
+inventory::collect!(EmitterReg);
+
+/// Registers `$emit` as the PTO emitter of the op named `$op`.
+#[macro_export]
+macro_rules! register_emitter {
+    ($op:expr, $emit:path) => {
+        $crate::inventory::submit! {
+            $crate::EmitterReg { op: $op, emit: $emit, file: file!(), line: line!() }
+        }
+    };
+}
+
+/// The materialised emitter table.
+#[derive(Debug)]
+pub struct Emitters {
+    map: BTreeMap<&'static str, &'static EmitterReg>,
+    duplicates: Vec<String>,
+}
+
+impl Emitters {
+    /// The emitter of `op`, if registered.
+    pub fn get(&self, op: &str) -> Option<&'static EmitterReg> {
+        self.map.get(op).copied()
+    }
+
+    /// Every op name with an emitter, sorted.
+    pub fn ops(&self) -> impl Iterator<Item = &'static str> + '_ {
+        self.map.keys().copied()
+    }
+
+    /// Ops registered twice (`op at file:line and file:line`); empty when consistent.
+    pub fn duplicates(&self) -> &[String] {
+        &self.duplicates
+    }
+}
+
+static EMITTERS: LazyLock<Emitters> = LazyLock::new(|| {
+    let mut regs: Vec<&'static EmitterReg> = inventory::iter::<EmitterReg>.into_iter().collect();
+    regs.sort_by_key(|r| (r.op, r.file, r.line));
+    let mut map: BTreeMap<&'static str, &'static EmitterReg> = BTreeMap::new();
+    let mut duplicates = Vec::new();
+    for r in regs {
+        if let Some(prev) = map.get(r.op) {
+            duplicates.push(format!("{} at {}:{} and {}:{}", r.op, prev.file, prev.line, r.file, r.line));
+            continue;
+        }
+        map.insert(r.op, r);
+    }
+    Emitters { map, duplicates }
+});
+
+/// The global emitter table.
+pub fn emitters() -> &'static Emitters {
+    &EMITTERS
+}
+
+/// Whether functions of this kind become `.pto` kernels.
+pub fn is_kernel(kind: FunctionKind) -> bool {
+    kind.is_incore()
+}
+
+/// The module (group) name of a kernel: `<base>` for `<base>_aic` / `<base>_aiv` when the
+/// program holds both halves, else the function's own name.
+fn group_name(program: &Program, name: &str) -> String {
+    for (suffix, sibling) in [("_aic", "_aiv"), ("_aiv", "_aic")] {
+        if let Some(base) = name.strip_suffix(suffix) {
+            let other = format!("{base}{sibling}");
+            if program.function(&other).is_some_and(|f| is_kernel(f.kind)) {
+                return base.to_string();
+            }
+        }
+    }
+    name.to_string()
+}
+
+/// Emits every kernel of `program` as PTO modules plus the orchestration description.
+///
+/// Errors from all kernels are collected; nothing panics on user input.
+pub fn emit_program(program: &Program, opts: &CodegenOptions) -> Result<CodegenOutput, Diagnostics> {
+    let mut diags = Diagnostics::new();
+    if let Some(d) = emitters().duplicates().first() {
+        diags.push(Diagnostic::error(Span::DUMMY, format!("pto emitter registered twice: {d}")));
+        return Err(diags);
+    }
+    // Group kernels: module name -> function names (sorted for determinism).
+    let mut groups: BTreeMap<String, Vec<&pld_ir::Function>> = BTreeMap::new();
+    for f in &program.functions {
+        if is_kernel(f.kind) {
+            groups.entry(group_name(program, &f.name)).or_default().push(f);
+        }
+    }
+    let mut modules = Vec::new();
+    for (group, mut funcs) in groups {
+        funcs.sort_by(|a, b| a.name.cmp(&b.name));
+        let mut text = format!("module attributes {{pto.target_arch = \"{}\"}} {{\n", opts.target.name());
+        let mut deferred = false;
+        let mut ok = true;
+        for f in funcs {
+            match func::emit_function(program, f, opts) {
+                Ok(out) => {
+                    text.push_str(&out.text);
+                    deferred |= out.uses_deferred;
+                }
+                Err(d) => {
+                    diags.push(d);
+                    ok = false;
+                }
+            }
+        }
+        if deferred {
+            text.push_str(
+                "  func.func private @pypto_register_counter_completion(!pto.ptr<i64>, !pto.ptr<i32>, i64, i64)\n",
+            );
+        }
+        text.push_str("}\n");
+        if ok {
+            modules.push((format!("{group}.pto"), text));
+        }
+    }
+    let orchestration = match orch::describe(program, opts) {
+        Ok(s) => s,
+        Err(d) => {
+            diags.push(d);
+            String::new()
+        }
+    };
+    if diags.has_errors() {
+        return Err(diags);
+    }
+    Ok(CodegenOutput { modules, orchestration })
+}

@@ -1,0 +1,43 @@
+//! Op emitters, one module per op family, each registering its emitters by op name with
+//! [`crate::register_emitter!`]. Adding an op's PTO form touches only its family's file.
+//!
+//! Guarantees: emitters only produce forms the checklist of codegen.md §6 accepts; where an
+//! IR program would need a rejected form (a non-`i32` signal, a non-VEC staging tile,
+//! bf16 atomic add on A5, …) the emitter returns a diagnostic naming the op instead.
+
+pub mod comm;
+pub mod core;
+pub mod sync;
+pub mod window;
+
+use crate::func::FnCx;
+use pld_ir::{Call, Diagnostic, Target};
+
+/// The integer attribute `name` of a call (declared default when absent).
+pub fn attr_int(call: &Call, name: &str) -> Option<i64> {
+    call.attr_int(name)
+}
+
+/// The `atomicType` attribute value for an IR atomic value, checking dtype and target.
+pub fn atomic_for(cx: &FnCx<'_>, call: &Call, dtype: pld_ir::DataType) -> Result<i64, Diagnostic> {
+    let v = attr_int(call, "atomic").unwrap_or(0);
+    let op = call.callee.name();
+    match v {
+        0 => Ok(0),
+        1 => {
+            if !dtype.supports_atomic_add() {
+                return Err(cx.err(format!(
+                    "{op} with atomic=AtomicType.Add requires an fp32/bf16/fp16/int32/int16/int8 dtype (hardware atomic-add dtypes), but got {dtype}"
+                )));
+            }
+            if dtype == pld_ir::DataType::BF16 && cx.opts.target != Target::A2A3 {
+                return Err(cx.err(format!(
+                    "{op} with atomic=AtomicType.Add into a bf16 window is not supported on the '{}' backend; bf16 atomic add exists only on a2a3",
+                    cx.opts.target.name()
+                )));
+            }
+            Ok(1)
+        }
+        other => Err(cx.err(format!("{op} atomic must be AtomicType.None_ or AtomicType.Add, got {other}"))),
+    }
+}
