@@ -11,7 +11,9 @@
 //! Families: [`core`] (non-distributed tile/tensor ops), [`window`].
 
 pub mod core;
+pub mod lowering;
 pub mod system_sync;
+pub mod tile_remote;
 mod util;
 pub mod window;
 

@@ -259,23 +259,26 @@ pub(crate) const fn def(
 }
 
 /// The atomic-add dtype rules shared by every op with an `atomic` kwarg: the hardware
-/// allow-list (fp32/bf16/fp16/int32/int16/int8), and bf16 only on A2/A3.
+/// allow-list (fp32/bf16/fp16/int32/int16/int8), and bf16 only on A2/A3 (`AtomicAddDtypeValid`).
 pub(crate) fn check_atomic_dtype(cx: &DeduceCx<'_>, dtype: pld_ir::DataType) -> Result<(), Diagnostic> {
     if cx.attr_int("atomic") != Some(1) {
         return Ok(());
     }
     if !dtype.supports_atomic_add() {
         return Err(cx.error(format!(
-            "{} atomic add does not support dtype {dtype}; allowed: fp32, bf16, fp16, int32, int16, int8",
+            "{} with atomic=AtomicType.Add requires an fp32/bf16/fp16/int32/int16/int8 dtype \
+             (hardware atomic-add dtypes), but got {dtype}",
             cx.def.name
         )));
     }
     if dtype == pld_ir::DataType::BF16 && cx.env.target == pld_ir::Target::A5 {
-        return Err(cx.error(format!(
-            "{} atomic add of bf16 is not supported on target a5 (AtomicAddDtypeValid); bf16 atomic add \
-             is only available on Ascend910B (a2a3)",
-            cx.def.name
-        )));
+        return Err(cx
+            .error(format!(
+                "{}: atomic-add into a bf16 global tensor is not supported on the 'a5' backend \
+                 (AtomicAddDtypeValid); bf16 atomic add is only available on Ascend910B (a2a3)",
+                cx.def.name
+            ))
+            .with_note("use fp32 or fp16 for an atomic accumulation on a5, or compile for --target a2a3"));
     }
     Ok(())
 }

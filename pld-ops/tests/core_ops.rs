@@ -128,7 +128,7 @@ fn store_returns_output_kind() {
             |v| vec![v[0].clone(), ints(&[0, 0]), v[1].clone()],
             vec![("atomic", int(1))],
         ),
-        "atomic add does not support dtype int64",
+        "requires an fp32/bf16/fp16/int32/int16/int8 dtype (hardware atomic-add dtypes), but got int64",
     );
     let r = common::call_in(
         pld_ir::FunctionKind::InCore,
