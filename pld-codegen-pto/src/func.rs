@@ -259,7 +259,8 @@ impl<'a> FnCx<'a> {
 
     /// A hoisted float constant.
     pub fn const_float(&mut self, v: f64, ty: MTy) -> String {
-        let value = format!("{v:e}");
+        // Always a mantissa with a '.', which the MLIR float-literal grammar requires.
+        let value = format!("{v:.6e}");
         let label = value.replace('-', "n").replace('.', "p").replace('+', "");
         self.constant(value, label, ty)
     }
@@ -896,15 +897,17 @@ impl<'a> FnCx<'a> {
                     scalars.push(i);
                     ctxs.push(i);
                 }
-                other => return Err(Diagnostic::error(
-                    f.values.get(p.value).map_or(f.span, |d| d.span.or(f.span)),
-                    format!(
+                other => {
+                    return Err(Diagnostic::error(
+                        f.values.get(p.value).map_or(f.span, |d| d.span.or(f.span)),
+                        format!(
                         "kernel '{}' parameter '{}' has type {}, which has no pto calling-convention slot",
                         f.name,
                         f.values.name(p.value),
                         other.kind_name()
                     ),
-                )),
+                    ))
+                }
             }
         }
         if !ctxs.is_empty() && ctxs.len() != dists.len() {

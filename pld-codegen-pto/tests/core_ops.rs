@@ -1,0 +1,238 @@
+//! Codegen of core tile ops and the module skeleton: header, signature order, local views,
+//! tload/tstore with partition views, atomicType only for atomic add, dynamic dims.
+
+mod common;
+use common::*;
+use pld_ir::{BinOp, DataType, Expr, FunctionKind, Target, Type};
+
+fn copy_kernel(kind: FunctionKind) -> pld_ir::Program {
+    init();
+    let f = kernel(
+        "copy",
+        kind,
+        &[("x", tensor(&[16, 64], DataType::FP32)), ("y", tensor(&[16, 64], DataType::FP32))],
+        |b, p| {
+            let t = b.assign_op("t", "tile.load", vec![v(p[0]), ints(&[0, 0]), ints(&[16, 64])], vec![])?;
+            b.assign_op("y2", "tile.store", vec![v(t), ints(&[0, 0]), v(p[1])], vec![])?;
+            Ok(())
+        },
+    );
+    program(vec![f])
+}
+
+#[test]
+fn header_signature_and_load_store() {
+    let out = emit(&copy_kernel(FunctionKind::Aiv));
+    let text = module(&out, "copy.pto");
+    check(
+        text,
+        r#"
+        CHECK: module attributes {pto.target_arch = "a2a3"} {
+        CHECK-NEXT: func.func @copy(%arg0: !pto.ptr<f32>, %arg1: !pto.ptr<f32>) attributes {pto.kernel_kind = #pto.kernel_kind<vector>} {
+        CHECK: %c16_index = arith.constant 16 : index
+        CHECK: %x_view = pto.make_tensor_view %arg0, shape = [%c16_index, %c64_index], strides = [%c64_index, %c1_index] {layout = #pto.layout<nd>} : !pto.tensor_view<?x?xf32>
+        CHECK-NEXT: %y_view = pto.make_tensor_view %arg1
+        CHECK: %t = pto.alloc_tile addr = %c0_i64 valid_row = %c16_index valid_col = %c64_index : !pto.tile_buf<loc=vec, dtype=f32, rows=16, cols=64, v_row=?, v_col=?, blayout=row_major, slayout=none_box, fractal=512, pad=0>
+        CHECK-NEXT: %x_pview = pto.partition_view %x_view, offsets = [%c0_index, %c0_index], sizes = [%c16_index, %c64_index] : !pto.tensor_view<?x?xf32> -> !pto.partition_tensor_view<16x64xf32>
+        CHECK-NEXT: pto.tload ins(%x_pview : !pto.partition_tensor_view<16x64xf32>) outs(%t : !pto.tile_buf<loc=vec, dtype=f32, rows=16, cols=64
+        CHECK-NEXT: %y_pview = pto.partition_view %y_view
+        CHECK-NEXT: pto.tstore ins(%t : !pto.tile_buf<loc=vec, dtype=f32, rows=16, cols=64, v_row=?, v_col=?, blayout=row_major, slayout=none_box, fractal=512, pad=0>) outs(%y_pview : !pto.partition_tensor_view<16x64xf32>)
+        CHECK-NOT: atomicType
+        CHECK: return
+        CHECK-NEXT: }
+        CHECK-NEXT: }
+        "#,
+    );
+}
+
+#[test]
+fn target_a5_and_cube_kind() {
+    let p = copy_kernel(FunctionKind::Aic);
+    let out = emit_for(&p, Target::A5).unwrap();
+    check(
+        only(&out),
+        r#"
+        CHECK: module attributes {pto.target_arch = "a5"} {
+        CHECK-NEXT: attributes {pto.kernel_kind = #pto.kernel_kind<cube>}
+        "#,
+    );
+}
+
+#[test]
+fn atomic_type_only_for_atomic_add_store() {
+    init();
+    let mk = |atomic: Option<i64>| {
+        kernel(
+            "st",
+            FunctionKind::Aiv,
+            &[("x", tensor(&[8, 32], DataType::FP32)), ("y", tensor(&[8, 32], DataType::FP32))],
+            |b, p| {
+                let t =
+                    b.assign_op("t", "tile.load", vec![v(p[0]), ints(&[0, 0]), ints(&[8, 32])], vec![])?;
+                let attrs = atomic.map(|a| vec![("atomic", ai(a))]).unwrap_or_default();
+                b.assign_op("y2", "tile.store", vec![v(t), ints(&[0, 0]), v(p[1])], attrs)?;
+                Ok(())
+            },
+        )
+    };
+    let add = emit(&program(vec![mk(Some(1))]));
+    check(only(&add), "CHECK: pto.tstore ins(%t\nCHECK-SAME: {atomicType = #pto<atomic_type atomic_add>}");
+    for none in [None, Some(0)] {
+        let out = emit(&program(vec![mk(none)]));
+        check(only(&out), "CHECK: pto.tstore ins(%t\nCHECK-NOT: atomicType");
+        assert_eq!(count(only(&out), "atomicType"), 0);
+    }
+}
+
+#[test]
+fn ragged_valid_shape_sizes_partition_and_alloc() {
+    init();
+    let f = kernel(
+        "tail",
+        FunctionKind::Aiv,
+        &[("x", tensor(&[1, 8192], DataType::FP32)), ("y", tensor(&[1, 8192], DataType::FP32))],
+        |b, p| {
+            let t = b.assign_op(
+                "t",
+                "tile.load",
+                vec![v(p[0]), ints(&[0, 0]), ints(&[1, 8192]), ints(&[1, 17])],
+                vec![],
+            )?;
+            b.assign_op("y2", "tile.store", vec![v(t), ints(&[0, 0]), v(p[1])], vec![])?;
+            Ok(())
+        },
+    );
+    let out = emit(&program(vec![f]));
+    check(
+        only(&out),
+        r#"
+        CHECK: %t = pto.alloc_tile addr = %c0_i64 valid_row = %c1_index valid_col = %c17_index : !pto.tile_buf<loc=vec, dtype=f32, rows=1, cols=8192
+        CHECK-NEXT: sizes = [%c1_index, %c17_index] : !pto.tensor_view<?x?xf32> -> !pto.partition_tensor_view<1x17xf32>
+        CHECK-NEXT: pto.tload ins(%x_pview : !pto.partition_tensor_view<1x17xf32>)
+        CHECK: pto.tstore
+        CHECK-SAME: outs(%y_pview : !pto.partition_tensor_view<1x17xf32>)
+        "#,
+    );
+}
+
+#[test]
+fn dynamic_dims_become_index_params_and_question_marks() {
+    init();
+    // x: [N, 64] with a symbolic N; n: a runtime row count.
+    let xt = Type::tensor(vec![Expr::sym("N"), Expr::int(64)], DataType::FP16);
+    let f = kernel(
+        "dyn",
+        FunctionKind::Aiv,
+        &[("x", xt.clone()), ("y", xt), ("n", Type::Scalar(DataType::INT32))],
+        |b, p| {
+            let t = b.assign_op(
+                "t",
+                "tile.load",
+                vec![v(p[0]), ints(&[0, 0]), ints(&[16, 64]), Expr::tuple(vec![v(p[2]), Expr::int(64)])],
+                vec![],
+            )?;
+            b.assign_op("y2", "tile.store", vec![v(t), ints(&[0, 0]), v(p[1])], vec![])?;
+            Ok(())
+        },
+    );
+    let out = emit(&program(vec![f]));
+    check(
+        only(&out),
+        r#"
+        CHECK: func.func @dyn(%arg0: !pto.ptr<f16>, %arg1: !pto.ptr<f16>, %arg2: i32, %arg3: index) attributes
+        CHECK: %x_view = pto.make_tensor_view %arg0, shape = [%arg3, %c64_index], strides = [%c64_index, %c1_index]
+        CHECK: %n_idx = arith.index_cast %arg2 : i32 to index
+        CHECK-NEXT: %t = pto.alloc_tile addr = %c0_i64 valid_row = %n_idx valid_col = %c64_index
+        CHECK: %x_pview = pto.partition_view %x_view, offsets = [%c0_index, %c0_index], sizes = [
+        CHECK-SAME: , %c64_index] : !pto.tensor_view<?x?xf16> -> !pto.partition_tensor_view<?x64xf16>
+        CHECK: pto.tstore
+        CHECK-SAME: !pto.partition_tensor_view<?x64xf16>
+        "#,
+    );
+}
+
+#[test]
+fn column_vector_gets_dn_view() {
+    init();
+    let f = kernel(
+        "colv",
+        FunctionKind::Aiv,
+        &[("s", tensor(&[4, 1], DataType::INT32)), ("o", tensor(&[4, 1], DataType::INT32))],
+        |b, p| {
+            let t = b.assign_op("t", "tile.load", vec![v(p[0]), ints(&[0, 0]), ints(&[4, 1])], vec![])?;
+            b.assign_op("o2", "tile.store", vec![v(t), ints(&[0, 0]), v(p[1])], vec![])?;
+            Ok(())
+        },
+    );
+    let out = emit(&program(vec![f]));
+    check(
+        only(&out),
+        "CHECK: %s_view = pto.make_tensor_view %arg0, shape = [%c4_index, %c1_index], strides = [%c1_index, %c4_index] {layout = #pto.layout<dn>} : !pto.tensor_view<?x?xi32>",
+    );
+}
+
+#[test]
+fn elementwise_and_scalar_ops_and_loops() {
+    init();
+    let f = kernel(
+        "ew",
+        FunctionKind::Aiv,
+        &[("x", tensor(&[8, 32], DataType::FP32)), ("y", tensor(&[8, 32], DataType::FP32))],
+        |b, p| {
+            let a = b.assign_op("a", "tile.load", vec![v(p[0]), ints(&[0, 0]), ints(&[8, 32])], vec![])?;
+            let c = b.assign_op("c", "tile.add", vec![v(a), v(a)], vec![])?;
+            let d = b.assign_op("d", "tile.muls", vec![v(c), Expr::float(2.0)], vec![])?;
+            let y = p[1];
+            b.for_range("i", (Expr::int(0), Expr::int(4), Expr::int(1)), vec![], |b, i, _| {
+                let off = Expr::binary(BinOp::Mul, v(i), Expr::int(0));
+                b.assign_op(
+                    "y2",
+                    "tile.store",
+                    vec![v(d), Expr::tuple(vec![off, Expr::int(0)]), v(y)],
+                    vec![],
+                )?;
+                Ok(vec![])
+            })?;
+            Ok(())
+        },
+    );
+    let out = emit(&program(vec![f]));
+    check(
+        only(&out),
+        r#"
+        CHECK: %c = pto.alloc_tile
+        CHECK-NEXT: pto.tadd ins(%a, %a : !pto.tile_buf<loc=vec, dtype=f32, rows=8, cols=32
+        CHECK-SAME: outs(%c : !pto.tile_buf
+        CHECK: %d = pto.alloc_tile
+        CHECK-NEXT: pto.tmuls ins(%c, %c2p000000e0_f32 : !pto.tile_buf
+        CHECK-SAME: , f32) outs(%d :
+        CHECK: scf.for %i_idx = %c0_index to %c4_index step %c1_index {
+        CHECK: arith.maxsi
+        CHECK: pto.tstore ins(%d
+        CHECK: }
+        CHECK-NEXT: return
+        "#,
+    );
+}
+
+#[test]
+fn distinct_tiles_get_distinct_addresses() {
+    init();
+    let f = kernel(
+        "two",
+        FunctionKind::Aiv,
+        &[("x", tensor(&[4, 32], DataType::FP16)), ("y", tensor(&[4, 32], DataType::FP16))],
+        |b, p| {
+            let a = b.assign_op("a", "tile.load", vec![v(p[0]), ints(&[0, 0]), ints(&[4, 32])], vec![])?;
+            let c = b.assign_op("c", "tile.add", vec![v(a), v(a)], vec![])?;
+            b.assign_op("y2", "tile.store", vec![v(c), ints(&[0, 0]), v(p[1])], vec![])?;
+            Ok(())
+        },
+    );
+    let out = emit(&program(vec![f]));
+    // 4x32 f16 = 256 bytes: the second tile starts at 256.
+    check(
+        only(&out),
+        "CHECK: %a = pto.alloc_tile addr = %c0_i64\nCHECK: %c = pto.alloc_tile addr = %c256_i64",
+    );
+}
