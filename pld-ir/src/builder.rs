@@ -189,6 +189,53 @@ impl<'a> Builder<'a> {
         Ok(())
     }
 
+    /// `if cond: ... else: ...` producing values: each branch builds its statements and
+    /// returns the values to yield (the same number and types in both). Returns the merged
+    /// result values, typed like the then-branch yields.
+    pub fn if_else<F, G>(
+        &mut self,
+        cond: Expr,
+        names: &[&str],
+        then: F,
+        otherwise: G,
+    ) -> Result<Vec<ValueId>, Diagnostic>
+    where
+        F: FnOnce(&mut Self) -> Result<Vec<Expr>, Diagnostic>,
+        G: FnOnce(&mut Self) -> Result<Vec<Expr>, Diagnostic>,
+    {
+        self.open();
+        let then_yields = then(self);
+        let mut then_body = self.close();
+        let then_yields = then_yields?;
+        self.open();
+        let else_yields = otherwise(self);
+        let mut else_body = self.close();
+        let else_yields = else_yields?;
+        if then_yields.len() != else_yields.len() || then_yields.len() != names.len() {
+            return Err(Diagnostic::error(
+                self.span,
+                format!(
+                    "if branches yield {} and {} value(s) for {} result(s)",
+                    then_yields.len(),
+                    else_yields.len(),
+                    names.len()
+                ),
+            ));
+        }
+        let results: Vec<ValueId> = names
+            .iter()
+            .zip(&then_yields)
+            .map(|(n, e)| {
+                let ty = self.type_of(e);
+                self.value(*n, ty)
+            })
+            .collect();
+        then_body.stmts.push(Stmt::new(StmtKind::Yield(then_yields), self.span));
+        else_body.stmts.push(Stmt::new(StmtKind::Yield(else_yields), self.span));
+        self.push(StmtKind::If { cond, then_body, else_body, results: results.clone() });
+        Ok(results)
+    }
+
     /// A scope around the statements `body` builds.
     pub fn scope<F>(&mut self, kind: ScopeKind, attrs: Vec<(&str, Attr)>, body: F) -> Result<(), Diagnostic>
     where

@@ -1,0 +1,327 @@
+//! InCore lowerings of the other tensor collectives (`LowerCompositeOps`), all on the
+//! shared self-clearing credit barrier of [`super::comm`] with a mesh `[NR, 1]` signal:
+//!
+//! - `barrier(signal)`: one barrier, epilogue 1.
+//! - `broadcast(target, signal, root)`: ready barrier, every rank pulls root's slice through a
+//!   `[rows, cols]` Vec stage with `pld.tile.get`, epilogue 1.
+//! - `reduce_scatter(target [NR, SIZE], signal)`: ready barrier, accumulate every peer's row
+//!   `my_rank`, read-done barrier, store, epilogue 2.
+//! - `allgather(local [1, SIZE], target [NR, SIZE], signal)`: push the local row into row
+//!   `my_rank` of every rank (self included), barrier, epilogue 1.
+//! - `all_to_all(input [NR, SIZE], target, signal)`: push row `dest` into row `my_rank` of
+//!   every `dest`, barrier, epilogue 1.
+//! - `all_to_all_v(input, target [NR*MAX_RECV, SIZE], signal, send_counts, recv_counts)`: per
+//!   destination, clamp `send_counts[dest]` to `[0, MAX_RECV]`, publish the clamped count
+//!   into `recv_counts[my_rank, 0]` on `dest` with a Set notify, and push exactly that many
+//!   rows through a `[1, SIZE]` stage; barrier, epilogue 1.
+
+use super::comm::{bind_result, check_mesh_signal, max, min, mul, stage_tile, tensor_of, Cells, Comm};
+use pld_ir::{
+    register_lowering, Attr, BinOp, Builder, Call, Diagnostic, Expr, LoweringKind, Span, Type, ValueId,
+};
+use pld_runtime_abi::NotifyOp;
+
+fn arity(call: &Call, n: usize, span: Span) -> Result<(), Diagnostic> {
+    if call.args.len() != n {
+        return Err(Diagnostic::error(
+            span,
+            format!(
+                "{} requires {n} positional argument(s), but got {}",
+                call.callee.name(),
+                call.args.len()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+fn static_dim(b: &Builder<'_>, op: &str, what: &str, e: &Expr) -> Result<i64, Diagnostic> {
+    e.as_int().ok_or_else(|| {
+        Diagnostic::error(b.span, format!("{op} {what} must be a compile-time constant on the InCore path"))
+    })
+}
+
+fn lower_barrier(
+    b: &mut Builder<'_>,
+    call: &Call,
+    results: &[ValueId],
+    span: Span,
+) -> Result<(), Diagnostic> {
+    b.span = span;
+    arity(call, 1, span)?;
+    let signal = call.args[0].clone();
+    check_mesh_signal(b, "pld.tensor.barrier", &signal)?;
+    let mut comm = Comm::setup(b, &signal, signal.clone())?;
+    comm.barrier(b, &Cells::Mesh)?;
+    comm.epilogue(b, &Cells::Mesh, Expr::int(1))?;
+    bind_result(b, results, signal);
+    Ok(())
+}
+
+fn lower_broadcast(
+    b: &mut Builder<'_>,
+    call: &Call,
+    results: &[ValueId],
+    span: Span,
+) -> Result<(), Diagnostic> {
+    const OP: &str = "pld.tensor.broadcast";
+    b.span = span;
+    arity(call, 2, span)?;
+    let (target, signal) = (call.args[0].clone(), call.args[1].clone());
+    check_mesh_signal(b, OP, &signal)?;
+    let t = tensor_of(b, OP, "target", &target)?;
+    let Some(shape) = t.static_shape() else {
+        return Err(Diagnostic::error(span, format!("{OP} target shape must be static on the InCore path")));
+    };
+    let (last, lead) = shape
+        .split_last()
+        .ok_or_else(|| Diagnostic::error(span, format!("{OP} target must have a dimension")))?;
+    let root = call.attr_int("root").unwrap_or(0);
+    let mut comm = Comm::setup(b, &target, signal)?;
+    comm.barrier(b, &Cells::Mesh)?;
+    let stage = stage_tile(b, "bcast_stage", lead.iter().product(), *last, t.dtype)?;
+    b.eval_op(
+        "pld.tile.get",
+        vec![target.clone(), Expr::int(root), target.clone(), Expr::var(stage)],
+        vec![],
+    )?;
+    comm.epilogue(b, &Cells::Mesh, Expr::int(1))?;
+    bind_result(b, results, target);
+    Ok(())
+}
+
+fn lower_reduce_scatter(
+    b: &mut Builder<'_>,
+    call: &Call,
+    results: &[ValueId],
+    span: Span,
+) -> Result<(), Diagnostic> {
+    const OP: &str = "pld.tensor.reduce_scatter";
+    b.span = span;
+    arity(call, 2, span)?;
+    let (target, signal) = (call.args[0].clone(), call.args[1].clone());
+    check_mesh_signal(b, OP, &signal)?;
+    let t = tensor_of(b, OP, "target", &target)?;
+    if t.rank() != 2 {
+        return Err(Diagnostic::error(
+            span,
+            format!("{OP} target must be 2D [NR, SIZE], got {} dims", t.rank()),
+        ));
+    }
+    let size = static_dim(b, OP, "SIZE", &t.shape[1])?;
+    let mut comm = Comm::setup(b, &target, signal)?;
+    comm.barrier(b, &Cells::Mesh)?;
+    let me = comm.my_rank;
+    let row = Expr::tuple(vec![Expr::var(me), Expr::int(0)]);
+    let acc0 = b.assign_op(
+        "acc",
+        "tile.load",
+        vec![target.clone(), row.clone(), Expr::ints(&[1, size]), Expr::ints(&[1, size])],
+        vec![("target_memory", Attr::Str("Vec".into()))],
+    )?;
+    let acc = b.for_range(
+        "peer",
+        (Expr::int(0), Expr::var(comm.nranks), Expr::int(1)),
+        vec![("acc", Expr::var(acc0))],
+        |b, peer, c| {
+            let acc = c[0];
+            let merged = b.if_else(
+                Expr::binary(BinOp::Ne, Expr::var(peer), Expr::var(me)),
+                &["acc_next"],
+                |b| {
+                    let recv = b.assign_op(
+                        "recv",
+                        "pld.tile.remote_load",
+                        vec![target.clone(), Expr::var(peer), row.clone(), Expr::ints(&[1, size])],
+                        vec![],
+                    )?;
+                    let r =
+                        b.assign_op("acc_sum", "tile.add", vec![Expr::var(acc), Expr::var(recv)], vec![])?;
+                    Ok(vec![Expr::var(r)])
+                },
+                |_| Ok(vec![Expr::var(acc)]),
+            )?;
+            Ok(vec![Expr::var(merged[0])])
+        },
+    )?;
+    comm.barrier(b, &Cells::Mesh)?;
+    b.eval_op("tile.store", vec![Expr::var(acc[0]), row, target.clone()], vec![])?;
+    comm.epilogue(b, &Cells::Mesh, Expr::int(2))?;
+    bind_result(b, results, target);
+    Ok(())
+}
+
+fn lower_allgather(
+    b: &mut Builder<'_>,
+    call: &Call,
+    results: &[ValueId],
+    span: Span,
+) -> Result<(), Diagnostic> {
+    const OP: &str = "pld.tensor.allgather";
+    b.span = span;
+    arity(call, 3, span)?;
+    let (local, target, signal) = (call.args[0].clone(), call.args[1].clone(), call.args[2].clone());
+    let lt = b.type_of(&local);
+    let Type::Tensor(l) = lt else {
+        return Err(Diagnostic::error(
+            local.span.or(span),
+            format!(
+                "{OP} local_data must be a plain Tensor [1, SIZE] on the InCore path, got {}",
+                lt.kind_name()
+            ),
+        ));
+    };
+    check_mesh_signal(b, OP, &signal)?;
+    let size = static_dim(b, OP, "SIZE", l.shape.last().unwrap_or(&Expr::int(0)))?;
+    let mut comm = Comm::setup(b, &target, signal)?;
+    let stage = stage_tile(b, "gather_stage", 1, size, l.dtype)?;
+    let me = comm.my_rank;
+    b.for_range("peer", (Expr::int(0), Expr::var(comm.nranks), Expr::int(1)), vec![], |b, peer, _| {
+        b.eval_op(
+            "pld.tile.put",
+            vec![
+                target.clone(),
+                Expr::var(peer),
+                local.clone(),
+                Expr::var(stage),
+                Expr::tuple(vec![Expr::var(me), Expr::int(0)]),
+                Expr::ints(&[0, 0]),
+                Expr::ints(&[1, size]),
+            ],
+            vec![("atomic", Attr::Int(0))],
+        )?;
+        Ok(vec![])
+    })?;
+    comm.barrier(b, &Cells::Mesh)?;
+    comm.epilogue(b, &Cells::Mesh, Expr::int(1))?;
+    bind_result(b, results, target);
+    Ok(())
+}
+
+fn lower_all_to_all(
+    b: &mut Builder<'_>,
+    call: &Call,
+    results: &[ValueId],
+    span: Span,
+) -> Result<(), Diagnostic> {
+    const OP: &str = "pld.tensor.all_to_all";
+    b.span = span;
+    arity(call, 3, span)?;
+    let (input, target, signal) = (call.args[0].clone(), call.args[1].clone(), call.args[2].clone());
+    let it = b.type_of(&input);
+    let Type::Tensor(i) = it else {
+        return Err(Diagnostic::error(
+            input.span.or(span),
+            format!(
+                "{OP} input must be a plain Tensor [NR, SIZE] on the InCore path, got {}",
+                it.kind_name()
+            ),
+        ));
+    };
+    check_mesh_signal(b, OP, &signal)?;
+    let size = static_dim(b, OP, "SIZE", i.shape.last().unwrap_or(&Expr::int(0)))?;
+    let mut comm = Comm::setup(b, &target, signal)?;
+    let stage = stage_tile(b, "a2a_stage", 1, size, i.dtype)?;
+    let me = comm.my_rank;
+    b.for_range("dest", (Expr::int(0), Expr::var(comm.nranks), Expr::int(1)), vec![], |b, dest, _| {
+        b.eval_op(
+            "pld.tile.put",
+            vec![
+                target.clone(),
+                Expr::var(dest),
+                input.clone(),
+                Expr::var(stage),
+                Expr::tuple(vec![Expr::var(me), Expr::int(0)]),
+                Expr::tuple(vec![Expr::var(dest), Expr::int(0)]),
+                Expr::ints(&[1, size]),
+            ],
+            vec![("atomic", Attr::Int(0))],
+        )?;
+        Ok(vec![])
+    })?;
+    comm.barrier(b, &Cells::Mesh)?;
+    comm.epilogue(b, &Cells::Mesh, Expr::int(1))?;
+    bind_result(b, results, target);
+    Ok(())
+}
+
+fn lower_all_to_all_v(
+    b: &mut Builder<'_>,
+    call: &Call,
+    results: &[ValueId],
+    span: Span,
+) -> Result<(), Diagnostic> {
+    const OP: &str = "pld.tensor.all_to_all_v";
+    b.span = span;
+    arity(call, 5, span)?;
+    let [input, target, signal, send, recv] = [0, 1, 2, 3, 4].map(|i| call.args[i].clone());
+    if let Some(c) = call.attr_int("core_num") {
+        if c != 1 {
+            return Err(Diagnostic::error(
+                span,
+                format!("{OP} core_num={c} is not supported; only core_num=1"),
+            ));
+        }
+    }
+    check_mesh_signal(b, OP, &signal)?;
+    let t = tensor_of(b, OP, "target", &target)?;
+    let s = tensor_of(b, OP, "signal", &signal)?;
+    let sc = tensor_of(b, OP, "send_counts", &send)?;
+    let nr = static_dim(b, OP, "signal dim 0 (NR)", &s.shape[0])?;
+    let cap = static_dim(b, OP, "target dim 0 (NR*MAX_RECV)", &t.shape[0])?;
+    let size = static_dim(b, OP, "SIZE", t.shape.last().unwrap_or(&Expr::int(0)))?;
+    if nr <= 0 || cap % nr != 0 {
+        return Err(Diagnostic::error(
+            span,
+            format!("{OP} signal dim 0 ({nr}) must divide target dim 0 ({cap})"),
+        ));
+    }
+    let max_recv = cap / nr;
+    let mut comm = Comm::setup(b, &target, signal)?;
+    let stage = stage_tile(b, "a2av_stage", 1, size, t.dtype)?;
+    let me = comm.my_rank;
+    b.for_range("dest", (Expr::int(0), Expr::var(comm.nranks), Expr::int(1)), vec![], |b, dest, _| {
+        let idx = if sc.rank() == 1 {
+            Expr::tuple(vec![Expr::var(dest)])
+        } else {
+            Expr::tuple(vec![Expr::var(dest), Expr::int(0)])
+        };
+        let cnt = b.assign_op("count", "tensor.read", vec![send.clone(), idx], vec![])?;
+        let rows = b.assign("rows", min(max(Expr::var(cnt), Expr::int(0)), Expr::int(max_recv)));
+        b.eval_op(
+            "pld.system.notify",
+            vec![
+                recv.clone(),
+                Expr::var(dest),
+                Expr::tuple(vec![Expr::var(me), Expr::int(0)]),
+                Expr::var(rows),
+            ],
+            vec![("op", Attr::Int(NotifyOp::Set as i64))],
+        )?;
+        b.eval_op(
+            "pld.tile.put",
+            vec![
+                target.clone(),
+                Expr::var(dest),
+                input.clone(),
+                Expr::var(stage),
+                Expr::tuple(vec![mul(Expr::var(me), Expr::int(max_recv)), Expr::int(0)]),
+                Expr::tuple(vec![mul(Expr::var(dest), Expr::int(max_recv)), Expr::int(0)]),
+                Expr::tuple(vec![Expr::var(rows), Expr::int(size)]),
+            ],
+            vec![("atomic", Attr::Int(0))],
+        )?;
+        Ok(vec![])
+    })?;
+    comm.barrier(b, &Cells::Mesh)?;
+    comm.epilogue(b, &Cells::Mesh, Expr::int(1))?;
+    bind_result(b, results, target);
+    Ok(())
+}
+
+register_lowering!("pld.tensor.barrier", LoweringKind::Composite, lower_barrier);
+register_lowering!("pld.tensor.broadcast", LoweringKind::Composite, lower_broadcast);
+register_lowering!("pld.tensor.reduce_scatter", LoweringKind::Composite, lower_reduce_scatter);
+register_lowering!("pld.tensor.allgather", LoweringKind::Composite, lower_allgather);
+register_lowering!("pld.tensor.all_to_all", LoweringKind::Composite, lower_all_to_all);
+register_lowering!("pld.tensor.all_to_all_v", LoweringKind::Composite, lower_all_to_all_v);

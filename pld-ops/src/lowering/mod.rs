@@ -1,0 +1,7 @@
+//! The lowerings the pass pipeline applies, registered apart from the ops' records (D4).
+//!
+//! Passes find these through `OpDef::lowering(kind)`; they never name an op family.
+//! [`comm`] is the one shared barrier helper every collective expansion uses.
+
+pub mod comm;
+mod remote_store;

@@ -1,0 +1,43 @@
+//! Tensor-to-tile lowering of `pld.tensor.remote_store` (`ConvertTensorToTileOps`): it
+//! becomes `pld.tile.remote_store` 1:1 with the same arguments and `atomic`; a GM tensor
+//! source is bridged by a `tile.load` of its whole shape into Vec, a tile source (a computed
+//! value, Vec or Acc) passes through unchanged. No staging tile.
+
+use pld_ir::{register_lowering, Attr, Builder, Call, Diagnostic, Expr, LoweringKind, Span, Type, ValueId};
+
+fn lower_remote_store(
+    b: &mut Builder<'_>,
+    call: &Call,
+    results: &[ValueId],
+    span: Span,
+) -> Result<(), Diagnostic> {
+    b.span = span;
+    let mut args = call.args.clone();
+    let Some(src) = args.first().cloned() else {
+        return Err(Diagnostic::error(
+            span,
+            "pld.tensor.remote_store requires 4 positional arguments (src, target, peer, offsets)",
+        ));
+    };
+    if let Type::Tensor(t) = b.type_of(&src) {
+        let zeros = Expr::tuple(t.shape.iter().map(|_| Expr::int(0)).collect());
+        let base = src.as_var().map_or("src".to_string(), |v| b.values.name(v).to_string());
+        let v = b.assign_op(
+            format!("{base}_vec"),
+            "tile.load",
+            vec![src, zeros, Expr::tuple(t.shape.clone()), Expr::tuple(t.shape.clone())],
+            vec![("target_memory", Attr::Str("Vec".into()))],
+        )?;
+        args[0] = Expr::var(v);
+    }
+    let attrs: Vec<(&str, Attr)> = call.attrs.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
+    let e = b.op("pld.tile.remote_store", args, attrs)?;
+    if results.is_empty() {
+        b.eval(e);
+    } else {
+        b.push(pld_ir::StmtKind::Assign { targets: results.to_vec(), value: e });
+    }
+    Ok(())
+}
+
+register_lowering!("pld.tensor.remote_store", LoweringKind::TensorToTile, lower_remote_store);

@@ -1,0 +1,25 @@
+//! The few op names the passes must recognise structurally.
+//!
+//! These are not op families: they are the window and context vocabulary the distributed
+//! tail is defined over (allocation identity, views, the rank-count query, the context
+//! query) and the deferred-wait registration the waiter contract is about. Everything else
+//! — affinity, no-duplicate, effects, lowerings — the passes ask the registry.
+
+/// `pld.tensor.alloc_window_buffer`: allocation identity.
+pub const ALLOC_WINDOW_BUFFER: &str = "pld.tensor.alloc_window_buffer";
+/// `pld.tensor.window`: a view of an allocation.
+pub const WINDOW: &str = "pld.tensor.window";
+/// `pld.system.world_size`: the host's rank count.
+pub const WORLD_SIZE: &str = "pld.system.world_size";
+/// `pld.system.get_comm_ctx`: the context query.
+pub const GET_COMM_CTX: &str = "pld.system.get_comm_ctx";
+/// `pld.system.defer_wait`: deferred-completion registration.
+pub const DEFER_WAIT: &str = "pld.system.defer_wait";
+/// `pld.system.wait`: a blocking wait (InsertCommFence invalidates after it).
+pub const WAIT: &str = "pld.system.wait";
+/// `system.fence` / `system.cacheinvalid`: the comm-fence markers.
+pub const FENCE: &str = "system.fence";
+/// See [`FENCE`].
+pub const CACHE_INVALID: &str = "system.cacheinvalid";
+/// The scope attribute by which `LowerAutoVectorSplit` stamps a call onto the AIV lane.
+pub const PLACEMENT_ATTR: &str = "core_placement";

@@ -1,0 +1,26 @@
+//! `LowerCompositeOps`: InCore collectives expand into communication primitives.
+//!
+//! Afterwards: no op offering a `Composite` lowering remains in a device kernel (InCore,
+//! AIC, AIV). Each op's registered expansion decides the schedule; collectives in host or
+//! chip orchestration are left for `LowerHostTensorCollectives` / `LowerL2TensorCollectives`.
+//! The expansions are idempotent (they emit only non-composite ops).
+
+use crate::pass::{Pass, PassCx, Property};
+use crate::util::apply_lowerings;
+use pld_ir::{LoweringKind, Program};
+
+/// See the module docs.
+pub struct LowerCompositeOps;
+
+impl Pass for LowerCompositeOps {
+    fn name(&self) -> &'static str {
+        "LowerCompositeOps"
+    }
+    fn produced(&self) -> &'static [Property] {
+        &[Property::CompositesLowered]
+    }
+    fn run(&self, program: &mut Program, cx: &mut PassCx) -> Result<(), pld_ir::Diagnostics> {
+        apply_lowerings(program, LoweringKind::Composite, cx.target, &|f| f.kind.is_incore())?;
+        Ok(())
+    }
+}

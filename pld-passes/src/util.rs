@@ -1,0 +1,173 @@
+//! Shared pass machinery: statement rewriting, registry-driven lowering application and
+//! small queries over calls and values.
+//!
+//! Nothing here names an op family: lowerings are found through
+//! [`pld_ir::OpDef::lowering`], effects through [`pld_ir::OpDef::arg_effects`].
+
+use pld_ir::{
+    Block, Builder, Call, Diagnostic, Diagnostics, Expr, ExprKind, Function, FunctionKind, LoweringKind,
+    Program, Stmt, StmtKind, Target, ValueId,
+};
+use std::collections::HashSet;
+
+/// Rewrites every statement of `block` (recursively, children first) with `f`, which returns
+/// the statements replacing it (return `vec![stmt]` to keep it). Errors are collected.
+pub fn map_block(
+    block: &mut Block,
+    f: &mut dyn FnMut(Stmt) -> Result<Vec<Stmt>, Diagnostic>,
+    diags: &mut Diagnostics,
+) {
+    let old = std::mem::take(&mut block.stmts);
+    for mut s in old {
+        for b in s.blocks_mut() {
+            map_block(b, f, diags);
+        }
+        match f(s.clone()) {
+            Ok(new) => block.stmts.extend(new),
+            Err(d) => {
+                diags.push(d);
+                block.stmts.push(s);
+            }
+        }
+    }
+}
+
+/// The call of a plain `x = call` / `call` statement, with the values it defines.
+pub fn call_stmt(s: &Stmt) -> Option<(&Call, &[ValueId])> {
+    match &s.kind {
+        StmtKind::Assign { targets, value } => value.as_call().map(|c| (c, targets.as_slice())),
+        StmtKind::Eval(value) => value.as_call().map(|c| (c, &[][..])),
+        _ => None,
+    }
+}
+
+/// Applies the registered lowering of `kind` to every call statement in the functions for
+/// which `select` holds. Lowered statements are lowered again (an expansion may produce ops
+/// that lower at the same stage), up to a fixed depth.
+pub fn apply_lowerings(
+    program: &mut Program,
+    kind: LoweringKind,
+    target: Target,
+    select: &dyn Fn(&Function) -> bool,
+) -> Result<bool, Diagnostics> {
+    let mut diags = Diagnostics::new();
+    let mut new_functions = Vec::new();
+    let mut changed = false;
+    for f in program.functions.iter_mut().filter(|f| select(f)) {
+        let mut body = std::mem::take(&mut f.body);
+        lower_block(&mut body, f, kind, target, 0, &mut new_functions, &mut changed, &mut diags);
+        f.body = body;
+    }
+    for nf in new_functions {
+        if program.function(&nf.name).is_none() {
+            program.functions.push(nf);
+        }
+    }
+    diags.into_result(changed)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn lower_block(
+    block: &mut Block,
+    f: &mut Function,
+    kind: LoweringKind,
+    target: Target,
+    depth: usize,
+    new_functions: &mut Vec<Function>,
+    changed: &mut bool,
+    diags: &mut Diagnostics,
+) {
+    let old = std::mem::take(&mut block.stmts);
+    for mut s in old {
+        for b in s.blocks_mut() {
+            lower_block(b, f, kind, target, depth, new_functions, changed, diags);
+        }
+        let lowering = call_stmt(&s).and_then(|(c, _)| c.op()).and_then(|d| d.lowering(kind));
+        let Some(lowering) = lowering else {
+            block.stmts.push(s);
+            continue;
+        };
+        let Some((call, results)) = call_stmt(&s).map(|(c, r)| (c.clone(), r.to_vec())) else {
+            block.stmts.push(s);
+            continue;
+        };
+        if depth > 8 {
+            diags.push(Diagnostic::error(
+                s.span,
+                format!(
+                    "{} lowering did not terminate (it keeps producing {})",
+                    kind.name(),
+                    call.callee.name()
+                ),
+            ));
+            block.stmts.push(s);
+            continue;
+        }
+        let fkind = f.kind;
+        let mut b = Builder::new(&mut f.values, fkind);
+        b.target = target;
+        b.span = s.span;
+        match (lowering.run)(&mut b, &call, &results, s.span) {
+            Ok(()) => {
+                let (stmts, funcs) = b.finish();
+                new_functions.extend(funcs);
+                *changed = true;
+                let mut produced = Block { stmts };
+                lower_block(&mut produced, f, kind, target, depth + 1, new_functions, changed, diags);
+                block.stmts.extend(produced.stmts);
+            }
+            Err(d) => {
+                diags.push(d.or_span(s.span));
+                block.stmts.push(s);
+            }
+        }
+    }
+}
+
+/// Every value used anywhere in `block` (expressions of all statements, recursively).
+pub fn used_values(block: &Block) -> HashSet<ValueId> {
+    let mut used = HashSet::new();
+    block.walk_exprs(&mut |e| {
+        if let ExprKind::Var(v) = e.kind {
+            used.insert(v);
+        }
+    });
+    used
+}
+
+/// Every call expression in `block`, recursively (including calls nested in expressions).
+pub fn for_each_call(block: &Block, f: &mut dyn FnMut(&Call, &Expr)) {
+    block.walk_exprs(&mut |e| {
+        if let Some(c) = e.as_call() {
+            f(c, e);
+        }
+    });
+}
+
+/// Whether `f` is a host orchestration.
+pub fn is_host(f: &Function) -> bool {
+    f.kind == FunctionKind::Host
+}
+
+/// Whether `f` is a device kernel (InCore, AIC or AIV).
+pub fn is_kernel(f: &Function) -> bool {
+    f.kind.is_incore()
+}
+
+/// A fresh name not in `taken`, built from `base` (`base`, `base_1`, …); records it.
+pub fn fresh_name(taken: &mut HashSet<String>, base: &str) -> String {
+    let mut name = base.to_string();
+    let mut i = 1;
+    while taken.contains(&name) {
+        name = format!("{base}_{i}");
+        i += 1;
+    }
+    taken.insert(name.clone());
+    name
+}
+
+/// Whether the `At` scope is a placement stamp made by `LowerAutoVectorSplit`.
+pub fn is_placement_stamp(s: &Stmt) -> bool {
+    matches!(&s.kind, StmtKind::Scope { kind: pld_ir::ScopeKind::At, attrs, .. }
+        if attrs.iter().any(|(k, _)| k == crate::ops::PLACEMENT_ATTR))
+}

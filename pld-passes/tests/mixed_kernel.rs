@@ -1,0 +1,164 @@
+//! ExpandMixedKernel and LowerAutoVectorSplit: lane placement by registry affinity, the
+//! split_aiv no-duplicate stamp, and the duplication of comm ops written outside regions.
+
+mod common;
+use common::*;
+use pld_ir::{
+    Attr, DataType, Direction, Expr, FunctionBuilder, FunctionKind, MemorySpace, Program, ScopeKind, Type,
+};
+
+const ATOMIC_ADD: i64 = 0;
+
+/// A mixed kernel `k`: cube matmul + store, vector load + store, and a notify either
+/// outside every region or inside a `split_aiv` region; plus a chip orchestration calling it.
+fn mixed(notify_in_region: bool) -> Program {
+    let mut fb = FunctionBuilder::new("k", FunctionKind::InCore);
+    let a = fb.param("a", tile(&[16, 16], DataType::FP16, MemorySpace::Left), Direction::In);
+    let bt = fb.param("b", tile(&[16, 16], DataType::FP16, MemorySpace::Right), Direction::In);
+    let out = fb.param("out", tensor(&[16, 16], DataType::FP32), Direction::Out);
+    let x = fb.param("x", tensor(&[16, 16], DataType::FP32), Direction::In);
+    let y = fb.param("y", tensor(&[16, 16], DataType::FP32), Direction::Out);
+    let sig = fb.param("sig", dist(&[4, 1], DataType::INT32), Direction::InOut);
+    fb.body(|b| {
+        let c = b.assign_op("c", "tile.matmul", vec![Expr::var(a), Expr::var(bt)], vec![])?;
+        b.eval_op("tile.store", vec![Expr::var(c), Expr::ints(&[0, 0]), Expr::var(out)], vec![])?;
+        let v = b.assign_op(
+            "v",
+            "tile.load",
+            vec![Expr::var(x), Expr::ints(&[0, 0]), Expr::ints(&[16, 16])],
+            vec![],
+        )?;
+        b.eval_op("tile.store", vec![Expr::var(v), Expr::ints(&[0, 0]), Expr::var(y)], vec![])?;
+        let notify = |b: &mut pld_ir::Builder<'_>| {
+            b.eval_op(
+                "pld.system.notify",
+                vec![Expr::var(sig), Expr::int(1), Expr::ints(&[0, 0]), Expr::int(1)],
+                vec![("op", Attr::Int(ATOMIC_ADD))],
+            )
+        };
+        if notify_in_region {
+            b.scope(ScopeKind::SplitAiv { lane: None }, vec![], notify)?;
+        } else {
+            notify(b)?;
+        }
+        b.eval_op(
+            "pld.system.wait",
+            vec![Expr::var(sig), Expr::ints(&[1, 0]), Expr::int(1)],
+            vec![("cmp", Attr::Int(1))],
+        )?;
+        b.ret(vec![]);
+        Ok(())
+    })
+    .unwrap();
+    let k = fb.finish();
+    let mut ob = FunctionBuilder::new("orch", FunctionKind::ChipOrch);
+    let params: Vec<_> =
+        k.params.iter().map(|p| (k.values.name(p.value).to_string(), k.values.ty(p.value).clone())).collect();
+    let vals: Vec<_> = params.iter().map(|(n, t)| ob.param(n.clone(), t.clone(), Direction::In)).collect();
+    ob.body(|b| {
+        let e = b.func_call("k", vals.iter().map(|&v| Expr::var(v)).collect(), None, Type::Unknown);
+        b.eval(e);
+        Ok(())
+    })
+    .unwrap();
+    let mut p = Program::new("mixed");
+    p.add_function(k);
+    p.add_function(ob.finish());
+    p
+}
+
+#[test]
+fn notify_outside_regions_is_duplicated_onto_both_lanes() {
+    init();
+    let mut p = mixed(false);
+    run(&mut p, &["LowerAutoVectorSplit", "ExpandMixedKernel"]).unwrap();
+    assert!(p.function("k").is_none(), "the mixed kernel is replaced by its lanes");
+    let aic = func_text(&p, "k_aic");
+    let aiv = func_text(&p, "k_aiv");
+    assert!(aic.contains("FunctionType.AIC"), "{aic}");
+    assert!(aiv.contains("FunctionType.AIV"), "{aiv}");
+    // Cube work on AIC only, vector work on AIV only.
+    assert_eq!(count(&aic, "tile.matmul"), 1, "{aic}");
+    assert_eq!(count(&aiv, "tile.matmul"), 0, "{aiv}");
+    assert_eq!(count(&aic, "tile.load"), 0, "{aic}");
+    assert_eq!(count(&aiv, "tile.load"), 1, "{aiv}");
+    // The unstamped notify and the wait are SHARED: both lanes.
+    assert_eq!(count(&aic, "pld.system.notify"), 1, "{aic}");
+    assert_eq!(count(&aiv, "pld.system.notify"), 1, "{aiv}");
+    assert_eq!(count(&aic, "pld.system.wait"), 1);
+    assert_eq!(count(&aiv, "pld.system.wait"), 1);
+    // The chip orchestration launches both lanes.
+    let orch = func_text(&p, "orch");
+    check_in_order(&orch, &["self.k_aic(", "self.k_aiv("]);
+}
+
+#[test]
+fn notify_inside_split_aiv_region_lands_on_aiv_only() {
+    init();
+    let mut p = mixed(true);
+    run(&mut p, &["LowerAutoVectorSplit"]).unwrap();
+    let k = func_text(&p, "k");
+    assert!(k.contains("core_placement"), "the notify carries the placement stamp:\n{k}");
+    assert!(!k.contains("split_aiv("), "the region is consumed:\n{k}");
+    run(&mut p, &["ExpandMixedKernel"]).unwrap();
+    let all = pld_ir::print_program(&p);
+    assert_eq!(count(&all, "pld.system.notify"), 1, "exactly one notify program-wide:\n{all}");
+    assert_eq!(count(&func_text(&p, "k_aiv"), "pld.system.notify"), 1);
+    assert!(!all.contains("core_placement"), "the stamp is stripped:\n{all}");
+    // The wait is never stamped: it stays on both lanes.
+    assert_eq!(count(&all, "pld.system.wait"), 2);
+}
+
+#[test]
+fn stamp_only_applies_to_no_duplicate_calls_and_is_idempotent() {
+    init();
+    let mut p = mixed(true);
+    // Put the wait inside the region too: it is not no_duplicate, so it is not stamped.
+    run(&mut p, &["LowerAutoVectorSplit", "LowerAutoVectorSplit"]).unwrap();
+    let k = func_text(&p, "k");
+    assert_eq!(count(&k, "core_placement"), 1, "{k}");
+}
+
+#[test]
+fn pure_vector_kernel_is_retyped_aiv() {
+    init();
+    let mut fb = FunctionBuilder::new("vk", FunctionKind::InCore);
+    let x = fb.param("x", tensor(&[8, 8], DataType::FP32), Direction::In);
+    let y = fb.param("y", tensor(&[8, 8], DataType::FP32), Direction::Out);
+    fb.body(|b| {
+        let v = b.assign_op(
+            "v",
+            "tile.load",
+            vec![Expr::var(x), Expr::ints(&[0, 0]), Expr::ints(&[8, 8])],
+            vec![],
+        )?;
+        b.eval_op("tile.store", vec![Expr::var(v), Expr::ints(&[0, 0]), Expr::var(y)], vec![])?;
+        Ok(())
+    })
+    .unwrap();
+    let mut p = Program::new("p");
+    p.add_function(fb.finish());
+    run(&mut p, &["ExpandMixedKernel"]).unwrap();
+    assert_eq!(p.function("vk").map(|f| f.kind), Some(FunctionKind::Aiv));
+}
+
+#[test]
+fn data_parallel_region_is_rejected() {
+    init();
+    let mut fb = FunctionBuilder::new("k", FunctionKind::InCore);
+    let sig = fb.param("sig", dist(&[4, 1], DataType::INT32), Direction::InOut);
+    fb.body(|b| {
+        b.scope(ScopeKind::SplitAiv { lane: None }, vec![("mode", Attr::Str("UpDown".into()))], |b| {
+            b.eval_op(
+                "pld.system.notify",
+                vec![Expr::var(sig), Expr::int(0), Expr::ints(&[0, 0]), Expr::int(1)],
+                vec![("op", Attr::Int(ATOMIC_ADD))],
+            )
+        })
+    })
+    .unwrap();
+    let mut p = Program::new("p");
+    p.add_function(fb.finish());
+    let err = run(&mut p, &["LowerAutoVectorSplit"]).unwrap_err();
+    assert!(messages(&err).contains("data-parallel"), "{}", messages(&err));
+}
