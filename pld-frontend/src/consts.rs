@@ -1,0 +1,194 @@
+//! Module-level constants: `SIZE = 256`, `N_RANKS * SIZE`, `pl.FP32.get_byte()`,
+//! `NR = pl.dynamic("NR")`, dtype objects and ABI enum members.
+//!
+//! Guarantees: evaluation never fails loudly — an assignment whose value is not a DSL
+//! constant is simply not a constant (it is ordinary Python the frontend skips). Integer
+//! arithmetic folds with Python semantics (`//`, `%`) and without overflow.
+
+use crate::util::{big_to_i64, dotted, span_of, split_module};
+use pld_ir::registry::AbiEnumKind;
+use pld_ir::{BinOp, DataType, Expr, ExprKind, FileId, UnOp};
+use rustpython_parser::ast;
+use std::collections::HashMap;
+
+/// Names bound to constant expressions, plus the symbolic dims declared so far.
+#[derive(Clone, Debug, Default)]
+pub struct ConstEnv {
+    vars: HashMap<String, Expr>,
+    /// `pl.dynamic` symbols in declaration order.
+    pub dyn_syms: Vec<String>,
+}
+
+impl ConstEnv {
+    /// The constant bound to `name`.
+    pub fn get(&self, name: &str) -> Option<&Expr> {
+        self.vars.get(name)
+    }
+
+    /// Records `target = value` when `value` is a constant; otherwise forgets `target`
+    /// (a later non-constant assignment shadows an earlier constant).
+    pub fn assign(&mut self, file: FileId, target: &str, value: &ast::Expr) {
+        match eval_const(file, self, value) {
+            Some(e) => {
+                if let ExprKind::Sym(s) = &e.kind {
+                    if !self.dyn_syms.contains(s) {
+                        self.dyn_syms.push(s.clone());
+                    }
+                }
+                self.vars.insert(target.to_string(), e);
+            }
+            None => {
+                self.vars.remove(target);
+            }
+        }
+    }
+}
+
+/// A dtype (`pl.FP32`) or ABI enum member (`pld.NotifyOp.AtomicAdd`) named by `path`.
+pub fn named_constant(path: &str) -> Option<ExprKind> {
+    let (module, rest) = split_module(path);
+    if module.is_empty() {
+        return None;
+    }
+    if !rest.contains('.') {
+        return DataType::from_dsl_name(rest)
+            .filter(|_| rest.chars().all(|c| !c.is_lowercase()))
+            .map(ExprKind::DType);
+    }
+    let (enum_name, member) = rest.split_once('.')?;
+    let kind = AbiEnumKind::from_name(enum_name)?;
+    kind.value_of(member).map(ExprKind::Int)
+}
+
+/// The enum kind and member of an ABI enum path, for diagnostics about unknown members.
+pub fn enum_path(path: &str) -> Option<(AbiEnumKind, String)> {
+    let (module, rest) = split_module(path);
+    if module.is_empty() {
+        return None;
+    }
+    let (enum_name, member) = rest.split_once('.')?;
+    AbiEnumKind::from_name(enum_name).map(|k| (k, member.to_string()))
+}
+
+/// `pl.FP32.get_byte()` → the width in bytes.
+pub fn get_byte_call(call: &ast::ExprCall) -> Option<i64> {
+    if !call.args.is_empty() || !call.keywords.is_empty() {
+        return None;
+    }
+    let path = dotted(&call.func)?;
+    let dt = path.strip_suffix(".get_byte")?;
+    match named_constant(dt)? {
+        ExprKind::DType(d) => i64::try_from(d.bytes()).ok(),
+        _ => None,
+    }
+}
+
+/// Python arithmetic operator → IR binary operator.
+pub fn bin_op(op: &ast::Operator) -> Option<BinOp> {
+    Some(match op {
+        ast::Operator::Add => BinOp::Add,
+        ast::Operator::Sub => BinOp::Sub,
+        ast::Operator::Mult => BinOp::Mul,
+        ast::Operator::FloorDiv => BinOp::FloorDiv,
+        ast::Operator::Div => BinOp::Div,
+        ast::Operator::Mod => BinOp::Mod,
+        _ => return None,
+    })
+}
+
+/// Negates a literal in place (`-1` is an integer literal, not a negation).
+pub fn negate(e: Expr) -> Expr {
+    let span = e.span;
+    match e.kind {
+        ExprKind::Int(v) => match v.checked_neg() {
+            Some(n) => Expr::new(ExprKind::Int(n), span),
+            None => Expr::new(ExprKind::Unary(UnOp::Neg, Box::new(Expr::new(ExprKind::Int(v), span))), span),
+        },
+        ExprKind::Float(f) => Expr::new(ExprKind::Float(pld_ir::expr::FloatBits::new(-f.get())), span),
+        kind => Expr::new(ExprKind::Unary(UnOp::Neg, Box::new(Expr::new(kind, span))), span),
+    }
+}
+
+/// Evaluates a module-level constant expression.
+pub fn eval_const(file: FileId, env: &ConstEnv, e: &ast::Expr) -> Option<Expr> {
+    let span = span_of(file, e);
+    match e {
+        ast::Expr::Constant(c) => literal(&c.value).map(|k| Expr::new(k, span)),
+        ast::Expr::Name(n) => env.get(n.id.as_str()).cloned().map(|x| x.at(span)),
+        ast::Expr::Attribute(_) => named_constant(&dotted(e)?).map(|k| Expr::new(k, span)),
+        ast::Expr::BinOp(b) => {
+            let op = bin_op(&b.op)?;
+            let l = eval_const(file, env, &b.left)?;
+            let r = eval_const(file, env, &b.right)?;
+            scalar_like(&l)?;
+            scalar_like(&r)?;
+            Some(Expr::binary(op, l, r).at(span))
+        }
+        ast::Expr::UnaryOp(u) => {
+            let v = eval_const(file, env, &u.operand)?;
+            scalar_like(&v)?;
+            match u.op {
+                ast::UnaryOp::USub => Some(negate(v).at(span)),
+                ast::UnaryOp::UAdd => Some(v.at(span)),
+                _ => None,
+            }
+        }
+        ast::Expr::List(l) => tuple(file, env, &l.elts, span),
+        ast::Expr::Tuple(t) => tuple(file, env, &t.elts, span),
+        ast::Expr::Call(call) => {
+            if let Some(b) = get_byte_call(call) {
+                return Some(Expr::new(ExprKind::Int(b), span));
+            }
+            let path = dotted(&call.func)?;
+            match path.as_str() {
+                "pl.dynamic" => {
+                    let [ast::Expr::Constant(c)] = call.args.as_slice() else { return None };
+                    match &c.value {
+                        ast::Constant::Str(s) if is_ident(s) => {
+                            Some(Expr::new(ExprKind::Sym(s.clone()), span))
+                        }
+                        _ => None,
+                    }
+                }
+                "min" | "max" if call.args.len() == 2 && call.keywords.is_empty() => {
+                    let a = eval_const(file, env, &call.args[0])?;
+                    let b = eval_const(file, env, &call.args[1])?;
+                    let op = if path == "min" { BinOp::Min } else { BinOp::Max };
+                    Some(Expr::binary(op, a, b).at(span))
+                }
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
+fn tuple(file: FileId, env: &ConstEnv, elts: &[ast::Expr], span: pld_ir::Span) -> Option<Expr> {
+    let items = elts.iter().map(|x| eval_const(file, env, x)).collect::<Option<Vec<_>>>()?;
+    Some(Expr::new(ExprKind::Tuple(items), span))
+}
+
+fn scalar_like(e: &Expr) -> Option<()> {
+    match e.kind {
+        ExprKind::Str(_) | ExprKind::DType(_) | ExprKind::Tuple(_) | ExprKind::Call(_) => None,
+        _ => Some(()),
+    }
+}
+
+/// A Python literal as an expression kind (`None`, bytes and complex are not DSL values).
+pub fn literal(c: &ast::Constant) -> Option<ExprKind> {
+    Some(match c {
+        ast::Constant::Bool(b) => ExprKind::Bool(*b),
+        ast::Constant::Int(i) => ExprKind::Int(big_to_i64(i)?),
+        ast::Constant::Float(f) => ExprKind::Float(pld_ir::expr::FloatBits::new(*f)),
+        ast::Constant::Str(s) => ExprKind::Str(s.clone()),
+        _ => return None,
+    })
+}
+
+/// Whether `s` is a Python identifier (symbol names are printed bare).
+pub fn is_ident(s: &str) -> bool {
+    let mut chars = s.chars();
+    matches!(chars.next(), Some(c) if c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}

@@ -1,0 +1,309 @@
+//! Structural equality of programs, up to renaming of values.
+//!
+//! Guarantees: two programs are equal when their names, symbolic dims and functions (in
+//! order: names, kinds, parameter types and directions, return types, attributes, statement
+//! trees, expressions, call types) agree, where value ids are matched by position of
+//! definition (the n-th value defined on one side must correspond to the n-th on the
+//! other). Spans and value name hints are ignored. The error names the first difference.
+
+use pld_ir::{
+    Block, Call, Callee, Expr, ExprKind, Function, Program, ScopeKind, Stmt, StmtKind, Type, ValueId,
+};
+use std::collections::HashMap;
+
+/// `Ok(())` when `a` and `b` are equal up to renaming of values, else the first difference.
+pub fn structurally_equal(a: &Program, b: &Program) -> Result<(), String> {
+    if a.name != b.name {
+        return Err(format!("program names differ: `{}` vs `{}`", a.name, b.name));
+    }
+    if a.dyn_syms != b.dyn_syms {
+        return Err(format!("dynamic symbols differ: {:?} vs {:?}", a.dyn_syms, b.dyn_syms));
+    }
+    if a.functions.len() != b.functions.len() {
+        return Err(format!("function counts differ: {} vs {}", a.functions.len(), b.functions.len()));
+    }
+    for (fa, fb) in a.functions.iter().zip(&b.functions) {
+        function_eq(fa, fb).map_err(|e| format!("in function `{}`: {e}", fa.name))?;
+    }
+    Ok(())
+}
+
+struct Eq<'f> {
+    a: &'f Function,
+    b: &'f Function,
+    map: HashMap<ValueId, ValueId>,
+}
+
+fn function_eq(a: &Function, b: &Function) -> Result<(), String> {
+    if a.name != b.name {
+        return Err(format!("names differ: `{}` vs `{}`", a.name, b.name));
+    }
+    if a.kind != b.kind {
+        return Err(format!("kinds differ: {:?} vs {:?}", a.kind, b.kind));
+    }
+    if a.params.len() != b.params.len() {
+        return Err(format!("parameter counts differ: {} vs {}", a.params.len(), b.params.len()));
+    }
+    if a.attrs != b.attrs {
+        return Err(format!("attributes differ: {:?} vs {:?}", a.attrs, b.attrs));
+    }
+    let mut cx = Eq { a, b, map: HashMap::new() };
+    for (i, (pa, pb)) in a.params.iter().zip(&b.params).enumerate() {
+        if pa.dir != pb.dir {
+            return Err(format!("parameter {i}: directions differ: {:?} vs {:?}", pa.dir, pb.dir));
+        }
+        cx.def(pa.value, pb.value).map_err(|e| format!("parameter {i}: {e}"))?;
+    }
+    if a.ret.len() != b.ret.len() {
+        return Err(format!("return counts differ: {} vs {}", a.ret.len(), b.ret.len()));
+    }
+    for (ta, tb) in a.ret.iter().zip(&b.ret) {
+        cx.ty(ta, tb).map_err(|e| format!("return type: {e}"))?;
+    }
+    cx.block(&a.body, &b.body)
+}
+
+impl Eq<'_> {
+    fn def(&mut self, va: ValueId, vb: ValueId) -> Result<(), String> {
+        if let Some(prev) = self.map.get(&va) {
+            if *prev != vb {
+                return Err(format!("value {va} is defined twice with different counterparts"));
+            }
+        }
+        self.map.insert(va, vb);
+        let (ta, tb) = (self.a.values.ty(va).clone(), self.b.values.ty(vb).clone());
+        self.ty(&ta, &tb).map_err(|e| format!("type of `{}`: {e}", self.a.values.name(va)))
+    }
+
+    fn defs(&mut self, a: &[ValueId], b: &[ValueId]) -> Result<(), String> {
+        if a.len() != b.len() {
+            return Err(format!("defined value counts differ: {} vs {}", a.len(), b.len()));
+        }
+        a.iter().zip(b).try_for_each(|(x, y)| self.def(*x, *y))
+    }
+
+    fn ty(&self, a: &Type, b: &Type) -> Result<(), String> {
+        let same = match (a, b) {
+            (Type::Tensor(x), Type::Tensor(y)) => self.tensor(x, y),
+            (Type::DistTensor(x), Type::DistTensor(y)) => {
+                x.window == y.window && self.tensor(&x.tensor, &y.tensor)
+            }
+            (Type::Tile(x), Type::Tile(y)) => {
+                x.dtype == y.dtype
+                    && x.memory == y.memory
+                    && self.exprs_ok(&x.shape, &y.shape)
+                    && self.exprs_ok(&x.valid_shape, &y.valid_shape)
+            }
+            (Type::Tuple(x), Type::Tuple(y)) => {
+                x.len() == y.len() && x.iter().zip(y).all(|(p, q)| self.ty(p, q).is_ok())
+            }
+            _ => a == b,
+        };
+        if same {
+            Ok(())
+        } else {
+            Err(format!("types differ: {a} vs {b}"))
+        }
+    }
+
+    fn tensor(&self, x: &pld_ir::TensorType, y: &pld_ir::TensorType) -> bool {
+        x.dtype == y.dtype
+            && self.exprs_ok(&x.shape, &y.shape)
+            && match (&x.view, &y.view) {
+                (None, None) => true,
+                (Some(p), Some(q)) => {
+                    p.layout == q.layout
+                        && self.exprs_ok(&p.stride, &q.stride)
+                        && self.exprs_ok(&p.valid_shape, &q.valid_shape)
+                }
+                _ => false,
+            }
+    }
+
+    fn exprs_ok(&self, a: &[Expr], b: &[Expr]) -> bool {
+        a.len() == b.len() && a.iter().zip(b).all(|(x, y)| self.expr(x, y).is_ok())
+    }
+
+    fn exprs(&self, a: &[Expr], b: &[Expr]) -> Result<(), String> {
+        if a.len() != b.len() {
+            return Err(format!("expression counts differ: {} vs {}", a.len(), b.len()));
+        }
+        a.iter().zip(b).try_for_each(|(x, y)| self.expr(x, y))
+    }
+
+    fn expr(&self, a: &Expr, b: &Expr) -> Result<(), String> {
+        let differ = || Err(format!("expressions differ: {a} vs {b}"));
+        match (&a.kind, &b.kind) {
+            (ExprKind::Var(x), ExprKind::Var(y)) => match self.map.get(x) {
+                Some(m) if m == y => Ok(()),
+                Some(_) => Err(format!("`{}` refers to different values", self.a.values.name(*x))),
+                None => Err(format!("`{}` is used before its definition is matched", self.a.values.name(*x))),
+            },
+            (ExprKind::Binary(o1, a1, b1), ExprKind::Binary(o2, a2, b2)) => {
+                if o1 != o2 {
+                    return differ();
+                }
+                self.expr(a1, a2)?;
+                self.expr(b1, b2)
+            }
+            (ExprKind::Unary(o1, a1), ExprKind::Unary(o2, a2)) => {
+                if o1 != o2 {
+                    return differ();
+                }
+                self.expr(a1, a2)
+            }
+            (ExprKind::Tuple(x), ExprKind::Tuple(y)) => self.exprs(x, y),
+            (ExprKind::Call(x), ExprKind::Call(y)) => self.call(x, y),
+            (x, y) => {
+                if std::mem::discriminant(x) == std::mem::discriminant(y) && x == y {
+                    Ok(())
+                } else {
+                    differ()
+                }
+            }
+        }
+    }
+
+    fn call(&self, a: &Call, b: &Call) -> Result<(), String> {
+        let same_callee = match (&a.callee, &b.callee) {
+            (Callee::Op(x), Callee::Op(y)) => x.name == y.name,
+            (Callee::Func(x), Callee::Func(y)) => x == y,
+            _ => false,
+        };
+        if !same_callee {
+            return Err(format!("callees differ: {} vs {}", a.callee.name(), b.callee.name()));
+        }
+        let name = a.callee.name();
+        self.exprs(&a.args, &b.args).map_err(|e| format!("call of {name}: {e}"))?;
+        if a.attrs != b.attrs {
+            return Err(format!("call of {name}: attributes differ: {:?} vs {:?}", a.attrs, b.attrs));
+        }
+        match (&a.device, &b.device) {
+            (None, None) => {}
+            (Some(x), Some(y)) => self.expr(x, y).map_err(|e| format!("call of {name}: device: {e}"))?,
+            _ => return Err(format!("call of {name}: one call has a device and the other not")),
+        }
+        self.ty(&a.ty, &b.ty).map_err(|e| format!("call of {name}: result {e}"))
+    }
+
+    fn block(&mut self, a: &Block, b: &Block) -> Result<(), String> {
+        if a.stmts.len() != b.stmts.len() {
+            return Err(format!("statement counts differ: {} vs {}", a.stmts.len(), b.stmts.len()));
+        }
+        for (i, (x, y)) in a.stmts.iter().zip(&b.stmts).enumerate() {
+            self.stmt(x, y).map_err(|e| format!("statement {i}: {e}"))?;
+        }
+        Ok(())
+    }
+
+    fn stmt(&mut self, a: &Stmt, b: &Stmt) -> Result<(), String> {
+        match (&a.kind, &b.kind) {
+            (StmtKind::Assign { targets: t1, value: v1 }, StmtKind::Assign { targets: t2, value: v2 }) => {
+                self.expr(v1, v2)?;
+                self.defs(t1, t2)
+            }
+            (StmtKind::Eval(x), StmtKind::Eval(y)) => self.expr(x, y),
+            (StmtKind::Yield(x), StmtKind::Yield(y)) => self.exprs(x, y),
+            (StmtKind::Return(x), StmtKind::Return(y)) => self.exprs(x, y),
+            (
+                StmtKind::For {
+                    var: v1,
+                    start: s1,
+                    stop: e1,
+                    step: p1,
+                    iter_args: i1,
+                    body: b1,
+                    results: r1,
+                    kind: k1,
+                },
+                StmtKind::For {
+                    var: v2,
+                    start: s2,
+                    stop: e2,
+                    step: p2,
+                    iter_args: i2,
+                    body: b2,
+                    results: r2,
+                    kind: k2,
+                },
+            ) => {
+                if k1 != k2 {
+                    return Err(format!("loop kinds differ: {k1:?} vs {k2:?}"));
+                }
+                self.expr(s1, s2)?;
+                self.expr(e1, e2)?;
+                self.expr(p1, p2)?;
+                self.iter_args(i1, i2)?;
+                self.def(*v1, *v2)?;
+                self.defs(
+                    &i1.iter().map(|x| x.value).collect::<Vec<_>>(),
+                    &i2.iter().map(|x| x.value).collect::<Vec<_>>(),
+                )?;
+                self.block(b1, b2)?;
+                self.defs(r1, r2)
+            }
+            (
+                StmtKind::While { iter_args: i1, cond: c1, body: b1, results: r1 },
+                StmtKind::While { iter_args: i2, cond: c2, body: b2, results: r2 },
+            ) => {
+                self.iter_args(i1, i2)?;
+                self.defs(
+                    &i1.iter().map(|x| x.value).collect::<Vec<_>>(),
+                    &i2.iter().map(|x| x.value).collect::<Vec<_>>(),
+                )?;
+                self.expr(c1, c2)?;
+                self.block(b1, b2)?;
+                self.defs(r1, r2)
+            }
+            (
+                StmtKind::If { cond: c1, then_body: t1, else_body: e1, results: r1 },
+                StmtKind::If { cond: c2, then_body: t2, else_body: e2, results: r2 },
+            ) => {
+                self.expr(c1, c2)?;
+                self.block(t1, t2)?;
+                self.block(e1, e2)?;
+                self.defs(r1, r2)
+            }
+            (
+                StmtKind::Scope { kind: k1, attrs: a1, args: x1, body: b1 },
+                StmtKind::Scope { kind: k2, attrs: a2, args: x2, body: b2 },
+            ) => {
+                match (k1, k2) {
+                    (ScopeKind::SplitAiv { lane: l1 }, ScopeKind::SplitAiv { lane: l2 }) => match (l1, l2) {
+                        (None, None) => {}
+                        (Some(p), Some(q)) => self.def(*p, *q)?,
+                        _ => return Err("split_aiv lanes differ".into()),
+                    },
+                    (x, y) if x == y => {}
+                    (x, y) => return Err(format!("scope kinds differ: {x:?} vs {y:?}")),
+                }
+                if a1 != a2 {
+                    return Err(format!("scope attributes differ: {a1:?} vs {a2:?}"));
+                }
+                self.exprs(x1, x2)?;
+                self.block(b1, b2)
+            }
+            _ => Err(format!("statement kinds differ: {:?} vs {:?}", kind_name(&a.kind), kind_name(&b.kind))),
+        }
+    }
+
+    fn iter_args(&self, a: &[pld_ir::IterArg], b: &[pld_ir::IterArg]) -> Result<(), String> {
+        if a.len() != b.len() {
+            return Err(format!("iter-arg counts differ: {} vs {}", a.len(), b.len()));
+        }
+        a.iter().zip(b).try_for_each(|(x, y)| self.expr(&x.init, &y.init))
+    }
+}
+
+fn kind_name(k: &StmtKind) -> &'static str {
+    match k {
+        StmtKind::Assign { .. } => "assign",
+        StmtKind::Eval(_) => "eval",
+        StmtKind::For { .. } => "for",
+        StmtKind::While { .. } => "while",
+        StmtKind::If { .. } => "if",
+        StmtKind::Scope { .. } => "scope",
+        StmtKind::Yield(_) => "yield",
+        StmtKind::Return(_) => "return",
+    }
+}

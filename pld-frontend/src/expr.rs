@@ -1,0 +1,730 @@
+//! Expressions and calls inside DSL functions.
+//!
+//! Guarantees: op calls resolve through the registry (canonical names, aliases, `pl.`-prefixed
+//! spellings such as `pl.tile.load`, and overloads like `pld.remote_store` dispatched on the
+//! first argument's type); keyword arguments bind to the op's parameters (IR order) or its
+//! keyword-only attributes; ABI enum members become their pinned integers; every call is
+//! built through [`Expr::op_call`] with the enclosing function's kind, so deducer errors
+//! carry the call's span. Failures report once and return `Err(())`.
+
+use crate::body::FnCx;
+use crate::consts::{self, enum_path, get_byte_call, literal, named_constant, negate};
+use crate::util::{dotted, span_of, split_module};
+use pld_ir::registry::{DeduceEnv, Overload};
+use pld_ir::{
+    registry, Attr, BinOp, Call, Callee, DataType, Diagnostic, Expr, ExprKind, OpDef, Span, Type, UnOp,
+};
+use rustpython_parser::ast;
+
+/// A resolved DSL op name.
+enum Resolved {
+    Op(&'static OpDef),
+    Overload(&'static Overload),
+}
+
+fn resolve(path: &str) -> Option<Resolved> {
+    let reg = registry();
+    let mut candidates = vec![path];
+    if let Some(rest) = path.strip_prefix("pl.") {
+        candidates.push(rest);
+    }
+    for c in candidates {
+        if let Some(o) = reg.overload(c) {
+            return Some(Resolved::Overload(o));
+        }
+        if let Some(d) = reg.lookup(c) {
+            return Some(Resolved::Op(d));
+        }
+    }
+    None
+}
+
+/// A constant expression as an attribute value.
+pub fn const_attr(e: &Expr) -> Option<Attr> {
+    Some(match &e.kind {
+        ExprKind::Int(v) => Attr::Int(*v),
+        ExprKind::Bool(b) => Attr::Bool(*b),
+        ExprKind::Str(s) => Attr::Str(s.clone()),
+        ExprKind::DType(d) => Attr::DType(*d),
+        ExprKind::Float(f) => Attr::Float(*f),
+        ExprKind::Tuple(items) => Attr::Ints(items.iter().map(Expr::as_int).collect::<Option<Vec<_>>>()?),
+        _ => return None,
+    })
+}
+
+fn is_scalar_operand(e: &Expr, ty: &Type) -> bool {
+    matches!(ty, Type::Scalar(_)) && !matches!(e.kind, ExprKind::Tuple(_))
+}
+
+impl FnCx<'_, '_> {
+    /// Lowers an expression.
+    pub fn expr(&mut self, e: &ast::Expr) -> Result<Expr, ()> {
+        let file = self.file();
+        let span = span_of(file, e);
+        match e {
+            ast::Expr::Constant(c) => match literal(&c.value) {
+                Some(k) => Ok(Expr::new(k, span)),
+                None => {
+                    self.error(Diagnostic::error(
+                        span,
+                        "this literal is not a DSL value (None, bytes and complex are not supported)",
+                    ));
+                    Err(())
+                }
+            },
+            ast::Expr::Name(n) => self.name_expr(n.id.as_str(), span),
+            ast::Expr::Attribute(_) => {
+                let path = dotted(e);
+                if let Some(k) = path.as_deref().and_then(named_constant) {
+                    return Ok(Expr::new(k, span));
+                }
+                if let Some((kind, member)) = path.as_deref().and_then(enum_path) {
+                    self.error(
+                        Diagnostic::error(span, format!("`{member}` is not a member of pld.{}", kind.name()))
+                            .with_note(format!("members: {}", kind.describe_members())),
+                    );
+                    return Err(());
+                }
+                self.error(Diagnostic::error(
+                    span,
+                    format!(
+                        "unsupported attribute `{}` in an expression",
+                        path.unwrap_or_else(|| "?".into())
+                    ),
+                ));
+                Err(())
+            }
+            ast::Expr::BinOp(b) => {
+                let Some(op) = consts::bin_op(&b.op) else {
+                    self.error(Diagnostic::error(span, "unsupported operator (supported: + - * / // %)"));
+                    return Err(());
+                };
+                let l = self.expr(&b.left);
+                let r = self.expr(&b.right);
+                let (l, r) = (l?, r?);
+                self.scalar_binary(op, l, r, span)
+            }
+            ast::Expr::UnaryOp(u) => {
+                let v = self.expr(&u.operand)?;
+                match u.op {
+                    ast::UnaryOp::USub => {
+                        self.require_scalar(&v, "-")?;
+                        Ok(negate(v).at(span))
+                    }
+                    ast::UnaryOp::UAdd => Ok(v.at(span)),
+                    ast::UnaryOp::Not => Ok(Expr::new(ExprKind::Unary(UnOp::Not, Box::new(v)), span)),
+                    ast::UnaryOp::Invert => {
+                        self.error(Diagnostic::error(span, "operator `~` is not supported"));
+                        Err(())
+                    }
+                }
+            }
+            ast::Expr::Compare(c) => {
+                let ([op], [rhs]) = (c.ops.as_slice(), c.comparators.as_slice()) else {
+                    self.error(Diagnostic::error(span, "chained comparisons are not supported; use `and`"));
+                    return Err(());
+                };
+                let op = match op {
+                    ast::CmpOp::Eq => BinOp::Eq,
+                    ast::CmpOp::NotEq => BinOp::Ne,
+                    ast::CmpOp::Lt => BinOp::Lt,
+                    ast::CmpOp::LtE => BinOp::Le,
+                    ast::CmpOp::Gt => BinOp::Gt,
+                    ast::CmpOp::GtE => BinOp::Ge,
+                    _ => {
+                        self.error(Diagnostic::error(span, "unsupported comparison (`is` / `in`)"));
+                        return Err(());
+                    }
+                };
+                let l = self.expr(&c.left);
+                let r = self.expr(rhs);
+                let (l, r) = (l?, r?);
+                self.scalar_binary(op, l, r, span)
+            }
+            ast::Expr::BoolOp(b) => {
+                let op = match b.op {
+                    ast::BoolOp::And => BinOp::And,
+                    ast::BoolOp::Or => BinOp::Or,
+                };
+                let mut vals = Vec::new();
+                for v in &b.values {
+                    vals.push(self.expr(v));
+                }
+                let mut it = vals.into_iter();
+                let mut acc = it.next().ok_or(())??;
+                for v in it {
+                    acc = self.scalar_binary(op, acc, v?, span)?;
+                }
+                Ok(acc.at(span))
+            }
+            ast::Expr::List(l) => self.tuple(&l.elts, span),
+            ast::Expr::Tuple(t) => self.tuple(&t.elts, span),
+            ast::Expr::Subscript(s) => self.subscript(s, span),
+            ast::Expr::Call(c) => self.call(c, span),
+            _ => {
+                self.error(Diagnostic::error(span, "unsupported expression in a DSL function"));
+                Err(())
+            }
+        }
+    }
+
+    fn tuple(&mut self, elts: &[ast::Expr], span: Span) -> Result<Expr, ()> {
+        let items: Vec<Result<Expr, ()>> = elts.iter().map(|x| self.expr(x)).collect();
+        Ok(Expr::new(ExprKind::Tuple(items.into_iter().collect::<Result<Vec<_>, ()>>()?), span))
+    }
+
+    /// A name: a local value, else a module constant.
+    pub fn name_expr(&mut self, name: &str, span: Span) -> Result<Expr, ()> {
+        if let Some(v) = self.lookup(name, span)? {
+            return Ok(Expr::new(ExprKind::Var(v), span));
+        }
+        if let Some(c) = self.unit.consts.get(name) {
+            return Ok(c.clone().at(span));
+        }
+        match name {
+            "True" => return Ok(Expr::new(ExprKind::Bool(true), span)),
+            "False" => return Ok(Expr::new(ExprKind::Bool(false), span)),
+            _ => {}
+        }
+        let mut d = Diagnostic::error(span, format!("undefined name `{name}`"));
+        if self.unit.func_index(name).is_some() {
+            d = d.with_note(format!("`{name}` is a function; call it: `{name}(...)`"));
+        }
+        self.error(d);
+        Err(())
+    }
+
+    fn require_scalar(&mut self, e: &Expr, op: &str) -> Result<(), ()> {
+        let ty = e.ty(&self.values);
+        if is_scalar_operand(e, &ty) {
+            return Ok(());
+        }
+        self.error(
+            Diagnostic::error(
+                e.span,
+                format!("operator `{op}` applies to scalars, but this operand is a {}", ty.kind_name()),
+            )
+            .with_note("use the op form for tensors and tiles, e.g. pl.add(a, b)"),
+        );
+        Err(())
+    }
+
+    /// Scalar arithmetic or comparison (folded when both sides are integer literals).
+    pub fn scalar_binary(&mut self, op: BinOp, l: Expr, r: Expr, span: Span) -> Result<Expr, ()> {
+        let sym = op.symbol();
+        let a = self.require_scalar(&l, sym);
+        let b = self.require_scalar(&r, sym);
+        a?;
+        b?;
+        Ok(Expr::binary(op, l, r).at(span))
+    }
+
+    fn env(&self) -> DeduceEnv<'_> {
+        DeduceEnv { values: &self.values, target: self.unit.opts.target, func_kind: Some(self.func_kind()) }
+    }
+
+    fn build_op(
+        &mut self,
+        name: &str,
+        args: Vec<Expr>,
+        attrs: Vec<(String, Attr)>,
+        span: Span,
+    ) -> Result<Expr, ()> {
+        let r = Expr::op_call(name, args, attrs, span, &self.env());
+        r.map_err(|d| self.error(d))
+    }
+
+    fn call(&mut self, c: &ast::ExprCall, span: Span) -> Result<Expr, ()> {
+        if let Some(b) = get_byte_call(c) {
+            return Ok(Expr::new(ExprKind::Int(b), span));
+        }
+        let Some(path) = dotted(&c.func) else {
+            self.error(Diagnostic::error(
+                span,
+                "unsupported call: the callee must be a name like pl.load or self.kernel",
+            ));
+            return Err(());
+        };
+        match path.as_str() {
+            "min" | "max" => {
+                if c.args.len() != 2 || !c.keywords.is_empty() {
+                    self.error(Diagnostic::error(span, format!("{path}() takes exactly 2 arguments here")));
+                    return Err(());
+                }
+                let a = self.expr(&c.args[0]);
+                let b = self.expr(&c.args[1]);
+                let op = if path == "min" { BinOp::Min } else { BinOp::Max };
+                return self.scalar_binary(op, a?, b?, span);
+            }
+            "float" => {
+                if let [ast::Expr::Constant(k)] = c.args.as_slice() {
+                    if let ast::Constant::Str(s) = &k.value {
+                        let v = match s.as_str() {
+                            "inf" => Some(f64::INFINITY),
+                            "-inf" => Some(f64::NEG_INFINITY),
+                            "nan" => Some(f64::NAN),
+                            _ => s.parse::<f64>().ok(),
+                        };
+                        if let Some(v) = v {
+                            return Ok(Expr::new(ExprKind::Float(pld_ir::expr::FloatBits::new(v)), span));
+                        }
+                    }
+                }
+                self.error(Diagnostic::error(span, "float(...) takes one string literal here"));
+                return Err(());
+            }
+            "pl.yield_" => {
+                self.error(Diagnostic::error(span, "pl.yield_ must be a statement: `x = pl.yield_(value)`"));
+                return Err(());
+            }
+            "pl.dynamic" => {
+                self.error(Diagnostic::error(
+                    span,
+                    "pl.dynamic must be declared at module level: `NR = pl.dynamic(\"NR\")`",
+                ));
+                return Err(());
+            }
+            "pld.alloc_window_buffer" | "pld.tensor.alloc_window_buffer" => {
+                return self.alloc_window_buffer(c, span)
+            }
+            _ => {}
+        }
+        let fname = path.strip_prefix("self.").unwrap_or(&path);
+        if !fname.contains('.') {
+            if let Some(i) = self.unit.func_index(fname) {
+                return self.func_call(i, c, span);
+            }
+        }
+        match resolve(&path) {
+            Some(Resolved::Op(def)) => self.op_call(def, c, span),
+            Some(Resolved::Overload(o)) => {
+                let first = match c.args.first() {
+                    Some(a) => self.expr(a)?,
+                    None => {
+                        self.error(Diagnostic::error(
+                            span,
+                            format!("{} needs at least one positional argument", o.name),
+                        ));
+                        return Err(());
+                    }
+                };
+                let ty = first.ty(&self.values);
+                let pick = (o.pick)(&ty);
+                match registry().lookup(pick) {
+                    Some(def) => self.op_call(def, c, span),
+                    None => {
+                        self.error(Diagnostic::error(
+                            span,
+                            format!("{} resolved to unknown op `{pick}`", o.name),
+                        ));
+                        Err(())
+                    }
+                }
+            }
+            None => {
+                let (module, _) = split_module(&path);
+                let msg = if module.is_empty() && !path.starts_with("self.") {
+                    format!("call of unknown function `{path}`")
+                } else if let Some(name) = path.strip_prefix("self.") {
+                    format!("call of unknown function `{name}`")
+                } else {
+                    format!("unknown op `{path}`")
+                };
+                let mut d = Diagnostic::error(span_of(self.file(), c.func.as_ref()), msg);
+                if let Some(best) = registry()
+                    .suggest(&path)
+                    .or_else(|| path.strip_prefix("pl.").and_then(|p| registry().suggest(p)))
+                {
+                    d = d.with_note(format!("did you mean `{}`?", pld_ir::printer::op_dsl_name(best)));
+                }
+                self.error(d);
+                Err(())
+            }
+        }
+    }
+
+    /// Binds positional and keyword arguments to `def`'s schema and builds the call.
+    fn op_call(&mut self, def: &'static OpDef, c: &ast::ExprCall, span: Span) -> Result<Expr, ()> {
+        let file = self.file();
+        let mut slots: Vec<Option<Expr>> = vec![None; def.params.len()];
+        let mut extra = Vec::new();
+        let mut ok = true;
+        for (i, a) in c.args.iter().enumerate() {
+            if let ast::Expr::Starred(_) = a {
+                self.error(Diagnostic::error(span_of(file, a), "`*args` is not supported in op calls"));
+                ok = false;
+                continue;
+            }
+            match self.expr(a) {
+                Ok(e) if i < slots.len() => slots[i] = Some(e),
+                Ok(e) => extra.push(e),
+                Err(()) => ok = false,
+            }
+        }
+        let mut attrs: Vec<(String, Attr)> = Vec::new();
+        for kw in &c.keywords {
+            let kspan = span_of(file, kw);
+            let Some(k) = kw.arg.as_deref() else {
+                self.error(Diagnostic::error(kspan, "`**kwargs` is not supported in op calls"));
+                ok = false;
+                continue;
+            };
+            if let Some(j) = def.params.iter().position(|p| p.name == k) {
+                if slots[j].is_some() {
+                    self.error(Diagnostic::error(
+                        kspan,
+                        format!("argument `{k}` of {} is given twice", def.name),
+                    ));
+                    ok = false;
+                    continue;
+                }
+                match self.expr(&kw.value) {
+                    Ok(e) => slots[j] = Some(e),
+                    Err(()) => ok = false,
+                }
+            } else if let Some(a) = def.attr_def(k) {
+                match self.attr_value(def, a.name, &kw.value) {
+                    Ok(v) => attrs.push((k.to_string(), v)),
+                    Err(()) => ok = false,
+                }
+            } else {
+                let mut known: Vec<&str> = def.params.iter().map(|p| p.name).collect();
+                known.extend(def.attrs.iter().map(|a| a.name));
+                let note = if known.is_empty() {
+                    format!("{} takes no keyword arguments", def.name)
+                } else {
+                    format!("known keyword arguments: {}", known.join(", "))
+                };
+                self.error(
+                    Diagnostic::error(kspan, format!("unknown kwarg '{k}' for operator '{}'", def.name))
+                        .with_note(note),
+                );
+                ok = false;
+            }
+        }
+        if !ok {
+            return Err(());
+        }
+        // Arguments must fill a prefix of the parameters.
+        let filled = slots.iter().rposition(Option::is_some).map_or(0, |i| i + 1);
+        let mut args = Vec::new();
+        for (j, s) in slots.into_iter().take(filled).enumerate() {
+            match s {
+                Some(e) => args.push(e),
+                None => {
+                    self.error(Diagnostic::error(
+                        span,
+                        format!("missing argument `{}` of {}", def.params[j].name, def.name),
+                    ));
+                    return Err(());
+                }
+            }
+        }
+        args.extend(extra);
+        // Declaration order of attributes.
+        attrs.sort_by_key(|(k, _)| def.attrs.iter().position(|a| a.name == k).unwrap_or(usize::MAX));
+        self.build_op(def.name, args, attrs, span)
+    }
+
+    fn attr_value(&mut self, def: &OpDef, name: &str, v: &ast::Expr) -> Result<Attr, ()> {
+        let span = span_of(self.file(), v);
+        let e = self.expr(v)?;
+        match const_attr(&e) {
+            Some(a) => Ok(a),
+            None => {
+                self.error(Diagnostic::error(
+                    span,
+                    format!("kwarg '{name}' for operator '{}' must be a compile-time constant", def.name),
+                ));
+                Err(())
+            }
+        }
+    }
+
+    /// `pld.alloc_window_buffer(size)` / `(shape, dtype=...)`, named after the assignment.
+    fn alloc_window_buffer(&mut self, c: &ast::ExprCall, span: Span) -> Result<Expr, ()> {
+        let file = self.file();
+        let mut size: Option<Expr> = None;
+        let mut dtype: Option<DataType> = None;
+        let mut name = self.pending_name.take();
+        let mut ok = true;
+        let mut positional = Vec::new();
+        for a in &c.args {
+            match self.expr(a) {
+                Ok(e) => positional.push(e),
+                Err(()) => ok = false,
+            }
+        }
+        for kw in &c.keywords {
+            let kspan = span_of(file, kw);
+            match kw.arg.as_deref() {
+                Some("size") if size.is_none() && positional.is_empty() => size = self.expr(&kw.value).ok(),
+                Some("shape") if size.is_none() && positional.is_empty() => size = self.expr(&kw.value).ok(),
+                Some("dtype") => match self.expr(&kw.value) {
+                    Ok(Expr { kind: ExprKind::DType(d), .. }) => dtype = Some(d),
+                    Ok(_) => {
+                        self.error(Diagnostic::error(
+                            span_of(file, &kw.value),
+                            "dtype must be a dtype, e.g. pl.FP32",
+                        ));
+                        ok = false;
+                    }
+                    Err(()) => ok = false,
+                },
+                Some("name") => match self.expr(&kw.value) {
+                    Ok(Expr { kind: ExprKind::Str(s), .. }) => name = Some(s),
+                    Ok(_) => {
+                        self.error(Diagnostic::error(
+                            span_of(file, &kw.value),
+                            "name must be a string literal",
+                        ));
+                        ok = false;
+                    }
+                    Err(()) => ok = false,
+                },
+                other => {
+                    self.error(
+                        Diagnostic::error(
+                            kspan,
+                            format!(
+                                "unknown kwarg '{}' for operator 'pld.tensor.alloc_window_buffer'",
+                                other.unwrap_or("**")
+                            ),
+                        )
+                        .with_note("known keyword arguments: size, name, dtype (with a shape list)"),
+                    );
+                    ok = false;
+                }
+            }
+        }
+        if !ok {
+            return Err(());
+        }
+        let mut args = positional;
+        if let Some(s) = size {
+            args.insert(0, s);
+        }
+        // `(shape, dtype=...)` overload: bytes = prod(shape) * width(dtype).
+        if let Some(Expr { kind: ExprKind::Tuple(dims), span: sspan }) = args.first().cloned() {
+            let Some(d) = dtype else {
+                self.error(Diagnostic::error(
+                    sspan,
+                    "pld.alloc_window_buffer with a shape needs dtype=..., e.g. alloc_window_buffer([1, 256], dtype=pl.FP32)",
+                ));
+                return Err(());
+            };
+            let width = i64::try_from(d.bytes()).unwrap_or(1);
+            let mut bytes = Expr::int(width).at(sspan);
+            for dim in dims {
+                bytes = Expr::binary(BinOp::Mul, bytes, dim).at(sspan);
+            }
+            args[0] = bytes;
+        } else if dtype.is_some() {
+            self.error(Diagnostic::error(
+                span,
+                "dtype=... is only valid with a shape list: alloc_window_buffer([dims], dtype=...)",
+            ));
+            return Err(());
+        }
+        let attrs = name.map(|n| vec![("name".to_string(), Attr::Str(n))]).unwrap_or_default();
+        self.build_op("pld.tensor.alloc_window_buffer", args, attrs, span)
+    }
+
+    /// A call of another function of the program (`self.k(args, device=r)` / `k(args)`).
+    fn func_call(&mut self, i: usize, c: &ast::ExprCall, span: Span) -> Result<Expr, ()> {
+        let file = self.file();
+        let sig_name = self.unit.sigs[i].name.clone();
+        let param_names: Vec<String> = self.unit.sigs[i].params.iter().map(|p| p.0.clone()).collect();
+        let mut slots: Vec<Option<Expr>> = vec![None; param_names.len()];
+        let mut extra = 0usize;
+        let mut device = None;
+        let mut ok = true;
+        for (j, a) in c.args.iter().enumerate() {
+            match self.expr(a) {
+                Ok(e) if j < slots.len() => slots[j] = Some(e),
+                Ok(_) => extra += 1,
+                Err(()) => ok = false,
+            }
+        }
+        for kw in &c.keywords {
+            let kspan = span_of(file, kw);
+            match kw.arg.as_deref() {
+                Some("device") => match self.expr(&kw.value) {
+                    Ok(e) => device = Some(e),
+                    Err(()) => ok = false,
+                },
+                Some(k) => match param_names.iter().position(|p| p == k) {
+                    Some(j) if slots[j].is_none() => match self.expr(&kw.value) {
+                        Ok(e) => slots[j] = Some(e),
+                        Err(()) => ok = false,
+                    },
+                    Some(_) => {
+                        self.error(Diagnostic::error(
+                            kspan,
+                            format!("argument `{k}` of `{sig_name}` is given twice"),
+                        ));
+                        ok = false;
+                    }
+                    None => {
+                        self.error(
+                            Diagnostic::error(
+                                kspan,
+                                format!("unknown keyword argument `{k}` for `{sig_name}`"),
+                            )
+                            .with_note(format!("parameters: {}", param_names.join(", "))),
+                        );
+                        ok = false;
+                    }
+                },
+                None => {
+                    self.error(Diagnostic::error(kspan, "`**kwargs` is not supported in calls"));
+                    ok = false;
+                }
+            }
+        }
+        if !ok {
+            return Err(());
+        }
+        let given = slots.iter().filter(|s| s.is_some()).count() + extra;
+        if extra > 0 || slots.iter().any(Option::is_none) {
+            self.error(Diagnostic::error(
+                span,
+                format!("`{sig_name}` takes {} argument(s), but {given} were given", param_names.len()),
+            ));
+            return Err(());
+        }
+        let args: Vec<Expr> = slots.into_iter().flatten().collect();
+        let ret = match self.unit.ensure_ret(i) {
+            Some(r) => r,
+            None => {
+                self.error(
+                    Diagnostic::error(
+                        span,
+                        format!("cannot infer the return type of `{sig_name}` (recursive call)"),
+                    )
+                    .with_note(format!("annotate it: `def {sig_name}(...) -> ...:`")),
+                );
+                return Err(());
+            }
+        };
+        let ty = match ret.len() {
+            0 => Type::Unknown,
+            1 => ret[0].clone(),
+            _ => Type::Tuple(ret),
+        };
+        let call = Call { callee: Callee::Func(sig_name), args, attrs: Vec::new(), device, ty };
+        Ok(Expr::new(ExprKind::Call(Box::new(call)), span))
+    }
+
+    /// `x[i]`, `x[i, j]`, `x[a:b, :]` on tensors and tiles: a slice or an element read.
+    fn subscript(&mut self, s: &ast::ExprSubscript, span: Span) -> Result<Expr, ()> {
+        let file = self.file();
+        let base = self.expr(&s.value)?;
+        let ty = base.ty(&self.values);
+        let (prefix, shape) = match &ty {
+            Type::Tensor(t) => ("tensor", t.shape.clone()),
+            Type::DistTensor(d) => ("tensor", d.tensor.shape.clone()),
+            Type::Tile(t) => ("tile", t.shape.clone()),
+            Type::Tuple(_) => {
+                self.error(
+                    Diagnostic::error(span, "indexing a tuple value is not supported")
+                        .with_note("unpack it instead: `a, b = ...`"),
+                );
+                return Err(());
+            }
+            other => {
+                self.error(Diagnostic::error(
+                    span,
+                    format!("subscript requires a tensor or tile, got {}", other.kind_name()),
+                ));
+                return Err(());
+            }
+        };
+        let idx: Vec<&ast::Expr> = match s.slice.as_ref() {
+            ast::Expr::Tuple(t) => t.elts.iter().collect(),
+            other => vec![other],
+        };
+        if idx.len() > shape.len() {
+            self.error(Diagnostic::error(
+                span,
+                format!("subscript has {} indices but the {prefix} has rank {}", idx.len(), shape.len()),
+            ));
+            return Err(());
+        }
+        let mut offsets = Vec::new();
+        let mut extents = Vec::new();
+        let mut drop = Vec::new();
+        let mut any_slice = false;
+        for (d, dim) in shape.iter().enumerate() {
+            let Some(ix) = idx.get(d) else {
+                offsets.push(Expr::int(0).at(span));
+                extents.push(dim.clone());
+                continue;
+            };
+            if let ast::Expr::Slice(sl) = ix {
+                any_slice = true;
+                if sl.step.is_some() {
+                    self.error(Diagnostic::error(span_of(file, *ix), "slice steps are not supported"));
+                    return Err(());
+                }
+                let lo = match &sl.lower {
+                    Some(l) => self.expr(l)?,
+                    None => Expr::int(0).at(span),
+                };
+                let hi = match &sl.upper {
+                    Some(u) => self.expr(u)?,
+                    None => dim.clone(),
+                };
+                extents.push(Expr::binary(BinOp::Sub, hi, lo.clone()).at(span_of(file, *ix)));
+                offsets.push(lo);
+            } else {
+                offsets.push(self.expr(ix)?);
+                extents.push(Expr::int(1).at(span));
+                drop.push(d as i64);
+            }
+        }
+        if !any_slice && idx.len() == shape.len() {
+            let op = format!("{prefix}.read");
+            return self.build_named(
+                &op,
+                vec![base, Expr::new(ExprKind::Tuple(offsets), span)],
+                Vec::new(),
+                span,
+            );
+        }
+        let op = format!("{prefix}.slice");
+        let def = registry().lookup(&op);
+        let mut attrs = Vec::new();
+        if !drop.is_empty() {
+            if def.is_some_and(|d| d.attr_def("drop_dims").is_some()) {
+                attrs.push(("drop_dims".to_string(), Attr::Ints(drop)));
+            } else if def.is_some() {
+                self.error(Diagnostic::error(
+                    span,
+                    format!("integer indexing needs {op} with drop_dims, which is not registered"),
+                ));
+                return Err(());
+            }
+        }
+        let args =
+            vec![base, Expr::new(ExprKind::Tuple(extents), span), Expr::new(ExprKind::Tuple(offsets), span)];
+        self.build_named(&op, args, attrs, span)
+    }
+
+    fn build_named(
+        &mut self,
+        op: &str,
+        args: Vec<Expr>,
+        attrs: Vec<(String, Attr)>,
+        span: Span,
+    ) -> Result<Expr, ()> {
+        if registry().lookup(op).is_none() {
+            self.error(Diagnostic::error(
+                span,
+                format!("subscripts need the `{op}` op, which is not registered"),
+            ));
+            return Err(());
+        }
+        self.build_op(op, args, attrs, span)
+    }
+}

@@ -1,0 +1,421 @@
+//! The module walk: finds program units (each `@pl.program` class, and the module-level
+//! DSL functions), evaluates module constants, reads decorators and signatures, then lowers
+//! every function body.
+//!
+//! Guarantees: non-DSL Python (imports, helper functions, `main()`, `if __name__ ...`) is
+//! skipped; `@pl.program` classes nested in ordinary functions are found; function bodies are
+//! lowered in declaration order, except that a callee whose return type must be inferred is
+//! lowered first (a recursive cycle is a diagnostic, not a hang); diagnostics from all
+//! functions of all units are collected.
+
+use crate::annot;
+use crate::body::FnCx;
+use crate::consts::{eval_const, ConstEnv};
+use crate::util::{dotted, span_of};
+use crate::ParseOptions;
+use pld_ir::{Diagnostic, Diagnostics, Direction, Expr, FileId, Function, FunctionKind, Program, Span, Type};
+use rustpython_parser::ast;
+
+/// One function's signature, known before any body is lowered.
+#[derive(Clone, Debug)]
+pub struct Sig {
+    /// Function name.
+    pub name: String,
+    /// Kind from the decorator.
+    pub kind: FunctionKind,
+    /// `(name, type, direction, span)` per parameter.
+    pub params: Vec<(String, Type, Direction, Span)>,
+    /// Return types: annotated, or inferred once the body is lowered.
+    pub ret: Option<Vec<Type>>,
+    /// Whether the decorator asked for strict SSA.
+    pub strict_ssa: bool,
+    /// Declaration span.
+    pub span: Span,
+}
+
+/// State shared by all functions of one program unit.
+pub struct UnitCx<'a> {
+    /// The file.
+    pub file: FileId,
+    /// Options.
+    pub opts: &'a ParseOptions,
+    /// Constants visible to the unit.
+    pub consts: ConstEnv,
+    /// Signatures, in declaration order.
+    pub sigs: Vec<Sig>,
+    /// The syntax of each function.
+    pub defs: Vec<&'a ast::StmtFunctionDef>,
+    /// Lowered functions.
+    pub done: Vec<Option<Function>>,
+    /// Functions being lowered (for cycle detection).
+    pub in_progress: Vec<bool>,
+    /// Collected diagnostics.
+    pub diags: Diagnostics,
+}
+
+impl<'a> UnitCx<'a> {
+    /// Index of the function named `name`.
+    pub fn func_index(&self, name: &str) -> Option<usize> {
+        self.sigs.iter().position(|s| s.name == name)
+    }
+
+    /// Makes sure the return type of function `i` is known, lowering it if needed.
+    pub fn ensure_ret(&mut self, i: usize) -> Option<Vec<Type>> {
+        if self.sigs[i].ret.is_none() && self.done[i].is_none() && !self.in_progress[i] {
+            self.lower(i);
+        }
+        self.sigs[i].ret.clone()
+    }
+
+    /// Lowers function `i` (once).
+    pub fn lower(&mut self, i: usize) {
+        if self.done[i].is_some() || self.in_progress[i] {
+            return;
+        }
+        self.in_progress[i] = true;
+        let def = self.defs[i];
+        let f = FnCx::lower_function(self, i, def);
+        self.in_progress[i] = false;
+        if self.sigs[i].ret.is_none() {
+            self.sigs[i].ret = Some(f.ret.clone());
+        }
+        self.done[i] = Some(f);
+    }
+}
+
+struct UnitSrc<'a> {
+    name: String,
+    funcs: Vec<(&'a ast::StmtFunctionDef, bool)>,
+    consts: ConstEnv,
+    start: u32,
+}
+
+/// Parses a whole module into its program units.
+pub fn parse_module(
+    file: FileId,
+    file_name: &str,
+    text: &str,
+    opts: &ParseOptions,
+) -> Result<Vec<Program>, Diagnostics> {
+    let module = match rustpython_parser::parse(text, rustpython_parser::Mode::Module, file_name) {
+        Ok(ast::Mod::Module(m)) => m,
+        Ok(_) => return Err(Diagnostic::error(Span::new(file, 0, 0), "expected a Python module").into()),
+        Err(e) => {
+            let at = e.offset.to_u32();
+            let end = next_char_end(text, at);
+            return Err(
+                Diagnostic::error(Span::new(file, at, end), format!("syntax error: {}", e.error)).into()
+            );
+        }
+    };
+    let mut env = ConstEnv::default();
+    let mut units: Vec<UnitSrc<'_>> = Vec::new();
+    let mut jit: Vec<&ast::StmtFunctionDef> = Vec::new();
+    let mut diags = Diagnostics::new();
+    for stmt in &module.body {
+        match stmt {
+            ast::Stmt::FunctionDef(f) if is_dsl_function(f) => jit.push(f),
+            _ => walk(file, stmt, &mut env, &mut units, &mut diags),
+        }
+    }
+    if !jit.is_empty() {
+        let host = jit
+            .iter()
+            .find(|f| f.decorator_list.iter().any(|d| decorator_path(d).as_deref() == Some("pl.jit.host")));
+        let name = host.or(jit.first()).map(|f| f.name.to_string()).unwrap_or_default();
+        let start = jit.first().map_or(0, |f| span_of(file, *f).lo);
+        units.push(UnitSrc {
+            name,
+            funcs: jit.into_iter().map(|f| (f, false)).collect(),
+            consts: env.clone(),
+            start,
+        });
+    }
+    units.sort_by_key(|u| u.start);
+    let mut programs = Vec::new();
+    for u in units {
+        let (p, d) = lower_unit(file, opts, u);
+        diags.extend(d);
+        programs.push(p);
+    }
+    diags.into_result(programs)
+}
+
+fn next_char_end(text: &str, at: u32) -> u32 {
+    let at = (at as usize).min(text.len());
+    let len = text.get(at..).and_then(|s| s.chars().next()).map_or(0, char::len_utf8);
+    (at + len) as u32
+}
+
+/// Walks non-DSL statements for constants and `@pl.program` classes.
+fn walk<'a>(
+    file: FileId,
+    stmt: &'a ast::Stmt,
+    env: &mut ConstEnv,
+    units: &mut Vec<UnitSrc<'a>>,
+    diags: &mut Diagnostics,
+) {
+    match stmt {
+        ast::Stmt::Assign(a) => {
+            if let [ast::Expr::Name(n)] = a.targets.as_slice() {
+                env.assign(file, n.id.as_str(), &a.value);
+            }
+        }
+        ast::Stmt::AnnAssign(a) => {
+            if let (ast::Expr::Name(n), Some(v)) = (a.target.as_ref(), &a.value) {
+                env.assign(file, n.id.as_str(), v);
+            }
+        }
+        ast::Stmt::ClassDef(c) if c.decorator_list.iter().any(is_program_decorator) => {
+            let funcs: Vec<(&ast::StmtFunctionDef, bool)> = c
+                .body
+                .iter()
+                .filter_map(|s| match s {
+                    ast::Stmt::FunctionDef(f) if is_dsl_function(f) => Some((f, true)),
+                    _ => None,
+                })
+                .collect();
+            if funcs.is_empty() {
+                diags.push(
+                    Diagnostic::error(
+                        span_of(file, stmt),
+                        format!("program `{}` defines no DSL functions", c.name),
+                    )
+                    .with_note("decorate methods with @pl.function(type=pl.FunctionType.InCore) or similar"),
+                );
+            }
+            units.push(UnitSrc {
+                name: c.name.to_string(),
+                funcs,
+                consts: env.clone(),
+                start: span_of(file, stmt).lo,
+            });
+        }
+        ast::Stmt::FunctionDef(f) => {
+            // Ordinary Python function: look inside for program classes (tests build them
+            // lazily); its local constants are visible to them.
+            let mut local = env.clone();
+            for s in &f.body {
+                walk(file, s, &mut local, units, diags);
+            }
+        }
+        ast::Stmt::ClassDef(c) => {
+            let mut local = env.clone();
+            for s in &c.body {
+                walk(file, s, &mut local, units, diags);
+            }
+        }
+        _ => {}
+    }
+}
+
+fn decorator_path(d: &ast::Expr) -> Option<String> {
+    match d {
+        ast::Expr::Call(c) => dotted(&c.func),
+        other => dotted(other),
+    }
+}
+
+fn is_program_decorator(d: &ast::Expr) -> bool {
+    decorator_path(d).as_deref() == Some("pl.program")
+}
+
+fn is_dsl_function(f: &ast::StmtFunctionDef) -> bool {
+    f.decorator_list.iter().any(|d| {
+        matches!(
+            decorator_path(d).as_deref(),
+            Some("pl.function" | "pl.jit" | "pl.jit.incore" | "pl.jit.host")
+        )
+    })
+}
+
+/// The kind a DSL decorator denotes, and whether it asks for strict SSA.
+fn decorator_kind(file: FileId, f: &ast::StmtFunctionDef) -> Result<(FunctionKind, bool), Diagnostic> {
+    for d in &f.decorator_list {
+        let Some(path) = decorator_path(d) else { continue };
+        let kind = match path.as_str() {
+            "pl.jit" => FunctionKind::ChipOrch,
+            "pl.jit.incore" => FunctionKind::InCore,
+            "pl.jit.host" => FunctionKind::Host,
+            "pl.function" => {
+                let ast::Expr::Call(c) = d else { return Ok((FunctionKind::Opaque, false)) };
+                return function_kwargs(file, c);
+            }
+            _ => continue,
+        };
+        return Ok((kind, false));
+    }
+    Ok((FunctionKind::Opaque, false))
+}
+
+fn last_segment(e: &ast::Expr) -> Option<String> {
+    dotted(e).map(|p| p.rsplit('.').next().unwrap_or_default().to_string())
+}
+
+fn function_kwargs(file: FileId, c: &ast::ExprCall) -> Result<(FunctionKind, bool), Diagnostic> {
+    let mut ty: Option<FunctionKind> = None;
+    let mut level: Option<String> = None;
+    let mut role: Option<String> = None;
+    let mut strict = false;
+    if let Some(a) = c.args.first() {
+        return Err(Diagnostic::error(
+            span_of(file, a),
+            "@pl.function takes keyword arguments only (type=..., level=..., role=...)",
+        ));
+    }
+    for kw in &c.keywords {
+        match kw.arg.as_deref() {
+            Some("type") => {
+                let member = last_segment(&kw.value).unwrap_or_default();
+                ty = Some(match member.as_str() {
+                    "InCore" => FunctionKind::InCore,
+                    "Orchestration" => FunctionKind::ChipOrch,
+                    "AIC" => FunctionKind::Aic,
+                    "AIV" => FunctionKind::Aiv,
+                    "Opaque" => FunctionKind::Opaque,
+                    _ => {
+                        return Err(Diagnostic::error(
+                            span_of(file, &kw.value),
+                            format!("unsupported function type `{member}`"),
+                        )
+                        .with_note("supported: pl.FunctionType.InCore, Orchestration, AIC, AIV, Opaque"))
+                    }
+                });
+            }
+            Some("level") => level = last_segment(&kw.value),
+            Some("role") => role = last_segment(&kw.value),
+            Some("strict_ssa") => {
+                strict = matches!(&kw.value, ast::Expr::Constant(k) if matches!(k.value, ast::Constant::Bool(true)))
+            }
+            _ => {}
+        }
+    }
+    let orchestrator = role.as_deref() == Some("Orchestrator") || ty == Some(FunctionKind::ChipOrch);
+    let kind = match level.as_deref() {
+        Some("HOST") if orchestrator => FunctionKind::Host,
+        Some("CHIP") if orchestrator => FunctionKind::ChipOrch,
+        _ => ty.unwrap_or(FunctionKind::Opaque),
+    };
+    Ok((kind, strict))
+}
+
+fn signature(
+    file: FileId,
+    consts: &ConstEnv,
+    f: &ast::StmtFunctionDef,
+    method: bool,
+) -> Result<Sig, Diagnostics> {
+    let mut diags = Diagnostics::new();
+    let span = span_of(file, f);
+    let (kind, strict_ssa) = decorator_kind(file, f).map_err(Diagnostics::from)?;
+    let mut dim = |e: &ast::Expr| -> Result<Expr, Diagnostic> {
+        eval_const(file, consts, e).ok_or_else(|| {
+            Diagnostic::error(
+                span_of(file, e),
+                "expected a constant here (a literal, a module constant or a pl.dynamic symbol)",
+            )
+        })
+    };
+    let mut params = Vec::new();
+    let args = &f.args;
+    if args.vararg.is_some() || args.kwarg.is_some() {
+        diags.push(Diagnostic::error(
+            span,
+            format!("`{}`: *args / **kwargs parameters are not supported", f.name),
+        ));
+    }
+    let all: Vec<&ast::ArgWithDefault> =
+        args.posonlyargs.iter().chain(&args.args).chain(&args.kwonlyargs).collect();
+    for (i, a) in all.iter().enumerate() {
+        let name = a.def.arg.to_string();
+        if method && i == 0 && name == "self" {
+            continue;
+        }
+        let pspan = span_of(file, &a.def);
+        match &a.def.annotation {
+            None => diags.push(
+                Diagnostic::error(
+                    pspan,
+                    format!("parameter `{name}` of `{}` has no type annotation", f.name),
+                )
+                .with_note("annotate it, e.g. `x: pl.Tensor[[16, 64], pl.FP32]`"),
+            ),
+            Some(t) => match annot::param_type(file, t, &mut dim) {
+                Ok((ty, dir)) => params.push((name, ty, dir, pspan)),
+                Err(d) => diags.push(d),
+            },
+        }
+    }
+    let ret = match &f.returns {
+        None => None,
+        Some(r) => match annot::return_types(file, r, &mut dim) {
+            Ok(t) => Some(t),
+            Err(d) => {
+                diags.push(d);
+                None
+            }
+        },
+    };
+    diags.into_result(Sig { name: f.name.to_string(), kind, params, ret, strict_ssa, span })
+}
+
+fn lower_unit(file: FileId, opts: &ParseOptions, u: UnitSrc<'_>) -> (Program, Diagnostics) {
+    let mut diags = Diagnostics::new();
+    let mut sigs = Vec::new();
+    let mut defs = Vec::new();
+    let mut failed = Vec::new();
+    for (f, method) in &u.funcs {
+        if let Some(prev) = sigs.iter().position(|s: &Sig| s.name == f.name.as_str()) {
+            diags.push(
+                Diagnostic::error(span_of(file, *f), format!("function `{}` is defined twice", f.name))
+                    .with_label(sigs[prev].span, "first defined here"),
+            );
+            continue;
+        }
+        match signature(file, &u.consts, f, *method) {
+            Ok(s) => {
+                sigs.push(s);
+                defs.push(*f);
+                failed.push(false);
+            }
+            Err(d) => {
+                diags.extend(d);
+                // Keep a placeholder signature so calls resolve and do not cascade.
+                sigs.push(Sig {
+                    name: f.name.to_string(),
+                    kind: FunctionKind::Opaque,
+                    params: Vec::new(),
+                    ret: Some(Vec::new()),
+                    strict_ssa: false,
+                    span: span_of(file, *f),
+                });
+                defs.push(*f);
+                failed.push(true);
+            }
+        }
+    }
+    let n = sigs.len();
+    let dyn_syms = u.consts.dyn_syms.clone();
+    let mut cx = UnitCx {
+        file,
+        opts,
+        consts: u.consts,
+        sigs,
+        defs,
+        done: vec![None; n],
+        in_progress: vec![false; n],
+        diags: Diagnostics::new(),
+    };
+    // A function whose signature failed already reported; its body is skipped so that
+    // missing parameters do not cascade into undefined-name errors.
+    for (i, bad) in failed.iter().enumerate() {
+        if !bad {
+            cx.lower(i);
+        }
+    }
+    diags.extend(cx.diags);
+    let mut p = Program::new(u.name);
+    p.dyn_syms = dyn_syms;
+    p.functions = cx.done.into_iter().flatten().collect();
+    (p, diags)
+}
