@@ -12,6 +12,7 @@
 
 pub mod core;
 pub mod lowering;
+pub mod put_get;
 pub mod system_sync;
 pub mod tile_remote;
 mod util;
