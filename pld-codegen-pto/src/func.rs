@@ -802,6 +802,24 @@ impl<'a> FnCx<'a> {
         sizes: &[Expr],
         hint: &str,
     ) -> Result<(String, String), Diagnostic> {
+        let sizes = self.sizes(sizes)?;
+        self.partition_sized(view, t, offsets, &sizes, hint)
+    }
+
+    /// Evaluates partition sizes once, so several views can share the same SSA values.
+    pub fn sizes(&mut self, sizes: &[Expr]) -> Result<Vec<(String, Option<i64>)>, Diagnostic> {
+        sizes.iter().map(|s| self.size(s)).collect()
+    }
+
+    /// [`FnCx::partition`] with sizes evaluated by [`FnCx::sizes`].
+    pub fn partition_sized(
+        &mut self,
+        view: &str,
+        t: &TensorRef,
+        offsets: &[Expr],
+        sizes: &[(String, Option<i64>)],
+        hint: &str,
+    ) -> Result<(String, String), Diagnostic> {
         let rank = t.ty.rank();
         if offsets.len() != rank || sizes.len() != rank {
             return Err(self.err(format!(
@@ -814,10 +832,9 @@ impl<'a> FnCx<'a> {
         let mut offs = Vec::new();
         let mut szs = Vec::new();
         let mut dims = Vec::new();
-        for (k, (o, s)) in offsets.iter().zip(sizes).enumerate() {
+        for (k, (o, (ss, sv))) in offsets.iter().zip(sizes).enumerate() {
             let (os, ov) = self.offset(o)?;
-            let (ss, sv) = self.size(s)?;
-            if let Some(v) = sv {
+            if let Some(v) = *sv {
                 if v <= 0 {
                     return Err(self.err(format!(
                         "partition of '{}' has size {v} in dimension {k}; sizes must be positive",
@@ -835,8 +852,8 @@ impl<'a> FnCx<'a> {
                 }
             }
             offs.push(os);
-            szs.push(ss);
-            dims.push(sv);
+            szs.push(ss.clone());
+            dims.push(*sv);
         }
         let vty = self.view_type(t)?;
         let pty = mlir::partition_view(&dims, self.elem(t.ty.dtype)?);

@@ -146,12 +146,14 @@ fn emit_put(cx: &mut FnCx<'_>, call: &Call, _targets: &[ValueId]) -> Result<Val,
     let op = "pld.tile.put";
     let x = transfer(cx, call, op)?;
     let atomic = atomic_for(cx, call, x.dst.ty.dtype)?;
+    let sizes = cx.sizes(&x.shape)?;
     let view = cx.peer_view(&x.dst, &x.peer, op)?;
-    let (dpv, dty) =
-        cx.partition(&view, &x.dst, &x.dst_offsets, &x.shape, &format!("{}_peer_pview", x.dst.name))?;
+    let hint = format!("{}_peer_pview", x.dst.name);
+    let (dpv, dty) = cx.partition_sized(&view, &x.dst, &x.dst_offsets, &sizes, &hint)?;
     let lview = cx.local_view(&x.src)?;
-    let (spv, sty) =
-        cx.partition(&lview, &x.src, &x.src_offsets, &x.shape, &format!("{}_local_pview", x.src.name))?;
+    let hint = format!("{}_local_pview", x.src.name);
+    let (spv, sty) = cx.partition_sized(&lview, &x.src, &x.src_offsets, &sizes, &hint)?;
+    same_signature(cx, op, &dty, &sty)?;
     let (buf, tys) = buf_group(cx, &x)?;
     let attr = mlir::atomic_attr(atomic).unwrap_or("#pto<atomic_type atomic_none>");
     cx.line("pto.barrier <PIPE_ALL>");
@@ -167,17 +169,29 @@ fn emit_put(cx: &mut FnCx<'_>, call: &Call, _targets: &[ValueId]) -> Result<Val,
 fn emit_get(cx: &mut FnCx<'_>, call: &Call, _targets: &[ValueId]) -> Result<Val, Diagnostic> {
     let op = "pld.tile.get";
     let x = transfer(cx, call, op)?;
+    let sizes = cx.sizes(&x.shape)?;
     let lview = cx.local_view(&x.dst)?;
-    let (dpv, dty) =
-        cx.partition(&lview, &x.dst, &x.dst_offsets, &x.shape, &format!("{}_local_pview", x.dst.name))?;
+    let hint = format!("{}_local_pview", x.dst.name);
+    let (dpv, dty) = cx.partition_sized(&lview, &x.dst, &x.dst_offsets, &sizes, &hint)?;
     let view = cx.peer_view(&x.src, &x.peer, op)?;
-    let (spv, sty) =
-        cx.partition(&view, &x.src, &x.src_offsets, &x.shape, &format!("{}_peer_pview", x.src.name))?;
+    let hint = format!("{}_peer_pview", x.src.name);
+    let (spv, sty) = cx.partition_sized(&view, &x.src, &x.src_offsets, &sizes, &hint)?;
+    same_signature(cx, op, &dty, &sty)?;
     let (buf, tys) = buf_group(cx, &x)?;
     cx.line("pto.barrier <PIPE_ALL>");
     cx.line(format!("pto.comm.tget({dpv}, {spv}, {buf} : {dty}, {sty}, {})", tys.join(", ")));
     cx.line("pto.barrier <PIPE_ALL>");
     Ok(Val::Unit)
+}
+
+/// V2: both transfer views must print the identical shape signature.
+fn same_signature(cx: &FnCx<'_>, op: &str, dty: &str, sty: &str) -> Result<(), Diagnostic> {
+    if dty != sty {
+        return Err(cx.err(format!(
+            "{op} dst and src partition views must have the same shape signature, got {dty} and {sty}"
+        )));
+    }
+    Ok(())
 }
 
 /// Checks a signal operand: an `i32` tensor with a static shape (V4).
