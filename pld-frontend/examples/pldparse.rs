@@ -1,11 +1,18 @@
-//! Debug helper: parses a DSL file and prints the program(s) or the rendered diagnostics.
+//! Debug helper: parses DSL files and prints the programs or the rendered diagnostics.
+//! `PLD_BIND=n_ranks=2,max_recv=4` binds parameters of program-building Python functions.
 
 fn main() {
     let _ = pld_ops::registry();
     for path in std::env::args().skip(1) {
         let text = std::fs::read_to_string(&path).unwrap_or_default();
         let mut sm = pld_ir::SourceMap::new();
-        match pld_frontend::parse_programs(&mut sm, &path, &text, &pld_frontend::ParseOptions::default()) {
+        let mut opts = pld_frontend::ParseOptions::default();
+        for kv in std::env::var("PLD_BIND").unwrap_or_default().split(',').filter(|s| !s.is_empty()) {
+            if let Some((k, v)) = kv.split_once('=') {
+                opts.bindings.push((k.to_string(), v.parse().unwrap_or(0)));
+            }
+        }
+        match pld_frontend::parse_programs(&mut sm, &path, &text, &opts) {
             Ok(ps) => {
                 for p in ps {
                     println!("{}", pld_ir::print_program(&p));

@@ -15,6 +15,8 @@ use std::collections::HashMap;
 #[derive(Clone, Debug, Default)]
 pub struct ConstEnv {
     vars: HashMap<String, Expr>,
+    /// Names whose value is only known when Python runs: `name → (parameter, function)`.
+    runtime: HashMap<String, (String, String)>,
     /// `pl.dynamic` symbols in declaration order.
     pub dyn_syms: Vec<String>,
 }
@@ -25,9 +27,45 @@ impl ConstEnv {
         self.vars.get(name)
     }
 
+    /// Binds `name` to a constant (a caller binding or a parameter default).
+    pub fn bind(&mut self, name: &str, value: Expr) {
+        self.runtime.remove(name);
+        self.vars.insert(name.to_string(), value);
+    }
+
+    /// Marks `name` as a parameter of the enclosing Python function `func`.
+    pub fn mark_runtime(&mut self, name: &str, func: &str) {
+        self.vars.remove(name);
+        self.runtime.insert(name.to_string(), (name.to_string(), func.to_string()));
+    }
+
+    /// `(parameter, function)` when `name`'s value is only known at run time.
+    pub fn runtime_origin(&self, name: &str) -> Option<&(String, String)> {
+        self.runtime.get(name)
+    }
+
+    /// The run-time origin of the first run-time name used in `e`.
+    pub fn runtime_in(&self, e: &ast::Expr) -> Option<(String, (String, String))> {
+        let mut found = None;
+        visit_names(e, &mut |n| {
+            if found.is_none() {
+                if let Some(o) = self.runtime.get(n) {
+                    found = Some((n.to_string(), o.clone()));
+                }
+            }
+        });
+        found
+    }
+
     /// Records `target = value` when `value` is a constant; otherwise forgets `target`
     /// (a later non-constant assignment shadows an earlier constant).
     pub fn assign(&mut self, file: FileId, target: &str, value: &ast::Expr) {
+        if let Some((_, origin)) = self.runtime_in(value) {
+            self.vars.remove(target);
+            self.runtime.insert(target.to_string(), origin);
+            return;
+        }
+        self.runtime.remove(target);
         match eval_const(file, self, value) {
             Some(e) => {
                 if let ExprKind::Sym(s) = &e.kind {
@@ -191,4 +229,39 @@ pub fn is_ident(s: &str) -> bool {
     let mut chars = s.chars();
     matches!(chars.next(), Some(c) if c.is_ascii_alphabetic() || c == '_')
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// Calls `f` on every name read in `e` (not on attribute names).
+pub fn visit_names(e: &ast::Expr, f: &mut dyn FnMut(&str)) {
+    match e {
+        ast::Expr::Name(n) => f(n.id.as_str()),
+        ast::Expr::BinOp(b) => {
+            visit_names(&b.left, f);
+            visit_names(&b.right, f);
+        }
+        ast::Expr::UnaryOp(u) => visit_names(&u.operand, f),
+        ast::Expr::List(l) => l.elts.iter().for_each(|x| visit_names(x, f)),
+        ast::Expr::Tuple(t) => t.elts.iter().for_each(|x| visit_names(x, f)),
+        ast::Expr::Call(c) => {
+            c.args.iter().for_each(|x| visit_names(x, f));
+            c.keywords.iter().for_each(|k| visit_names(&k.value, f));
+        }
+        ast::Expr::Subscript(s) => {
+            visit_names(&s.value, f);
+            visit_names(&s.slice, f);
+        }
+        _ => {}
+    }
+}
+
+/// The diagnostic for a name whose value is only known when Python runs.
+pub fn runtime_error(span: pld_ir::Span, name: &str, origin: &(String, String)) -> pld_ir::Diagnostic {
+    let (param, func) = origin;
+    let what =
+        if name == param { format!("`{name}`") } else { format!("`{name}` depends on `{param}`, which") };
+    pld_ir::Diagnostic::error(
+        span,
+        format!("{what} is a parameter of the enclosing Python function `{func}`; its value is only known at run time"),
+    )
+    .with_note(format!("bind it when parsing: ParseOptions::bindings (e.g. {param}=2)"))
 }

@@ -181,6 +181,10 @@ impl FnCx<'_, '_> {
         if let Some(c) = self.unit.consts.get(name) {
             return Ok(c.clone().at(span));
         }
+        if let Some(origin) = self.unit.consts.runtime_origin(name).cloned() {
+            self.error(crate::consts::runtime_error(span, name, &origin));
+            return Err(());
+        }
         match name {
             "True" => return Ok(Expr::new(ExprKind::Bool(true), span)),
             "False" => return Ok(Expr::new(ExprKind::Bool(false), span)),
@@ -694,21 +698,26 @@ impl FnCx<'_, '_> {
         }
         let op = format!("{prefix}.slice");
         let def = registry().lookup(&op);
+        let with_drop_attr = def.is_some_and(|d| d.attr_def("drop_dims").is_some());
         let mut attrs = Vec::new();
-        if !drop.is_empty() {
-            if def.is_some_and(|d| d.attr_def("drop_dims").is_some()) {
-                attrs.push(("drop_dims".to_string(), Attr::Ints(drop)));
-            } else if def.is_some() {
-                self.error(Diagnostic::error(
-                    span,
-                    format!("integer indexing needs {op} with drop_dims, which is not registered"),
-                ));
-                return Err(());
-            }
+        if !drop.is_empty() && with_drop_attr {
+            attrs.push(("drop_dims".to_string(), Attr::Ints(drop.clone())));
         }
+        let kept: Vec<Expr> = extents
+            .iter()
+            .enumerate()
+            .filter(|(d, _)| !drop.contains(&(*d as i64)))
+            .map(|(_, e)| e.clone())
+            .collect();
         let args =
             vec![base, Expr::new(ExprKind::Tuple(extents), span), Expr::new(ExprKind::Tuple(offsets), span)];
-        self.build_named(&op, args, attrs, span)
+        let sliced = self.build_named(&op, args, attrs, span)?;
+        if drop.is_empty() || with_drop_attr {
+            return Ok(sliced);
+        }
+        // The slice op has no drop_dims: drop the integer-indexed dims with a reshape.
+        let reshape = format!("{prefix}.reshape");
+        self.build_named(&reshape, vec![sliced, Expr::new(ExprKind::Tuple(kept), span)], Vec::new(), span)
     }
 
     fn build_named(

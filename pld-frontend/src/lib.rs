@@ -44,6 +44,9 @@ pub struct ParseOptions {
     /// Reject a second assignment to a name in the same scope (the reference's
     /// `strict_ssa=True`); by default a reassignment defines a new value.
     pub strict_ssa: bool,
+    /// Values for parameters of ordinary Python functions that build programs at run time
+    /// (`def _build(n_ranks): ... @pl.program class P: ...`), e.g. `("n_ranks", 2)`.
+    pub bindings: Vec<(String, i64)>,
 }
 
 impl ParseOptions {

@@ -115,7 +115,7 @@ pub fn parse_module(
     for stmt in &module.body {
         match stmt {
             ast::Stmt::FunctionDef(f) if is_dsl_function(f) => jit.push(f),
-            _ => walk(file, stmt, &mut env, &mut units, &mut diags),
+            _ => walk(file, opts, stmt, &mut env, &mut units, &mut diags),
         }
     }
     if !jit.is_empty() {
@@ -150,6 +150,7 @@ fn next_char_end(text: &str, at: u32) -> u32 {
 /// Walks non-DSL statements for constants and `@pl.program` classes.
 fn walk<'a>(
     file: FileId,
+    opts: &ParseOptions,
     stmt: &'a ast::Stmt,
     env: &mut ConstEnv,
     units: &mut Vec<UnitSrc<'a>>,
@@ -193,16 +194,28 @@ fn walk<'a>(
         }
         ast::Stmt::FunctionDef(f) => {
             // Ordinary Python function: look inside for program classes (tests build them
-            // lazily); its local constants are visible to them.
+            // lazily); its local constants are visible to them. Its parameters are bound by
+            // the caller's bindings, else their defaults, else known only at run time.
             let mut local = env.clone();
+            let a = &f.args;
+            for p in a.posonlyargs.iter().chain(&a.args).chain(&a.kwonlyargs) {
+                let name = p.def.arg.as_str();
+                if let Some((_, v)) = opts.bindings.iter().find(|(k, _)| k == name) {
+                    local.bind(name, Expr::int(*v));
+                } else if let Some(d) = p.default.as_deref().and_then(|d| eval_const(file, &local, d)) {
+                    local.bind(name, d);
+                } else {
+                    local.mark_runtime(name, f.name.as_str());
+                }
+            }
             for s in &f.body {
-                walk(file, s, &mut local, units, diags);
+                walk(file, opts, s, &mut local, units, diags);
             }
         }
         ast::Stmt::ClassDef(c) => {
             let mut local = env.clone();
             for s in &c.body {
-                walk(file, s, &mut local, units, diags);
+                walk(file, opts, s, &mut local, units, diags);
             }
         }
         _ => {}
@@ -309,6 +322,9 @@ fn signature(
     let span = span_of(file, f);
     let (kind, strict_ssa) = decorator_kind(file, f).map_err(Diagnostics::from)?;
     let mut dim = |e: &ast::Expr| -> Result<Expr, Diagnostic> {
+        if let Some((name, origin)) = consts.runtime_in(e) {
+            return Err(crate::consts::runtime_error(span_of(file, e), &name, &origin));
+        }
         eval_const(file, consts, e).ok_or_else(|| {
             Diagnostic::error(
                 span_of(file, e),
