@@ -111,6 +111,7 @@ fn lower_block(
             Ok(()) => {
                 let (stmts, funcs) = b.finish();
                 new_functions.extend(funcs);
+                retype_results(&stmts, &results, &mut f.values);
                 *changed = true;
                 let mut produced = Block { stmts };
                 lower_block(&mut produced, f, kind, target, depth + 1, new_functions, changed, diags);
@@ -170,4 +171,21 @@ pub fn fresh_name(taken: &mut HashSet<String>, base: &str) -> String {
 pub fn is_placement_stamp(s: &Stmt) -> bool {
     matches!(&s.kind, StmtKind::Scope { kind: pld_ir::ScopeKind::At, attrs, .. }
         if attrs.iter().any(|(k, _)| k == crate::ops::PLACEMENT_ATTR))
+}
+
+/// A lowering may change what the original statement's results are (a tensor-level value
+/// becomes a tile): re-type each result to the type of the value the lowering bound to it.
+fn retype_results(stmts: &[Stmt], results: &[ValueId], values: &mut pld_ir::Values) {
+    for s in stmts {
+        if let StmtKind::Assign { targets, value } = &s.kind {
+            if targets.len() == 1 && results.contains(&targets[0]) {
+                let ty = value.ty(values);
+                if ty != pld_ir::Type::Unknown {
+                    if let Some(v) = values.get_mut(targets[0]) {
+                        v.ty = ty;
+                    }
+                }
+            }
+        }
+    }
 }

@@ -4,4 +4,6 @@
 //! [`comm`] is the one shared barrier helper every collective expansion uses.
 
 pub mod comm;
+mod put_get;
 mod remote_store;
+mod tensor_elementwise;

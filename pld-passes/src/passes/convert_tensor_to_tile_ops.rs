@@ -58,12 +58,25 @@ pub fn upgrade_directions(f: &mut Function) {
 
 fn scan(block: &Block, f: &Function, origin: &mut HashMap<ValueId, usize>, access: &mut [Access]) {
     for s in &block.stmts {
+        // A view or rebind (a call returning a tensor over its first argument, reading it
+        // only) aliases that argument rather than reading it.
+        let aliasing = match &s.kind {
+            StmtKind::Assign { value, .. } => value.as_call().is_some_and(|c| {
+                c.ty.as_tensor_like().is_some()
+                    && c.op().is_some_and(|d| d.arg_effects(c).first() == Some(&Effect::Read))
+            }),
+            _ => false,
+        };
         // Accesses made by this statement's own expressions.
         s.for_each_expr(&mut |e| {
             e.walk(&mut |x| {
                 if let ExprKind::Call(c) = &x.kind {
                     let effects = c.op().map(|d| d.arg_effects(c)).unwrap_or_default();
+                    let top = std::ptr::eq(x, e);
                     for (i, a) in c.args.iter().enumerate() {
+                        if top && aliasing && i == 0 {
+                            continue;
+                        }
                         if let Some(&p) = a.as_var().and_then(|v| origin.get(&v)) {
                             match effects.get(i).copied().unwrap_or(Effect::Read) {
                                 Effect::Write => access[p].write = true,

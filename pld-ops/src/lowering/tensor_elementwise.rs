@@ -1,0 +1,56 @@
+//! Tensor-to-tile lowerings of the core elementwise tensor ops (`ConvertTensorToTileOps`):
+//! `tensor.<op>(a, b)` becomes `tile.<op>` over Vec tiles; an operand that is still a GM
+//! tensor is bridged by a whole-shape `tile.load` into Vec, an operand that already became
+//! a tile (a computed value) passes through. The result value is re-typed as the tile.
+
+use pld_ir::{register_lowering, Attr, Builder, Call, Diagnostic, Expr, LoweringKind, Span, ValueId};
+
+/// A tile operand for `e`: `e` itself when it is a tile, else a Vec load of the whole tensor.
+pub fn as_tile(b: &mut Builder<'_>, e: &Expr) -> Result<Expr, Diagnostic> {
+    let ty = b.type_of(e);
+    let Some(t) = ty.as_tensor_like().cloned() else {
+        return Ok(e.clone());
+    };
+    let zeros = Expr::tuple(t.shape.iter().map(|_| Expr::int(0)).collect());
+    let base = e.as_var().map_or("operand".to_string(), |v| b.values.name(v).to_string());
+    let v = b.assign_op(
+        format!("{base}_vec"),
+        "tile.load",
+        vec![e.clone(), zeros, Expr::tuple(t.shape.clone())],
+        vec![("target_memory", Attr::Str("Vec".into()))],
+    )?;
+    Ok(Expr::var(v))
+}
+
+fn lower(b: &mut Builder<'_>, call: &Call, results: &[ValueId], span: Span) -> Result<(), Diagnostic> {
+    b.span = span;
+    let name = call.callee.name();
+    let tile_op = format!("tile.{}", name.trim_start_matches("tensor."));
+    let mut args = Vec::with_capacity(call.args.len());
+    for (i, a) in call.args.iter().enumerate() {
+        // Tile-tile ops convert both operands; tile-scalar ops only the first.
+        let is_operand =
+            i == 0 || b.type_of(a).as_tensor_like().is_some() || b.type_of(a).as_tile().is_some();
+        args.push(if is_operand { as_tile(b, a)? } else { a.clone() });
+    }
+    let attrs: Vec<(&str, Attr)> = call.attrs.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
+    let e = b.op(&tile_op, args, attrs)?;
+    if results.is_empty() {
+        b.eval(e);
+    } else {
+        b.push(pld_ir::StmtKind::Assign { targets: results.to_vec(), value: e });
+    }
+    Ok(())
+}
+
+register_lowering!("tensor.add", LoweringKind::TensorToTile, lower);
+register_lowering!("tensor.sub", LoweringKind::TensorToTile, lower);
+register_lowering!("tensor.mul", LoweringKind::TensorToTile, lower);
+register_lowering!("tensor.div", LoweringKind::TensorToTile, lower);
+register_lowering!("tensor.maximum", LoweringKind::TensorToTile, lower);
+register_lowering!("tensor.minimum", LoweringKind::TensorToTile, lower);
+register_lowering!("tensor.adds", LoweringKind::TensorToTile, lower);
+register_lowering!("tensor.subs", LoweringKind::TensorToTile, lower);
+register_lowering!("tensor.muls", LoweringKind::TensorToTile, lower);
+register_lowering!("tensor.divs", LoweringKind::TensorToTile, lower);
+register_lowering!("tensor.cast", LoweringKind::TensorToTile, lower);

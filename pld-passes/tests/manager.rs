@@ -1,0 +1,129 @@
+//! The pass manager and the public pipeline API: pass names and order, unknown names,
+//! stop-after, dumps, and verification failures that name the pass.
+
+mod common;
+use common::*;
+use pld_ir::{DataType, Diagnostics, Direction, Expr, FunctionBuilder, FunctionKind, Program, StmtKind};
+use pld_passes::{manager, Pass, PassCx, PipelineOptions};
+
+fn tiny() -> Program {
+    let mut fb = FunctionBuilder::new("k", FunctionKind::InCore);
+    let x = fb.param("x", tensor(&[8, 8], DataType::FP32), Direction::In);
+    let y = fb.param("y", tensor(&[8, 8], DataType::FP32), Direction::In);
+    fb.body(|b| {
+        let v = b.assign_op(
+            "v",
+            "tile.load",
+            vec![Expr::var(x), Expr::ints(&[0, 0]), Expr::ints(&[8, 8])],
+            vec![],
+        )?;
+        let dead = b.assign_op("dead", "tile.adds", vec![Expr::var(v), Expr::float(1.0)], vec![])?;
+        let _ = dead;
+        b.eval_op("tile.store", vec![Expr::var(v), Expr::ints(&[0, 0]), Expr::var(y)], vec![])?;
+        Ok(())
+    })
+    .unwrap();
+    let mut p = Program::new("p");
+    p.add_function(fb.finish());
+    p
+}
+
+#[test]
+fn pass_names_follow_the_spec_order() {
+    let names = pld_passes::pass_names();
+    let pos =
+        |n: &str| names.iter().position(|x| *x == n).unwrap_or_else(|| panic!("{n} missing from {names:?}"));
+    assert!(pos("ConvertTensorToTileOps") < pos("LowerCompositeOps"));
+    assert!(pos("LowerCompositeOps") < pos("LowerAutoVectorSplit"));
+    assert!(pos("LowerAutoVectorSplit") < pos("ExpandMixedKernel"));
+    assert_eq!(names.last(), Some(&"DeadCodeElimination"));
+}
+
+#[test]
+fn unknown_pass_lists_valid_names() {
+    init();
+    let mut p = tiny();
+    let opts = PipelineOptions { stop_after: Some("NoSuchPass".into()), ..PipelineOptions::default() };
+    let err = pld_passes::run_pipeline(&mut p, &opts).unwrap_err();
+    let m = messages(&err);
+    assert!(m.contains("unknown pass `NoSuchPass`"), "{m}");
+    assert!(m.contains("ConvertTensorToTileOps") && m.contains("ExpandMixedKernel"), "{m}");
+    let err = pld_passes::run_pipeline_with_dumps(&mut p, &PipelineOptions::default(), "Nope").unwrap_err();
+    assert!(messages(&err).contains("valid passes:"));
+}
+
+#[test]
+fn dump_after_prints_the_ir_after_that_pass() {
+    init();
+    let mut p = tiny();
+    let dump =
+        pld_passes::run_pipeline_with_dumps(&mut p, &PipelineOptions::default(), "ConvertTensorToTileOps")
+            .unwrap();
+    // After ConvertTensorToTileOps: still InCore, y upgraded to Out, the dead add still there.
+    check_in_order(&dump, &["FunctionType.InCore", "y: pl.Out[", "pl.tile.adds"]);
+    // The full pipeline ran: kernel retyped, dead code removed.
+    let end = pld_ir::print_program(&p);
+    assert!(end.contains("FunctionType.AIV"), "{end}");
+    assert!(!end.contains("tile.adds"), "DCE removed the dead add:\n{end}");
+}
+
+#[test]
+fn stop_after_stops() {
+    init();
+    let mut p = tiny();
+    let opts =
+        PipelineOptions { stop_after: Some("ConvertTensorToTileOps".into()), ..PipelineOptions::default() };
+    pld_passes::run_pipeline(&mut p, &opts).unwrap();
+    assert_eq!(p.function("k").map(|f| f.kind), Some(FunctionKind::InCore));
+}
+
+/// A pass that breaks the IR: it appends a use of a value defined nowhere.
+struct Breaker;
+impl Pass for Breaker {
+    fn name(&self) -> &'static str {
+        "Breaker"
+    }
+    fn run(&self, p: &mut Program, _cx: &mut PassCx) -> Result<(), Diagnostics> {
+        let f = &mut p.functions[0];
+        let ghost = f.values.add("ghost", pld_ir::Type::Scalar(DataType::INDEX), pld_ir::Span::DUMMY);
+        f.body.stmts.push(pld_ir::Stmt::new(StmtKind::Return(vec![Expr::var(ghost)]), pld_ir::Span::DUMMY));
+        Ok(())
+    }
+}
+
+#[test]
+fn verification_failure_names_the_pass() {
+    init();
+    let mut p = tiny();
+    let mut cx = PassCx::default();
+    let err = manager::run_passes(&mut p, &[&Breaker], &mut cx, true, &mut |_, _| {}).unwrap_err();
+    let m = messages(&err);
+    assert!(m.contains("after Breaker"), "{m}");
+    // Without verification the broken IR goes through.
+    let mut p = tiny();
+    manager::run_passes(&mut p, &[&Breaker], &mut cx, false, &mut |_, _| {}).unwrap();
+}
+
+/// A pass that claims a property it does not establish.
+struct Liar;
+impl Pass for Liar {
+    fn name(&self) -> &'static str {
+        "Liar"
+    }
+    fn produced(&self) -> &'static [pld_passes::Property] {
+        &[pld_passes::Property::MixedKernelExpanded]
+    }
+    fn run(&self, _p: &mut Program, _cx: &mut PassCx) -> Result<(), Diagnostics> {
+        Ok(())
+    }
+}
+
+#[test]
+fn produced_property_is_checked() {
+    init();
+    let mut p = tiny();
+    let err =
+        manager::run_passes(&mut p, &[&Liar], &mut PassCx::default(), true, &mut |_, _| {}).unwrap_err();
+    let m = messages(&err);
+    assert!(m.contains("InCore function `k` was not split") && m.contains("Liar"), "{m}");
+}
