@@ -13,7 +13,7 @@
 //!   `i32` (V4, P5); `pto.barrier <PIPE_ALL>` precedes every tnotify and brackets tput/tget;
 //! - defer_wait registers a counter completion through the external adapter (no twait).
 
-use super::atomic_for;
+use super::{atomic_for, check_tload_dst, check_tstore_src};
 use crate::func::{FnCx, TensorRef, Val};
 use crate::mlir::{self, MTy};
 use crate::register_emitter;
@@ -26,6 +26,7 @@ fn emit_remote_load(cx: &mut FnCx<'_>, call: &Call, targets: &[ValueId]) -> Resu
         return Err(cx.err(format!("{op} result must be a tile")));
     };
     let tt = tt.clone();
+    check_tload_dst(cx, op, &tt)?;
     let hint = cx.result_hint(targets, "remote");
     let tile = cx.alloc_tile(&hint, &tt)?;
     let peer = cx.arg(call, 1, "peer")?.clone();
@@ -42,6 +43,7 @@ fn emit_remote_store(cx: &mut FnCx<'_>, call: &Call, _targets: &[ValueId]) -> Re
     let op = "pld.tile.remote_store";
     let (ts, tt) = cx.tile(cx.arg(call, 0, "src_tile")?, &format!("{op} src_tile"))?;
     let t = cx.tensor(cx.arg(call, 1, "target")?, &format!("{op} target"))?;
+    check_tstore_src(cx, op, &tt)?;
     let atomic = atomic_for(cx, call, t.ty.dtype)?;
     let peer = cx.arg(call, 2, "peer")?.clone();
     let view = cx.peer_view(&t, &peer, op)?;

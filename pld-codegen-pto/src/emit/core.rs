@@ -5,7 +5,7 @@
 //! shape (so a tstore's static element count equals the tile's valid count, V10); a store
 //! prints `atomicType` only for atomic add; every tile result gets its own `pto.alloc_tile`.
 
-use super::atomic_for;
+use super::{atomic_for, check_tload_dst, check_tstore_src};
 use crate::func::{FnCx, Val};
 use crate::mlir::{self, MTy};
 use crate::register_emitter;
@@ -23,6 +23,7 @@ fn result_tile(cx: &FnCx<'_>, call: &Call) -> Result<TileType, Diagnostic> {
 fn emit_load(cx: &mut FnCx<'_>, call: &Call, targets: &[ValueId]) -> Result<Val, Diagnostic> {
     let t = cx.tensor(cx.arg(call, 0, "tensor")?, "tile.load tensor")?;
     let tt = result_tile(cx, call)?;
+    check_tload_dst(cx, "tile.load", &tt)?;
     let hint = cx.result_hint(targets, "tile");
     let tile = cx.alloc_tile(&hint, &tt)?;
     let view = cx.local_view(&t)?;
@@ -37,6 +38,7 @@ fn emit_load(cx: &mut FnCx<'_>, call: &Call, targets: &[ValueId]) -> Result<Val,
 fn emit_store(cx: &mut FnCx<'_>, call: &Call, _targets: &[ValueId]) -> Result<Val, Diagnostic> {
     let (ts, tt) = cx.tile(cx.arg(call, 0, "tile")?, "tile.store tile")?;
     let t = cx.tensor(cx.arg(call, 2, "output_tensor")?, "tile.store output_tensor")?;
+    check_tstore_src(cx, "tile.store", &tt)?;
     let atomic = atomic_for(cx, call, t.ty.dtype)?;
     let view = cx.local_view(&t)?;
     let offsets = cx.tuple_arg(call, 1, "offsets")?.to_vec();

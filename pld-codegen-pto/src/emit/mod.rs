@@ -41,3 +41,45 @@ pub fn atomic_for(cx: &FnCx<'_>, call: &Call, dtype: pld_ir::DataType) -> Result
         other => Err(cx.err(format!("{op} atomic must be AtomicType.None_ or AtomicType.Add, got {other}"))),
     }
 }
+
+/// V9: a `pto.tload` destination is a `vec` or `mat` tile, and A2/A3 has no low-precision
+/// (fp8/hif8/fp4) loads.
+pub fn check_tload_dst(cx: &FnCx<'_>, op: &str, t: &pld_ir::TileType) -> Result<(), Diagnostic> {
+    use pld_ir::{DataType, MemorySpace};
+    if !matches!(t.memory, None | Some(MemorySpace::Vec) | Some(MemorySpace::Mat)) {
+        return Err(cx.err(format!(
+            "{op} loads into a {} tile; ptoas accepts a tload destination only in vec or mat",
+            t.memory.map_or("?", |m| m.dsl_name())
+        )));
+    }
+    let low = matches!(
+        t.dtype,
+        DataType::FP8E4M3FN | DataType::FP8E5M2 | DataType::FP8E8M0 | DataType::HF8 | DataType::FP4
+    );
+    if low && cx.opts.target == Target::A2A3 {
+        return Err(cx.err(format!("{op} of a {} tile is not supported on the 'a2a3' backend", t.dtype)));
+    }
+    Ok(())
+}
+
+/// V10: a `pto.tstore` source is `vec`/`mat`/`acc` on A2/A3 and `vec`/`acc` on A5.
+pub fn check_tstore_src(cx: &FnCx<'_>, op: &str, t: &pld_ir::TileType) -> Result<(), Diagnostic> {
+    use pld_ir::MemorySpace;
+    let ok = match cx.opts.target {
+        Target::A2A3 => {
+            matches!(
+                t.memory,
+                None | Some(MemorySpace::Vec) | Some(MemorySpace::Mat) | Some(MemorySpace::Acc)
+            )
+        }
+        Target::A5 => matches!(t.memory, None | Some(MemorySpace::Vec) | Some(MemorySpace::Acc)),
+    };
+    if !ok {
+        return Err(cx.err(format!(
+            "{op} stores from a {} tile, which ptoas does not accept as a tstore source on the '{}' backend",
+            t.memory.map_or("?", |m| m.dsl_name()),
+            cx.opts.target.name()
+        )));
+    }
+    Ok(())
+}
