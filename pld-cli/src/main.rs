@@ -3,6 +3,9 @@
 //! Subcommands follow ARCHITECTURE §8 exactly, since scripts depend on them. Exit codes:
 //! 0 success, 1 compile diagnostics, 2 usage errors, 3 a simulator fault.
 
+mod check;
+mod compile;
+mod driver;
 mod ops;
 
 use clap::{Parser, Subcommand};
@@ -12,8 +15,6 @@ use std::process::ExitCode;
 pub const EXIT_DIAGNOSTICS: u8 = 1;
 /// Exit code for command-line usage errors.
 pub const EXIT_USAGE: u8 = 2;
-/// Exit code for a simulator fault (deadlock, race, bounds).
-pub const EXIT_FAULT: u8 = 3;
 
 #[derive(Parser)]
 #[command(name = "pld", version, about = "Compile and simulate N6 distributed PTO programs")]
@@ -24,6 +25,10 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Parse, verify and run the pipeline; print diagnostics only.
+    Check(check::CheckArgs),
+    /// Compile to IR and/or PTO modules.
+    Compile(compile::CompileArgs),
     /// List the op registry: every op, its affinity, no_duplicate flag and kwargs.
     Ops(ops::OpsArgs),
 }
@@ -44,7 +49,22 @@ fn main() -> ExitCode {
         }
         return ExitCode::from(EXIT_USAGE);
     }
-    match cli.command {
-        Command::Ops(args) => ops::run(&args),
+    let result = match cli.command {
+        Command::Check(args) => check::run(&args),
+        Command::Compile(args) => compile::run(&args),
+        Command::Ops(args) => return ops::run(&args),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(driver::Failure::Diagnostics(d, sources)) => {
+            eprint!("{}", driver::render(&d, &sources));
+            let n = d.iter().filter(|d| d.severity == pld_ir::Severity::Error).count();
+            eprintln!("error: aborting due to {n} error{}", if n == 1 { "" } else { "s" });
+            ExitCode::from(EXIT_DIAGNOSTICS)
+        }
+        Err(driver::Failure::Usage(msg)) => {
+            eprintln!("error: {msg}");
+            ExitCode::from(EXIT_USAGE)
+        }
     }
 }

@@ -1,0 +1,24 @@
+//! `pld check FILE.py`: parse, verify and run the whole pipeline; print diagnostics only.
+
+use crate::driver::{self, Failure};
+use clap::Args;
+use std::path::PathBuf;
+
+/// Arguments of `pld check`.
+#[derive(Args)]
+pub struct CheckArgs {
+    /// The DSL program.
+    file: PathBuf,
+    /// Target profile.
+    #[arg(long, default_value = "a2a3", value_parser = driver::parse_target)]
+    target: pld_ir::Target,
+}
+
+/// Runs `pld check`.
+pub fn run(args: &CheckArgs) -> Result<(), Failure> {
+    let (mut program, sources) = driver::load(&args.file, args.target)?;
+    let opts = pld_passes::PipelineOptions { target: args.target, ..Default::default() };
+    pld_passes::run_pipeline(&mut program, &opts).map_err(|d| Failure::Diagnostics(d, sources))?;
+    eprintln!("{}: ok", args.file.display());
+    Ok(())
+}

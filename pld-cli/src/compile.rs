@@ -1,0 +1,96 @@
+//! `pld compile FILE.py [--emit ir|pto|all] [--out DIR] [--dump-after PASS] [--target T]`.
+//!
+//! Without `--out`, the requested artifacts are printed to stdout. With `--out DIR`, the
+//! final IR goes to `DIR/<program>.ir.py`, every PTO module to `DIR/<module>`, and the
+//! orchestration description to `DIR/orchestration.json`. `--dump-after PASS` prints the IR
+//! right after that pass instead of running codegen.
+
+use crate::driver::{self, Failure};
+use clap::{Args, ValueEnum};
+use std::path::PathBuf;
+
+/// What `pld compile` emits.
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Emit {
+    /// The IR after the pipeline, in DSL form.
+    Ir,
+    /// The PTO modules and the orchestration description.
+    Pto,
+    /// Both.
+    All,
+}
+
+/// Arguments of `pld compile`.
+#[derive(Args)]
+pub struct CompileArgs {
+    /// The DSL program.
+    file: PathBuf,
+    /// What to emit.
+    #[arg(long, value_enum, default_value = "pto")]
+    emit: Emit,
+    /// Output folder (stdout when absent).
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Print the IR right after this pass and stop.
+    #[arg(long, value_name = "PASS")]
+    dump_after: Option<String>,
+    /// Target profile.
+    #[arg(long, default_value = "a2a3", value_parser = driver::parse_target)]
+    target: pld_ir::Target,
+}
+
+/// Runs `pld compile`.
+pub fn run(args: &CompileArgs) -> Result<(), Failure> {
+    let (mut program, sources) = driver::load(&args.file, args.target)?;
+    let mut opts = pld_passes::PipelineOptions { target: args.target, ..Default::default() };
+    if let Some(pass) = &args.dump_after {
+        if !pld_passes::pass_names().contains(&pass.as_str()) {
+            return Err(Failure::usage(format!(
+                "unknown pass `{pass}` (valid: {})",
+                pld_passes::pass_names().join(", ")
+            )));
+        }
+        opts.stop_after = Some(pass.clone());
+        let text = pld_passes::run_pipeline_with_dumps(&mut program, &opts, pass)
+            .map_err(|d| Failure::Diagnostics(d, sources))?;
+        print!("{text}");
+        return Ok(());
+    }
+    pld_passes::run_pipeline(&mut program, &opts).map_err(|d| Failure::Diagnostics(d, sources.clone()))?;
+    let stem =
+        args.file.file_stem().map_or_else(|| "program".to_string(), |s| s.to_string_lossy().into_owned());
+    if matches!(args.emit, Emit::Ir | Emit::All) {
+        let text = pld_ir::print_program(&program);
+        match &args.out {
+            Some(dir) => driver::write_file(&dir.join(format!("{stem}.ir.py")), text.as_bytes())?,
+            None => print!("{text}"),
+        }
+    }
+    if matches!(args.emit, Emit::Pto | Emit::All) {
+        let cg = pld_codegen_pto::CodegenOptions { target: args.target };
+        let out =
+            pld_codegen_pto::emit_program(&program, &cg).map_err(|d| Failure::Diagnostics(d, sources))?;
+        match &args.out {
+            Some(dir) => {
+                for (name, text) in &out.modules {
+                    driver::write_file(&dir.join(name), text.as_bytes())?;
+                }
+                driver::write_file(&dir.join("orchestration.json"), out.orchestration.as_bytes())?;
+                eprintln!(
+                    "wrote {} module(s) and orchestration.json to {}",
+                    out.modules.len(),
+                    dir.display()
+                );
+            }
+            None => {
+                for (name, text) in &out.modules {
+                    println!("// ----- {name} -----");
+                    print!("{text}");
+                }
+                println!("// ----- orchestration.json -----");
+                println!("{}", out.orchestration);
+            }
+        }
+    }
+    Ok(())
+}

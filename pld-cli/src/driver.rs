@@ -1,0 +1,71 @@
+//! Shared command plumbing: load a DSL file, run the pipeline, render diagnostics.
+//!
+//! Diagnostics render rustc-style (`file:line:col`, source line, caret, notes); the word
+//! `error`/`warning` is coloured only when stderr is a terminal.
+
+use pld_ir::{Diagnostics, Program, SourceMap, Target};
+use std::io::IsTerminal;
+use std::path::Path;
+
+/// A command failure, mapped to an exit code by `main`.
+pub enum Failure {
+    /// Compile diagnostics (exit 1).
+    Diagnostics(Diagnostics, SourceMap),
+    /// A command-line problem (exit 2), as one line.
+    Usage(String),
+}
+
+impl Failure {
+    /// A usage failure.
+    pub fn usage(msg: impl Into<String>) -> Failure {
+        Failure::Usage(msg.into())
+    }
+}
+
+/// Reads and parses `path` for `target`.
+pub fn load(path: &Path, target: Target) -> Result<(Program, SourceMap), Failure> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| Failure::usage(format!("cannot read {}: {e}", path.display())))?;
+    let mut sources = SourceMap::new();
+    let name = path.display().to_string();
+    let opts = pld_frontend::ParseOptions::for_target(target);
+    match pld_frontend::parse_program(&mut sources, &name, &text, &opts) {
+        Ok(p) => Ok((p, sources)),
+        Err(d) => Err(Failure::Diagnostics(d, sources)),
+    }
+}
+
+/// Parses a `--target` value.
+pub fn parse_target(s: &str) -> Result<Target, String> {
+    Target::from_name(s).ok_or_else(|| format!("unknown target `{s}` (expected a2a3 or a5)"))
+}
+
+/// Renders diagnostics for stderr, coloured when stderr is a terminal.
+pub fn render(diags: &Diagnostics, sources: &SourceMap) -> String {
+    let text = diags.render(sources);
+    if !std::io::stderr().is_terminal() {
+        return text;
+    }
+    text.lines()
+        .map(|l| {
+            if let Some(rest) = l.strip_prefix("error:") {
+                format!("\x1b[1;31merror\x1b[0m\x1b[1m:{rest}\x1b[0m")
+            } else if let Some(rest) = l.strip_prefix("warning:") {
+                format!("\x1b[1;33mwarning\x1b[0m\x1b[1m:{rest}\x1b[0m")
+            } else {
+                l.to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+        + "\n"
+}
+
+/// Writes `text` to `path`, creating parent folders.
+pub fn write_file(path: &Path, text: &[u8]) -> Result<(), Failure> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| Failure::usage(format!("cannot create {}: {e}", dir.display())))?;
+    }
+    std::fs::write(path, text).map_err(|e| Failure::usage(format!("cannot write {}: {e}", path.display())))
+}
