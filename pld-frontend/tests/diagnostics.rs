@@ -1,0 +1,345 @@
+//! Every frontend diagnostic: its message, its line and column, its notes; several
+//! diagnostics are collected in one run; rendering shows file:line:col and a caret.
+
+use pld_frontend::{parse_program, parse_programs, ParseOptions};
+use pld_ir::{Diagnostics, SourceMap};
+
+const HEAD: &str = "import pypto.language as pl\nimport pypto.language.distributed as pld\n\n";
+
+/// Parses `body` (appended after the two import lines and a blank line, so it starts on
+/// line 4) and returns `(message, line, col, notes)` of every diagnostic.
+fn diags_with(body: &str, opts: &ParseOptions) -> Vec<(String, usize, usize, Vec<String>)> {
+    let _ = pld_ops::registry();
+    let src = format!("{HEAD}{body}");
+    let mut sm = SourceMap::new();
+    let err: Diagnostics = match parse_programs(&mut sm, "t.py", &src, opts) {
+        Ok(p) => {
+            panic!("expected diagnostics, got:\n{}", p.iter().map(pld_ir::print_program).collect::<String>())
+        }
+        Err(d) => d,
+    };
+    err.iter()
+        .map(|d| {
+            let (_, line, col) = d.location(&sm).expect("diagnostic has a location");
+            (d.message.clone(), line, col, d.notes.clone())
+        })
+        .collect()
+}
+
+fn diags(body: &str) -> Vec<(String, usize, usize, Vec<String>)> {
+    diags_with(body, &ParseOptions::default())
+}
+
+fn one(body: &str) -> (String, usize, usize, Vec<String>) {
+    let mut d = diags(body);
+    assert_eq!(d.len(), 1, "expected exactly one diagnostic: {d:#?}");
+    d.remove(0)
+}
+
+fn incore(stmts: &str) -> String {
+    format!(
+        "@pl.program\nclass P:\n    @pl.function(type=pl.FunctionType.InCore)\n    def k(self, data: pld.DistributedTensor[[1, 64], pl.FP32], n: pl.Scalar[pl.INDEX]):\n{stmts}"
+    )
+}
+
+// Line of the first statement inside `incore(...)`: HEAD is 3 lines, then 4 header lines.
+const L: usize = 8;
+
+#[test]
+fn unknown_op_suggests_the_nearest_name() {
+    let (msg, line, col, notes) = one(&incore("        v = pld.tensor.windw(data, [1], dtype=pl.FP32)\n"));
+    assert_eq!(msg, "unknown op `pld.tensor.windw`");
+    assert_eq!((line, col), (L, 13));
+    assert_eq!(notes, vec!["did you mean `pld.tensor.window`?".to_string()]);
+}
+
+#[test]
+fn unknown_function_is_named() {
+    let (msg, line, col, _) = one(&incore("        v = self.missing(data)\n"));
+    assert_eq!(msg, "call of unknown function `missing`");
+    assert_eq!((line, col), (L, 13));
+}
+
+#[test]
+fn wrong_positional_count_is_reported_at_the_call() {
+    let (msg, line, col, _) =
+        one(&incore("        ctx = pld.get_comm_ctx(data)\n        r = pld.system.rank(ctx, 1)\n"));
+    assert_eq!(msg, "pld.system.rank takes 1 positional argument, but got 2");
+    assert_eq!((line, col), (L + 1, 13));
+}
+
+#[test]
+fn unknown_keyword_lists_the_known_ones() {
+    let (msg, line, col, notes) = one(&incore(
+        "        pld.system.notify(data, peer=0, offsets=[0, 0], value=1, op=pld.NotifyOp.Set, bogus=3)\n",
+    ));
+    assert_eq!(msg, "unknown kwarg 'bogus' for operator 'pld.system.notify'");
+    assert_eq!((line, col), (L, 87));
+    assert_eq!(notes, vec!["known keyword arguments: target, peer, offsets, value, op".to_string()]);
+}
+
+#[test]
+fn argument_given_twice() {
+    let (msg, line, col, _) = one(&incore("        ctx = pld.get_comm_ctx(data, tensor=data)\n"));
+    assert_eq!(msg, "argument `tensor` of pld.system.get_comm_ctx is given twice");
+    assert_eq!((line, col), (L, 38));
+}
+
+#[test]
+fn unknown_enum_member_lists_members() {
+    let (msg, line, col, notes) =
+        one(&incore("        pld.system.notify(data, 0, [0, 0], 1, op=pld.NotifyOp.Add)\n"));
+    assert_eq!(msg, "`Add` is not a member of pld.NotifyOp");
+    assert_eq!((line, col), (L, 50));
+    assert_eq!(notes, vec!["members: NotifyOp.AtomicAdd or NotifyOp.Set".to_string()]);
+}
+
+#[test]
+fn enum_payload_out_of_range_comes_from_the_registry() {
+    let (msg, line, col, _) = one(&incore("        pld.system.notify(data, 0, [0, 0], 1, op=7)\n"));
+    assert_eq!(msg, "pld.system.notify op must be NotifyOp.AtomicAdd or NotifyOp.Set (got int 7)");
+    assert_eq!((line, col), (L, 9));
+}
+
+#[test]
+fn deducer_errors_carry_the_argument_span() {
+    let (msg, line, col, _) = one(&incore("        w = pld.window(n, [1, 64], dtype=pl.FP32)\n"));
+    assert!(msg.starts_with("pld.tensor.window 'buf' must have type Ptr"), "{msg}");
+    assert_eq!((line, col), (L, 24));
+}
+
+#[test]
+fn deducer_sees_the_function_kind() {
+    let (msg, line, col, _) = one(&incore("        ws = pld.world_size()\n"));
+    assert!(
+        msg.starts_with("pld.system.world_size() can only be called in HOST orchestration context"),
+        "{msg}"
+    );
+    assert_eq!((line, col), (L, 14));
+}
+
+#[test]
+fn missing_parameter_annotation() {
+    let (msg, line, col, notes) =
+        one("@pl.program\nclass P:\n    @pl.function(type=pl.FunctionType.InCore)\n    def k(self, a: pl.Scalar[pl.INT32], b):\n        return\n");
+    assert_eq!(msg, "parameter `b` of `k` has no type annotation");
+    assert_eq!((line, col), (7, 41));
+    assert_eq!(notes.len(), 1);
+}
+
+#[test]
+fn unsupported_annotation() {
+    let (msg, line, col, _) =
+        one("@pl.jit.incore\ndef k(a: pl.Tensor[[4], pl.FP32], b: list[int]):\n    return\n");
+    assert_eq!(msg, "unsupported type annotation");
+    assert_eq!((line, col), (5, 38));
+}
+
+#[test]
+fn redefinition_in_one_scope_is_rejected_in_strict_ssa() {
+    let body = incore("        x = n + 1\n        x = n + 2\n");
+    let opts = ParseOptions { strict_ssa: true, ..ParseOptions::default() };
+    let d = diags_with(&body, &opts);
+    assert_eq!(d.len(), 1, "{d:#?}");
+    assert_eq!(d[0].0, "variable `x` is already defined in this scope");
+    assert_eq!((d[0].1, d[0].2), (L + 1, 9));
+    // The decorator can ask for it too.
+    let body = "@pl.program\nclass P:\n    @pl.function(type=pl.FunctionType.InCore, strict_ssa=True)\n    def k(self, n: pl.Scalar[pl.INDEX]):\n        y = n\n        y = n\n";
+    let d = diags(body);
+    assert_eq!(d.len(), 1, "{d:#?}");
+    assert_eq!((d[0].0.as_str(), d[0].1, d[0].2), ("variable `y` is already defined in this scope", 9, 9));
+}
+
+#[test]
+fn reassignment_defines_a_new_value_by_default() {
+    let _ = pld_ops::registry();
+    let src = format!("{HEAD}{}", incore("        x = n + 1\n        x = x + 2\n        return x\n"));
+    let p = pld_frontend::parse_str(&src).expect("non-strict reassignment parses");
+    let f = &p.functions[0];
+    assert_eq!(f.values.len(), 4, "two params and two distinct values named x");
+}
+
+#[test]
+fn inner_value_used_outside_without_yield() {
+    let (msg, line, col, notes) =
+        one(&incore("        for i in pl.range(4):\n            t = i + n\n        return t\n"));
+    assert_eq!(msg, "`t` is defined inside the for loop and used outside it without pl.yield_");
+    assert_eq!((line, col), (L + 2, 16));
+    assert!(notes[0].contains("init_values"), "{notes:?}");
+}
+
+#[test]
+fn loop_variable_is_not_visible_after_the_loop() {
+    let (msg, line, col, _) =
+        one(&incore("        for i in pl.range(4):\n            pass\n        return i\n"));
+    assert_eq!(msg, "`i` is defined inside the for loop and used outside it without pl.yield_");
+    assert_eq!((line, col), (L + 2, 16));
+}
+
+#[test]
+fn scalar_reassigned_in_a_loop_is_stale_after_it() {
+    let (msg, line, col, _) = one(&incore(
+        "        acc = 0\n        for i in pl.range(4):\n            acc = acc + i\n        return acc\n",
+    ));
+    assert_eq!(msg, "`acc` is reassigned inside the for loop and used after it without pl.yield_");
+    assert_eq!((line, col), (L + 3, 16));
+}
+
+#[test]
+fn if_branch_value_used_after_without_yield() {
+    let (msg, line, col, notes) = one(&incore(
+        "        if n > 0:\n            z = 1\n        else:\n            z = 2\n        return z\n",
+    ));
+    assert_eq!(msg, "`z` is defined inside the if statement and used outside it without pl.yield_");
+    assert_eq!((line, col), (L + 4, 16));
+    assert_eq!(notes, vec!["yield it from both branches: `x = pl.yield_(value)`".to_string()]);
+}
+
+#[test]
+fn yield_only_in_one_branch() {
+    let (msg, line, col, _) =
+        one(&incore("        if n > 0:\n            z = pl.yield_(1)\n        return\n"));
+    assert_eq!(msg, "only one branch of this if ends in pl.yield_");
+    assert_eq!((line, col), (L, 9));
+}
+
+#[test]
+fn loop_with_init_values_needs_named_yield() {
+    let (msg, line, col, _) =
+        one(&incore("        for i, (a,) in pl.range(4, init_values=(0,)):\n            b = a + i\n"));
+    assert_eq!(msg, "a loop with init_values must end in `names = pl.yield_(...)`");
+    assert_eq!((line, col), (L, 9));
+}
+
+#[test]
+fn init_values_need_a_tuple_target() {
+    let (msg, line, col, _) =
+        one(&incore("        for i in pl.range(4, init_values=(0,)):\n            pass\n"));
+    assert_eq!(msg, "loop target must be a tuple when init_values is given");
+    assert_eq!((line, col), (L, 13));
+}
+
+#[test]
+fn yield_outside_a_body() {
+    let (msg, line, col, _) = one(&incore("        x = pl.yield_(n)\n"));
+    assert_eq!(msg, "pl.yield_ outside a loop or if body");
+    assert_eq!((line, col), (L, 9));
+}
+
+#[test]
+fn undefined_name() {
+    let (msg, line, col, _) = one(&incore("        x = nope + 1\n"));
+    assert_eq!(msg, "undefined name `nope`");
+    assert_eq!((line, col), (L, 13));
+}
+
+#[test]
+fn unsupported_syntax_is_diagnosed_not_panicked() {
+    let d = diags(&incore(
+        "        f = lambda q: q\n        for i in pl.range(3):\n            break\n        data[0] = 1\n        x = n ** 2\n",
+    ));
+    let got: Vec<(&str, usize, usize)> = d.iter().map(|(m, l, c, _)| (m.as_str(), *l, *c)).collect();
+    assert_eq!(
+        got,
+        vec![
+            ("unsupported expression in a DSL function", L, 13),
+            ("`break` / `continue` are not supported in DSL functions", L + 2, 13),
+            ("assignment to a subscript is not supported", L + 3, 9),
+            ("unsupported operator (supported: + - * / // %)", L + 4, 13),
+        ]
+    );
+}
+
+#[test]
+fn scalar_operators_reject_tensors() {
+    let (msg, line, col, notes) = one(&incore("        x = data + 1\n"));
+    assert_eq!(msg, "operator `+` applies to scalars, but this operand is a DistributedTensorType");
+    assert_eq!((line, col), (L, 13));
+    assert_eq!(notes, vec!["use the op form for tensors and tiles, e.g. pl.add(a, b)".to_string()]);
+}
+
+#[test]
+fn function_call_arity_and_keywords() {
+    let body = "@pl.program\nclass P:\n    @pl.function(type=pl.FunctionType.InCore)\n    def k(self, a: pl.Scalar[pl.INT32]):\n        return\n\n    @pl.function(type=pl.FunctionType.Orchestration)\n    def o(self, a: pl.Scalar[pl.INT32]):\n        self.k(a, a)\n        self.k(b=a)\n";
+    let d = diags(body);
+    let got: Vec<(&str, usize, usize)> = d.iter().map(|(m, l, c, _)| (m.as_str(), *l, *c)).collect();
+    assert_eq!(
+        got,
+        vec![
+            ("`k` takes 1 argument(s), but 2 were given", 12, 9),
+            ("unknown keyword argument `b` for `k`", 13, 16),
+        ]
+    );
+}
+
+#[test]
+fn syntax_errors_have_a_location() {
+    let (msg, line, col, _) = one("@pl.jit.incore\ndef k(a: pl.Scalar[pl.INT32]:\n    return\n");
+    assert!(msg.starts_with("syntax error: "), "{msg}");
+    assert_eq!(line, 5);
+    assert!(col >= 28, "column {col}");
+}
+
+#[test]
+fn unbound_builder_parameter_is_explained_and_bindable() {
+    let body = "def build(n_ranks: int):\n    nr = n_ranks\n\n    @pl.program\n    class B:\n        @pl.function(type=pl.FunctionType.InCore)\n        def k(self, s: pld.DistributedTensor[[nr, 1], pl.INT32]):\n            return\n\n    return B\n";
+    let (msg, line, col, notes) = one(body);
+    assert_eq!(
+        msg,
+        "`nr` depends on `n_ranks`, which is a parameter of the enclosing Python function `build`; its value is only known at run time"
+    );
+    assert_eq!((line, col), (10, 47));
+    assert_eq!(notes, vec!["bind it when parsing: ParseOptions::bindings (e.g. n_ranks=2)".to_string()]);
+    let opts = ParseOptions { bindings: vec![("n_ranks".into(), 4)], ..ParseOptions::default() };
+    let mut sm = SourceMap::new();
+    let p = parse_program(&mut sm, "b.py", &format!("{HEAD}{body}"), &opts).expect("binding resolves it");
+    let ty = p.functions[0].param_types()[0].clone();
+    assert_eq!(ty.shape().and_then(pld_ir::types::static_dims), Some(vec![4, 1]));
+}
+
+#[test]
+fn several_diagnostics_are_collected_across_functions() {
+    let body = "@pl.program\nclass P:\n    @pl.function(type=pl.FunctionType.InCore)\n    def a(self, n: pl.Scalar[pl.INDEX]):\n        x = bogus1\n        y = pl.nonexistent_op(n)\n\n    @pl.function(type=pl.FunctionType.InCore)\n    def b(self, n):\n        return\n";
+    let d = diags(body);
+    let got: Vec<(&str, usize, usize)> = d.iter().map(|(m, l, c, _)| (m.as_str(), *l, *c)).collect();
+    assert_eq!(
+        got,
+        vec![
+            ("parameter `n` of `b` has no type annotation", 12, 17),
+            ("undefined name `bogus1`", 8, 13),
+            ("unknown op `pl.nonexistent_op`", 9, 13),
+        ]
+    );
+}
+
+#[test]
+fn several_programs_need_a_selection() {
+    let _ = pld_ops::registry();
+    let one_prog = |name: &str| {
+        format!("@pl.program\nclass {name}:\n    @pl.function(type=pl.FunctionType.InCore)\n    def k(self, n: pl.Scalar[pl.INDEX]):\n        return\n\n")
+    };
+    let src = format!("{HEAD}{}{}", one_prog("First"), one_prog("Second"));
+    let mut sm = SourceMap::new();
+    let err = parse_program(&mut sm, "two.py", &src, &ParseOptions::default()).expect_err("ambiguous");
+    assert_eq!(err.0[0].message, "two.py defines 2 programs; select one");
+    assert_eq!(err.0[0].notes, vec!["programs defined: First, Second".to_string()]);
+    let opts = ParseOptions { program: Some("Second".into()), ..ParseOptions::default() };
+    let p = parse_program(&mut sm, "two.py", &src, &opts).expect("selected");
+    assert_eq!(p.name, "Second");
+    let empty =
+        parse_program(&mut sm, "none.py", "import os\n", &ParseOptions::default()).expect_err("nothing");
+    assert_eq!(empty.0[0].message, "no DSL program found in none.py");
+}
+
+#[test]
+fn rendering_shows_file_line_column_and_caret() {
+    let _ = pld_ops::registry();
+    let src = format!("{HEAD}{}", incore("        v = pld.tensor.windw(data, [1], dtype=pl.FP32)\n"));
+    let mut sm = SourceMap::new();
+    let err = parse_program(&mut sm, "k.py", &src, &ParseOptions::default()).expect_err("unknown op");
+    let text = err.render(&sm);
+    assert_eq!(
+        text,
+        "error: unknown op `pld.tensor.windw`\n --> k.py:8:13\n  |\n8 |         v = pld.tensor.windw(data, [1], dtype=pl.FP32)\n  |             ^^^^^^^^^^^^^^^^\n  = note: did you mean `pld.tensor.window`?\n"
+    );
+}
