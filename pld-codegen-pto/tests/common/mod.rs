@@ -182,3 +182,62 @@ pub fn assert_no_helpers(text: &str) {
     }
     assert!(!text.contains("CommRemoteOffset"));
 }
+
+/// The §2 reference kernel with every comm op: load, remote_store(atomic add), put, notify,
+/// wait, remote_load, store, get (tile level, as the pipeline leaves it).
+pub fn full_kernel() -> Program {
+    init();
+    use pld_ir::Attr;
+    let f = kernel(
+        "kernel",
+        FunctionKind::Aiv,
+        &[
+            ("x", tensor(&[16, 64], DataType::FP32)),
+            ("y", tensor(&[16, 64], DataType::FP32)),
+            ("win", dist(&[16, 64], DataType::FP32)),
+            ("sig", dist(&[4, 1], DataType::INT32)),
+            ("peer", Type::Scalar(DataType::INT32)),
+        ],
+        |b, p| {
+            let (x, y, win, sig, peer) = (p[0], p[1], p[2], p[3], p[4]);
+            let t = b.assign_op("t", "tile.load", vec![v(x), ints(&[0, 0]), ints(&[16, 64])], vec![])?;
+            b.eval_op(
+                "pld.tile.remote_store",
+                vec![v(t), v(win), v(peer), ints(&[0, 0])],
+                vec![("atomic", ai(1))],
+            )?;
+            b.eval_op("system.fence", vec![], vec![])?;
+            let st = b.assign_op(
+                "tput_stage",
+                "tile.create",
+                vec![ints(&[16, 64])],
+                vec![("dtype", Attr::DType(DataType::FP32)), ("target_memory", Attr::Str("Vec".into()))],
+            )?;
+            b.eval_op("pld.tile.put", vec![v(win), v(peer), v(x), v(st)], vec![("atomic", ai(0))])?;
+            b.eval_op("system.fence", vec![], vec![])?;
+            b.eval_op(
+                "pld.system.notify",
+                vec![v(sig), v(peer), ints(&[0, 0]), Expr::int(1)],
+                vec![("op", ai(0))],
+            )?;
+            b.eval_op("pld.system.wait", vec![v(sig), ints(&[0, 0]), Expr::int(1)], vec![("cmp", ai(1))])?;
+            b.eval_op("system.cacheinvalid", vec![], vec![])?;
+            let r = b.assign_op(
+                "r",
+                "pld.tile.remote_load",
+                vec![v(win), v(peer), ints(&[0, 0]), ints(&[16, 64])],
+                vec![],
+            )?;
+            let y1 = b.assign_op("y1", "tile.store", vec![v(r), ints(&[0, 0]), v(y)], vec![])?;
+            let gs = b.assign_op(
+                "tget_stage",
+                "tile.create",
+                vec![ints(&[16, 64])],
+                vec![("dtype", Attr::DType(DataType::FP32)), ("target_memory", Attr::Str("Vec".into()))],
+            )?;
+            b.eval_op("pld.tile.get", vec![v(y1), v(peer), v(win), v(gs)], vec![])?;
+            Ok(())
+        },
+    );
+    program(vec![f])
+}
