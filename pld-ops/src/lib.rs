@@ -10,6 +10,7 @@
 //!
 //! Families: [`core`] (non-distributed tile/tensor ops), [`window`].
 
+pub mod collectives;
 pub mod core;
 pub mod lowering;
 pub mod put_get;
