@@ -1,0 +1,166 @@
+//! Micro programs: the flat, resumable instruction lists that protocol ops (builtin and
+//! unlowered collectives, chunked TPUT/TGET) expand into.
+//!
+//! Guarantees: every micro instruction goes through the same window access, signal and
+//! race-checking paths as the IR ops, so traffic counts and credit/race checks apply to
+//! builtins exactly as to hand-written kernels; a `Wait` whose predicate fails leaves the
+//! program counter in place so the core parks and retries.
+
+use crate::report::Fault;
+use crate::sem::{system, Park};
+use crate::value::TRef;
+use crate::world::World;
+use pld_ir::Span;
+use pld_runtime_abi::{NotifyOp, ReduceOp};
+
+/// One micro instruction.
+#[derive(Clone, Debug)]
+pub enum Micro {
+    /// TNOTIFY.
+    Notify {
+        /// Local view of the signal.
+        sig: TRef,
+        /// Domain rank to notify.
+        peer: i64,
+        /// Cell index.
+        idx: Vec<i64>,
+        /// Value.
+        value: i32,
+        /// Set or AtomicAdd.
+        op: NotifyOp,
+    },
+    /// TWAIT (signed).
+    Wait {
+        /// Local view of the signal.
+        sig: TRef,
+        /// Cell index.
+        idx: Vec<i64>,
+        /// Expected value.
+        expected: i32,
+        /// Ge (true) or Eq.
+        ge: bool,
+    },
+    /// Load a region (of the peer's copy when `peer` is set) into register `reg`.
+    Load {
+        /// Register.
+        reg: usize,
+        /// Local view.
+        src: TRef,
+        /// Peer, or local.
+        peer: Option<i64>,
+        /// Region offsets.
+        offs: Vec<i64>,
+        /// Region shape.
+        shape: Vec<i64>,
+        /// Op kind for accounting.
+        op: &'static str,
+    },
+    /// Store register `reg` into a region (accumulate when `atomic`).
+    Store {
+        /// Register.
+        reg: usize,
+        /// Local view.
+        dst: TRef,
+        /// Peer, or local.
+        peer: Option<i64>,
+        /// Region offsets.
+        offs: Vec<i64>,
+        /// Region shape.
+        shape: Vec<i64>,
+        /// Atomic add.
+        atomic: bool,
+        /// Op kind for accounting.
+        op: &'static str,
+    },
+    /// `reg[acc] = reduce(reg[acc], reg[other])`, rounded to `dtype`.
+    Combine {
+        /// Accumulator register.
+        acc: usize,
+        /// Other register.
+        other: usize,
+        /// Reduce op.
+        op: ReduceOp,
+        /// Rounding type.
+        dtype: pld_ir::DataType,
+    },
+}
+
+/// A running micro program.
+#[derive(Clone, Debug)]
+pub struct MicroRun {
+    /// Instructions.
+    pub prog: Vec<Micro>,
+    /// Next instruction.
+    pub pc: usize,
+    /// Registers.
+    pub regs: Vec<Vec<f64>>,
+    /// Span of the op that expanded into it.
+    pub span: Span,
+}
+
+/// The outcome of one micro step.
+pub enum MicroStep {
+    /// Ran an instruction.
+    Ran,
+    /// Blocked in a wait.
+    Park(Park),
+    /// Finished.
+    Done,
+}
+
+impl MicroRun {
+    /// A program ready to run.
+    pub fn new(prog: Vec<Micro>, span: Span) -> MicroRun {
+        MicroRun { prog, pc: 0, regs: Vec::new(), span }
+    }
+
+    fn reg(&mut self, r: usize) -> &mut Vec<f64> {
+        if self.regs.len() <= r {
+            self.regs.resize(r + 1, Vec::new());
+        }
+        &mut self.regs[r]
+    }
+
+    /// Executes the next instruction on global rank `g`.
+    pub fn step(&mut self, world: &mut World, g: usize, who: &str) -> Result<MicroStep, Fault> {
+        let Some(ins) = self.prog.get(self.pc).cloned() else {
+            return Ok(MicroStep::Done);
+        };
+        let span = self.span;
+        match ins {
+            Micro::Notify { sig, peer, idx, value, op } => {
+                system::notify(world, g, &sig, peer, &idx, value, op, span, who)?;
+            }
+            Micro::Wait { sig, idx, expected, ge } => {
+                if let Some(p) = system::wait(world, g, &sig, &idx, expected, ge, span)? {
+                    return Ok(MicroStep::Park(p));
+                }
+            }
+            Micro::Load { reg, src, peer, offs, shape, op } => {
+                let v = world.read(g, &src, peer, &offs, &shape, span, op, who)?;
+                *self.reg(reg) = v;
+            }
+            Micro::Store { reg, dst, peer, offs, shape, atomic, op } => {
+                let v = std::mem::take(self.reg(reg));
+                let r = world.write(g, &dst, peer, &offs, &shape, &v, atomic, span, op, who);
+                *self.reg(reg) = v;
+                r?;
+            }
+            Micro::Combine { acc, other, op, dtype } => {
+                let o = self.reg(other).clone();
+                let a = self.reg(acc);
+                if a.len() != o.len() {
+                    return Err(Fault::runtime(
+                        span,
+                        format!("{who}: reduce of {} and {} lanes", a.len(), o.len()),
+                    ));
+                }
+                for (x, y) in a.iter_mut().zip(&o) {
+                    *x = crate::elem::round(dtype, crate::elem::reduce(op, *x, *y));
+                }
+            }
+        }
+        self.pc += 1;
+        Ok(if self.pc >= self.prog.len() { MicroStep::Done } else { MicroStep::Ran })
+    }
+}

@@ -1,0 +1,139 @@
+//! Fault reports: what the simulator says when a program is broken.
+//!
+//! Guarantees: every fault is a value ([`Report`]) with a machine-readable [`ReportKind`] and a
+//! rendered text that names the op, rank, kernel, cells and source spans involved; nothing in
+//! the simulator panics or hangs on a broken program.
+
+use pld_ir::{SourceMap, Span};
+use std::fmt;
+
+/// One core parked in a `wait` when the run deadlocked.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ParkedCore {
+    /// Global rank.
+    pub rank: usize,
+    /// Kernel (function or builtin) name.
+    pub kernel: String,
+    /// Source location of the wait.
+    pub span: Span,
+    /// Signal buffer name and flat cell index.
+    pub cell: String,
+    /// `Ge 3`, `Eq 0`, `unsigned Ge 1`.
+    pub predicate: String,
+    /// The cell's value when the run stopped.
+    pub value: i32,
+    /// Ranks that ever wrote the cell.
+    pub writers: Vec<usize>,
+    /// Ranks that had not finished (and so could still notify after waking).
+    pub could_notify: Vec<usize>,
+}
+
+/// The kinds of faults.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ReportKind {
+    /// No core can run and some are parked.
+    Deadlock(Vec<ParkedCore>),
+    /// A window access outside the window or its named buffer.
+    OutOfBounds,
+    /// A peer index outside `[0, rankNum)`.
+    PeerOutOfRange,
+    /// Set and AtomicAdd mixed on one signal cell.
+    MixedNotify,
+    /// A self-clearing signal left non-zero at the end of the run.
+    CreditLeak,
+    /// Unordered conflicting accesses from two ranks.
+    Race,
+    /// Deferred-completion misuse (too many conditions or deferred tasks, bad threshold).
+    Deferred,
+    /// The step budget ran out (a livelock or a runaway loop).
+    Budget,
+    /// A run-time error of the program (bad argument, unsupported dtype, no semantics).
+    Runtime,
+}
+
+impl ReportKind {
+    /// Short lowercase name.
+    pub fn name(&self) -> &'static str {
+        match self {
+            ReportKind::Deadlock(_) => "deadlock",
+            ReportKind::OutOfBounds => "out-of-bounds window access",
+            ReportKind::PeerOutOfRange => "peer index out of range",
+            ReportKind::MixedNotify => "set and atomic-add mixed on one signal cell",
+            ReportKind::CreditLeak => "credit leak",
+            ReportKind::Race => "data race",
+            ReportKind::Deferred => "deferred completion misuse",
+            ReportKind::Budget => "step budget exhausted",
+            ReportKind::Runtime => "runtime error",
+        }
+    }
+}
+
+/// A fault with its rendered text.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Report {
+    /// What went wrong.
+    pub kind: ReportKind,
+    /// The rendered report (first line `error: <kind>: ...`).
+    pub text: String,
+}
+
+impl fmt::Display for Report {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+/// A fault before rendering: kind, message and the spans it refers to.
+#[derive(Clone, Debug)]
+pub struct Fault {
+    /// Kind.
+    pub kind: ReportKind,
+    /// Main message (lowercase, no trailing period).
+    pub message: String,
+    /// Further lines.
+    pub notes: Vec<String>,
+    /// Span of the op that faulted.
+    pub span: Span,
+}
+
+impl Fault {
+    /// A fault of `kind` at `span`.
+    pub fn new(kind: ReportKind, span: Span, message: impl Into<String>) -> Fault {
+        Fault { kind, message: message.into(), notes: Vec::new(), span }
+    }
+
+    /// A runtime error.
+    pub fn runtime(span: Span, message: impl Into<String>) -> Fault {
+        Fault::new(ReportKind::Runtime, span, message)
+    }
+
+    /// Adds a note line.
+    pub fn note(mut self, n: impl Into<String>) -> Fault {
+        self.notes.push(n.into());
+        self
+    }
+
+    /// Renders against the optional source map.
+    pub fn render(self, sources: Option<&SourceMap>) -> Report {
+        let mut text = format!("error: {}: {}\n", self.kind.name(), self.message);
+        if !self.span.is_dummy() {
+            text.push_str(&format!("  --> {}\n", span_text(self.span, sources)));
+        }
+        for n in &self.notes {
+            text.push_str(&format!("  = {n}\n"));
+        }
+        Report { kind: self.kind, text }
+    }
+}
+
+/// `file:line:col` for a span, or `<unknown location>`.
+pub fn span_text(span: Span, sources: Option<&SourceMap>) -> String {
+    if span.is_dummy() {
+        return "<no source location>".to_string();
+    }
+    if let Some(f) = sources.and_then(|m| m.get(span.file)) {
+        let (l, c) = f.line_col(span.lo);
+        return format!("{}:{}:{}", f.name, l, c);
+    }
+    format!("<file {} bytes {}..{}>", span.file.0, span.lo, span.hi)
+}

@@ -1,0 +1,537 @@
+//! Core family: the non-distributed tile and tensor ops the programs need (load/store,
+//! create/full, elementwise, reductions, views, casts, scalar read/write, matmul, fences).
+//!
+//! Guarantees: tiles operate on whole lanes (`Vec<f64>`) rounded to the tile dtype after
+//! every op; loads fill lanes outside the valid region with zero; stores write exactly the
+//! valid region; tensor views (slice/reshape/view) are zero-copy strided views, and a reshape
+//! of a view that is not contiguous is a runtime report, not a silent copy.
+
+use super::{Flow, OpCx};
+use crate::elem;
+use crate::register_semantics;
+use crate::report::Fault;
+use crate::value::{Mem, TRef, Tile, Val};
+use pld_ir::DataType;
+use std::sync::Arc;
+
+fn dims_usize(cx: &OpCx<'_>, v: &[i64]) -> Result<Vec<usize>, Fault> {
+    v.iter().map(|&x| usize::try_from(x).map_err(|_| cx.err(format!("negative extent {x}")))).collect()
+}
+
+/// The region shape a tile's valid part covers when stored into a tensor of rank `rank`.
+pub fn tile_region(t: &Tile, rank: usize) -> Vec<i64> {
+    let (vr, vc) = match t.valid.len() {
+        0 => (1, 1),
+        1 => (1, t.valid[0]),
+        n if n == rank => return t.valid.iter().map(|&x| x as i64).collect(),
+        _ => Tile::rows_cols(&t.valid),
+    };
+    let mut r = vec![1i64; rank.saturating_sub(2)];
+    if rank >= 2 {
+        r.push(vr as i64);
+    }
+    r.push(vc as i64);
+    r
+}
+
+/// The valid lanes of a tile, row-major.
+pub fn valid_lanes(t: &Tile) -> Vec<f64> {
+    let (pr, pc) = Tile::rows_cols(&t.shape);
+    let (vr, vc) = Tile::rows_cols(&t.valid);
+    let _ = pr;
+    let mut out = Vec::with_capacity(vr * vc);
+    for r in 0..vr {
+        out.extend_from_slice(&t.data[r * pc..r * pc + vc.min(pc)]);
+    }
+    out
+}
+
+/// A tile of physical `shape` whose valid region `valid` holds `lanes` (row-major).
+pub fn tile_from(dtype: DataType, shape: Vec<usize>, valid: Vec<usize>, lanes: &[f64]) -> Tile {
+    let mut t = Tile::zeros(dtype, shape);
+    let (_, pc) = Tile::rows_cols(&t.shape);
+    let (vr, vc) = Tile::rows_cols(&valid);
+    for r in 0..vr {
+        for c in 0..vc.min(pc) {
+            if let Some(v) = lanes.get(r * vc + c) {
+                if let Some(slot) = t.data.get_mut(r * pc + c) {
+                    *slot = elem::round(dtype, *v);
+                }
+            }
+        }
+    }
+    t.valid = valid;
+    t
+}
+
+fn tile_load(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
+    let t = cx.tensor(args, 0)?.clone();
+    let offs = cx.ints(args, 1)?;
+    let shape = cx.ints(args, 2)?;
+    let valid = if args.len() > 3 { cx.ints(args, 3)? } else { shape.clone() };
+    let lanes = cx.world.read(cx.rank, &t, None, &offs, &valid, cx.span, "tile.load", cx.who)?;
+    let tile = tile_from(t.dtype, dims_usize(cx, &shape)?, dims_usize(cx, &valid)?, &lanes);
+    Ok(Flow::Val(Val::Tile(Arc::new(tile))))
+}
+
+fn tile_store(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
+    let tile = cx.tile(args, 0)?.clone();
+    let offs = cx.ints(args, 1)?;
+    let t = cx.tensor(args, 2)?.clone();
+    let atomic = cx.attr_int("atomic").unwrap_or(0) == 1;
+    let region = tile_region(&tile, t.shape.len());
+    let lanes = valid_lanes(&tile);
+    cx.world.write(cx.rank, &t, None, &offs, &region, &lanes, atomic, cx.span, "tile.store", cx.who)?;
+    Ok(Flow::Val(Val::Tensor(t)))
+}
+
+fn dtype_attr(cx: &OpCx<'_>) -> DataType {
+    cx.call.attr("dtype").and_then(|a| a.as_dtype()).unwrap_or(DataType::FP32)
+}
+
+fn tile_create(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
+    let shape = dims_usize(cx, &cx.ints(args, 0)?)?;
+    Ok(Flow::Val(Val::Tile(Arc::new(Tile::zeros(dtype_attr(cx), shape)))))
+}
+
+fn tile_full(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
+    let shape = dims_usize(cx, &cx.ints(args, 0)?)?;
+    let v = cx.float(args, 1)?;
+    let dt = dtype_attr(cx);
+    let mut t = Tile::zeros(dt, shape);
+    t.data.fill(elem::round(dt, v));
+    Ok(Flow::Val(Val::Tile(Arc::new(t))))
+}
+
+fn binop(name: &str) -> fn(f64, f64) -> f64 {
+    match name.rsplit('.').next().unwrap_or("") {
+        "add" | "adds" => |a, b| a + b,
+        "sub" | "subs" => |a, b| a - b,
+        "mul" | "muls" => |a, b| a * b,
+        "div" | "divs" => |a, b| a / b,
+        "maximum" => |a: f64, b: f64| if a.is_nan() || b.is_nan() { f64::NAN } else { a.max(b) },
+        _ => |a: f64, b: f64| if a.is_nan() || b.is_nan() { f64::NAN } else { a.min(b) },
+    }
+}
+
+fn tile_binary(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
+    let a = cx.tile(args, 0)?;
+    let b = cx.tile(args, 1)?;
+    if a.data.len() != b.data.len() {
+        return Err(cx.err(format!("tiles of shapes {:?} and {:?}", a.shape, b.shape)));
+    }
+    let f = binop(cx.name());
+    let mut out = (**a).clone();
+    for (x, y) in out.data.iter_mut().zip(&b.data) {
+        *x = elem::round(a.dtype, f(*x, *y));
+    }
+    Ok(Flow::Val(Val::Tile(Arc::new(out))))
+}
+
+fn tile_scalar(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
+    let a = cx.tile(args, 0)?;
+    let s = cx.float(args, 1)?;
+    let f = binop(cx.name());
+    let mut out = (**a).clone();
+    for x in &mut out.data {
+        *x = elem::round(a.dtype, f(*x, s));
+    }
+    Ok(Flow::Val(Val::Tile(Arc::new(out))))
+}
+
+fn tile_cast(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
+    let a = cx.tile(args, 0)?;
+    let dt = dtype_attr(cx);
+    crate::world::check_dtype(dt, cx.span, "tile.cast")?;
+    let mut out = (**a).clone();
+    out.dtype = dt;
+    for x in &mut out.data {
+        *x = elem::round(dt, *x);
+    }
+    Ok(Flow::Val(Val::Tile(Arc::new(out))))
+}
+
+fn tile_identity(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
+    Ok(Flow::Val(Val::Tile(cx.tile(args, 0)?.clone())))
+}
+
+fn tile_fillpad(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
+    let a = cx.tile(args, 0)?;
+    let v = cx.float(args, 1)?;
+    let mut out = (**a).clone();
+    let (pr, pc) = Tile::rows_cols(&out.shape);
+    let (vr, vc) = Tile::rows_cols(&out.valid);
+    for r in 0..pr {
+        for c in 0..pc {
+            if r >= vr || c >= vc {
+                out.data[r * pc + c] = elem::round(out.dtype, v);
+            }
+        }
+    }
+    out.valid = out.shape.clone();
+    Ok(Flow::Val(Val::Tile(Arc::new(out))))
+}
+
+fn tile_set_validshape(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
+    let a = cx.tile(args, 0)?;
+    let r = cx.int(args, 1)?;
+    let c = cx.int(args, 2)?;
+    let mut out = (**a).clone();
+    let (pr, pc) = Tile::rows_cols(&out.shape);
+    if r < 0 || c < 0 || r as usize > pr || c as usize > pc {
+        return Err(cx.err(format!("valid shape [{r}, {c}] exceeds the tile [{pr}, {pc}]")));
+    }
+    out.valid = if out.shape.len() >= 2 {
+        let mut v = vec![1; out.shape.len() - 2];
+        v.push(r as usize);
+        v.push(c as usize);
+        v
+    } else {
+        vec![c as usize]
+    };
+    Ok(Flow::Val(Val::Tile(Arc::new(out))))
+}
+
+fn tile_reduce(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
+    let a = cx.tile(args, 0)?;
+    let name = cx.name().to_string();
+    let rows = name.contains("row_");
+    let (pr, pc) = Tile::rows_cols(&a.shape);
+    let (vr, vc) = Tile::rows_cols(&a.valid);
+    let f = |acc: f64, x: f64| -> f64 {
+        if name.ends_with("sum") {
+            acc + x
+        } else if name.ends_with("max") {
+            acc.max(x)
+        } else {
+            acc.min(x)
+        }
+    };
+    let init = if name.ends_with("sum") {
+        0.0
+    } else if name.ends_with("max") {
+        f64::NEG_INFINITY
+    } else {
+        f64::INFINITY
+    };
+    let (shape, valid, data) = if rows {
+        let mut d = vec![0.0; pr];
+        for (r, slot) in d.iter_mut().enumerate().take(vr) {
+            *slot = elem::round(a.dtype, (0..vc).fold(init, |acc, c| f(acc, a.data[r * pc + c])));
+        }
+        (vec![pr, 1], vec![vr, 1], d)
+    } else {
+        let mut d = vec![0.0; pc];
+        for (c, slot) in d.iter_mut().enumerate().take(vc) {
+            *slot = elem::round(a.dtype, (0..vr).fold(init, |acc, r| f(acc, a.data[r * pc + c])));
+        }
+        (vec![1, pc], vec![1, vc], d)
+    };
+    Ok(Flow::Val(Val::Tile(Arc::new(Tile { dtype: a.dtype, shape, valid, data }))))
+}
+
+fn flat_index(cx: &OpCx<'_>, shape: &[usize], idx: &[i64]) -> Result<usize, Fault> {
+    let mut e = 0usize;
+    for (d, &i) in idx.iter().enumerate() {
+        let n = shape.get(d).copied().unwrap_or(1);
+        if i < 0 || i as usize >= n {
+            return Err(cx.err(format!("index {i} out of range for dimension {d} of extent {n}")));
+        }
+        e = e * n + i as usize;
+    }
+    Ok(e)
+}
+
+fn scalar_of(dt: DataType, v: f64) -> Val {
+    if dt.is_float() {
+        Val::Float(v)
+    } else {
+        Val::Int(v as i64)
+    }
+}
+
+fn tile_read(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
+    let a = cx.tile(args, 0)?;
+    let idx = cx.ints(args, 1)?;
+    let e = flat_index(cx, &a.shape, &idx)?;
+    Ok(Flow::Val(scalar_of(a.dtype, a.data[e])))
+}
+
+fn tile_write(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
+    let a = cx.tile(args, 0)?;
+    let idx = cx.ints(args, 1)?;
+    let v = cx.float(args, 2)?;
+    let e = flat_index(cx, &a.shape, &idx)?;
+    let mut out = (**a).clone();
+    out.data[e] = elem::round(out.dtype, v);
+    Ok(Flow::Val(Val::Tile(Arc::new(out))))
+}
+
+fn tile_slice(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
+    let a = cx.tile(args, 0)?.clone();
+    let shape = dims_usize(cx, &cx.ints(args, 1)?)?;
+    let offs = dims_usize(cx, &cx.ints(args, 2)?)?;
+    let valid = if args.len() > 3 { dims_usize(cx, &cx.ints(args, 3)?)? } else { shape.clone() };
+    let (_, pc) = Tile::rows_cols(&a.shape);
+    let (sr, sc) = Tile::rows_cols(&shape);
+    let (or, oc) = match offs.len() {
+        0 => (0, 0),
+        1 => (0, offs[0]),
+        n => (offs[n - 2], offs[n - 1]),
+    };
+    let mut out = Tile::zeros(a.dtype, shape);
+    for r in 0..sr {
+        for c in 0..sc {
+            if let Some(v) = a.data.get((or + r) * pc + oc + c) {
+                out.data[r * sc + c] = *v;
+            }
+        }
+    }
+    out.valid = valid;
+    Ok(Flow::Val(Val::Tile(Arc::new(out))))
+}
+
+fn tile_reshape(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
+    let a = cx.tile(args, 0)?;
+    let shape = dims_usize(cx, &cx.ints(args, 1)?)?;
+    if shape.iter().product::<usize>() != a.data.len() {
+        return Err(cx.err(format!("cannot reshape {:?} to {shape:?}", a.shape)));
+    }
+    let mut out = (**a).clone();
+    out.valid = shape.clone();
+    out.shape = shape;
+    Ok(Flow::Val(Val::Tile(Arc::new(out))))
+}
+
+fn tile_matmul(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
+    let a = cx.tile(args, 0)?;
+    let b = cx.tile(args, 1)?;
+    let (m, k) = Tile::rows_cols(&a.shape);
+    let (k2, n) = Tile::rows_cols(&b.shape);
+    if k != k2 {
+        return Err(cx.err(format!("matmul of [{m}, {k}] and [{k2}, {n}]")));
+    }
+    let dt = cx.call.attr("out_dtype").and_then(|x| x.as_dtype()).unwrap_or(DataType::FP32);
+    let mut out = Tile::zeros(dt, vec![m, n]);
+    for i in 0..m {
+        for j in 0..n {
+            let s: f64 = (0..k).map(|p| a.data[i * k + p] * b.data[p * n + j]).sum();
+            out.data[i * n + j] = elem::round(dt, s);
+        }
+    }
+    Ok(Flow::Val(Val::Tile(Arc::new(out))))
+}
+
+fn noop(_cx: &mut OpCx<'_>, _args: &[Val]) -> Result<Flow, Fault> {
+    Ok(Flow::Val(Val::Unit))
+}
+
+// ---- tensor level -------------------------------------------------------------------------
+
+fn tensor_create(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
+    let shape = cx.ints(args, 0)?;
+    let dt = dtype_attr(cx);
+    crate::world::check_dtype(dt, cx.span, "tensor.create")?;
+    Ok(Flow::Val(Val::Tensor(new_tensor(cx, dt, shape))))
+}
+
+fn new_tensor(cx: &mut OpCx<'_>, dt: DataType, shape: Vec<i64>) -> TRef {
+    let n: i64 = shape.iter().product();
+    let buf = cx.world.host_buffer(vec![0u8; (n.max(0) as u64 * dt.bytes()) as usize]);
+    TRef { mem: Mem::Host(buf), owner: 0, base: 0, strides: TRef::packed_strides(&shape), shape, dtype: dt }
+}
+
+fn tensor_read(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
+    let t = cx.tensor(args, 0)?.clone();
+    let idx = cx.ints(args, 1)?;
+    let ones = vec![1i64; idx.len()];
+    let v = cx.world.read(cx.rank, &t, None, &idx, &ones, cx.span, "tensor.read", cx.who)?;
+    Ok(Flow::Val(scalar_of(t.dtype, v.first().copied().unwrap_or(0.0))))
+}
+
+fn tensor_write(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
+    let t = cx.tensor(args, 0)?.clone();
+    let idx = cx.ints(args, 1)?;
+    let v = cx.float(args, 2)?;
+    let ones = vec![1i64; idx.len()];
+    cx.world.write(cx.rank, &t, None, &idx, &ones, &[v], false, cx.span, "tensor.write", cx.who)?;
+    Ok(Flow::Val(Val::Tensor(t)))
+}
+
+fn tensor_slice(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
+    let t = cx.tensor(args, 0)?.clone();
+    let shape = cx.ints(args, 1)?;
+    let offs = cx.ints(args, 2)?;
+    if shape.len() != t.shape.len() || offs.len() != t.shape.len() {
+        return Err(cx.err("slice rank does not match the tensor rank"));
+    }
+    for d in 0..shape.len() {
+        if offs[d] < 0 || shape[d] < 0 || offs[d] + shape[d] > t.shape[d] {
+            return Err(Fault::new(
+                crate::report::ReportKind::OutOfBounds,
+                cx.span,
+                format!(
+                    "tensor.slice dimension {d} [{}, {}) exceeds the extent {}",
+                    offs[d],
+                    offs[d] + shape[d],
+                    t.shape[d]
+                ),
+            ));
+        }
+    }
+    let e: i64 = offs.iter().zip(&t.strides).map(|(o, s)| o * s).sum();
+    let out = TRef { base: (t.base as i64 + e * t.dtype.bytes() as i64) as u64, shape, ..t };
+    Ok(Flow::Val(Val::Tensor(out)))
+}
+
+fn reshape_view(cx: &OpCx<'_>, t: &TRef, shape: Vec<i64>) -> Result<TRef, Fault> {
+    if shape.iter().product::<i64>() != t.numel() {
+        return Err(cx.err(format!("cannot view {:?} as {shape:?}", t.shape)));
+    }
+    // Contiguity of the non-unit dims.
+    let dims: Vec<(i64, i64)> =
+        t.shape.iter().zip(&t.strides).filter(|(d, _)| **d != 1).map(|(d, s)| (*d, *s)).collect();
+    let mut expect = 1i64;
+    for (d, s) in dims.iter().rev() {
+        if *s != expect {
+            return Err(cx.err(format!(
+                "cannot reshape a non-contiguous view of shape {:?} (strides {:?})",
+                t.shape, t.strides
+            )));
+        }
+        expect *= d;
+    }
+    Ok(TRef { strides: TRef::packed_strides(&shape), shape, ..t.clone() })
+}
+
+fn tensor_reshape(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
+    let t = cx.tensor(args, 0)?.clone();
+    let shape = cx.ints(args, 1)?;
+    Ok(Flow::Val(Val::Tensor(reshape_view(cx, &t, shape)?)))
+}
+
+fn tensor_view(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
+    let t = cx.tensor(args, 0)?.clone();
+    if args.len() < 2 || matches!(args[1], Val::Unit) {
+        return Ok(Flow::Val(Val::Tensor(t)));
+    }
+    let shape = cx.ints(args, 1)?;
+    Ok(Flow::Val(Val::Tensor(reshape_view(cx, &t, shape)?)))
+}
+
+fn tensor_assemble(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
+    let target = cx.tensor(args, 0)?.clone();
+    let src = cx.tensor(args, 1)?.clone();
+    let offs = cx.ints(args, 2)?;
+    let atomic = cx.attr_int("atomic").unwrap_or(0) == 1;
+    let zeros = vec![0i64; src.shape.len()];
+    let lanes = cx.world.read(cx.rank, &src, None, &zeros, &src.shape, cx.span, "tensor.assemble", cx.who)?;
+    cx.world.write(
+        cx.rank,
+        &target,
+        None,
+        &offs,
+        &src.shape,
+        &lanes,
+        atomic,
+        cx.span,
+        "tensor.assemble",
+        cx.who,
+    )?;
+    Ok(Flow::Val(Val::Tensor(target)))
+}
+
+fn whole(cx: &mut OpCx<'_>, v: &Val, i: usize) -> Result<(TRef, Vec<f64>), Fault> {
+    let Val::Tensor(t) = v else {
+        return Err(cx.err(format!("argument {i} must be a tensor")));
+    };
+    let zeros = vec![0i64; t.shape.len()];
+    let name = cx.name().to_string();
+    let lanes = cx.world.read(cx.rank, t, None, &zeros, &t.shape, cx.span, &name, cx.who)?;
+    Ok((t.clone(), lanes))
+}
+
+fn tensor_binary(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
+    let (a, la) = whole(cx, args.first().unwrap_or(&Val::Unit), 0)?;
+    let f = binop(cx.name());
+    let lanes: Vec<f64> = match args.get(1) {
+        Some(Val::Tensor(_)) => {
+            let (_, lb) = whole(cx, &args[1], 1)?;
+            if lb.len() != la.len() {
+                return Err(cx.err(format!("tensors of {} and {} elements", la.len(), lb.len())));
+            }
+            la.iter().zip(&lb).map(|(x, y)| f(*x, *y)).collect()
+        }
+        _ => {
+            let s = cx.float(args, 1)?;
+            la.iter().map(|x| f(*x, s)).collect()
+        }
+    };
+    let out = new_tensor(cx, a.dtype, a.shape.clone());
+    let zeros = vec![0i64; out.shape.len()];
+    let shape = out.shape.clone();
+    let name = cx.name().to_string();
+    cx.world.write(cx.rank, &out, None, &zeros, &shape, &lanes, false, cx.span, &name, cx.who)?;
+    Ok(Flow::Val(Val::Tensor(out)))
+}
+
+fn tensor_cast(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
+    let (a, la) = whole(cx, args.first().unwrap_or(&Val::Unit), 0)?;
+    let dt = dtype_attr(cx);
+    crate::world::check_dtype(dt, cx.span, "tensor.cast")?;
+    let out = new_tensor(cx, dt, a.shape.clone());
+    let zeros = vec![0i64; out.shape.len()];
+    let shape = out.shape.clone();
+    cx.world.write(cx.rank, &out, None, &zeros, &shape, &la, false, cx.span, "tensor.cast", cx.who)?;
+    Ok(Flow::Val(Val::Tensor(out)))
+}
+
+register_semantics!("tile.load", tile_load);
+register_semantics!("tile.store", tile_store);
+register_semantics!("tile.create", tile_create);
+register_semantics!("tile.full", tile_full);
+register_semantics!("tile.add", tile_binary);
+register_semantics!("tile.sub", tile_binary);
+register_semantics!("tile.mul", tile_binary);
+register_semantics!("tile.div", tile_binary);
+register_semantics!("tile.maximum", tile_binary);
+register_semantics!("tile.minimum", tile_binary);
+register_semantics!("tile.adds", tile_scalar);
+register_semantics!("tile.subs", tile_scalar);
+register_semantics!("tile.muls", tile_scalar);
+register_semantics!("tile.divs", tile_scalar);
+register_semantics!("tile.cast", tile_cast);
+register_semantics!("tile.move", tile_identity);
+register_semantics!("tile.fillpad_inplace", tile_fillpad);
+register_semantics!("tile.set_validshape", tile_set_validshape);
+register_semantics!("tile.row_sum", tile_reduce);
+register_semantics!("tile.row_max", tile_reduce);
+register_semantics!("tile.row_min", tile_reduce);
+register_semantics!("tile.col_sum", tile_reduce);
+register_semantics!("tile.col_max", tile_reduce);
+register_semantics!("tile.col_min", tile_reduce);
+register_semantics!("tile.read", tile_read);
+register_semantics!("tile.write", tile_write);
+register_semantics!("tile.slice", tile_slice);
+register_semantics!("tile.reshape", tile_reshape);
+register_semantics!("tile.matmul", tile_matmul);
+register_semantics!("system.fence", noop);
+register_semantics!("system.cacheinvalid", noop);
+register_semantics!("tensor.create", tensor_create);
+register_semantics!("tensor.read", tensor_read);
+register_semantics!("tensor.write", tensor_write);
+register_semantics!("tensor.slice", tensor_slice);
+register_semantics!("tensor.reshape", tensor_reshape);
+register_semantics!("tensor.view", tensor_view);
+register_semantics!("tensor.assemble", tensor_assemble);
+register_semantics!("tensor.add", tensor_binary);
+register_semantics!("tensor.sub", tensor_binary);
+register_semantics!("tensor.mul", tensor_binary);
+register_semantics!("tensor.div", tensor_binary);
+register_semantics!("tensor.maximum", tensor_binary);
+register_semantics!("tensor.minimum", tensor_binary);
+register_semantics!("tensor.adds", tensor_binary);
+register_semantics!("tensor.subs", tensor_binary);
+register_semantics!("tensor.muls", tensor_binary);
+register_semantics!("tensor.divs", tensor_binary);
+register_semantics!("tensor.cast", tensor_cast);

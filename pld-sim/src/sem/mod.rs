@@ -1,0 +1,253 @@
+//! Op semantics, registered by op name.
+//!
+//! Each family module submits its ops with [`register_semantics!`] (ordinary ops, run where
+//! they are called) or [`register_collective!`] (protocol ops that expand into a [`Micro`]
+//! program per rank — run inline on a core, or, when called from the host, dispatched to every
+//! rank's queue). The simulator never names an op outside these modules; an op that reaches
+//! it without semantics is a runtime report naming the op. Guarantees: lookups are by the
+//! op's canonical registry name; duplicate registrations are reported, not silently merged.
+
+pub mod collective;
+pub mod core;
+pub mod put_get;
+pub mod remote;
+pub mod system;
+
+use crate::micro::Micro;
+use crate::report::Fault;
+use crate::value::{TRef, Tile, Val};
+use crate::world::{Resolved, World};
+use pld_ir::{Call, Span};
+use std::collections::HashMap;
+use std::sync::{Arc, LazyLock};
+
+/// Where an op runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Level {
+    /// The host orchestrator.
+    Host,
+    /// A chip orchestrator.
+    Chip,
+    /// A core running a kernel.
+    Core,
+}
+
+/// A parked wait: the cell and predicate a core blocks on.
+#[derive(Clone, Debug)]
+pub struct Park {
+    /// The awaited cell.
+    pub cell: Resolved,
+    /// `true` for Ge, `false` for Eq.
+    pub ge: bool,
+    /// Unsigned comparison (deferred conditions).
+    pub unsigned: bool,
+    /// Expected value.
+    pub expected: i32,
+}
+
+impl Park {
+    /// Whether `v` satisfies the predicate.
+    pub fn holds(&self, v: i32) -> bool {
+        if self.unsigned {
+            (v as u32) >= (self.expected as u32)
+        } else if self.ge {
+            v >= self.expected
+        } else {
+            v == self.expected
+        }
+    }
+
+    /// `Ge 3`, `Eq 0`, `unsigned Ge 1`.
+    pub fn describe(&self) -> String {
+        match (self.unsigned, self.ge) {
+            (true, _) => format!("unsigned >= {}", self.expected),
+            (false, true) => format!(">= {}", self.expected),
+            (false, false) => format!("== {}", self.expected),
+        }
+    }
+}
+
+/// What an op evaluation asks of the executing thread.
+pub enum Flow {
+    /// Finished with a value.
+    Val(Val),
+    /// Blocked: re-run the op when the cell changes.
+    Park(Park),
+    /// Run this micro program, then continue; the call's value is the given one.
+    Micro(Vec<Micro>, Val),
+    /// Register a deferred completion condition of the current task; continue.
+    Defer(Park),
+}
+
+/// The context an op runs in.
+pub struct OpCx<'a> {
+    /// World state.
+    pub world: &'a mut World,
+    /// The call being evaluated.
+    pub call: &'a Call,
+    /// Its span.
+    pub span: Span,
+    /// Level of the caller.
+    pub level: Level,
+    /// Global rank (meaningless on the host).
+    pub rank: usize,
+    /// Current comm domain on the host (for `alloc_window_buffer`).
+    pub domain: usize,
+    /// Name of the running function, for reports.
+    pub who: &'a str,
+}
+
+impl OpCx<'_> {
+    /// The op name.
+    pub fn name(&self) -> &str {
+        self.call.callee.name()
+    }
+
+    /// A runtime error at this call.
+    pub fn err(&self, msg: impl Into<String>) -> Fault {
+        Fault::runtime(self.span, format!("{}: {}", self.name(), msg.into()))
+    }
+
+    /// Integer attribute (with the op's declared default).
+    pub fn attr_int(&self, name: &str) -> Option<i64> {
+        self.call.attr_int(name)
+    }
+
+    /// Argument `i` as a tensor.
+    pub fn tensor<'v>(&self, args: &'v [Val], i: usize) -> Result<&'v TRef, Fault> {
+        match args.get(i) {
+            Some(Val::Tensor(t)) => Ok(t),
+            Some(v) => Err(self.err(format!("argument {i} must be a tensor, got {}", v.kind()))),
+            None => Err(self.err(format!("missing argument {i}"))),
+        }
+    }
+
+    /// Argument `i` as a tile.
+    pub fn tile<'v>(&self, args: &'v [Val], i: usize) -> Result<&'v Arc<Tile>, Fault> {
+        match args.get(i) {
+            Some(Val::Tile(t)) => Ok(t),
+            Some(v) => Err(self.err(format!("argument {i} must be a tile, got {}", v.kind()))),
+            None => Err(self.err(format!("missing argument {i}"))),
+        }
+    }
+
+    /// Argument `i` as an integer scalar.
+    pub fn int(&self, args: &[Val], i: usize) -> Result<i64, Fault> {
+        args.get(i)
+            .and_then(Val::as_i64)
+            .ok_or_else(|| self.err(format!("argument {i} must be an integer scalar")))
+    }
+
+    /// Argument `i` as a float scalar.
+    pub fn float(&self, args: &[Val], i: usize) -> Result<f64, Fault> {
+        args.get(i).and_then(Val::as_f64).ok_or_else(|| self.err(format!("argument {i} must be a scalar")))
+    }
+
+    /// Argument `i` as a tuple of integers.
+    pub fn ints(&self, args: &[Val], i: usize) -> Result<Vec<i64>, Fault> {
+        ints_of(args.get(i)).ok_or_else(|| self.err(format!("argument {i} must be a tuple of integers")))
+    }
+}
+
+/// A tuple (or single integer) as integers.
+pub fn ints_of(v: Option<&Val>) -> Option<Vec<i64>> {
+    match v? {
+        Val::Tuple(items) => items.iter().map(Val::as_i64).collect(),
+        other => other.as_i64().map(|x| vec![x]),
+    }
+}
+
+/// An ordinary op semantics function.
+pub type OpFn = fn(&mut OpCx<'_>, &[Val]) -> Result<Flow, Fault>;
+/// A protocol op: builds the micro program of one rank.
+pub type CollFn = fn(&mut OpCx<'_>, &[Val]) -> Result<Vec<Micro>, Fault>;
+
+/// The two kinds of semantics.
+#[derive(Clone, Copy)]
+pub enum SemKind {
+    /// Run where called.
+    Op(OpFn),
+    /// Expand to a per-rank micro program; the call's value is argument `result_arg`
+    /// (window-as-result), and a host call dispatches it to every rank.
+    Collective {
+        /// The builder.
+        f: CollFn,
+        /// Which argument the call returns.
+        result_arg: usize,
+    },
+}
+
+/// One registration.
+pub struct SemReg {
+    /// Canonical op name.
+    pub name: &'static str,
+    /// The semantics.
+    pub kind: SemKind,
+    /// Registering module, for duplicate reports.
+    pub module: &'static str,
+}
+
+inventory::collect!(SemReg);
+
+/// Registers an ordinary op's semantics: `register_semantics!("pld.system.notify", notify)`.
+#[macro_export]
+macro_rules! register_semantics {
+    ($name:expr, $f:path) => {
+        $crate::inventory::submit! {
+            $crate::sem::SemReg { name: $name, kind: $crate::sem::SemKind::Op($f), module: module_path!() }
+        }
+    };
+}
+
+/// Registers a protocol op: `register_collective!("builtin.tensor.barrier", 0, barrier)`.
+#[macro_export]
+macro_rules! register_collective {
+    ($name:expr, $result_arg:expr, $f:path) => {
+        $crate::inventory::submit! {
+            $crate::sem::SemReg {
+                name: $name,
+                kind: $crate::sem::SemKind::Collective { f: $f, result_arg: $result_arg },
+                module: module_path!(),
+            }
+        }
+    };
+}
+
+struct Table {
+    map: HashMap<&'static str, SemKind>,
+    dups: Vec<String>,
+}
+
+static TABLE: LazyLock<Table> = LazyLock::new(|| {
+    let mut map = HashMap::new();
+    let mut seen: HashMap<&'static str, &'static str> = HashMap::new();
+    let mut dups = Vec::new();
+    for r in inventory::iter::<SemReg> {
+        if let Some(prev) = seen.insert(r.name, r.module) {
+            dups.push(format!(
+                "simulator semantics for '{}' registered twice ({prev} and {})",
+                r.name, r.module
+            ));
+        }
+        map.insert(r.name, r.kind);
+    }
+    dups.sort();
+    Table { map, dups }
+});
+
+/// The semantics of `op`, if registered.
+pub fn lookup(op: &str) -> Option<SemKind> {
+    TABLE.map.get(op).copied()
+}
+
+/// Duplicate registrations (empty when consistent).
+pub fn duplicates() -> &'static [String] {
+    &TABLE.dups
+}
+
+/// Every op name with semantics, sorted.
+pub fn names() -> Vec<&'static str> {
+    let mut v: Vec<&'static str> = TABLE.map.keys().copied().collect();
+    v.sort_unstable();
+    v
+}

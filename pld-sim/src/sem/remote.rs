@@ -1,0 +1,76 @@
+//! Tile-remote family: `pld.tile.remote_load` (TLOAD from a peer view) and
+//! `pld.tile.remote_store` / `pld.tensor.remote_store` (TSTORE to a peer view, optionally
+//! atomic add).
+//!
+//! Guarantees: the peer region is addressed through the CommContext exactly like hardware
+//! (local view + peer delta) and bounds-checked against the named buffer; remote_load reads the
+//! valid region only and zero-fills the rest of the tile; remote_store writes the tile's valid
+//! region onto the inner two dims of the target at `offsets` (leading dims of size 1).
+
+use super::core::{tile_from, tile_region, valid_lanes};
+use super::{Flow, OpCx};
+use crate::register_semantics;
+use crate::report::Fault;
+use crate::value::{Tile, Val};
+use std::sync::Arc;
+
+fn remote_load(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
+    let t = cx.tensor(args, 0)?.clone();
+    let peer = cx.int(args, 1)?;
+    let offs = cx.ints(args, 2)?;
+    let shape = cx.ints(args, 3)?;
+    let valid = if args.len() > 4 { cx.ints(args, 4)? } else { shape.clone() };
+    let valid: Vec<i64> = valid.iter().map(|&v| v.max(0)).collect();
+    let lanes =
+        cx.world.read(cx.rank, &t, Some(peer), &offs, &valid, cx.span, "pld.tile.remote_load", cx.who)?;
+    let to_us = |v: &[i64]| v.iter().map(|&x| x.max(0) as usize).collect::<Vec<usize>>();
+    let tile = tile_from(t.dtype, to_us(&shape), to_us(&valid), &lanes);
+    Ok(Flow::Val(Val::Tile(Arc::new(tile))))
+}
+
+fn store_tile(cx: &mut OpCx<'_>, tile: &Tile, args: &[Val], op: &str) -> Result<Flow, Fault> {
+    let target = cx.tensor(args, 1)?.clone();
+    let peer = cx.int(args, 2)?;
+    let offs = cx.ints(args, 3)?;
+    let atomic = cx.attr_int("atomic").unwrap_or(0) == 1;
+    let region = tile_region(tile, target.shape.len());
+    let lanes = valid_lanes(tile);
+    cx.world.write(cx.rank, &target, Some(peer), &offs, &region, &lanes, atomic, cx.span, op, cx.who)?;
+    Ok(Flow::Val(Val::Unit))
+}
+
+fn tile_remote_store(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
+    let tile = cx.tile(args, 0)?.clone();
+    store_tile(cx, &tile, args, "pld.tile.remote_store")
+}
+
+fn tensor_remote_store(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
+    let tile = match args.first() {
+        Some(Val::Tile(t)) => (**t).clone(),
+        Some(Val::Tensor(t)) => {
+            let t = t.clone();
+            let zeros = vec![0i64; t.shape.len()];
+            let lanes = cx.world.read(
+                cx.rank,
+                &t,
+                None,
+                &zeros,
+                &t.shape,
+                cx.span,
+                "pld.tensor.remote_store",
+                cx.who,
+            )?;
+            let (r, c) = match t.shape.split_last() {
+                Some((c, lead)) => (lead.iter().product::<i64>() as usize, *c as usize),
+                None => (1, 1),
+            };
+            tile_from(t.dtype, vec![r, c], vec![r, c], &lanes)
+        }
+        _ => return Err(cx.err("argument 0 must be a tensor or a tile")),
+    };
+    store_tile(cx, &tile, args, "pld.tensor.remote_store")
+}
+
+register_semantics!("pld.tile.remote_load", remote_load);
+register_semantics!("pld.tile.remote_store", tile_remote_store);
+register_semantics!("pld.tensor.remote_store", tensor_remote_store);

@@ -1,0 +1,227 @@
+//! System family: windows and contexts (`alloc_window_buffer`, `window`, `world_size`,
+//! `get_comm_ctx`, `rank`, `nranks`) and signals (`notify`, `wait`, `defer_wait`).
+//!
+//! Guarantees: notify resolves its cell through the CommContext like every remote access,
+//! applies Set as a plain store and AtomicAdd as a wrapping i32 add, reports Set/AtomicAdd
+//! mixing on one cell within a zeroing epoch, releases the notifier's vector clock into the
+//! cell and marks cells hit by a negative self-AtomicAdd as self-clearing credits; wait checks
+//! signed Eq/Ge and, when satisfied, acquires the cell's clock; defer_wait registers an
+//! unsigned `>=` condition on the task.
+
+use super::{Flow, Level, OpCx, Park};
+use crate::report::{Fault, ReportKind};
+use crate::value::{Mem, TRef, Val};
+use crate::world::World;
+use crate::{register_semantics, report};
+use pld_ir::{DataType, Span};
+use pld_runtime_abi::{NotifyOp, WaitCmp};
+
+fn alloc_window_buffer(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
+    let size = cx.int(args, 0)?;
+    if size <= 0 {
+        return Err(cx.err(format!("size must be positive, got {size}")));
+    }
+    let name = cx.call.attr("name").and_then(|a| a.as_str()).unwrap_or("window").to_string();
+    let id = cx.world.alloc(cx.domain, &name, size as u64);
+    Ok(Flow::Val(Val::Alloc(id)))
+}
+
+fn window(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
+    let Some(Val::Alloc(a)) = args.first() else {
+        return Err(cx.err("argument 0 must be a window allocation"));
+    };
+    let a = *a;
+    let shape = cx.ints(args, 1)?;
+    let dtype = cx.call.attr("dtype").and_then(|x| x.as_dtype()).unwrap_or(DataType::FP32);
+    crate::world::check_dtype(dtype, cx.span, "pld.tensor.window")?;
+    let bytes = shape.iter().product::<i64>() * dtype.bytes() as i64;
+    let (aname, asize) = (cx.world.allocs[a].name.clone(), cx.world.allocs[a].size);
+    if bytes as u64 > asize {
+        return Err(
+            cx.err(format!("a {shape:?} {dtype} view needs {bytes} bytes but buffer '{aname}' has {asize}"))
+        );
+    }
+    let al = &mut cx.world.allocs[a];
+    if dtype.is_float() {
+        al.float_view = true;
+        al.zeroed = false;
+    } else if !al.float_view {
+        al.zeroed = true;
+    }
+    let t = TRef {
+        mem: Mem::Window { domain: al.domain, alloc: a },
+        owner: usize::MAX,
+        base: al.offset,
+        strides: TRef::packed_strides(&shape),
+        shape,
+        dtype,
+    };
+    Ok(Flow::Val(Val::Tensor(t)))
+}
+
+fn world_size(cx: &mut OpCx<'_>, _args: &[Val]) -> Result<Flow, Fault> {
+    Ok(Flow::Val(Val::Int(cx.world.nranks as i64)))
+}
+
+fn get_comm_ctx(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
+    let t = cx.tensor(args, 0)?;
+    match t.mem {
+        Mem::Window { domain, .. } => Ok(Flow::Val(Val::Ctx { domain })),
+        Mem::Host(_) => Err(cx.err("expects a window-bound tensor")),
+    }
+}
+
+fn ctx_domain(cx: &OpCx<'_>, args: &[Val]) -> Result<usize, Fault> {
+    match args.first() {
+        Some(Val::Ctx { domain }) => Ok(*domain),
+        Some(Val::Tensor(TRef { mem: Mem::Window { domain, .. }, .. })) => Ok(*domain),
+        _ => Err(cx.err("expects a comm context")),
+    }
+}
+
+fn rank(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
+    let d = ctx_domain(cx, args)?;
+    if cx.level == Level::Host {
+        return Err(cx.err("the rank is only known on a device"));
+    }
+    let r = cx.world.domains[d]
+        .drank(cx.rank)
+        .ok_or_else(|| cx.err(format!("rank {} is not in this comm domain", cx.rank)))?;
+    Ok(Flow::Val(Val::Int(r as i64)))
+}
+
+fn nranks(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
+    let d = ctx_domain(cx, args)?;
+    Ok(Flow::Val(Val::Int(cx.world.domains[d].members.len() as i64)))
+}
+
+/// TNOTIFY: writes `value` into cell `idx` of `peer`'s copy of `sig` (a local view).
+#[allow(clippy::too_many_arguments)]
+pub fn notify(
+    world: &mut World,
+    g: usize,
+    sig: &TRef,
+    peer: i64,
+    idx: &[i64],
+    value: i32,
+    op: NotifyOp,
+    span: Span,
+    who: &str,
+) -> Result<(), Fault> {
+    let r = world.cell_addr(g, sig, Some(peer), idx, span, "pld.system.notify")?;
+    let key = (r.domain, r.owner, r.offset);
+    let me = world.domains[r.domain].drank(g);
+    let old = world.cell_value(r);
+    let cell_name = world.cell_name(r);
+    let meta = world.cells.entry(key).or_default();
+    let other = match op {
+        NotifyOp::Set => meta.add_by,
+        NotifyOp::AtomicAdd => meta.set_by,
+    };
+    if let Some((orank, ospan)) = other {
+        let (this, that) = match op {
+            NotifyOp::Set => ("Set", "AtomicAdd"),
+            NotifyOp::AtomicAdd => ("AtomicAdd", "Set"),
+        };
+        return Err(Fault::new(
+            ReportKind::MixedNotify,
+            span,
+            format!("pld.system.notify {this} by rank {g} ({who}) on signal cell {cell_name} which rank {orank} already wrote with {that}"),
+        )
+        .note(format!("the earlier {that} is at {}", report::span_text(ospan, None)))
+        .note("never mix Set and AtomicAdd on one cell: a Set can clobber an advanced counter"));
+    }
+    let new = match op {
+        NotifyOp::Set => {
+            meta.set_by.get_or_insert((g, span));
+            value
+        }
+        NotifyOp::AtomicAdd => {
+            meta.add_by.get_or_insert((g, span));
+            old.wrapping_add(value)
+        }
+    };
+    if op == NotifyOp::AtomicAdd && value < 0 && me == Some(r.owner) {
+        meta.credit = true;
+    }
+    if op == NotifyOp::AtomicAdd && new == 0 {
+        meta.set_by = None;
+        meta.add_by = None;
+    }
+    meta.writers.insert(g);
+    world.set_cell(r, new);
+    world.release_into(g, key);
+    world.stats.notifies[g] += 1;
+    world.notified[g] = true;
+    Ok(())
+}
+
+/// TWAIT, one sweep: `None` when satisfied (clock acquired), else the park record.
+pub fn wait(
+    world: &mut World,
+    g: usize,
+    sig: &TRef,
+    idx: &[i64],
+    expected: i32,
+    ge: bool,
+    span: Span,
+) -> Result<Option<Park>, Fault> {
+    let r = world.cell_addr(g, sig, None, idx, span, "pld.system.wait")?;
+    let park = Park { cell: r, ge, unsigned: false, expected };
+    if park.holds(world.cell_value(r)) {
+        world.acquire_from(g, (r.domain, r.owner, r.offset));
+        world.stats.waits[g] += 1;
+        if std::mem::take(&mut world.notified[g]) {
+            world.stats.barrier_rounds[g] += 1;
+        }
+        Ok(None)
+    } else {
+        Ok(Some(park))
+    }
+}
+
+fn notify_op(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
+    let sig = cx.tensor(args, 0)?.clone();
+    let peer = cx.int(args, 1)?;
+    let idx = cx.ints(args, 2)?;
+    let value = cx.int(args, 3)?;
+    let op = NotifyOp::from_i64(cx.attr_int("op").unwrap_or(0)).map_err(|e| cx.err(e.to_string()))?;
+    notify(cx.world, cx.rank, &sig, peer, &idx, value as i32, op, cx.span, cx.who)?;
+    Ok(Flow::Val(Val::Unit))
+}
+
+fn wait_op(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
+    let sig = cx.tensor(args, 0)?.clone();
+    let idx = cx.ints(args, 1)?;
+    let expected = cx.int(args, 2)?;
+    let cmp = WaitCmp::from_i64(cx.attr_int("cmp").unwrap_or(1)).map_err(|e| cx.err(e.to_string()))?;
+    match wait(cx.world, cx.rank, &sig, &idx, expected as i32, cmp == WaitCmp::Ge, cx.span)? {
+        None => Ok(Flow::Val(Val::Unit)),
+        Some(p) => Ok(Flow::Park(p)),
+    }
+}
+
+fn defer_wait_op(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
+    let sig = cx.tensor(args, 0)?.clone();
+    let idx = cx.ints(args, 1)?;
+    let expected = cx.int(args, 2)?;
+    if !(0..=i64::from(i32::MAX)).contains(&expected) {
+        return Err(Fault::new(
+            ReportKind::Deferred,
+            cx.span,
+            format!("pld.system.defer_wait expected {expected} is outside [0, INT32_MAX] (error 101)"),
+        ));
+    }
+    let r = cx.world.cell_addr(cx.rank, &sig, None, &idx, cx.span, "pld.system.defer_wait")?;
+    Ok(Flow::Defer(Park { cell: r, ge: true, unsigned: true, expected: expected as i32 }))
+}
+
+register_semantics!("pld.tensor.alloc_window_buffer", alloc_window_buffer);
+register_semantics!("pld.tensor.window", window);
+register_semantics!("pld.system.world_size", world_size);
+register_semantics!("pld.system.get_comm_ctx", get_comm_ctx);
+register_semantics!("pld.system.rank", rank);
+register_semantics!("pld.system.nranks", nranks);
+register_semantics!("pld.system.notify", notify_op);
+register_semantics!("pld.system.wait", wait_op);
+register_semantics!("pld.system.defer_wait", defer_wait_op);

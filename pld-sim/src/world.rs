@@ -1,0 +1,735 @@
+//! The simulated world: host buffers, comm domains with symmetric windows, CommContexts,
+//! signal cells, the race checker and traffic accounting.
+//!
+//! Guarantees:
+//! - Named buffers are carved back to back at 32-byte-aligned offsets, identical on every
+//!   member rank of a domain; every rank gets a real `pld_runtime_abi::CommContext` whose
+//!   `windowsIn[i]` are distinct per-rank virtual addresses, and every remote access is
+//!   addressed exactly as the hardware does (`local + windowsIn[peer] - windowsIn[me]`) and
+//!   then resolved back through that rank's own address map, so a wrong pointer is a bounds
+//!   report, never a silent hit on other memory.
+//! - Window memory starts as the garbage byte [`GARBAGE`] (NaN for every float type) except for
+//!   allocations all of whose views are integer typed (signals, counters), which start at zero
+//!   (docs/DECISIONS.md D-sim-1).
+//! - Data accesses to windows are checked for races with per-rank vector clocks whose only
+//!   cross-rank edges are notify→wait; signal cells carry the clocks of their notifiers.
+
+use crate::elem;
+use crate::report::{Fault, ReportKind};
+use crate::value::{Mem, TRef};
+use pld_ir::{DataType, Span};
+use pld_runtime_abi::CommContext;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+/// The byte window memory is filled with before anything writes it.
+pub const GARBAGE: u8 = 0xFF;
+
+/// One named buffer of a domain.
+#[derive(Clone, Debug)]
+pub struct Alloc {
+    /// The `name=` of the allocation.
+    pub name: String,
+    /// Domain index.
+    pub domain: usize,
+    /// Byte offset inside the window.
+    pub offset: u64,
+    /// Requested bytes.
+    pub size: u64,
+    /// Size rounded up to 32 bytes.
+    pub rounded: u64,
+    /// Whether the allocation starts zeroed.
+    pub zeroed: bool,
+    /// Whether a float-typed view of it was made (which keeps it garbage-filled).
+    pub float_view: bool,
+}
+
+/// A comm domain: members, window size, per-member arenas and contexts.
+#[derive(Clone, Debug)]
+pub struct Domain {
+    /// Global ranks of the members, in domain-rank order.
+    pub members: Vec<usize>,
+    /// Allocation indices carved in this domain.
+    pub allocs: Vec<usize>,
+    /// Window bytes per rank.
+    pub win_size: u64,
+    /// One window arena per member.
+    pub arenas: Vec<Vec<u8>>,
+    /// One CommContext per member.
+    pub ctx: Vec<CommContext>,
+}
+
+impl Domain {
+    /// Domain rank of global rank `g`.
+    pub fn drank(&self, g: usize) -> Option<usize> {
+        self.members.iter().position(|&m| m == g)
+    }
+}
+
+/// Access kinds for the race checker.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AccessKind {
+    /// Plain read.
+    Read,
+    /// Plain write.
+    Write,
+    /// Atomic accumulate.
+    Atomic,
+}
+
+#[derive(Clone, Debug)]
+struct AccessRec {
+    lo: u64,
+    hi: u64,
+    rank: usize,
+    clock: u32,
+    kind: AccessKind,
+    op: String,
+    who: String,
+    span: Span,
+}
+
+/// Per-signal-cell bookkeeping.
+#[derive(Clone, Debug, Default)]
+pub struct CellMeta {
+    /// First Set since the last zero: (rank, span).
+    pub set_by: Option<(usize, Span)>,
+    /// First AtomicAdd since the last zero.
+    pub add_by: Option<(usize, Span)>,
+    /// Every rank that ever wrote the cell.
+    pub writers: BTreeSet<usize>,
+    /// The vector clock released into the cell.
+    pub vc: Vec<u32>,
+    /// Whether a self-clearing epilogue (negative self AtomicAdd) touched it.
+    pub credit: bool,
+}
+
+/// A resolved window address.
+#[derive(Clone, Copy, Debug)]
+pub struct Resolved {
+    /// Domain.
+    pub domain: usize,
+    /// Domain rank whose window is addressed.
+    pub owner: usize,
+    /// Byte offset inside that window.
+    pub offset: u64,
+}
+
+/// Accounting of one run.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Stats {
+    /// `(rank, op kind) -> bytes` that crossed to or from another rank's window.
+    pub remote_bytes: BTreeMap<(usize, String), u64>,
+    /// `(rank, op kind) -> bytes` moved to or from the rank's own window or local memory.
+    pub local_bytes: BTreeMap<(usize, String), u64>,
+    /// Notifies issued per rank.
+    pub notifies: Vec<u64>,
+    /// Waits completed per rank.
+    pub waits: Vec<u64>,
+    /// Barrier rounds per rank (a wait phase completed after a notify phase).
+    pub barrier_rounds: Vec<u64>,
+    /// Scheduler steps taken.
+    pub steps: u64,
+}
+
+impl Stats {
+    /// Remote bytes of `rank` summed over op kinds.
+    pub fn remote_total(&self, rank: usize) -> u64 {
+        self.remote_bytes.iter().filter(|((r, _), _)| *r == rank).map(|(_, b)| b).sum()
+    }
+    /// Remote bytes of `rank` for op kinds containing `kind`.
+    pub fn remote_of(&self, rank: usize, kind: &str) -> u64 {
+        self.remote_bytes.iter().filter(|((r, k), _)| *r == rank && k.contains(kind)).map(|(_, b)| b).sum()
+    }
+}
+
+/// The whole simulated memory and checker state.
+pub struct World {
+    /// Number of global ranks.
+    pub nranks: usize,
+    /// Host/GM buffers.
+    pub host: Vec<Vec<u8>>,
+    /// Comm domains.
+    pub domains: Vec<Domain>,
+    /// Named buffers.
+    pub allocs: Vec<Alloc>,
+    /// Signal-cell metadata keyed by (domain, owner domain rank, byte offset).
+    pub cells: BTreeMap<(usize, usize, u64), CellMeta>,
+    shadow: HashMap<(usize, usize), Vec<AccessRec>>,
+    /// Vector clock of each global rank.
+    pub vc: Vec<Vec<u32>>,
+    /// Accounting.
+    pub stats: Stats,
+    /// Whether races are checked.
+    pub check_races: bool,
+    /// Per rank: a notify was issued since the last completed wait (barrier-round counting).
+    pub notified: Vec<bool>,
+}
+
+const ADDR_BASE: u64 = 0x4000_0000_0000;
+
+impl World {
+    /// An empty world of `nranks` ranks.
+    pub fn new(nranks: usize) -> World {
+        let mut vc = vec![vec![0u32; nranks]; nranks];
+        for (r, v) in vc.iter_mut().enumerate() {
+            v[r] = 1;
+        }
+        World {
+            nranks,
+            host: Vec::new(),
+            domains: Vec::new(),
+            allocs: Vec::new(),
+            cells: BTreeMap::new(),
+            shadow: HashMap::new(),
+            vc,
+            stats: Stats {
+                notifies: vec![0; nranks],
+                waits: vec![0; nranks],
+                barrier_rounds: vec![0; nranks],
+                ..Stats::default()
+            },
+            check_races: true,
+            notified: vec![false; nranks],
+        }
+    }
+
+    /// Adds a domain over `members` (global ranks); windows are materialised by [`World::finalize`].
+    pub fn add_domain(&mut self, members: Vec<usize>) -> usize {
+        self.domains.push(Domain {
+            members,
+            allocs: Vec::new(),
+            win_size: 0,
+            arenas: Vec::new(),
+            ctx: Vec::new(),
+        });
+        self.domains.len() - 1
+    }
+
+    /// Carves a named buffer of `size` bytes at the end of domain `d`.
+    pub fn alloc(&mut self, d: usize, name: &str, size: u64) -> usize {
+        let dom = &mut self.domains[d];
+        let offset = dom.win_size;
+        let rounded = size.div_ceil(32) * 32;
+        dom.win_size += rounded;
+        let id = self.allocs.len();
+        dom.allocs.push(id);
+        self.allocs.push(Alloc {
+            name: name.to_string(),
+            domain: d,
+            offset,
+            size,
+            rounded,
+            zeroed: false,
+            float_view: false,
+        });
+        id
+    }
+
+    /// Creates the arenas and CommContexts of every domain (after the host pass carved them).
+    pub fn finalize(&mut self) -> Result<(), Fault> {
+        for (di, dom) in self.domains.iter_mut().enumerate() {
+            let n = dom.members.len();
+            let stride = dom.win_size.div_ceil(1 << 20).max(1) * (1 << 20) + (1 << 20);
+            dom.arenas = vec![vec![GARBAGE; dom.win_size as usize]; n];
+            for &a in &dom.allocs {
+                let al = &self.allocs[a];
+                if al.zeroed {
+                    for arena in &mut dom.arenas {
+                        arena[al.offset as usize..(al.offset + al.rounded) as usize].fill(0);
+                    }
+                }
+            }
+            dom.ctx.clear();
+            for (me, &g) in dom.members.iter().enumerate() {
+                // Every rank maps the domain's windows at its own virtual addresses.
+                let base = ADDR_BASE + (g as u64) * 0x100_0000_0000 + (di as u64) * 0x10_0000_0000;
+                let wins: Vec<u64> = (0..n as u64).map(|i| base + i * stride).collect();
+                let ctx = CommContext::new(me as u32, n as u32, dom.win_size, &wins)
+                    .map_err(|e| Fault::runtime(Span::DUMMY, format!("cannot build comm context: {e}")))?;
+                dom.ctx.push(ctx);
+            }
+        }
+        Ok(())
+    }
+
+    /// Allocates a host buffer holding `bytes`.
+    pub fn host_buffer(&mut self, bytes: Vec<u8>) -> usize {
+        self.host.push(bytes);
+        self.host.len() - 1
+    }
+
+    fn alloc_name(&self, a: usize) -> &str {
+        self.allocs.get(a).map_or("?", |x| x.name.as_str())
+    }
+
+    /// Resolves the byte at `view.base + byte_off` of a local window view as seen through
+    /// `peer` by global rank `g`, via the CommContext address arithmetic.
+    pub fn resolve(
+        &self,
+        g: usize,
+        view: &TRef,
+        peer: Option<i64>,
+        byte_off: i64,
+        span: Span,
+        op: &str,
+    ) -> Result<Resolved, Fault> {
+        let Mem::Window { domain, alloc } = view.mem else {
+            return Err(Fault::runtime(
+                span,
+                format!("{op} needs a window-bound tensor, got a plain tensor"),
+            ));
+        };
+        let dom = &self.domains[domain];
+        let Some(me) = dom.drank(g) else {
+            return Err(Fault::new(
+                ReportKind::OutOfBounds,
+                span,
+                format!(
+                    "{op} on rank {g}: rank is not a member of the comm domain of buffer '{}'",
+                    self.alloc_name(alloc)
+                ),
+            ));
+        };
+        let ctx = &dom.ctx[me];
+        if view.owner != me {
+            return Err(Fault::new(
+                ReportKind::OutOfBounds,
+                span,
+                format!(
+                    "{op} on rank {g}: view of buffer '{}' does not point into this rank's window",
+                    self.alloc_name(alloc)
+                ),
+            ));
+        }
+        let local = ctx.windows_in[me].wrapping_add((view.base as i64 + byte_off) as u64);
+        let addr = match peer {
+            None => local,
+            Some(p) => {
+                if p < 0 || p >= i64::from(ctx.rank_num) {
+                    return Err(Fault::new(
+                        ReportKind::PeerOutOfRange,
+                        span,
+                        format!(
+                            "{op} on rank {g}: peer index {p} is outside [0, {}) of the comm domain of buffer '{}'",
+                            ctx.rank_num,
+                            self.alloc_name(alloc)
+                        ),
+                    ));
+                }
+                ctx.peer_address(local, p as u32).unwrap_or(u64::MAX)
+            }
+        };
+        for (i, &w) in ctx.windows_in[..ctx.rank_num as usize].iter().enumerate() {
+            if addr >= w && addr < w + ctx.win_size {
+                return Ok(Resolved { domain, owner: i, offset: addr - w });
+            }
+        }
+        Err(Fault::new(
+            ReportKind::OutOfBounds,
+            span,
+            format!("{op} on rank {g}: address {addr:#x} is outside every window of the comm domain (buffer '{}')", self.alloc_name(alloc)),
+        ))
+    }
+
+    /// Element offsets (relative to the view base, in elements) of the rows of a region, and
+    /// the row length: the region `offs`/`shape` of `view`, innermost dim contiguous or strided.
+    fn region_rows(view: &TRef, offs: &[i64], shape: &[i64]) -> (Vec<i64>, i64, i64) {
+        let n = shape.len();
+        let (cols, col_stride) =
+            if n == 0 { (1, 1) } else { (shape[n - 1], view.strides.get(n - 1).copied().unwrap_or(1)) };
+        let mut starts = Vec::new();
+        let lead = &shape[..n.saturating_sub(1)];
+        let total: i64 = lead.iter().product();
+        let mut idx = vec![0i64; lead.len()];
+        for _ in 0..total.max(0) {
+            let mut e = 0i64;
+            for (d, st) in view.strides.iter().enumerate().take(n) {
+                let i = idx.get(d).copied().unwrap_or(0);
+                e += (offs.get(d).copied().unwrap_or(0) + i) * st;
+            }
+            starts.push(e);
+            for d in (0..lead.len()).rev() {
+                idx[d] += 1;
+                if idx[d] < lead[d] {
+                    break;
+                }
+                idx[d] = 0;
+            }
+        }
+        (starts, cols, col_stride)
+    }
+
+    /// Checks a region lies inside its tensor (static shape) — the view's own extent.
+    fn check_in_view(
+        view: &TRef,
+        offs: &[i64],
+        shape: &[i64],
+        span: Span,
+        op: &str,
+        g: usize,
+    ) -> Result<(), Fault> {
+        for (d, (&o, &s)) in offs.iter().zip(shape).enumerate() {
+            let dim = view.shape.get(d).copied().unwrap_or(1);
+            if o < 0 || s < 0 || o + s > dim {
+                return Err(Fault::new(
+                    ReportKind::OutOfBounds,
+                    span,
+                    format!(
+                        "{op} on rank {g}: region dimension {d} [{o}, {}) exceeds the tensor extent {dim}",
+                        o + s
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Reads a region of `view` (optionally through `peer`) as `f64` lanes, row-major over `shape`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn read(
+        &mut self,
+        g: usize,
+        view: &TRef,
+        peer: Option<i64>,
+        offs: &[i64],
+        shape: &[i64],
+        span: Span,
+        op: &str,
+        who: &str,
+    ) -> Result<Vec<f64>, Fault> {
+        self.access(g, view, peer, offs, shape, span, op, who, None, AccessKind::Read)
+    }
+
+    /// Writes `data` (row-major over `shape`) into a region; `atomic` accumulates instead.
+    #[allow(clippy::too_many_arguments)]
+    pub fn write(
+        &mut self,
+        g: usize,
+        view: &TRef,
+        peer: Option<i64>,
+        offs: &[i64],
+        shape: &[i64],
+        data: &[f64],
+        atomic: bool,
+        span: Span,
+        op: &str,
+        who: &str,
+    ) -> Result<(), Fault> {
+        let kind = if atomic { AccessKind::Atomic } else { AccessKind::Write };
+        self.access(g, view, peer, offs, shape, span, op, who, Some(data), kind).map(|_| ())
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn access(
+        &mut self,
+        g: usize,
+        view: &TRef,
+        peer: Option<i64>,
+        offs: &[i64],
+        shape: &[i64],
+        span: Span,
+        op: &str,
+        who: &str,
+        data: Option<&[f64]>,
+        kind: AccessKind,
+    ) -> Result<Vec<f64>, Fault> {
+        let dt = view.dtype;
+        if !elem::supported(dt) {
+            return Err(Fault::runtime(span, format!("{op}: dtype {dt} is not supported by the simulator")));
+        }
+        if shape.iter().any(|&s| s <= 0) {
+            return Ok(Vec::new());
+        }
+        if peer.is_none() {
+            Self::check_in_view(view, offs, shape, span, op, g)?;
+        } else {
+            // Remote views share the local view's shape; a region past it is a bounds error too.
+            Self::check_in_view(view, offs, shape, span, op, g)?;
+        }
+        let eb = dt.bytes() as i64;
+        let (starts, cols, cstride) = Self::region_rows(view, offs, shape);
+        let numel = starts.len() as i64 * cols;
+        if let Some(d) = data {
+            if d.len() as i64 != numel {
+                return Err(Fault::runtime(
+                    span,
+                    format!("{op}: {} values for a region of {numel} elements", d.len()),
+                ));
+            }
+        }
+        let lo_e = starts
+            .iter()
+            .copied()
+            .min()
+            .unwrap_or(0)
+            .min(starts.iter().map(|s| s + (cols - 1) * cstride).min().unwrap_or(0));
+        let hi_e = starts.iter().map(|s| (s + (cols - 1) * cstride).max(*s)).max().unwrap_or(0);
+        let bytes = (numel * eb) as u64;
+        let mut out = Vec::with_capacity(if data.is_none() { numel as usize } else { 0 });
+        match view.mem {
+            Mem::Host(buf) => {
+                let b = view.base as i64;
+                let len = self.host.get(buf).map_or(0, Vec::len) as i64;
+                if b + lo_e * eb < 0 || b + (hi_e + 1) * eb > len {
+                    return Err(Fault::new(
+                        ReportKind::OutOfBounds,
+                        span,
+                        format!("{op} on rank {g}: access outside a host tensor of {len} bytes"),
+                    ));
+                }
+                let mem = &mut self.host[buf];
+                let mut k = 0usize;
+                for s in &starts {
+                    for c in 0..cols {
+                        let at = (b + (s + c * cstride) * eb) as usize;
+                        match data {
+                            None => out.push(elem::decode(dt, &mem[at..])),
+                            Some(d) => {
+                                let v = if kind == AccessKind::Atomic {
+                                    elem::decode(dt, &mem[at..]) + d[k]
+                                } else {
+                                    d[k]
+                                };
+                                elem::encode(dt, v, &mut mem[at..]);
+                                k += 1;
+                            }
+                        }
+                    }
+                }
+                let key = (g, op.to_string());
+                *self.stats.local_bytes.entry(key).or_default() += bytes;
+            }
+            Mem::Window { domain, alloc } => {
+                let first = self.resolve(g, view, peer, lo_e * eb, span, op)?;
+                let last = self.resolve(g, view, peer, (hi_e + 1) * eb - 1, span, op)?;
+                let al = &self.allocs[alloc];
+                let limit = if data.is_some() { al.offset + al.size } else { al.offset + al.rounded };
+                if first.owner != last.owner || first.offset < al.offset || last.offset >= limit {
+                    return Err(Fault::new(
+                        ReportKind::OutOfBounds,
+                        span,
+                        format!(
+                            "{op} on rank {g}: bytes [{}, {}] of the window of domain rank {} are outside buffer '{}' [{}, {})",
+                            first.offset, last.offset, last.owner, al.name, al.offset, limit
+                        ),
+                    ));
+                }
+                let owner = first.owner;
+                // Base byte of element 0 in the owner's window.
+                let base0 = first.offset as i64 - lo_e * eb;
+                if self.check_races {
+                    self.check_race(domain, owner, g, first.offset, last.offset + 1, kind, span, op, who)?;
+                }
+                let me = self.domains[domain].drank(g);
+                let mem = &mut self.domains[domain].arenas[owner];
+                let mut k = 0usize;
+                for s in &starts {
+                    for c in 0..cols {
+                        let at = (base0 + (s + c * cstride) * eb) as usize;
+                        match data {
+                            None => out.push(elem::decode(dt, &mem[at..])),
+                            Some(d) => {
+                                let v = if kind == AccessKind::Atomic {
+                                    elem::decode(dt, &mem[at..]) + d[k]
+                                } else {
+                                    d[k]
+                                };
+                                elem::encode(dt, v, &mut mem[at..]);
+                                k += 1;
+                            }
+                        }
+                    }
+                }
+                let key = (g, op.to_string());
+                if me == Some(owner) {
+                    *self.stats.local_bytes.entry(key).or_default() += bytes;
+                } else {
+                    *self.stats.remote_bytes.entry(key).or_default() += bytes;
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn check_race(
+        &mut self,
+        domain: usize,
+        owner: usize,
+        g: usize,
+        lo: u64,
+        hi: u64,
+        kind: AccessKind,
+        span: Span,
+        op: &str,
+        who: &str,
+    ) -> Result<(), Fault> {
+        let clock = self.vc[g][g];
+        let vc = &self.vc[g];
+        let recs = self.shadow.entry((domain, owner)).or_default();
+        for o in recs.iter() {
+            if o.rank == g || o.hi <= lo || hi <= o.lo {
+                continue;
+            }
+            let conflict = !matches!(
+                (o.kind, kind),
+                (AccessKind::Read, AccessKind::Read) | (AccessKind::Atomic, AccessKind::Atomic)
+            );
+            if conflict && vc[o.rank] < o.clock {
+                let dname = |k: AccessKind| match k {
+                    AccessKind::Read => "read",
+                    AccessKind::Write => "write",
+                    AccessKind::Atomic => "atomic add",
+                };
+                let buf = self.domains[domain]
+                    .allocs
+                    .iter()
+                    .find(|&&a| {
+                        let al = &self.allocs[a];
+                        lo.max(o.lo) >= al.offset && lo.max(o.lo) < al.offset + al.rounded
+                    })
+                    .map_or("?".to_string(), |&a| self.allocs[a].name.clone());
+                return Err(Fault::new(
+                    ReportKind::Race,
+                    span,
+                    format!(
+                        "{} by rank {g} ({op} in {who}) and {} by rank {} ({} in {}) touch bytes [{}, {}) of buffer '{buf}' in the window of domain rank {owner} with no notify→wait ordering between them",
+                        dname(kind),
+                        dname(o.kind),
+                        o.rank,
+                        o.op,
+                        o.who,
+                        lo.max(o.lo),
+                        hi.min(o.hi)
+                    ),
+                )
+                .note(format!("the other access is at {}", crate::report::span_text(o.span, None)))
+                .note("publish data before the notify that releases it, and wait before touching what a peer may still read or write"));
+            }
+        }
+        // Drop records the new access subsumes (covered and ordered before it).
+        recs.retain(|o| {
+            let covered = o.lo >= lo && o.hi <= hi;
+            let ordered = o.rank == g || vc[o.rank] >= o.clock;
+            let subsumes = kind == AccessKind::Write || kind == o.kind;
+            !(covered && ordered && subsumes)
+        });
+        if recs.len() > 8192 {
+            recs.drain(..4096);
+        }
+        recs.push(AccessRec { lo, hi, rank: g, clock, kind, op: op.to_string(), who: who.to_string(), span });
+        Ok(())
+    }
+
+    /// Reads a signal cell (flat element index `idx` of the local view, through `peer`).
+    pub fn cell_addr(
+        &self,
+        g: usize,
+        sig: &TRef,
+        peer: Option<i64>,
+        idx: &[i64],
+        span: Span,
+        op: &str,
+    ) -> Result<Resolved, Fault> {
+        if sig.dtype.bytes() != 4 {
+            return Err(Fault::runtime(
+                span,
+                format!("{op}: signal must have a 32-bit element type, got {}", sig.dtype),
+            ));
+        }
+        let mut e = 0i64;
+        for (d, &i) in idx.iter().enumerate() {
+            let dim = sig.shape.get(d).copied().unwrap_or(1);
+            if i < 0 || i >= dim {
+                return Err(Fault::new(
+                    ReportKind::OutOfBounds,
+                    span,
+                    format!("{op} on rank {g}: signal offset {i} in dimension {d} is outside [0, {dim})"),
+                ));
+            }
+            e += i * sig.strides.get(d).copied().unwrap_or(1);
+        }
+        let r = self.resolve(g, sig, peer, e * 4, span, op)?;
+        let Mem::Window { alloc, .. } = sig.mem else {
+            return Err(Fault::runtime(span, format!("{op}: signal must be window-bound")));
+        };
+        let al = &self.allocs[alloc];
+        if r.offset < al.offset || r.offset + 4 > al.offset + al.size {
+            return Err(Fault::new(
+                ReportKind::OutOfBounds,
+                span,
+                format!(
+                    "{op} on rank {g}: signal cell at byte {} is outside buffer '{}' [{}, {})",
+                    r.offset,
+                    al.name,
+                    al.offset,
+                    al.offset + al.size
+                ),
+            ));
+        }
+        Ok(r)
+    }
+
+    /// The current value of a resolved cell.
+    pub fn cell_value(&self, r: Resolved) -> i32 {
+        let m = &self.domains[r.domain].arenas[r.owner];
+        let o = r.offset as usize;
+        i32::from_le_bytes([m[o], m[o + 1], m[o + 2], m[o + 3]])
+    }
+
+    /// Stores a cell value.
+    pub fn set_cell(&mut self, r: Resolved, v: i32) {
+        let m = &mut self.domains[r.domain].arenas[r.owner];
+        let o = r.offset as usize;
+        m[o..o + 4].copy_from_slice(&v.to_le_bytes());
+    }
+
+    /// Buffer name and element index of a cell, for reports.
+    pub fn cell_name(&self, r: Resolved) -> String {
+        let dom = &self.domains[r.domain];
+        for &a in &dom.allocs {
+            let al = &self.allocs[a];
+            if r.offset >= al.offset && r.offset < al.offset + al.rounded {
+                return format!(
+                    "{}[{}] on rank {}",
+                    al.name,
+                    (r.offset - al.offset) / 4,
+                    dom.members[r.owner]
+                );
+            }
+        }
+        format!("byte {} on rank {}", r.offset, dom.members[r.owner])
+    }
+
+    /// Releases rank `g`'s clock into a cell it notifies and advances the clock.
+    pub fn release_into(&mut self, g: usize, key: (usize, usize, u64)) {
+        let vc = self.vc[g].clone();
+        let meta = self.cells.entry(key).or_default();
+        if meta.vc.len() < vc.len() {
+            meta.vc.resize(vc.len(), 0);
+        }
+        for (a, b) in meta.vc.iter_mut().zip(&vc) {
+            *a = (*a).max(*b);
+        }
+        self.vc[g][g] += 1;
+    }
+
+    /// Acquires the clock of a cell into rank `g` (a satisfied wait).
+    pub fn acquire_from(&mut self, g: usize, key: (usize, usize, u64)) {
+        if let Some(meta) = self.cells.get(&key) {
+            let cvc = meta.vc.clone();
+            for (a, b) in self.vc[g].iter_mut().zip(&cvc) {
+                *a = (*a).max(*b);
+            }
+        }
+    }
+}
+
+/// Element type checks shared by the semantics: `dt` must be simulated.
+pub fn check_dtype(dt: DataType, span: Span, op: &str) -> Result<(), Fault> {
+    if elem::supported(dt) {
+        Ok(())
+    } else {
+        Err(Fault::runtime(span, format!("{op}: dtype {dt} is not supported by the simulator")))
+    }
+}
