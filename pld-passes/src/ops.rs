@@ -23,3 +23,10 @@ pub const FENCE: &str = "system.fence";
 pub const CACHE_INVALID: &str = "system.cacheinvalid";
 /// The scope attribute by which `LowerAutoVectorSplit` stamps a call onto the AIV lane.
 pub const PLACEMENT_ATTR: &str = "core_placement";
+/// Ops that write a peer's window (InsertCommFence appends only a fence after them; the
+/// peer-region cache invalidate is codegen's, since the peer address is not IR).
+pub const REMOTE_WRITES: &[&str] =
+    &["pld.tile.remote_store", "pld.tensor.remote_store", "pld.tile.put", "pld.tensor.put"];
+/// Ops that pull peer data into their first argument (a local publishing write when that
+/// argument is window-bound).
+pub const PULLS: &[&str] = &["pld.tile.get", "pld.tensor.get"];

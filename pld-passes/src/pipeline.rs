@@ -15,6 +15,9 @@ pub static PIPELINE: &[&dyn Pass] = &[
     &LowerCompositeOps,
     &LowerAutoVectorSplit,
     &ExpandMixedKernel,
+    &MaterializeCommDomainScopes,
+    &MaterializeDistTensorCtx,
+    &InsertCommFence,
     &DeadCodeElimination,
 ];
 
@@ -24,5 +27,8 @@ pub static PASS_NAMES: &[&str] = &[
     "LowerCompositeOps",
     "LowerAutoVectorSplit",
     "ExpandMixedKernel",
+    "MaterializeCommDomainScopes",
+    "MaterializeDistTensorCtx",
+    "InsertCommFence",
     "DeadCodeElimination",
 ];

@@ -189,3 +189,65 @@ fn retype_results(stmts: &[Stmt], results: &[ValueId], values: &mut pld_ir::Valu
         }
     }
 }
+
+/// Re-runs the deducer of every op call in `f` (statement order, inner calls first) and
+/// updates the stored result types; a single-target assignment's value takes the new type
+/// unless it is in `pinned`. Used after a pass changes the type of some values.
+pub fn rededuce(f: &mut Function, target: Target, pinned: &HashSet<ValueId>) -> Result<(), Diagnostics> {
+    let mut diags = Diagnostics::new();
+    let mut body = std::mem::take(&mut f.body);
+    rededuce_block(&mut body, f, target, pinned, &mut diags);
+    f.body = body;
+    diags.into_result(())
+}
+
+fn rededuce_block(
+    block: &mut Block,
+    f: &mut Function,
+    target: Target,
+    pinned: &HashSet<ValueId>,
+    diags: &mut Diagnostics,
+) {
+    for s in &mut block.stmts {
+        s.for_each_expr_mut(&mut |e| {
+            e.walk_mut(&mut |x| {
+                let span = x.span;
+                if let Some(c) = x.as_call_mut() {
+                    if let Some(def) = c.op() {
+                        let env = pld_ir::DeduceEnv { values: &f.values, target, func_kind: Some(f.kind) };
+                        match pld_ir::registry::deduce(def, &c.args, &c.attrs, span, &env) {
+                            Ok(ty) => c.ty = ty,
+                            Err(d) => diags.push(d),
+                        }
+                    }
+                }
+            })
+        });
+        if let StmtKind::Assign { targets, value } = &s.kind {
+            if let [t] = targets.as_slice() {
+                if !pinned.contains(t) {
+                    let ty = value.ty(&f.values);
+                    if ty != pld_ir::Type::Unknown {
+                        if let Some(v) = f.values.get_mut(*t) {
+                            v.ty = ty;
+                        }
+                    }
+                }
+            }
+        }
+        if let StmtKind::For { iter_args, results, .. } | StmtKind::While { iter_args, results, .. } = &s.kind
+        {
+            for (a, r) in iter_args.iter().zip(results.clone()) {
+                let ty = a.init.ty(&f.values);
+                for v in [a.value, r] {
+                    if let Some(d) = f.values.get_mut(v) {
+                        d.ty = ty.clone();
+                    }
+                }
+            }
+        }
+        for b in s.blocks_mut() {
+            rededuce_block(b, f, target, pinned, diags);
+        }
+    }
+}

@@ -3,11 +3,17 @@
 mod convert_tensor_to_tile_ops;
 mod dce;
 mod expand_mixed_kernel;
+mod insert_comm_fence;
 mod lower_auto_vector_split;
 mod lower_composite_ops;
+mod materialize_comm_domain_scopes;
+mod materialize_dist_tensor_ctx;
 
 pub use convert_tensor_to_tile_ops::ConvertTensorToTileOps;
 pub use dce::{dce_block, DeadCodeElimination};
 pub use expand_mixed_kernel::{Affinity, ExpandMixedKernel};
+pub use insert_comm_fence::InsertCommFence;
 pub use lower_auto_vector_split::LowerAutoVectorSplit;
 pub use lower_composite_ops::LowerCompositeOps;
+pub use materialize_comm_domain_scopes::MaterializeCommDomainScopes;
+pub use materialize_dist_tensor_ctx::MaterializeDistTensorCtx;

@@ -1,0 +1,193 @@
+//! `MaterializeDistTensorCtx`: the communication context becomes explicit dataflow.
+//!
+//! Afterwards: every function with DistributedTensor parameters has one trailing `In`
+//! parameter of type `CommCtx` per such parameter (named `<param>_ctx`, unique in the
+//! function), in DistributedTensor-parameter order; every call of such a function passes the
+//! context of each window argument — the caller's own context parameter for its parameters
+//! and anything aliasing them (plain copies, views and rebinding ops whose first argument is
+//! the window, loop carries), or, in a host orchestration only, a fresh
+//! `pld.system.get_comm_ctx(arg)` just before the call. Outside host orchestration every
+//! `pld.system.get_comm_ctx(x)` is replaced by the context of `x`; a context that cannot be
+//! resolved there is a user error.
+
+use crate::ops::GET_COMM_CTX;
+use crate::pass::{Pass, PassCx, Property};
+use crate::util::fresh_name;
+use pld_ir::{
+    Block, Builder, Callee, Diagnostic, Diagnostics, Direction, Expr, ExprKind, Function, FunctionKind,
+    Param, Program, Stmt, StmtKind, Type, ValueId,
+};
+use std::collections::{HashMap, HashSet};
+
+/// See the module docs.
+pub struct MaterializeDistTensorCtx;
+
+impl Pass for MaterializeDistTensorCtx {
+    fn name(&self) -> &'static str {
+        "MaterializeDistTensorCtx"
+    }
+    fn produced(&self) -> &'static [Property] {
+        &[Property::DistTensorCtxMaterialized]
+    }
+    fn run(&self, program: &mut Program, _cx: &mut PassCx) -> Result<(), Diagnostics> {
+        // Plans: which parameter indices of each function are windows.
+        let mut plans: HashMap<String, Vec<usize>> = HashMap::new();
+        for f in &program.functions {
+            let idx: Vec<usize> = f
+                .params
+                .iter()
+                .enumerate()
+                .filter(|(_, p)| matches!(f.values.ty(p.value), Type::DistTensor(_)))
+                .map(|(i, _)| i)
+                .collect();
+            if !idx.is_empty() && !f.params.iter().any(|p| *f.values.ty(p.value) == Type::CommCtx) {
+                plans.insert(f.name.clone(), idx);
+            }
+        }
+        let mut diags = Diagnostics::new();
+        for f in program.functions.iter_mut() {
+            let mut ctx_of: HashMap<ValueId, ValueId> = HashMap::new();
+            if let Some(idx) = plans.get(&f.name) {
+                let mut taken: HashSet<String> = f.values.iter().map(|(_, d)| d.name.clone()).collect();
+                for &i in idx {
+                    let pv = f.params[i].value;
+                    let name = fresh_name(&mut taken, &format!("{}_ctx", f.values.name(pv)));
+                    let c = f.values.add(name, Type::CommCtx, f.span);
+                    ctx_of.insert(pv, c);
+                }
+                let ctx_params: Vec<Param> = idx
+                    .iter()
+                    .map(|i| Param { value: ctx_of[&f.params[*i].value], dir: Direction::In })
+                    .collect();
+                f.params.extend(ctx_params);
+            }
+            let mut body = std::mem::take(&mut f.body);
+            let mut subst: HashMap<ValueId, ValueId> = HashMap::new();
+            rewrite(&mut body, f, &plans, &mut ctx_of, &mut subst, &mut diags);
+            if !subst.is_empty() {
+                body.walk_mut(&mut |s| {
+                    s.for_each_expr_mut(&mut |e| {
+                        e.walk_mut(&mut |x| {
+                            if let ExprKind::Var(v) = &mut x.kind {
+                                if let Some(n) = subst.get(v) {
+                                    *v = *n;
+                                }
+                            }
+                        })
+                    })
+                });
+            }
+            f.body = body;
+        }
+        diags.into_result(())
+    }
+}
+
+fn resolve(e: &Expr, ctx_of: &HashMap<ValueId, ValueId>) -> Option<ValueId> {
+    e.as_var().and_then(|v| ctx_of.get(&v).copied())
+}
+
+fn rewrite(
+    block: &mut Block,
+    f: &mut Function,
+    plans: &HashMap<String, Vec<usize>>,
+    ctx_of: &mut HashMap<ValueId, ValueId>,
+    subst: &mut HashMap<ValueId, ValueId>,
+    diags: &mut Diagnostics,
+) {
+    let old = std::mem::take(&mut block.stmts);
+    for mut s in old {
+        // Alias propagation for this statement's definitions.
+        match &s.kind {
+            StmtKind::Assign { targets, value } if targets.len() == 1 => {
+                let src = match &value.kind {
+                    ExprKind::Var(_) => resolve(value, ctx_of),
+                    ExprKind::Call(c) if matches!(c.ty, Type::DistTensor(_)) => {
+                        c.args.first().and_then(|a| resolve(a, ctx_of))
+                    }
+                    _ => None,
+                };
+                if let Some(c) = src {
+                    ctx_of.insert(targets[0], c);
+                }
+            }
+            StmtKind::For { iter_args, results, .. } | StmtKind::While { iter_args, results, .. } => {
+                for (a, r) in iter_args.iter().zip(results) {
+                    if let Some(c) = resolve(&a.init, ctx_of) {
+                        ctx_of.insert(a.value, c);
+                        ctx_of.insert(*r, c);
+                    }
+                }
+            }
+            _ => {}
+        }
+        for b in s.blocks_mut() {
+            rewrite(b, f, plans, ctx_of, subst, diags);
+        }
+        let mut prefix: Vec<Stmt> = Vec::new();
+        let span = s.span;
+        let is_host = f.kind == FunctionKind::Host;
+        let mut err: Option<Diagnostic> = None;
+        // Device-side context queries become the resolved context.
+        if !is_host {
+            if let StmtKind::Assign { value, targets } = &s.kind {
+                if let Some(c) = value.as_call().filter(|c| c.callee.name() == GET_COMM_CTX) {
+                    match c.args.first().and_then(|a| resolve(a, ctx_of)) {
+                        Some(cv) => {
+                            // The query disappears; its uses read the context parameter.
+                            for t in targets {
+                                subst.insert(*t, cv);
+                            }
+                            continue;
+                        }
+                        None => {
+                            err = Some(Diagnostic::error(
+                                value.span.or(span),
+                                format!("pld.system.get_comm_ctx in `{}` queries a window whose context cannot be resolved; only host orchestration can query a context at runtime, so pass the window as a parameter", f.name),
+                            ))
+                        }
+                    }
+                }
+            }
+        }
+        // Calls of planned functions pass their windows' contexts.
+        s.for_each_expr_mut(&mut |e| {
+            e.walk_mut(&mut |x| {
+                let Some(call) = x.as_call_mut() else { return };
+                let Callee::Func(name) = &call.callee else { return };
+                let Some(idx) = plans.get(name) else { return };
+                let mut extra = Vec::new();
+                for &i in idx {
+                    let Some(arg) = call.args.get(i) else { continue };
+                    match resolve(arg, ctx_of) {
+                        Some(c) => extra.push(Expr::var(c)),
+                        None if is_host => {
+                            let base = arg.as_var().map_or("window".to_string(), |v| f.values.name(v).to_string());
+                            let mut b = Builder::new(&mut f.values, f.kind);
+                            b.span = span;
+                            match b.assign_op(format!("{base}_ctx"), GET_COMM_CTX, vec![arg.clone()], vec![]) {
+                                Ok(c) => {
+                                    extra.push(Expr::var(c));
+                                    prefix.extend(b.finish().0);
+                                }
+                                Err(d) => err = Some(d),
+                            }
+                        }
+                        None => {
+                            err = Some(Diagnostic::error(
+                                arg.span.or(span),
+                                format!("the window passed to `{name}` has no communication context in `{}`; only host orchestration can query a context at runtime", f.name),
+                            ))
+                        }
+                    }
+                }
+                call.args.extend(extra);
+            })
+        });
+        if let Some(d) = err {
+            diags.push(d);
+        }
+        block.stmts.extend(prefix);
+        block.stmts.push(s);
+    }
+}

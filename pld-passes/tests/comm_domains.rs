@@ -1,0 +1,97 @@
+//! MaterializeCommDomainScopes: device-set inference, window binding, grouping, errors.
+
+mod common;
+use common::*;
+use pld_ir::{
+    Attr, Builder, DataType, Diagnostic, Direction, Expr, FunctionBuilder, FunctionKind, Program, Type,
+    ValueId,
+};
+
+fn alloc(b: &mut Builder<'_>, name: &str, shape: &[i64], dt: DataType) -> Result<ValueId, Diagnostic> {
+    let buf = b.assign_op(
+        format!("{name}_buf"),
+        "pld.tensor.alloc_window_buffer",
+        vec![Expr::int(4096)],
+        vec![("name", Attr::Str(name.into()))],
+    )?;
+    b.assign_op(
+        name,
+        "pld.tensor.window",
+        vec![Expr::var(buf), Expr::ints(shape)],
+        vec![("dtype", Attr::DType(dt))],
+    )
+}
+
+/// Host with windows `a` (dispatched to all ranks), `b` (dispatched to device 0 and 1 by a
+/// constant loop), `c` (device 3), `dead` (no dispatch) when `with_dead`.
+fn host(with_dead: bool) -> Program {
+    let mut cb = FunctionBuilder::new("chip", FunctionKind::ChipOrch);
+    cb.param("w", dist(&[4, 8], DataType::FP32), Direction::InOut);
+    let chip = cb.finish();
+    let mut hb = FunctionBuilder::new("host", FunctionKind::Host);
+    hb.body(|b| {
+        let a = alloc(b, "a", &[4, 8], DataType::FP32)?;
+        let a2 = alloc(b, "a2", &[4, 8], DataType::FP32)?;
+        let bw = alloc(b, "b", &[4, 8], DataType::FP32)?;
+        let c = alloc(b, "c", &[4, 8], DataType::FP32)?;
+        if with_dead {
+            alloc(b, "dead", &[4, 8], DataType::FP32)?;
+        }
+        let ws = b.assign_op("ws", "pld.system.world_size", vec![], vec![])?;
+        b.for_range("r", (Expr::int(0), Expr::var(ws), Expr::int(1)), vec![], |b, r, _| {
+            for w in [a, a2] {
+                let e = b.func_call("chip", vec![Expr::var(w)], Some(Expr::var(r)), Type::Unknown);
+                b.eval(e);
+            }
+            Ok(vec![])
+        })?;
+        b.for_range("r", (Expr::int(0), Expr::int(2), Expr::int(1)), vec![], |b, r, _| {
+            let e = b.func_call("chip", vec![Expr::var(bw)], Some(Expr::var(r)), Type::Unknown);
+            b.eval(e);
+            Ok(vec![])
+        })?;
+        let e = b.func_call("chip", vec![Expr::var(c)], Some(Expr::int(3)), Type::Unknown);
+        b.eval(e);
+        Ok(())
+    })
+    .unwrap();
+    let mut p = Program::new("p");
+    p.add_function(hb.finish());
+    p.add_function(chip);
+    p
+}
+
+#[test]
+fn windows_are_grouped_by_device_set_and_bound() {
+    init();
+    let mut p = host(false);
+    run(&mut p, &["MaterializeCommDomainScopes"]).unwrap();
+    let t = func_text(&p, "host");
+    check_in_order(
+        &t,
+        &[
+            r#"with pld.comm_domain(name="comm_d0", devices=[], windows=["a", "a2"]):"#,
+            r#"with pld.comm_domain(name="comm_d1", devices=[0, 1], windows=["b"]):"#,
+            r#"with pld.comm_domain(name="comm_d2", devices=[3], windows=["c"]):"#,
+            "window_buffer=a\"",
+        ],
+    );
+    // Chip parameters stay unbound.
+    assert!(!func_text(&p, "chip").contains("window_buffer"));
+    // Idempotent.
+    let once = pld_ir::print_program(&p);
+    run(&mut p, &["MaterializeCommDomainScopes"]).unwrap();
+    assert_eq!(once, pld_ir::print_program(&p));
+}
+
+#[test]
+fn dead_allocation_is_reported() {
+    init();
+    let mut p = host(true);
+    let err = run(&mut p, &["MaterializeCommDomainScopes"]).unwrap_err();
+    assert!(
+        messages(&err).contains("window buffer `dead` is not consumed by any chip orchestration dispatch"),
+        "{}",
+        messages(&err)
+    );
+}
