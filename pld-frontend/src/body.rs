@@ -309,14 +309,19 @@ impl<'u, 'a> FnCx<'u, 'a> {
                 if !w.orelse.is_empty() {
                     self.error(Diagnostic::error(span, "`while ... else` is not supported"));
                 }
-                let Ok(cond) = self.expr(&w.test) else { return };
+                let implicit = self.implicit_carry(&w.body, &[]);
                 self.push_frame(FrameKind::While, span);
-                let body = self.block(&w.body);
-                self.pop_frame();
-                out.push(Stmt::new(
-                    StmtKind::While { iter_args: Vec::new(), cond, body, results: Vec::new() },
-                    span,
-                ));
+                let iter_args = self.implicit_iter_args(&implicit);
+                let cond = self.expr(&w.test);
+                let mut body = self.block(&w.body);
+                let results = if implicit.is_empty() {
+                    self.pop_frame();
+                    Vec::new()
+                } else {
+                    self.finish_implicit(&implicit, &iter_args, &mut body, span)
+                };
+                let Ok(cond) = cond else { return };
+                out.push(Stmt::new(StmtKind::While { iter_args, cond, body, results }, span));
             }
             ast::Stmt::If(i) => self.if_stmt(i, span, out),
             ast::Stmt::With(w) => self.with_stmt(w, span, out),
@@ -631,6 +636,9 @@ impl<'u, 'a> FnCx<'u, 'a> {
             2 => (bounds[0].clone(), bounds[1].clone(), Expr::int(1).at(bounds[1].span)),
             _ => (bounds[0].clone(), bounds[1].clone(), bounds[2].clone()),
         };
+        // Plain syntax: outer values reassigned in the body become loop-carried.
+        let implicit =
+            if has_inits { Vec::new() } else { self.implicit_carry(&f.body, &[var_name.as_str()]) };
         self.push_frame(FrameKind::For, span);
         let var = self.define(&var_name, Type::Scalar(DataType::INDEX), var_span);
         let mut iter_args = Vec::new();
@@ -639,10 +647,91 @@ impl<'u, 'a> FnCx<'u, 'a> {
             let v = self.define(n, ty, *s);
             iter_args.push(IterArg { value: v, init });
         }
-        let body = self.block(&f.body);
-        let frame = self.pop_frame();
-        let results = self.loop_results(&frame, &iter_args, span);
+        iter_args.extend(self.implicit_iter_args(&implicit));
+        let mut body = self.block(&f.body);
+        let results = if implicit.is_empty() {
+            let frame = self.pop_frame();
+            self.loop_results(&frame, &iter_args, span)
+        } else {
+            self.finish_implicit(&implicit, &iter_args, &mut body, span)
+        };
         out.push(Stmt::new(StmtKind::For { var, start, stop, step, iter_args, body, results, kind }, span));
+    }
+
+    /// Outer non-tensor values that `body` reassigns (candidates for implicit carrying).
+    fn implicit_carry(&self, body: &[ast::Stmt], exclude: &[&str]) -> Vec<(String, ValueId)> {
+        if has_explicit_yield(body) {
+            return Vec::new();
+        }
+        let mut names = Vec::new();
+        assigned_names(body, &mut names);
+        names
+            .into_iter()
+            .filter(|n| !exclude.contains(&n.as_str()))
+            .filter_map(|n| {
+                let v = self.peek(&n)?;
+                let tensor = matches!(self.values.ty(v), Type::Tensor(_) | Type::DistTensor(_));
+                (!tensor).then_some((n, v))
+            })
+            .collect()
+    }
+
+    /// Defines one iter-arg per implicitly carried name, initialised from its outer value.
+    fn implicit_iter_args(&mut self, implicit: &[(String, ValueId)]) -> Vec<IterArg> {
+        implicit
+            .iter()
+            .map(|(n, outer)| {
+                let ty = self.values.ty(*outer).clone();
+                let span = self.values.get(*outer).map_or(Span::DUMMY, |d| d.span);
+                let v = self.define(n, ty, span);
+                IterArg { value: v, init: Expr::new(ExprKind::Var(*outer), span) }
+            })
+            .collect()
+    }
+
+    /// Ends an implicitly carried loop body: yields the latest values, pops the frame and
+    /// defines the results under the carried names.
+    fn finish_implicit(
+        &mut self,
+        implicit: &[(String, ValueId)],
+        iter_args: &[IterArg],
+        body: &mut Block,
+        span: Span,
+    ) -> Vec<ValueId> {
+        let vals: Vec<Expr> = implicit
+            .iter()
+            .map(|(n, outer)| Expr::new(ExprKind::Var(self.peek(n).unwrap_or(*outer)), span))
+            .collect();
+        body.stmts.push(Stmt::new(StmtKind::Yield(vals), span));
+        self.pop_frame();
+        implicit
+            .iter()
+            .zip(iter_args.iter().rev().take(implicit.len()).rev())
+            .map(|((n, _), a)| {
+                let ty = self.values.ty(a.value).clone();
+                self.define(n, ty, span)
+            })
+            .collect()
+    }
+
+    /// The value `name` is bound to, without reporting anything.
+    fn peek(&self, name: &str) -> Option<ValueId> {
+        for f in self.frames.iter().rev() {
+            match f.names.get(name) {
+                Some(Binding::Value(v, _)) => return Some(*v),
+                Some(Binding::Poison) => return None,
+                None => {}
+            }
+        }
+        None
+    }
+
+    /// The value `name` is bound to in the innermost frame only.
+    fn peek_local(&self, name: &str) -> Option<ValueId> {
+        match self.frames.last()?.names.get(name)? {
+            Binding::Value(v, _) => Some(*v),
+            Binding::Poison => None,
+        }
     }
 
     /// Defines the results of a loop from its body's `names = pl.yield_(...)`.
@@ -899,13 +988,52 @@ impl<'u, 'a> FnCx<'u, 'a> {
 
     fn if_stmt(&mut self, i: &ast::StmtIf, span: Span, out: &mut Vec<Stmt>) {
         let Ok(cond) = self.expr(&i.test) else { return };
+        // Plain syntax: names assigned in a branch that are visible after the if (bound
+        // before it, or assigned in both branches) become the if's results.
+        let plain = !has_explicit_yield(&i.body) && !has_explicit_yield(&i.orelse);
+        let mut candidates = Vec::new();
+        if plain {
+            assigned_names(&i.body, &mut candidates);
+            assigned_names(&i.orelse, &mut candidates);
+        }
+        let saved_gone = self.gone.clone();
         self.push_frame(FrameKind::If, span);
-        let then_body = self.block(&i.body);
+        let mut then_body = self.block(&i.body);
+        let then_vals: Vec<Option<ValueId>> = candidates.iter().map(|n| self.peek_local(n)).collect();
         let then_frame = self.pop_frame();
+        // The else branch does not see what the then branch defined.
+        let then_gone = std::mem::replace(&mut self.gone, saved_gone);
         self.push_frame(FrameKind::If, span);
-        let else_body = self.block(&i.orelse);
+        let mut else_body = self.block(&i.orelse);
+        let else_vals: Vec<Option<ValueId>> = candidates.iter().map(|n| self.peek_local(n)).collect();
         let else_frame = self.pop_frame();
+        for (k, g) in then_gone {
+            self.gone.entry(k).or_insert(g);
+        }
+        let mut merged = Vec::new();
+        for ((n, t), e) in candidates.iter().zip(then_vals).zip(else_vals) {
+            let outer =
+                self.peek(n).filter(|v| !matches!(self.values.ty(*v), Type::Tensor(_) | Type::DistTensor(_)));
+            let (t, e) = match (t, e, outer) {
+                (Some(t), Some(e), _) => (t, e),
+                (Some(t), None, Some(o)) => (t, o),
+                (None, Some(e), Some(o)) => (o, e),
+                _ => continue,
+            };
+            merged.push((n.clone(), t, e));
+        }
         let mut results = Vec::new();
+        if !merged.is_empty() {
+            let var = |v: ValueId| Expr::new(ExprKind::Var(v), span);
+            then_body.stmts.push(Stmt::new(StmtKind::Yield(merged.iter().map(|m| var(m.1)).collect()), span));
+            else_body.stmts.push(Stmt::new(StmtKind::Yield(merged.iter().map(|m| var(m.2)).collect()), span));
+            for (n, t, _) in &merged {
+                let ty = self.values.ty(*t).clone();
+                results.push(self.define(n, ty, span));
+            }
+            out.push(Stmt::new(StmtKind::If { cond, then_body, else_body, results }, span));
+            return;
+        }
         match (&then_frame.yielded, &else_frame.yielded) {
             (None, None) => {}
             (Some((names, types)), Some((enames, _))) => {
@@ -975,4 +1103,50 @@ pub fn call_path(e: &ast::Expr) -> Option<(String, &ast::ExprCall)> {
         ast::Expr::Call(c) => dotted(&c.func).map(|p| (p, c)),
         _ => None,
     }
+}
+
+/// Names assigned anywhere in `stmts` (nested bodies included, loop variables excluded),
+/// in order of first assignment.
+fn assigned_names(stmts: &[ast::Stmt], out: &mut Vec<String>) {
+    let add = |e: &ast::Expr, out: &mut Vec<String>| {
+        let mut push = |n: &str| {
+            if !out.iter().any(|x| x == n) {
+                out.push(n.to_string());
+            }
+        };
+        match e {
+            ast::Expr::Name(n) => push(n.id.as_str()),
+            ast::Expr::Tuple(t) => t.elts.iter().for_each(|x| {
+                if let ast::Expr::Name(n) = x {
+                    push(n.id.as_str());
+                }
+            }),
+            _ => {}
+        }
+    };
+    for s in stmts {
+        match s {
+            ast::Stmt::Assign(a) => a.targets.iter().for_each(|t| add(t, out)),
+            ast::Stmt::AnnAssign(a) => add(&a.target, out),
+            ast::Stmt::AugAssign(a) => add(&a.target, out),
+            ast::Stmt::For(f) => assigned_names(&f.body, out),
+            ast::Stmt::While(w) => assigned_names(&w.body, out),
+            ast::Stmt::If(i) => {
+                assigned_names(&i.body, out);
+                assigned_names(&i.orelse, out);
+            }
+            ast::Stmt::With(w) => assigned_names(&w.body, out),
+            _ => {}
+        }
+    }
+}
+
+/// Whether a body (not its nested loops) uses `pl.yield_` itself: then it is explicit SSA.
+fn has_explicit_yield(stmts: &[ast::Stmt]) -> bool {
+    stmts.iter().any(|s| match s {
+        ast::Stmt::Expr(e) => as_call_to(&e.value, "pl.yield_").is_some(),
+        ast::Stmt::Assign(a) => as_call_to(&a.value, "pl.yield_").is_some(),
+        ast::Stmt::With(w) => has_explicit_yield(&w.body),
+        _ => false,
+    })
 }

@@ -177,21 +177,39 @@ fn loop_variable_is_not_visible_after_the_loop() {
 }
 
 #[test]
-fn scalar_reassigned_in_a_loop_is_stale_after_it() {
+fn scalar_reassigned_in_an_explicit_loop_is_stale_after_it() {
     let (msg, line, col, _) = one(&incore(
-        "        acc = 0\n        for i in pl.range(4):\n            acc = acc + i\n        return acc\n",
+        "        acc = 0\n        for i, (c,) in pl.range(4, init_values=(0,)):\n            acc = acc + i\n            c_out = pl.yield_(c)\n        return acc\n",
     ));
     assert_eq!(msg, "`acc` is reassigned inside the for loop and used after it without pl.yield_");
-    assert_eq!((line, col), (L + 3, 16));
+    assert_eq!((line, col), (L + 4, 16));
+}
+
+#[test]
+fn plain_reassignment_in_a_loop_is_carried() {
+    let _ = pld_ops::registry();
+    let src = format!(
+        "{HEAD}{}",
+        incore(
+            "        acc = 0\n        for i in pl.range(4):\n            acc = acc + i\n        return acc\n"
+        )
+    );
+    let p = pld_frontend::parse_str(&src).expect("plain syntax is carried");
+    let f = &p.functions[0];
+    let pld_ir::StmtKind::For { iter_args, results, body, .. } = &f.body.stmts[1].kind else {
+        panic!("expected a for loop: {:?}", f.body.stmts[1].kind)
+    };
+    assert_eq!((iter_args.len(), results.len()), (1, 1));
+    assert!(matches!(body.stmts.last().map(|s| &s.kind), Some(pld_ir::StmtKind::Yield(v)) if v.len() == 1));
+    let pld_ir::StmtKind::Return(r) = &f.body.stmts[2].kind else { panic!("expected return") };
+    assert_eq!(r[0].as_var(), Some(results[0]), "the return reads the loop result");
 }
 
 #[test]
 fn if_branch_value_used_after_without_yield() {
-    let (msg, line, col, notes) = one(&incore(
-        "        if n > 0:\n            z = 1\n        else:\n            z = 2\n        return z\n",
-    ));
+    let (msg, line, col, notes) = one(&incore("        if n > 0:\n            z = 1\n        return z\n"));
     assert_eq!(msg, "`z` is defined inside the if statement and used outside it without pl.yield_");
-    assert_eq!((line, col), (L + 4, 16));
+    assert_eq!((line, col), (L + 2, 16));
     assert_eq!(notes, vec!["yield it from both branches: `x = pl.yield_(value)`".to_string()]);
 }
 
