@@ -1,7 +1,736 @@
-//! The orchestration description (placeholder replaced below).
+//! The orchestration description written beside the kernels: a machine-readable JSON
+//! document (hand-written serializer, deterministic key order) describing
+//! - every kernel: its module, kernel kind and runtime argument list in calling order;
+//! - every window buffer (name, logical byte size, 32-byte aligned size) and comm domain
+//!   (devices, buffers with their offsets inside the window, window size);
+//! - every dispatch of a host or chip orchestrator (caller, callee, device expression, the
+//!   enclosing loops, the concrete ranks when they are computable, and each argument: plain
+//!   tensor, window buffer view, CommContext of a domain, or scalar);
+//! - every builtin collective variant used (variant, entry symbol, kernel name, template vars).
+//!
+//! Guarantees: the same program gives byte-identical JSON; strings are escaped per RFC 8259;
+//! symbolic sizes are written as expression strings, static ones as integers.
+
 use crate::CodegenOptions;
-use pld_ir::{Diagnostic, Program};
+use pld_ir::{
+    Attr, BinOp, Call, Callee, DataType, Diagnostic, Expr, ExprKind, Function, FunctionKind, Program,
+    ScopeKind, Stmt, StmtKind, Type, UnOp, ValueId,
+};
+use std::collections::{BTreeMap, HashMap};
+
+/// A JSON value with ordered object keys.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Json {
+    /// `null`.
+    Null,
+    /// `true` / `false`.
+    Bool(bool),
+    /// An integer.
+    Int(i64),
+    /// A string.
+    Str(String),
+    /// An array.
+    Arr(Vec<Json>),
+    /// An object, keys in insertion order.
+    Obj(Vec<(String, Json)>),
+}
+
+impl Json {
+    fn s(v: impl Into<String>) -> Json {
+        Json::Str(v.into())
+    }
+
+    /// Pretty-prints with two-space indentation.
+    pub fn render(&self) -> String {
+        let mut out = String::new();
+        self.write(&mut out, 0);
+        out.push('\n');
+        out
+    }
+
+    fn write(&self, out: &mut String, depth: usize) {
+        let pad = |n: usize| "  ".repeat(n);
+        match self {
+            Json::Null => out.push_str("null"),
+            Json::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+            Json::Int(v) => out.push_str(&v.to_string()),
+            Json::Str(s) => escape(s, out),
+            Json::Arr(items) if items.is_empty() => out.push_str("[]"),
+            Json::Arr(items) => {
+                out.push_str("[\n");
+                for (i, it) in items.iter().enumerate() {
+                    out.push_str(&pad(depth + 1));
+                    it.write(out, depth + 1);
+                    out.push_str(if i + 1 < items.len() { ",\n" } else { "\n" });
+                }
+                out.push_str(&pad(depth));
+                out.push(']');
+            }
+            Json::Obj(fields) if fields.is_empty() => out.push_str("{}"),
+            Json::Obj(fields) => {
+                out.push_str("{\n");
+                for (i, (k, v)) in fields.iter().enumerate() {
+                    out.push_str(&pad(depth + 1));
+                    escape(k, out);
+                    out.push_str(": ");
+                    v.write(out, depth + 1);
+                    out.push_str(if i + 1 < fields.len() { ",\n" } else { "\n" });
+                }
+                out.push_str(&pad(depth));
+                out.push('}');
+            }
+        }
+    }
+}
+
+fn escape(s: &str, out: &mut String) {
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+}
+
+fn obj(fields: Vec<(&str, Json)>) -> Json {
+    Json::Obj(fields.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
+}
+
+/// Source-like text of an expression, with value names.
+fn text(f: &Function, e: &Expr) -> String {
+    match &e.kind {
+        ExprKind::Int(v) => v.to_string(),
+        ExprKind::Float(b) => format!("{}", b.get()),
+        ExprKind::Bool(b) => if *b { "True" } else { "False" }.to_string(),
+        ExprKind::Str(s) => format!("{s:?}"),
+        ExprKind::DType(d) => d.dsl_name().to_string(),
+        ExprKind::Var(v) => f.values.name(*v).to_string(),
+        ExprKind::Sym(s) => s.clone(),
+        ExprKind::Binary(op, a, b) => match op {
+            BinOp::Min | BinOp::Max => format!("{}({}, {})", op.symbol(), text(f, a), text(f, b)),
+            _ => format!("({} {} {})", text(f, a), op.symbol(), text(f, b)),
+        },
+        ExprKind::Unary(UnOp::Neg, a) => format!("-{}", text(f, a)),
+        ExprKind::Unary(UnOp::Not, a) => format!("not {}", text(f, a)),
+        ExprKind::Tuple(items) => {
+            format!("[{}]", items.iter().map(|i| text(f, i)).collect::<Vec<_>>().join(", "))
+        }
+        ExprKind::Call(c) => {
+            format!(
+                "{}({})",
+                c.callee.name(),
+                c.args.iter().map(|a| text(f, a)).collect::<Vec<_>>().join(", ")
+            )
+        }
+    }
+}
+
+/// An integer when static, else the expression text.
+fn dim(f: &Function, e: &Expr) -> Json {
+    e.as_int().map_or_else(|| Json::s(text(f, e)), Json::Int)
+}
+
+/// Evaluates an integer expression under loop-variable bindings.
+fn eval(e: &Expr, env: &HashMap<ValueId, i64>) -> Option<i64> {
+    match &e.kind {
+        ExprKind::Int(v) => Some(*v),
+        ExprKind::Var(v) => env.get(v).copied(),
+        ExprKind::Binary(op, a, b) => op.fold_int(eval(a, env)?, eval(b, env)?),
+        ExprKind::Unary(UnOp::Neg, a) => eval(a, env)?.checked_neg(),
+        _ => None,
+    }
+}
+
+fn dtype_name(d: DataType) -> Json {
+    Json::s(d.dsl_name())
+}
+
+#[derive(Clone, Debug)]
+struct Loop {
+    var: ValueId,
+    start: Expr,
+    stop: Expr,
+    step: Expr,
+}
+
+#[derive(Clone, Debug)]
+struct Buffer {
+    name: String,
+    size: Expr,
+    func: usize,
+}
+
+struct Walker<'a> {
+    program: &'a Program,
+    opts: &'a CodegenOptions,
+    buffers: Vec<Buffer>,
+    domains: Vec<Json>,
+    buffer_domain: BTreeMap<String, String>,
+    dispatches: Vec<Json>,
+    builtins: BTreeMap<String, Json>,
+    /// Per function: value → window buffer name (DistTensor views and their ctxs).
+    ctx_buffer: HashMap<(usize, ValueId), String>,
+}
+
 /// Describes the program's orchestration as JSON.
-pub fn describe(_p: &Program, _o: &CodegenOptions) -> Result<String, Diagnostic> {
-    Ok("{}".into())
+pub fn describe(program: &Program, opts: &CodegenOptions) -> Result<String, Diagnostic> {
+    let mut w = Walker {
+        program,
+        opts,
+        buffers: Vec::new(),
+        domains: Vec::new(),
+        buffer_domain: BTreeMap::new(),
+        dispatches: Vec::new(),
+        builtins: BTreeMap::new(),
+        ctx_buffer: HashMap::new(),
+    };
+    // Pass 1: window buffers and domains (domains need buffer sizes).
+    for (fi, f) in program.functions.iter().enumerate() {
+        if matches!(f.kind, FunctionKind::Host | FunctionKind::ChipOrch) {
+            w.collect_buffers(fi, f, &f.body.stmts);
+        }
+    }
+    for (fi, f) in program.functions.iter().enumerate() {
+        if matches!(f.kind, FunctionKind::Host | FunctionKind::ChipOrch) {
+            w.collect_domains(fi, f, &f.body.stmts);
+        }
+    }
+    // Pass 2: dispatches.
+    for (fi, f) in program.functions.iter().enumerate() {
+        if matches!(f.kind, FunctionKind::Host | FunctionKind::ChipOrch) {
+            let mut loops = Vec::new();
+            w.walk(fi, f, &f.body.stmts, &mut loops);
+        }
+    }
+    let kernels: Vec<Json> =
+        program.functions.iter().filter(|f| crate::is_kernel(f.kind)).map(|f| kernel(program, f)).collect();
+    let buffers: Vec<Json> = w
+        .buffers
+        .iter()
+        .map(|b| {
+            let f = &program.functions[b.func];
+            obj(vec![
+                ("name", Json::s(&b.name)),
+                ("domain", w.buffer_domain.get(&b.name).map_or(Json::Null, Json::s)),
+                ("size", dim(f, &b.size)),
+                ("nbytes", aligned(f, &b.size)),
+            ])
+        })
+        .collect();
+    let doc = obj(vec![
+        ("format", Json::s("pld-orchestration/1")),
+        ("program", Json::s(&program.name)),
+        ("target", Json::s(opts.target.name())),
+        ("kernels", Json::Arr(kernels)),
+        ("window_buffers", Json::Arr(buffers)),
+        ("comm_domains", Json::Arr(w.domains)),
+        ("dispatches", Json::Arr(w.dispatches)),
+        ("builtins", Json::Arr(w.builtins.into_values().collect())),
+    ]);
+    Ok(doc.render())
+}
+
+/// The 32-byte aligned size of a buffer (`kCommBufferAlignmentBytes`).
+fn aligned(f: &Function, size: &Expr) -> Json {
+    match size.as_int() {
+        Some(v) => Json::Int((v + 31) / 32 * 32),
+        None => Json::s(format!("((({} + 31) // 32) * 32)", text(f, size))),
+    }
+}
+
+fn kernel(program: &Program, f: &Function) -> Json {
+    let mut tensors = Vec::new();
+    let mut scalars = Vec::new();
+    let mut dists = Vec::new();
+    let mut ctxs = Vec::new();
+    for p in &f.params {
+        let name = f.values.name(p.value).to_string();
+        let dir = match p.dir {
+            pld_ir::Direction::In => "in",
+            pld_ir::Direction::Out => "out",
+            pld_ir::Direction::InOut => "inout",
+        };
+        match f.values.ty(p.value) {
+            Type::Tensor(t) | Type::DistTensor(pld_ir::DistTensorType { tensor: t, .. }) => {
+                let dist = matches!(f.values.ty(p.value), Type::DistTensor(_));
+                if dist {
+                    dists.push(name.clone());
+                }
+                tensors.push(obj(vec![
+                    ("name", Json::s(name)),
+                    ("kind", Json::s(if dist { "window" } else { "tensor" })),
+                    ("dtype", dtype_name(t.dtype)),
+                    ("shape", Json::Arr(t.shape.iter().map(|d| dim(f, d)).collect())),
+                    ("direction", Json::s(dir)),
+                ]));
+            }
+            Type::CommCtx => {
+                ctxs.push(scalars.len());
+                scalars.push(obj(vec![("name", Json::s(name)), ("kind", Json::s("comm_ctx"))]));
+            }
+            Type::Scalar(d) => scalars.push(obj(vec![
+                ("name", Json::s(name)),
+                ("kind", Json::s("scalar")),
+                ("dtype", dtype_name(*d)),
+            ])),
+            other => scalars.push(obj(vec![("name", Json::s(name)), ("kind", Json::s(other.kind_name()))])),
+        }
+    }
+    // Pair the i-th window with the i-th ctx.
+    for (i, idx) in ctxs.iter().enumerate() {
+        if let (Some(Json::Obj(fields)), Some(d)) = (scalars.get_mut(*idx), dists.get(i)) {
+            fields.push(("pairs".into(), Json::s(d)));
+        }
+    }
+    let mut args = tensors;
+    args.extend(scalars);
+    let mut syms = Vec::new();
+    for p in &f.params {
+        if let Some(t) = f.values.ty(p.value).as_tensor_like() {
+            for d in &t.shape {
+                d.walk(&mut |e| {
+                    if let ExprKind::Sym(s) = &e.kind {
+                        if !syms.contains(s) {
+                            syms.push(s.clone());
+                        }
+                    }
+                });
+            }
+        }
+    }
+    for s in syms {
+        args.push(obj(vec![("name", Json::s(s)), ("kind", Json::s("dyn_dim"))]));
+    }
+    let mut deferred = false;
+    f.body.walk_exprs(&mut |e| {
+        if let Some(c) = e.as_call() {
+            deferred |= c.callee.name() == "pld.system.defer_wait";
+        }
+    });
+    if deferred {
+        args.push(obj(vec![("name", Json::s("__pypto_deferred_raw_args")), ("kind", Json::s("hidden"))]));
+    }
+    let module = {
+        let mut m = f.name.clone();
+        for (suffix, sib) in [("_aic", "_aiv"), ("_aiv", "_aic")] {
+            if let Some(base) = f.name.strip_suffix(suffix) {
+                if program.function(&format!("{base}{sib}")).is_some_and(|g| crate::is_kernel(g.kind)) {
+                    m = base.to_string();
+                }
+            }
+        }
+        m
+    };
+    obj(vec![
+        ("name", Json::s(&f.name)),
+        ("module", Json::s(format!("{module}.pto"))),
+        ("kind", Json::s(if f.kind == FunctionKind::Aic { "cube" } else { "vector" })),
+        ("args", Json::Arr(args)),
+    ])
+}
+
+impl Walker<'_> {
+    fn collect_buffers(&mut self, fi: usize, f: &Function, stmts: &[Stmt]) {
+        for s in stmts {
+            if let StmtKind::Assign { targets, value } = &s.kind {
+                if let Some(c) = value.as_call() {
+                    if c.callee.name() == "pld.tensor.alloc_window_buffer" {
+                        let name = match c.attr("name") {
+                            Some(Attr::Str(n)) if !n.is_empty() => n.clone(),
+                            _ => targets.first().map_or_else(String::new, |t| f.values.name(*t).to_string()),
+                        };
+                        if let Some(size) = c.args.first() {
+                            self.buffers.push(Buffer { name, size: size.clone(), func: fi });
+                        }
+                    }
+                }
+            }
+            for b in s.blocks() {
+                self.collect_buffers(fi, f, &b.stmts);
+            }
+        }
+    }
+
+    fn collect_domains(&mut self, fi: usize, f: &Function, stmts: &[Stmt]) {
+        for s in stmts {
+            if let StmtKind::Scope { kind: ScopeKind::CommDomain { name, devices, windows }, .. } = &s.kind {
+                let mut offset: Option<i64> = Some(0);
+                let mut offset_text = Vec::<String>::new();
+                let mut bufs = Vec::new();
+                for wname in windows {
+                    self.buffer_domain.insert(wname.clone(), name.clone());
+                    let size =
+                        self.buffers.iter().find(|b| &b.name == wname).map(|b| (b.size.clone(), b.func));
+                    let (size_j, nbytes) = match &size {
+                        Some((e, bf)) => {
+                            let g = &self.program.functions[*bf];
+                            (dim(g, e), aligned(g, e))
+                        }
+                        None => (Json::Null, Json::Null),
+                    };
+                    let off = match offset {
+                        Some(v) if offset_text.is_empty() => Json::Int(v),
+                        _ => Json::s(offset_text.join(" + ")),
+                    };
+                    bufs.push(obj(vec![
+                        ("name", Json::s(wname)),
+                        ("offset", off),
+                        ("size", size_j),
+                        ("nbytes", nbytes.clone()),
+                    ]));
+                    match nbytes {
+                        Json::Int(n) => match offset {
+                            Some(v) if offset_text.is_empty() => offset = Some(v + n),
+                            _ => offset_text.push(n.to_string()),
+                        },
+                        Json::Str(t) => {
+                            if let Some(v) = offset.take() {
+                                if v != 0 {
+                                    offset_text.push(v.to_string());
+                                }
+                            }
+                            offset_text.push(t);
+                        }
+                        _ => {}
+                    }
+                }
+                let window_size = match offset {
+                    Some(v) if offset_text.is_empty() => Json::Int(v),
+                    _ => Json::s(offset_text.join(" + ")),
+                };
+                self.domains.push(obj(vec![
+                    ("name", Json::s(name)),
+                    ("function", Json::s(&f.name)),
+                    (
+                        "devices",
+                        if devices.is_empty() {
+                            Json::s("all")
+                        } else {
+                            Json::Arr(devices.iter().map(|d| Json::Int(*d)).collect())
+                        },
+                    ),
+                    ("window_size", window_size),
+                    ("buffers", Json::Arr(bufs)),
+                ]));
+            }
+            for b in s.blocks() {
+                self.collect_domains(fi, f, &b.stmts);
+            }
+        }
+        let _ = fi;
+    }
+
+    fn walk(&mut self, fi: usize, f: &Function, stmts: &[Stmt], loops: &mut Vec<Loop>) {
+        for s in stmts {
+            match &s.kind {
+                StmtKind::Assign { targets, value } => {
+                    self.track(fi, f, targets, value);
+                    if let Some(c) = value.as_call() {
+                        self.call(fi, f, c, loops);
+                    }
+                }
+                StmtKind::Eval(e) => {
+                    if let Some(c) = e.as_call() {
+                        self.call(fi, f, c, loops);
+                    }
+                }
+                StmtKind::For { var, start, stop, step, body, .. } => {
+                    loops.push(Loop {
+                        var: *var,
+                        start: start.clone(),
+                        stop: stop.clone(),
+                        step: step.clone(),
+                    });
+                    self.walk(fi, f, &body.stmts, loops);
+                    loops.pop();
+                }
+                _ => {
+                    for b in s.blocks() {
+                        self.walk(fi, f, &b.stmts, loops);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Remembers which window buffer a value views (through `pld.tensor.window`, aliases and
+    /// `get_comm_ctx`).
+    fn track(&mut self, fi: usize, f: &Function, targets: &[ValueId], value: &Expr) {
+        let Some(&t) = targets.first() else { return };
+        if let Type::DistTensor(d) = f.values.ty(t) {
+            if let Some(w) = &d.window {
+                self.ctx_buffer.insert((fi, t), w.clone());
+                return;
+            }
+        }
+        let src = match &value.kind {
+            ExprKind::Var(v) => Some(*v),
+            ExprKind::Call(c) if c.callee.name() == "pld.system.get_comm_ctx" => {
+                c.args.first().and_then(Expr::as_var)
+            }
+            ExprKind::Call(c) if c.callee.name() == "pld.tensor.window" => {
+                if let Some(buf) = c.args.first().and_then(Expr::as_var) {
+                    if let Some(b) = self.alloc_name(f, buf) {
+                        self.ctx_buffer.insert((fi, t), b);
+                    }
+                }
+                None
+            }
+            _ => None,
+        };
+        if let Some(v) = src {
+            if let Some(b) = self.ctx_buffer.get(&(fi, v)).cloned() {
+                self.ctx_buffer.insert((fi, t), b);
+            }
+        }
+    }
+
+    /// The buffer name of an allocation token value.
+    fn alloc_name(&self, f: &Function, v: ValueId) -> Option<String> {
+        let name = f.values.name(v);
+        self.buffers
+            .iter()
+            .find(|b| b.name == name)
+            .map(|b| b.name.clone())
+            .or_else(|| Some(name.to_string()))
+    }
+
+    fn arg(&self, fi: usize, f: &Function, e: &Expr) -> Json {
+        let ty = e.ty(&f.values);
+        let buf = e.as_var().and_then(|v| self.ctx_buffer.get(&(fi, v)).cloned()).or_else(|| match &ty {
+            Type::DistTensor(d) => d.window.clone(),
+            _ => None,
+        });
+        let domain = buf.as_ref().and_then(|b| self.buffer_domain.get(b)).map_or(Json::Null, Json::s);
+        match &ty {
+            Type::DistTensor(d) => obj(vec![
+                ("kind", Json::s("window")),
+                ("expr", Json::s(text(f, e))),
+                ("buffer", buf.map_or(Json::Null, Json::s)),
+                ("domain", domain),
+                ("dtype", dtype_name(d.tensor.dtype)),
+                ("shape", Json::Arr(d.tensor.shape.iter().map(|x| dim(f, x)).collect())),
+            ]),
+            Type::Tensor(t) => obj(vec![
+                ("kind", Json::s("tensor")),
+                ("expr", Json::s(text(f, e))),
+                ("dtype", dtype_name(t.dtype)),
+                ("shape", Json::Arr(t.shape.iter().map(|x| dim(f, x)).collect())),
+            ]),
+            Type::CommCtx => obj(vec![
+                ("kind", Json::s("comm_ctx")),
+                ("expr", Json::s(text(f, e))),
+                ("buffer", buf.map_or(Json::Null, Json::s)),
+                ("domain", domain),
+            ]),
+            Type::Scalar(d) => obj(vec![
+                ("kind", Json::s("scalar")),
+                ("expr", Json::s(text(f, e))),
+                ("dtype", dtype_name(*d)),
+            ]),
+            other => obj(vec![("kind", Json::s(other.kind_name())), ("expr", Json::s(text(f, e)))]),
+        }
+    }
+
+    /// The concrete ranks a dispatch runs on, when the device and loop bounds are static.
+    fn ranks(&self, device: &Expr, loops: &[Loop]) -> Json {
+        let mut out = Vec::new();
+        let mut env = HashMap::new();
+        if !enumerate(device, loops, 0, &mut env, &mut out) || out.len() > 4096 {
+            return Json::Null;
+        }
+        Json::Arr(out.into_iter().map(Json::Int).collect())
+    }
+
+    fn call(&mut self, fi: usize, f: &Function, c: &Call, loops: &[Loop]) {
+        let loops_j = Json::Arr(
+            loops
+                .iter()
+                .map(|l| {
+                    obj(vec![
+                        ("var", Json::s(f.values.name(l.var))),
+                        ("start", dim(f, &l.start)),
+                        ("stop", dim(f, &l.stop)),
+                        ("step", dim(f, &l.step)),
+                    ])
+                })
+                .collect(),
+        );
+        match &c.callee {
+            Callee::Func(name) => {
+                let level = match self.program.function(name).map(|g| g.kind) {
+                    Some(FunctionKind::ChipOrch) => "chip",
+                    Some(k) if crate::is_kernel(k) => "core",
+                    Some(FunctionKind::Host) => "host",
+                    _ => "function",
+                };
+                let device = c.device.as_ref();
+                self.dispatches.push(obj(vec![
+                    ("caller", Json::s(&f.name)),
+                    ("callee", Json::s(name)),
+                    ("level", Json::s(level)),
+                    ("device", device.map_or(Json::Null, |d| Json::s(text(f, d)))),
+                    ("loops", loops_j),
+                    ("ranks", device.map_or(Json::Null, |d| self.ranks(d, loops))),
+                    ("args", Json::Arr(c.args.iter().map(|a| self.arg(fi, f, a)).collect())),
+                ]));
+            }
+            Callee::Op(def) if def.name.starts_with("builtin.") => {
+                let spec = builtin_spec(c, self.opts);
+                let variant = spec.0.clone();
+                let device = c.device.as_ref();
+                let mut args: Vec<Json> = c.args.iter().map(|a| self.arg(fi, f, a)).collect();
+                let domain = args.iter().find_map(|a| match a {
+                    Json::Obj(fs) => {
+                        fs.iter().find(|(k, v)| k == "domain" && *v != Json::Null).map(|(_, v)| v.clone())
+                    }
+                    _ => None,
+                });
+                let domain = domain.unwrap_or(Json::Null);
+                args.push(obj(vec![("kind", Json::s("nranks")), ("domain", domain.clone())]));
+                args.push(obj(vec![("kind", Json::s("comm_ctx")), ("domain", domain)]));
+                if def.name == "builtin.tensor.allreduce" {
+                    args.push(obj(vec![
+                        ("kind", Json::s("core_num")),
+                        ("value", Json::Int(c.attr_int("core_num").unwrap_or(1))),
+                    ]));
+                }
+                self.dispatches.push(obj(vec![
+                    ("caller", Json::s(&f.name)),
+                    ("callee", Json::s(&variant)),
+                    ("level", Json::s("builtin")),
+                    ("device", device.map_or(Json::Null, |d| Json::s(text(f, d)))),
+                    ("loops", loops_j),
+                    ("ranks", device.map_or(Json::Null, |d| self.ranks(d, loops))),
+                    ("args", Json::Arr(args)),
+                ]));
+                let (variant, vars) = spec;
+                let entry: String =
+                    variant.chars().map(|ch| if ch.is_ascii_alphanumeric() { ch } else { '_' }).collect();
+                let template = def.name.trim_start_matches("builtin.tensor.");
+                let template = template.trim_end_matches("_ring");
+                self.builtins.entry(variant.clone()).or_insert_with(|| {
+                    obj(vec![
+                        ("op", Json::s(def.name)),
+                        ("variant", Json::s(&variant)),
+                        ("entry", Json::s(&entry)),
+                        ("kernel_name", Json::s(format!("{entry}_kernel"))),
+                        (
+                            "template_package",
+                            Json::s(format!(":pypto.runtime.builtins.collectives.{template}")),
+                        ),
+                        ("template_vars", Json::Obj(vars)),
+                    ])
+                });
+            }
+            Callee::Op(_) => {}
+        }
+    }
+}
+
+fn enumerate(
+    device: &Expr,
+    loops: &[Loop],
+    k: usize,
+    env: &mut HashMap<ValueId, i64>,
+    out: &mut Vec<i64>,
+) -> bool {
+    if k == loops.len() {
+        return match eval(device, env) {
+            Some(v) => {
+                out.push(v);
+                true
+            }
+            None => false,
+        };
+    }
+    let l = &loops[k];
+    let (Some(a), Some(b), Some(s)) = (eval(&l.start, env), eval(&l.stop, env), eval(&l.step, env)) else {
+        // A loop the device does not depend on may have dynamic bounds only if unused.
+        return !device.uses().contains(&l.var) && enumerate(device, loops, k + 1, env, out);
+    };
+    if s <= 0 {
+        return false;
+    }
+    let mut i = a;
+    while i < b {
+        env.insert(l.var, i);
+        if !enumerate(device, loops, k + 1, env, out) || out.len() > 4096 {
+            return false;
+        }
+        i += s;
+    }
+    env.remove(&l.var);
+    true
+}
+
+/// Variant name and template vars of a builtin collective call (codegen.md §5.5).
+fn builtin_spec(c: &Call, opts: &CodegenOptions) -> (String, Vec<(String, Json)>) {
+    let op = c.callee.name();
+    let dtype = c.attr("dtype").and_then(Attr::as_dtype).unwrap_or(DataType::FP32);
+    let (dsuffix, dcpp) = match dtype {
+        DataType::FP16 => ("fp16", "half"),
+        _ => ("fp32", "float"),
+    };
+    let red = c.attr_int("op").and_then(|v| pld_runtime_abi::ReduceOp::from_i64(v).ok());
+    let red_name = red.map_or("Sum", |r| r.dsl_name());
+    let (op_cpp, inst) = match red_name {
+        "Max" => ("ReduceOp::kMax", "TMAX"),
+        "Min" => ("ReduceOp::kMin", "TMIN"),
+        "Prod" => ("ReduceOp::kProd", "TMUL"),
+        _ => ("ReduceOp::kSum", "TADD"),
+    };
+    let mut vars = Vec::new();
+    let mut v = |k: &str, s: String| vars.push((k.to_string(), Json::Str(s)));
+    let variant = match op {
+        "builtin.tensor.allreduce" => {
+            v("op_cpp", op_cpp.into());
+            v("reduce_inst", inst.into());
+            v("dtype_cpp", dcpp.into());
+            let method = if opts.target == pld_ir::Target::A5 { "set_core_num" } else { "set_block_num" };
+            v("launch_core_count_method", method.into());
+            format!("{op}__{}__{dsuffix}", red_name.to_lowercase())
+        }
+        "builtin.tensor.allreduce_ring" | "builtin.tensor.reduce_scatter" => {
+            v("op_cpp", op_cpp.into());
+            v("dtype_cpp", dcpp.into());
+            format!("{op}__{}__{dsuffix}", red_name.to_lowercase())
+        }
+        "builtin.tensor.broadcast" => {
+            let root = c.attr_int("root").unwrap_or(0);
+            v("root_cpp", root.to_string());
+            v("dtype_cpp", dcpp.into());
+            format!("{op}__root{root}__{dsuffix}")
+        }
+        _ => {
+            v("dtype_cpp", dcpp.into());
+            format!("{op}__{dsuffix}")
+        }
+    };
+    (variant, vars)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_renders_escaped_and_ordered() {
+        let j = obj(vec![
+            ("b", Json::Int(1)),
+            ("a", Json::Arr(vec![Json::s("x\"y\n"), Json::Null, Json::Bool(true)])),
+            ("e", Json::Obj(vec![])),
+        ]);
+        assert_eq!(
+            j.render(),
+            "{\n  \"b\": 1,\n  \"a\": [\n    \"x\\\"y\\n\",\n    null,\n    true\n  ],\n  \"e\": {}\n}\n"
+        );
+    }
 }
