@@ -269,8 +269,8 @@ fn mesh_rect(
     let rank = tt.shape.len();
     // The valid box must collapse contiguously: every dim strictly between the first and
     // the last must be fully valid.
-    for i in 1..rank.saturating_sub(1) {
-        if valid[i] != tt.shape[i] {
+    for (i, (v, d)) in valid.iter().zip(&tt.shape).enumerate().take(rank.saturating_sub(1)).skip(1) {
+        if v != d {
             return Err(Diagnostic::error(
                 b.span,
                 format!("{OP} partial valid_shape must be row-major contiguous; dimension {i} is only partially valid"),
@@ -406,8 +406,8 @@ fn ring(
     let nr_static = st.shape[1].as_int();
     // Valid prefix: every dim but the first must be fully valid.
     let valid = tt.effective_valid_shape().to_vec();
-    for i in 1..valid.len() {
-        if valid[i] != tt.shape[i] {
+    for (i, (v, d)) in valid.iter().zip(&tt.shape).enumerate().skip(1) {
+        if v != d {
             return Err(Diagnostic::error(
                 b.span,
                 format!("{OP} ring partial valid_shape must be a contiguous row-major prefix; dimension {i} is only partially valid"),
@@ -527,7 +527,16 @@ fn ring(
                             Ok(vec![Expr::var(v)])
                         },
                         |b| {
-                            let p = load_chunk(b, &t2d, Expr::int(0), chunk, Expr::int(1), "placeholder")?;
+                            // Same tile type as the active branch, without touching memory.
+                            let p = b.assign_op(
+                                "placeholder",
+                                "tile.full",
+                                vec![Expr::ints(&[1, chunk]), Expr::float(0.0)],
+                                vec![
+                                    ("dtype", Attr::DType(dtype)),
+                                    ("target_memory", Attr::Str("Vec".into())),
+                                ],
+                            )?;
                             Ok(vec![Expr::var(p)])
                         },
                     )?;
