@@ -4,8 +4,10 @@
 //! comparison ([`golden`]). Later parts add the golden reference collectives, the CHECK-line
 //! matcher, program fixtures, the file-test runner and the end-to-end harness.
 
+pub mod e2e;
 pub mod filecheck;
 pub mod golden;
+pub mod reference;
 
 /// Forces `pld-ops` into the link and checks the registry is consistent.
 ///

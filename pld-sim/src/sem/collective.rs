@@ -1,1 +1,454 @@
-//! placeholder
+//! Collective family: the `pld.tensor.*` collectives (when they reach the simulator
+//! unlowered) and the host/chip `builtin.tensor.*` kernels, as protocol-faithful micro
+//! programs over the same windows and signals.
+//!
+//! Guarantees: every collective synchronises only through the seed's self-clearing credit
+//! barrier — barrier(g) = AtomicAdd +1 into my cell on every peer, then wait Ge g on every
+//! peer's cell; epilogue = self AtomicAdd −N into every peer's cell — so traffic counting, the
+//! race checker and the credit-leak check apply to builtins exactly as to lowered kernels.
+//! Reductions combine ranks in rank order (0, 1, …, P−1) so every rank gets the same bits.
+//! Data movement: mesh allreduce reads (P−1)·S per rank in 256-element chunks with a
+//! read-done barrier before each store-back; ring allreduce reads 2(P−1)/P·S per rank;
+//! all_to_all_v clamps counts to [0, MAX_RECV], publishes the clamped count with a Set notify
+//! and moves exactly that many rows.
+
+use super::put_get::transfer;
+use super::OpCx;
+use crate::micro::Micro;
+use crate::register_collective;
+use crate::report::Fault;
+use crate::value::{Mem, TRef, Val};
+use pld_ir::DataType;
+use pld_runtime_abi::{NotifyOp, ReduceOp};
+
+/// Host builtin chunk, in elements.
+pub const CHUNK: i64 = 256;
+
+struct Proto {
+    me: i64,
+    n: i64,
+    sig: TRef,
+    prog: Vec<Micro>,
+}
+
+impl Proto {
+    fn new(cx: &OpCx<'_>, sig: &TRef) -> Result<Proto, Fault> {
+        let Mem::Window { domain, .. } = sig.mem else {
+            return Err(cx.err("signal must be a window-bound tensor"));
+        };
+        let dom = &cx.world.domains[domain];
+        let me = dom
+            .drank(cx.rank)
+            .ok_or_else(|| cx.err(format!("rank {} is not in the signal's comm domain", cx.rank)))?;
+        if sig.dtype != DataType::INT32 {
+            return Err(cx.err(format!("signal must be INT32, got {}", sig.dtype)));
+        }
+        Ok(Proto { me: me as i64, n: dom.members.len() as i64, sig: sig.clone(), prog: Vec::new() })
+    }
+
+    /// The cell rank `r` owns in signal row/lane `lane` (rank-1 `[NR]`, `[NR, stride]`, or ring rows).
+    fn cell(&self, r: i64, lane: i64, ring_row: Option<i64>) -> Vec<i64> {
+        match (ring_row, self.sig.shape.len()) {
+            (Some(row), _) => vec![row, r],
+            (None, 1) => vec![r],
+            (None, _) => vec![r, lane],
+        }
+    }
+
+    fn barrier(&mut self, g: i32, lane: i64, ring_row: Option<i64>) {
+        for peer in (0..self.n).filter(|&p| p != self.me) {
+            let idx = self.cell(self.me, lane, ring_row);
+            self.prog.push(Micro::Notify {
+                sig: self.sig.clone(),
+                peer,
+                idx,
+                value: 1,
+                op: NotifyOp::AtomicAdd,
+            });
+        }
+        for src in (0..self.n).filter(|&p| p != self.me) {
+            let idx = self.cell(src, lane, ring_row);
+            self.prog.push(Micro::Wait { sig: self.sig.clone(), idx, expected: g, ge: true });
+        }
+    }
+
+    fn epilogue(&mut self, credits: i32, lane: i64, ring_row: Option<i64>) {
+        for src in (0..self.n).filter(|&p| p != self.me) {
+            let idx = self.cell(src, lane, ring_row);
+            self.prog.push(Micro::Notify {
+                sig: self.sig.clone(),
+                peer: self.me,
+                idx,
+                value: -credits,
+                op: NotifyOp::AtomicAdd,
+            });
+        }
+    }
+
+    /// `acc = reduce over ranks (in rank order) of region (offs, shape) of `data``.
+    fn reduce_into(&mut self, data: &TRef, offs: &[i64], shape: &[i64], op: ReduceOp, op_name: &'static str) {
+        for q in 0..self.n {
+            let peer = (q != self.me).then_some(q);
+            let reg = if q == 0 { 0 } else { 1 };
+            self.prog.push(Micro::Load {
+                reg,
+                src: data.clone(),
+                peer,
+                offs: offs.to_vec(),
+                shape: shape.to_vec(),
+                op: op_name,
+            });
+            if q > 0 {
+                self.prog.push(Micro::Combine { acc: 0, other: 1, op, dtype: data.dtype });
+            }
+        }
+    }
+}
+
+/// A packed `[1, numel]` view of a contiguous tensor.
+fn flat(cx: &OpCx<'_>, t: &TRef) -> Result<TRef, Fault> {
+    if t.strides != TRef::packed_strides(&t.shape) {
+        return Err(cx.err("collective data must be a packed (contiguous) tensor"));
+    }
+    let n = t.numel();
+    Ok(TRef { shape: vec![1, n], strides: vec![n, 1], ..t.clone() })
+}
+
+fn reduce_op(cx: &OpCx<'_>) -> Result<ReduceOp, Fault> {
+    ReduceOp::from_i64(cx.attr_int("op").unwrap_or(0)).map_err(|e| cx.err(e.to_string()))
+}
+
+fn sig_arg<'v>(cx: &OpCx<'_>, args: &'v [Val], i: usize) -> Result<&'v TRef, Fault> {
+    match args.get(i) {
+        Some(Val::Tensor(t)) => Ok(t),
+        _ => Err(cx.err("needs an explicit signal (run the pipeline to synthesize one)")),
+    }
+}
+
+fn allreduce(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Vec<Micro>, Fault> {
+    let mode = cx.call.attr("mode").and_then(|a| a.as_str()).unwrap_or("mesh").to_string();
+    if mode == "ring" || cx.name().ends_with("_ring") {
+        return allreduce_ring(cx, args);
+    }
+    let data = flat(cx, cx.tensor(args, 0)?)?;
+    let sig = sig_arg(cx, args, 1)?.clone();
+    let op = reduce_op(cx)?;
+    let cores = cx.attr_int("core_num").unwrap_or(1).max(1);
+    let mut p = Proto::new(cx, &sig)?;
+    let stride = if sig.shape.len() >= 2 { sig.shape[1] } else { 1 };
+    let s = data.shape[1];
+    let nchunks = (s + CHUNK - 1) / CHUNK;
+    // Blocks run one after another on the rank: a valid interleaving of the SPMD grid,
+    // since every rank runs them in the same order.
+    for b in 0..cores.min(stride) {
+        let mine: Vec<i64> = (0..nchunks).filter(|k| k % cores == b).collect();
+        p.barrier(1, b, None);
+        for (i, k) in mine.iter().enumerate() {
+            let off = k * CHUNK;
+            let len = CHUNK.min(s - off);
+            p.reduce_into(&data, &[0, off], &[1, len], op, "builtin.tensor.allreduce");
+            p.barrier(2 + i as i32, b, None);
+            p.prog.push(Micro::Store {
+                reg: 0,
+                dst: data.clone(),
+                peer: None,
+                offs: vec![0, off],
+                shape: vec![1, len],
+                atomic: false,
+                op: "builtin.tensor.allreduce",
+            });
+        }
+        p.epilogue(1 + mine.len() as i32, b, None);
+    }
+    Ok(p.prog)
+}
+
+/// Balanced ring segment boundaries (FP16 interior boundaries rounded up to 16 elements).
+pub fn ring_bounds(s: i64, n: i64, dtype: DataType) -> Vec<i64> {
+    (0..=n)
+        .map(|i| {
+            let b = i * s / n;
+            if dtype == DataType::FP16 && i > 0 && i < n {
+                ((b + 15) / 16 * 16).min(s)
+            } else {
+                b
+            }
+        })
+        .collect()
+}
+
+fn allreduce_ring(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Vec<Micro>, Fault> {
+    let data = flat(cx, cx.tensor(args, 0)?)?;
+    let sig = sig_arg(cx, args, 1)?.clone();
+    let op = reduce_op(cx)?;
+    let mut p = Proto::new(cx, &sig)?;
+    let (me, n) = (p.me, p.n);
+    if n == 1 {
+        return Ok(Vec::new());
+    }
+    let rows_needed = 2 * (n - 1) + 1;
+    if sig.shape.len() != 2 || sig.shape[0] < rows_needed - 1 || sig.shape[1] < n {
+        return Err(cx.err(format!(
+            "ring signal must be [2(NR-1)+1, NR] = [{rows_needed}, {n}], got {:?}",
+            sig.shape
+        )));
+    }
+    let has_return_row = sig.shape[0] >= rows_needed;
+    let s = data.shape[1];
+    let bounds = ring_bounds(s, n, data.dtype);
+    let seg = |i: i64| {
+        let i = i.rem_euclid(n) as usize;
+        (bounds[i], bounds[i + 1] - bounds[i])
+    };
+    let left = (me - 1).rem_euclid(n);
+    let name = "builtin.tensor.allreduce_ring";
+    // Reduce-scatter: step s adds left's partial of segment (me-1-s) into mine.
+    for st in 0..n - 1 {
+        p.barrier(1, 0, Some(st));
+        let (off, len) = seg(me - 1 - st);
+        if len > 0 {
+            // Combine in ring order: left's partial (lower ranks first) then my own value.
+            p.prog.push(Micro::Load {
+                reg: 0,
+                src: data.clone(),
+                peer: Some(left),
+                offs: vec![0, off],
+                shape: vec![1, len],
+                op: name,
+            });
+            p.prog.push(Micro::Load {
+                reg: 1,
+                src: data.clone(),
+                peer: None,
+                offs: vec![0, off],
+                shape: vec![1, len],
+                op: name,
+            });
+            p.prog.push(Micro::Combine { acc: 0, other: 1, op, dtype: data.dtype });
+            p.prog.push(Micro::Store {
+                reg: 0,
+                dst: data.clone(),
+                peer: None,
+                offs: vec![0, off],
+                shape: vec![1, len],
+                atomic: false,
+                op: name,
+            });
+        }
+    }
+    // Allgather: step t copies left's final segment (me-t).
+    for t in 0..n - 1 {
+        p.barrier(1, 0, Some(n - 1 + t));
+        let (off, len) = seg(me - t);
+        if len > 0 {
+            p.prog.push(Micro::Load {
+                reg: 0,
+                src: data.clone(),
+                peer: Some(left),
+                offs: vec![0, off],
+                shape: vec![1, len],
+                op: name,
+            });
+            p.prog.push(Micro::Store {
+                reg: 0,
+                dst: data.clone(),
+                peer: None,
+                offs: vec![0, off],
+                shape: vec![1, len],
+                atomic: false,
+                op: name,
+            });
+        }
+    }
+    let mut rows: Vec<i64> = (0..2 * (n - 1)).collect();
+    if has_return_row {
+        p.barrier(1, 0, Some(2 * (n - 1)));
+        rows.push(2 * (n - 1));
+    }
+    for r in rows {
+        p.epilogue(1, 0, Some(r));
+    }
+    Ok(p.prog)
+}
+
+fn barrier(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Vec<Micro>, Fault> {
+    let sig = cx.tensor(args, 0)?.clone();
+    let mut p = Proto::new(cx, &sig)?;
+    p.barrier(1, 0, None);
+    p.epilogue(1, 0, None);
+    Ok(p.prog)
+}
+
+fn broadcast(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Vec<Micro>, Fault> {
+    let data = cx.tensor(args, 0)?.clone();
+    let sig = cx.tensor(args, 1)?.clone();
+    let root = cx.attr_int("root").unwrap_or(0);
+    let mut p = Proto::new(cx, &sig)?;
+    if root < 0 || root >= p.n {
+        return Err(cx.err(format!("root {root} is not a rank in [0, {})", p.n)));
+    }
+    p.barrier(1, 0, None);
+    if p.me != root {
+        let zeros = vec![0i64; data.shape.len()];
+        p.prog.extend(transfer(
+            &data,
+            &zeros,
+            &data,
+            &zeros,
+            &data.shape,
+            root,
+            (0, 0),
+            false,
+            false,
+            "builtin.tensor.broadcast",
+        ));
+    }
+    // Keep the root's slice stable until every rank has pulled it.
+    p.barrier(2, 0, None);
+    p.epilogue(2, 0, None);
+    Ok(p.prog)
+}
+
+fn reduce_scatter(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Vec<Micro>, Fault> {
+    let data = cx.tensor(args, 0)?.clone();
+    let sig = cx.tensor(args, 1)?.clone();
+    let op = reduce_op(cx)?;
+    if data.shape.len() != 2 {
+        return Err(cx.err(format!("target must be 2-D [NR, SIZE], got {:?}", data.shape)));
+    }
+    let mut p = Proto::new(cx, &sig)?;
+    if data.shape[0] != p.n {
+        return Err(cx.err(format!("target has {} rows for {} ranks", data.shape[0], p.n)));
+    }
+    let size = data.shape[1];
+    p.barrier(1, 0, None);
+    let me = p.me;
+    p.reduce_into(&data, &[me, 0], &[1, size], op, "builtin.tensor.reduce_scatter");
+    p.barrier(2, 0, None);
+    p.prog.push(Micro::Store {
+        reg: 0,
+        dst: data,
+        peer: None,
+        offs: vec![me, 0],
+        shape: vec![1, size],
+        atomic: false,
+        op: "builtin.tensor.reduce_scatter",
+    });
+    p.epilogue(2, 0, None);
+    Ok(p.prog)
+}
+
+fn allgather(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Vec<Micro>, Fault> {
+    let input = cx.tensor(args, 0)?.clone();
+    let target = cx.tensor(args, 1)?.clone();
+    let sig = cx.tensor(args, 2)?.clone();
+    let mut p = Proto::new(cx, &sig)?;
+    let size = *target.shape.last().unwrap_or(&1);
+    let me = p.me;
+    for peer in 0..p.n {
+        p.prog.extend(transfer(
+            &target,
+            &[me, 0],
+            &input,
+            &[0, 0],
+            &[1, size],
+            peer,
+            (0, 0),
+            true,
+            false,
+            "builtin.tensor.allgather",
+        ));
+    }
+    p.barrier(1, 0, None);
+    p.epilogue(1, 0, None);
+    Ok(p.prog)
+}
+
+fn all_to_all(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Vec<Micro>, Fault> {
+    let input = cx.tensor(args, 0)?.clone();
+    let target = cx.tensor(args, 1)?.clone();
+    let sig = cx.tensor(args, 2)?.clone();
+    let mut p = Proto::new(cx, &sig)?;
+    let size = *target.shape.last().unwrap_or(&1);
+    let me = p.me;
+    for dest in 0..p.n {
+        p.prog.extend(transfer(
+            &target,
+            &[me, 0],
+            &input,
+            &[dest, 0],
+            &[1, size],
+            dest,
+            (0, 0),
+            true,
+            false,
+            "builtin.tensor.all_to_all",
+        ));
+    }
+    p.barrier(1, 0, None);
+    p.epilogue(1, 0, None);
+    Ok(p.prog)
+}
+
+fn all_to_all_v(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Vec<Micro>, Fault> {
+    let input = cx.tensor(args, 0)?.clone();
+    let target = cx.tensor(args, 1)?.clone();
+    let sig = cx.tensor(args, 2)?.clone();
+    let counts = cx.tensor(args, 3)?.clone();
+    let recv = cx.tensor(args, 4)?.clone();
+    let mut p = Proto::new(cx, &sig)?;
+    let n = p.n;
+    let me = p.me;
+    if target.shape.len() != 2 || target.shape[0] % n != 0 {
+        return Err(cx.err(format!("target {:?} is not [NR*MAX_RECV, SIZE] for {n} ranks", target.shape)));
+    }
+    let max_recv = target.shape[0] / n;
+    let size = target.shape[1];
+    let name = "builtin.tensor.all_to_all_v";
+    for dest in 0..n {
+        let idx: Vec<i64> = if counts.shape.len() == 1 { vec![dest] } else { vec![dest, 0] };
+        let ones = vec![1i64; idx.len()];
+        let raw = cx.world.read(cx.rank, &counts, None, &idx, &ones, cx.span, name, cx.who)?;
+        let c = (raw.first().copied().unwrap_or(0.0) as i64).clamp(0, max_recv);
+        p.prog.push(Micro::Notify {
+            sig: recv.clone(),
+            peer: dest,
+            idx: vec![me, 0],
+            value: c as i32,
+            op: NotifyOp::Set,
+        });
+        if c > 0 {
+            p.prog.extend(transfer(
+                &target,
+                &[me * max_recv, 0],
+                &input,
+                &[dest * max_recv, 0],
+                &[c, size],
+                dest,
+                (0, 0),
+                true,
+                false,
+                name,
+            ));
+        }
+    }
+    p.barrier(1, 0, None);
+    p.epilogue(1, 0, None);
+    Ok(p.prog)
+}
+
+register_collective!("pld.tensor.allreduce", 0, allreduce);
+register_collective!("builtin.tensor.allreduce", 0, allreduce);
+register_collective!("builtin.tensor.allreduce_ring", 0, allreduce_ring);
+register_collective!("pld.tensor.barrier", 0, barrier);
+register_collective!("builtin.tensor.barrier", 0, barrier);
+register_collective!("pld.tensor.broadcast", 0, broadcast);
+register_collective!("builtin.tensor.broadcast", 0, broadcast);
+register_collective!("pld.tensor.reduce_scatter", 0, reduce_scatter);
+register_collective!("builtin.tensor.reduce_scatter", 0, reduce_scatter);
+register_collective!("pld.tensor.allgather", 1, allgather);
+register_collective!("builtin.tensor.allgather", 1, allgather);
+register_collective!("pld.tensor.all_to_all", 1, all_to_all);
+register_collective!("builtin.tensor.all_to_all", 1, all_to_all);
+register_collective!("pld.tensor.all_to_all_v", 1, all_to_all_v);
+register_collective!("builtin.tensor.all_to_all_v", 1, all_to_all_v);
