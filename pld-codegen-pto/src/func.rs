@@ -426,7 +426,8 @@ impl<'a> FnCx<'a> {
             BinOp::Mul => format!("arith.{} {x}, {y} : {ty}", if f { "mulf" } else { "muli" }),
             BinOp::Div => format!("arith.{} {x}, {y} : {ty}", if f { "divf" } else { "divsi" }),
             BinOp::FloorDiv if !f => format!("arith.floordivsi {x}, {y} : {ty}"),
-            BinOp::Mod => format!("arith.{} {x}, {y} : {ty}", if f { "remf" } else { "remsi" }),
+            BinOp::Mod if f => format!("arith.remf {x}, {y} : {ty}"),
+            BinOp::Mod => return self.floor_mod(&r, &x, &y, t),
             BinOp::Min => format!("arith.{} {x}, {y} : {ty}", if f { "minimumf" } else { "minsi" }),
             BinOp::Max => format!("arith.{} {x}, {y} : {ty}", if f { "maximumf" } else { "maxsi" }),
             BinOp::Eq => format!("{} {x}, {y} : {ty}", cmp("eq", "oeq")),
@@ -443,6 +444,24 @@ impl<'a> FnCx<'a> {
         };
         self.line(format!("{r} = {text}"));
         Ok((r, if op.is_comparison() { MTy::I1 } else { t }))
+    }
+
+    /// Python's `%` on integers: the remainder takes the divisor's sign (`arith.remsi`
+    /// truncates, so a non-zero remainder whose sign differs from the divisor's is shifted).
+    fn floor_mod(&mut self, r: &str, x: &str, y: &str, t: MTy) -> Result<(String, MTy), Diagnostic> {
+        let ty = t.name();
+        self.line(format!("{r} = arith.remsi {x}, {y} : {ty}"));
+        let z = self.const_int(0, t);
+        let (nz, rn, yn, sd, fix, adj, res) =
+            (self.tmp(), self.tmp(), self.tmp(), self.tmp(), self.tmp(), self.tmp(), self.tmp());
+        self.line(format!("{nz} = arith.cmpi ne, {r}, {z} : {ty}"));
+        self.line(format!("{rn} = arith.cmpi slt, {r}, {z} : {ty}"));
+        self.line(format!("{yn} = arith.cmpi slt, {y}, {z} : {ty}"));
+        self.line(format!("{sd} = arith.xori {rn}, {yn} : i1"));
+        self.line(format!("{fix} = arith.andi {nz}, {sd} : i1"));
+        self.line(format!("{adj} = arith.addi {r}, {y} : {ty}"));
+        self.line(format!("{res} = arith.select {fix}, {adj}, {r} : {ty}"));
+        Ok((res, t))
     }
 
     /// Evaluates a scalar expression as type `ty` (literals are emitted directly in `ty`).

@@ -544,7 +544,14 @@ impl Walker<'_> {
         let mut out = Vec::new();
         let mut env = HashMap::new();
         if !enumerate(device, loops, 0, &mut env, &mut out) || out.len() > 4096 {
-            return Json::Null;
+            // `for r in range(world_size())` dispatching on `device=r`: every rank.
+            let all = loops.iter().any(|l| {
+                device.as_var() == Some(l.var)
+                    && l.start.as_int() == Some(0)
+                    && l.step.as_int() == Some(1)
+                    && l.stop.as_call().is_some_and(|c| c.callee.name() == "pld.system.world_size")
+            });
+            return if all { Json::s("all") } else { Json::Null };
         }
         Json::Arr(out.into_iter().map(Json::Int).collect())
     }

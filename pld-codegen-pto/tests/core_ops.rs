@@ -236,3 +236,44 @@ fn distinct_tiles_get_distinct_addresses() {
         "CHECK: %a = pto.alloc_tile addr = %c0_i64\nCHECK: %c = pto.alloc_tile addr = %c256_i64",
     );
 }
+
+#[test]
+fn python_modulo_keeps_the_divisor_sign() {
+    init();
+    let f = kernel(
+        "modk",
+        FunctionKind::Aiv,
+        &[
+            ("x", tensor(&[8, 32], DataType::FP32)),
+            ("a", Type::Scalar(DataType::INT32)),
+            ("n", Type::Scalar(DataType::INT32)),
+        ],
+        |b, p| {
+            let row = Expr::binary(BinOp::Mod, v(p[1]), v(p[2]));
+            b.assign_op(
+                "t",
+                "tile.load",
+                vec![v(p[0]), Expr::tuple(vec![row, Expr::int(0)]), ints(&[1, 32])],
+                vec![],
+            )?;
+            Ok(())
+        },
+    );
+    let out = emit(&program(vec![f]));
+    check(
+        only(&out),
+        r#"
+        CHECK: = arith.remsi %arg1, %arg2 : i32
+        CHECK-NEXT: = arith.cmpi ne,
+        CHECK-NEXT: = arith.cmpi slt,
+        CHECK-NEXT: = arith.cmpi slt, %arg2, %c0_i32 : i32
+        CHECK-NEXT: = arith.xori
+        CHECK-NEXT: = arith.andi
+        CHECK-NEXT: = arith.addi
+        CHECK-SAME: %arg2 : i32
+        CHECK-NEXT: = arith.select
+        CHECK-NEXT: = arith.index_cast
+        CHECK-NEXT: = arith.maxsi
+        "#,
+    );
+}
