@@ -9,7 +9,7 @@ fn main() {
         let mut opts = pld_frontend::ParseOptions::default();
         for kv in std::env::var("PLD_BIND").unwrap_or_default().split(',').filter(|s| !s.is_empty()) {
             if let Some((k, v)) = kv.split_once('=') {
-                opts.bindings.push((k.to_string(), v.parse().unwrap_or(0)));
+                opts.bindings.push((k.to_string(), v.to_string()));
             }
         }
         match pld_frontend::parse_programs(&mut sm, &path, &text, &opts) {

@@ -224,6 +224,7 @@ fn dim_value(file: FileId, e: &ast::Expr, dim: &mut DimFn<'_>) -> Result<Expr, D
 fn dtype_of(file: FileId, e: &ast::Expr, dim: &mut DimFn<'_>) -> Result<DataType, Diagnostic> {
     match dim(e) {
         Ok(Expr { kind: ExprKind::DType(d), .. }) => Ok(d),
+        Err(d) if !d.message.starts_with("expected a constant") => Err(d),
         _ => Err(Diagnostic::error(span_of(file, e), "expected a dtype, e.g. pl.FP32")),
     }
 }

@@ -132,8 +132,10 @@ impl<'u, 'a> FnCx<'u, 'a> {
             cx.frames[0].names.insert(name.clone(), Binding::Value(v, *span));
             params.push(Param { value: v, dir: *dir });
         }
-        let body = cx.block(&def.body);
+        // A host callback's body is Python executed by the runtime, not DSL.
+        let body = if sig.external { Block::new() } else { cx.block(&def.body) };
         let mut f = Function::new(sig.name.clone(), sig.kind);
+        f.attrs = sig.attrs.clone();
         f.params = params;
         f.ret = sig.ret.clone().or(cx.returns.take()).unwrap_or_default();
         f.values = cx.values;
@@ -400,11 +402,80 @@ impl<'u, 'a> FnCx<'u, 'a> {
                 let targets = names.iter().zip(items).map(|((n, s), t)| self.define(n, t, *s)).collect();
                 out.push(Stmt::new(StmtKind::Assign { targets, value: e }, span));
             }
-            ast::Expr::Subscript(_) => self
-                .error(Diagnostic::error(span, "assignment to a subscript is not supported").with_note(
-                    "write the region with an op instead, e.g. pl.assemble(...) or pl.store(...)",
-                )),
+            ast::Expr::Subscript(sub) => self.subscript_assign(sub, &a.value, span, out),
             _ => self.error(Diagnostic::error(span, "unsupported assignment target")),
+        }
+    }
+
+    /// `t[a:b, i] = v` on a tensor: `t = tensor.assemble(t, v, offsets)`.
+    fn subscript_assign(
+        &mut self,
+        sub: &ast::ExprSubscript,
+        value: &ast::Expr,
+        span: Span,
+        out: &mut Vec<Stmt>,
+    ) {
+        let file = self.file();
+        let ast::Expr::Name(n) = sub.value.as_ref() else {
+            self.error(Diagnostic::error(
+                span,
+                "assignment to a subscript needs a plain tensor name on the left",
+            ));
+            return;
+        };
+        let Ok(base) = self.name_expr(n.id.as_str(), span_of(file, sub.value.as_ref())) else { return };
+        let rank = match base.ty(&self.values) {
+            Type::Tensor(t) => t.rank(),
+            Type::DistTensor(d) => d.tensor.rank(),
+            other => {
+                self.error(
+                    Diagnostic::error(
+                        span,
+                        format!("assignment to a subscript needs a tensor, got {}", other.kind_name()),
+                    )
+                    .with_note("write tiles with pl.store(...)"),
+                );
+                return;
+            }
+        };
+        let idx: Vec<&ast::Expr> = match sub.slice.as_ref() {
+            ast::Expr::Tuple(t) => t.elts.iter().collect(),
+            other => vec![other],
+        };
+        if idx.len() > rank {
+            self.error(Diagnostic::error(
+                span,
+                format!("subscript has {} indices but the tensor has rank {rank}", idx.len()),
+            ));
+            return;
+        }
+        let mut offsets = Vec::new();
+        for d in 0..rank {
+            let off = match idx.get(d) {
+                None => Ok(Expr::int(0).at(span)),
+                Some(ast::Expr::Slice(sl)) => match &sl.lower {
+                    Some(l) => self.expr(l),
+                    None => Ok(Expr::int(0).at(span)),
+                },
+                Some(e) => self.expr(e),
+            };
+            let Ok(off) = off else { return };
+            offsets.push(off);
+        }
+        let Ok(v) = self.expr(value) else { return };
+        let offsets = Expr::new(ExprKind::Tuple(offsets), span_of(file, sub.slice.as_ref()));
+        let env = pld_ir::DeduceEnv {
+            values: &self.values,
+            target: self.unit.opts.target,
+            func_kind: Some(self.kind),
+        };
+        match Expr::op_call("tensor.assemble", vec![base, v, offsets], Vec::new(), span, &env) {
+            Ok(e) => {
+                let ty = e.ty(&self.values);
+                let t = self.define(n.id.as_str(), ty, span_of(file, sub.value.as_ref()));
+                out.push(Stmt::new(StmtKind::Assign { targets: vec![t], value: e }, span));
+            }
+            Err(d) => self.error(d),
         }
     }
 
@@ -966,14 +1037,9 @@ impl<'u, 'a> FnCx<'u, 'a> {
                 self.error(Diagnostic::error(span_of(file, kw), "`**kwargs` is not supported"));
                 continue;
             };
-            if let Some(path) = dotted(&kw.value) {
-                if let Some(member) = ["pl.Level.", "pl.Role.", "pl.SplitMode.", "pl.Split."]
-                    .iter()
-                    .find_map(|p| path.strip_prefix(p))
-                {
-                    attrs.push((k.to_string(), Attr::Str(member.to_string())));
-                    continue;
-                }
+            if let Some(member) = dotted(&kw.value).as_deref().and_then(crate::expr::enum_like_member) {
+                attrs.push((k.to_string(), Attr::Str(member.to_string())));
+                continue;
             }
             match self.expr(&kw.value).ok().and_then(|e| crate::expr::const_attr(&e)) {
                 Some(a) => attrs.push((k.to_string(), a)),

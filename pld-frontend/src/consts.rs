@@ -15,8 +15,8 @@ use std::collections::HashMap;
 #[derive(Clone, Debug, Default)]
 pub struct ConstEnv {
     vars: HashMap<String, Expr>,
-    /// Names whose value is only known when Python runs: `name → (parameter, function)`.
-    runtime: HashMap<String, (String, String)>,
+    /// Names whose value is only known when Python runs, with the reason.
+    runtime: HashMap<String, String>,
     /// `pl.dynamic` symbols in declaration order.
     pub dyn_syms: Vec<String>,
 }
@@ -33,19 +33,19 @@ impl ConstEnv {
         self.vars.insert(name.to_string(), value);
     }
 
-    /// Marks `name` as a parameter of the enclosing Python function `func`.
-    pub fn mark_runtime(&mut self, name: &str, func: &str) {
+    /// Marks `name` as only known at run time; `why` completes "`name` ...".
+    pub fn mark_runtime(&mut self, name: &str, why: String) {
         self.vars.remove(name);
-        self.runtime.insert(name.to_string(), (name.to_string(), func.to_string()));
+        self.runtime.insert(name.to_string(), why);
     }
 
-    /// `(parameter, function)` when `name`'s value is only known at run time.
-    pub fn runtime_origin(&self, name: &str) -> Option<&(String, String)> {
+    /// Why `name`'s value is only known at run time, if it is.
+    pub fn runtime_origin(&self, name: &str) -> Option<&String> {
         self.runtime.get(name)
     }
 
-    /// The run-time origin of the first run-time name used in `e`.
-    pub fn runtime_in(&self, e: &ast::Expr) -> Option<(String, (String, String))> {
+    /// The first run-time name used in `e`, with the reason.
+    pub fn runtime_in(&self, e: &ast::Expr) -> Option<(String, String)> {
         let mut found = None;
         visit_names(e, &mut |n| {
             if found.is_none() {
@@ -60,9 +60,11 @@ impl ConstEnv {
     /// Records `target = value` when `value` is a constant; otherwise forgets `target`
     /// (a later non-constant assignment shadows an earlier constant).
     pub fn assign(&mut self, file: FileId, target: &str, value: &ast::Expr) {
-        if let Some((_, origin)) = self.runtime_in(value) {
+        if let Some((name, why)) = self.runtime_in(value) {
             self.vars.remove(target);
-            self.runtime.insert(target.to_string(), origin);
+            let why =
+                if why.starts_with("depends on") { why } else { format!("depends on `{name}`, which {why}") };
+            self.runtime.insert(target.to_string(), why);
             return;
         }
         self.runtime.remove(target);
@@ -255,13 +257,7 @@ pub fn visit_names(e: &ast::Expr, f: &mut dyn FnMut(&str)) {
 }
 
 /// The diagnostic for a name whose value is only known when Python runs.
-pub fn runtime_error(span: pld_ir::Span, name: &str, origin: &(String, String)) -> pld_ir::Diagnostic {
-    let (param, func) = origin;
-    let what =
-        if name == param { format!("`{name}`") } else { format!("`{name}` depends on `{param}`, which") };
-    pld_ir::Diagnostic::error(
-        span,
-        format!("{what} is a parameter of the enclosing Python function `{func}`; its value is only known at run time"),
-    )
-    .with_note(format!("bind it when parsing: ParseOptions::bindings (e.g. {param}=2)"))
+pub fn runtime_error(span: pld_ir::Span, name: &str, why: &str) -> pld_ir::Diagnostic {
+    pld_ir::Diagnostic::error(span, format!("`{name}` {why}; its value is only known at run time"))
+        .with_note("bind it when parsing: ParseOptions::bindings, e.g. (\"n_ranks\", \"2\")")
 }

@@ -39,6 +39,21 @@ fn resolve(path: &str) -> Option<Resolved> {
     None
 }
 
+/// The member of a string-valued DSL enum (`pl.MemorySpace.Vec` → `Vec`), kept as a string.
+pub fn enum_like_member(path: &str) -> Option<&str> {
+    const ENUMS: &[&str] = &[
+        "pl.MemorySpace.",
+        "pl.Mem.",
+        "pl.Level.",
+        "pl.Role.",
+        "pl.Layout.",
+        "pl.SplitMode.",
+        "pl.Split.",
+        "pl.PadValue.",
+    ];
+    ENUMS.iter().find_map(|p| path.strip_prefix(p)).filter(|m| !m.is_empty() && !m.contains('.'))
+}
+
 /// A constant expression as an attribute value.
 pub fn const_attr(e: &Expr) -> Option<Attr> {
     Some(match &e.kind {
@@ -181,8 +196,8 @@ impl FnCx<'_, '_> {
         if let Some(c) = self.unit.consts.get(name) {
             return Ok(c.clone().at(span));
         }
-        if let Some(origin) = self.unit.consts.runtime_origin(name).cloned() {
-            self.error(crate::consts::runtime_error(span, name, &origin));
+        if let Some(why) = self.unit.consts.runtime_origin(name).cloned() {
+            self.error(crate::consts::runtime_error(span, name, &why));
             return Err(());
         }
         match name {
@@ -432,6 +447,9 @@ impl FnCx<'_, '_> {
 
     fn attr_value(&mut self, def: &OpDef, name: &str, v: &ast::Expr) -> Result<Attr, ()> {
         let span = span_of(self.file(), v);
+        if let Some(member) = dotted(v).as_deref().and_then(enum_like_member) {
+            return Ok(Attr::Str(member.to_string()));
+        }
         let e = self.expr(v)?;
         match const_attr(&e) {
             Some(a) => Ok(a),

@@ -45,8 +45,9 @@ pub struct ParseOptions {
     /// `strict_ssa=True`); by default a reassignment defines a new value.
     pub strict_ssa: bool,
     /// Values for parameters of ordinary Python functions that build programs at run time
-    /// (`def _build(n_ranks): ... @pl.program class P: ...`), e.g. `("n_ranks", 2)`.
-    pub bindings: Vec<(String, i64)>,
+    /// (`def _build(n_ranks): ... @pl.program class P: ...`), as DSL constant expressions:
+    /// `("n_ranks", "2")`, `("dtype", "pl.FP32")`.
+    pub bindings: Vec<(String, String)>,
 }
 
 impl ParseOptions {

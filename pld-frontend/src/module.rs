@@ -29,6 +29,10 @@ pub struct Sig {
     pub ret: Option<Vec<Type>>,
     /// Whether the decorator asked for strict SSA.
     pub strict_ssa: bool,
+    /// Decorator keywords kept as function attributes (`role=pl.Role.SubWorker`, ...).
+    pub attrs: Vec<(String, pld_ir::Attr)>,
+    /// A host callback (`role=pl.Role.SubWorker`): its body is Python, not DSL.
+    pub external: bool,
     /// Declaration span.
     pub span: Span,
 }
@@ -200,16 +204,20 @@ fn walk<'a>(
             let a = &f.args;
             for p in a.posonlyargs.iter().chain(&a.args).chain(&a.kwonlyargs) {
                 let name = p.def.arg.as_str();
-                if let Some((_, v)) = opts.bindings.iter().find(|(k, _)| k == name) {
-                    local.bind(name, Expr::int(*v));
+                if let Some(v) = opts.bindings.iter().find(|(k, _)| k == name).and_then(|(_, v)| binding(v)) {
+                    local.bind(name, v);
                 } else if let Some(d) = p.default.as_deref().and_then(|d| eval_const(file, &local, d)) {
                     local.bind(name, d);
                 } else {
-                    local.mark_runtime(name, f.name.as_str());
+                    local.mark_runtime(
+                        name,
+                        format!("is a parameter of the enclosing Python function `{}`", f.name),
+                    );
                 }
             }
             for s in &f.body {
                 walk(file, opts, s, &mut local, units, diags);
+                mark_control_flow(opts, s, &mut local, f.name.as_str());
             }
         }
         ast::Stmt::ClassDef(c) => {
@@ -220,6 +228,49 @@ fn walk<'a>(
         }
         _ => {}
     }
+}
+
+/// Names assigned under Python control flow (`if` / `for` / `while`) in a program-building
+/// function are only known at run time, unless the caller binds them.
+fn mark_control_flow(opts: &ParseOptions, s: &ast::Stmt, env: &mut ConstEnv, func: &str) {
+    let bodies: Vec<&[ast::Stmt]> = match s {
+        ast::Stmt::If(i) => vec![&i.body, &i.orelse],
+        ast::Stmt::For(f) => vec![&f.body, &f.orelse],
+        ast::Stmt::While(w) => vec![&w.body, &w.orelse],
+        ast::Stmt::Try(t) => vec![&t.body, &t.orelse, &t.finalbody],
+        ast::Stmt::With(w) => vec![&w.body],
+        _ => return,
+    };
+    for b in bodies {
+        for st in b {
+            let targets: Vec<&ast::Expr> = match st {
+                ast::Stmt::Assign(a) => a.targets.iter().collect(),
+                ast::Stmt::AnnAssign(a) => vec![a.target.as_ref()],
+                ast::Stmt::AugAssign(a) => vec![a.target.as_ref()],
+                _ => {
+                    mark_control_flow(opts, st, env, func);
+                    continue;
+                }
+            };
+            for t in targets {
+                if let ast::Expr::Name(n) = t {
+                    let name = n.id.as_str();
+                    match opts.bindings.iter().find(|(k, _)| k == name).and_then(|(_, v)| binding(v)) {
+                        Some(v) => env.bind(name, v),
+                        None => env
+                            .mark_runtime(name, format!("is assigned under Python control flow in `{func}`")),
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// A binding's value: a DSL constant expression such as `2` or `pl.FP32`.
+fn binding(text: &str) -> Option<Expr> {
+    use rustpython_parser::Parse;
+    let e = ast::Expr::parse(text, "<binding>").ok()?;
+    eval_const(FileId(u32::MAX), &ConstEnv::default(), &e).map(|x| x.at(Span::DUMMY))
 }
 
 fn decorator_path(d: &ast::Expr) -> Option<String> {
@@ -242,8 +293,16 @@ fn is_dsl_function(f: &ast::StmtFunctionDef) -> bool {
     })
 }
 
-/// The kind a DSL decorator denotes, and whether it asks for strict SSA.
-fn decorator_kind(file: FileId, f: &ast::StmtFunctionDef) -> Result<(FunctionKind, bool), Diagnostic> {
+/// What a DSL decorator says: kind, strict SSA, kept attributes.
+type DecoratorInfo = (FunctionKind, bool, Vec<(String, pld_ir::Attr)>);
+
+/// The kind a DSL decorator denotes, whether it asks for strict SSA, and the keywords kept
+/// as attributes.
+fn decorator_kind(
+    file: FileId,
+    consts: &ConstEnv,
+    f: &ast::StmtFunctionDef,
+) -> Result<DecoratorInfo, Diagnostic> {
     for d in &f.decorator_list {
         let Some(path) = decorator_path(d) else { continue };
         let kind = match path.as_str() {
@@ -251,25 +310,26 @@ fn decorator_kind(file: FileId, f: &ast::StmtFunctionDef) -> Result<(FunctionKin
             "pl.jit.incore" => FunctionKind::InCore,
             "pl.jit.host" => FunctionKind::Host,
             "pl.function" => {
-                let ast::Expr::Call(c) = d else { return Ok((FunctionKind::Opaque, false)) };
-                return function_kwargs(file, c);
+                let ast::Expr::Call(c) = d else { return Ok((FunctionKind::Opaque, false, Vec::new())) };
+                return function_kwargs(file, consts, c);
             }
             _ => continue,
         };
-        return Ok((kind, false));
+        return Ok((kind, false, Vec::new()));
     }
-    Ok((FunctionKind::Opaque, false))
+    Ok((FunctionKind::Opaque, false, Vec::new()))
 }
 
 fn last_segment(e: &ast::Expr) -> Option<String> {
     dotted(e).map(|p| p.rsplit('.').next().unwrap_or_default().to_string())
 }
 
-fn function_kwargs(file: FileId, c: &ast::ExprCall) -> Result<(FunctionKind, bool), Diagnostic> {
+fn function_kwargs(file: FileId, consts: &ConstEnv, c: &ast::ExprCall) -> Result<DecoratorInfo, Diagnostic> {
     let mut ty: Option<FunctionKind> = None;
     let mut level: Option<String> = None;
     let mut role: Option<String> = None;
     let mut strict = false;
+    let mut extra = Vec::new();
     if let Some(a) = c.args.first() {
         return Err(Diagnostic::error(
             span_of(file, a),
@@ -300,16 +360,49 @@ fn function_kwargs(file: FileId, c: &ast::ExprCall) -> Result<(FunctionKind, boo
             Some("strict_ssa") => {
                 strict = matches!(&kw.value, ast::Expr::Constant(k) if matches!(k.value, ast::Constant::Bool(true)))
             }
-            _ => {}
+            Some(k) => {
+                let v = dotted(&kw.value)
+                    .as_deref()
+                    .and_then(crate::expr::enum_like_member)
+                    .map(|m| pld_ir::Attr::Str(m.to_string()))
+                    .or_else(|| {
+                        eval_const(file, consts, &kw.value).and_then(|e| crate::expr::const_attr(&e))
+                    });
+                match v {
+                    Some(v) => extra.push((k.to_string(), v)),
+                    None => {
+                        return Err(Diagnostic::error(
+                            span_of(file, &kw.value),
+                            format!("@pl.function keyword `{k}` must be a compile-time constant"),
+                        ))
+                    }
+                }
+            }
+            None => {
+                return Err(Diagnostic::error(span_of(file, kw), "`**kwargs` is not supported in decorators"))
+            }
         }
     }
     let orchestrator = role.as_deref() == Some("Orchestrator") || ty == Some(FunctionKind::ChipOrch);
     let kind = match level.as_deref() {
         Some("HOST") if orchestrator => FunctionKind::Host,
-        Some("CHIP") if orchestrator => FunctionKind::ChipOrch,
+        Some("CHIP") if orchestrator && ty.is_none_or(|t| t == FunctionKind::ChipOrch) => {
+            FunctionKind::ChipOrch
+        }
         _ => ty.unwrap_or(FunctionKind::Opaque),
     };
-    Ok((kind, strict))
+    // Level and role that the kind does not already say are kept as attributes.
+    let mut attrs = Vec::new();
+    if !matches!(kind, FunctionKind::Host | FunctionKind::ChipOrch) {
+        if let Some(l) = level {
+            attrs.push(("level".to_string(), pld_ir::Attr::Str(l)));
+        }
+        if let Some(r) = role {
+            attrs.push(("role".to_string(), pld_ir::Attr::Str(r)));
+        }
+    }
+    attrs.extend(extra);
+    Ok((kind, strict, attrs))
 }
 
 fn signature(
@@ -320,10 +413,11 @@ fn signature(
 ) -> Result<Sig, Diagnostics> {
     let mut diags = Diagnostics::new();
     let span = span_of(file, f);
-    let (kind, strict_ssa) = decorator_kind(file, f).map_err(Diagnostics::from)?;
+    let (kind, strict_ssa, attrs) = decorator_kind(file, consts, f).map_err(Diagnostics::from)?;
+    let external = attrs.iter().any(|(k, v)| k == "role" && v.as_str() == Some("SubWorker"));
     let mut dim = |e: &ast::Expr| -> Result<Expr, Diagnostic> {
-        if let Some((name, origin)) = consts.runtime_in(e) {
-            return Err(crate::consts::runtime_error(span_of(file, e), &name, &origin));
+        if let Some((name, why)) = consts.runtime_in(e) {
+            return Err(crate::consts::runtime_error(span_of(file, e), &name, &why));
         }
         eval_const(file, consts, e).ok_or_else(|| {
             Diagnostic::error(
@@ -372,7 +466,7 @@ fn signature(
             }
         },
     };
-    diags.into_result(Sig { name: f.name.to_string(), kind, params, ret, strict_ssa, span })
+    diags.into_result(Sig { name: f.name.to_string(), kind, params, ret, strict_ssa, attrs, external, span })
 }
 
 fn lower_unit(file: FileId, opts: &ParseOptions, u: UnitSrc<'_>) -> (Program, Diagnostics) {
@@ -403,6 +497,8 @@ fn lower_unit(file: FileId, opts: &ParseOptions, u: UnitSrc<'_>) -> (Program, Di
                     params: Vec::new(),
                     ret: Some(Vec::new()),
                     strict_ssa: false,
+                    attrs: Vec::new(),
+                    external: false,
                     span: span_of(file, *f),
                 });
                 defs.push(*f);

@@ -254,7 +254,7 @@ fn undefined_name() {
 #[test]
 fn unsupported_syntax_is_diagnosed_not_panicked() {
     let d = diags(&incore(
-        "        f = lambda q: q\n        for i in pl.range(3):\n            break\n        data[0] = 1\n        x = n ** 2\n",
+        "        f = lambda q: q\n        for i in pl.range(3):\n            break\n        n[0] = 1\n        x = n ** 2\n",
     ));
     let got: Vec<(&str, usize, usize)> = d.iter().map(|(m, l, c, _)| (m.as_str(), *l, *c)).collect();
     assert_eq!(
@@ -262,7 +262,7 @@ fn unsupported_syntax_is_diagnosed_not_panicked() {
         vec![
             ("unsupported expression in a DSL function", L, 13),
             ("`break` / `continue` are not supported in DSL functions", L + 2, 13),
-            ("assignment to a subscript is not supported", L + 3, 9),
+            ("assignment to a subscript needs a tensor, got ScalarType", L + 3, 9),
             ("unsupported operator (supported: + - * / // %)", L + 4, 13),
         ]
     );
@@ -307,8 +307,11 @@ fn unbound_builder_parameter_is_explained_and_bindable() {
         "`nr` depends on `n_ranks`, which is a parameter of the enclosing Python function `build`; its value is only known at run time"
     );
     assert_eq!((line, col), (10, 47));
-    assert_eq!(notes, vec!["bind it when parsing: ParseOptions::bindings (e.g. n_ranks=2)".to_string()]);
-    let opts = ParseOptions { bindings: vec![("n_ranks".into(), 4)], ..ParseOptions::default() };
+    assert_eq!(
+        notes,
+        vec!["bind it when parsing: ParseOptions::bindings, e.g. (\"n_ranks\", \"2\")".to_string()]
+    );
+    let opts = ParseOptions { bindings: vec![("n_ranks".into(), "4".into())], ..ParseOptions::default() };
     let mut sm = SourceMap::new();
     let p = parse_program(&mut sm, "b.py", &format!("{HEAD}{body}"), &opts).expect("binding resolves it");
     let ty = p.functions[0].param_types()[0].clone();

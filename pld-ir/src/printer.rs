@@ -67,6 +67,28 @@ pub fn decorator(kind: FunctionKind) -> &'static str {
     }
 }
 
+/// The decorator line of a function: its kind plus its attributes as extra keywords
+/// (`level` / `role` as `pl.Level.X` / `pl.Role.X`), so the frontend reads them back.
+fn decorator_of(f: &Function) -> String {
+    if f.attrs.is_empty() {
+        return decorator(f.kind).to_string();
+    }
+    let mut parts: Vec<String> = match f.kind {
+        FunctionKind::Host => vec!["level=pl.Level.HOST".into(), "role=pl.Role.Orchestrator".into()],
+        FunctionKind::Opaque => Vec::new(),
+        k => vec![format!("type=pl.FunctionType.{}", k.dsl_name())],
+    };
+    for (k, v) in &f.attrs {
+        let value = match (k.as_str(), v) {
+            ("level", Attr::Str(s)) => format!("pl.Level.{s}"),
+            ("role", Attr::Str(s)) => format!("pl.Role.{s}"),
+            _ => attr_plain(v),
+        };
+        parts.push(format!("{k}={value}"));
+    }
+    format!("@pl.function({})", parts.join(", "))
+}
+
 /// The DSL spelling of an op: `pld.*` names as they are, others under `pl.`.
 pub fn op_dsl_name(name: &str) -> String {
     if name.starts_with("pld.") || name.starts_with("pl.") {
@@ -95,7 +117,7 @@ fn print_function_into(out: &mut String, f: &Function, syms: &[String], indent: 
         p.used.insert(s.clone());
     }
     let pad = "    ".repeat(indent);
-    let _ = writeln!(out, "{pad}{}", decorator(f.kind));
+    let _ = writeln!(out, "{pad}{}", decorator_of(f));
     let mut params = vec!["self".to_string()];
     for prm in &f.params {
         let n = p.name(prm.value);
