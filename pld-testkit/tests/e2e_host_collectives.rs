@@ -124,3 +124,368 @@ fn host_allreduce_random_schedules() {
         check_allreduce(4, 300, DataType::FP32, ReduceOp::Sum, Schedule::Random(seed));
     }
 }
+
+/// Publish/consume kernels over a `[ROWS, SIZE]` FP32 window plus a host body.
+const GENERIC: &str = r#"
+import pypto.language as pl
+import pypto.language.distributed as pld
+
+SIZE = __SIZE__
+NR = pl.dynamic("NR")
+
+@pl.program
+class HostColl:
+    @pl.function(type=pl.FunctionType.InCore)
+    def publish_step(self, inp: pl.Tensor[[__IROWS__, SIZE], pl.FP32], data: pl.Out[pld.DistributedTensor[[__IROWS__, SIZE], pl.FP32]]):
+        t = pl.load(inp, [0, 0], [__IROWS__, SIZE])
+        pl.store(t, [0, 0], data)
+        return data
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def consume_step(self, data: pld.DistributedTensor[[__OROWS__, SIZE], pl.FP32], out: pl.Out[pl.Tensor[[__OROWS__, SIZE], pl.FP32]]):
+        t = pl.load(data, [0, 0], [__OROWS__, SIZE])
+        pl.store(t, [0, 0], out)
+        return out
+
+    @pl.function(level=pl.Level.HOST, role=pl.Role.Orchestrator)
+    def host(self, inputs: pl.Tensor[[__ROUNDS__, NR, __IROWS__, SIZE], pl.FP32], outputs: pl.Out[pl.Tensor[[__ROUNDS__, NR, __OROWS__, SIZE], pl.FP32]]):
+        sig_buf = pld.alloc_window_buffer(__SIGCELLS__ * 4, name="signal")
+        signal = pld.window(sig_buf, __SIGSHAPE__, dtype=pl.INT32)
+        for rd in pl.range(__ROUNDS__):
+            in_buf = pld.alloc_window_buffer(__IROWS__ * SIZE * 4, name="stage")
+            out_buf = pld.alloc_window_buffer(__OROWS__ * SIZE * 4, name="data")
+            stage = pld.window(in_buf, [__IROWS__, SIZE], dtype=pl.FP32)
+            data = pld.window(out_buf, [__OROWS__, SIZE], dtype=pl.FP32)
+            for r in pl.range(pld.world_size()):
+                self.publish_step(inputs[rd, r], stage, device=r)
+            __BODY__
+            for r in pl.range(pld.world_size()):
+                self.consume_step(data, outputs[rd, r], device=r)
+"#;
+
+struct Generic<'a> {
+    size: usize,
+    in_rows: &'a str,
+    out_rows: &'a str,
+    rounds: usize,
+    sig_cells: &'a str,
+    sig_shape: &'a str,
+    body: &'a str,
+}
+
+fn generic(g: &Generic<'_>) -> pld_ir::Program {
+    parse(
+        &GENERIC
+            .replace("__SIZE__", &g.size.to_string())
+            .replace("__IROWS__", g.in_rows)
+            .replace("__OROWS__", g.out_rows)
+            .replace("__ROUNDS__", &g.rounds.to_string())
+            .replace("__SIGCELLS__", g.sig_cells)
+            .replace("__SIGSHAPE__", g.sig_shape)
+            .replace("__BODY__", g.body),
+    )
+}
+
+/// Runs a generic program: `inputs[rd][r]` given per round and rank; returns `outputs[rd][r]`.
+fn run_generic(
+    prog: &pld_ir::Program,
+    p: usize,
+    per: &[Vec<Vec<f64>>],
+    in_shape: &[usize],
+    schedule: Schedule,
+) -> (Vec<Vec<Vec<f64>>>, pld_sim::SimOutcome) {
+    let rounds = per.len();
+    let flat: Vec<Vec<f64>> = per.iter().flat_map(|rd| rd.iter().cloned()).collect();
+    let mut shape = vec![p];
+    shape.extend_from_slice(in_shape);
+    let t = stack(DataType::FP32, &flat, &shape);
+    let t = pld_sim::HostTensor { shape: [vec![rounds], t.shape[1..].to_vec()].concat(), ..t };
+    let out = run_ok(prog, "host", p, &inputs(vec![("inputs", t)]), schedule, "generic host collective");
+    let all = unstack(&out.outputs["outputs"]);
+    let res = all.iter().map(|rd| rd.chunks(rd.len() / p).map(<[f64]>::to_vec).collect()).collect();
+    (res, out)
+}
+
+fn rounds_of(p: usize, rounds: usize, f: impl Fn(usize) -> Vec<f64>) -> Vec<Vec<Vec<f64>>> {
+    (0..rounds)
+        .map(|rd| (0..p).map(|r| f(r).iter().map(|x| x + 10000.0 * rd as f64).collect()).collect())
+        .collect()
+}
+
+#[test]
+fn host_ring_allreduce_with_signal_reuse() {
+    for p in [2, 3, 4, 8] {
+        for size in [1, 17, 256, 4097] {
+            let prog = generic(&Generic {
+                size,
+                in_rows: "1",
+                out_rows: "1",
+                rounds: 3,
+                sig_cells: "(2 * (pld.world_size() - 1) + 1) * pld.world_size()",
+                sig_shape: "[2 * (NR - 1) + 1, NR]",
+                body: "data = pld.tensor.allreduce(stage, signal, op=pld.ReduceOp.Sum, mode=\"ring\")",
+            });
+            let per = rounds_of(p, 3, |r| gold::ramp(r, size));
+            let (got, out) = run_generic(&prog, p, &per, &[1, size], Schedule::Deterministic);
+            for rd in 0..3 {
+                let want = gold::allreduce(&per[rd], ReduceOp::Sum, DataType::FP32);
+                assert_ranks(&got[rd], &want, 1e-6, 1e-6, &format!("ring P={p} size={size} round {rd}"));
+            }
+            // Ring traffic: 2(P-1)/P·S per rank and call (balanced segments).
+            for r in 0..p {
+                let want = 3 * gold::ring_allreduce_bytes(size, p, 4, r);
+                assert_eq!(out.stats.remote_total(r), want as u64, "ring P={p} size={size} rank {r}");
+            }
+        }
+    }
+}
+
+#[test]
+fn host_barrier_broadcast_reduce_scatter_allgather_all_to_all() {
+    for p in [2, 3, 4, 8] {
+        let size = 64;
+        // Broadcast from root 0, two rounds in a host loop on one signal.
+        let prog = generic(&Generic {
+            size,
+            in_rows: "1",
+            out_rows: "1",
+            rounds: 2,
+            sig_cells: "pld.world_size()",
+            sig_shape: "[NR]",
+            body: "data = pld.tensor.broadcast(stage, signal, root=0)",
+        });
+        let per = rounds_of(p, 2, |r| gold::ramp(r, size));
+        let (got, _) = run_generic(&prog, p, &per, &[1, size], Schedule::Deterministic);
+        for rd in 0..2 {
+            assert_ranks(
+                &got[rd],
+                &gold::broadcast(&per[rd], 0),
+                0.0,
+                0.0,
+                &format!("broadcast P={p} round {rd}"),
+            );
+        }
+        // Reduce-scatter over [NR, SIZE] windows.
+        let prog = generic(&Generic {
+            size,
+            in_rows: "NR",
+            out_rows: "NR",
+            rounds: 2,
+            sig_cells: "pld.world_size()",
+            sig_shape: "[NR]",
+            body: "data = pld.tensor.reduce_scatter(stage, signal, op=pld.ReduceOp.Sum)",
+        });
+        let per = rounds_of(p, 2, |r| (0..p * size).map(|i| (100 * r + i) as f64).collect());
+        let (got, _) = run_generic(&prog, p, &per, &[p, size], Schedule::Deterministic);
+        for rd in 0..2 {
+            let want = gold::reduce_scatter(&per[rd], ReduceOp::Sum, DataType::FP32);
+            for r in 0..p {
+                assert_eq!(
+                    &got[rd][r][r * size..(r + 1) * size],
+                    &want[r][..],
+                    "reduce_scatter P={p} round {rd} rank {r}"
+                );
+            }
+        }
+        // Allgather: [1, SIZE] stage into [NR, SIZE] data.
+        let prog = generic(&Generic {
+            size,
+            in_rows: "1",
+            out_rows: "NR",
+            rounds: 2,
+            sig_cells: "pld.world_size()",
+            sig_shape: "[NR]",
+            body: "data = pld.tensor.allgather(stage, data, signal)",
+        });
+        let per = rounds_of(p, 2, |r| gold::ramp(r, size));
+        let (got, _) = run_generic(&prog, p, &per, &[1, size], Schedule::Deterministic);
+        for rd in 0..2 {
+            assert_ranks(
+                &got[rd],
+                &gold::allgather(&per[rd]),
+                0.0,
+                0.0,
+                &format!("allgather P={p} round {rd}"),
+            );
+        }
+        // All-to-all: in[r][d][j] = 1000r + 100d + j.
+        let prog = generic(&Generic {
+            size,
+            in_rows: "NR",
+            out_rows: "NR",
+            rounds: 2,
+            sig_cells: "pld.world_size()",
+            sig_shape: "[NR]",
+            body: "data = pld.tensor.all_to_all(stage, data, signal)",
+        });
+        let per = rounds_of(p, 2, |r| {
+            (0..p).flat_map(|d| (0..size).map(move |j| (1000 * r + 100 * d + j) as f64)).collect()
+        });
+        let (got, _) = run_generic(&prog, p, &per, &[p, size], Schedule::Deterministic);
+        for rd in 0..2 {
+            assert_ranks(
+                &got[rd],
+                &gold::all_to_all(&per[rd], size),
+                0.0,
+                0.0,
+                &format!("all_to_all P={p} round {rd}"),
+            );
+        }
+        // Barrier then peer swap read, two rounds.
+        let prog = generic(&Generic {
+            size,
+            in_rows: "1",
+            out_rows: "1",
+            rounds: 2,
+            sig_cells: "pld.world_size()",
+            sig_shape: "[NR]",
+            body: "pld.tensor.barrier(signal)\n            data = stage",
+        });
+        let per = rounds_of(p, 2, |r| gold::ramp(r, size));
+        let (got, _) = run_generic(&prog, p, &per, &[1, size], Schedule::Deterministic);
+        assert_ranks(&got[1], &per[1], 0.0, 0.0, &format!("barrier P={p}"));
+    }
+}
+
+#[test]
+fn host_collectives_under_random_schedules() {
+    let p = 4;
+    let size = 40;
+    let cases: Vec<(&str, &str, &str)> = vec![
+        ("1", "1", "data = pld.tensor.allreduce(stage, signal, op=pld.ReduceOp.Sum)"),
+        ("1", "1", "data = pld.tensor.broadcast(stage, signal, root=1)"),
+        ("NR", "NR", "data = pld.tensor.reduce_scatter(stage, signal, op=pld.ReduceOp.Sum)"),
+        ("1", "NR", "data = pld.tensor.allgather(stage, data, signal)"),
+        ("NR", "NR", "data = pld.tensor.all_to_all(stage, data, signal)"),
+    ];
+    for (irows, orows, body) in cases {
+        let prog = generic(&Generic {
+            size,
+            in_rows: irows,
+            out_rows: orows,
+            rounds: 2,
+            sig_cells: "pld.world_size()",
+            sig_shape: "[NR]",
+            body,
+        });
+        let rows = if irows == "1" { 1 } else { p };
+        let per = rounds_of(p, 2, |r| (0..rows * size).map(|i| (1000 * r + i) as f64).collect());
+        let (base, _) = run_generic(&prog, p, &per, &[rows, size], Schedule::Deterministic);
+        for seed in 0..100 {
+            let (got, _) = run_generic(&prog, p, &per, &[rows, size], Schedule::Random(seed));
+            assert_eq!(got, base, "{body} seed {seed}");
+        }
+    }
+}
+
+const A2AV: &str = r#"
+import pypto.language as pl
+import pypto.language.distributed as pld
+
+SIZE = 64
+MAXR = 4
+NR = pl.dynamic("NR")
+
+@pl.program
+class HostA2AV:
+    @pl.function(type=pl.FunctionType.InCore)
+    def stage_step(self, inp: pl.Tensor[[NR * MAXR, SIZE], pl.FP32], cnt: pl.Tensor[[NR, 1], pl.INT32],
+                   stage: pl.Out[pld.DistributedTensor[[NR * MAXR, SIZE], pl.FP32]],
+                   counts: pl.Out[pld.DistributedTensor[[NR, 1], pl.INT32]]):
+        t = pl.load(inp, [0, 0], [NR * MAXR, SIZE])
+        pl.store(t, [0, 0], stage)
+        c = pl.load(cnt, [0, 0], [NR, 1])
+        pl.store(c, [0, 0], counts)
+        return stage
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def consume_step(self, data: pld.DistributedTensor[[NR * MAXR, SIZE], pl.FP32], recv: pld.DistributedTensor[[NR, 1], pl.INT32],
+                     out: pl.Out[pl.Tensor[[NR * MAXR, SIZE], pl.FP32]], recv_out: pl.Out[pl.Tensor[[NR, 1], pl.INT32]]):
+        t = pl.load(data, [0, 0], [NR * MAXR, SIZE])
+        pl.store(t, [0, 0], out)
+        c = pl.load(recv, [0, 0], [NR, 1])
+        pl.store(c, [0, 0], recv_out)
+        return out
+
+    @pl.function(level=pl.Level.HOST, role=pl.Role.Orchestrator)
+    def host(self, inputs: pl.Tensor[[NR, NR * MAXR, SIZE], pl.FP32], send_counts: pl.Tensor[[NR, NR, 1], pl.INT32],
+             outputs: pl.Out[pl.Tensor[[NR, NR * MAXR, SIZE], pl.FP32]], recv_out: pl.Out[pl.Tensor[[NR, NR, 1], pl.INT32]]):
+        in_buf = pld.alloc_window_buffer(pld.world_size() * MAXR * SIZE * 4, name="input")
+        data_buf = pld.alloc_window_buffer(pld.world_size() * MAXR * SIZE * 4, name="data")
+        sig_buf = pld.alloc_window_buffer(pld.world_size() * 4, name="signal")
+        cnt_buf = pld.alloc_window_buffer(pld.world_size() * 4, name="counts")
+        recv_buf = pld.alloc_window_buffer(pld.world_size() * 4, name="recv")
+        stage = pld.window(in_buf, [NR * MAXR, SIZE], dtype=pl.FP32)
+        data = pld.window(data_buf, [NR * MAXR, SIZE], dtype=pl.FP32)
+        signal = pld.window(sig_buf, [NR, 1], dtype=pl.INT32)
+        counts = pld.window(cnt_buf, [NR, 1], dtype=pl.INT32)
+        recv = pld.window(recv_buf, [NR, 1], dtype=pl.INT32)
+        for r in pl.range(pld.world_size()):
+            self.stage_step(inputs[r], send_counts[r], stage, counts, device=r)
+        data = pld.tensor.all_to_all_v(stage, data, signal, counts, recv)
+        for r in pl.range(pld.world_size()):
+            self.consume_step(data, recv, outputs[r], recv_out[r], device=r)
+"#;
+
+fn check_a2av(p: usize, counts: &dyn Fn(usize, usize) -> i64, schedule: Schedule) {
+    const SIZE: usize = 64;
+    const MAXR: usize = 4;
+    let prog = parse(&A2AV.replace("pl.dynamic(\"NR\")", &p.to_string()));
+    let per: Vec<Vec<f64>> = (0..p)
+        .map(|r| {
+            (0..p * MAXR)
+                .flat_map(|row| {
+                    (0..SIZE)
+                        .map(move |j| (1000 * r + 100 * (row / MAXR) + 10 * (row % MAXR) + j % 10) as f64)
+                })
+                .collect()
+        })
+        .collect();
+    let cnt: Vec<Vec<i64>> = (0..p).map(|r| (0..p).map(|d| counts(r, d)).collect()).collect();
+    let cnt_f: Vec<Vec<f64>> = cnt.iter().map(|c| c.iter().map(|&x| x as f64).collect()).collect();
+    let inp = inputs(vec![
+        ("inputs", stack(DataType::FP32, &per, &[p * MAXR, SIZE])),
+        ("send_counts", stack(DataType::INT32, &cnt_f, &[p, 1])),
+    ]);
+    let what = format!("host all_to_all_v P={p} {schedule:?}");
+    let out = run_ok(&prog, "host", p, &inp, schedule, &what);
+    let got = unstack(&out.outputs["outputs"]);
+    let recv = unstack(&out.outputs["recv_out"]);
+    let want = gold::all_to_all_v(&per, &cnt, MAXR, SIZE);
+    for r in 0..p {
+        let (wc, wbuf) = &want[r];
+        let rc: Vec<i64> = recv[r].iter().map(|&x| x as i64).collect();
+        assert_eq!(&rc, wc, "{what}: recv_counts of rank {r}");
+        for (i, w) in wbuf.iter().enumerate() {
+            match w {
+                Some(v) => assert_eq!(got[r][i], *v, "{what}: rank {r} element {i}"),
+                // Rows past the count were never written: they still hold the garbage pattern.
+                None => assert!(
+                    got[r][i].is_nan(),
+                    "{what}: rank {r} element {i} should be untouched, got {}",
+                    got[r][i]
+                ),
+            }
+        }
+        // Exactly the clamped rows cross the wire (padding never does).
+        let rows: i64 = (0..p).filter(|&d| d != r).map(|d| cnt[r][d].clamp(0, MAXR as i64)).sum();
+        assert_eq!(
+            out.stats.remote_of(r, "all_to_all_v"),
+            (rows as u64) * SIZE as u64 * 4,
+            "{what}: rank {r} traffic"
+        );
+    }
+}
+
+#[test]
+fn host_all_to_all_v_counts_clamp_and_traffic() {
+    for p in [2, 3, 4, 8] {
+        // The scenario's counts: P - d rows to destination d (clamped to MAX_RECV = 4).
+        check_a2av(p, &|_, d| (p - d) as i64, Schedule::Deterministic);
+        // Negative and oversized counts: -3 publishes 0, MAX_RECV+5 publishes MAX_RECV.
+        check_a2av(p, &|r, d| [-3, 0, 4, 9][(r + d) % 4], Schedule::Deterministic);
+    }
+    for seed in 0..100 {
+        check_a2av(4, &|r, d| [-3, 0, 4, 9][(r + 2 * d) % 4], Schedule::Random(seed));
+    }
+}
