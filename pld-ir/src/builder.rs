@@ -26,6 +26,9 @@ pub struct Builder<'a> {
     pub span: Span,
     /// Functions a lowering asks to add to the program (e.g. synthesized builtin kernels).
     pub new_functions: Vec<Function>,
+    /// Facts the calling pass hands to a lowering (e.g. `devices` of the enclosing comm
+    /// domain for host collectives); empty unless a pass sets them.
+    pub context: Vec<(String, Attr)>,
     blocks: Vec<Vec<Stmt>>,
 }
 
@@ -38,8 +41,14 @@ impl<'a> Builder<'a> {
             target: Target::default(),
             span: Span::DUMMY,
             new_functions: Vec::new(),
+            context: Vec::new(),
             blocks: vec![Vec::new()],
         }
+    }
+
+    /// The context fact `name`, if the calling pass set it.
+    pub fn context(&self, name: &str) -> Option<&Attr> {
+        self.context.iter().find(|(k, _)| k == name).map(|(_, v)| v)
     }
 
     /// The deduction environment of this builder.

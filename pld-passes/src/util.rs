@@ -55,7 +55,15 @@ pub fn apply_lowerings(
     let mut changed = false;
     for f in program.functions.iter_mut().filter(|f| select(f)) {
         let mut body = std::mem::take(&mut f.body);
-        lower_block(&mut body, f, kind, target, 0, &mut new_functions, &mut changed, &mut diags);
+        let mut cx = LowerCx {
+            kind,
+            target,
+            new_functions: &mut new_functions,
+            changed: &mut changed,
+            diags: &mut diags,
+            domains: Vec::new(),
+        };
+        lower_block(&mut body, f, 0, &mut cx);
         f.body = body;
     }
     for nf in new_functions {
@@ -66,23 +74,59 @@ pub fn apply_lowerings(
     diags.into_result(changed)
 }
 
-#[allow(clippy::too_many_arguments)]
-fn lower_block(
-    block: &mut Block,
-    f: &mut Function,
+struct LowerCx<'a> {
     kind: LoweringKind,
     target: Target,
-    depth: usize,
-    new_functions: &mut Vec<Function>,
-    changed: &mut bool,
-    diags: &mut Diagnostics,
-) {
+    new_functions: &'a mut Vec<Function>,
+    changed: &'a mut bool,
+    diags: &'a mut Diagnostics,
+    /// Enclosing comm domains, outermost first: (devices, windows).
+    domains: Vec<(Vec<i64>, Vec<String>)>,
+}
+
+/// The context a lowering sees: `devices` (the rank list of the innermost enclosing comm
+/// domain holding every window operand; empty = all ranks) when there is one.
+fn lowering_context(
+    call: &Call,
+    f: &Function,
+    domains: &[(Vec<i64>, Vec<String>)],
+) -> Vec<(String, pld_ir::Attr)> {
+    let windows: Vec<String> = call
+        .args
+        .iter()
+        .filter_map(|a| match a.ty(&f.values) {
+            pld_ir::Type::DistTensor(d) => d.window,
+            _ => None,
+        })
+        .collect();
+    domains
+        .iter()
+        .rev()
+        .find(|(_, ws)| windows.iter().all(|w| ws.contains(w)))
+        .map(|(devs, _)| vec![("devices".to_string(), pld_ir::Attr::Ints(devs.clone()))])
+        .unwrap_or_default()
+}
+
+fn lower_block(block: &mut Block, f: &mut Function, depth: usize, cx: &mut LowerCx<'_>) {
     let old = std::mem::take(&mut block.stmts);
     for mut s in old {
-        for b in s.blocks_mut() {
-            lower_block(b, f, kind, target, depth, new_functions, changed, diags);
+        let domain = match &s.kind {
+            StmtKind::Scope { kind: pld_ir::ScopeKind::CommDomain { devices, windows, .. }, .. } => {
+                Some((devices.clone(), windows.clone()))
+            }
+            _ => None,
+        };
+        let pushed = domain.is_some();
+        if let Some(d) = domain {
+            cx.domains.push(d);
         }
-        let lowering = call_stmt(&s).and_then(|(c, _)| c.op()).and_then(|d| d.lowering(kind));
+        for b in s.blocks_mut() {
+            lower_block(b, f, depth, cx);
+        }
+        if pushed {
+            cx.domains.pop();
+        }
+        let lowering = call_stmt(&s).and_then(|(c, _)| c.op()).and_then(|d| d.lowering(cx.kind));
         let Some(lowering) = lowering else {
             block.stmts.push(s);
             continue;
@@ -92,33 +136,35 @@ fn lower_block(
             continue;
         };
         if depth > 8 {
-            diags.push(Diagnostic::error(
+            cx.diags.push(Diagnostic::error(
                 s.span,
                 format!(
                     "{} lowering did not terminate (it keeps producing {})",
-                    kind.name(),
+                    cx.kind.name(),
                     call.callee.name()
                 ),
             ));
             block.stmts.push(s);
             continue;
         }
+        let context = lowering_context(&call, f, &cx.domains);
         let fkind = f.kind;
         let mut b = Builder::new(&mut f.values, fkind);
-        b.target = target;
+        b.target = cx.target;
         b.span = s.span;
+        b.context = context;
         match (lowering.run)(&mut b, &call, &results, s.span) {
             Ok(()) => {
                 let (stmts, funcs) = b.finish();
-                new_functions.extend(funcs);
+                cx.new_functions.extend(funcs);
                 retype_results(&stmts, &results, &mut f.values);
-                *changed = true;
+                *cx.changed = true;
                 let mut produced = Block { stmts };
-                lower_block(&mut produced, f, kind, target, depth + 1, new_functions, changed, diags);
+                lower_block(&mut produced, f, depth + 1, cx);
                 block.stmts.extend(produced.stmts);
             }
             Err(d) => {
-                diags.push(d.or_span(s.span));
+                cx.diags.push(d.or_span(s.span));
                 block.stmts.push(s);
             }
         }

@@ -6,6 +6,7 @@ mod expand_mixed_kernel;
 mod insert_comm_fence;
 mod lower_auto_vector_split;
 mod lower_composite_ops;
+mod lower_host_tensor_collectives;
 mod materialize_comm_domain_scopes;
 mod materialize_dist_tensor_ctx;
 
@@ -15,5 +16,6 @@ pub use expand_mixed_kernel::{Affinity, ExpandMixedKernel};
 pub use insert_comm_fence::InsertCommFence;
 pub use lower_auto_vector_split::LowerAutoVectorSplit;
 pub use lower_composite_ops::LowerCompositeOps;
+pub use lower_host_tensor_collectives::LowerHostTensorCollectives;
 pub use materialize_comm_domain_scopes::MaterializeCommDomainScopes;
 pub use materialize_dist_tensor_ctx::MaterializeDistTensorCtx;
