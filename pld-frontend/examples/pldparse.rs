@@ -15,7 +15,16 @@ fn main() {
         match pld_frontend::parse_programs(&mut sm, &path, &text, &opts) {
             Ok(ps) => {
                 for p in ps {
-                    println!("{}", pld_ir::print_program(&p));
+                    let printed = pld_ir::print_program(&p);
+                    match pld_frontend::parse_str(&printed) {
+                        Ok(q) => {
+                            if let Err(e) = pld_frontend::structurally_equal(&p, &q) {
+                                println!("ROUNDTRIP: {e}");
+                            }
+                        }
+                        Err(d) => println!("ROUNDTRIP: printed form does not parse: {d}"),
+                    }
+                    println!("{printed}");
                     if let Err(d) = pld_ir::verify_program(&p) {
                         println!("VERIFY: {}", d.render(&sm));
                     }

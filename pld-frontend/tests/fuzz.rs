@@ -7,7 +7,7 @@ use pld_frontend::{parse_programs, ParseOptions};
 use pld_ir::SourceMap;
 use std::path::PathBuf;
 
-const CASES: usize = 12_000;
+const CASES: usize = 10_000;
 
 /// xorshift64*: small, deterministic, good enough to pick mutation sites.
 struct Rng(u64);
