@@ -307,12 +307,13 @@ fn deduce_allreduce(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
                 ));
             }
         } else if let (Some(r), Some(nr)) = (signal.shape[0].as_int(), signal.shape[1].as_int()) {
-            if r != 2 * (nr - 1) {
+            let want = nr.checked_sub(1).and_then(|x| x.checked_mul(2));
+            if want != Some(r) {
+                let want = want.map_or_else(|| "out of range".to_string(), |w| w.to_string());
                 return Err(cx.arg_error(
                     1,
                     format!(
-                        "{OP} mode=ring signal shape[0] ({r}) must equal 2*(NR-1) = {} for NR = {nr}",
-                        2 * (nr - 1)
+                        "{OP} mode=ring signal shape[0] ({r}) must equal 2*(NR-1) = {want} for NR = {nr}"
                     ),
                 ));
             }

@@ -115,7 +115,7 @@ fn deduce_remote_load(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
     }
     let tail_padding = cx.attr_bool("allow_physical_tail_padding").unwrap_or(false);
     let mut src_dims = target.shape.clone();
-    let mut src_valid = target.effective_valid_shape().to_vec();
+    let mut src_valid = crate::util::valid_or_shape(&target.shape, target.effective_valid_shape());
     if tail_padding {
         if target.dtype != DataType::FP16 || rank != 2 || valid.is_none() {
             return Err(cx.error(format!(

@@ -348,3 +348,13 @@ pub(crate) fn offsets_tuple<'a>(
     }
     Ok(items)
 }
+
+/// The valid region when it has one extent per dim, else the shape (a malformed valid
+/// region never indexes out of bounds).
+pub(crate) fn valid_or_shape(shape: &[Expr], valid: &[Expr]) -> Vec<Expr> {
+    if valid.len() == shape.len() {
+        valid.to_vec()
+    } else {
+        shape.to_vec()
+    }
+}

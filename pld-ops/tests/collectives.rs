@@ -101,6 +101,9 @@ fn allreduce_rails() {
         "mode=ring signal shape[0] (5) must equal 2*(NR-1) = 6",
     );
     err(host(&[src.clone()], AR, |v| v.to_vec(), ring.clone()), "mode=ring requires an explicit signal");
+    // Extreme static dims never overflow (regression: 2*(NR-1) with NR = i64::MIN).
+    let huge = Type::dist_tensor(vec![Expr::int(4), Expr::int(i64::MIN)], INT32);
+    err(call(&[src.clone(), huge], AR, |v| v.to_vec(), ring.clone()), "out of range");
     err(
         host(
             &[src.clone(), dt(&[7, 4], INT32)],

@@ -318,6 +318,17 @@ fn tensor_views_keep_kind() {
 }
 
 #[test]
+fn malformed_valid_regions_do_not_panic() {
+    // A valid region with the wrong number of extents (found by deducer_fuzz) is ignored.
+    let bad = Type::Tile(pld_ir::TileType {
+        valid_shape: vec![Expr::int(1)],
+        ..tile(&[2, 8], FP32).as_tile().unwrap().clone()
+    });
+    assert_eq!(ok(call(&[bad.clone()], "tile.col_sum", |v| vec![v[0].clone()], vec![])), tile(&[1, 8], FP32));
+    assert_eq!(ok(call(&[bad], "tile.row_sum", |v| vec![v[0].clone()], vec![])), tile(&[2, 1], FP32));
+}
+
+#[test]
 fn fence_markers() {
     assert_eq!(ok(call(&[], "system.fence", |_| vec![], vec![])), Type::Unknown);
     assert_eq!(ok(call(&[], "system.cacheinvalid", |_| vec![], vec![])), Type::Unknown);

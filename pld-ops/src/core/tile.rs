@@ -342,16 +342,11 @@ fn reduce(cx: &DeduceCx<'_>, rows: bool) -> Result<Type, Diagnostic> {
             cx.arg_error(0, format!("{} requires a 2-D tile, got rank {}", cx.def.name, tile.shape.len()))
         );
     }
+    let valid = crate::util::valid_or_shape(&tile.shape, tile.effective_valid_shape());
     let (shape, valid) = if rows {
-        (
-            vec![tile.shape[0].clone(), Expr::int(1)],
-            vec![tile.effective_valid_shape()[0].clone(), Expr::int(1)],
-        )
+        (vec![tile.shape[0].clone(), Expr::int(1)], vec![valid[0].clone(), Expr::int(1)])
     } else {
-        (
-            vec![Expr::int(1), tile.shape[1].clone()],
-            vec![Expr::int(1), tile.effective_valid_shape()[1].clone()],
-        )
+        (vec![Expr::int(1), tile.shape[1].clone()], vec![Expr::int(1), valid[1].clone()])
     };
     Ok(Type::Tile(TileType::new(shape, tile.dtype, tile.memory).with_valid_shape(valid)))
 }
