@@ -30,6 +30,8 @@ pub struct TensorRef {
     pub name: String,
     /// Index of the parameter among the function's parameters.
     pub param: usize,
+    /// Identity of its tensor view (the parameter index, or a fresh key for a derived view).
+    pub key: usize,
     /// The pointer argument (`%argK`).
     pub ptr: String,
     /// The tensor type.
@@ -98,6 +100,8 @@ struct ViewInfo {
 struct AllocSlot {
     loc: &'static str,
     bytes: u64,
+    /// The slot whose buffer this allocation aliases (a new valid region on the same memory).
+    alias: Option<usize>,
 }
 
 const ADDR_MARK: char = '\u{1}';
@@ -126,6 +130,9 @@ pub struct FnCx<'a> {
     views: HashMap<usize, ViewInfo>,
     sym_params: HashMap<String, String>,
     allocs: Vec<AllocSlot>,
+    tile_types: HashMap<String, String>,
+    tile_slots: HashMap<String, usize>,
+    next_view: usize,
 }
 
 /// Sanitises an IR name into an MLIR identifier fragment.
@@ -171,6 +178,9 @@ pub fn emit_function(program: &Program, func: &Function, opts: &CodegenOptions) 
         views: HashMap::new(),
         sym_params: HashMap::new(),
         allocs: Vec::new(),
+        tile_types: HashMap::new(),
+        tile_slots: HashMap::new(),
+        next_view: 0,
     };
     let params = cx.bind_params()?;
     cx.emit_views()?;
@@ -626,9 +636,33 @@ impl<'a> FnCx<'a> {
         })
     }
 
+    /// The tile-buffer type of tile SSA `ssa` (its own type when it was allocated with a
+    /// non-default pad value, else the type derived from `t`).
+    pub fn tile_ty(&self, ssa: &str, t: &TileType) -> Result<String, Diagnostic> {
+        match self.tile_types.get(ssa) {
+            Some(ty) => Ok(ty.clone()),
+            None => self.tile_type(t),
+        }
+    }
+
     /// Emits `pto.alloc_tile` for a tile of type `t` named after `hint`; returns its SSA.
     pub fn alloc_tile(&mut self, hint: &str, t: &TileType) -> Result<String, Diagnostic> {
-        let ty = self.tile_type(t)?;
+        self.alloc_tile_with(hint, t, 0, None)
+    }
+
+    /// [`FnCx::alloc_tile`] with a pad value (`pad=` field: 0 null, 1 zero, 2 max, 3 min) and
+    /// optionally aliasing the buffer of tile SSA `alias_of` (same address, new valid region).
+    pub fn alloc_tile_with(
+        &mut self,
+        hint: &str,
+        t: &TileType,
+        pad: u8,
+        alias_of: Option<&str>,
+    ) -> Result<String, Diagnostic> {
+        let mut ty = self.tile_type(t)?;
+        if pad != 0 {
+            ty = ty.replace("pad=0>", &format!("pad={pad}>"));
+        }
         let (rows, cols) = self.tile_dims(t)?;
         let loc = mlir::loc(t.memory).map_err(|m| self.err(m))?;
         let (vr, vc) = self.tile_valid(t)?;
@@ -639,13 +673,38 @@ impl<'a> FnCx<'a> {
         }
         let (vr, vc) = (self.idx(&vr), self.idx(&vc));
         let bytes = (rows * cols) as u64 * t.dtype.bytes();
+        let alias = match alias_of {
+            Some(a) => match self.tile_slots.get(a) {
+                Some(s) => Some(self.allocs[*s].alias.unwrap_or(*s)),
+                None => return Err(self.err(format!("tile {a} has no buffer to alias"))),
+            },
+            None => None,
+        };
         let slot = self.allocs.len();
-        self.allocs.push(AllocSlot { loc, bytes: bytes.div_ceil(32) * 32 });
+        self.allocs.push(AllocSlot { loc, bytes: bytes.div_ceil(32) * 32, alias });
         let name = self.named(hint);
+        self.tile_slots.insert(name.clone(), slot);
+        if pad != 0 {
+            self.tile_types.insert(name.clone(), ty.clone());
+        }
         self.line(format!(
             "{name} = pto.alloc_tile {ADDR_MARK}{slot}{ADDR_MARK}valid_row = {vr} valid_col = {vc} : {ty}"
         ));
         Ok(name)
+    }
+
+    /// Emits a `pto.make_tensor_view` of `base`'s pointer under the tensor type `ty` (a
+    /// reinterpreting view such as `tensor.view`); returns the derived tensor.
+    pub fn derive_view(&mut self, base: &TensorRef, ty: TensorType) -> Result<TensorRef, Diagnostic> {
+        self.next_view += 1;
+        let t = TensorRef { key: usize::MAX - self.next_view, ty, ..base.clone() };
+        let mut info = self.compute_view(&t)?;
+        info.ssa = self.named(&format!("{}_view", t.name));
+        let vty = self.view_type(&t)?;
+        let l = self.view_line(&info.ssa, &t.ptr, &info, &vty);
+        self.line(l);
+        self.views.insert(t.key, info);
+        Ok(t)
     }
 
     // ----------------------------------------------------------------------------------
@@ -729,7 +788,7 @@ impl<'a> FnCx<'a> {
 
     /// The prologue (local) view of a tensor parameter.
     pub fn local_view(&mut self, t: &TensorRef) -> Result<String, Diagnostic> {
-        match self.views.get(&t.param) {
+        match self.views.get(&t.key) {
             Some(v) => Ok(v.ssa.clone()),
             None => Err(self.err(format!("tensor '{}' has no local view", t.name))),
         }
@@ -737,7 +796,7 @@ impl<'a> FnCx<'a> {
 
     /// The shape and stride operands of a tensor parameter's local view.
     pub fn view_operands(&self, t: &TensorRef) -> Result<(Vec<String>, Vec<String>), Diagnostic> {
-        match self.views.get(&t.param) {
+        match self.views.get(&t.key) {
             Some(v) => Ok((v.shape.clone(), v.strides.clone())),
             None => Err(self.err(format!("tensor '{}' has no local view", t.name))),
         }
@@ -798,7 +857,7 @@ impl<'a> FnCx<'a> {
         let ptr_ty = mlir::ptr(t.ty.dtype).map_err(|m| self.err(m))?;
         let pptr = self.tmp();
         self.line(format!("{pptr} = pto.addptr {}, {delta} : {ptr_ty} -> {ptr_ty}", t.ptr));
-        let info = match self.views.get(&t.param) {
+        let info = match self.views.get(&t.key) {
             Some(v) => v.clone(),
             None => return Err(self.err(format!("tensor '{}' has no local view", t.name))),
         };
@@ -973,6 +1032,7 @@ impl<'a> FnCx<'a> {
             let t = TensorRef {
                 name: sanitize(f.values.name(p.value)),
                 param: i,
+                key: i,
                 ptr: a,
                 ty: tt.clone(),
                 dist: matches!(ty, Type::DistTensor(_)),
@@ -1030,7 +1090,7 @@ impl<'a> FnCx<'a> {
             let vty = self.view_type(&t)?;
             let l = self.view_line(&info.ssa, &t.ptr, &info, &vty);
             self.line(l);
-            self.views.insert(i, info);
+            self.views.insert(t.key, info);
         }
         Ok(())
     }
@@ -1042,15 +1102,26 @@ impl<'a> FnCx<'a> {
         // Bump-allocate tile addresses per buffer; omit them all when a buffer overflows
         // (ptoas then plans the memory itself).
         let mut used: HashMap<&'static str, u64> = HashMap::new();
-        let mut addrs = Vec::new();
+        let mut addrs: Vec<u64> = Vec::new();
         let mut fits = true;
         for a in &self.allocs {
+            if let Some(target) = a.alias {
+                let base = addrs.get(target).copied().unwrap_or(0);
+                addrs.push(base);
+                continue;
+            }
             let off = used.entry(a.loc).or_insert(0);
             addrs.push(*off);
             *off += a.bytes;
             if *off > mlir::capacity(a.loc, self.opts.target) {
                 fits = false;
             }
+        }
+        if !fits && self.allocs.iter().any(|a| a.alias.is_some()) {
+            return Err(self.err(format!(
+                "kernel '{}' needs more on-core buffer space than the target has while re-using a tile buffer with a new valid region",
+                self.func.name
+            )));
         }
         let mut addr_text = Vec::new();
         for a in &addrs {
@@ -1291,7 +1362,7 @@ impl<'a> FnCx<'a> {
             let yv = self.value(y)?;
             match (v, &yv) {
                 (Val::Tile { ssa: dst, tile: dt }, Val::Tile { ssa: src, tile: st }) if dst != src => {
-                    let (sty, dty) = (self.tile_type(st)?, self.tile_type(dt)?);
+                    let (sty, dty) = (self.tile_ty(src, st)?, self.tile_ty(dst, dt)?);
                     self.line(format!("pto.tmov ins({src} : {sty}) outs({dst} : {dty})"));
                 }
                 (Val::Tile { .. }, Val::Tile { .. }) => {}

@@ -120,3 +120,44 @@ fn repository_examples_compile_to_pto() {
         assert!(out.orchestration.contains("\"dispatches\""));
     }
 }
+
+#[test]
+fn incore_collectives_lower_to_emittable_primitives() {
+    let out = compile(&program_file("incore_collectives.py"));
+    let k = module(&out, "k.pto");
+    check(
+        k,
+        r#"
+        CHECK: func.func @k(%arg0: !pto.ptr<f32>, %arg1: !pto.ptr<i32>, %arg2: !pto.ptr<i64>, %arg3: !pto.ptr<i64>, %arg4: index)
+        CHECK: %sig_view = pto.make_tensor_view %arg1, shape = [%arg4, %c1_index], strides = [%c1_index, %arg4] {layout = #pto.layout<dn>}
+        CHECK: pto.comm.tnotify(
+        CHECK: pto.comm.twait(
+        CHECK: %acc_loaded = pto.alloc_tile addr = %c0_i64
+        CHECK: %acc = pto.alloc_tile addr = %c416_i64
+        CHECK-SAME: pad=1>
+        CHECK-NEXT: pto.tfillpad ins(%acc_loaded
+        CHECK: pto.tload ins(%data_peer_pview : !pto.partition_tensor_view<1x?xf32>)
+        CHECK: pto.tmax ins(%acc, %recv_full
+        CHECK: pto.tmov ins(%acc_next
+        CHECK-SAME: outs(%acc :
+        CHECK: %store_value = pto.alloc_tile addr = %c416_i64
+        CHECK: pto.tstore ins(%store_value
+        CHECK: pto.cmo.cacheinvalid
+        CHECK-SAME: single_cache_line
+        CHECK-NEXT: pto.fence.barrier_all
+        CHECK: %cn2_i32 : !pto.partition_tensor_view<1x1xi32>, i32) {notifyOp = #pto<notify_op atomic_add>}
+        "#,
+    );
+    assert_no_helpers(k);
+    let k2 = module(&out, "k2.pto");
+    check(
+        k2,
+        r#"
+        CHECK: %gather_stage = pto.alloc_tile
+        CHECK: scf.for
+        CHECK: pto.comm.tput(%t_peer_pview, %inp_local_pview, buf(%gather_stage)
+        CHECK: pto.comm.tget(
+        CHECK-SAME: buf(%bcast_stage)
+        "#,
+    );
+}

@@ -34,7 +34,7 @@ fn emit_remote_load(cx: &mut FnCx<'_>, call: &Call, targets: &[ValueId]) -> Resu
     let offsets = cx.tuple_arg(call, 2, "offsets")?.to_vec();
     let sizes = tt.effective_valid_shape().to_vec();
     let (pv, pty) = cx.partition(&view, &t, &offsets, &sizes, &format!("{}_peer_pview", t.name))?;
-    let tty = cx.tile_type(&tt)?;
+    let tty = cx.tile_ty(&tile, &tt)?;
     cx.line(format!("pto.tload ins({pv} : {pty}) outs({tile} : {tty})"));
     Ok(Val::Tile { ssa: tile, tile: tt })
 }
@@ -50,7 +50,7 @@ fn emit_remote_store(cx: &mut FnCx<'_>, call: &Call, _targets: &[ValueId]) -> Re
     let offsets = cx.tuple_arg(call, 3, "offsets")?.to_vec();
     let sizes = FnCx::tile_region(&tt, t.ty.rank());
     let (pv, pty) = cx.partition(&view, &t, &offsets, &sizes, &format!("{}_peer_pview", t.name))?;
-    let tty = cx.tile_type(&tt)?;
+    let tty = cx.tile_ty(&ts, &tt)?;
     let attr = if atomic == 1 { " {atomicType = #pto<atomic_type atomic_add>}" } else { "" };
     cx.line(format!("pto.tstore ins({ts} : {tty}) outs({pv} : {pty}){attr}"));
     cx.line(format!("pto.cmo.cacheinvalid {pv} single_cache_line : {pty}"));
@@ -109,7 +109,9 @@ fn transfer(cx: &mut FnCx<'_>, call: &Call, op: &str) -> Result<Transfer, Diagno
         cx.tile_dims(&st)?;
         stages.push((s, st));
     }
-    if stages.len() == 2 && cx.tile_type(&stages[0].1)? != cx.tile_type(&stages[1].1)? {
+    if stages.len() == 2
+        && cx.tile_ty(&stages[0].0, &stages[0].1)? != cx.tile_ty(&stages[1].0, &stages[1].1)?
+    {
         return Err(cx.err(format!("{op} ping/pong staging tiles must have identical types")));
     }
     let (dst_offsets, src_offsets, shape) = if region {
@@ -138,8 +140,8 @@ fn transfer(cx: &mut FnCx<'_>, call: &Call, op: &str) -> Result<Transfer, Diagno
 fn buf_group(cx: &FnCx<'_>, x: &Transfer) -> Result<(String, Vec<String>), Diagnostic> {
     let names: Vec<String> = x.stages.iter().map(|(s, _)| s.clone()).collect();
     let mut tys = Vec::new();
-    for (_, st) in &x.stages {
-        tys.push(cx.tile_type(st)?);
+    for (s, st) in &x.stages {
+        tys.push(cx.tile_ty(s, st)?);
     }
     Ok((format!("buf({})", names.join(", ")), tys))
 }

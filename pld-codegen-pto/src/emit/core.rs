@@ -30,7 +30,7 @@ fn emit_load(cx: &mut FnCx<'_>, call: &Call, targets: &[ValueId]) -> Result<Val,
     let offsets = cx.tuple_arg(call, 1, "offsets")?.to_vec();
     let sizes = tt.effective_valid_shape().to_vec();
     let (pv, pty) = cx.partition(&view, &t, &offsets, &sizes, &format!("{}_pview", t.name))?;
-    let tty = cx.tile_type(&tt)?;
+    let tty = cx.tile_ty(&tile, &tt)?;
     cx.line(format!("pto.tload ins({pv} : {pty}) outs({tile} : {tty})"));
     Ok(Val::Tile { ssa: tile, tile: tt })
 }
@@ -44,7 +44,7 @@ fn emit_store(cx: &mut FnCx<'_>, call: &Call, _targets: &[ValueId]) -> Result<Va
     let offsets = cx.tuple_arg(call, 1, "offsets")?.to_vec();
     let sizes = FnCx::tile_region(&tt, t.ty.rank());
     let (pv, pty) = cx.partition(&view, &t, &offsets, &sizes, &format!("{}_pview", t.name))?;
-    let tty = cx.tile_type(&tt)?;
+    let tty = cx.tile_ty(&ts, &tt)?;
     let attr = if atomic == 1 { " {atomicType = #pto<atomic_type atomic_add>}" } else { "" };
     cx.line(format!("pto.tstore ins({ts} : {tty}) outs({pv} : {pty}){attr}"));
     Ok(Val::Tensor(t))
@@ -62,7 +62,7 @@ fn unary_into(cx: &mut FnCx<'_>, call: &Call, targets: &[ValueId], inst: &str) -
     let tt = result_tile(cx, call)?;
     let hint = cx.result_hint(targets, "tile");
     let dst = cx.alloc_tile(&hint, &tt)?;
-    let (sty, dty) = (cx.tile_type(&st)?, cx.tile_type(&tt)?);
+    let (sty, dty) = (cx.tile_ty(&src, &st)?, cx.tile_ty(&dst, &tt)?);
     cx.line(format!("{inst} ins({src} : {sty}) outs({dst} : {dty})"));
     Ok(Val::Tile { ssa: dst, tile: tt })
 }
@@ -78,7 +78,7 @@ fn binary(cx: &mut FnCx<'_>, call: &Call, targets: &[ValueId], inst: &str) -> Re
     let tt = result_tile(cx, call)?;
     let hint = cx.result_hint(targets, "tile");
     let dst = cx.alloc_tile(&hint, &tt)?;
-    let (aty, bty, dty) = (cx.tile_type(&at)?, cx.tile_type(&bt)?, cx.tile_type(&tt)?);
+    let (aty, bty, dty) = (cx.tile_ty(&a, &at)?, cx.tile_ty(&b, &bt)?, cx.tile_ty(&dst, &tt)?);
     cx.line(format!("{inst} ins({a}, {b} : {aty}, {bty}) outs({dst} : {dty})"));
     Ok(Val::Tile { ssa: dst, tile: tt })
 }
@@ -91,7 +91,7 @@ fn with_scalar(cx: &mut FnCx<'_>, call: &Call, targets: &[ValueId], inst: &str) 
     let tt = result_tile(cx, call)?;
     let hint = cx.result_hint(targets, "tile");
     let dst = cx.alloc_tile(&hint, &tt)?;
-    let (aty, dty) = (cx.tile_type(&at)?, cx.tile_type(&tt)?);
+    let (aty, dty) = (cx.tile_ty(&a, &at)?, cx.tile_ty(&dst, &tt)?);
     cx.line(format!("{inst} ins({a}, {s} : {aty}, {}) outs({dst} : {dty})", sty.name()));
     Ok(Val::Tile { ssa: dst, tile: tt })
 }
@@ -118,6 +118,84 @@ elementwise! {
     emit_divs = "tile.divs" => "pto.tdivs", with_scalar;
 }
 
+/// `tensor.view`: the same bytes under a new shape/valid region/layout — a fresh
+/// `pto.make_tensor_view` of the same base pointer (ctx pairing kept).
+fn emit_tensor_view(cx: &mut FnCx<'_>, call: &Call, _targets: &[ValueId]) -> Result<Val, Diagnostic> {
+    let base = cx.tensor(cx.arg(call, 0, "tensor")?, "tensor.view tensor")?;
+    let Some(ty) = call.ty.as_tensor_like() else {
+        return Err(cx.err("tensor.view result must be a tensor"));
+    };
+    Ok(Val::Tensor(cx.derive_view(&base, ty.clone())?))
+}
+
+/// The `pad=` field for a fill value: 1 zero, 2 max (+inf), 3 min (-inf).
+fn pad_of(e: &pld_ir::Expr) -> Option<u8> {
+    use pld_ir::ExprKind;
+    let v = match &e.kind {
+        ExprKind::Int(i) => *i as f64,
+        ExprKind::Float(b) => b.get(),
+        ExprKind::Unary(pld_ir::UnOp::Neg, a) => -match &a.kind {
+            ExprKind::Int(i) => *i as f64,
+            ExprKind::Float(b) => b.get(),
+            _ => return None,
+        },
+        _ => return None,
+    };
+    if v == 0.0 {
+        Some(1)
+    } else if v == f64::INFINITY || v == f64::from(f32::MAX) {
+        Some(2)
+    } else if v == f64::NEG_INFINITY || v == f64::from(f32::MIN) {
+        Some(3)
+    } else {
+        None
+    }
+}
+
+/// `tile.fillpad_inplace(tile, value)`: `pto.tfillpad` into a fully valid tile whose type
+/// carries the pad value (only 0, +inf and -inf are representable).
+fn emit_fillpad(cx: &mut FnCx<'_>, call: &Call, targets: &[ValueId]) -> Result<Val, Diagnostic> {
+    let (src, st) = cx.tile(cx.arg(call, 0, "tile")?, "tile.fillpad_inplace tile")?;
+    let value = cx.arg(call, 1, "value")?;
+    let Some(pad) = pad_of(value) else {
+        return Err(cx.err(format!(
+            "tile.fillpad_inplace value `{value}` has no pto pad encoding; use 0, +inf or -inf"
+        )));
+    };
+    let tt = result_tile(cx, call)?;
+    let hint = cx.result_hint(targets, "filled");
+    let dst = cx.alloc_tile_with(&hint, &tt, pad, None)?;
+    let (sty, dty) = (cx.tile_ty(&src, &st)?, cx.tile_ty(&dst, &tt)?);
+    cx.line(format!("pto.tfillpad ins({src} : {sty}) outs({dst} : {dty})"));
+    Ok(Val::Tile { ssa: dst, tile: tt })
+}
+
+/// `tile.set_validshape(tile, rows, cols)`: a new `pto.alloc_tile` on the same buffer address
+/// with the new valid extent (no data movement).
+fn emit_set_validshape(cx: &mut FnCx<'_>, call: &Call, targets: &[ValueId]) -> Result<Val, Diagnostic> {
+    let (src, _) = cx.tile(cx.arg(call, 0, "tile")?, "tile.set_validshape tile")?;
+    let tt = result_tile(cx, call)?;
+    let hint = cx.result_hint(targets, "tile");
+    let dst = cx.alloc_tile_with(&hint, &tt, 0, Some(&src))?;
+    Ok(Val::Tile { ssa: dst, tile: tt })
+}
+
+/// `tile.full(shape, value)`: allocate, then broadcast the scalar with `pto.texpands`.
+fn emit_full(cx: &mut FnCx<'_>, call: &Call, targets: &[ValueId]) -> Result<Val, Diagnostic> {
+    let tt = result_tile(cx, call)?;
+    let sty = MTy::of_scalar(tt.dtype).map_err(|m| cx.err(m))?;
+    let v = cx.scalar_as(cx.arg(call, 1, "value")?, sty)?;
+    let hint = cx.result_hint(targets, "tile");
+    let dst = cx.alloc_tile(&hint, &tt)?;
+    let dty = cx.tile_ty(&dst, &tt)?;
+    cx.line(format!("pto.texpands ins({v} : {}) outs({dst} : {dty})", sty.name()));
+    Ok(Val::Tile { ssa: dst, tile: tt })
+}
+
+register_emitter!("tensor.view", emit_tensor_view);
+register_emitter!("tile.fillpad_inplace", emit_fillpad);
+register_emitter!("tile.set_validshape", emit_set_validshape);
+register_emitter!("tile.full", emit_full);
 register_emitter!("tile.load", emit_load);
 register_emitter!("tile.store", emit_store);
 register_emitter!("tile.create", emit_create);
