@@ -1080,7 +1080,7 @@ impl<'a> FnCx<'a> {
                 used.insert(v);
             }
         });
-        for (i, p) in f.params.iter().enumerate() {
+        for p in &f.params {
             if !used.contains(&p.value) {
                 continue;
             }
