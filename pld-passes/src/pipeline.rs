@@ -11,6 +11,7 @@ use crate::passes::*;
 
 /// Every pass, in execution order.
 pub static PIPELINE: &[&dyn Pass] = &[
+    &SynthesizeAllReduceSignals,
     &ConvertTensorToTileOps,
     &LowerCompositeOps,
     &LowerAutoVectorSplit,
@@ -24,6 +25,7 @@ pub static PIPELINE: &[&dyn Pass] = &[
 
 /// The names of the passes, in execution order.
 pub static PASS_NAMES: &[&str] = &[
+    "SynthesizeAllReduceSignals",
     "ConvertTensorToTileOps",
     "LowerCompositeOps",
     "LowerAutoVectorSplit",

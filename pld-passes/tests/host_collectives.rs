@@ -139,3 +139,40 @@ fn aliased_windows_are_rejected_naming_both_roles() {
     let m = lower(p).unwrap_err();
     assert!(m.contains("target and signal must be different window allocations"), "{m}");
 }
+
+#[test]
+fn omitted_signal_is_synthesized_once_at_the_top_and_lowered() {
+    init();
+    let p = host(None, &[8], |b, data, _sig| {
+        // Inside a loop: the synthesized signal is allocated once, before the loop.
+        b.for_range("it", (Expr::int(0), Expr::int(3), Expr::int(1)), vec![], |b, _, _| {
+            b.eval_op("pld.tensor.allreduce", vec![Expr::var(data)], vec![("core_num", Attr::Int(2))])?;
+            Ok(vec![])
+        })?;
+        let sig = b.values.iter().find(|(_, d)| d.name == "sig").map(|(v, _)| v).unwrap();
+        b.eval_op("pld.tensor.allreduce", vec![Expr::var(data), Expr::var(sig)], vec![])
+    });
+    let mut p = p;
+    run(&mut p, &["SynthesizeAllReduceSignals"]).unwrap();
+    let t = func_text(&p, "host");
+    check_in_order(
+        &t,
+        &[
+            "__allreduce_signal_world_size_0: pl.Scalar[pl.INT64] = pld.system.world_size()",
+            "pld.tensor.alloc_window_buffer(__allreduce_signal_world_size_0 * 2 * 4, name=\"__allreduce_signal_buf_0\")",
+            "pld.tensor.window(__allreduce_signal_buf_0, [__allreduce_signal_world_size_0, 2], dtype=pl.INT32)",
+            "data_buf",
+            "for it in pl.range(0, 3):",
+            "pld.tensor.allreduce(data, __allreduce_signal_0, core_num=2)",
+            // The explicit signal is kept.
+            "pld.tensor.allreduce(data, sig)",
+        ],
+    );
+    assert_eq!(count(&t, "__allreduce_signal_buf_0 ="), 0);
+    assert_eq!(count(&t, "alloc_window_buffer("), 3, "{t}");
+    // The synthesized signal joins the data's comm domain and the call lowers.
+    run(&mut p, &["MaterializeCommDomainScopes", "LowerHostTensorCollectives"]).unwrap();
+    let t = func_text(&p, "host");
+    assert!(t.contains(r#"windows=["__allreduce_signal_buf_0", "data", "sig"]"#), "{t}");
+    assert!(t.contains("builtin.tensor.allreduce(data, __allreduce_signal_0, op=pld.ReduceOp.Sum, dtype=pl.FP32, core_num=2, device=r_1)"), "{t}");
+}

@@ -9,6 +9,7 @@ mod lower_composite_ops;
 mod lower_host_tensor_collectives;
 mod materialize_comm_domain_scopes;
 mod materialize_dist_tensor_ctx;
+mod synthesize_allreduce_signals;
 
 pub use convert_tensor_to_tile_ops::ConvertTensorToTileOps;
 pub use dce::{dce_block, DeadCodeElimination};
@@ -19,3 +20,4 @@ pub use lower_composite_ops::LowerCompositeOps;
 pub use lower_host_tensor_collectives::LowerHostTensorCollectives;
 pub use materialize_comm_domain_scopes::MaterializeCommDomainScopes;
 pub use materialize_dist_tensor_ctx::MaterializeDistTensorCtx;
+pub use synthesize_allreduce_signals::SynthesizeAllReduceSignals;

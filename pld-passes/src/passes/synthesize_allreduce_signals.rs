@@ -1,0 +1,186 @@
+//! `SynthesizeAllReduceSignals`: host collectives that omit their signal get a private one.
+//!
+//! Afterwards: in every host orchestration, every call of an op with a host-builtin
+//! lowering whose optional `signal` parameter was omitted passes an explicit signal window:
+//! a private INT32 `[world_size, core_num]` window whose `world_size` is bound by its own
+//! `pld.system.world_size()` statement, allocated (`world_size * core_num * 4` bytes) at the
+//! top of the function so a call inside a loop reuses it (the self-clearing protocol makes
+//! every call start from an all-zero signal). Names are `__allreduce_signal_*_<k>` with a
+//! program-wide counter skipping names in use. A call returned directly is first bound to
+//! `__allreduce_result_<k>`. `mode="ring"` requires an explicit signal (user error), and a
+//! signal-less call nested inside another expression is rejected.
+
+use crate::ops::{ALLOC_WINDOW_BUFFER, WINDOW, WORLD_SIZE};
+use crate::pass::{Pass, PassCx};
+use crate::util::for_each_call;
+use pld_ir::{
+    Attr, BinOp, Block, Builder, Call, DataType, Diagnostic, Diagnostics, Expr, Function, FunctionKind,
+    LoweringKind, Program, Stmt, StmtKind,
+};
+use std::collections::HashSet;
+
+/// See the module docs.
+pub struct SynthesizeAllReduceSignals;
+
+fn missing_signal(c: &Call) -> Option<usize> {
+    let def = c.op()?;
+    def.lowering(LoweringKind::HostBuiltin)?;
+    let i = def.params.iter().position(|p| p.name == "signal" && p.optional)?;
+    (c.args.len() == i).then_some(i)
+}
+
+impl Pass for SynthesizeAllReduceSignals {
+    fn name(&self) -> &'static str {
+        "SynthesizeAllReduceSignals"
+    }
+    fn run(&self, program: &mut Program, _cx: &mut PassCx) -> Result<(), Diagnostics> {
+        let mut taken: HashSet<String> = HashSet::new();
+        for f in &program.functions {
+            taken.extend(f.values.iter().map(|(_, d)| d.name.clone()));
+            for_each_call(&f.body, &mut |c, _| {
+                if c.callee.name() == ALLOC_WINDOW_BUFFER {
+                    if let Some(Attr::Str(n)) = c.attr("name") {
+                        taken.insert(n.clone());
+                    }
+                }
+            });
+        }
+        let mut counter = 0usize;
+        let mut diags = Diagnostics::new();
+        for f in program.functions.iter_mut().filter(|f| f.kind == FunctionKind::Host) {
+            let mut prologue = Vec::new();
+            let mut body = std::mem::take(&mut f.body);
+            rewrite(&mut body, f, &mut taken, &mut counter, &mut prologue, &mut diags);
+            prologue.extend(body.stmts);
+            f.body = Block { stmts: prologue };
+        }
+        diags.into_result(())
+    }
+}
+
+fn next_names(taken: &mut HashSet<String>, counter: &mut usize) -> (String, String, String, String) {
+    loop {
+        let k = *counter;
+        *counter += 1;
+        let names = (
+            format!("__allreduce_signal_world_size_{k}"),
+            format!("__allreduce_signal_buf_{k}"),
+            format!("__allreduce_signal_{k}"),
+            format!("__allreduce_result_{k}"),
+        );
+        if [&names.0, &names.1, &names.2].iter().all(|n| !taken.contains(*n)) {
+            taken.extend([names.0.clone(), names.1.clone(), names.2.clone(), names.3.clone()]);
+            return names;
+        }
+    }
+}
+
+/// Emits the private signal into `prologue` and returns the rebuilt call.
+fn with_signal(
+    call: &Call,
+    f: &mut Function,
+    names: &(String, String, String, String),
+    prologue: &mut Vec<Stmt>,
+    span: pld_ir::Span,
+) -> Result<Expr, Diagnostic> {
+    let op = call.callee.name();
+    if matches!(call.attr("mode"), Some(Attr::Str(m)) if m == "ring") {
+        return Err(Diagnostic::error(
+            span,
+            format!("{op} mode=\"ring\" requires an explicit signal window"),
+        ));
+    }
+    let core_num = call.attr_int("core_num").unwrap_or(1);
+    let mut b = Builder::new(&mut f.values, f.kind);
+    b.span = span;
+    let ws = b.assign_op(names.0.clone(), WORLD_SIZE, vec![], vec![])?;
+    let bytes =
+        Expr::binary(BinOp::Mul, Expr::binary(BinOp::Mul, Expr::var(ws), Expr::int(core_num)), Expr::int(4));
+    let buf = b.assign_op(
+        names.1.clone(),
+        ALLOC_WINDOW_BUFFER,
+        vec![bytes],
+        vec![("name", Attr::Str(names.1.clone()))],
+    )?;
+    let sig = b.assign_op(
+        names.2.clone(),
+        WINDOW,
+        vec![Expr::var(buf), Expr::tuple(vec![Expr::var(ws), Expr::int(core_num)])],
+        vec![("dtype", Attr::DType(DataType::INT32))],
+    )?;
+    let mut args = call.args.clone();
+    args.push(Expr::var(sig));
+    let attrs: Vec<(&str, Attr)> = call.attrs.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
+    let e = b.op(op, args, attrs)?;
+    prologue.extend(b.finish().0);
+    Ok(e)
+}
+
+fn rewrite(
+    block: &mut Block,
+    f: &mut Function,
+    taken: &mut HashSet<String>,
+    counter: &mut usize,
+    prologue: &mut Vec<Stmt>,
+    diags: &mut Diagnostics,
+) {
+    let old = std::mem::take(&mut block.stmts);
+    for mut s in old {
+        for b in s.blocks_mut() {
+            rewrite(b, f, taken, counter, prologue, diags);
+        }
+        let span = s.span;
+        match &mut s.kind {
+            StmtKind::Assign { value, .. } | StmtKind::Eval(value)
+                if value.as_call().and_then(missing_signal).is_some() =>
+            {
+                let call = value.as_call().cloned();
+                if let Some(call) = call {
+                    let names = next_names(taken, counter);
+                    match with_signal(&call, f, &names, prologue, span) {
+                        Ok(e) => *value = e,
+                        Err(d) => diags.push(d),
+                    }
+                }
+            }
+            StmtKind::Return(values) => {
+                let mut pre = Vec::new();
+                for v in values.iter_mut() {
+                    let Some(call) = v.as_call().filter(|c| missing_signal(c).is_some()).cloned() else {
+                        continue;
+                    };
+                    let names = next_names(taken, counter);
+                    match with_signal(&call, f, &names, prologue, span) {
+                        Ok(e) => {
+                            let ty = e.ty(&f.values);
+                            let r = f.values.add(names.3.clone(), ty, span);
+                            pre.push(Stmt::new(StmtKind::Assign { targets: vec![r], value: e }, span));
+                            *v = Expr::var(r);
+                        }
+                        Err(d) => diags.push(d),
+                    }
+                }
+                block.stmts.extend(pre);
+            }
+            _ => {}
+        }
+        // Anything left is nested inside another expression.
+        let top_level = matches!(s.kind, StmtKind::Assign { .. } | StmtKind::Eval(_) | StmtKind::Return(_));
+        s.for_each_expr(&mut |e| {
+            e.walk(&mut |x| {
+                if top_level && std::ptr::eq(x, e) {
+                    return;
+                }
+                if let Some(c) = x.as_call() {
+                    if missing_signal(c).is_some() {
+                        diags.push(Diagnostic::error(
+                            x.span.or(span),
+                            format!("{} without a signal must be a direct assignment, expression statement, or return value", c.callee.name()),
+                        ));
+                    }
+                }
+            })
+        });
+        block.stmts.push(s);
+    }
+}
