@@ -306,7 +306,11 @@ impl<'u, 'a> FnCx<'u, 'a> {
                 }
                 out.push(Stmt::new(StmtKind::Return(vals), span));
             }
-            ast::Stmt::For(f) => self.for_stmt(f, span, out),
+            ast::Stmt::For(f) => {
+                let before = (out.len(), self.unit.diags.len());
+                self.for_stmt(f, span, out);
+                self.poison_if_dropped(before, out.len(), &f.body);
+            }
             ast::Stmt::While(w) => {
                 if !w.orelse.is_empty() {
                     self.error(Diagnostic::error(span, "`while ... else` is not supported"));
@@ -325,8 +329,17 @@ impl<'u, 'a> FnCx<'u, 'a> {
                 let Ok(cond) = cond else { return };
                 out.push(Stmt::new(StmtKind::While { iter_args, cond, body, results }, span));
             }
-            ast::Stmt::If(i) => self.if_stmt(i, span, out),
-            ast::Stmt::With(w) => self.with_stmt(w, span, out),
+            ast::Stmt::If(i) => {
+                let before = (out.len(), self.unit.diags.len());
+                self.if_stmt(i, span, out);
+                self.poison_if_dropped(before, out.len(), &i.body);
+                self.poison_if_dropped(before, out.len(), &i.orelse);
+            }
+            ast::Stmt::With(w) => {
+                let before = (out.len(), self.unit.diags.len());
+                self.with_stmt(w, span, out);
+                self.poison_if_dropped(before, out.len(), &w.body);
+            }
             ast::Stmt::Break(_) | ast::Stmt::Continue(_) => {
                 self.error(Diagnostic::error(span, "`break` / `continue` are not supported in DSL functions"))
             }
@@ -335,6 +348,21 @@ impl<'u, 'a> FnCx<'u, 'a> {
                 "nested function or class definitions are not supported inside a DSL function",
             )),
             _ => self.error(Diagnostic::error(span, "unsupported statement in a DSL function")),
+        }
+    }
+
+    /// After a compound statement failed to lower (reported, nothing emitted), poisons the
+    /// names its body would have defined so later uses do not cascade into more errors.
+    fn poison_if_dropped(&mut self, (out_before, diags_before): (usize, usize), out_after: usize, body: &[ast::Stmt]) {
+        if out_after != out_before || self.unit.diags.len() == diags_before {
+            return;
+        }
+        let mut names = Vec::new();
+        assigned_names(body, &mut names);
+        for n in names {
+            if self.peek(&n).is_none() {
+                self.poison(&n);
+            }
         }
     }
 

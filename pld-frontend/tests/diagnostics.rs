@@ -364,3 +364,31 @@ fn rendering_shows_file_line_column_and_caret() {
         "error: unknown op `pld.tensor.windw`\n --> k.py:8:13\n  |\n8 |         v = pld.tensor.windw(data, [1], dtype=pl.FP32)\n  |             ^^^^^^^^^^^^^^^^\n  = note: did you mean `pld.tensor.window`?\n"
     );
 }
+
+#[test]
+fn a_failed_statement_does_not_cascade() {
+    let (msg, line, col, _) = one(&incore(
+        "        for i, (a,) in sorted(range(4), init_values=(0,)):\n            b = pl.yield_(a)\n        c = b + 1\n        d = c * 2\n",
+    ));
+    assert_eq!(msg, "unsupported loop iterator `sorted`");
+    assert_eq!((line, col), (L, 24));
+}
+
+#[test]
+fn decorator_attributes_and_host_callbacks() {
+    let _ = pld_ops::registry();
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/corpus/decorators.py");
+    let src = std::fs::read_to_string(path).expect("corpus file");
+    let p = pld_frontend::parse_str(&src).expect("parses");
+    let kinds: Vec<(&str, pld_ir::FunctionKind)> = p.functions.iter().map(|f| (f.name.as_str(), f.kind)).collect();
+    use pld_ir::FunctionKind::*;
+    assert_eq!(
+        kinds,
+        vec![("incore", InCore), ("aiv", Aiv), ("aic", Aic), ("chip", ChipOrch), ("check", Opaque), ("host", Host)]
+    );
+    assert_eq!(p.functions[0].attrs, vec![("core_num".to_string(), pld_ir::Attr::Int(4))]);
+    let check = &p.functions[4];
+    assert!(check.body.stmts.is_empty(), "a SubWorker body is Python, not DSL");
+    assert_eq!(check.attr("role"), Some(&pld_ir::Attr::Str("SubWorker".into())));
+    assert_eq!(check.params.len(), 1);
+}
