@@ -21,11 +21,49 @@ fn remote_load(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
     let shape = cx.ints(args, 3)?;
     let valid = if args.len() > 4 { cx.ints(args, 4)? } else { shape.clone() };
     let valid: Vec<i64> = valid.iter().map(|&v| v.max(0)).collect();
+    // FP16 ragged tails may read physically up to the next 32-byte boundary: the bytes past
+    // the logical extent are not part of the result, so only the logical part is read.
+    let mut read = valid.clone();
+    if cx.attr_int("allow_physical_tail_padding").unwrap_or(0) == 1 {
+        if let (Some(l), Some(&ext), Some(&o)) = (read.last_mut(), t.shape.last(), offs.last()) {
+            let avail = (ext - o).max(0);
+            if *l > avail {
+                let over = (*l - avail) * t.dtype.bytes() as i64;
+                if over >= 32 {
+                    return Err(Fault::new(
+                        crate::report::ReportKind::OutOfBounds,
+                        cx.span,
+                        format!("pld.tile.remote_load on rank {}: tail padding reads {over} bytes past the tensor end (at most 31 allowed)", cx.rank),
+                    ));
+                }
+                *l = avail;
+            }
+        }
+    }
     let lanes =
-        cx.world.read(cx.rank, &t, Some(peer), &offs, &valid, cx.span, "pld.tile.remote_load", cx.who)?;
+        cx.world.read(cx.rank, &t, Some(peer), &offs, &read, cx.span, "pld.tile.remote_load", cx.who)?;
+    let lanes = if read == valid { lanes } else { pad_rows(&lanes, &read, &valid) };
     let to_us = |v: &[i64]| v.iter().map(|&x| x.max(0) as usize).collect::<Vec<usize>>();
     let tile = tile_from(t.dtype, to_us(&shape), to_us(&valid), &lanes);
     Ok(Flow::Val(Val::Tile(Arc::new(tile))))
+}
+
+/// Re-lays `lanes` of a `have` region into a `want` region (same rows, wider), zero-filled.
+fn pad_rows(lanes: &[f64], have: &[i64], want: &[i64]) -> Vec<f64> {
+    let hc = have.last().copied().unwrap_or(1).max(0) as usize;
+    let wc = want.last().copied().unwrap_or(1).max(0) as usize;
+    let rows = if hc == 0 {
+        want[..want.len().saturating_sub(1)].iter().product::<i64>() as usize
+    } else {
+        lanes.len() / hc
+    };
+    let mut out = vec![0.0; rows * wc];
+    for r in 0..rows {
+        for c in 0..hc.min(wc) {
+            out[r * wc + c] = lanes[r * hc + c];
+        }
+    }
+    out
 }
 
 fn store_tile(cx: &mut OpCx<'_>, tile: &Tile, args: &[Val], op: &str) -> Result<Flow, Fault> {

@@ -1,0 +1,278 @@
+//! Scenarios run after the pass pipeline (the level the CLI runs) and, for comparison, as
+//! written (the simulator runs unlowered collectives as builtin protocols): InCore composite
+//! collectives (§2) and host collectives lowered to builtins (§3), against the references.
+
+use pld_ir::{DataType, Program};
+use pld_runtime_abi::ReduceOp;
+use pld_sim::Schedule;
+use pld_testkit::e2e::{assert_ranks, inputs, lower, parse, run_ok, stack, tol, unstack};
+use pld_testkit::reference as gold;
+
+fn lowered(text: &str) -> Program {
+    let prog = parse(text);
+    match lower(&prog) {
+        Ok(p) => p,
+        Err(d) => {
+            let msgs: Vec<String> = d.iter().map(|x| x.message.clone()).collect();
+            panic!("pipeline failed:\n{}", msgs.join("\n"))
+        }
+    }
+}
+
+const INCORE_ALLREDUCE: &str = r#"
+import pypto.language as pl
+import pypto.language.distributed as pld
+
+SIZE = __SIZE__
+STAGE = __STAGE__
+NR = pl.dynamic("NR")
+
+@pl.program
+class IntrinsicAllReduce:
+    @pl.function(type=pl.FunctionType.InCore)
+    def allreduce_step(self, inp: pl.Tensor[[1, SIZE], pl.__DT__], out: pl.Out[pl.Tensor[[1, SIZE], pl.__DT__]],
+                       data: pl.InOut[pld.DistributedTensor[[1, SIZE], pl.__DT__]],
+                       signal: pl.InOut[pld.DistributedTensor[__SIGSHAPE__, pl.INT32]]):
+        for col in pl.range(0, SIZE, STAGE):
+            valid = min(STAGE, SIZE - col)
+            t = pl.load(inp, [0, col], [1, STAGE], [1, valid])
+            pl.store(t, [0, col], data)
+        res = pld.tensor.allreduce(data, signal, op=pld.ReduceOp.__OP__, mode="__MODE__")
+        for col in pl.range(0, SIZE, STAGE):
+            valid = min(STAGE, SIZE - col)
+            t = pl.load(res, [0, col], [1, STAGE], [1, valid])
+            pl.store(t, [0, col], out)
+        return out
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def chip(self, inp: pl.Tensor[[1, SIZE], pl.__DT__], out: pl.Out[pl.Tensor[[1, SIZE], pl.__DT__]],
+             data: pl.InOut[pld.DistributedTensor[[1, SIZE], pl.__DT__]],
+             signal: pl.InOut[pld.DistributedTensor[__SIGSHAPE__, pl.INT32]]):
+        out = self.allreduce_step(inp, out, data, signal)
+        return out
+
+    @pl.function(level=pl.Level.HOST, role=pl.Role.Orchestrator)
+    def host(self, inputs: pl.Tensor[[NR, 1, SIZE], pl.__DT__], outputs: pl.Out[pl.Tensor[[NR, 1, SIZE], pl.__DT__]]):
+        data_buf = pld.alloc_window_buffer(SIZE * __BYTES__, name="data")
+        sig_buf = pld.alloc_window_buffer(__SIGCELLS__ * 4, name="signal")
+        for r in pl.range(pld.world_size()):
+            data = pld.window(data_buf, [1, SIZE], dtype=pl.__DT__)
+            signal = pld.window(sig_buf, __SIGSHAPE__, dtype=pl.INT32)
+            self.chip(inputs[r], outputs[r], data, signal, device=r)
+"#;
+
+fn incore_allreduce_text(size: usize, dt: DataType, op: ReduceOp, ring: bool) -> String {
+    let stage = if dt == DataType::FP16 { size.div_ceil(16) * 16 } else { size }.min(8192);
+    let (sig_shape, sig_cells, mode) = if ring {
+        ("[2 * (NR - 1), NR]", "2 * (pld.world_size() - 1) * pld.world_size()", "ring")
+    } else {
+        ("[NR, 1]", "pld.world_size()", "mesh")
+    };
+    INCORE_ALLREDUCE
+        .replace("__SIZE__", &size.to_string())
+        .replace("__STAGE__", &stage.to_string())
+        .replace("__DT__", dt.dsl_name())
+        .replace("__BYTES__", &dt.bytes().to_string())
+        .replace("__OP__", op.dsl_name())
+        .replace("__SIGSHAPE__", sig_shape)
+        .replace("__SIGCELLS__", sig_cells)
+        .replace("__MODE__", mode)
+}
+
+fn check_incore_allreduce(
+    prog: &Program,
+    p: usize,
+    size: usize,
+    dt: DataType,
+    op: ReduceOp,
+    schedule: Schedule,
+    what: &str,
+) -> pld_sim::SimOutcome {
+    let per: Vec<Vec<f64>> = (0..p)
+        .map(|r| {
+            if dt == DataType::FP16 || op == ReduceOp::Prod {
+                gold::fp16ramp(r, size)
+            } else {
+                gold::ramp(r, size)
+            }
+        })
+        .collect();
+    let per = per.iter().map(|v| gold::round(dt, v)).collect::<Vec<_>>();
+    let inp = inputs(vec![("inputs", stack(dt, &per, &[1, size]))]);
+    let what = format!("{what} P={p} size={size} {dt} {op:?} {schedule:?}");
+    let out = run_ok(prog, "host", p, &inp, schedule, &what);
+    let got = unstack(&out.outputs["outputs"]);
+    let (rtol, atol) = tol(dt);
+    // Lowered InCore reductions may combine in a per-rank order: compare with tolerance.
+    let want = gold::allreduce(&per, op, dt);
+    let (rtol, atol) = if dt == DataType::FP32 { (1e-5, 1e-5) } else { (rtol, atol) };
+    assert_ranks(&got, &want, rtol, atol, &what);
+    out
+}
+
+#[test]
+fn incore_mesh_allreduce_direct_and_lowered() {
+    for size in [1, 17, 4097] {
+        let text = incore_allreduce_text(size, DataType::FP32, ReduceOp::Sum, false);
+        let direct = parse(&text);
+        let low = lowered(&text);
+        for p in [2, 3, 4, 8] {
+            check_incore_allreduce(
+                &direct,
+                p,
+                size,
+                DataType::FP32,
+                ReduceOp::Sum,
+                Schedule::Deterministic,
+                "direct mesh",
+            );
+            let out = check_incore_allreduce(
+                &low,
+                p,
+                size,
+                DataType::FP32,
+                ReduceOp::Sum,
+                Schedule::Deterministic,
+                "lowered mesh",
+            );
+            for r in 0..p {
+                assert_eq!(
+                    out.stats.remote_total(r),
+                    ((p - 1) * size * 4) as u64,
+                    "lowered mesh traffic P={p} size={size} rank {r}"
+                );
+            }
+        }
+    }
+}
+
+fn assert_lowered(prog: &Program, gone: &str) {
+    let text = pld_ir::print_program(prog);
+    assert!(
+        text.contains("pld.system.wait") && text.contains("pld.system.notify"),
+        "not lowered to notify/wait:\n{text}"
+    );
+    assert!(!text.contains(&format!("{gone}(")), "{gone} survived the pipeline:\n{text}");
+}
+
+#[test]
+fn incore_allreduce_ring_fp16_and_reduce_ops_lowered() {
+    for size in [1, 17, 4097] {
+        let text = incore_allreduce_text(size, DataType::FP32, ReduceOp::Sum, true);
+        let low = lowered(&text);
+        assert_lowered(&low, "pld.tensor.allreduce");
+        for p in [2, 3, 4, 8] {
+            let out = check_incore_allreduce(
+                &low,
+                p,
+                size,
+                DataType::FP32,
+                ReduceOp::Sum,
+                Schedule::Deterministic,
+                "lowered ring",
+            );
+            // Ring: 2(P-1)/P·S per rank, up to segment and chunk rounding.
+            for r in 0..p {
+                let bytes = out.stats.remote_total(r) as f64;
+                let ideal = 2.0 * (p - 1) as f64 / p as f64 * (size * 4) as f64;
+                assert!(
+                    (bytes - ideal).abs() <= (2 * (p - 1) * 4) as f64 + 1.0,
+                    "ring traffic P={p} size={size} rank {r}: {bytes} vs {ideal}"
+                );
+            }
+        }
+    }
+    for size in [1, 17, 8193] {
+        for ring in [false, true] {
+            let low = lowered(&incore_allreduce_text(size, DataType::FP16, ReduceOp::Sum, ring));
+            for p in [2, 4] {
+                check_incore_allreduce(
+                    &low,
+                    p,
+                    size,
+                    DataType::FP16,
+                    ReduceOp::Sum,
+                    Schedule::Deterministic,
+                    "lowered fp16",
+                );
+            }
+        }
+    }
+    for op in [ReduceOp::Sum, ReduceOp::Max, ReduceOp::Min, ReduceOp::Prod] {
+        for dt in [DataType::FP32, DataType::FP16] {
+            for ring in [false, true] {
+                let low = lowered(&incore_allreduce_text(17, dt, op, ring));
+                check_incore_allreduce(&low, 2, 17, dt, op, Schedule::Deterministic, "lowered ops");
+            }
+        }
+    }
+}
+
+#[test]
+fn incore_allreduce_random_schedules_lowered() {
+    for ring in [false, true] {
+        let low = lowered(&incore_allreduce_text(300, DataType::FP32, ReduceOp::Sum, ring));
+        for seed in 0..100 {
+            check_incore_allreduce(
+                &low,
+                4,
+                300,
+                DataType::FP32,
+                ReduceOp::Sum,
+                Schedule::Random(seed),
+                "random",
+            );
+        }
+    }
+}
+
+/// Removes every `pld.system.wait` that comes after the first `pld.tile.remote_load` (in
+/// program order) from the kernels: the mesh allreduce keeps its ready barrier and loses the
+/// per-chunk read-done barrier.
+fn drop_waits_after_remote_load(prog: &mut Program) -> usize {
+    fn calls(s: &pld_ir::Stmt, name: &str) -> bool {
+        let mut found = false;
+        s.for_each_expr(&mut |e| {
+            e.walk(&mut |x| found |= x.as_call().is_some_and(|c| c.callee.name() == name))
+        });
+        found
+    }
+    fn walk(b: &mut pld_ir::Block, seen: &mut bool, removed: &mut usize) {
+        let mut out = Vec::new();
+        for mut s in std::mem::take(&mut b.stmts) {
+            if *seen && calls(&s, "pld.system.wait") && s.blocks().is_empty() {
+                *removed += 1;
+                continue;
+            }
+            if calls(&s, "pld.tile.remote_load") {
+                *seen = true;
+            }
+            for inner in s.blocks_mut() {
+                walk(inner, seen, removed);
+            }
+            out.push(s);
+        }
+        b.stmts = out;
+    }
+    let mut removed = 0;
+    for f in prog.functions.iter_mut().filter(|f| f.kind.is_incore()) {
+        walk(&mut f.body, &mut false, &mut removed);
+    }
+    removed
+}
+
+#[test]
+fn mesh_allreduce_without_read_done_barrier_is_a_race() {
+    let mut low = lowered(&incore_allreduce_text(300, DataType::FP32, ReduceOp::Sum, false));
+    assert!(drop_waits_after_remote_load(&mut low) > 0);
+    let per: Vec<Vec<f64>> = (0..2).map(|r| gold::ramp(r, 300)).collect();
+    let inp = inputs(vec![("inputs", stack(DataType::FP32, &per, &[1, 300]))]);
+    let cfg = pld_sim::SimConfig::ranks(2);
+    match pld_sim::run(&low, "host", &inp, &cfg) {
+        Err(pld_sim::SimError::Fault(r)) => {
+            assert_eq!(r.kind, pld_sim::ReportKind::Race, "{r}");
+            assert!(r.text.contains("buffer 'data'") && r.text.contains("pld.tile.remote_load"), "{r}");
+        }
+        other => panic!("expected a race report, got {other:?}"),
+    }
+}
