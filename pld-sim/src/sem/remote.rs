@@ -52,11 +52,10 @@ fn remote_load(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
 fn pad_rows(lanes: &[f64], have: &[i64], want: &[i64]) -> Vec<f64> {
     let hc = have.last().copied().unwrap_or(1).max(0) as usize;
     let wc = want.last().copied().unwrap_or(1).max(0) as usize;
-    let rows = if hc == 0 {
-        want[..want.len().saturating_sub(1)].iter().product::<i64>() as usize
-    } else {
-        lanes.len() / hc
-    };
+    let rows = lanes
+        .len()
+        .checked_div(hc)
+        .unwrap_or_else(|| want[..want.len().saturating_sub(1)].iter().product::<i64>() as usize);
     let mut out = vec![0.0; rows * wc];
     for r in 0..rows {
         for c in 0..hc.min(wc) {
