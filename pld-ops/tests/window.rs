@@ -1,0 +1,172 @@
+//! The window family (alloc_window_buffer, window, world_size, get_comm_ctx, rank, nranks):
+//! tests_negative.md A.2–A.5 at op level.
+#![allow(clippy::cloned_ref_to_slice_refs)]
+
+mod common;
+use common::*;
+use pld_ir::{Attr, DataType::*, Expr, FunctionKind, Target, Type};
+
+fn host(
+    params: &[Type],
+    op: &str,
+    args: impl FnOnce(&[Expr]) -> Vec<Expr>,
+    attrs: Vec<(&str, Attr)>,
+) -> Result<Type, pld_ir::Diagnostic> {
+    call_in(FunctionKind::Host, Target::A2A3, params, op, args, attrs)
+}
+
+#[test]
+fn alloc_window_buffer_a2() {
+    // #1, #8
+    for op in ["pld.alloc_window_buffer", "pld.tensor.alloc_window_buffer"] {
+        assert_eq!(
+            ok(host(&[], op, |_| vec![Expr::int(1024)], vec![("name", Attr::Str("buf".into()))])),
+            Type::Ptr
+        );
+    }
+    // #2
+    err(
+        host(
+            &[],
+            "pld.alloc_window_buffer",
+            |_| vec![Expr::int(1024)],
+            vec![("name", Attr::Str(String::new()))],
+        ),
+        "non-empty 'name'",
+    );
+    // #4: not in a kernel.
+    err(
+        call(&[], "pld.alloc_window_buffer", |_| vec![Expr::int(64)], vec![("name", Attr::Str("b".into()))]),
+        "HOST",
+    );
+    // Positive integer sizes only; no dtype kwarg on the op.
+    err(
+        host(&[], "pld.alloc_window_buffer", |_| vec![Expr::int(0)], vec![("name", Attr::Str("b".into()))]),
+        "must be positive",
+    );
+    err(
+        host(
+            &[],
+            "pld.alloc_window_buffer",
+            |_| vec![Expr::float(1.0)],
+            vec![("name", Attr::Str("b".into()))],
+        ),
+        "integer scalar",
+    );
+    err(
+        host(
+            &[],
+            "pld.alloc_window_buffer",
+            |_| vec![Expr::int(64)],
+            vec![("name", Attr::Str("b".into())), ("dtype", Attr::DType(FP32))],
+        ),
+        "unknown kwarg 'dtype'",
+    );
+    // #20: a dynamic size.
+    ok(host(
+        &[scalar(INT64)],
+        "pld.alloc_window_buffer",
+        |v| vec![Expr::binary(pld_ir::BinOp::Mul, v[0].clone(), Expr::int(256))],
+        vec![("name", Attr::Str("b".into()))],
+    ));
+}
+
+#[test]
+fn window_a3() {
+    // #1, #12
+    for op in ["pld.window", "pld.tensor.window"] {
+        assert_eq!(
+            ok(host(
+                &[Type::Ptr],
+                op,
+                |v| vec![v[0].clone(), ints(&[64])],
+                vec![("dtype", Attr::DType(FP16))]
+            )),
+            dt(&[64], FP16)
+        );
+    }
+    // #2
+    err(
+        host(
+            &[tensor(&[64], FP32)],
+            "pld.window",
+            |v| vec![v[0].clone(), ints(&[64])],
+            vec![("dtype", Attr::DType(FP32))],
+        ),
+        "Ptr",
+    );
+    // #3
+    err(
+        host(
+            &[Type::Ptr],
+            "pld.window",
+            |v| vec![v[0].clone(), Expr::int(8)],
+            vec![("dtype", Attr::DType(FP32))],
+        ),
+        "shape tuple",
+    );
+    // #8, #9, #10
+    err(
+        host(
+            &[Type::Ptr],
+            "pld.window",
+            |v| vec![v[0].clone(), ints(&[8])],
+            vec![("dtype", Attr::DType(FP32)), ("target_memory", Attr::Str("Vec".into()))],
+        ),
+        "unknown kwarg 'target_memory'",
+    );
+    err(
+        host(&[Type::Ptr], "pld.window", |v| vec![v[0].clone()], vec![("dtype", Attr::DType(FP32))]),
+        "2 positional arguments",
+    );
+    err(host(&[Type::Ptr], "pld.window", |v| vec![v[0].clone(), ints(&[8])], vec![]), "dtype");
+    err(
+        host(
+            &[Type::Ptr],
+            "pld.window",
+            |v| vec![v[0].clone(), ints(&[0, 8])],
+            vec![("dtype", Attr::DType(FP32))],
+        ),
+        "must be positive",
+    );
+}
+
+#[test]
+fn world_size_a4() {
+    // #1, #11
+    for op in ["pld.world_size", "pld.system.world_size"] {
+        assert_eq!(ok(host(&[], op, |_| vec![], vec![])), scalar(INT64));
+    }
+    // #2, #3
+    err(host(&[], "pld.world_size", |_| vec![Expr::int(1)], vec![]), "positional argument");
+    err(host(&[], "pld.world_size", |_| vec![], vec![("foo", int(1))]), "unknown kwarg 'foo'");
+    // #8: not in a kernel; names the in-kernel way.
+    let d = err(call(&[], "pld.world_size", |_| vec![], vec![]), "HOST");
+    assert!(d.message.contains("pld.system.nranks"));
+}
+
+#[test]
+fn comm_ctx_rank_nranks_a5() {
+    let w = dt(&[64], FP32);
+    // #1, #2, #3, #4
+    assert_eq!(ok(call(&[w.clone()], "pld.get_comm_ctx", |v| vec![v[0].clone()], vec![])), Type::CommCtx);
+    err(
+        call(&[tensor(&[64], FP32)], "pld.system.get_comm_ctx", |v| vec![v[0].clone()], vec![]),
+        "DistributedTensor",
+    );
+    err(
+        call(&[w.clone()], "pld.system.get_comm_ctx", |v| vec![v[0].clone()], vec![("peer", int(0))]),
+        "unknown kwarg 'peer'",
+    );
+    err(
+        call(&[w.clone()], "pld.system.get_comm_ctx", |v| vec![v[0].clone(), Expr::int(0)], vec![]),
+        "takes 1 positional argument",
+    );
+    // #5, #6, #10
+    for op in ["pld.system.rank", "pld.system.nranks", "pld.rank", "pld.nranks"] {
+        assert_eq!(ok(call(&[Type::CommCtx], op, |v| vec![v[0].clone()], vec![])), scalar(INT32));
+        err(call(&[scalar(INT64)], op, |v| vec![v[0].clone()], vec![]), "CommCtx");
+    }
+    // #14
+    err(call(&[w], "pld.rank", |v| vec![v[0].clone()], vec![]), "CommCtx");
+}
