@@ -277,3 +277,45 @@ fn python_modulo_keeps_the_divisor_sign() {
         "#,
     );
 }
+
+#[test]
+fn scalar_reads_and_writes_use_view_strides() {
+    init();
+    let f = kernel(
+        "rw",
+        FunctionKind::Aiv,
+        &[
+            ("sig", dist(&[2, 1], DataType::INT32)),
+            ("out", tensor(&[4, 8], DataType::INT32)),
+            ("r", Type::Scalar(DataType::INT32)),
+        ],
+        |b, p| {
+            let val = b.assign_op("val", "tensor.read", vec![v(p[0]), ints(&[1, 0])], vec![])?;
+            b.assign_op(
+                "o2",
+                "tensor.write",
+                vec![v(p[1]), Expr::tuple(vec![v(p[2]), Expr::int(3)]), v(val)],
+                vec![],
+            )?;
+            let t = b.assign_op("t", "tile.load", vec![v(p[1]), ints(&[0, 0]), ints(&[4, 8])], vec![])?;
+            b.assign_op("e", "tile.read", vec![v(t), ints(&[2, 5])], vec![])?;
+            Ok(())
+        },
+    );
+    let out = emit(&program(vec![f]));
+    check(
+        only(&out),
+        r#"
+        CHECK: %sig_view = pto.make_tensor_view %arg0, shape = [%c2_index, %c1_index], strides = [%c1_index, %c2_index] {layout = #pto.layout<dn>}
+        CHECK: %val = pto.load_scalar %arg0[%c1_index] : !pto.ptr<i32> -> i32
+        CHECK: %r_idx = arith.index_cast %arg2 : i32 to index
+        CHECK-NEXT: = arith.muli %r_idx, %c8_index : index
+        CHECK-NEXT: = arith.addi
+        CHECK-SAME: %c3_index : index
+        CHECK-NEXT: pto.store_scalar %val, %arg1[
+        CHECK-SAME: : !pto.ptr<i32>, i32
+        CHECK: %e = pto.tgetval ins(%t, %c21_index : !pto.tile_buf<loc=vec, dtype=i32, rows=4, cols=8
+        CHECK-SAME: , index) outs : i32
+        "#,
+    );
+}

@@ -7,6 +7,7 @@
 
 pub mod comm;
 pub mod core;
+pub mod scalar;
 pub mod sync;
 pub mod window;
 

@@ -1,0 +1,108 @@
+//! Scalar element access: `tensor.read` / `tensor.write` through `pto.load_scalar` /
+//! `pto.store_scalar` on the tensor's GM pointer, and `tile.read` through `pto.tgetval`.
+//!
+//! Guarantees: the element offset is the index tuple dotted with the view's strides (the same
+//! strides its `make_tensor_view` uses, so DN views stay correct); the scalar type equals the
+//! pointer's element type (V8); values are converted to that type before a store.
+
+use crate::func::{FnCx, Idx, TensorRef, Val};
+use crate::mlir::{self, MTy};
+use crate::register_emitter;
+use pld_ir::{Call, Diagnostic, Expr, ValueId};
+
+/// `Σ index_k × stride_k` as an `index` SSA value.
+fn flat_offset(cx: &mut FnCx<'_>, t: &TensorRef, idx: &[Expr], op: &str) -> Result<String, Diagnostic> {
+    let (_, strides) = cx.view_operands(t)?;
+    if idx.len() != strides.len() {
+        return Err(cx.err(format!("{op} indices rank must match the tensor rank {}", strides.len())));
+    }
+    let mut acc: Option<String> = None;
+    for (e, s) in idx.iter().zip(&strides) {
+        let i = match e.as_int() {
+            Some(v) => Idx::Const(v),
+            None => Idx::Ssa(cx.scalar_as(e, MTy::Index)?),
+        };
+        let term = match (&i, s.as_str()) {
+            (Idx::Const(0), _) => continue,
+            (_, "%c1_index") => cx.idx(&i),
+            _ => {
+                let a = cx.idx(&i);
+                let r = cx.tmp();
+                cx.line(format!("{r} = arith.muli {a}, {s} : index"));
+                r
+            }
+        };
+        acc = Some(match acc {
+            None => term,
+            Some(prev) => {
+                let r = cx.tmp();
+                cx.line(format!("{r} = arith.addi {prev}, {term} : index"));
+                r
+            }
+        });
+    }
+    Ok(acc.unwrap_or_else(|| cx.const_int(0, MTy::Index)))
+}
+
+fn emit_tensor_read(cx: &mut FnCx<'_>, call: &Call, targets: &[ValueId]) -> Result<Val, Diagnostic> {
+    let op = "tensor.read";
+    let t = cx.tensor(cx.arg(call, 0, "tensor")?, &format!("{op} tensor"))?;
+    let idx = cx.tuple_arg(call, 1, "indices")?.to_vec();
+    let off = flat_offset(cx, &t, &idx, op)?;
+    let ty = MTy::of_scalar(t.ty.dtype).map_err(|m| cx.err(m))?;
+    let ptr = mlir::ptr(t.ty.dtype).map_err(|m| cx.err(m))?;
+    let hint = cx.result_hint(targets, "elem");
+    let r = cx.named(&hint);
+    cx.line(format!("{r} = pto.load_scalar {}[{off}] : {ptr} -> {}", t.ptr, ty.name()));
+    Ok(Val::Scalar { ssa: r, ty })
+}
+
+fn emit_tensor_write(cx: &mut FnCx<'_>, call: &Call, _targets: &[ValueId]) -> Result<Val, Diagnostic> {
+    let op = "tensor.write";
+    let t = cx.tensor(cx.arg(call, 0, "tensor")?, &format!("{op} tensor"))?;
+    let idx = cx.tuple_arg(call, 1, "indices")?.to_vec();
+    let ty = MTy::of_scalar(t.ty.dtype).map_err(|m| cx.err(m))?;
+    let v = cx.scalar_as(cx.arg(call, 2, "value")?, ty)?;
+    let off = flat_offset(cx, &t, &idx, op)?;
+    let ptr = mlir::ptr(t.ty.dtype).map_err(|m| cx.err(m))?;
+    cx.line(format!("pto.store_scalar {v}, {}[{off}] : {ptr}, {}", t.ptr, ty.name()));
+    Ok(Val::Tensor(t))
+}
+
+fn emit_tile_read(cx: &mut FnCx<'_>, call: &Call, targets: &[ValueId]) -> Result<Val, Diagnostic> {
+    let (ts, tt) = cx.tile(cx.arg(call, 0, "tile")?, "tile.read tile")?;
+    let idx = cx.tuple_arg(call, 1, "indices")?.to_vec();
+    let (_, cols) = cx.tile_dims(&tt)?;
+    let mut flat = Idx::Const(0);
+    let n = idx.len();
+    for (k, e) in idx.iter().enumerate() {
+        let i = match e.as_int() {
+            Some(v) => Idx::Const(v),
+            None => Idx::Ssa(cx.scalar_as(e, MTy::Index)?),
+        };
+        // Leading dims fold into rows; the row stride of the 2-D buffer is `cols`.
+        let scaled = if k + 1 == n { i } else { cx.mul_idx(&i, &Idx::Const(cols)) };
+        flat = match (&flat, &scaled) {
+            (Idx::Const(0), _) => scaled.clone(),
+            (_, Idx::Const(0)) => flat.clone(),
+            (Idx::Const(a), Idx::Const(b)) => Idx::Const(a + b),
+            _ => {
+                let (a, b) = (cx.idx(&flat), cx.idx(&scaled));
+                let r = cx.tmp();
+                cx.line(format!("{r} = arith.addi {a}, {b} : index"));
+                Idx::Ssa(r)
+            }
+        };
+    }
+    let off = cx.idx(&flat);
+    let ty = MTy::of_scalar(tt.dtype).map_err(|m| cx.err(m))?;
+    let tty = cx.tile_ty(&ts, &tt)?;
+    let hint = cx.result_hint(targets, "elem");
+    let r = cx.named(&hint);
+    cx.line(format!("{r} = pto.tgetval ins({ts}, {off} : {tty}, index) outs : {}", ty.name()));
+    Ok(Val::Scalar { ssa: r, ty })
+}
+
+register_emitter!("tensor.read", emit_tensor_read);
+register_emitter!("tensor.write", emit_tensor_write);
+register_emitter!("tile.read", emit_tile_read);
