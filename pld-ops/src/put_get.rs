@@ -51,7 +51,7 @@ const TILE_PARAMS: &[ParamDef] = &[
     ParamDef::optional("shape"),
 ];
 
-/// `pld.tensor.put(dst, peer, src[, dst_offsets, src_offsets, shape], *, atomic, chunk_rows=0,
+/// `pld.tensor.put(dst, peer, src[, dst_offsets, src_offsets, shape], *, atomic=None_, chunk_rows=0,
 /// chunk_cols=0, pipeline=False)`.
 pub static TENSOR_PUT: OpDef = OpDef {
     name: "pld.tensor.put",
@@ -60,7 +60,7 @@ pub static TENSOR_PUT: OpDef = OpDef {
     aliases: &[],
     params: TENSOR_PARAMS,
     attrs: &[
-        AttrDef::required("atomic", AttrType::Enum(AbiEnumKind::AtomicType)),
+        AttrDef::with_default("atomic", AttrType::Enum(AbiEnumKind::AtomicType), AttrDefault::Int(0)),
         AttrDef::with_default("chunk_rows", AttrType::Int, AttrDefault::Int(0)),
         AttrDef::with_default("chunk_cols", AttrType::Int, AttrDefault::Int(0)),
         AttrDef::with_default("pipeline", AttrType::Bool, AttrDefault::Bool(false)),

@@ -177,8 +177,13 @@ fn put_a13() {
     );
     // #31
     err(call(&[f16.clone(), f16.clone(), f16.clone()], PUT, |v| v.to_vec(), atomic(0)), "scalar");
-    // atomic is required on the IR op; 4 or 5 args is neither form.
-    err(xfer(PUT, &[f16.clone(), f16.clone()], vec![], vec![]), "missing kwarg 'atomic' on pld.tensor.put");
+    // atomic defaults to None_ on the DSL-facing op (required on the internal tile.put);
+    // 4 or 5 args is neither form.
+    ok(xfer(PUT, &[f16.clone(), f16.clone()], vec![], vec![]));
+    err(
+        xfer(TPUT, &[f16.clone(), f16.clone(), tile(&[16, 64], FP16)], vec![], vec![]),
+        "missing kwarg 'atomic' on pld.tile.put",
+    );
     err(
         xfer(PUT, &[f16.clone(), f16.clone()], vec![ints(&[0, 0])], atomic(0)),
         "requires 3 positional arguments (dst, peer, src) or 6",

@@ -71,7 +71,7 @@ fn abi_enum_kwargs() {
         ("pld.system.notify", "op", AbiEnumKind::NotifyOp, true),
         ("pld.system.wait", "cmp", AbiEnumKind::WaitCmp, true),
         ("pld.system.defer_wait", "cmp", AbiEnumKind::WaitCmp, true),
-        ("pld.tensor.put", "atomic", AbiEnumKind::AtomicType, true),
+        ("pld.tensor.put", "atomic", AbiEnumKind::AtomicType, false),
         ("pld.tile.put", "atomic", AbiEnumKind::AtomicType, true),
         ("pld.tile.remote_store", "atomic", AbiEnumKind::AtomicType, false),
         ("pld.tensor.remote_store", "atomic", AbiEnumKind::AtomicType, false),
