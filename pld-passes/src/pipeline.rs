@@ -13,6 +13,7 @@ use crate::passes::*;
 pub static PIPELINE: &[&dyn Pass] = &[
     &SynthesizeAllReduceSignals,
     &ConvertTensorToTileOps,
+    &LowerL2TensorCollectives,
     &LowerCompositeOps,
     &LowerAutoVectorSplit,
     &ExpandMixedKernel,
@@ -27,6 +28,7 @@ pub static PIPELINE: &[&dyn Pass] = &[
 pub static PASS_NAMES: &[&str] = &[
     "SynthesizeAllReduceSignals",
     "ConvertTensorToTileOps",
+    "LowerL2TensorCollectives",
     "LowerCompositeOps",
     "LowerAutoVectorSplit",
     "ExpandMixedKernel",

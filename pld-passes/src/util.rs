@@ -53,6 +53,7 @@ pub fn apply_lowerings(
     let mut diags = Diagnostics::new();
     let mut new_functions = Vec::new();
     let mut changed = false;
+    let mut taken: HashSet<String> = program.functions.iter().map(|f| f.name.clone()).collect();
     for f in program.functions.iter_mut().filter(|f| select(f)) {
         let mut body = std::mem::take(&mut f.body);
         let mut cx = LowerCx {
@@ -62,15 +63,12 @@ pub fn apply_lowerings(
             changed: &mut changed,
             diags: &mut diags,
             domains: Vec::new(),
+            taken: &mut taken,
         };
         lower_block(&mut body, f, 0, &mut cx);
         f.body = body;
     }
-    for nf in new_functions {
-        if program.function(&nf.name).is_none() {
-            program.functions.push(nf);
-        }
-    }
+    program.functions.extend(new_functions);
     diags.into_result(changed)
 }
 
@@ -82,6 +80,8 @@ struct LowerCx<'a> {
     diags: &'a mut Diagnostics,
     /// Enclosing comm domains, outermost first: (devices, windows).
     domains: Vec<(Vec<i64>, Vec<String>)>,
+    /// Function names in use (synthesized functions get fresh ones).
+    taken: &'a mut HashSet<String>,
 }
 
 /// The context a lowering sees: `devices` (the rank list of the innermost enclosing comm
@@ -147,7 +147,8 @@ fn lower_block(block: &mut Block, f: &mut Function, depth: usize, cx: &mut Lower
             block.stmts.push(s);
             continue;
         }
-        let context = lowering_context(&call, f, &cx.domains);
+        let mut context = lowering_context(&call, f, &cx.domains);
+        context.push(("function".to_string(), pld_ir::Attr::Str(f.name.clone())));
         let fkind = f.kind;
         let mut b = Builder::new(&mut f.values, fkind);
         b.target = cx.target;
@@ -155,8 +156,15 @@ fn lower_block(block: &mut Block, f: &mut Function, depth: usize, cx: &mut Lower
         b.context = context;
         match (lowering.run)(&mut b, &call, &results, s.span) {
             Ok(()) => {
-                let (stmts, funcs) = b.finish();
-                cx.new_functions.extend(funcs);
+                let (mut stmts, funcs) = b.finish();
+                for mut nf in funcs {
+                    let fresh = fresh_name(cx.taken, &nf.name);
+                    if fresh != nf.name {
+                        rename_calls(&mut stmts, &nf.name, &fresh);
+                        nf.name = fresh;
+                    }
+                    cx.new_functions.push(nf);
+                }
                 retype_results(&stmts, &results, &mut f.values);
                 *cx.changed = true;
                 let mut produced = Block { stmts };
@@ -296,4 +304,21 @@ fn rededuce_block(
             rededuce_block(b, f, target, pinned, diags);
         }
     }
+}
+
+/// Renames calls of function `from` to `to` in `stmts`.
+fn rename_calls(stmts: &mut [Stmt], from: &str, to: &str) {
+    let mut block = Block { stmts: stmts.to_vec() };
+    block.walk_mut(&mut |s| {
+        s.for_each_expr_mut(&mut |e| {
+            e.walk_mut(&mut |x| {
+                if let Some(c) = x.as_call_mut() {
+                    if matches!(&c.callee, pld_ir::Callee::Func(n) if n == from) {
+                        c.callee = pld_ir::Callee::Func(to.to_string());
+                    }
+                }
+            })
+        })
+    });
+    stmts.clone_from_slice(&block.stmts);
 }

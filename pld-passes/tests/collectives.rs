@@ -506,3 +506,60 @@ fn all_to_all_v_clamps_two_sided_publishes_with_set_and_sends_exactly_the_rows()
         "{t}"
     );
 }
+
+#[test]
+fn chip_collective_becomes_one_aiv_task_expanded_in_place() {
+    init();
+    let mut fb = FunctionBuilder::new("orch", FunctionKind::ChipOrch);
+    let data = fb.param("data", dist(&[64], DataType::FP32), Direction::InOut);
+    let s = fb.param("sig", dist(&[4, 1], DataType::INT32), Direction::InOut);
+    fb.body(|b| {
+        let r = b.assign_op("out", "pld.tensor.allreduce", vec![Expr::var(data), Expr::var(s)], vec![])?;
+        b.eval_op("pld.tensor.barrier", vec![Expr::var(s)], vec![])?;
+        let _ = r;
+        Ok(())
+    })
+    .unwrap();
+    let mut p = Program::new("p");
+    p.add_function(fb.finish());
+    run(&mut p, &["LowerL2TensorCollectives"]).unwrap();
+    let orch = func_text(&p, "orch");
+    check_in_order(
+        &orch,
+        &[
+            "self.orch_allreduce_l2_",
+            "(data, sig)",
+            "out: pld.DistributedTensor[[64], pl.FP32] = data",
+            "self.orch_barrier_l2_",
+        ],
+    );
+    assert!(!orch.contains("pld.tensor."), "{orch}");
+    run(&mut p, &["LowerCompositeOps"]).unwrap();
+    let kernels: Vec<_> = p.functions.iter().filter(|f| f.kind == FunctionKind::Aiv).collect();
+    assert_eq!(kernels.len(), 2);
+    let all = pld_ir::print_program(&p);
+    // One AIV task each: the mesh schedule and the barrier, expanded in the kernels.
+    assert!(all.contains("for col in pl.range(0, 64, 64):"), "{all}");
+    assert_eq!(count(&all, "pld.tensor.allreduce("), 0, "{all}");
+}
+
+#[test]
+fn two_chip_collectives_of_one_kind_get_distinct_kernels() {
+    init();
+    let mut fb = FunctionBuilder::new("orch", FunctionKind::ChipOrch);
+    let s = fb.param("sig", dist(&[4, 1], DataType::INT32), Direction::InOut);
+    fb.body(|b| {
+        b.eval_op("pld.tensor.barrier", vec![Expr::var(s)], vec![])?;
+        b.eval_op("pld.tensor.barrier", vec![Expr::var(s)], vec![])
+    })
+    .unwrap();
+    let mut p = Program::new("p");
+    p.add_function(fb.finish());
+    run(&mut p, &["LowerL2TensorCollectives", "LowerCompositeOps"]).unwrap();
+    assert_eq!(p.functions.len(), 3);
+    let orch = func_text(&p, "orch");
+    assert!(
+        orch.contains("self.orch_barrier_l2_1(sig)") && orch.contains("self.orch_barrier_l2_1_1(sig)"),
+        "{orch}"
+    );
+}

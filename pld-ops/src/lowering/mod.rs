@@ -10,4 +10,5 @@ mod put_get;
 mod remote_store;
 mod tensor_elementwise;
 pub use allreduce::{mesh_chunk_cols, ring_boundary};
+mod chip;
 mod host;
