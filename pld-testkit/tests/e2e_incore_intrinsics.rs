@@ -1,0 +1,222 @@
+//! §2.3–2.9 of tests_e2e.md: composite collectives inside InCore kernels (all_to_all,
+//! all_to_all_v, allgather, barrier, broadcast, reduce_scatter, back-to-back calls on one
+//! signal), each run as written and after the pass pipeline, against the references.
+
+use pld_ir::{DataType, Program};
+use pld_runtime_abi::ReduceOp;
+use pld_sim::Schedule;
+use pld_testkit::e2e::{assert_ranks, inputs, lower, parse, run_ok, stack, unstack};
+use pld_testkit::reference as gold;
+
+const KERNEL: &str = r#"
+import pypto.language as pl
+import pypto.language.distributed as pld
+
+SIZE = 64
+NR = __NR__
+
+@pl.program
+class Intrinsic:
+    @pl.function(type=pl.FunctionType.InCore)
+    def step(self, inp: pl.Tensor[[__IR__, SIZE], pl.FP32], inp2: pl.Tensor[[__IR__, SIZE], pl.FP32],
+             out: pl.Out[pl.Tensor[[__OR__, SIZE], pl.FP32]],
+             data: pl.InOut[pld.DistributedTensor[[__DR__, SIZE], pl.FP32]],
+             signal: pl.InOut[pld.DistributedTensor[[NR, 1], pl.INT32]], me: pl.Scalar[pl.INDEX], peer: pl.Scalar[pl.INDEX]):
+        __BODY__
+        return out
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def chip(self, inp: pl.Tensor[[__IR__, SIZE], pl.FP32], inp2: pl.Tensor[[__IR__, SIZE], pl.FP32],
+             out: pl.Out[pl.Tensor[[__OR__, SIZE], pl.FP32]],
+             data: pl.InOut[pld.DistributedTensor[[__DR__, SIZE], pl.FP32]],
+             signal: pl.InOut[pld.DistributedTensor[[NR, 1], pl.INT32]], me: pl.Scalar[pl.INDEX], peer: pl.Scalar[pl.INDEX]):
+        out = self.step(inp, inp2, out, data, signal, me, peer)
+        return out
+
+    @pl.function(level=pl.Level.HOST, role=pl.Role.Orchestrator)
+    def host(self, inputs: pl.Tensor[[NR, __IR__, SIZE], pl.FP32], inputs2: pl.Tensor[[NR, __IR__, SIZE], pl.FP32],
+             outputs: pl.Out[pl.Tensor[[NR, __OR__, SIZE], pl.FP32]]):
+        data_buf = pld.alloc_window_buffer(__DR__ * SIZE * 4, name="data")
+        sig_buf = pld.alloc_window_buffer(NR * 4, name="signal")
+        for r in pl.range(pld.world_size()):
+            data = pld.window(data_buf, [__DR__, SIZE], dtype=pl.FP32)
+            signal = pld.window(sig_buf, [NR, 1], dtype=pl.INT32)
+            peer = (r + 1) % pld.world_size()
+            self.chip(inputs[r], inputs2[r], outputs[r], data, signal, r, peer, device=r)
+"#;
+
+fn program(p: usize, ir: &str, or: &str, dr: &str, body: &str) -> String {
+    KERNEL
+        .replace("__NR__", &p.to_string())
+        .replace("__IR__", ir)
+        .replace("__OR__", or)
+        .replace("__DR__", dr)
+        .replace("__BODY__", body)
+}
+
+/// Runs as written and lowered; returns both per-rank outputs.
+fn run_both(
+    text: &str,
+    p: usize,
+    first: &[Vec<f64>],
+    second: &[Vec<f64>],
+    in_shape: &[usize],
+    what: &str,
+) -> Vec<Vec<Vec<f64>>> {
+    let direct = parse(text);
+    let low: Program = match lower(&direct) {
+        Ok(p) => p,
+        Err(d) => {
+            panic!("{what}: pipeline failed: {:?}", d.iter().map(|x| x.message.clone()).collect::<Vec<_>>())
+        }
+    };
+    let inp = inputs(vec![
+        ("inputs", stack(DataType::FP32, first, in_shape)),
+        ("inputs2", stack(DataType::FP32, second, in_shape)),
+    ]);
+    let mut res = Vec::new();
+    for (prog, level) in [(&direct, "direct"), (&low, "lowered")] {
+        for sched in [Schedule::Deterministic, Schedule::Random(7)] {
+            let out = run_ok(prog, "host", p, &inp, sched, &format!("{what} {level} {sched:?}"));
+            res.push(unstack(&out.outputs["outputs"]));
+        }
+    }
+    res
+}
+
+fn a2a_input(p: usize, r: usize, off: f64) -> Vec<f64> {
+    (0..p).flat_map(|d| (0..64).map(move |j| off + (1000 * r + 100 * d + j) as f64)).collect()
+}
+
+const COPY_OUT: &str = "t = pl.load(res, [0, 0], [NR, SIZE])\n        pl.store(t, [0, 0], out)";
+
+#[test]
+fn incore_all_to_all_and_allgather() {
+    for p in [2, 3, 4, 8] {
+        let first: Vec<Vec<f64>> = (0..p).map(|r| a2a_input(p, r, 0.0)).collect();
+        let body = format!("res = pld.tensor.all_to_all(inp, data, signal)\n        {COPY_OUT}");
+        for got in run_both(
+            &program(p, "NR", "NR", "NR", &body),
+            p,
+            &first,
+            &first,
+            &[p, 64],
+            &format!("all_to_all P={p}"),
+        ) {
+            assert_ranks(&got, &gold::all_to_all(&first, 64), 0.0, 0.0, &format!("all_to_all P={p}"));
+        }
+        let first: Vec<Vec<f64>> = (0..p).map(|r| gold::ramp(r, 64)).collect();
+        let body = format!("res = pld.tensor.allgather(inp, data, signal)\n        {COPY_OUT}");
+        for got in run_both(
+            &program(p, "1", "NR", "NR", &body),
+            p,
+            &first,
+            &first,
+            &[1, 64],
+            &format!("allgather P={p}"),
+        ) {
+            assert_ranks(&got, &gold::allgather(&first), 0.0, 0.0, &format!("allgather P={p}"));
+        }
+    }
+}
+
+#[test]
+fn incore_barrier_broadcast_reduce_scatter() {
+    for p in [2, 3, 4, 8] {
+        let first: Vec<Vec<f64>> = (0..p).map(|r| gold::ramp(r, 64)).collect();
+        // Barrier then read the next rank's window (peer swap for P=2).
+        let body = "t = pl.load(inp, [0, 0], [1, SIZE])\n        pl.store(t, [0, 0], data)\n        s2 = pld.tensor.barrier(signal)\n        x = pld.tile.remote_load(data, peer, [0, 0], [1, SIZE])\n        pl.store(x, [0, 0], out)";
+        for got in
+            run_both(&program(p, "1", "1", "1", body), p, &first, &first, &[1, 64], &format!("barrier P={p}"))
+        {
+            assert_ranks(&got, &gold::ring_pull(&first), 0.0, 0.0, &format!("barrier P={p}"));
+        }
+        let body = "if me == 0:\n            t = pl.load(inp, [0, 0], [1, SIZE])\n            pl.store(t, [0, 0], data)\n        res = pld.tensor.broadcast(data, signal, root=0)\n        x = pl.load(res, [0, 0], [1, SIZE])\n        pl.store(x, [0, 0], out)";
+        for got in run_both(
+            &program(p, "1", "1", "1", body),
+            p,
+            &first,
+            &first,
+            &[1, 64],
+            &format!("broadcast P={p}"),
+        ) {
+            assert_ranks(&got, &gold::broadcast(&first, 0), 0.0, 0.0, &format!("broadcast P={p}"));
+        }
+        let first: Vec<Vec<f64>> =
+            (0..p).map(|r| (0..p * 64).map(|i| (100 * r + i) as f64).collect()).collect();
+        let body = "t = pl.load(inp, [0, 0], [NR, SIZE])\n        pl.store(t, [0, 0], data)\n        res = pld.tensor.reduce_scatter(data, signal, op=pld.ReduceOp.Sum)\n        x = pl.load(res, [me, 0], [1, SIZE])\n        pl.store(x, [0, 0], out)";
+        for got in run_both(
+            &program(p, "NR", "1", "NR", body),
+            p,
+            &first,
+            &first,
+            &[p, 64],
+            &format!("reduce_scatter P={p}"),
+        ) {
+            assert_ranks(
+                &got,
+                &gold::reduce_scatter(&first, ReduceOp::Sum, DataType::FP32),
+                0.0,
+                0.0,
+                &format!("reduce_scatter P={p}"),
+            );
+        }
+    }
+}
+
+#[test]
+fn incore_signal_reuse_back_to_back() {
+    for p in [2, 4] {
+        // all_to_all twice, bracketed by barriers, on one signal.
+        let first: Vec<Vec<f64>> = (0..p).map(|r| a2a_input(p, r, 0.0)).collect();
+        let second: Vec<Vec<f64>> = (0..p).map(|r| a2a_input(p, r, 100000.0)).collect();
+        let body = format!(
+            "s0 = pld.tensor.barrier(signal)\n        r1 = pld.tensor.all_to_all(inp, data, signal)\n        s1 = pld.tensor.barrier(signal)\n        res = pld.tensor.all_to_all(inp2, data, signal)\n        s2 = pld.tensor.barrier(signal)\n        {COPY_OUT}"
+        );
+        for got in run_both(
+            &program(p, "NR", "NR", "NR", &body),
+            p,
+            &first,
+            &second,
+            &[p, 64],
+            &format!("all_to_all x2 P={p}"),
+        ) {
+            assert_ranks(&got, &gold::all_to_all(&second, 64), 0.0, 0.0, &format!("all_to_all x2 P={p}"));
+        }
+        // allgather twice.
+        let first: Vec<Vec<f64>> = (0..p).map(|r| gold::ramp(r, 64)).collect();
+        let second: Vec<Vec<f64>> = first.iter().map(|v| v.iter().map(|x| x + 100000.0).collect()).collect();
+        let body = format!("r1 = pld.tensor.allgather(inp, data, signal)\n        res = pld.tensor.allgather(inp2, data, signal)\n        {COPY_OUT}");
+        for got in run_both(
+            &program(p, "1", "NR", "NR", &body),
+            p,
+            &first,
+            &second,
+            &[1, 64],
+            &format!("allgather x2 P={p}"),
+        ) {
+            assert_ranks(&got, &gold::allgather(&second), 0.0, 0.0, &format!("allgather x2 P={p}"));
+        }
+        // reduce_scatter twice: re-stage the second input over the first result.
+        let first: Vec<Vec<f64>> =
+            (0..p).map(|r| (0..p * 64).map(|i| (100 * r + i) as f64).collect()).collect();
+        let second: Vec<Vec<f64>> = first.iter().map(|v| v.iter().map(|x| x + 100000.0).collect()).collect();
+        let body = "t = pl.load(inp, [0, 0], [NR, SIZE])\n        pl.store(t, [0, 0], data)\n        r1 = pld.tensor.reduce_scatter(data, signal, op=pld.ReduceOp.Sum)\n        t2 = pl.load(inp2, [0, 0], [NR, SIZE])\n        pl.store(t2, [0, 0], r1)\n        res = pld.tensor.reduce_scatter(r1, signal, op=pld.ReduceOp.Sum)\n        x = pl.load(res, [me, 0], [1, SIZE])\n        pl.store(x, [0, 0], out)";
+        for got in run_both(
+            &program(p, "NR", "1", "NR", body),
+            p,
+            &first,
+            &second,
+            &[p, 64],
+            &format!("reduce_scatter x2 P={p}"),
+        ) {
+            assert_ranks(
+                &got,
+                &gold::reduce_scatter(&second, ReduceOp::Sum, DataType::FP32),
+                0.0,
+                0.0,
+                &format!("reduce_scatter x2 P={p}"),
+            );
+        }
+    }
+}
