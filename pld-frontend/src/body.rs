@@ -353,7 +353,12 @@ impl<'u, 'a> FnCx<'u, 'a> {
 
     /// After a compound statement failed to lower (reported, nothing emitted), poisons the
     /// names its body would have defined so later uses do not cascade into more errors.
-    fn poison_if_dropped(&mut self, (out_before, diags_before): (usize, usize), out_after: usize, body: &[ast::Stmt]) {
+    fn poison_if_dropped(
+        &mut self,
+        (out_before, diags_before): (usize, usize),
+        out_after: usize,
+        body: &[ast::Stmt],
+    ) {
         if out_after != out_before || self.unit.diags.len() == diags_before {
             return;
         }
@@ -541,6 +546,13 @@ impl<'u, 'a> FnCx<'u, 'a> {
             return;
         };
         let mut ty = e.ty(&self.values);
+        // A window view whose annotation binds it to its buffer (printed after
+        // MaterializeCommDomainScopes) keeps the binding.
+        if let (Some(Type::DistTensor(a)), Type::DistTensor(d)) = (&annotated, &ty) {
+            if a.window.is_some() && d.window.is_none() && a.tensor == d.tensor {
+                ty = Type::DistTensor(a.clone());
+            }
+        }
         if let Some(Type::Scalar(d)) = annotated {
             // A literal takes the annotated scalar type (`x: pl.Scalar[pl.INT32] = 0`).
             if matches!(e.kind, ExprKind::Int(_) | ExprKind::Float(_) | ExprKind::Bool(_)) {

@@ -259,10 +259,7 @@ pub fn visit_names(e: &ast::Expr, f: &mut dyn FnMut(&str)) {
 /// The diagnostic for a name whose value is only known when Python runs.
 pub fn runtime_error(span: pld_ir::Span, name: &str, why: &str) -> pld_ir::Diagnostic {
     // The name to bind: the parameter a derived name depends on, else the name itself.
-    let root = why
-        .strip_prefix("depends on `")
-        .and_then(|r| r.split('`').next())
-        .unwrap_or(name);
+    let root = why.strip_prefix("depends on `").and_then(|r| r.split('`').next()).unwrap_or(name);
     pld_ir::Diagnostic::error(span, format!("`{name}` {why}; its value is only known at run time"))
         .with_note(format!("bind it when parsing: ParseOptions::bindings, e.g. (\"{root}\", \"2\")"))
 }

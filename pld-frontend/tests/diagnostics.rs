@@ -380,11 +380,19 @@ fn decorator_attributes_and_host_callbacks() {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/corpus/decorators.py");
     let src = std::fs::read_to_string(path).expect("corpus file");
     let p = pld_frontend::parse_str(&src).expect("parses");
-    let kinds: Vec<(&str, pld_ir::FunctionKind)> = p.functions.iter().map(|f| (f.name.as_str(), f.kind)).collect();
+    let kinds: Vec<(&str, pld_ir::FunctionKind)> =
+        p.functions.iter().map(|f| (f.name.as_str(), f.kind)).collect();
     use pld_ir::FunctionKind::*;
     assert_eq!(
         kinds,
-        vec![("incore", InCore), ("aiv", Aiv), ("aic", Aic), ("chip", ChipOrch), ("check", Opaque), ("host", Host)]
+        vec![
+            ("incore", InCore),
+            ("aiv", Aiv),
+            ("aic", Aic),
+            ("chip", ChipOrch),
+            ("check", Opaque),
+            ("host", Host)
+        ]
     );
     assert_eq!(p.functions[0].attrs, vec![("core_num".to_string(), pld_ir::Attr::Int(4))]);
     let check = &p.functions[4];

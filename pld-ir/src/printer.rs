@@ -255,7 +255,9 @@ impl<'f> Printer<'f> {
                     ScopeKind::CommDomain { name, devices, windows } => {
                         let _ = writeln!(
                             out,
-                            "{pad}with pld.comm_domain(name={name:?}, devices={devices:?}, windows={windows:?}):"
+                            "{pad}with pld.comm_domain(name={}, devices={devices:?}, windows=[{}]):",
+                            py_str(name),
+                            windows.iter().map(|w| py_str(w)).collect::<Vec<_>>().join(", ")
                         );
                     }
                 }
@@ -351,7 +353,7 @@ impl<'f> Printer<'f> {
             ExprKind::Int(v) => v.to_string(),
             ExprKind::Float(f) => format_float(f.get()),
             ExprKind::Bool(b) => if *b { "True" } else { "False" }.into(),
-            ExprKind::Str(s) => format!("{s:?}"),
+            ExprKind::Str(s) => py_str(s),
             ExprKind::DType(d) => format!("pl.{}", d.dsl_name()),
             ExprKind::Var(v) => self.name(*v),
             ExprKind::Sym(s) => s.clone(),
@@ -431,11 +433,30 @@ fn attr_plain(v: &Attr) -> String {
     match v {
         Attr::Int(n) => n.to_string(),
         Attr::Bool(b) => if *b { "True" } else { "False" }.into(),
-        Attr::Str(s) => format!("{s:?}"),
+        Attr::Str(s) => py_str(s),
         Attr::DType(d) => format!("pl.{}", d.dsl_name()),
         Attr::Float(f) => format_float(f.get()),
         Attr::Ints(xs) => format!("[{}]", xs.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(", ")),
     }
+}
+
+/// A Python string literal for `s` (double-quoted; control characters as `\xNN` escapes).
+fn py_str(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            c if (c as u32) < 0x20 || c as u32 == 0x7f => out.push_str(&format!("\\x{:02x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
 }
 
 fn sanitize(hint: &str) -> String {
