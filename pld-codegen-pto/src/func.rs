@@ -605,7 +605,9 @@ impl<'a> FnCx<'a> {
         let (rows, cols) = self.tile_dims(t)?;
         let loc = mlir::loc(t.memory).map_err(|m| self.err(m))?;
         let elem = mlir::elem(t.dtype).map_err(|m| self.err(m))?;
-        Ok(mlir::tile_buf(loc, elem, rows, cols))
+        let ty = mlir::tile_buf(loc, elem, rows, cols);
+        // A static column vector is a col_major tile (it pairs with a DN view).
+        Ok(if cols == 1 && rows > 1 { ty.replace("blayout=row_major", "blayout=col_major") } else { ty })
     }
 
     /// The element spelling of `d`, or a diagnostic.
@@ -1332,8 +1334,8 @@ impl<'a> FnCx<'a> {
                 }
                 Ok(())
             }
-            StmtKind::While { .. } => {
-                Err(self.err("while loops have no pto form yet; use a counted pl.range loop"))
+            StmtKind::While { iter_args, cond, body, results } => {
+                self.emit_while(iter_args, cond, body, results)
             }
             StmtKind::Scope { body, .. } => {
                 for s in &body.stmts {
@@ -1347,6 +1349,84 @@ impl<'a> FnCx<'a> {
             StmtKind::Yield(_) => Ok(()),
             StmtKind::Return(_) => Ok(()),
         }
+    }
+
+    /// `scf.while`: scalar carries are region arguments (condition region, then body region);
+    /// buffers are carried in place like in `for`.
+    fn emit_while(
+        &mut self,
+        iter_args: &[pld_ir::IterArg],
+        cond: &Expr,
+        body: &pld_ir::Block,
+        results: &[ValueId],
+    ) -> Result<(), Diagnostic> {
+        let mut scalars = Vec::new();
+        let mut carried = Vec::new();
+        for (k, a) in iter_args.iter().enumerate() {
+            match self.value(&a.init)? {
+                Val::Scalar { ssa, ty } => scalars.push((k, a.value, ssa, ty)),
+                other => {
+                    self.bind(a.value, other.clone());
+                    carried.push((k, other));
+                }
+            }
+        }
+        let tys: Vec<String> = scalars.iter().map(|(_, _, _, t)| t.name()).collect();
+        let tylist = tys.join(", ");
+        let mut before = Vec::new();
+        for (_, v, init, ty) in &scalars {
+            let n = self.named(&self.value_name(*v));
+            self.bind(*v, Val::Scalar { ssa: n.clone(), ty: *ty });
+            before.push((n, init.clone()));
+        }
+        let res = if scalars.is_empty() { None } else { Some(self.tmp()) };
+        let inits: Vec<String> = before.iter().map(|(n, i)| format!("{n} = {i}")).collect();
+        let lhs = match &res {
+            None => String::new(),
+            Some(r) if scalars.len() == 1 => format!("{r} = "),
+            Some(r) => format!("{r}:{} = ", scalars.len()),
+        };
+        self.line(format!("{lhs}scf.while ({}) : ({tylist}) -> ({tylist}) {{", inits.join(", ")));
+        self.indent += 1;
+        let c = self.scalar_as(cond, MTy::I1)?;
+        let names: Vec<String> = before.iter().map(|(n, _)| n.clone()).collect();
+        if names.is_empty() {
+            self.line(format!("scf.condition({c})"));
+        } else {
+            self.line(format!("scf.condition({c}) {} : {tylist}", names.join(", ")));
+        }
+        self.indent -= 1;
+        self.line("} do {");
+        let mut after = Vec::new();
+        for (_, v, _, ty) in &scalars {
+            let n = self.named(&format!("{}_body", self.value_name(*v)));
+            self.bind(*v, Val::Scalar { ssa: n.clone(), ty: *ty });
+            after.push(format!("{n}: {}", ty.name()));
+        }
+        if !after.is_empty() {
+            self.line(format!("^bb0({}):", after.join(", ")));
+        }
+        self.indent += 1;
+        let ys = self.emit_nested(&body.stmts)?.unwrap_or_default();
+        let kinds: Vec<(usize, MTy)> = scalars.iter().map(|(k, _, _, t)| (*k, *t)).collect();
+        self.yield_carried(&ys, &kinds, &carried)?;
+        if kinds.is_empty() {
+            self.line("scf.yield");
+        }
+        self.indent -= 1;
+        self.line("}");
+        for (j, (k, _, _, ty)) in scalars.iter().enumerate() {
+            if let (Some(r), Some(rv)) = (&res, results.get(*k)) {
+                let ssa = if scalars.len() == 1 { r.clone() } else { format!("{r}#{j}") };
+                self.bind(*rv, Val::Scalar { ssa, ty: *ty });
+            }
+        }
+        for (k, v) in carried {
+            if let Some(rv) = results.get(k) {
+                self.bind(*rv, v);
+            }
+        }
+        Ok(())
     }
 
     /// Ends a loop or branch body: `scf.yield` for scalar carries, `pto.tmov` into carried

@@ -319,3 +319,86 @@ fn scalar_reads_and_writes_use_view_strides() {
         "#,
     );
 }
+
+#[test]
+fn cast_write_and_column_vector_tiles() {
+    init();
+    let f = kernel(
+        "cw",
+        FunctionKind::Aiv,
+        &[
+            ("x", tensor(&[16, 64], DataType::FP32)),
+            ("h", tensor(&[16, 64], DataType::FP16)),
+            ("c", tensor(&[8, 1], DataType::FP32)),
+        ],
+        |b, p| {
+            let a = b.assign_op("a", "tile.load", vec![v(p[0]), ints(&[0, 0]), ints(&[16, 64])], vec![])?;
+            let h = b.assign_op(
+                "half",
+                "tile.cast",
+                vec![v(a)],
+                vec![("dtype", pld_ir::Attr::DType(DataType::FP16))],
+            )?;
+            let w = b.assign_op("w", "tile.write", vec![v(a), ints(&[1, 1]), Expr::float(3.0)], vec![])?;
+            b.assign_op("h2", "tile.store", vec![v(h), ints(&[0, 0]), v(p[1])], vec![])?;
+            b.assign_op("x2", "tile.store", vec![v(w), ints(&[0, 0]), v(p[0])], vec![])?;
+            b.assign_op("col", "tile.load", vec![v(p[2]), ints(&[0, 0]), ints(&[8, 1])], vec![])?;
+            Ok(())
+        },
+    );
+    let out = emit(&program(vec![f]));
+    check(
+        only(&out),
+        r#"
+        CHECK: %half = pto.alloc_tile
+        CHECK-SAME: dtype=f16, rows=16, cols=64
+        CHECK-NEXT: pto.tcvt ins(%a : !pto.tile_buf<loc=vec, dtype=f32
+        CHECK-SAME: outs(%half : !pto.tile_buf<loc=vec, dtype=f16
+        CHECK-NEXT: pto.tsetval ins(%c65_index, %c3p000000e0_f32 : index, f32) outs(%a :
+        CHECK: pto.tstore ins(%a
+        CHECK: %col = pto.alloc_tile
+        CHECK-SAME: rows=8, cols=1, v_row=?, v_col=?, blayout=col_major
+        CHECK: sizes = [%c8_index, %c1_index] : !pto.tensor_view<?x?xf32> -> !pto.partition_tensor_view<8x1xf32>
+        "#,
+    );
+}
+
+#[test]
+fn while_loops_carry_scalars_through_region_arguments() {
+    init();
+    let mut f = kernel("wl", FunctionKind::Aiv, &[("n", Type::Scalar(DataType::INDEX))], |_, _| Ok(()));
+    // while c < n: c = c + 1   (one scalar carry)
+    let n = f.params[0].value;
+    let c = f.values.add("c", Type::Scalar(DataType::INDEX), pld_ir::Span::DUMMY);
+    let r = f.values.add("c_out", Type::Scalar(DataType::INDEX), pld_ir::Span::DUMMY);
+    let cond = Expr::binary(BinOp::Lt, v(c), v(n));
+    let body = pld_ir::Block {
+        stmts: vec![pld_ir::Stmt::new(
+            pld_ir::StmtKind::Yield(vec![Expr::binary(BinOp::Add, v(c), Expr::int(1))]),
+            pld_ir::Span::DUMMY,
+        )],
+    };
+    f.body.stmts.push(pld_ir::Stmt::new(
+        pld_ir::StmtKind::While {
+            iter_args: vec![pld_ir::IterArg { value: c, init: Expr::int(0) }],
+            cond,
+            body,
+            results: vec![r],
+        },
+        pld_ir::Span::DUMMY,
+    ));
+    let out = emit(&program(vec![f]));
+    check(
+        only(&out),
+        r#"
+        CHECK: %0 = scf.while (%c = %c0_index) : (index) -> (index) {
+        CHECK-NEXT: %1 = arith.cmpi slt, %c, %arg0 : index
+        CHECK-NEXT: scf.condition(%1) %c : index
+        CHECK-NEXT: } do {
+        CHECK-NEXT: ^bb0(%c_body: index):
+        CHECK-NEXT: %2 = arith.addi %c_body, %c1_index : index
+        CHECK-NEXT: scf.yield %2 : index
+        CHECK-NEXT: }
+        "#,
+    );
+}

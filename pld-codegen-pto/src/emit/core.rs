@@ -192,6 +192,39 @@ fn emit_full(cx: &mut FnCx<'_>, call: &Call, targets: &[ValueId]) -> Result<Val,
     Ok(Val::Tile { ssa: dst, tile: tt })
 }
 
+/// `tile.cast(tile, dtype, mode=None)`: `pto.tcvt` into a tile of the new dtype; a rounding
+/// mode becomes `{rmode = #pto<round_mode CAST_…>}` on the source operand.
+fn emit_cast(cx: &mut FnCx<'_>, call: &Call, targets: &[ValueId]) -> Result<Val, Diagnostic> {
+    let (src, st) = cx.tile(cx.arg(call, 0, "tile")?, "tile.cast tile")?;
+    let rmode = match call.attr("mode").and_then(|a| a.as_str()) {
+        None => String::new(),
+        Some(m) => {
+            let k = match m.to_ascii_lowercase().as_str() {
+                "rint" => "CAST_RINT",
+                "round" => "CAST_ROUND",
+                "floor" => "CAST_FLOOR",
+                "ceil" => "CAST_CEIL",
+                "trunc" => "CAST_TRUNC",
+                "odd" => "CAST_ODD",
+                "none" => "CAST_NONE",
+                _ => {
+                    return Err(cx.err(format!(
+                        "tile.cast mode {m:?} has no pto rounding mode (rint, round, floor, ceil, trunc, odd, none)"
+                    )))
+                }
+            };
+            format!(" {{rmode = #pto<round_mode {k}>}}")
+        }
+    };
+    let tt = result_tile(cx, call)?;
+    let hint = cx.result_hint(targets, "cast");
+    let dst = cx.alloc_tile(&hint, &tt)?;
+    let (sty, dty) = (cx.tile_ty(&src, &st)?, cx.tile_ty(&dst, &tt)?);
+    cx.line(format!("pto.tcvt ins({src}{rmode} : {sty}) outs({dst} : {dty})"));
+    Ok(Val::Tile { ssa: dst, tile: tt })
+}
+
+register_emitter!("tile.cast", emit_cast);
 register_emitter!("tensor.view", emit_tensor_view);
 register_emitter!("tile.fillpad_inplace", emit_fillpad);
 register_emitter!("tile.set_validshape", emit_set_validshape);

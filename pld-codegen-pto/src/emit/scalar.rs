@@ -1,5 +1,6 @@
 //! Scalar element access: `tensor.read` / `tensor.write` through `pto.load_scalar` /
-//! `pto.store_scalar` on the tensor's GM pointer, and `tile.read` through `pto.tgetval`.
+//! `pto.store_scalar` on the tensor's GM pointer, `tile.read` / `tile.write` through
+//! `pto.tgetval` / `pto.tsetval` at the row-major element offset.
 //!
 //! Guarantees: the element offset is the index tuple dotted with the view's strides (the same
 //! strides its `make_tensor_view` uses, so DN views stay correct); the scalar type equals the
@@ -69,19 +70,22 @@ fn emit_tensor_write(cx: &mut FnCx<'_>, call: &Call, _targets: &[ValueId]) -> Re
     Ok(Val::Tensor(t))
 }
 
-fn emit_tile_read(cx: &mut FnCx<'_>, call: &Call, targets: &[ValueId]) -> Result<Val, Diagnostic> {
-    let (ts, tt) = cx.tile(cx.arg(call, 0, "tile")?, "tile.read tile")?;
-    let idx = cx.tuple_arg(call, 1, "indices")?.to_vec();
-    let (_, cols) = cx.tile_dims(&tt)?;
+/// The row-major element offset of `idx` inside a tile buffer.
+fn tile_offset(cx: &mut FnCx<'_>, tt: &pld_ir::TileType, idx: &[Expr]) -> Result<String, Diagnostic> {
+    let Some(shape) = tt.static_shape() else {
+        return Err(cx.err("scalar tile access needs a static tile shape"));
+    };
+    if idx.len() != shape.len() {
+        return Err(cx.err(format!("tile indices rank must match the tile rank {}", shape.len())));
+    }
     let mut flat = Idx::Const(0);
-    let n = idx.len();
     for (k, e) in idx.iter().enumerate() {
         let i = match e.as_int() {
             Some(v) => Idx::Const(v),
             None => Idx::Ssa(cx.scalar_as(e, MTy::Index)?),
         };
-        // Leading dims fold into rows; the row stride of the 2-D buffer is `cols`.
-        let scaled = if k + 1 == n { i } else { cx.mul_idx(&i, &Idx::Const(cols)) };
+        let stride: i64 = shape[k + 1..].iter().product();
+        let scaled = cx.mul_idx(&i, &Idx::Const(stride));
         flat = match (&flat, &scaled) {
             (Idx::Const(0), _) => scaled.clone(),
             (_, Idx::Const(0)) => flat.clone(),
@@ -94,7 +98,13 @@ fn emit_tile_read(cx: &mut FnCx<'_>, call: &Call, targets: &[ValueId]) -> Result
             }
         };
     }
-    let off = cx.idx(&flat);
+    Ok(cx.idx(&flat))
+}
+
+fn emit_tile_read(cx: &mut FnCx<'_>, call: &Call, targets: &[ValueId]) -> Result<Val, Diagnostic> {
+    let (ts, tt) = cx.tile(cx.arg(call, 0, "tile")?, "tile.read tile")?;
+    let idx = cx.tuple_arg(call, 1, "indices")?.to_vec();
+    let off = tile_offset(cx, &tt, &idx)?;
     let ty = MTy::of_scalar(tt.dtype).map_err(|m| cx.err(m))?;
     let tty = cx.tile_ty(&ts, &tt)?;
     let hint = cx.result_hint(targets, "elem");
@@ -103,6 +113,18 @@ fn emit_tile_read(cx: &mut FnCx<'_>, call: &Call, targets: &[ValueId]) -> Result
     Ok(Val::Scalar { ssa: r, ty })
 }
 
+fn emit_tile_write(cx: &mut FnCx<'_>, call: &Call, _targets: &[ValueId]) -> Result<Val, Diagnostic> {
+    let (ts, tt) = cx.tile(cx.arg(call, 0, "tile")?, "tile.write tile")?;
+    let idx = cx.tuple_arg(call, 1, "indices")?.to_vec();
+    let ty = MTy::of_scalar(tt.dtype).map_err(|m| cx.err(m))?;
+    let v = cx.scalar_as(cx.arg(call, 2, "value")?, ty)?;
+    let off = tile_offset(cx, &tt, &idx)?;
+    let tty = cx.tile_ty(&ts, &tt)?;
+    cx.line(format!("pto.tsetval ins({off}, {v} : index, {}) outs({ts} : {tty})", ty.name()));
+    Ok(Val::Tile { ssa: ts, tile: tt })
+}
+
+register_emitter!("tile.write", emit_tile_write);
 register_emitter!("tensor.read", emit_tensor_read);
 register_emitter!("tensor.write", emit_tensor_write);
 register_emitter!("tile.read", emit_tile_read);
