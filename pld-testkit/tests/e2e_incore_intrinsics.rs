@@ -220,3 +220,88 @@ fn incore_signal_reuse_back_to_back() {
         }
     }
 }
+
+const A2AV: &str = r#"
+import pypto.language as pl
+import pypto.language.distributed as pld
+
+SIZE = 64
+MAXR = 4
+NR = __NR__
+TOTAL = NR * MAXR
+
+@pl.program
+class A2AV:
+    @pl.function(type=pl.FunctionType.InCore)
+    def step(self, inp: pl.Tensor[[TOTAL, SIZE], pl.FP32], counts: pl.Tensor[[NR, 1], pl.INT32],
+             out: pl.Out[pl.Tensor[[TOTAL, SIZE], pl.FP32]], recv_out: pl.Out[pl.Tensor[[NR, 1], pl.INT32]],
+             data: pl.InOut[pld.DistributedTensor[[TOTAL, SIZE], pl.FP32]],
+             signal: pl.InOut[pld.DistributedTensor[[NR, 1], pl.INT32]],
+             recv: pl.InOut[pld.DistributedTensor[[NR, 1], pl.INT32]]):
+        res = pld.tensor.all_to_all_v(inp, data, signal, counts, recv)
+        t = pl.load(res, [0, 0], [TOTAL, SIZE])
+        pl.store(t, [0, 0], out)
+        c = pl.load(recv, [0, 0], [NR, 1])
+        pl.store(c, [0, 0], recv_out)
+        return out, recv_out
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def chip(self, inp: pl.Tensor[[TOTAL, SIZE], pl.FP32], counts: pl.Tensor[[NR, 1], pl.INT32],
+             out: pl.Out[pl.Tensor[[TOTAL, SIZE], pl.FP32]], recv_out: pl.Out[pl.Tensor[[NR, 1], pl.INT32]],
+             data: pl.InOut[pld.DistributedTensor[[TOTAL, SIZE], pl.FP32]],
+             signal: pl.InOut[pld.DistributedTensor[[NR, 1], pl.INT32]],
+             recv: pl.InOut[pld.DistributedTensor[[NR, 1], pl.INT32]]):
+        out, recv_out = self.step(inp, counts, out, recv_out, data, signal, recv)
+        return out, recv_out
+
+    @pl.function(level=pl.Level.HOST, role=pl.Role.Orchestrator)
+    def host(self, inputs: pl.Tensor[[NR, TOTAL, SIZE], pl.FP32], send_counts: pl.Tensor[[NR, NR, 1], pl.INT32],
+             outputs: pl.Out[pl.Tensor[[NR, TOTAL, SIZE], pl.FP32]], recv_outs: pl.Out[pl.Tensor[[NR, NR, 1], pl.INT32]]):
+        data_buf = pld.alloc_window_buffer(TOTAL * SIZE * 4, name="data")
+        sig_buf = pld.alloc_window_buffer(NR * 4, name="signal")
+        recv_buf = pld.alloc_window_buffer(NR * 4, name="recv_counts")
+        for r in pl.range(pld.world_size()):
+            data = pld.window(data_buf, [TOTAL, SIZE], dtype=pl.FP32)
+            signal = pld.window(sig_buf, [NR, 1], dtype=pl.INT32)
+            recv = pld.window(recv_buf, [NR, 1], dtype=pl.INT32)
+            self.chip(inputs[r], send_counts[r], outputs[r], recv_outs[r], data, signal, recv, device=r)
+"#;
+
+#[test]
+fn incore_all_to_all_v_direct_and_lowered_with_negative_counts() {
+    const MAXR: usize = 4;
+    for p in [2, 3, 4, 8] {
+        let direct = parse(&A2AV.replace("__NR__", &p.to_string()));
+        let low = lower(&direct).unwrap_or_else(|d| panic!("a2av pipeline: {:?}", d.iter().map(|x| x.message.clone()).collect::<Vec<_>>()));
+        let per: Vec<Vec<f64>> = (0..p)
+            .map(|r| (0..p * MAXR).flat_map(|row| (0..64).map(move |j| (1000 * r + 100 * (row / MAXR) + 10 * (row % MAXR) + j % 10) as f64)).collect())
+            .collect();
+        let count_sets: Vec<Vec<Vec<i64>>> = vec![
+            (0..p).map(|_| (0..p).map(|d| (p - d) as i64).collect()).collect(),
+            (0..p).map(|r| (0..p).map(|d| [-3, 0, 4, 9][(r + d) % 4]).collect()).collect(),
+        ];
+        for cnt in count_sets {
+            let cnt_f: Vec<Vec<f64>> = cnt.iter().map(|c| c.iter().map(|&x| x as f64).collect()).collect();
+            let inp = inputs(vec![("inputs", stack(DataType::FP32, &per, &[p * MAXR, 64])), ("send_counts", stack(DataType::INT32, &cnt_f, &[p, 1]))]);
+            let want = gold::all_to_all_v(&per, &cnt, MAXR, 64);
+            for (prog, level) in [(&direct, "direct"), (&low, "lowered")] {
+                let what = format!("a2av {level} P={p} counts {cnt:?}");
+                let out = run_ok(prog, "host", p, &inp, Schedule::Deterministic, &what);
+                let got = unstack(&out.outputs["outputs"]);
+                let recv = unstack(&out.outputs["recv_outs"]);
+                for r in 0..p {
+                    let rc: Vec<i64> = recv[r].iter().map(|&x| x as i64).collect();
+                    assert_eq!(rc, want[r].0, "{what}: recv_counts rank {r} (a negative count publishes 0)");
+                    for (i, w) in want[r].1.iter().enumerate() {
+                        if let Some(v) = w {
+                            assert_eq!(got[r][i], *v, "{what}: rank {r} element {i}");
+                        }
+                    }
+                    let rows: i64 = (0..p).filter(|&d| d != r).map(|d| cnt[r][d].clamp(0, MAXR as i64)).sum();
+                    let moved: u64 = out.stats.remote_bytes.iter().filter(|((k, op), _)| *k == r && (op.contains("put") || op.contains("all_to_all_v"))).map(|(_, b)| b).sum();
+                    assert_eq!(moved, rows as u64 * 64 * 4, "{what}: rank {r} pushed exactly the clamped rows; {:?}", out.stats.remote_bytes);
+                }
+            }
+        }
+    }
+}
