@@ -11,6 +11,7 @@ use crate::passes::*;
 
 /// Every pass, in execution order.
 pub static PIPELINE: &[&dyn Pass] = &[
+    &OutlineIncoreScopes,
     &SynthesizeAllReduceSignals,
     &ConvertTensorToTileOps,
     &LowerL2TensorCollectives,
@@ -26,6 +27,7 @@ pub static PIPELINE: &[&dyn Pass] = &[
 
 /// The names of the passes, in execution order.
 pub static PASS_NAMES: &[&str] = &[
+    "OutlineIncoreScopes",
     "SynthesizeAllReduceSignals",
     "ConvertTensorToTileOps",
     "LowerL2TensorCollectives",

@@ -10,6 +10,7 @@ mod lower_host_tensor_collectives;
 mod lower_l2_tensor_collectives;
 mod materialize_comm_domain_scopes;
 mod materialize_dist_tensor_ctx;
+mod outline_incore_scopes;
 mod synthesize_allreduce_signals;
 
 pub use convert_tensor_to_tile_ops::ConvertTensorToTileOps;
@@ -22,4 +23,5 @@ pub use lower_host_tensor_collectives::LowerHostTensorCollectives;
 pub use lower_l2_tensor_collectives::LowerL2TensorCollectives;
 pub use materialize_comm_domain_scopes::MaterializeCommDomainScopes;
 pub use materialize_dist_tensor_ctx::MaterializeDistTensorCtx;
+pub use outline_incore_scopes::OutlineIncoreScopes;
 pub use synthesize_allreduce_signals::SynthesizeAllReduceSignals;

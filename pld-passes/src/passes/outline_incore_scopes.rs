@@ -1,0 +1,315 @@
+//! `OutlineIncoreScopes`: `pl.at(...)` regions become InCore functions.
+//!
+//! Afterwards: no `pl.at` region (other than a placement stamp) remains in a host, chip or
+//! opaque function. Each region became a fresh InCore function `<caller>_incore_<k>` whose
+//! parameters are the values the region reads from outside (in first-definition order, all
+//! `In`; written ones are upgraded by `ConvertTensorToTileOps`) and whose results are the
+//! values it defines that are used after it; the region is replaced by a call of it. A
+//! region holding `pl.split_aiv` regions marks the function `split_aiv=True`.
+//!
+//! Deferred waiters: a region containing `pld.system.defer_wait` must be a top-level
+//! CORE_GROUP region of its function (not nested in a loop, branch or another scope), carry
+//! no `predicate` and no `allow_early_resolve=True`, export nothing, and satisfy the body
+//! contract (registrations, scalar bookkeeping and control flow only; at most 64
+//! registrations); its function is marked `deferred_completion_waiter=True`.
+
+use crate::ops::DEFER_WAIT;
+use crate::pass::{Pass, PassCx, Property};
+use crate::util::{for_each_call, is_placement_stamp, used_values};
+use pld_ir::{
+    Attr, Block, Call, Callee, Diagnostic, Diagnostics, Direction, Expr, ExprKind, Function, FunctionKind,
+    Param, Program, ScopeKind, Stmt, StmtKind, Type, ValueId, Values,
+};
+use std::collections::{HashMap, HashSet};
+
+/// See the module docs.
+pub struct OutlineIncoreScopes;
+
+impl Pass for OutlineIncoreScopes {
+    fn name(&self) -> &'static str {
+        "OutlineIncoreScopes"
+    }
+    fn produced(&self) -> &'static [Property] {
+        &[Property::SplitIncoreOrch]
+    }
+    fn run(&self, program: &mut Program, _cx: &mut PassCx) -> Result<(), Diagnostics> {
+        let mut taken: HashSet<String> = program.functions.iter().map(|f| f.name.clone()).collect();
+        let mut diags = Diagnostics::new();
+        let mut outlined = Vec::new();
+        for f in program.functions.iter_mut().filter(|f| !f.kind.is_incore()) {
+            let mut body = std::mem::take(&mut f.body);
+            let whole = body.clone();
+            outline_block(&mut body, f, &whole, 0, &mut taken, &mut outlined, &mut diags);
+            f.body = body;
+        }
+        program.functions.extend(outlined);
+        diags.into_result(())
+    }
+}
+
+fn is_region(s: &Stmt) -> bool {
+    matches!(s.kind, StmtKind::Scope { kind: ScopeKind::At, .. }) && !is_placement_stamp(s)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn outline_block(
+    block: &mut Block,
+    f: &mut Function,
+    whole: &Block,
+    depth: usize,
+    taken: &mut HashSet<String>,
+    out: &mut Vec<Function>,
+    diags: &mut Diagnostics,
+) {
+    let old = std::mem::take(&mut block.stmts);
+    for mut s in old {
+        if !is_region(&s) {
+            for b in s.blocks_mut() {
+                outline_block(b, f, whole, depth + 1, taken, out, diags);
+            }
+            block.stmts.push(s);
+            continue;
+        }
+        match outline(&s, f, whole, depth, taken) {
+            Ok((func, call)) => {
+                out.push(func);
+                block.stmts.push(call);
+            }
+            Err(d) => {
+                diags.push(d);
+                block.stmts.push(s);
+            }
+        }
+    }
+}
+
+fn level_ok(attrs: &[(String, Attr)]) -> bool {
+    match attrs.iter().find(|(k, _)| k == "level").map(|(_, v)| v) {
+        None => true,
+        Some(Attr::Str(s)) => s.contains("CORE_GROUP") || s.contains("InCore") || s.contains("INCORE"),
+        Some(_) => true,
+    }
+}
+
+fn outline(
+    s: &Stmt,
+    f: &mut Function,
+    whole: &Block,
+    depth: usize,
+    taken: &mut HashSet<String>,
+) -> Result<(Function, Stmt), Diagnostic> {
+    let StmtKind::Scope { attrs, body, .. } = &s.kind else {
+        return Err(Diagnostic::error(s.span, "internal: not a region"));
+    };
+    if !level_ok(attrs) {
+        return Err(Diagnostic::error(
+            s.span,
+            "only pl.at(level=pl.Level.CORE_GROUP) regions are outlined by this pipeline",
+        ));
+    }
+    let mut has_waiter = false;
+    for_each_call(body, &mut |c, _| has_waiter |= c.callee.name() == DEFER_WAIT);
+    // Values defined in the region (anywhere) and at its top level (visible after it).
+    let mut inner_defs: HashSet<ValueId> = HashSet::new();
+    body.walk(&mut |x| inner_defs.extend(x.defs()));
+    let top_defs: Vec<ValueId> = body.stmts.iter().flat_map(|x| x.defs()).collect();
+    // Free values: used inside (expressions and the types of inner values), defined outside.
+    let mut free: Vec<ValueId> = used_values(body).into_iter().filter(|v| !inner_defs.contains(v)).collect();
+    for &d in &inner_defs {
+        for v in type_uses(f.values.ty(d)) {
+            if !inner_defs.contains(&v) && !free.contains(&v) {
+                free.push(v);
+            }
+        }
+    }
+    free.sort();
+    // Outputs: top-level definitions used outside the region.
+    let mut outside = whole.clone();
+    remove_stmt(&mut outside, s);
+    let used_after = used_values(&outside);
+    let outputs: Vec<ValueId> = top_defs.iter().copied().filter(|v| used_after.contains(v)).collect();
+    if has_waiter {
+        if depth > 0 {
+            return Err(Diagnostic::error(
+                s.span,
+                "pld.system.defer_wait must be the body of a CORE_GROUP / InCore task at the top level of its function, not nested in a loop, branch or another scope",
+            ));
+        }
+        if attrs.iter().any(|(k, _)| k == "predicate") {
+            return Err(Diagnostic::error(
+                s.span,
+                "a deferred waiter task must not carry a dispatch predicate",
+            ));
+        }
+        if attrs.iter().any(|(k, v)| k == "allow_early_resolve" && v.as_bool() == Some(true)) {
+            return Err(Diagnostic::error(
+                s.span,
+                "a deferred waiter task must not set allow_early_resolve=True",
+            ));
+        }
+        crate::waiter::validate_waiter_body(body, &f.values)?;
+        if !outputs.is_empty() {
+            return Err(Diagnostic::error(
+                s.span,
+                "a deferred waiter task exports nothing; its values are not visible after it",
+            ));
+        }
+    }
+    let name = crate::util::fresh_name(taken, &format!("{}_incore_0", f.name));
+    let mut g = Function::new(name.clone(), FunctionKind::InCore);
+    g.span = s.span;
+    let mut map: HashMap<ValueId, ValueId> = HashMap::new();
+    for &v in &free {
+        let d = f.values.get(v).cloned();
+        let (n, ty, sp) = d.map_or(("arg".to_string(), Type::Unknown, s.span), |d| (d.name, d.ty, d.span));
+        let nv = g.values.add(n, ty, sp);
+        map.insert(v, nv);
+        g.params.push(Param { value: nv, dir: Direction::In });
+    }
+    let mut new_body = body.clone();
+    remap_block(&mut new_body, &f.values, &mut g.values, &mut map);
+    // Types of new values may mention outer values: remap them too.
+    let ids: Vec<ValueId> = g.values.iter().map(|(v, _)| v).collect();
+    for v in ids {
+        if let Some(d) = g.values.get_mut(v) {
+            remap_type(&mut d.ty, &map);
+        }
+    }
+    let ret_vals: Vec<Expr> = outputs.iter().map(|v| Expr::var(map[v])).collect();
+    g.ret = outputs.iter().map(|v| f.values.ty(*v).clone()).collect();
+    new_body.stmts.push(Stmt::new(StmtKind::Return(ret_vals), s.span));
+    g.body = new_body;
+    if has_waiter {
+        g.attrs.push(("deferred_completion_waiter".into(), Attr::Bool(true)));
+    }
+    let mut split = false;
+    g.body.walk(&mut |x| split |= matches!(x.kind, StmtKind::Scope { kind: ScopeKind::SplitAiv { .. }, .. }));
+    if split {
+        g.attrs.push(("split_aiv".into(), Attr::Bool(true)));
+    }
+    let call = Call {
+        callee: Callee::Func(name),
+        args: free.iter().map(|v| Expr::var(*v)).collect(),
+        attrs: Vec::new(),
+        device: None,
+        ty: g.call_type(),
+    };
+    let call = Expr::new(ExprKind::Call(Box::new(call)), s.span);
+    let stmt = if outputs.is_empty() {
+        Stmt::new(StmtKind::Eval(call), s.span)
+    } else {
+        Stmt::new(StmtKind::Assign { targets: outputs, value: call }, s.span)
+    };
+    Ok((g, stmt))
+}
+
+fn remove_stmt(block: &mut Block, target: &Stmt) -> bool {
+    if let Some(i) = block.stmts.iter().position(|x| x == target) {
+        block.stmts.remove(i);
+        return true;
+    }
+    block.stmts.iter_mut().any(|x| x.blocks_mut().into_iter().any(|b| remove_stmt(b, target)))
+}
+
+fn type_uses(t: &Type) -> Vec<ValueId> {
+    let mut out = Vec::new();
+    let mut dims = |ds: &[Expr]| ds.iter().for_each(|d| out.extend(d.uses()));
+    match t {
+        Type::Tensor(t) => {
+            dims(&t.shape);
+            if let Some(v) = &t.view {
+                dims(&v.valid_shape);
+                dims(&v.stride);
+            }
+        }
+        Type::DistTensor(d) => {
+            dims(&d.tensor.shape);
+            if let Some(v) = &d.tensor.view {
+                dims(&v.valid_shape);
+                dims(&v.stride);
+            }
+        }
+        Type::Tile(t) => {
+            dims(&t.shape);
+            dims(&t.valid_shape);
+        }
+        Type::Tuple(items) => {
+            for i in items {
+                out.extend(type_uses(i));
+            }
+        }
+        _ => {}
+    }
+    out
+}
+
+fn remap_expr(e: &mut Expr, map: &HashMap<ValueId, ValueId>) {
+    e.walk_mut(&mut |x| match &mut x.kind {
+        ExprKind::Var(v) => {
+            if let Some(n) = map.get(v) {
+                *v = *n;
+            }
+        }
+        ExprKind::Call(c) => remap_type(&mut c.ty, map),
+        _ => {}
+    });
+}
+
+fn remap_type(t: &mut Type, map: &HashMap<ValueId, ValueId>) {
+    let dims = |ds: &mut Vec<Expr>| ds.iter_mut().for_each(|d| remap_expr(d, map));
+    match t {
+        Type::Tensor(t) => {
+            dims(&mut t.shape);
+            if let Some(v) = &mut t.view {
+                dims(&mut v.valid_shape);
+                dims(&mut v.stride);
+            }
+        }
+        Type::DistTensor(d) => {
+            dims(&mut d.tensor.shape);
+            if let Some(v) = &mut d.tensor.view {
+                dims(&mut v.valid_shape);
+                dims(&mut v.stride);
+            }
+        }
+        Type::Tile(t) => {
+            dims(&mut t.shape);
+            dims(&mut t.valid_shape);
+        }
+        Type::Tuple(items) => items.iter_mut().for_each(|i| remap_type(i, map)),
+        _ => {}
+    }
+}
+
+/// Moves `block` from the arena `src` into `dst`: every value it defines gets a new id in
+/// `dst` (recorded in `map`), every use is rewritten through `map`.
+fn remap_block(block: &mut Block, src: &Values, dst: &mut Values, map: &mut HashMap<ValueId, ValueId>) {
+    block.walk_mut(&mut |s| {
+        let mut def = |v: &mut ValueId| {
+            let n = *map.entry(*v).or_insert_with(|| {
+                let (n, ty, sp) =
+                    src.get(*v).cloned().map_or(("v".to_string(), Type::Unknown, pld_ir::Span::DUMMY), |d| {
+                        (d.name, d.ty, d.span)
+                    });
+                dst.add(n, ty, sp)
+            });
+            *v = n;
+        };
+        match &mut s.kind {
+            StmtKind::Assign { targets, .. } => targets.iter_mut().for_each(&mut def),
+            StmtKind::For { var, iter_args, results, .. } => {
+                def(var);
+                iter_args.iter_mut().for_each(|a| def(&mut a.value));
+                results.iter_mut().for_each(&mut def);
+            }
+            StmtKind::While { iter_args, results, .. } => {
+                iter_args.iter_mut().for_each(|a| def(&mut a.value));
+                results.iter_mut().for_each(&mut def);
+            }
+            StmtKind::If { results, .. } => results.iter_mut().for_each(&mut def),
+            StmtKind::Scope { kind: ScopeKind::SplitAiv { lane: Some(l) }, .. } => def(l),
+            _ => {}
+        }
+    });
+    block.walk_mut(&mut |s| s.for_each_expr_mut(&mut |e| remap_expr(e, map)));
+}
