@@ -8,7 +8,12 @@
 //! Registration happens at link time, so a binary or test must link this crate: reference
 //! [`LINKED`] (or write `use pld_ops as _;`) from every final artifact that needs the ops.
 //!
-//! Families: [`core`] (non-distributed tile/tensor ops), [`window`].
+//! Families: [`window`] (windows and the comm context), [`tile_remote`] (remote_load,
+//! remote_store at both levels), [`put_get`] (TPUT/TGET and their internal staging forms),
+//! [`collectives`] (the seven collectives and the internal `builtin.tensor.*` forms),
+//! [`system_sync`] (notify, wait, defer_wait) and [`core`] (the non-distributed tile/tensor
+//! ops the programs and lowerings use). [`lowering`] holds the lowerings, registered apart
+//! from the op records with `register_lowering!`.
 
 pub mod collectives;
 pub mod core;

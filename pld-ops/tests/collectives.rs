@@ -515,3 +515,129 @@ fn builtins_are_internal_with_their_rules() {
         "input must be a DistributedTensor",
     );
 }
+
+#[test]
+fn builtin_rules_one_negative_each() {
+    pld_testkit::init();
+    let fp32 = || ("dtype", Attr::DType(FP32));
+    let b = "builtin.tensor.allreduce";
+    let req = |core: i64| vec![("op", int(0)), fp32(), ("core_num", int(core))];
+    err(host(&[dt(&[16], FP32), dt(&[4], INT32)], b, |v| v.to_vec(), req(0)), "core_num must be positive");
+    err(
+        host(
+            &[dt(&[16], BF16), dt(&[4], INT32)],
+            b,
+            |v| v.to_vec(),
+            vec![("op", int(0)), ("dtype", Attr::DType(BF16)), ("core_num", int(1))],
+        ),
+        "FP16 or FP32",
+    );
+    err(host(&[dt(&[16], FP32), dt(&[4], FP32)], b, |v| v.to_vec(), req(1)), "INT32");
+    err(host(&[dt(&[16], FP32), dt(&[4, 2, 1], INT32)], b, |v| v.to_vec(), req(1)), "rank 1 or 2");
+    err(
+        host(&[dt(&[16], FP32), dt(&[4], INT32)], b, |v| v.to_vec(), vec![("op", int(0)), fp32()]),
+        "missing kwarg 'core_num'",
+    );
+    err(
+        host(
+            &[dt(&[16], FP32), dt(&[4], INT32)],
+            b,
+            |v| v.to_vec(),
+            vec![("op", int(7)), fp32(), ("core_num", int(1))],
+        ),
+        "op must be ReduceOp.Sum",
+    );
+    let r = "builtin.tensor.allreduce_ring";
+    err(
+        host(&[dt(&[1, 64], FP32), dt(&[35, 17], INT32)], r, |v| v.to_vec(), vec![("op", int(0)), fp32()]),
+        "at most 16 ranks",
+    );
+    err(
+        host(&[dt(&[1, 64], FP32), dt(&[7], INT32)], r, |v| v.to_vec(), vec![("op", int(0)), fp32()]),
+        "rank 2",
+    );
+    let dyn_src = Type::dist_tensor(vec![Expr::int(1), Expr::sym("n")], FP32);
+    err(
+        host(&[dyn_src, dt(&[7, 4], INT32)], r, |v| v.to_vec(), vec![("op", int(0)), fp32()]),
+        "fully static",
+    );
+    err(host(&[dt(&[4], FP32)], "builtin.tensor.barrier", |v| v.to_vec(), vec![]), "INT32");
+    err(
+        host(&[tensor(&[4], INT32)], "builtin.tensor.barrier", |v| v.to_vec(), vec![]),
+        "signal must be a DistributedTensor",
+    );
+    let bc = "builtin.tensor.broadcast";
+    err(
+        host(&[dt(&[1, 64], FP32), dt(&[4], INT32)], bc, |v| v.to_vec(), vec![("root", int(-1)), fp32()]),
+        "root rank must be non-negative",
+    );
+    err(
+        host(&[dt(&[1, 64], FP32), dt(&[4, 1], INT32)], bc, |v| v.to_vec(), vec![("root", int(0)), fp32()]),
+        "rank-1",
+    );
+    let rs = "builtin.tensor.reduce_scatter";
+    err(
+        host(&[dt(&[4, 64], FP32), dt(&[4], INT32)], rs, |v| v.to_vec(), vec![("op", int(1)), fp32()]),
+        "only ReduceOp.Sum",
+    );
+    err(
+        host(
+            &[dt(&[4, 64], FP16), dt(&[4], INT32)],
+            rs,
+            |v| v.to_vec(),
+            vec![("op", int(0)), ("dtype", Attr::DType(FP16))],
+        ),
+        "only FP32",
+    );
+    err(
+        host(&[dt(&[4, 64], FP32), dt(&[4, 1], INT32)], rs, |v| v.to_vec(), vec![("op", int(0)), fp32()]),
+        "rank-1",
+    );
+    let ag = "builtin.tensor.allgather";
+    err(
+        host(&[dt(&[2, 64], FP32), dt(&[4, 64], FP32), dt(&[4], INT32)], ag, |v| v.to_vec(), vec![fp32()]),
+        "[1, SIZE]",
+    );
+    err(
+        host(&[dt(&[1, 32], FP32), dt(&[4, 64], FP32), dt(&[4], INT32)], ag, |v| v.to_vec(), vec![fp32()]),
+        "SIZE",
+    );
+    err(
+        host(
+            &[dt(&[1, 64], FP16), dt(&[4, 64], FP16), dt(&[4], INT32)],
+            ag,
+            |v| v.to_vec(),
+            vec![("dtype", Attr::DType(FP16))],
+        ),
+        "only FP32",
+    );
+    err(
+        host(&[dt(&[1, 64], FP32), dt(&[4, 64], FP32), dt(&[4], INT32)], ag, |v| v.to_vec(), vec![]),
+        "missing kwarg 'dtype'",
+    );
+    let a2a = "builtin.tensor.all_to_all";
+    err(
+        host(&[dt(&[4, 64], FP32), dt(&[2, 64], FP32), dt(&[4], INT32)], a2a, |v| v.to_vec(), vec![fp32()]),
+        "first dimension",
+    );
+    err(
+        host(
+            &[dt(&[4, 64], FP32), dt(&[4, 64], FP32), dt(&[4, 3], INT32)],
+            a2a,
+            |v| v.to_vec(),
+            vec![fp32()],
+        ),
+        "second dimension must be 1",
+    );
+    let mut p = a2av_base();
+    p[0] = dt(&[8, 64], FP32);
+    err(
+        host(&p, "builtin.tensor.all_to_all_v", |v| v.to_vec(), vec![fp32()]),
+        "send_counts must be a DistributedTensor",
+    );
+    p[3] = dt(&[2, 1], INT32);
+    err(
+        host(&p, "builtin.tensor.all_to_all_v", |v| v.to_vec(), vec![("dtype", Attr::DType(FP16))]),
+        "dtype kwarg (fp16) must match target dtype (fp32)",
+    );
+}
