@@ -173,6 +173,31 @@ pub fn eval_const(file: FileId, env: &ConstEnv, e: &ast::Expr) -> Option<Expr> {
                 _ => None,
             }
         }
+        ast::Expr::Compare(c) => {
+            let ([op], [rhs]) = (c.ops.as_slice(), c.comparators.as_slice()) else { return None };
+            let op = match op {
+                ast::CmpOp::Eq => BinOp::Eq,
+                ast::CmpOp::NotEq => BinOp::Ne,
+                ast::CmpOp::Lt => BinOp::Lt,
+                ast::CmpOp::LtE => BinOp::Le,
+                ast::CmpOp::Gt => BinOp::Gt,
+                ast::CmpOp::GtE => BinOp::Ge,
+                _ => return None,
+            };
+            let l = eval_const(file, env, &c.left)?;
+            let r = eval_const(file, env, rhs)?;
+            let v = op.fold_int(l.as_int()?, r.as_int()?)?;
+            Some(Expr::new(ExprKind::Bool(v != 0), span))
+        }
+        ast::Expr::IfExp(i) => {
+            let test = eval_const(file, env, &i.test)?;
+            let taken = match test.kind {
+                ExprKind::Bool(b) => b,
+                ExprKind::Int(v) => v != 0,
+                _ => return None,
+            };
+            eval_const(file, env, if taken { &i.body } else { &i.orelse }).map(|x| x.at(span))
+        }
         ast::Expr::List(l) => tuple(file, env, &l.elts, span),
         ast::Expr::Tuple(t) => tuple(file, env, &t.elts, span),
         ast::Expr::Call(call) => {
@@ -251,6 +276,15 @@ pub fn visit_names(e: &ast::Expr, f: &mut dyn FnMut(&str)) {
         ast::Expr::Subscript(s) => {
             visit_names(&s.value, f);
             visit_names(&s.slice, f);
+        }
+        ast::Expr::Compare(c) => {
+            visit_names(&c.left, f);
+            c.comparators.iter().for_each(|x| visit_names(x, f));
+        }
+        ast::Expr::IfExp(i) => {
+            visit_names(&i.test, f);
+            visit_names(&i.body, f);
+            visit_names(&i.orelse, f);
         }
         _ => {}
     }

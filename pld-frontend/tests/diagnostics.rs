@@ -400,3 +400,23 @@ fn decorator_attributes_and_host_callbacks() {
     assert_eq!(check.attr("role"), Some(&pld_ir::Attr::Str("SubWorker".into())));
     assert_eq!(check.params.len(), 1);
 }
+
+#[test]
+fn builder_locals_fold_conditionals_and_control_flow_bindings() {
+    let _ = pld_ops::registry();
+    let body = "def build(n: int, cols=16):\n    rows = 8 if n == 1 else 2\n    if n > 4:\n        extra = 3\n    else:\n        extra = 5\n\n    @pl.program\n    class B:\n        @pl.function(type=pl.FunctionType.InCore)\n        def k(self, t: pl.Tensor[[rows, cols * extra], pl.FP32]):\n            return\n\n    return B\n";
+    let src = format!("{HEAD}{body}");
+    let shape = |bindings: Vec<(String, String)>| {
+        let opts = ParseOptions { bindings, ..ParseOptions::default() };
+        let mut sm = SourceMap::new();
+        let p = parse_program(&mut sm, "b.py", &src, &opts).map_err(|d| d.0[0].message.clone())?;
+        Ok::<_, String>(p.functions[0].param_types()[0].shape().and_then(pld_ir::types::static_dims))
+    };
+    assert_eq!(shape(vec![("n".into(), "1".into()), ("extra".into(), "3".into())]), Ok(Some(vec![8, 48])));
+    assert_eq!(shape(vec![("n".into(), "7".into()), ("extra".into(), "5".into())]), Ok(Some(vec![2, 80])));
+    assert_eq!(
+        shape(vec![("n".into(), "7".into())]),
+        Err("`extra` is assigned under Python control flow in `build`; its value is only known at run time"
+            .into())
+    );
+}
