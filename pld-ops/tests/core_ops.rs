@@ -27,6 +27,27 @@ fn load_yields_vec_tile_with_valid_shape() {
 }
 
 #[test]
+fn padded_load_reads_only_its_valid_region() {
+    // e2e 2.1, size 1: an [8, 1] tile with valid [1, 1] loads from a [1, 1] window.
+    let t = ok(call(
+        &[dt(&[1, 1], FP32)],
+        "tile.load",
+        |v| vec![v[0].clone(), ints(&[0, 0]), ints(&[8, 1]), ints(&[1, 1])],
+        vec![],
+    ));
+    assert_eq!(t.as_tile().unwrap().valid_shape, vec![Expr::int(1), Expr::int(1)]);
+    err(
+        call(
+            &[dt(&[1, 1], FP32)],
+            "tile.load",
+            |v| vec![v[0].clone(), ints(&[0, 0]), ints(&[8, 1]), ints(&[2, 1])],
+            vec![],
+        ),
+        "out of bounds",
+    );
+}
+
+#[test]
 fn load_rejects_bad_calls() {
     err(
         call(

@@ -78,12 +78,17 @@ fn deduce_load(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
             format!("tile.load shapes must have {} element(s) (tensor rank), got {}", t.rank(), shapes.len()),
         ));
     }
-    check_in_bounds(cx, 2, offsets, shapes, &t.shape, "region")?;
     let memory = memory_attr(cx, "target_memory", Some(MemorySpace::Vec))?;
     let mut tile = TileType::new(shapes.to_vec(), t.dtype, memory);
-    if let Some(valid) = opt_tuple_arg(cx, 3, "valid_shapes")? {
-        valid_within(cx, 3, valid, shapes, "valid_shapes")?;
-        tile = tile.with_valid_shape(valid.to_vec());
+    // Only the valid region is read: a padded tile (e.g. [8, 1] holding one element) may be
+    // larger than the tensor it loads from.
+    match opt_tuple_arg(cx, 3, "valid_shapes")? {
+        Some(valid) => {
+            valid_within(cx, 3, valid, shapes, "valid_shapes")?;
+            check_in_bounds(cx, 3, offsets, valid, &t.shape, "region")?;
+            tile = tile.with_valid_shape(valid.to_vec());
+        }
+        None => check_in_bounds(cx, 2, offsets, shapes, &t.shape, "region")?,
     }
     Ok(Type::Tile(tile))
 }
