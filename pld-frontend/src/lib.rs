@@ -67,8 +67,9 @@ pub fn parse_program(
     text: &str,
     opts: &ParseOptions,
 ) -> Result<Program, Diagnostics> {
-    let mut programs = parse_programs(sources, file_name, text, opts)?;
-    let file_span = file_start(sources, file_name);
+    let file = sources.add(file_name, text);
+    let mut programs = module::parse_module(file, file_name, text, opts)?;
+    let file_span = Span::new(file, 0, 0);
     if let Some(want) = &opts.program {
         return match programs.iter().position(|p| &p.name == want) {
             Some(i) => Ok(programs.swap_remove(i)),
@@ -88,7 +89,7 @@ pub fn parse_program(
     }
 }
 
-/// Parses every program unit of `text`, in source order.
+/// Parses every program unit of `text` (added to `sources` as `file_name`), in source order.
 pub fn parse_programs(
     sources: &mut SourceMap,
     file_name: &str,
@@ -107,17 +108,4 @@ pub fn parse_str(text: &str) -> Result<Program, Diagnostics> {
 
 fn names(programs: &[Program]) -> String {
     programs.iter().map(|p| p.name.as_str()).collect::<Vec<_>>().join(", ")
-}
-
-fn file_start(sources: &SourceMap, file_name: &str) -> Span {
-    // The file was added last; find it by name from the end.
-    let mut id = 0u32;
-    while sources.get(pld_ir::FileId(id)).is_some() {
-        id += 1;
-    }
-    let last = pld_ir::FileId(id.saturating_sub(1));
-    match sources.get(last) {
-        Some(f) if f.name == file_name => Span::new(last, 0, 0),
-        _ => Span::DUMMY,
-    }
 }
