@@ -368,6 +368,26 @@ fn fence_markers() {
 #[test]
 fn unified_overloads_pick_by_first_argument() {
     let reg = pld_testkit::init();
+    let cast = reg.overload("pl.cast").expect("pl.cast overload");
+    assert_eq!((cast.pick)(&scalar(INT32)), "scalar.cast");
+    assert_eq!((cast.pick)(&tile(&[1, 1], FP32)), "tile.cast");
+    assert_eq!((cast.pick)(&tensor(&[1, 1], FP32)), "tensor.cast");
+    let t = ok(call(
+        &[scalar(INT32)],
+        "scalar.cast",
+        |v| vec![v[0].clone()],
+        vec![("dtype", Attr::DType(INDEX))],
+    ));
+    assert_eq!(t, scalar(INDEX));
+    err(
+        call(
+            &[tile(&[1, 1], FP32)],
+            "scalar.cast",
+            |v| vec![v[0].clone()],
+            vec![("dtype", Attr::DType(INDEX))],
+        ),
+        "value must be a scalar",
+    );
     let add = reg.overload("pl.add").expect("pl.add overload");
     assert_eq!((add.pick)(&tile(&[1, 1], FP32)), "tile.add");
     assert_eq!((add.pick)(&dt(&[1, 1], FP32)), "tensor.add");

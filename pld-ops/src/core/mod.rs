@@ -64,7 +64,37 @@ fn deduce_fence(_: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
     Ok(Type::Unknown)
 }
 
-register_op!(CACHEINVALID, FENCE);
+/// `scalar.cast(value, *, dtype)`: convert a scalar (e.g. an INT32 count to INDEX).
+pub static SCALAR_CAST: OpDef = def(
+    "scalar.cast",
+    "core",
+    "convert a scalar to another element type",
+    &["pl.scalar.cast"],
+    &[ParamDef::value("value")],
+    &[pld_ir::AttrDef::required("dtype", pld_ir::AttrType::DType)],
+    Affinity::Shared,
+    deduce_scalar_cast,
+);
+
+fn deduce_scalar_cast(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
+    crate::util::scalar_arg(cx, 0, "value")?;
+    let dtype = cx.attr("dtype").and_then(|a| a.as_dtype()).unwrap_or(pld_ir::DataType::INDEX);
+    Ok(Type::Scalar(dtype))
+}
+
+register_op!(CACHEINVALID, FENCE, SCALAR_CAST);
+
+/// `pl.cast`: `tile.cast` for a tile, `scalar.cast` for a scalar, else `tensor.cast`.
+pub static PL_CAST: Overload = Overload {
+    name: "pl.cast",
+    candidates: &["tile.cast", "scalar.cast", "tensor.cast"],
+    pick: |t: &Type| match t {
+        Type::Tile(_) => "tile.cast",
+        Type::Scalar(_) => "scalar.cast",
+        _ => "tensor.cast",
+    },
+};
+register_overload!(PL_CAST);
 
 macro_rules! unified {
     ($($id:ident = $name:literal => $tile:literal | $tensor:literal;)*) => {$(
@@ -89,7 +119,6 @@ unified! {
     PL_SUBS = "pl.subs" => "tile.subs" | "tensor.subs";
     PL_MULS = "pl.muls" => "tile.muls" | "tensor.muls";
     PL_DIVS = "pl.divs" => "tile.divs" | "tensor.divs";
-    PL_CAST = "pl.cast" => "tile.cast" | "tensor.cast";
     PL_READ = "pl.read" => "tile.read" | "tensor.read";
     PL_WRITE = "pl.write" => "tile.write" | "tensor.write";
     PL_SLICE = "pl.slice" => "tile.slice" | "tensor.slice";
