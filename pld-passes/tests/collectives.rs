@@ -259,13 +259,13 @@ fn check_ring(t: &str, size: i64, nr: i64, chunk: i64, max_seg: i64, fp16: bool)
             &format!("for step in pl.range(0, {}):", nr - 1),
             &format!("(my_rank - (step + 2) + {}) % {nr}", 2 * nr),
             &boundary,
-            &format!("for subcol in pl.range(0, {max_seg}, {chunk}):"),
+            &format!("for rs_col in pl.range(0, {max_seg}, {chunk}):"),
             "pld.system.notify(sig, peer, [step, my_rank], 1, op=pld.NotifyOp.AtomicAdd)",
-            &format!("pld.system.wait(sig, [step, src], 2 * (subcol // {chunk}) + 1, cmp=pld.WaitCmp.Ge)"),
+            &format!("pld.system.wait(sig, [step, src], 2 * (rs_col // {chunk}) + 1, cmp=pld.WaitCmp.Ge)"),
             "if active:",
             "pld.tile.remote_load(target_2d, left, [0, col]",
             "pl.tile.add(local, recv_full)",
-            &format!("pld.system.wait(sig, [step, src_1], 2 * (subcol // {chunk}) + 2, cmp=pld.WaitCmp.Ge)"),
+            &format!("pld.system.wait(sig, [step, src_1], 2 * (rs_col // {chunk}) + 2, cmp=pld.WaitCmp.Ge)"),
             "pl.tile.store(store_value, [0, col], target_2d)",
             // Allgather rounds on rows NR-1..2(NR-1).
             &format!("(my_rank - (step_1 + 1) + {nr}) % {nr}"),
@@ -296,7 +296,8 @@ fn ring_allreduce_fp32_and_fp16_schedules() {
         vec![("mode", Attr::Str("ring".into()))],
         &[14, 8],
     ));
-    assert!(t.contains("for subcol in pl.range(0, 125001, 4096):"), "{t}");
+    assert!(t.contains("for rs_col in pl.range(0, 125001, 4096):"), "{t}");
+    assert!(t.contains("for ag_col in pl.range(0, 125001, 4096):"), "{t}");
     assert!(t.contains(", -62, op=pld.NotifyOp.AtomicAdd)"), "2 * ceil(125001 / 4096) = 62:\n{t}");
 }
 
@@ -562,4 +563,93 @@ fn two_chip_collectives_of_one_kind_get_distinct_kernels() {
         orch.contains("self.orch_barrier_l2_1(sig)") && orch.contains("self.orch_barrier_l2_1_1(sig)"),
         "{orch}"
     );
+}
+
+/// (for loops, ifs) in function `k`.
+fn control_flow(p: &Program) -> (usize, usize) {
+    let f = p.function("k").unwrap();
+    let (mut fors, mut ifs) = (0, 0);
+    f.body.walk(&mut |s| match s.kind {
+        pld_ir::StmtKind::For { .. } => fors += 1,
+        pld_ir::StmtKind::If { .. } => ifs += 1,
+        _ => {}
+    });
+    (fors, ifs)
+}
+
+fn lowered_program(mut p: Program) -> Program {
+    run(&mut p, &["ConvertTensorToTileOps", "LowerCompositeOps"])
+        .unwrap_or_else(|e| panic!("{}", messages(&e)));
+    p
+}
+
+#[test]
+fn control_flow_shapes_match_the_reference() {
+    init();
+    // Mesh: notify-all, wait-all, chunk loop, peer loop, chunk notify, chunk wait, epilogue.
+    let p = lowered_program(allreduce_kernel(&[16], DataType::FP32, vec![], &[2, 1]));
+    assert_eq!(control_flow(&p), (7, 6));
+    // Ring, P = 2: two phases of (step, sub-chunk, 2 barriers, 2 ifs) plus the row epilogue.
+    let p = lowered_program(allreduce_kernel(
+        &[16],
+        DataType::FP32,
+        vec![("mode", Attr::Str("ring".into()))],
+        &[2, 2],
+    ));
+    assert_eq!(control_flow(&p), (14, 13));
+    let t = pld_ir::print_program(&p);
+    assert!(!t.contains("tile.create"), "{t}");
+    // Barrier: 3/3; reduce_scatter: 6/6; allgather: 4/3.
+    let p = lowered_program(coll_kernel(
+        |b, v| b.eval_op("pld.tensor.barrier", vec![Expr::var(v[0])], vec![]),
+        &[("sig", dist(&[2, 1], DataType::INT32))],
+    ));
+    assert_eq!(control_flow(&p), (3, 3));
+    let p = lowered_program(coll_kernel(
+        |b, v| {
+            b.eval_op(
+                "pld.tensor.reduce_scatter",
+                vec![Expr::var(v[0]), Expr::var(v[1])],
+                vec![("op", Attr::Int(0))],
+            )
+        },
+        &[("data", dist(&[2, 16], DataType::FP32)), ("sig", dist(&[2, 1], DataType::INT32))],
+    ));
+    assert_eq!(control_flow(&p), (6, 6));
+    let p = lowered_program(coll_kernel(
+        |b, v| {
+            b.eval_op("pld.tensor.allgather", vec![Expr::var(v[0]), Expr::var(v[1]), Expr::var(v[2])], vec![])
+        },
+        &[
+            ("local", tensor(&[1, 16], DataType::FP32)),
+            ("gathered", dist(&[2, 16], DataType::FP32)),
+            ("sig", dist(&[2, 1], DataType::INT32)),
+        ],
+    ));
+    assert_eq!(control_flow(&p), (4, 3));
+}
+
+#[test]
+fn barrier_protocol_never_uses_set_and_ends_with_a_negative_add() {
+    init();
+    for p in [
+        allreduce_kernel(&[100], DataType::FP32, vec![], &[4, 1]),
+        allreduce_kernel(&[100], DataType::FP16, vec![("mode", Attr::Str("ring".into()))], &[6, 4]),
+    ] {
+        let t = lowered(p);
+        assert!(!t.contains("NotifyOp.Set"), "{t}");
+        assert!(!t.contains("WaitCmp.Eq"), "{t}");
+        let last = t.rfind("pld.system.notify(").unwrap();
+        let tail = &t[last..];
+        assert!(tail.contains(", -") && tail.contains("op=pld.NotifyOp.AtomicAdd"), "{tail}");
+    }
+}
+
+#[test]
+fn lowering_is_idempotent() {
+    init();
+    let mut p = lowered_program(allreduce_kernel(&[100], DataType::FP32, vec![], &[4, 1]));
+    let once = pld_ir::print_program(&p);
+    run(&mut p, &["LowerCompositeOps"]).unwrap();
+    assert_eq!(once, pld_ir::print_program(&p));
 }

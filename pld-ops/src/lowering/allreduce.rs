@@ -473,8 +473,12 @@ fn ring(
             let end = ring_boundary(dtype, add(Expr::var(seg), Expr::int(1)), size.clone(), nr.clone());
             let seg_cols = b.assign("seg_cols", sub(end, Expr::var(start)));
             let cells = cells_row(row);
+            let col_name = match phase {
+                Phase::ReduceScatter => "rs_col",
+                Phase::AllGather => "ag_col",
+            };
             b.for_range(
-                "subcol",
+                col_name,
                 (Expr::int(0), max_seg.clone(), Expr::int(chunk)),
                 vec![],
                 |b, sub_col, _| {
