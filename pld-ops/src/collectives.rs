@@ -60,6 +60,8 @@ const CORE_NUM: AttrDef = AttrDef::with_default("core_num", AttrType::Int, AttrD
 
 const TARGET_SIGNAL: &[ParamDef] =
     &[ParamDef::mem("target", Effect::ReadWrite), ParamDef::mem("signal", Effect::ReadWrite)];
+const SRC_SIGNAL: &[ParamDef] =
+    &[ParamDef::mem("src", Effect::ReadWrite), ParamDef::mem("signal", Effect::ReadWrite)];
 const GATHER: &[ParamDef] = &[
     ParamDef::mem("input", Effect::Read),
     ParamDef::mem("target", Effect::Write),
@@ -654,7 +656,7 @@ fn rank1_signal(cx: &DeduceCx<'_>, i: usize) -> Result<(), Diagnostic> {
 pub static B_ALLREDUCE: OpDef = builtin(
     "builtin.tensor.allreduce",
     "HOST mesh allreduce chip dispatch (prebuilt AIV kernel, core_num blocks)",
-    TARGET_SIGNAL,
+    SRC_SIGNAL,
     &[OP_REQ, DTYPE_REQ, AttrDef::required("core_num", AttrType::Int)],
     deduce_b_allreduce,
 );
@@ -697,7 +699,7 @@ fn deduce_b_allreduce(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
 pub static B_ALLREDUCE_RING: OpDef = builtin(
     "builtin.tensor.allreduce_ring",
     "HOST ring allreduce chip dispatch (prebuilt AIV kernel)",
-    TARGET_SIGNAL,
+    SRC_SIGNAL,
     &[OP_REQ, DTYPE_REQ],
     deduce_b_allreduce_ring,
 );

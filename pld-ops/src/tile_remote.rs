@@ -199,6 +199,12 @@ const REMOTE_STORE_PARAMS: &[ParamDef] = &[
     ParamDef::value("peer"),
     ParamDef::value("offsets"),
 ];
+const TILE_REMOTE_STORE_PARAMS: &[ParamDef] = &[
+    ParamDef::mem("src_tile", Effect::Read),
+    ParamDef::mem("target", Effect::Write),
+    ParamDef::value("peer"),
+    ParamDef::value("offsets"),
+];
 const ATOMIC_OPT: AttrDef =
     AttrDef::with_default("atomic", AttrType::Enum(AbiEnumKind::AtomicType), AttrDefault::Int(0));
 
@@ -208,7 +214,7 @@ pub static TILE_REMOTE_STORE: OpDef = OpDef {
     family: FAMILY,
     summary: "write a local tile's valid region into a peer rank's window slice (TSTORE)",
     aliases: &[],
-    params: REMOTE_STORE_PARAMS,
+    params: TILE_REMOTE_STORE_PARAMS,
     attrs: &[ATOMIC_OPT],
     affinity: Affinity::FromFirstTileArg,
     no_duplicate: false,
