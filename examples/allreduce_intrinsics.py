@@ -29,9 +29,12 @@ class AllreduceIntrinsics:
         data: pl.InOut[pld.DistributedTensor[[1, SIZE], pl.FP32]],
         signal: pl.InOut[pld.DistributedTensor[[NR, 1], pl.INT32]],
     ) -> pl.Tensor[[1, SIZE], pl.FP32]:
-        pld.tensor.put(data, pld.rank(pld.get_comm_ctx(data)), inp, atomic=pld.AtomicType.None_)
+        ctx = pld.get_comm_ctx(data)
+        me = pld.rank(ctx)
+        # Stage my input into my own window slice, reduce in place, read the result back.
+        pld.tensor.put(data, me, inp, atomic=pld.AtomicType.None_)
         data = pld.tensor.allreduce(data, signal, op=pld.ReduceOp.Sum, mode="mesh")
-        pld.tensor.get(out, pld.rank(pld.get_comm_ctx(data)), data)
+        pld.tensor.get(out, me, data)
         return out
 
     @pl.function(type=pl.FunctionType.InCore)
@@ -42,9 +45,12 @@ class AllreduceIntrinsics:
         data: pl.InOut[pld.DistributedTensor[[1, SIZE], pl.FP32]],
         signal: pl.InOut[pld.DistributedTensor[[2 * (NR - 1), NR], pl.INT32]],
     ) -> pl.Tensor[[1, SIZE], pl.FP32]:
-        pld.tensor.put(data, pld.rank(pld.get_comm_ctx(data)), inp, atomic=pld.AtomicType.None_)
+        ctx = pld.get_comm_ctx(data)
+        me = pld.rank(ctx)
+        # Stage my input into my own window slice, reduce in place, read the result back.
+        pld.tensor.put(data, me, inp, atomic=pld.AtomicType.None_)
         data = pld.tensor.allreduce(data, signal, op=pld.ReduceOp.Sum, mode="ring")
-        pld.tensor.get(out, pld.rank(pld.get_comm_ctx(data)), data)
+        pld.tensor.get(out, me, data)
         return out
 
     @pl.function(type=pl.FunctionType.Orchestration)

@@ -13,6 +13,8 @@ pub enum Failure {
     Diagnostics(Diagnostics, SourceMap),
     /// A command-line problem (exit 2), as one line.
     Usage(String),
+    /// A simulator fault (exit 3), with its report.
+    Fault(String),
 }
 
 impl Failure {

@@ -6,7 +6,9 @@
 mod check;
 mod compile;
 mod driver;
+mod npy;
 mod ops;
+mod run;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -15,6 +17,8 @@ use std::process::ExitCode;
 pub const EXIT_DIAGNOSTICS: u8 = 1;
 /// Exit code for command-line usage errors.
 pub const EXIT_USAGE: u8 = 2;
+/// Exit code for a simulator fault (deadlock, race, bounds).
+pub const EXIT_FAULT: u8 = 3;
 
 #[derive(Parser)]
 #[command(name = "pld", version, about = "Compile and simulate N6 distributed PTO programs")]
@@ -29,6 +33,8 @@ enum Command {
     Check(check::CheckArgs),
     /// Compile to IR and/or PTO modules.
     Compile(compile::CompileArgs),
+    /// Compile and run a program on the simulator.
+    Run(run::RunArgs),
     /// List the op registry: every op, its affinity, no_duplicate flag and kwargs.
     Ops(ops::OpsArgs),
 }
@@ -52,6 +58,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Check(args) => check::run(&args),
         Command::Compile(args) => compile::run(&args),
+        Command::Run(args) => run::run(&args),
         Command::Ops(args) => return ops::run(&args),
     };
     match result {
@@ -61,6 +68,10 @@ fn main() -> ExitCode {
             let n = d.iter().filter(|d| d.severity == pld_ir::Severity::Error).count();
             eprintln!("error: aborting due to {n} error{}", if n == 1 { "" } else { "s" });
             ExitCode::from(EXIT_DIAGNOSTICS)
+        }
+        Err(driver::Failure::Fault(report)) => {
+            eprint!("{report}");
+            ExitCode::from(EXIT_FAULT)
         }
         Err(driver::Failure::Usage(msg)) => {
             eprintln!("error: {msg}");

@@ -1,0 +1,135 @@
+//! `.npy` files for `pld run`: reading `--input` tensors and writing outputs.
+//!
+//! Tensors are written in their own dtype (`<f4` for FP32, `<f2` for FP16, `<i4` for INT32,
+//! …). NumPy has no bfloat16, so BF16 tensors are written as `<u2` holding the raw bits
+//! (docs/DECISIONS.md). Reading checks the file's dtype against the parameter's.
+
+use pld_ir::DataType;
+use pld_sim::HostTensor;
+use std::path::Path;
+
+/// The NumPy type string of `dtype`, if it has one.
+pub fn type_str(dtype: DataType) -> Option<&'static str> {
+    Some(match dtype {
+        DataType::FP32 => "<f4",
+        DataType::FP16 => "<f2",
+        DataType::BF16 => "<u2",
+        DataType::INT8 => "|i1",
+        DataType::INT16 => "<i2",
+        DataType::INT32 => "<i4",
+        DataType::INT64 | DataType::INDEX => "<i8",
+        DataType::UINT8 => "|u1",
+        DataType::UINT16 => "<u2",
+        DataType::UINT32 => "<u4",
+        DataType::UINT64 => "<u8",
+        DataType::BOOL => "|b1",
+        _ => return None,
+    })
+}
+
+/// Serialises a tensor as `.npy` bytes.
+pub fn to_npy(t: &HostTensor) -> Result<Vec<u8>, String> {
+    let shape: Vec<u64> = t.shape.iter().map(|&d| d as u64).collect();
+    macro_rules! typed {
+        ($ty:ty, $n:literal) => {{
+            let vals: Vec<$ty> = t
+                .data
+                .chunks_exact($n)
+                .map(|c| <$ty>::from_le_bytes(c.try_into().unwrap_or([0; $n])))
+                .collect();
+            encode::<$ty>(&shape, vals)
+        }};
+    }
+    match t.dtype {
+        DataType::FP32 => typed!(f32, 4),
+        DataType::FP16 => {
+            let vals: Vec<half::f16> =
+                t.data.chunks_exact(2).map(|c| half::f16::from_le_bytes([c[0], c[1]])).collect();
+            encode::<half::f16>(&shape, vals)
+        }
+        DataType::BF16 | DataType::UINT16 => typed!(u16, 2),
+        DataType::INT8 => typed!(i8, 1),
+        DataType::INT16 => typed!(i16, 2),
+        DataType::INT32 => typed!(i32, 4),
+        DataType::INT64 | DataType::INDEX => typed!(i64, 8),
+        DataType::UINT8 | DataType::BOOL => typed!(u8, 1),
+        DataType::UINT32 => typed!(u32, 4),
+        DataType::UINT64 => typed!(u64, 8),
+        other => Err(format!("dtype {other} has no .npy form")),
+    }
+}
+
+fn encode<T: npyz::Serialize + npyz::AutoSerialize>(shape: &[u64], vals: Vec<T>) -> Result<Vec<u8>, String> {
+    use npyz::WriterBuilder;
+    let mut out = Vec::new();
+    let mut w = npyz::WriteOptions::<T>::new()
+        .default_dtype()
+        .shape(shape)
+        .writer(&mut out)
+        .begin_nd()
+        .map_err(|e| e.to_string())?;
+    w.extend(vals).map_err(|e| e.to_string())?;
+    w.finish().map_err(|e| e.to_string())?;
+    Ok(out)
+}
+
+/// Writes `t` to `path` as `.npy`.
+pub fn write(path: &Path, t: &HostTensor) -> Result<(), String> {
+    let bytes = to_npy(t)?;
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    }
+    std::fs::write(path, bytes).map_err(|e| format!("cannot write {}: {e}", path.display()))
+}
+
+/// Reads a `.npy` file as a tensor of `dtype` (the file's dtype must match).
+pub fn read(path: &Path, dtype: DataType) -> Result<HostTensor, String> {
+    let bytes = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let npy =
+        npyz::NpyFile::new(&bytes[..]).map_err(|e| format!("{}: not a .npy file: {e}", path.display()))?;
+    let want = type_str(dtype).ok_or_else(|| format!("parameter dtype {dtype} cannot be read from .npy"))?;
+    let got = match npy.dtype() {
+        npyz::DType::Plain(ts) => ts.to_string(),
+        other => return Err(format!("{}: unsupported structured dtype {other:?}", path.display())),
+    };
+    if normalise(&got) != normalise(want) {
+        return Err(format!(
+            "{}: dtype {got} does not match the parameter's {dtype} ({want})",
+            path.display()
+        ));
+    }
+    if npy.header().order() == npyz::Order::Fortran {
+        return Err(format!("{}: Fortran-ordered arrays are not supported", path.display()));
+    }
+    let shape: Vec<usize> = npy.shape().iter().map(|&d| d as usize).collect();
+    let numel: usize = shape.iter().product();
+    let nbytes = numel * dtype.bytes() as usize;
+    let offset =
+        bytes.len().checked_sub(nbytes).ok_or_else(|| format!("{}: truncated data", path.display()))?;
+    Ok(HostTensor { dtype, shape, data: bytes[offset..].to_vec() })
+}
+
+fn normalise(ts: &str) -> String {
+    // `|u1` and `<u1` mean the same for one-byte types.
+    ts.replace(['|', '='], "<")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trips_fp32_and_fp16() {
+        let dir = std::env::temp_dir().join(format!("pld-npy-{}", std::process::id()));
+        for (dtype, vals) in [(DataType::FP32, vec![1.5, -2.0, 3.25]), (DataType::FP16, vec![0.5, 1.0, -4.0])]
+        {
+            let t = HostTensor::from_f64(dtype, vec![3, 1], &vals);
+            let p = dir.join(format!("{}.npy", dtype.display_name()));
+            write(&p, &t).unwrap();
+            let back = read(&p, dtype).unwrap();
+            assert_eq!(back, t);
+            assert!(read(&p, DataType::INT32).unwrap_err().contains("does not match"));
+        }
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}

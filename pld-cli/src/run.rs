@@ -1,0 +1,281 @@
+//! `pld run FILE.py`: compile and execute a program on the simulator.
+//!
+//! Picks the single host function unless `--entry` names one, binds dynamic dims from
+//! `--ranks` and the input shapes, fills inputs that are not given deterministically from
+//! `--seed` (and writes them to `DIR/inputs/NAME.npy`), writes every Out/InOut parameter to
+//! `DIR/NAME.npy`, and prints a summary. A simulator fault exits 3 with its report.
+
+use crate::driver::{self, Failure};
+use crate::npy;
+use clap::Args;
+use pld_ir::{DataType, Direction, ExprKind, FunctionKind, Program, Type};
+use pld_sim::{HostTensor, Inputs, Schedule, SimConfig};
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+/// Arguments of `pld run`.
+#[derive(Args)]
+pub struct RunArgs {
+    /// The DSL program.
+    file: PathBuf,
+    /// The host function to run (default: the only one).
+    #[arg(long)]
+    entry: Option<String>,
+    /// Number of simulated ranks.
+    #[arg(long, default_value_t = 2)]
+    ranks: usize,
+    /// An input tensor: NAME=PATH.npy (repeatable).
+    #[arg(long = "input", value_name = "NAME=PATH.npy")]
+    inputs: Vec<String>,
+    /// Seed for inputs that are not given.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// Output folder.
+    #[arg(long, default_value = "out")]
+    out: PathBuf,
+    /// Interleaving: det, random:SEED or parallel.
+    #[arg(long, default_value = "det", value_parser = parse_schedule)]
+    schedule: Schedule,
+    /// Write a Chrome/Perfetto trace here.
+    #[arg(long, value_name = "PATH.json")]
+    trace: Option<PathBuf>,
+    /// Target profile.
+    #[arg(long, default_value = "a2a3", value_parser = driver::parse_target)]
+    target: pld_ir::Target,
+}
+
+fn parse_schedule(s: &str) -> Result<Schedule, String> {
+    s.parse()
+}
+
+/// Runs `pld run`.
+pub fn run(args: &RunArgs) -> Result<(), Failure> {
+    if !(1..=pld_runtime_abi::COMM_MAX_RANK_NUM).contains(&args.ranks) {
+        return Err(Failure::usage(format!("--ranks {} is outside 1..=64", args.ranks)));
+    }
+    let (mut program, sources) = driver::load(&args.file, args.target)?;
+    let entry = pick_entry(&program, args.entry.as_deref())?;
+    let opts = pld_passes::PipelineOptions { target: args.target, ..Default::default() };
+    pld_passes::run_pipeline(&mut program, &opts).map_err(|d| Failure::Diagnostics(d, sources.clone()))?;
+    let func = program.function(&entry).ok_or_else(|| Failure::usage(format!("entry `{entry}` vanished")))?;
+
+    let mut given: HashMap<String, PathBuf> = HashMap::new();
+    for spec in &args.inputs {
+        let (name, path) = spec
+            .split_once('=')
+            .ok_or_else(|| Failure::usage(format!("--input `{spec}` is not NAME=PATH.npy")))?;
+        given.insert(name.to_string(), PathBuf::from(path));
+    }
+    let mut syms: HashMap<String, i64> =
+        program.dyn_syms.iter().map(|s| (s.clone(), args.ranks as i64)).collect();
+    let mut inputs = Inputs::new();
+    let mut rng = SplitMix(args.seed);
+    for p in &func.params {
+        let name = func.values.name(p.value).to_string();
+        let ty = func.values.ty(p.value);
+        if let Some(path) = given.remove(&name) {
+            let t = ty.as_tensor_like().ok_or_else(|| {
+                Failure::usage(format!("--input {name}: parameter `{name}` is not a tensor ({ty})"))
+            })?;
+            let h = npy::read(&path, t.dtype).map_err(|e| Failure::usage(format!("--input {name}: {e}")))?;
+            bind_shape(&name, &t.shape, &h.shape, &mut syms)?;
+            inputs.insert(name, h);
+            continue;
+        }
+        if p.dir == Direction::Out {
+            continue;
+        }
+        match ty {
+            Type::Tensor(t) => {
+                let shape = static_shape(&name, &t.shape, &syms)?;
+                let h = random_tensor(t.dtype, shape, &mut rng);
+                npy::write(&args.out.join("inputs").join(format!("{name}.npy")), &h)
+                    .map_err(Failure::usage)?;
+                inputs.insert(name, h);
+            }
+            Type::Scalar(_) => return Err(Failure::usage(format!(
+                "scalar parameter `{name}` needs a value: pass --input {name}=PATH.npy (a one-element array)"
+            ))),
+            other => {
+                return Err(Failure::usage(format!(
+                    "parameter `{name}` of type {other} cannot be given from the command line"
+                )))
+            }
+        }
+    }
+    if let Some(name) = given.keys().next() {
+        let names: Vec<String> = func.params.iter().map(|p| func.values.name(p.value).to_string()).collect();
+        return Err(Failure::usage(format!(
+            "--input {name}: `{entry}` has no parameter `{name}` (parameters: {})",
+            names.join(", ")
+        )));
+    }
+    let cfg = SimConfig {
+        schedule: args.schedule,
+        trace: args.trace.is_some(),
+        bindings: syms,
+        sources: Some(sources),
+        ..SimConfig::ranks(args.ranks)
+    };
+    let outcome = match pld_sim::run(&program, &entry, &inputs, &cfg) {
+        Ok(o) => o,
+        Err(pld_sim::SimError::Fault(report)) => return Err(Failure::Fault(report.to_string())),
+        Err(pld_sim::SimError::Invalid(d)) => {
+            let msgs: Vec<String> = d.iter().map(|d| d.message.clone()).collect();
+            return Err(Failure::usage(msgs.join("; ")));
+        }
+    };
+    let mut names: Vec<&String> = outcome.outputs.keys().collect();
+    names.sort();
+    println!("ran `{entry}` on {} rank(s), schedule {}", args.ranks, schedule_name(args.schedule));
+    for name in names {
+        let t = &outcome.outputs[name];
+        let path = args.out.join(format!("{name}.npy"));
+        npy::write(&path, t).map_err(Failure::usage)?;
+        let sum: f64 = t.to_f64().iter().sum();
+        println!(
+            "  {name}: {} {:?} sum={} fnv={:016x} -> {}",
+            t.dtype,
+            t.shape,
+            fmt_sum(sum),
+            fnv(&t.data),
+            path.display()
+        );
+    }
+    let s = &outcome.stats;
+    for r in 0..args.ranks {
+        let remote = s.remote_total(r);
+        let local: u64 = s.local_bytes.iter().filter(|((rr, _), _)| *rr == r).map(|(_, b)| b).sum();
+        println!(
+            "  rank {r}: {remote} B remote, {local} B local, {} notifies, {} waits, {} barrier rounds",
+            s.notifies.get(r).copied().unwrap_or(0),
+            s.waits.get(r).copied().unwrap_or(0),
+            s.barrier_rounds.get(r).copied().unwrap_or(0)
+        );
+    }
+    if let (Some(path), Some(trace)) = (&args.trace, &outcome.trace) {
+        driver::write_file(path, trace.as_bytes())?;
+        println!("  trace -> {}", path.display());
+    }
+    Ok(())
+}
+
+fn pick_entry(program: &Program, entry: Option<&str>) -> Result<String, Failure> {
+    if let Some(e) = entry {
+        return match program.function(e) {
+            Some(_) => Ok(e.to_string()),
+            None => Err(Failure::usage(format!(
+                "no function `{e}` (functions: {})",
+                program.functions.iter().map(|f| f.name.as_str()).collect::<Vec<_>>().join(", ")
+            ))),
+        };
+    }
+    let hosts: Vec<&str> =
+        program.functions.iter().filter(|f| f.kind == FunctionKind::Host).map(|f| f.name.as_str()).collect();
+    match hosts.as_slice() {
+        [one] => Ok(one.to_string()),
+        [] => Err(Failure::usage("the program has no host function; pass --entry FUNC")),
+        many => {
+            Err(Failure::usage(format!("several host functions ({}); pass --entry FUNC", many.join(", "))))
+        }
+    }
+}
+
+fn bind_shape(
+    name: &str,
+    dims: &[pld_ir::Expr],
+    actual: &[usize],
+    syms: &mut HashMap<String, i64>,
+) -> Result<(), Failure> {
+    if dims.len() != actual.len() {
+        return Err(Failure::usage(format!(
+            "--input {name}: rank {} does not match the parameter's rank {}",
+            actual.len(),
+            dims.len()
+        )));
+    }
+    for (i, (d, &a)) in dims.iter().zip(actual).enumerate() {
+        let want = match &d.kind {
+            ExprKind::Int(v) => Some(*v),
+            ExprKind::Sym(s) => syms.get(s).copied(),
+            _ => None,
+        };
+        if let Some(w) = want {
+            if w != a as i64 {
+                return Err(Failure::usage(format!(
+                    "--input {name}: dimension {i} is {a} but the parameter needs {w} (shape {actual:?})"
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn static_shape(
+    name: &str,
+    dims: &[pld_ir::Expr],
+    syms: &HashMap<String, i64>,
+) -> Result<Vec<usize>, Failure> {
+    dims.iter()
+        .map(|d| match &d.kind {
+            ExprKind::Int(v) => Ok(*v as usize),
+            ExprKind::Sym(s) => syms.get(s).map(|&v| v as usize).ok_or_else(|| {
+                Failure::usage(format!(
+                    "parameter `{name}`: dimension `{s}` is unbound; pass --input {name}=PATH.npy"
+                ))
+            }),
+            _ => Err(Failure::usage(format!(
+                "parameter `{name}`: dimension `{d}` is not static; pass --input {name}=PATH.npy"
+            ))),
+        })
+        .collect()
+}
+
+/// splitmix64: a tiny deterministic generator for input fills.
+struct SplitMix(u64);
+
+impl SplitMix {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+}
+
+fn random_tensor(dtype: DataType, shape: Vec<usize>, rng: &mut SplitMix) -> HostTensor {
+    let n: usize = shape.iter().product();
+    // Floats: multiples of 1/8 in [-8, 8) (exact in FP16 too); integers: 0..=9.
+    let vals: Vec<f64> =
+        (0..n)
+            .map(|_| {
+                if dtype.is_float() {
+                    (rng.next() % 128) as f64 / 8.0 - 8.0
+                } else {
+                    (rng.next() % 10) as f64
+                }
+            })
+            .collect();
+    HostTensor::from_f64(dtype, shape, &vals)
+}
+
+fn fnv(data: &[u8]) -> u64 {
+    data.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3))
+}
+
+fn fmt_sum(v: f64) -> String {
+    if v.fract() == 0.0 && v.abs() < 1e15 {
+        format!("{v:.0}")
+    } else {
+        format!("{v:.6}")
+    }
+}
+
+fn schedule_name(s: Schedule) -> String {
+    match s {
+        Schedule::Deterministic => "det".into(),
+        Schedule::Random(seed) => format!("random:{seed}"),
+        Schedule::Parallel => "parallel".into(),
+    }
+}
