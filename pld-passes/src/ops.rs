@@ -30,3 +30,6 @@ pub const REMOTE_WRITES: &[&str] =
 /// Ops that pull peer data into their first argument (a local publishing write when that
 /// argument is window-bound).
 pub const PULLS: &[&str] = &["pld.tile.get", "pld.tensor.get"];
+/// Ops that push their tile operand (argument 0) as a 2-D region: `FlattenTileNdTo2D`
+/// reshapes an N-D source whose leading dims are 1 to its inner two dims.
+pub const PUSHES_2D_TILE: &[&str] = &["pld.tile.remote_store"];

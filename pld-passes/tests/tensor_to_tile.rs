@@ -287,3 +287,38 @@ fn put_of_a_computed_value_points_at_remote_store() {
     assert!(m.contains("pld.tensor.put src must be a GM tensor"), "{m}");
     assert!(m.contains("pld.tensor.remote_store"), "{m}");
 }
+
+#[test]
+fn flatten_reshapes_an_nd_remote_store_source_with_unit_leading_dims() {
+    init();
+    let mut fb = FunctionBuilder::new("k", FunctionKind::InCore);
+    let x = fb.param("x", tensor(&[1, 4, 16], DataType::FP32), Direction::In);
+    let dst = fb.param("dst", dist(&[2, 4, 16], DataType::FP32), Direction::In);
+    fb.body(|b| {
+        let v = b.assign_op(
+            "v",
+            "tile.load",
+            vec![Expr::var(x), Expr::ints(&[0, 0, 0]), Expr::ints(&[1, 4, 16])],
+            vec![],
+        )?;
+        b.eval_op(
+            "pld.tile.remote_store",
+            vec![Expr::var(v), Expr::var(dst), Expr::int(1), Expr::ints(&[1, 0, 0])],
+            vec![],
+        )
+    })
+    .unwrap();
+    let mut p = one(fb.finish());
+    run(&mut p, &["FlattenTileNdTo2D"]).unwrap();
+    let t = pld_ir::print_program(&p);
+    check_in_order(
+        &t,
+        &[
+            "v_2d: pl.Tile[[4, 16], pl.FP32, pl.MemorySpace.Vec] = pl.tile.reshape(v, [4, 16])",
+            "pld.tile.remote_store(v_2d, dst, 1, [1, 0, 0])",
+        ],
+    );
+    // Already 2-D: unchanged.
+    run(&mut p, &["FlattenTileNdTo2D"]).unwrap();
+    assert_eq!(count(&pld_ir::print_program(&p), "tile.reshape"), 1);
+}

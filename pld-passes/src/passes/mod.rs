@@ -3,6 +3,7 @@
 mod convert_tensor_to_tile_ops;
 mod dce;
 mod expand_mixed_kernel;
+mod flatten_tile_nd_to_2d;
 mod insert_comm_fence;
 mod lower_auto_vector_split;
 mod lower_composite_ops;
@@ -16,6 +17,7 @@ mod synthesize_allreduce_signals;
 pub use convert_tensor_to_tile_ops::ConvertTensorToTileOps;
 pub use dce::{dce_block, DeadCodeElimination};
 pub use expand_mixed_kernel::{Affinity, ExpandMixedKernel};
+pub use flatten_tile_nd_to_2d::FlattenTileNdTo2D;
 pub use insert_comm_fence::InsertCommFence;
 pub use lower_auto_vector_split::LowerAutoVectorSplit;
 pub use lower_composite_ops::LowerCompositeOps;

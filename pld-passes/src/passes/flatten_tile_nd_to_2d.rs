@@ -1,0 +1,69 @@
+//! `FlattenTileNdTo2D`: N-D tiles become 2-D where the comm ops push them as 2-D regions.
+//!
+//! Afterwards: every tile pushed as a 2-D region (`pld.tile.remote_store`'s source) that is
+//! fully valid, of rank > 2 and whose leading dims are statically 1 is reshaped
+//! (`tile.reshape`) to its inner two dims first; the target and offsets keep their rank
+//! (the op's contract addresses the leading target dims with extent 1). Sources with a
+//! partial valid region or non-unit leading dims are left as they are (their leading dims
+//! are rejected by the op's own deducer, or fold into the rows in codegen).
+
+use crate::ops::PUSHES_2D_TILE;
+use crate::pass::{Pass, PassCx};
+use crate::util::{call_stmt, map_block};
+use pld_ir::{Builder, Diagnostics, Expr, Program, StmtKind};
+
+/// See the module docs.
+pub struct FlattenTileNdTo2D;
+
+impl Pass for FlattenTileNdTo2D {
+    fn name(&self) -> &'static str {
+        "FlattenTileNdTo2D"
+    }
+    fn run(&self, program: &mut Program, cx: &mut PassCx) -> Result<(), Diagnostics> {
+        let mut diags = Diagnostics::new();
+        for f in program.functions.iter_mut().filter(|f| f.kind.is_incore()) {
+            let mut body = std::mem::take(&mut f.body);
+            let kind = f.kind;
+            let values = &mut f.values;
+            map_block(
+                &mut body,
+                &mut |s| {
+                    let Some((call, _)) = call_stmt(&s) else { return Ok(vec![s]) };
+                    if !PUSHES_2D_TILE.contains(&call.callee.name()) {
+                        return Ok(vec![s]);
+                    }
+                    let Some(src) = call.args.first() else { return Ok(vec![s]) };
+                    let Some(t) = src.ty(values).as_tile().cloned() else { return Ok(vec![s]) };
+                    let rank = t.shape.len();
+                    let leading_ones =
+                        t.shape[..rank.saturating_sub(2)].iter().all(|d| d.as_int() == Some(1));
+                    if rank <= 2 || !t.valid_shape.is_empty() || !leading_ones {
+                        return Ok(vec![s]);
+                    }
+                    let mut b = Builder::new(values, kind);
+                    b.target = cx.target;
+                    b.span = s.span;
+                    let base = src.as_var().map_or("src".to_string(), |v| b.values.name(v).to_string());
+                    let flat = b.assign_op(
+                        format!("{base}_2d"),
+                        "tile.reshape",
+                        vec![src.clone(), Expr::tuple(t.shape[rank - 2..].to_vec())],
+                        vec![],
+                    )?;
+                    let mut s = s.clone();
+                    if let StmtKind::Eval(e) | StmtKind::Assign { value: e, .. } = &mut s.kind {
+                        if let Some(c) = e.as_call_mut() {
+                            c.args[0] = Expr::var(flat);
+                        }
+                    }
+                    let (mut out, _) = b.finish();
+                    out.push(s);
+                    Ok(out)
+                },
+                &mut diags,
+            );
+            f.body = body;
+        }
+        diags.into_result(())
+    }
+}
