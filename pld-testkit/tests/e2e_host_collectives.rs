@@ -5,7 +5,7 @@
 use pld_ir::DataType;
 use pld_runtime_abi::ReduceOp;
 use pld_sim::Schedule;
-use pld_testkit::e2e::{assert_ranks, inputs, parse, run_ok, stack, tol, unstack};
+use pld_testkit::e2e::{assert_ranks, inputs, lower, parse, run_ok, stack, tol, unstack};
 use pld_testkit::reference as gold;
 
 const ALLREDUCE: &str = r#"
@@ -34,6 +34,16 @@ class HostAllReduce:
             pl.store(t, [0, col], out)
         return out
 
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def publish_orch(self, inp: pl.Tensor[[1, SIZE], pl.__DT__], data: pl.Out[pld.DistributedTensor[[1, SIZE], pl.__DT__]]):
+        data = self.publish_step(inp, data)
+        return data
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def consume_orch(self, data: pld.DistributedTensor[[1, SIZE], pl.__DT__], out: pl.Out[pl.Tensor[[1, SIZE], pl.__DT__]]):
+        out = self.consume_step(data, out)
+        return out
+
     @pl.function(level=pl.Level.HOST, role=pl.Role.Orchestrator)
     def host(self, inputs: pl.Tensor[[NR, 1, SIZE], pl.__DT__], outputs: pl.Out[pl.Tensor[[NR, 1, SIZE], pl.__DT__]]):
         data_buf = pld.alloc_window_buffer(SIZE * __BYTES__, name="data")
@@ -41,11 +51,38 @@ class HostAllReduce:
         data = pld.window(data_buf, [1, SIZE], dtype=pl.__DT__)
         signal = pld.window(sig_buf, [NR], dtype=pl.INT32)
         for r in pl.range(pld.world_size()):
-            self.publish_step(inputs[r], data, device=r)
+            self.publish_orch(inputs[r], data, device=r)
         data = pld.tensor.allreduce(data, signal, op=pld.ReduceOp.__OP__)
         for r in pl.range(pld.world_size()):
-            self.consume_step(data, outputs[r], device=r)
+            self.consume_orch(data, outputs[r], device=r)
 "#;
+
+/// Runs `prog` as written and after the pipeline (host collectives become per-rank
+/// `builtin.tensor.*` dispatches); both must succeed with byte-identical outputs and traffic.
+fn run_both(
+    prog: &pld_ir::Program,
+    p: usize,
+    inp: &pld_sim::Inputs,
+    schedule: Schedule,
+    what: &str,
+) -> pld_sim::SimOutcome {
+    let direct = run_ok(prog, "host", p, inp, schedule, &format!("{what} (direct)"));
+    let low = lower(prog).unwrap_or_else(|d| {
+        panic!("{what}: pipeline failed: {:?}", d.iter().map(|x| x.message.clone()).collect::<Vec<_>>())
+    });
+    let text = pld_ir::print_program(&low);
+    assert!(
+        text.contains("builtin.tensor.") && !text.contains("pld.tensor.allreduce("),
+        "{what}: not lowered to a builtin:\n{text}"
+    );
+    let lowered = run_ok(&low, "host", p, inp, schedule, &format!("{what} (lowered)"));
+    assert_eq!(lowered.outputs, direct.outputs, "{what}: lowered and direct outputs differ");
+    assert_eq!(
+        lowered.stats.remote_bytes, direct.stats.remote_bytes,
+        "{what}: lowered and direct traffic differ"
+    );
+    lowered
+}
 
 fn allreduce_text(size: usize, dt: DataType, op: ReduceOp) -> String {
     let stage = size.min(4096);
@@ -76,7 +113,7 @@ fn check_allreduce(
         .collect();
     let inp = inputs(vec![("inputs", stack(dt, &per, &[1, size]))]);
     let what = format!("host allreduce P={p} size={size} {dt} {op:?} {schedule:?}");
-    let out = run_ok(&prog, "host", p, &inp, schedule, &what);
+    let out = run_both(&prog, p, &inp, schedule, &what);
     let got = unstack(&out.outputs["outputs"]);
     let want = gold::allreduce(
         &gold::round(dt, &per.concat()).chunks(size).map(<[f64]>::to_vec).collect::<Vec<_>>(),
@@ -147,20 +184,29 @@ class HostColl:
         pl.store(t, [0, 0], out)
         return out
 
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def publish_orch(self, inp: pl.Tensor[[__IROWS__, SIZE], pl.FP32], data: pl.Out[pld.DistributedTensor[[__IROWS__, SIZE], pl.FP32]]):
+        data = self.publish_step(inp, data)
+        return data
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def consume_orch(self, data: pld.DistributedTensor[[__OROWS__, SIZE], pl.FP32], out: pl.Out[pl.Tensor[[__OROWS__, SIZE], pl.FP32]]):
+        out = self.consume_step(data, out)
+        return out
+
     @pl.function(level=pl.Level.HOST, role=pl.Role.Orchestrator)
     def host(self, inputs: pl.Tensor[[__ROUNDS__, NR, __IROWS__, SIZE], pl.FP32], outputs: pl.Out[pl.Tensor[[__ROUNDS__, NR, __OROWS__, SIZE], pl.FP32]]):
         sig_buf = pld.alloc_window_buffer(__SIGCELLS__ * 4, name="signal")
         signal = pld.window(sig_buf, __SIGSHAPE__, dtype=pl.INT32)
         for rd in pl.range(__ROUNDS__):
             in_buf = pld.alloc_window_buffer(__IROWS__ * SIZE * 4, name="stage")
-            out_buf = pld.alloc_window_buffer(__OROWS__ * SIZE * 4, name="data")
             stage = pld.window(in_buf, [__IROWS__, SIZE], dtype=pl.FP32)
-            data = pld.window(out_buf, [__OROWS__, SIZE], dtype=pl.FP32)
+            __DATA_ALLOC__
             for r in pl.range(pld.world_size()):
-                self.publish_step(inputs[rd, r], stage, device=r)
+                self.publish_orch(inputs[rd, r], stage, device=r)
             __BODY__
             for r in pl.range(pld.world_size()):
-                self.consume_step(data, outputs[rd, r], device=r)
+                self.consume_orch(data, outputs[rd, r], device=r)
 "#;
 
 struct Generic<'a> {
@@ -182,6 +228,15 @@ fn generic(g: &Generic<'_>) -> pld_ir::Program {
             .replace("__ROUNDS__", &g.rounds.to_string())
             .replace("__SIGCELLS__", g.sig_cells)
             .replace("__SIGSHAPE__", g.sig_shape)
+            .replace(
+                "__DATA_ALLOC__",
+                if g.body.contains("stage, data, signal") {
+                    "out_buf = pld.alloc_window_buffer(__OROWS__ * SIZE * 4, name=\"data\")\n            data = pld.window(out_buf, [__OROWS__, SIZE], dtype=pl.FP32)"
+                } else {
+                    ""
+                },
+            )
+            .replace("__OROWS__", g.out_rows)
             .replace("__BODY__", g.body),
     )
 }
@@ -200,7 +255,7 @@ fn run_generic(
     shape.extend_from_slice(in_shape);
     let t = stack(DataType::FP32, &flat, &shape);
     let t = pld_sim::HostTensor { shape: [vec![rounds], t.shape[1..].to_vec()].concat(), ..t };
-    let out = run_ok(prog, "host", p, &inputs(vec![("inputs", t)]), schedule, "generic host collective");
+    let out = run_both(prog, p, &inputs(vec![("inputs", t)]), schedule, "generic host collective");
     let all = unstack(&out.outputs["outputs"]);
     let res = all.iter().map(|rd| rd.chunks(rd.len() / p).map(<[f64]>::to_vec).collect()).collect();
     (res, out)
@@ -331,19 +386,6 @@ fn host_barrier_broadcast_reduce_scatter_allgather_all_to_all() {
                 &format!("all_to_all P={p} round {rd}"),
             );
         }
-        // Barrier then peer swap read, two rounds.
-        let prog = generic(&Generic {
-            size,
-            in_rows: "1",
-            out_rows: "1",
-            rounds: 2,
-            sig_cells: "pld.world_size()",
-            sig_shape: "[NR]",
-            body: "pld.tensor.barrier(signal)\n            data = stage",
-        });
-        let per = rounds_of(p, 2, |r| gold::ramp(r, size));
-        let (got, _) = run_generic(&prog, p, &per, &[1, size], Schedule::Deterministic);
-        assert_ranks(&got[1], &per[1], 0.0, 0.0, &format!("barrier P={p}"));
     }
 }
 
@@ -407,6 +449,19 @@ class HostA2AV:
         pl.store(c, [0, 0], recv_out)
         return out
 
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def stage_orch(self, inp: pl.Tensor[[NR * MAXR, SIZE], pl.FP32], cnt: pl.Tensor[[NR, 1], pl.INT32],
+                   stage: pl.Out[pld.DistributedTensor[[NR * MAXR, SIZE], pl.FP32]],
+                   counts: pl.Out[pld.DistributedTensor[[NR, 1], pl.INT32]]):
+        stage = self.stage_step(inp, cnt, stage, counts)
+        return stage
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def consume_orch(self, data: pld.DistributedTensor[[NR * MAXR, SIZE], pl.FP32], recv: pld.DistributedTensor[[NR, 1], pl.INT32],
+                     out: pl.Out[pl.Tensor[[NR * MAXR, SIZE], pl.FP32]], recv_out: pl.Out[pl.Tensor[[NR, 1], pl.INT32]]):
+        out = self.consume_step(data, recv, out, recv_out)
+        return out
+
     @pl.function(level=pl.Level.HOST, role=pl.Role.Orchestrator)
     def host(self, inputs: pl.Tensor[[NR, NR * MAXR, SIZE], pl.FP32], send_counts: pl.Tensor[[NR, NR, 1], pl.INT32],
              outputs: pl.Out[pl.Tensor[[NR, NR * MAXR, SIZE], pl.FP32]], recv_out: pl.Out[pl.Tensor[[NR, NR, 1], pl.INT32]]):
@@ -421,10 +476,10 @@ class HostA2AV:
         counts = pld.window(cnt_buf, [NR, 1], dtype=pl.INT32)
         recv = pld.window(recv_buf, [NR, 1], dtype=pl.INT32)
         for r in pl.range(pld.world_size()):
-            self.stage_step(inputs[r], send_counts[r], stage, counts, device=r)
+            self.stage_orch(inputs[r], send_counts[r], stage, counts, device=r)
         data = pld.tensor.all_to_all_v(stage, data, signal, counts, recv)
         for r in pl.range(pld.world_size()):
-            self.consume_step(data, recv, outputs[r], recv_out[r], device=r)
+            self.consume_orch(data, recv, outputs[r], recv_out[r], device=r)
 "#;
 
 fn check_a2av(p: usize, counts: &dyn Fn(usize, usize) -> i64, schedule: Schedule) {
@@ -448,7 +503,7 @@ fn check_a2av(p: usize, counts: &dyn Fn(usize, usize) -> i64, schedule: Schedule
         ("send_counts", stack(DataType::INT32, &cnt_f, &[p, 1])),
     ]);
     let what = format!("host all_to_all_v P={p} {schedule:?}");
-    let out = run_ok(&prog, "host", p, &inp, schedule, &what);
+    let out = run_both(&prog, p, &inp, schedule, &what);
     let got = unstack(&out.outputs["outputs"]);
     let recv = unstack(&out.outputs["recv_out"]);
     let want = gold::all_to_all_v(&per, &cnt, MAXR, SIZE);
@@ -487,5 +542,71 @@ fn host_all_to_all_v_counts_clamp_and_traffic() {
     }
     for seed in 0..100 {
         check_a2av(4, &|r, d| [-3, 0, 4, 9][(r + 2 * d) % 4], Schedule::Random(seed));
+    }
+}
+
+const BARRIER: &str = r#"
+import pypto.language as pl
+import pypto.language.distributed as pld
+
+SIZE = 64
+NR = pl.dynamic("NR")
+
+@pl.program
+class HostBarrier:
+    @pl.function(type=pl.FunctionType.InCore)
+    def publish_step(self, inp: pl.Tensor[[1, SIZE], pl.FP32], data: pl.Out[pld.DistributedTensor[[1, SIZE], pl.FP32]],
+                     signal: pld.DistributedTensor[[NR], pl.INT32]):
+        t = pl.load(inp, [0, 0], [1, SIZE])
+        pl.store(t, [0, 0], data)
+        return data
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def consume_step(self, data: pld.DistributedTensor[[1, SIZE], pl.FP32], out: pl.Out[pl.Tensor[[1, SIZE], pl.FP32]], peer: pl.Scalar[pl.INDEX]):
+        t = pld.tile.remote_load(data, peer, [0, 0], [1, SIZE])
+        pl.store(t, [0, 0], out)
+        return out
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def publish_orch(self, inp: pl.Tensor[[1, SIZE], pl.FP32], data: pl.Out[pld.DistributedTensor[[1, SIZE], pl.FP32]],
+                     signal: pld.DistributedTensor[[NR], pl.INT32]):
+        data = self.publish_step(inp, data, signal)
+        return data
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def consume_orch(self, data: pld.DistributedTensor[[1, SIZE], pl.FP32], out: pl.Out[pl.Tensor[[1, SIZE], pl.FP32]], peer: pl.Scalar[pl.INDEX]):
+        out = self.consume_step(data, out, peer)
+        return out
+
+    @pl.function(level=pl.Level.HOST, role=pl.Role.Orchestrator)
+    def host(self, inputs: pl.Tensor[[2, NR, 1, SIZE], pl.FP32], outputs: pl.Out[pl.Tensor[[2, NR, 1, SIZE], pl.FP32]]):
+        sig_buf = pld.alloc_window_buffer(pld.world_size() * 4, name="signal")
+        signal = pld.window(sig_buf, [NR], dtype=pl.INT32)
+        for rd in pl.range(2):
+            data_buf = pld.alloc_window_buffer(SIZE * 4, name="data")
+            data = pld.window(data_buf, [1, SIZE], dtype=pl.FP32)
+            for r in pl.range(pld.world_size()):
+                self.publish_orch(inputs[rd, r], data, signal, device=r)
+            pld.tensor.barrier(signal)
+            for r in pl.range(pld.world_size()):
+                self.consume_orch(data, outputs[rd, r], (r + 1) % pld.world_size(), device=r)
+"#;
+
+#[test]
+fn host_barrier_peer_swap_two_rounds() {
+    let prog = parse(BARRIER);
+    for p in [2, 3, 4] {
+        let per = rounds_of(p, 2, |r| gold::ramp(r, 64));
+        let (got, out) = run_generic(&prog, p, &per, &[1, 64], Schedule::Deterministic);
+        for rd in 0..2 {
+            assert_ranks(
+                &got[rd],
+                &gold::ring_pull(&per[rd]),
+                0.0,
+                0.0,
+                &format!("barrier P={p} round {rd}"),
+            );
+        }
+        assert!(out.stats.barrier_rounds.iter().all(|&b| b >= 2), "{:?}", out.stats.barrier_rounds);
     }
 }
