@@ -93,9 +93,11 @@ pub fn run(args: &RunArgs) -> Result<(), Failure> {
                     .map_err(Failure::usage)?;
                 inputs.insert(name, h);
             }
-            Type::Scalar(_) => return Err(Failure::usage(format!(
+            Type::Scalar(_) => {
+                return Err(Failure::usage(format!(
                 "scalar parameter `{name}` needs a value: pass --input {name}=PATH.npy (a one-element array)"
-            ))),
+            )))
+            }
             other => {
                 return Err(Failure::usage(format!(
                     "parameter `{name}` of type {other} cannot be given from the command line"

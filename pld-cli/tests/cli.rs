@@ -1,0 +1,225 @@
+//! Runs the `pld` binary itself: every example against its golden result, the exit codes
+//! of ARCHITECTURE §8, and `.npy` outputs that load back with the right shape and dtype.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("workspace root").to_path_buf()
+}
+
+fn pld(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_pld")).args(args).current_dir(root()).output().expect("run pld")
+}
+
+fn out_dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("pld-cli-test-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    d
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// Loads an FP32 `.npy`, checking its dtype; returns (shape, values).
+fn load_f32(path: &Path) -> (Vec<u64>, Vec<f32>) {
+    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let npy = npyz::NpyFile::new(&bytes[..]).expect("valid npy");
+    assert_eq!(npy.dtype(), npyz::DType::Plain("<f4".parse().unwrap()), "{}", path.display());
+    let shape = npy.shape().to_vec();
+    (shape, npy.into_vec::<f32>().expect("f32 data"))
+}
+
+fn run_example(example: &str, ranks: usize) -> (PathBuf, Output) {
+    let dir = out_dir(&format!("{example}-{ranks}"));
+    let out = pld(&[
+        "run",
+        &format!("examples/{example}.py"),
+        "--ranks",
+        &ranks.to_string(),
+        "--out",
+        dir.to_str().unwrap(),
+        "--seed",
+        &(ranks as u64 * 7 + 1).to_string(),
+    ]);
+    (dir, out)
+}
+
+/// `out[r] == sum_k inp[k]` for every rank r.
+fn assert_allreduce(inputs: &(Vec<u64>, Vec<f32>), out: &(Vec<u64>, Vec<f32>)) {
+    assert_eq!(inputs.0, out.0);
+    let p = inputs.0[0] as usize;
+    let row = inputs.1.len() / p;
+    for i in 0..row {
+        let want: f32 = (0..p).map(|k| inputs.1[k * row + i]).sum();
+        for r in 0..p {
+            assert_eq!(out.1[r * row + i], want, "rank {r} element {i}");
+        }
+    }
+}
+
+#[test]
+fn quickstart_allreduce_matches_golden_for_several_rank_counts() {
+    for ranks in [2, 3, 4, 8] {
+        let (dir, out) = run_example("quickstart_allreduce", ranks);
+        assert!(out.status.success(), "ranks {ranks}: {}", text(&out.stderr));
+        assert!(text(&out.stdout).contains(&format!("on {ranks} rank(s)")));
+        let inputs = load_f32(&dir.join("inputs/inputs.npy"));
+        assert_eq!(inputs.0, vec![ranks as u64, 1, 256]);
+        assert_allreduce(&inputs, &load_f32(&dir.join("outputs.npy")));
+    }
+}
+
+#[test]
+fn allreduce_intrinsics_mesh_and_ring_match_golden() {
+    for ranks in [2, 3, 4] {
+        let (dir, out) = run_example("allreduce_intrinsics", ranks);
+        assert!(out.status.success(), "ranks {ranks}: {}", text(&out.stderr));
+        let inputs = load_f32(&dir.join("inputs/inputs.npy"));
+        assert_allreduce(&inputs, &load_f32(&dir.join("mesh_out.npy")));
+        assert_allreduce(&inputs, &load_f32(&dir.join("ring_out.npy")));
+    }
+}
+
+#[test]
+fn put_get_ring_moves_rows_to_the_next_rank() {
+    let ranks = 4;
+    let (dir, out) = run_example("put_get_ring", ranks);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let inputs = load_f32(&dir.join("inputs/inputs.npy"));
+    let row = inputs.1.len() / ranks;
+    for name in ["pushed.npy", "pulled.npy"] {
+        let got = load_f32(&dir.join(name));
+        assert_eq!(got.0, inputs.0);
+        for r in 0..ranks {
+            let prev = (r + ranks - 1) % ranks;
+            assert_eq!(
+                &got.1[r * row..(r + 1) * row],
+                &inputs.1[prev * row..(prev + 1) * row],
+                "{name} rank {r}"
+            );
+        }
+    }
+}
+
+#[test]
+fn broken_example_exits_3_with_a_deadlock_report() {
+    let (_, out) = run_example("broken_divergent_barrier", 2);
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
+    let err = text(&out.stderr);
+    assert!(err.contains("deadlock"), "{err}");
+    assert!(err.contains("broken_divergent_barrier.py:36"), "{err}");
+    assert!(err.contains("signal_buf[0]"), "{err}");
+    assert!(err.contains(">= 1 (current value 0)"), "{err}");
+}
+
+#[test]
+fn given_inputs_are_used_and_checked() {
+    let (dir, out) = run_example("quickstart_allreduce", 2);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let input = dir.join("inputs/inputs.npy");
+    let dir2 = out_dir("given");
+    let out = pld(&[
+        "run",
+        "examples/quickstart_allreduce.py",
+        "--ranks",
+        "2",
+        "--input",
+        &format!("inputs={}", input.display()),
+        "--out",
+        dir2.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(!dir2.join("inputs/inputs.npy").exists(), "a given input is not re-generated");
+    assert_allreduce(&load_f32(&input), &load_f32(&dir2.join("outputs.npy")));
+    // Wrong rank count for the given shape: a clear one-line usage error.
+    let out = pld(&[
+        "run",
+        "examples/quickstart_allreduce.py",
+        "--ranks",
+        "3",
+        "--input",
+        &format!("inputs={}", input.display()),
+        "--out",
+        dir2.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("dimension 0 is 2 but the parameter needs 3"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    let out = pld(&["run", "examples/does_not_exist.py"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).starts_with("error: cannot read examples/does_not_exist.py"));
+    let out = pld(&["run", "examples/quickstart_allreduce.py", "--entry", "nope"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("no function `nope`"));
+    let out = pld(&["run", "examples/quickstart_allreduce.py", "--input", "bogus=x.npy"]);
+    assert_eq!(out.status.code(), Some(2));
+    let out = pld(&["run", "examples/quickstart_allreduce.py", "--schedule", "sometimes"]);
+    assert_eq!(out.status.code(), Some(2));
+    let out = pld(&["frobnicate"]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn check_reports_diagnostics_with_location_and_exit_1() {
+    let dir = out_dir("bad");
+    std::fs::create_dir_all(&dir).unwrap();
+    let bad = dir.join("bad.py");
+    std::fs::write(
+        &bad,
+        "import pypto.language as pl\nimport pypto.language.distributed as pld\n\n@pl.program\nclass Bad:\n    @pl.function(type=pl.FunctionType.InCore)\n    def k(self, x: pl.Tensor[[1, 64], pl.FP32], s: pld.DistributedTensor[[2, 1], pl.INT32]):\n        pld.system.notify(x, 1, [0, 0], 1, op=pld.NotifyOp.AtomicAdd)\n",
+    )
+    .unwrap();
+    let out = pld(&["check", bad.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let err = text(&out.stderr);
+    assert!(err.contains("bad.py:8:27"), "{err}");
+    assert!(err.contains("pld.system.notify"), "{err}");
+    assert!(err.contains('^'), "{err}");
+    let out = pld(&["check", "examples/quickstart_allreduce.py"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+}
+
+#[test]
+fn compile_writes_modules_and_orchestration() {
+    let dir = out_dir("compile");
+    let out = pld(&[
+        "compile",
+        "examples/quickstart_allreduce.py",
+        "--emit",
+        "all",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(dir.join("orchestration.json").exists());
+    assert!(dir.join("quickstart_allreduce.ir.py").exists());
+    let ptos: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.path().extension().is_some_and(|x| x == "pto"))
+        .collect();
+    assert!(!ptos.is_empty(), "no .pto module written");
+    let out = pld(&["compile", "examples/quickstart_allreduce.py", "--dump-after", "nope"]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn ops_lists_the_registry() {
+    let out = pld(&["ops"]);
+    assert!(out.status.success());
+    let t = text(&out.stdout);
+    assert!(t.contains("pld.system.notify") && t.contains("yes"), "{t}");
+    let out = pld(&["ops", "--json"]);
+    let t = text(&out.stdout);
+    assert!(t.trim_start().starts_with('[') && t.trim_end().ends_with(']'));
+    assert!(t.contains("\"name\": \"pld.tensor.put\""), "{t}");
+}
