@@ -265,14 +265,16 @@ impl FnCx<'_, '_> {
             return Err(());
         };
         match path.as_str() {
-            "min" | "max" => {
+            "min" | "max" | "pl.min" | "pl.max"
+                if path.starts_with("min") || path.starts_with("max") || resolve(&path).is_none() =>
+            {
                 if c.args.len() != 2 || !c.keywords.is_empty() {
                     self.error(Diagnostic::error(span, format!("{path}() takes exactly 2 arguments here")));
                     return Err(());
                 }
                 let a = self.expr(&c.args[0]);
                 let b = self.expr(&c.args[1]);
-                let op = if path == "min" { BinOp::Min } else { BinOp::Max };
+                let op = if path.ends_with("min") { BinOp::Min } else { BinOp::Max };
                 return self.scalar_binary(op, a?, b?, span);
             }
             "float" => {

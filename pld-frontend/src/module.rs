@@ -139,6 +139,13 @@ pub fn parse_module(
     let mut programs = Vec::new();
     for u in units {
         let (p, d) = lower_unit(file, opts, u);
+        // Whatever the lowering let through, the structural verifier catches (misplaced
+        // yields, arity mismatches), with the source spans the nodes carry.
+        if !d.has_errors() {
+            if let Err(v) = pld_ir::verify_program_for(&p, opts.target) {
+                diags.extend(v);
+            }
+        }
         diags.extend(d);
         programs.push(p);
     }

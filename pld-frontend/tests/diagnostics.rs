@@ -420,3 +420,18 @@ fn builder_locals_fold_conditionals_and_control_flow_bindings() {
             .into())
     );
 }
+
+#[test]
+fn the_structural_verifier_runs_on_parsed_programs() {
+    let d = diags(&incore(
+        "        for i, (a,) in pl.range(4, init_values=(0,)):\n            b = pl.yield_(a)\n            c = 1\n",
+    ));
+    let got: Vec<(&str, usize, usize)> = d.iter().map(|(m, l, c, _)| (m.as_str(), *l, *c)).collect();
+    assert_eq!(
+        got,
+        vec![
+            ("loop with 1 iter-arg(s) must end its body with a yield", L, 9),
+            ("yield must be the last statement of its block", L + 1, 13),
+        ]
+    );
+}

@@ -32,7 +32,7 @@ class Constants:
     ):
         x = HALF + s
         y = NEG * x - BYTES
-        z = min(x, y) + max(ROWS, s)
+        z = min(x, y) + max(ROWS, s) + pl.min(s, 3) - pl.max(1, s)
         w: pl.Scalar[pl.INT32] = 7
         return
 
