@@ -15,6 +15,7 @@
 
 #![deny(missing_docs)]
 
+pub mod builtin;
 pub mod emit;
 pub mod func;
 pub mod mlir;
@@ -185,7 +186,25 @@ pub fn emit_program(program: &Program, opts: &CodegenOptions) -> Result<CodegenO
             modules.push((format!("{group}.pto"), text));
         }
     }
-    let orchestration = match orch::describe(program, opts) {
+    let mut builtins = Vec::new();
+    for (variant, (host, call)) in builtin::builtin_calls(program, opts) {
+        let rendered = builtin::render(&variant, host, &call, opts)
+            .and_then(|f| func::emit_function(program, &f, opts).map(|o| (f, o)));
+        match rendered {
+            Ok((f, out)) => {
+                let name = f.name.clone();
+                builtins.push(f);
+                let mut text =
+                    format!("module attributes {{pto.target_arch = \"{}\"}} {{\n", opts.target.name());
+                text.push_str(&out.text);
+                text.push_str("}\n");
+                modules.push((format!("{name}.pto"), text));
+            }
+            Err(d) => diags.push(d),
+        }
+    }
+    modules.sort_by(|a, b| a.0.cmp(&b.0));
+    let orchestration = match orch::describe_with(program, opts, &builtins) {
         Ok(s) => s,
         Err(d) => {
             diags.push(d);

@@ -177,10 +177,21 @@ struct Walker<'a> {
     builtins: BTreeMap<String, Json>,
     /// Per function: value → window buffer name (DistTensor views and their ctxs).
     ctx_buffer: HashMap<(usize, ValueId), String>,
+    /// Values holding `pld.system.world_size()`.
+    world_vars: std::collections::HashSet<(usize, ValueId)>,
 }
 
 /// Describes the program's orchestration as JSON.
 pub fn describe(program: &Program, opts: &CodegenOptions) -> Result<String, Diagnostic> {
+    describe_with(program, opts, &[])
+}
+
+/// [`describe`], also listing `extra` kernels (the rendered builtin collective kernels).
+pub fn describe_with(
+    program: &Program,
+    opts: &CodegenOptions,
+    extra: &[Function],
+) -> Result<String, Diagnostic> {
     let mut w = Walker {
         program,
         opts,
@@ -190,6 +201,7 @@ pub fn describe(program: &Program, opts: &CodegenOptions) -> Result<String, Diag
         dispatches: Vec::new(),
         builtins: BTreeMap::new(),
         ctx_buffer: HashMap::new(),
+        world_vars: std::collections::HashSet::new(),
     };
     // Pass 1: window buffers and domains (domains need buffer sizes).
     for (fi, f) in program.functions.iter().enumerate() {
@@ -209,8 +221,13 @@ pub fn describe(program: &Program, opts: &CodegenOptions) -> Result<String, Diag
             w.walk(fi, f, &f.body.stmts, &mut loops);
         }
     }
-    let kernels: Vec<Json> =
-        program.functions.iter().filter(|f| crate::is_kernel(f.kind)).map(|f| kernel(program, f)).collect();
+    let kernels: Vec<Json> = program
+        .functions
+        .iter()
+        .filter(|f| crate::is_kernel(f.kind))
+        .chain(extra)
+        .map(|f| kernel(program, f))
+        .collect();
     let buffers: Vec<Json> = w
         .buffers
         .iter()
@@ -464,6 +481,9 @@ impl Walker<'_> {
     /// `get_comm_ctx`).
     fn track(&mut self, fi: usize, f: &Function, targets: &[ValueId], value: &Expr) {
         let Some(&t) = targets.first() else { return };
+        if value.as_call().is_some_and(|c| c.callee.name() == "pld.system.world_size") {
+            self.world_vars.insert((fi, t));
+        }
         if let Type::DistTensor(d) = f.values.ty(t) {
             if let Some(w) = &d.window {
                 self.ctx_buffer.insert((fi, t), w.clone());
@@ -540,7 +560,7 @@ impl Walker<'_> {
     }
 
     /// The concrete ranks a dispatch runs on, when the device and loop bounds are static.
-    fn ranks(&self, device: &Expr, loops: &[Loop]) -> Json {
+    fn ranks(&self, fi: usize, device: &Expr, loops: &[Loop]) -> Json {
         let mut out = Vec::new();
         let mut env = HashMap::new();
         if !enumerate(device, loops, 0, &mut env, &mut out) || out.len() > 4096 {
@@ -549,7 +569,8 @@ impl Walker<'_> {
                 device.as_var() == Some(l.var)
                     && l.start.as_int() == Some(0)
                     && l.step.as_int() == Some(1)
-                    && l.stop.as_call().is_some_and(|c| c.callee.name() == "pld.system.world_size")
+                    && (l.stop.as_call().is_some_and(|c| c.callee.name() == "pld.system.world_size")
+                        || l.stop.as_var().is_some_and(|v| self.world_vars.contains(&(fi, v))))
             });
             return if all { Json::s("all") } else { Json::Null };
         }
@@ -585,7 +606,7 @@ impl Walker<'_> {
                     ("level", Json::s(level)),
                     ("device", device.map_or(Json::Null, |d| Json::s(text(f, d)))),
                     ("loops", loops_j),
-                    ("ranks", device.map_or(Json::Null, |d| self.ranks(d, loops))),
+                    ("ranks", device.map_or(Json::Null, |d| self.ranks(fi, d, loops))),
                     ("args", Json::Arr(c.args.iter().map(|a| self.arg(fi, f, a)).collect())),
                 ]));
             }
@@ -594,28 +615,32 @@ impl Walker<'_> {
                 let variant = spec.0.clone();
                 let device = c.device.as_ref();
                 let mut args: Vec<Json> = c.args.iter().map(|a| self.arg(fi, f, a)).collect();
-                let domain = args.iter().find_map(|a| match a {
-                    Json::Obj(fs) => {
-                        fs.iter().find(|(k, v)| k == "domain" && *v != Json::Null).map(|(_, v)| v.clone())
-                    }
-                    _ => None,
-                });
-                let domain = domain.unwrap_or(Json::Null);
-                args.push(obj(vec![("kind", Json::s("nranks")), ("domain", domain.clone())]));
-                args.push(obj(vec![("kind", Json::s("comm_ctx")), ("domain", domain)]));
-                if def.name == "builtin.tensor.allreduce" {
-                    args.push(obj(vec![
-                        ("kind", Json::s("core_num")),
-                        ("value", Json::Int(c.attr_int("core_num").unwrap_or(1))),
-                    ]));
-                }
+                // The rendered kernel takes one CommContext per window argument (same domain).
+                let ctxs: Vec<Json> = args
+                    .iter()
+                    .filter_map(|a| match a {
+                        Json::Obj(fs) if fs.iter().any(|(k, v)| k == "kind" && *v == Json::s("window")) => {
+                            let domain =
+                                fs.iter().find(|(k, _)| k == "domain").map_or(Json::Null, |(_, v)| v.clone());
+                            let buffer =
+                                fs.iter().find(|(k, _)| k == "buffer").map_or(Json::Null, |(_, v)| v.clone());
+                            Some(obj(vec![
+                                ("kind", Json::s("comm_ctx")),
+                                ("buffer", buffer),
+                                ("domain", domain),
+                            ]))
+                        }
+                        _ => None,
+                    })
+                    .collect();
+                args.extend(ctxs);
                 self.dispatches.push(obj(vec![
                     ("caller", Json::s(&f.name)),
                     ("callee", Json::s(&variant)),
                     ("level", Json::s("builtin")),
                     ("device", device.map_or(Json::Null, |d| Json::s(text(f, d)))),
                     ("loops", loops_j),
-                    ("ranks", device.map_or(Json::Null, |d| self.ranks(d, loops))),
+                    ("ranks", device.map_or(Json::Null, |d| self.ranks(fi, d, loops))),
                     ("args", Json::Arr(args)),
                 ]));
                 let (variant, vars) = spec;
@@ -629,6 +654,8 @@ impl Walker<'_> {
                         ("variant", Json::s(&variant)),
                         ("entry", Json::s(&entry)),
                         ("kernel_name", Json::s(format!("{entry}_kernel"))),
+                        ("module", Json::s(format!("{entry}_kernel.pto"))),
+                        ("core_num", Json::Int(c.attr_int("core_num").unwrap_or(1))),
                         (
                             "template_package",
                             Json::s(format!(":pypto.runtime.builtins.collectives.{template}")),
@@ -679,7 +706,7 @@ fn enumerate(
 }
 
 /// Variant name and template vars of a builtin collective call (codegen.md §5.5).
-fn builtin_spec(c: &Call, opts: &CodegenOptions) -> (String, Vec<(String, Json)>) {
+pub(crate) fn builtin_spec(c: &Call, opts: &CodegenOptions) -> (String, Vec<(String, Json)>) {
     let op = c.callee.name();
     let dtype = c.attr("dtype").and_then(Attr::as_dtype).unwrap_or(DataType::FP32);
     let (dsuffix, dcpp) = match dtype {

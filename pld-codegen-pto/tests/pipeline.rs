@@ -161,3 +161,51 @@ fn incore_collectives_lower_to_emittable_primitives() {
         "#,
     );
 }
+
+#[test]
+fn host_allreduce_renders_its_builtin_kernel() {
+    let out = compile(&program_file("host_allreduce.py"));
+    let names: Vec<&str> = out.modules.iter().map(|m| m.0.as_str()).collect();
+    assert_eq!(names, ["builtin_tensor_allreduce__sum__fp32_kernel.pto", "fill.pto"]);
+    let k = module(&out, "builtin_tensor_allreduce__sum__fp32_kernel.pto");
+    check(
+        k,
+        r#"
+        CHECK: func.func @builtin_tensor_allreduce__sum__fp32_kernel(%arg0: !pto.ptr<f32>, %arg1: !pto.ptr<i32>, %arg2: !pto.ptr<i64>, %arg3: !pto.ptr<i64>, %arg4: index) attributes {pto.kernel_kind = #pto.kernel_kind<vector>}
+        CHECK: = pto.make_tensor_view %arg1, shape = [%arg4, %c1_index], strides = [%c1_index, %arg4] {layout = #pto.layout<dn>}
+        CHECK: pto.comm.tnotify(
+        CHECK: pto.comm.twait(
+        CHECK-NEXT: pto.cmo.cacheinvalid all #pto.address_space<gm>
+        CHECK: _peer_pview : !pto.partition_tensor_view<1x?xf32>) outs(%recv
+        CHECK: pto.tadd ins(
+        CHECK: pto.tstore ins(%store_value
+        CHECK-NEXT: partition_view
+        CHECK-NEXT: pto.cmo.cacheinvalid
+        CHECK-SAME: single_cache_line
+        CHECK-NEXT: pto.fence.barrier_all #pto.fence_scope<gm>
+        "#,
+    );
+    assert_no_helpers(k);
+    check(
+        &out.orchestration,
+        r#"
+        CHECK: "name": "builtin_tensor_allreduce__sum__fp32_kernel",
+        CHECK-NEXT: "module": "builtin_tensor_allreduce__sum__fp32_kernel.pto",
+        CHECK: "callee": "builtin.tensor.allreduce__sum__fp32",
+        CHECK-NEXT: "level": "builtin",
+        CHECK-NEXT: "device": "r",
+        CHECK: "ranks": "all",
+        CHECK: "kind": "window",
+        CHECK-NEXT: "expr": "data",
+        CHECK-NEXT: "buffer": "data_buf",
+        CHECK: "kind": "comm_ctx",
+        CHECK-NEXT: "buffer": "data_buf",
+        CHECK: "builtins": [
+        CHECK: "variant": "builtin.tensor.allreduce__sum__fp32",
+        CHECK-NEXT: "entry": "builtin_tensor_allreduce__sum__fp32",
+        CHECK-NEXT: "kernel_name": "builtin_tensor_allreduce__sum__fp32_kernel",
+        CHECK-NEXT: "module": "builtin_tensor_allreduce__sum__fp32_kernel.pto",
+        CHECK: "reduce_inst": "TADD",
+        "#,
+    );
+}
