@@ -1,0 +1,81 @@
+//! What the frontend builds, beyond round-tripping: program units and names, function
+//! kinds, dispatch calls with devices, per-rank slices, call result types, symbols.
+
+use pld_ir::{Callee, ExprKind, FunctionKind, StmtKind, Type};
+
+fn parse(name: &str) -> pld_ir::Program {
+    let _ = pld_ops::registry();
+    let path = format!("{}/tests/corpus/{name}", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&path).expect("corpus file");
+    pld_frontend::parse_str(&text).unwrap_or_else(|d| panic!("{name}: {d}"))
+}
+
+#[test]
+fn jit_unit_is_named_after_its_host_entry_and_keeps_kinds() {
+    let p = parse("three_level.py");
+    assert_eq!(p.name, "entry");
+    assert_eq!(p.dyn_syms, vec!["NR".to_string()]);
+    let kinds: Vec<(&str, FunctionKind)> = p.functions.iter().map(|f| (f.name.as_str(), f.kind)).collect();
+    assert_eq!(
+        kinds,
+        vec![
+            ("bump", FunctionKind::InCore),
+            ("per_device", FunctionKind::ChipOrch),
+            ("entry", FunctionKind::Host)
+        ]
+    );
+    // The chip orchestration returns what the kernel returns (inferred, not annotated).
+    let chip = &p.functions[1];
+    assert_eq!(chip.ret, p.functions[0].ret);
+    assert!(matches!(&chip.ret[..], [Type::Tensor(_)]), "{:?}", chip.ret);
+}
+
+#[test]
+fn host_dispatch_slices_per_rank_and_carries_the_device() {
+    let p = parse("three_level.py");
+    let host = p.function("entry").expect("host");
+    let StmtKind::Assign { value: alloc, .. } = &host.body.stmts[0].kind else { panic!("alloc first") };
+    let call = alloc.as_call().expect("alloc call");
+    assert_eq!(call.callee.name(), "pld.tensor.alloc_window_buffer");
+    assert_eq!(call.attr("name").and_then(|a| a.as_str()), Some("signal_buf"));
+    // bytes = 4 * NR * 1, symbolic
+    assert!(call.args[0].as_int().is_none());
+    let StmtKind::For { var, body, .. } = &host.body.stmts[1].kind else { panic!("rank loop") };
+    let StmtKind::Eval(dispatch) = &body.stmts[1].kind else { panic!("dispatch") };
+    let d = dispatch.as_call().expect("call");
+    assert_eq!(d.callee, Callee::Func("per_device".into()));
+    assert_eq!(d.device.as_ref().and_then(|e| e.as_var()), Some(*var));
+    let x_r = d.args[0].as_call().expect("x[r] is an op call");
+    assert_eq!(x_r.callee.name(), "tensor.reshape");
+    let inner = x_r.args[0].as_call().expect("slice inside");
+    assert_eq!(inner.callee.name(), "tensor.slice");
+    assert_eq!(
+        d.args[0].ty(&host.values),
+        Type::tensor(vec![pld_ir::Expr::int(8), pld_ir::Expr::int(16)], pld_ir::DataType::FP32)
+    );
+    assert!(matches!(d.args[3].kind, ExprKind::Float(_)));
+}
+
+#[test]
+fn kernel_reassignment_creates_new_values_and_symbols_stay_symbolic() {
+    let p = parse("three_level.py");
+    let k = &p.functions[0];
+    let tiles: Vec<_> = k.values.iter().filter(|(_, d)| d.name == "tile").collect();
+    assert_eq!(tiles.len(), 2, "`tile = ...` twice defines two values");
+    let signal_ty = k.values.ty(k.params[2].value);
+    let shape = signal_ty.shape().expect("shaped");
+    assert_eq!(shape[0].kind, ExprKind::Sym("NR".into()));
+    let notify = k
+        .body
+        .stmts
+        .iter()
+        .find_map(|s| match &s.kind {
+            StmtKind::For { body, .. } => body.stmts.first(),
+            _ => None,
+        })
+        .expect("loop");
+    let StmtKind::If { then_body, .. } = &notify.kind else { panic!("if") };
+    let call = then_body.stmts[0].call().expect("notify");
+    assert_eq!(call.callee.name(), "pld.system.notify");
+    assert_eq!(call.attr_int("op"), Some(0), "NotifyOp.AtomicAdd is 0");
+}
