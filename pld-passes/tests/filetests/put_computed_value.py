@@ -1,0 +1,17 @@
+# Pushing a computed value with put is rejected: TPUT moves GM to GM.
+# ERROR: pld.tensor.put src must be a GM tensor
+# ERROR: pld.tensor.remote_store
+import pypto.language as pl
+import pypto.language.distributed as pld
+
+
+@pl.program
+class Bad:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(
+        self,
+        dst: pld.DistributedTensor[[16, 64], pl.FP32],
+        src: pl.Tensor[[16, 64], pl.FP32],
+    ):
+        doubled = pl.tensor.muls(src, 2.0)
+        pld.tensor.put(dst, 1, doubled, atomic=pld.AtomicType.None_)
