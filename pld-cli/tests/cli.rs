@@ -223,3 +223,78 @@ fn ops_lists_the_registry() {
     assert!(t.trim_start().starts_with('[') && t.trim_end().ends_with(']'));
     assert!(t.contains("\"name\": \"pld.tensor.put\""), "{t}");
 }
+
+#[test]
+fn remote_store_pushes_both_halves_to_the_next_rank() {
+    let ranks = 3;
+    let (dir, out) = run_example("remote_store", ranks);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let inputs = load_f32(&dir.join("inputs/inputs.npy"));
+    let got = load_f32(&dir.join("outputs.npy"));
+    assert_eq!(got.0, vec![3, 4, 64]);
+    let per_rank = 4 * 64;
+    for r in 0..ranks {
+        let prev = (r + ranks - 1) % ranks;
+        for row in 0..4 {
+            for col in 0..64 {
+                let want = inputs.1[prev * per_rank + row * 64 + col] * if col < 32 { 1.0 } else { 2.0 };
+                assert_eq!(got.1[r * per_rank + row * 64 + col], want, "rank {r} [{row}, {col}]");
+            }
+        }
+    }
+}
+
+#[test]
+fn host_collectives_match_golden() {
+    for ranks in [2, 3, 4] {
+        let (dir, out) = run_example("host_collectives", ranks);
+        assert!(out.status.success(), "ranks {ranks}: {}", text(&out.stderr));
+        let (shape, inp) = load_f32(&dir.join("inputs/inputs.npy"));
+        let size = 96;
+        assert_eq!(shape, vec![ranks as u64, ranks as u64, size as u64]);
+        // inp[r][row][i]
+        let at = |r: usize, row: usize, i: usize| inp[(r * ranks + row) * size + i];
+        let summed = load_f32(&dir.join("summed.npy")).1;
+        let root_row = load_f32(&dir.join("root_row.npy")).1;
+        let scattered = load_f32(&dir.join("scattered.npy")).1;
+        let gathered = load_f32(&dir.join("gathered.npy")).1;
+        let exchanged = load_f32(&dir.join("exchanged.npy")).1;
+        for r in 0..ranks {
+            for i in 0..size {
+                let sum0: f32 = (0..ranks).map(|k| at(k, 0, i)).sum();
+                assert_eq!(summed[r * size + i], sum0, "allreduce rank {r} [{i}]");
+                assert_eq!(root_row[r * size + i], at(0, 0, i), "broadcast rank {r} [{i}]");
+                let sum_r: f32 = (0..ranks).map(|k| at(k, r, i)).sum();
+                assert_eq!(scattered[r * size + i], sum_r, "reduce_scatter rank {r} [{i}]");
+                for s in 0..ranks {
+                    let g = gathered[(r * ranks + s) * size + i];
+                    assert_eq!(g, at(s, 0, i), "allgather rank {r} row {s} [{i}]");
+                    let x = exchanged[(r * ranks + s) * size + i];
+                    assert_eq!(x, at(s, r, i), "all_to_all rank {r} row {s} [{i}]");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn random_schedules_give_the_same_result() {
+    let dir = out_dir("sched");
+    let mut outputs = Vec::new();
+    for schedule in ["det", "random:1", "random:99", "parallel"] {
+        let d = dir.join(schedule.replace(':', "_"));
+        let out = pld(&[
+            "run",
+            "examples/quickstart_allreduce.py",
+            "--ranks",
+            "4",
+            "--schedule",
+            schedule,
+            "--out",
+            d.to_str().unwrap(),
+        ]);
+        assert!(out.status.success(), "{schedule}: {}", text(&out.stderr));
+        outputs.push(std::fs::read(d.join("outputs.npy")).unwrap());
+    }
+    assert!(outputs.windows(2).all(|w| w[0] == w[1]), "schedules disagree");
+}
