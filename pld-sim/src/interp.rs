@@ -72,7 +72,7 @@ enum Frame<'p> {
     For { stmt: &'p Stmt, cur: i64, stop: i64, step: i64 },
     While { stmt: &'p Stmt },
     If,
-    Domain { prev: usize },
+    Domain { prev: usize, pushed: bool },
 }
 
 struct Act<'p> {
@@ -183,7 +183,20 @@ impl<'p> Thread<'p> {
             ));
         }
         let mut env = vec![None; env_size(func)];
-        for (p, a) in func.params.iter().zip(args) {
+        for (p, mut a) in func.params.iter().zip(args) {
+            // A packed view whose shape differs from a static parameter shape of the same
+            // element count takes the parameter's shape (a `[64]` window passed as `[1, 64]`).
+            if let (Val::Tensor(t), Some(pt)) = (&mut a, func.values.ty(p.value).as_tensor_like()) {
+                if let Some(ps) = pt.static_shape() {
+                    if ps != t.shape
+                        && ps.iter().product::<i64>() == t.numel()
+                        && t.strides == crate::value::TRef::packed_strides(&t.shape)
+                    {
+                        t.strides = crate::value::TRef::packed_strides(&ps);
+                        t.shape = ps;
+                    }
+                }
+            }
             if let Some(slot) = env.get_mut(p.value.index()) {
                 *slot = Some(a);
             }
@@ -290,8 +303,11 @@ impl<'p> Thread<'p> {
                         Some(Frame::If) => {
                             act.frames.pop();
                         }
-                        Some(Frame::Domain { prev }) => {
+                        Some(Frame::Domain { prev, pushed }) => {
                             self.domain = *prev;
+                            if *pushed {
+                                ecx.world.scope_stack.pop();
+                            }
                             act.frames.pop();
                         }
                         _ => {}
@@ -418,7 +434,8 @@ impl<'p> Thread<'p> {
             StmtKind::Scope { kind, body, .. } => {
                 self.advance();
                 let prev = self.domain;
-                if let pld_ir::ScopeKind::CommDomain { devices, .. } = kind {
+                let mut pushed = false;
+                if let pld_ir::ScopeKind::CommDomain { devices, windows, .. } = kind {
                     let members: Vec<usize> = if devices.is_empty() {
                         (0..ecx.world.nranks).collect()
                     } else {
@@ -437,9 +454,11 @@ impl<'p> Thread<'p> {
                         ecx.world.domains.iter().position(|d| d.members == members && d.allocs.is_empty());
                     self.domain = existing.unwrap_or_else(|| ecx.world.add_domain(members));
                     ecx.domain = self.domain;
+                    ecx.world.scope_stack.push((self.domain, windows.clone()));
+                    pushed = true;
                 }
                 let act = self.acts.last_mut().ok_or_else(|| Fault::runtime(span, "no frame"))?;
-                act.frames.push(Frame::Domain { prev });
+                act.frames.push(Frame::Domain { prev, pushed });
                 act.frames.push(Frame::Block { stmts: &body.stmts, pc: 0 });
                 Ok(StepOut::Ran)
             }

@@ -163,6 +163,8 @@ pub struct World {
     pub check_races: bool,
     /// Per rank: a notify was issued since the last completed wait (barrier-round counting).
     pub notified: Vec<bool>,
+    /// Open comm-domain scopes of the host pass: (domain, window buffer names), innermost last.
+    pub scope_stack: Vec<(usize, Vec<String>)>,
 }
 
 const ADDR_BASE: u64 = 0x4000_0000_0000;
@@ -190,6 +192,7 @@ impl World {
             },
             check_races: true,
             notified: vec![false; nranks],
+            scope_stack: Vec::new(),
         }
     }
 

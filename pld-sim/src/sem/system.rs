@@ -22,7 +22,10 @@ fn alloc_window_buffer(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
         return Err(cx.err(format!("size must be positive, got {size}")));
     }
     let name = cx.call.attr("name").and_then(|a| a.as_str()).unwrap_or("window").to_string();
-    let id = cx.world.alloc(cx.domain, &name, size as u64);
+    // The domain whose scope lists this buffer (innermost first), else the current one.
+    let domain =
+        cx.world.scope_stack.iter().rev().find(|(_, ws)| ws.contains(&name)).map_or(cx.domain, |(d, _)| *d);
+    let id = cx.world.alloc(domain, &name, size as u64);
     Ok(Flow::Val(Val::Alloc(id)))
 }
 
