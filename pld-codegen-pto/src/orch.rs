@@ -177,6 +177,8 @@ struct Walker<'a> {
     builtins: BTreeMap<String, Json>,
     /// Per function: value → window buffer name (DistTensor views and their ctxs).
     ctx_buffer: HashMap<(usize, ValueId), String>,
+    /// (chip function, parameter index) → the window buffer its host dispatches pass.
+    param_buffer: BTreeMap<(String, usize), String>,
     /// Values holding `pld.system.world_size()`.
     world_vars: std::collections::HashSet<(usize, ValueId)>,
 }
@@ -202,6 +204,7 @@ pub fn describe_with(
         builtins: BTreeMap::new(),
         ctx_buffer: HashMap::new(),
         world_vars: std::collections::HashSet::new(),
+        param_buffer: BTreeMap::new(),
     };
     // Pass 1: window buffers and domains (domains need buffer sizes).
     for (fi, f) in program.functions.iter().enumerate() {
@@ -214,11 +217,18 @@ pub fn describe_with(
             w.collect_domains(fi, f, &f.body.stmts);
         }
     }
-    // Pass 2: dispatches.
-    for (fi, f) in program.functions.iter().enumerate() {
-        if matches!(f.kind, FunctionKind::Host | FunctionKind::ChipOrch) {
-            let mut loops = Vec::new();
-            w.walk(fi, f, &f.body.stmts, &mut loops);
+    // Pass 2: dispatches, host first so chip parameters learn the windows they receive.
+    for kind in [FunctionKind::Host, FunctionKind::ChipOrch] {
+        for (fi, f) in program.functions.iter().enumerate() {
+            if f.kind == kind {
+                for (i, p) in f.params.iter().enumerate() {
+                    if let Some(b) = w.param_buffer.get(&(f.name.clone(), i)).cloned() {
+                        w.ctx_buffer.insert((fi, p.value), b);
+                    }
+                }
+                let mut loops = Vec::new();
+                w.walk(fi, f, &f.body.stmts, &mut loops);
+            }
         }
     }
     let kernels: Vec<Json> = program
@@ -600,6 +610,11 @@ impl Walker<'_> {
                     _ => "function",
                 };
                 let device = c.device.as_ref();
+                for (i, a) in c.args.iter().enumerate() {
+                    if let Some(b) = a.as_var().and_then(|v| self.ctx_buffer.get(&(fi, v)).cloned()) {
+                        self.param_buffer.entry((name.clone(), i)).or_insert(b);
+                    }
+                }
                 self.dispatches.push(obj(vec![
                     ("caller", Json::s(&f.name)),
                     ("callee", Json::s(name)),

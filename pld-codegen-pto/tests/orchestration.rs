@@ -166,6 +166,13 @@ fn push_program_description() {
         CHECK-NEXT: "callee": "push",
         CHECK-NEXT: "level": "core",
         CHECK-NEXT: "device": null,
+        CHECK: "kind": "window",
+        CHECK-NEXT: "expr": "data",
+        CHECK-NEXT: "buffer": "data_buf",
+        CHECK-NEXT: "domain": "comm_d0",
+        CHECK: "kind": "comm_ctx",
+        CHECK-NEXT: "expr": "data_ctx",
+        CHECK-NEXT: "buffer": "data_buf",
         CHECK: "builtins": []
         "#,
     );
