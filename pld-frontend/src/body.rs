@@ -94,6 +94,10 @@ pub struct FnCx<'u, 'a> {
     strict: bool,
     /// The LHS name of the assignment being lowered (names `alloc_window_buffer`).
     pub pending_name: Option<String>,
+    /// Current expression nesting depth (bounded, so hostile input cannot exhaust the stack).
+    pub depth: usize,
+    /// Whether the current top-level expression already reported excessive depth.
+    pub too_deep: bool,
 }
 
 impl<'u, 'a> FnCx<'u, 'a> {
@@ -125,6 +129,8 @@ impl<'u, 'a> FnCx<'u, 'a> {
             returns: None,
             strict,
             pending_name: None,
+            depth: 0,
+            too_deep: false,
         };
         let mut params = Vec::new();
         for (name, ty, dir, span) in &sig.params {

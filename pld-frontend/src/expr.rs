@@ -16,6 +16,9 @@ use pld_ir::{
 };
 use rustpython_parser::ast;
 
+/// Deepest expression nesting the frontend lowers.
+const MAX_DEPTH: usize = 200;
+
 /// A resolved DSL op name.
 enum Resolved {
     Op(&'static OpDef),
@@ -74,6 +77,28 @@ fn is_scalar_operand(e: &Expr, ty: &Type) -> bool {
 impl FnCx<'_, '_> {
     /// Lowers an expression.
     pub fn expr(&mut self, e: &ast::Expr) -> Result<Expr, ()> {
+        if self.depth >= MAX_DEPTH {
+            // Reported once per statement: the siblings of a too-deep node are as deep.
+            if !self.too_deep {
+                self.too_deep = true;
+                let span = span_of(self.file(), e);
+                self.error(Diagnostic::error(
+                    span,
+                    format!("expression nested more than {MAX_DEPTH} levels deep"),
+                ));
+            }
+            return Err(());
+        }
+        if self.depth == 0 {
+            self.too_deep = false;
+        }
+        self.depth += 1;
+        let r = self.expr_inner(e);
+        self.depth -= 1;
+        r
+    }
+
+    fn expr_inner(&mut self, e: &ast::Expr) -> Result<Expr, ()> {
         let file = self.file();
         let span = span_of(file, e);
         match e {

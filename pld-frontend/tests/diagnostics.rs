@@ -435,3 +435,12 @@ fn the_structural_verifier_runs_on_parsed_programs() {
         ]
     );
 }
+
+#[test]
+fn deeply_nested_expressions_are_rejected_not_overflowed() {
+    let deep = format!("{}n{}", "(".repeat(260), " + 1)".repeat(260));
+    let d = diags(&incore(&format!("        x = {deep}\n")));
+    assert_eq!(d.len(), 1, "{d:#?}");
+    assert_eq!(d[0].0, "expression nested more than 200 levels deep");
+    assert_eq!(d[0].1, L);
+}
