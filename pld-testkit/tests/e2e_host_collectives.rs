@@ -610,3 +610,85 @@ fn host_barrier_peer_swap_two_rounds() {
         assert!(out.stats.barrier_rounds.iter().all(|&b| b >= 2), "{:?}", out.stats.barrier_rounds);
     }
 }
+
+const MULTICORE: &str = r#"
+import pypto.language as pl
+import pypto.language.distributed as pld
+
+SIZE = __SIZE__
+S = __S__
+C = __C__
+NR = pl.dynamic("NR")
+
+@pl.program
+class HostMulticore:
+    @pl.function(type=pl.FunctionType.InCore)
+    def publish_step(self, inp: pl.Tensor[[1, SIZE], pl.FP32], data: pl.Out[pld.DistributedTensor[[1, SIZE], pl.FP32]]):
+        t = pl.load(inp, [0, 0], [1, SIZE])
+        pl.store(t, [0, 0], data)
+        return data
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def consume_step(self, data: pld.DistributedTensor[[1, SIZE], pl.FP32], signal: pld.DistributedTensor[[NR, S], pl.INT32],
+                     out: pl.Out[pl.Tensor[[1, SIZE], pl.FP32]], signal_out: pl.Out[pl.Tensor[[NR, S], pl.INT32]]):
+        ctx = pld.get_comm_ctx(data)
+        me = pld.rank(ctx)
+        n = pld.nranks(ctx)
+        for peer in pl.range(n):
+            if peer != me:
+                for lane in pl.range(C):
+                    pld.system.wait(signal, [peer, lane], 0, cmp=pld.WaitCmp.Eq)
+        t = pl.load(data, [0, 0], [1, SIZE])
+        pl.store(t, [0, 0], out)
+        s = pl.load(signal, [0, 0], [NR, S])
+        pl.store(s, [0, 0], signal_out)
+        return out
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def publish_orch(self, inp: pl.Tensor[[1, SIZE], pl.FP32], data: pl.Out[pld.DistributedTensor[[1, SIZE], pl.FP32]]):
+        data = self.publish_step(inp, data)
+        return data
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def consume_orch(self, data: pld.DistributedTensor[[1, SIZE], pl.FP32], signal: pld.DistributedTensor[[NR, S], pl.INT32],
+                     out: pl.Out[pl.Tensor[[1, SIZE], pl.FP32]], signal_out: pl.Out[pl.Tensor[[NR, S], pl.INT32]]):
+        out = self.consume_step(data, signal, out, signal_out)
+        return out
+
+    @pl.function(level=pl.Level.HOST, role=pl.Role.Orchestrator)
+    def host(self, inputs: pl.Tensor[[2, NR, 1, SIZE], pl.FP32], outputs: pl.Out[pl.Tensor[[2, NR, 1, SIZE], pl.FP32]],
+             signal_outs: pl.Out[pl.Tensor[[2, NR, NR, S], pl.INT32]]):
+        data_buf = pld.alloc_window_buffer(SIZE * 4, name="data")
+        sig_buf = pld.alloc_window_buffer(pld.world_size() * S * 4, name="signal")
+        data = pld.window(data_buf, [1, SIZE], dtype=pl.FP32)
+        signal = pld.window(sig_buf, [NR, S], dtype=pl.INT32)
+        for rd in pl.range(2):
+            for r in pl.range(pld.world_size()):
+                self.publish_orch(inputs[rd, r], data, device=r)
+            data = pld.tensor.allreduce(data, signal, op=pld.ReduceOp.Sum, core_num=C)
+            for r in pl.range(pld.world_size()):
+                self.consume_orch(data, signal, outputs[rd, r], signal_outs[rd, r], device=r)
+"#;
+
+#[test]
+fn host_multicore_allreduce_lanes_self_clear() {
+    for (p, c, size, s) in [(2, 2, 1, 2), (2, 4, 4127, 6), (4, 2, 1041, 2), (3, 3, 700, 4)] {
+        let prog = parse(&MULTICORE.replace("__SIZE__", &size.to_string()).replace("__S__", &s.to_string()).replace("__C__", &c.to_string()));
+        let per = rounds_of(p, 2, |r| gold::ramp(r, size));
+        let flat: Vec<Vec<f64>> = per.iter().flatten().cloned().collect();
+        let t = stack(DataType::FP32, &flat, &[1, size]);
+        let t = pld_sim::HostTensor { shape: vec![2, p, 1, size], ..t };
+        let what = format!("multicore P={p} C={c} size={size} S={s}");
+        let out = run_both(&prog, p, &inputs(vec![("inputs", t)]), Schedule::Deterministic, &what);
+        let got = unstack(&out.outputs["outputs"]);
+        let sig = out.outputs["signal_outs"].to_f64();
+        for rd in 0..2 {
+            let want = gold::allreduce(&per[rd], ReduceOp::Sum, DataType::FP32);
+            for r in 0..p {
+                assert_eq!(&got[rd][r * size..(r + 1) * size], &want[r][..], "{what} round {rd} rank {r}");
+                let cells = &sig[(rd * p + r) * p * s..(rd * p + r + 1) * p * s];
+                assert!(cells.iter().all(|&x| x == 0.0), "{what}: signal of rank {r} not self-cleared: {cells:?}");
+            }
+        }
+    }
+}
