@@ -8,7 +8,7 @@
 use std::time::{Duration, Instant};
 
 use crate::shell::Cmd;
-use crate::{abi, no_args, tidy, Failure, Result};
+use crate::{abi, no_args, readme, tidy, Failure, Result};
 
 /// A failed step: what went wrong and how to fix it.
 struct StepFailure {
@@ -37,6 +37,7 @@ const STEPS: &[Step] = &[
     Step { name: "test", run: test },
     Step { name: "doc", run: doc },
     Step { name: "tidy", run: tidy_step },
+    Step { name: "readme", run: readme_step },
 ];
 
 fn fmt() -> StepResult {
@@ -82,6 +83,10 @@ fn tidy_step() -> StepResult {
         "start each listed file with a `//!` comment and remove the listed attributes; \
          recheck with `cargo xtask tidy`",
     ))
+}
+
+fn readme_step() -> StepResult {
+    readme::check().map_err(fails_with("make README.md's main-job command work (or fix the README)"))
 }
 
 /// How a step ended, for the summary.
@@ -157,7 +162,7 @@ mod tests {
     #[test]
     fn steps_run_in_the_documented_order() {
         let names: Vec<&str> = STEPS.iter().map(|s| s.name).collect();
-        assert_eq!(names, ["fmt", "abi-header", "abi-c", "clippy", "test", "doc", "tidy"]);
+        assert_eq!(names, ["fmt", "abi-header", "abi-c", "clippy", "test", "doc", "tidy", "readme"]);
     }
 
     #[test]

@@ -10,6 +10,7 @@ mod abi;
 mod bench;
 mod bless;
 mod ci;
+mod readme;
 mod shell;
 mod tidy;
 
@@ -20,7 +21,8 @@ usage: cargo xtask <command> [args]
 
 commands:
   ci                 run every CI step in order (fmt, ABI header, C ABI check, clippy,
-                     tests, docs, tidy); stops at the first failure
+                     tests, docs, tidy, the README's main-job command); stops at the
+                     first failure
   abi-header         regenerate pld-runtime-abi/include/pld_runtime_abi.h
   abi-header --check fail if the checked-in header is stale
   bless [ARGS...]    rerun the tests with PLD_BLESS=1 UPDATE_EXPECT=1 so snapshot tests
