@@ -118,3 +118,16 @@ fn static_write_effects() {
     assert!(writes("pld.system.defer_wait").is_empty());
     assert!(writes("pld.tile.remote_load").is_empty());
 }
+
+#[test]
+fn overload_names_are_not_also_op_names_or_aliases() {
+    // The frontend tries overloads first; an alias with the same spelling would be dead.
+    let reg = pld_testkit::init();
+    let mut n = 0;
+    for o in reg.overloads() {
+        n += 1;
+        assert!(reg.lookup(o.name).is_none(), "{} is both an overload and an op/alias", o.name);
+        assert!(o.candidates.len() >= 2, "{}", o.name);
+    }
+    assert!(n >= 15, "expected the unified pl.* overloads and pld.remote_store, got {n}");
+}
