@@ -33,3 +33,7 @@ pub const PULLS: &[&str] = &["pld.tile.get", "pld.tensor.get"];
 /// Ops that push their tile operand (argument 0) as a 2-D region: `FlattenTileNdTo2D`
 /// reshapes an N-D source whose leading dims are 1 to its inner two dims.
 pub const PUSHES_2D_TILE: &[&str] = &["pld.tile.remote_store"];
+/// Bulk (MTE3) stores into their GM operand, by op and operand index.
+pub const BULK_STORES: &[(&str, usize)] = &[("tile.store", 2), ("tensor.assemble", 0)];
+/// Scalar stores into their GM operand, by op and operand index.
+pub const SCALAR_STORES: &[(&str, usize)] = &[("tensor.write", 0)];

@@ -162,3 +162,28 @@ fn data_parallel_region_is_rejected() {
     let err = run(&mut p, &["LowerAutoVectorSplit"]).unwrap_err();
     assert!(messages(&err).contains("data-parallel"), "{}", messages(&err));
 }
+
+#[test]
+fn cube_result_used_by_vector_work_is_diagnosed() {
+    init();
+    let mut fb = FunctionBuilder::new("k", FunctionKind::InCore);
+    let a = fb.param("a", tile(&[16, 16], DataType::FP16, MemorySpace::Left), Direction::In);
+    let bt = fb.param("b", tile(&[16, 16], DataType::FP16, MemorySpace::Right), Direction::In);
+    let y = fb.param("y", tensor(&[16, 16], DataType::FP32), Direction::Out);
+    fb.body(|b| {
+        let c = b.assign_op("c", "tile.matmul", vec![Expr::var(a), Expr::var(bt)], vec![])?;
+        let v = b.assign_op(
+            "v",
+            "tile.move",
+            vec![Expr::var(c)],
+            vec![("target_memory", Attr::Str("Vec".into()))],
+        )?;
+        let w = b.assign_op("w", "tile.adds", vec![Expr::var(v), Expr::float(1.0)], vec![])?;
+        b.eval_op("tile.store", vec![Expr::var(w), Expr::ints(&[0, 0]), Expr::var(y)], vec![])
+    })
+    .unwrap();
+    let mut p = Program::new("p");
+    p.add_function(fb.finish());
+    let e = run(&mut p, &["ExpandMixedKernel"]).unwrap_err();
+    assert!(messages(&e).contains("passes a value between the cube and vector lanes"), "{}", messages(&e));
+}

@@ -322,3 +322,29 @@ fn flatten_reshapes_an_nd_remote_store_source_with_unit_leading_dims() {
     run(&mut p, &["FlattenTileNdTo2D"]).unwrap();
     assert_eq!(count(&pld_ir::print_program(&p), "tile.reshape"), 1);
 }
+
+#[test]
+fn mixed_bulk_and_scalar_stores_to_one_tensor_are_rejected() {
+    init();
+    let mut fb = FunctionBuilder::new("k", FunctionKind::InCore);
+    let x = fb.param("x", tensor(&[4, 8], DataType::FP32), Direction::In);
+    let y = fb.param("y", tensor(&[4, 8], DataType::FP32), Direction::In);
+    fb.body(|b| {
+        let v = b.assign_op(
+            "v",
+            "tile.load",
+            vec![Expr::var(x), Expr::ints(&[0, 0]), Expr::ints(&[4, 8])],
+            vec![],
+        )?;
+        b.eval_op("tile.store", vec![Expr::var(v), Expr::ints(&[0, 0]), Expr::var(y)], vec![])?;
+        b.eval_op("tensor.write", vec![Expr::var(y), Expr::ints(&[0, 0]), Expr::float(1.0)], vec![])
+    })
+    .unwrap();
+    let mut p = one(fb.finish());
+    let e = run(&mut p, &["ConvertTensorToTileOps"]).unwrap_err();
+    assert!(
+        messages(&e).contains("`y` is written both by a bulk tile store and by a scalar tensor.write"),
+        "{}",
+        messages(&e)
+    );
+}

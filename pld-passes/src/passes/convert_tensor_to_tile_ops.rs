@@ -7,10 +7,12 @@
 //! `InOut`. Reads and writes come from the registry's per-argument effects (through views,
 //! rebinds and loop carries); any other use of a parameter counts as a read.
 
+use crate::ops::{BULK_STORES, SCALAR_STORES};
 use crate::pass::{Pass, PassCx, Property};
 use crate::util::apply_lowerings;
 use pld_ir::{
-    Block, Direction, Effect, ExprKind, Function, FunctionKind, LoweringKind, Program, StmtKind, ValueId,
+    Block, Diagnostic, Diagnostics, Direction, Effect, ExprKind, Function, FunctionKind, LoweringKind,
+    Program, StmtKind, ValueId,
 };
 use std::collections::HashMap;
 
@@ -26,10 +28,13 @@ impl Pass for ConvertTensorToTileOps {
     }
     fn run(&self, program: &mut Program, cx: &mut PassCx) -> Result<(), pld_ir::Diagnostics> {
         apply_lowerings(program, LoweringKind::TensorToTile, cx.target, &|f| f.kind == FunctionKind::InCore)?;
+        let mut diags = Diagnostics::new();
         for f in program.functions.iter_mut().filter(|f| f.kind == FunctionKind::InCore) {
-            upgrade_directions(f);
+            if let Err(d) = upgrade_directions(f) {
+                diags.push(d);
+            }
         }
-        Ok(())
+        diags.into_result(())
     }
 }
 
@@ -37,10 +42,13 @@ impl Pass for ConvertTensorToTileOps {
 struct Access {
     read: bool,
     write: bool,
+    bulk: bool,
+    scalar: bool,
 }
 
-/// Upgrades the directions of written `In` tensor-like parameters of `f`.
-pub fn upgrade_directions(f: &mut Function) {
+/// Upgrades the directions of written `In` tensor-like parameters of `f`; rejects a GM
+/// parameter written both by a bulk (MTE3) store and by a scalar store.
+pub fn upgrade_directions(f: &mut Function) -> Result<(), Diagnostic> {
     let mut origin: HashMap<ValueId, usize> = HashMap::new();
     for (i, p) in f.params.iter().enumerate() {
         if f.values.ty(p.value).as_tensor_like().is_some() {
@@ -49,11 +57,25 @@ pub fn upgrade_directions(f: &mut Function) {
     }
     let mut access = vec![Access::default(); f.params.len()];
     scan(&f.body, f, &mut origin, &mut access);
+    for (p, a) in f.params.iter().zip(&access) {
+        if a.bulk && a.scalar {
+            return Err(Diagnostic::error(
+                f.span,
+                format!(
+                    "`{}` is written both by a bulk tile store and by a scalar tensor.write in `{}`; MTE3 and scalar stores to one GM tensor are not coherent",
+                    f.values.name(p.value),
+                    f.name
+                ),
+            )
+            .with_note("write the tensor one way only (store a tile, or write scalars)"));
+        }
+    }
     for (p, a) in f.params.iter_mut().zip(access) {
         if p.dir == Direction::In && a.write {
             p.dir = if a.read { Direction::InOut } else { Direction::Out };
         }
     }
+    Ok(())
 }
 
 fn scan(block: &Block, f: &Function, origin: &mut HashMap<ValueId, usize>, access: &mut [Access]) {
@@ -73,6 +95,20 @@ fn scan(block: &Block, f: &Function, origin: &mut HashMap<ValueId, usize>, acces
                 if let ExprKind::Call(c) = &x.kind {
                     let effects = c.op().map(|d| d.arg_effects(c)).unwrap_or_default();
                     let top = std::ptr::eq(x, e);
+                    let name = c.callee.name();
+                    for (list, scalar) in [(BULK_STORES, false), (SCALAR_STORES, true)] {
+                        for &(_, i) in list.iter().filter(|(n, _)| *n == name) {
+                            if let Some(&p) =
+                                c.args.get(i).and_then(|a| a.as_var()).and_then(|v| origin.get(&v))
+                            {
+                                if scalar {
+                                    access[p].scalar = true;
+                                } else {
+                                    access[p].bulk = true;
+                                }
+                            }
+                        }
+                    }
                     for (i, a) in c.args.iter().enumerate() {
                         if top && aliasing && i == 0 {
                             continue;

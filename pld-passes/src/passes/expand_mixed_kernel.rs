@@ -171,14 +171,13 @@ fn lane_body(block: &Block, values: &Values, side: Affinity) -> Block {
             continue;
         }
         let aff = stmt_affinity(s, values);
-        if aff == other && s.defs().is_empty() {
-            continue;
-        }
-        if aff == other && call_stmt(s).is_some() {
+        if aff == other {
+            // The other lane's work (a use of its results on this lane is cross-lane data
+            // flow, diagnosed after the split).
             continue;
         }
         let mut s = s.clone();
-        if aff == Affinity::Mixed || aff == other {
+        if aff == Affinity::Mixed {
             for b in s.blocks_mut() {
                 *b = lane_body(b, values, side);
             }
