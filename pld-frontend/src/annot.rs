@@ -56,15 +56,28 @@ fn items(e: &ast::Expr) -> Vec<&ast::Expr> {
     }
 }
 
+/// Deepest nesting of type annotations (`pl.Tuple[pl.Tuple[...]]`).
+const MAX_TYPE_DEPTH: usize = 64;
+
 /// Parses a value type annotation.
 pub fn parse_type(file: FileId, e: &ast::Expr, dim: &mut DimFn<'_>) -> Result<Type, Diagnostic> {
+    parse_type_at(file, e, dim, 0)
+}
+
+fn parse_type_at(file: FileId, e: &ast::Expr, dim: &mut DimFn<'_>, depth: usize) -> Result<Type, Diagnostic> {
     let span = span_of(file, e);
+    if depth > MAX_TYPE_DEPTH {
+        return Err(Diagnostic::error(
+            span,
+            format!("type annotation nested more than {MAX_TYPE_DEPTH} levels deep"),
+        ));
+    }
     let unsupported = || Diagnostic::error(span, "unsupported type annotation").with_note(SUPPORTED);
     match e {
         ast::Expr::Subscript(s) => {
             let head = dotted(&s.value).ok_or_else(unsupported)?;
             let args = items(&s.slice);
-            shaped(file, &head, &args, span, dim)?.ok_or_else(unsupported)
+            shaped(file, &head, &args, span, dim, depth)?.ok_or_else(unsupported)
         }
         ast::Expr::Call(c) => {
             let head = dotted(&c.func).ok_or_else(unsupported)?;
@@ -72,7 +85,7 @@ pub fn parse_type(file: FileId, e: &ast::Expr, dim: &mut DimFn<'_>) -> Result<Ty
                 return Err(unsupported());
             }
             let args: Vec<&ast::Expr> = c.args.iter().collect();
-            shaped(file, &head, &args, span, dim)?.ok_or_else(unsupported)
+            shaped(file, &head, &args, span, dim, depth)?.ok_or_else(unsupported)
         }
         ast::Expr::Attribute(_) | ast::Expr::Name(_) => {
             let path = dotted(e).ok_or_else(unsupported)?;
@@ -97,6 +110,7 @@ fn shaped(
     args: &[&ast::Expr],
     span: pld_ir::Span,
     dim: &mut DimFn<'_>,
+    depth: usize,
 ) -> Result<Option<Type>, Diagnostic> {
     match head {
         "pl.Tensor" | "pld.DistributedTensor" => {
@@ -166,7 +180,8 @@ fn shaped(
             Ok(Some(Type::Scalar(dtype_of(file, d, dim)?)))
         }
         "pl.Tuple" => {
-            let items = args.iter().map(|a| parse_type(file, a, dim)).collect::<Result<Vec<_>, _>>()?;
+            let items =
+                args.iter().map(|a| parse_type_at(file, a, dim, depth + 1)).collect::<Result<Vec<_>, _>>()?;
             Ok(Some(Type::Tuple(items)))
         }
         "pl.Out" | "pl.InOut" | "pld.Out" | "pld.InOut" => Err(Diagnostic::error(

@@ -22,6 +22,9 @@ use pld_ir::{
 use rustpython_parser::ast;
 use std::collections::HashMap;
 
+/// Deepest nesting of loop / if bodies the frontend lowers.
+const MAX_NESTING: usize = 64;
+
 /// What a name is bound to in a scope.
 #[derive(Clone, Copy, Debug)]
 pub enum Binding {
@@ -98,6 +101,8 @@ pub struct FnCx<'u, 'a> {
     pub depth: usize,
     /// Whether the current top-level expression already reported excessive depth.
     pub too_deep: bool,
+    /// Current statement-block nesting depth.
+    block_depth: usize,
 }
 
 impl<'u, 'a> FnCx<'u, 'a> {
@@ -131,6 +136,7 @@ impl<'u, 'a> FnCx<'u, 'a> {
             pending_name: None,
             depth: 0,
             too_deep: false,
+            block_depth: 0,
         };
         let mut params = Vec::new();
         for (name, ty, dir, span) in &sig.params {
@@ -248,10 +254,22 @@ impl<'u, 'a> FnCx<'u, 'a> {
 
     /// Lowers a statement list.
     pub fn block(&mut self, stmts: &[ast::Stmt]) -> Block {
+        if self.block_depth > MAX_NESTING {
+            if let Some(first) = stmts.first() {
+                let span = span_of(self.file(), first);
+                self.error(Diagnostic::error(
+                    span,
+                    format!("statements nested more than {MAX_NESTING} levels deep"),
+                ));
+            }
+            return Block::new();
+        }
+        self.block_depth += 1;
         let mut out = Vec::new();
         for s in stmts {
             self.stmt(s, &mut out);
         }
+        self.block_depth -= 1;
         Block { stmts: out }
     }
 

@@ -444,3 +444,25 @@ fn deeply_nested_expressions_are_rejected_not_overflowed() {
     assert_eq!(d[0].0, "expression nested more than 200 levels deep");
     assert_eq!(d[0].1, L);
 }
+
+#[test]
+fn deeply_nested_statements_and_annotations_are_rejected_not_overflowed() {
+    let mut body = String::from("@pl.jit.incore\ndef k(n: pl.Scalar[pl.INDEX]):\n");
+    for i in 0..300 {
+        let pad = "    ".repeat(i + 1);
+        body.push_str(&format!(
+            "{pad}{}\n",
+            if i % 2 == 0 { "if n > 0:" } else { "with pl.at(level=pl.Level.CORE_GROUP):" }
+        ));
+    }
+    body.push_str(&format!("{}x = 1\n", "    ".repeat(301)));
+    let d = diags(&body);
+    assert_eq!(d.len(), 1, "{d:#?}");
+    assert_eq!(d[0].0, "statements nested more than 64 levels deep");
+    assert_eq!(d[0].1, 4 + 2 + 65);
+
+    let ty = format!("{}pl.Scalar[pl.INT32]{}", "pl.Tuple[".repeat(300), "]".repeat(300));
+    let d = diags(&format!("@pl.jit.incore\ndef k(n: {ty}):\n    return\n"));
+    assert_eq!(d.len(), 1, "{d:#?}");
+    assert_eq!(d[0].0, "type annotation nested more than 64 levels deep");
+}
