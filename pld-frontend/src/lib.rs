@@ -20,6 +20,28 @@
 //! Program units: each `@pl.program` class is one [`Program`]; the module-level DSL
 //! functions (`@pl.jit`, `@pl.jit.incore`, `@pl.jit.host`, `@pl.function`) form one more,
 //! named after its first host function (else its first function).
+//!
+//! ## What is read
+//!
+//! - module constants and integer arithmetic on them (`SIZE = 256`, `N * SIZE`,
+//!   `8 if size == 1 else 1`), `pl.FP32.get_byte()`, `NR = pl.dynamic("NR")`, dtype objects;
+//!   parameters of program-building Python functions via [`ParseOptions::bindings`];
+//! - decorators `@pl.function(type=pl.FunctionType.InCore | Orchestration | AIC | AIV |
+//!   Opaque)`, `@pl.function(level=pl.Level.HOST, role=pl.Role.Orchestrator)`,
+//!   `@pl.jit` / `@pl.jit.incore` / `@pl.jit.host`; other decorator keywords become function
+//!   attributes; `role=pl.Role.SubWorker` callbacks keep their signature only;
+//! - annotations `pl.Tensor[[..], dt]` (and `pl.Tensor((..), dt)`), `pl.Out[..]`,
+//!   `pl.InOut[..]`, `pld.DistributedTensor[[..], dt]`, `pl.Tile[[..], dt, pl.MemorySpace.X]`,
+//!   `pl.Scalar[dt]`, `pl.Tuple[..]`, `tuple[..]` returns, `pld.CommCtx`, `pld.Ptr`;
+//! - statements: (annotated) assignment, tuple unpacking, augmented assignment, `return`,
+//!   expression statements, `for i in pl.range/parallel/unroll(...)` with `init_values` and
+//!   `x = pl.yield_(...)`, `for (a,) in pl.while_(init_values=...)` + `pl.cond(c)`, `while`,
+//!   `if`/`elif`/`else` (with or without yields; plain reassignments are carried
+//!   automatically), `with pl.at(...)`, `with pl.spmd(n)`, `for lane in pl.split_aiv(2)`,
+//!   `with pld.comm_domain(...)`, subscript assignment `t[a:b, :] = v`;
+//! - expressions: scalar arithmetic and comparisons, `and`/`or`/`not`, `min`/`max`, lists
+//!   (tuples of offsets and shapes), `x[r]` / `x[i, j]` / `x[a:b]` on tensors and tiles,
+//!   op calls by DSL name, calls of program functions with `device=r`.
 
 mod annot;
 mod body;

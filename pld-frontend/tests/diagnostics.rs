@@ -2,7 +2,7 @@
 //! diagnostics are collected in one run; rendering shows file:line:col and a caret.
 
 use pld_frontend::{parse_program, parse_programs, ParseOptions};
-use pld_ir::{Diagnostics, SourceMap};
+use pld_ir::{Diagnostics, SourceMap, Type};
 
 const HEAD: &str = "import pypto.language as pl\nimport pypto.language.distributed as pld\n\n";
 
@@ -465,4 +465,18 @@ fn deeply_nested_statements_and_annotations_are_rejected_not_overflowed() {
     let d = diags(&format!("@pl.jit.incore\ndef k(n: {ty}):\n    return\n"));
     assert_eq!(d.len(), 1, "{d:#?}");
     assert_eq!(d[0].0, "type annotation nested more than 64 levels deep");
+}
+
+#[test]
+fn recursive_calls_need_an_annotated_return() {
+    let body = "@pl.jit.incore\ndef f(n: pl.Scalar[pl.INDEX]):\n    return g(n)\n\n\n@pl.jit.incore\ndef g(n: pl.Scalar[pl.INDEX]):\n    return f(n)\n";
+    let (msg, line, col, notes) = one(body);
+    assert_eq!(msg, "cannot infer the return type of `f` (recursive call)");
+    assert_eq!((line, col), (11, 12));
+    assert_eq!(notes, vec!["annotate it: `def f(...) -> ...:`".to_string()]);
+    // Forward references resolve when the callee's return type can be inferred.
+    let _ = pld_ops::registry();
+    let ok = "@pl.jit\ndef a(n: pl.Scalar[pl.INDEX]):\n    return b(n)\n\n\n@pl.jit.incore\ndef b(n: pl.Scalar[pl.INDEX]):\n    return n + 1\n";
+    let p = pld_frontend::parse_str(&format!("{HEAD}{ok}")).expect("forward call");
+    assert_eq!(p.functions[0].ret, vec![Type::Scalar(pld_ir::DataType::INDEX)]);
 }
