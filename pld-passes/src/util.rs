@@ -64,6 +64,7 @@ pub fn apply_lowerings(
             diags: &mut diags,
             domains: Vec::new(),
             taken: &mut taken,
+            loop_depth: 0,
         };
         lower_block(&mut body, f, 0, &mut cx);
         f.body = body;
@@ -82,6 +83,8 @@ struct LowerCx<'a> {
     domains: Vec<(Vec<i64>, Vec<String>)>,
     /// Function names in use (synthesized functions get fresh ones).
     taken: &'a mut HashSet<String>,
+    /// Enclosing for/while loops.
+    loop_depth: i64,
 }
 
 /// The context a lowering sees: `devices` (the rank list of the innermost enclosing comm
@@ -120,9 +123,12 @@ fn lower_block(block: &mut Block, f: &mut Function, depth: usize, cx: &mut Lower
         if let Some(d) = domain {
             cx.domains.push(d);
         }
+        let is_loop = matches!(s.kind, StmtKind::For { .. } | StmtKind::While { .. });
+        cx.loop_depth += i64::from(is_loop);
         for b in s.blocks_mut() {
             lower_block(b, f, depth, cx);
         }
+        cx.loop_depth -= i64::from(is_loop);
         if pushed {
             cx.domains.pop();
         }
@@ -149,6 +155,7 @@ fn lower_block(block: &mut Block, f: &mut Function, depth: usize, cx: &mut Lower
         }
         let mut context = lowering_context(&call, f, &cx.domains);
         context.push(("function".to_string(), pld_ir::Attr::Str(f.name.clone())));
+        context.push(("loop_depth".to_string(), pld_ir::Attr::Int(cx.loop_depth)));
         let fkind = f.kind;
         let mut b = Builder::new(&mut f.values, fkind);
         b.target = cx.target;

@@ -92,3 +92,25 @@ fn device_query_without_a_parameter_is_rejected() {
     .unwrap_err();
     assert!(messages(&err).contains("only host orchestration can query a context"), "{}", messages(&err));
 }
+
+#[test]
+fn merging_two_windows_in_an_if_is_rejected() {
+    init();
+    let mut kb = FunctionBuilder::new("kern", FunctionKind::Aiv);
+    let a = kb.param("a", dist(&[4, 8], DataType::FP32), Direction::InOut);
+    let b2 = kb.param("b", dist(&[4, 8], DataType::FP32), Direction::InOut);
+    let flag = kb.param("flag", Type::Scalar(DataType::BOOL), Direction::In);
+    kb.body(|b| {
+        let m =
+            b.if_else(Expr::var(flag), &["m"], |_| Ok(vec![Expr::var(a)]), |_| Ok(vec![Expr::var(b2)]))?;
+        let ctx = b.assign_op("ctx", "pld.system.get_comm_ctx", vec![Expr::var(m[0])], vec![])?;
+        let _ = ctx;
+        Ok(())
+    })
+    .unwrap();
+    let mut p = Program::new("p");
+    p.add_function(kb.finish());
+    let e = run(&mut p, &["MaterializeDistTensorCtx"]).unwrap_err();
+    let m = messages(&e);
+    assert!(m.contains("different windows"), "{m}");
+}

@@ -176,3 +176,55 @@ fn omitted_signal_is_synthesized_once_at_the_top_and_lowered() {
     assert!(t.contains(r#"windows=["__allreduce_signal_buf_0", "data", "sig"]"#), "{t}");
     assert!(t.contains("builtin.tensor.allreduce(data, __allreduce_signal_0, op=pld.ReduceOp.Sum, dtype=pl.FP32, core_num=2, device=r_1)"), "{t}");
 }
+
+#[test]
+fn host_all_to_all_v_inside_a_loop_is_rejected_outside_is_lowered() {
+    init();
+    let build = |in_loop: bool| {
+        let mut cb = FunctionBuilder::new("chip", FunctionKind::ChipOrch);
+        for (n, t) in [
+            ("i", dist(&[8, 16], DataType::FP32)),
+            ("t", dist(&[8, 16], DataType::FP32)),
+            ("s", dist(&[2, 1], DataType::INT32)),
+            ("sc", dist(&[2, 1], DataType::INT32)),
+            ("rc", dist(&[2, 1], DataType::INT32)),
+        ] {
+            cb.param(n, t, Direction::InOut);
+        }
+        let chip = cb.finish();
+        let mut hb = FunctionBuilder::new("host", FunctionKind::Host);
+        hb.body(|b| {
+            let input = alloc(b, "input", &[8, 16], DataType::FP32)?;
+            let target = alloc(b, "target", &[8, 16], DataType::FP32)?;
+            let sig = alloc(b, "sig", &[2, 1], DataType::INT32)?;
+            let send = alloc(b, "send", &[2, 1], DataType::INT32)?;
+            let recv = alloc(b, "recv", &[2, 1], DataType::INT32)?;
+            let all =
+                vec![Expr::var(input), Expr::var(target), Expr::var(sig), Expr::var(send), Expr::var(recv)];
+            let ws = b.assign_op("ws", "pld.system.world_size", vec![], vec![])?;
+            b.for_range("r", (Expr::int(0), Expr::var(ws), Expr::int(1)), vec![], |b, r, _| {
+                let e = b.func_call("chip", all.clone(), Some(Expr::var(r)), Type::Unknown);
+                b.eval(e);
+                Ok(vec![])
+            })?;
+            if in_loop {
+                b.for_range("it", (Expr::int(0), Expr::int(2), Expr::int(1)), vec![], |b, _, _| {
+                    b.eval_op("pld.tensor.all_to_all_v", all.clone(), vec![])?;
+                    Ok(vec![])
+                })?;
+                Ok(())
+            } else {
+                b.eval_op("pld.tensor.all_to_all_v", all, vec![])
+            }
+        })
+        .unwrap();
+        let mut p = Program::new("p");
+        p.add_function(hb.finish());
+        p.add_function(chip);
+        p
+    };
+    let m = lower(build(true)).unwrap_err();
+    assert!(m.contains("not supported inside a for/while loop in a HOST orchestrator"), "{m}");
+    let t = lower(build(false)).unwrap();
+    assert!(t.contains("builtin.tensor.all_to_all_v(input, target, sig, send, recv, dtype=pl.FP32, core_num=1, device=r_1)"), "{t}");
+}

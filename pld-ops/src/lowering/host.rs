@@ -3,7 +3,8 @@
 //! A collective in a host orchestration becomes one `builtin.tensor.<name>` dispatch per
 //! participating device (`device=` on the call): a `for r in range(world_size())` loop for
 //! an all-ranks comm domain, or one statement per rank of an explicit domain (the pass puts
-//! the domain's rank list in the builder context as `devices`). Kwargs: the reduce `op`,
+//! the domain's rank list in the builder context as `devices`; `all_to_all_v` is rejected
+//! inside a host loop, `loop_depth` in the context). Kwargs: the reduce `op`,
 //! `dtype` of the data operand, `core_num` (mesh allreduce), `root` (broadcast). Operands
 //! that the builtin reads on the host must be window-bound. An assigned result is rebound to
 //! the data operand it aliases. Static checks that need the device count run here.
@@ -60,6 +61,12 @@ fn lower_host(b: &mut Builder<'_>, call: &Call, results: &[ValueId], span: Span)
                 format!("{op} {role} must be a window-bound DistributedTensor (a view of an alloc_window_buffer) when called from a HOST orchestrator; a plain Tensor or an unbound DistributedTensor parameter is only supported on the InCore composite path"),
             ));
         }
+    }
+    if op == "pld.tensor.all_to_all_v" && b.context("loop_depth").and_then(Attr::as_int).unwrap_or(0) > 0 {
+        return Err(Diagnostic::error(
+            span,
+            format!("{op} is not supported inside a for/while loop in a HOST orchestrator; hoist it out of the loop or call it from a chip orchestration"),
+        ));
     }
     let Some(devices) = b.context("devices").cloned() else {
         return Err(Diagnostic::error(

@@ -124,6 +124,7 @@ fn rewrite(
         for b in s.blocks_mut() {
             rewrite(b, f, plans, ctx_of, subst, diags);
         }
+        check_merges(&s, ctx_of, diags);
         let mut prefix: Vec<Stmt> = Vec::new();
         let span = s.span;
         let is_host = f.kind == FunctionKind::Host;
@@ -189,5 +190,48 @@ fn rewrite(
         }
         block.stmts.extend(prefix);
         block.stmts.push(s);
+    }
+}
+
+fn last_yield(b: &Block) -> Option<&[Expr]> {
+    match b.stmts.last().map(|s| &s.kind) {
+        Some(StmtKind::Yield(v)) => Some(v),
+        _ => None,
+    }
+}
+
+/// An `if` merging two windows, or a loop rebinding its carried window to another one,
+/// would leave the merged value without one well-defined context.
+fn check_merges(s: &Stmt, ctx_of: &HashMap<ValueId, ValueId>, diags: &mut Diagnostics) {
+    match &s.kind {
+        StmtKind::If { then_body, else_body, results, .. } if !results.is_empty() => {
+            if let (Some(a), Some(b)) = (last_yield(then_body), last_yield(else_body)) {
+                for (x, y) in a.iter().zip(b) {
+                    if let (Some(cx), Some(cy)) = (resolve(x, ctx_of), resolve(y, ctx_of)) {
+                        if cx != cy {
+                            diags.push(Diagnostic::error(
+                                s.span,
+                                "the branches of this if yield DistributedTensors of different windows; the merged value has no single communication context",
+                            ));
+                        }
+                    }
+                }
+            }
+        }
+        StmtKind::For { iter_args, body, .. } | StmtKind::While { iter_args, body, .. } => {
+            if let Some(ys) = last_yield(body) {
+                for (a, y) in iter_args.iter().zip(ys) {
+                    if let (Some(c0), Some(c1)) = (resolve(&a.init, ctx_of), resolve(y, ctx_of)) {
+                        if c0 != c1 {
+                            diags.push(Diagnostic::error(
+                                s.span,
+                                "a loop-carried DistributedTensor is rebound to another window inside the loop; it must keep its communication context across iterations",
+                            ));
+                        }
+                    }
+                }
+            }
+        }
+        _ => {}
     }
 }
