@@ -94,12 +94,14 @@ pub struct Fault {
     pub notes: Vec<String>,
     /// Span of the op that faulted.
     pub span: Span,
+    /// Further lines that end in a source location: (text, span).
+    pub span_notes: Vec<(String, Span)>,
 }
 
 impl Fault {
     /// A fault of `kind` at `span`.
     pub fn new(kind: ReportKind, span: Span, message: impl Into<String>) -> Fault {
-        Fault { kind, message: message.into(), notes: Vec::new(), span }
+        Fault { kind, message: message.into(), notes: Vec::new(), span, span_notes: Vec::new() }
     }
 
     /// A runtime error.
@@ -113,11 +115,20 @@ impl Fault {
         self
     }
 
+    /// Adds a note followed by the location of `span` (rendered with the sources).
+    pub fn note_at(mut self, n: impl Into<String>, span: Span) -> Fault {
+        self.span_notes.push((n.into(), span));
+        self
+    }
+
     /// Renders against the optional source map.
     pub fn render(self, sources: Option<&SourceMap>) -> Report {
         let mut text = format!("error: {}: {}\n", self.kind.name(), self.message);
         if !self.span.is_dummy() {
             text.push_str(&format!("  --> {}\n", span_text(self.span, sources)));
+        }
+        for (n, sp) in &self.span_notes {
+            text.push_str(&format!("  = {n} {}\n", span_text(*sp, sources)));
         }
         for n in &self.notes {
             text.push_str(&format!("  = {n}\n"));

@@ -622,7 +622,7 @@ impl World {
                         hi.min(o.hi)
                     ),
                 )
-                .note(format!("the other access is at {}", crate::report::span_text(o.span, None)))
+                .note_at("the other access is at", o.span)
                 .note("publish data before the notify that releases it, and wait before touching what a peer may still read or write"));
             }
         }

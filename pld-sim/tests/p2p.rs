@@ -174,3 +174,31 @@ fn remote_read_past_the_buffer_is_a_bounds_report() {
     assert_eq!(rep.kind, ReportKind::OutOfBounds, "{rep}");
     assert!(rep.text.contains("exceeds the tensor extent 256"), "{}", rep.text);
 }
+
+#[test]
+fn deadlock_report_renders_source_lines() {
+    let _ = pld_ops::registry();
+    let text = MESH.replace(
+        "if peer != me:\n                pld.system.notify",
+        "if peer != me and me != 0:\n                pld.system.notify",
+    );
+    let mut sources = pld_ir::SourceMap::new();
+    let prog =
+        pld_frontend::parse_program(&mut sources, "mesh.py", &text, &pld_frontend::ParseOptions::default())
+            .unwrap_or_else(|d| panic!("{d:?}"));
+    let wait_line = text.lines().position(|l| l.contains("pld.system.wait")).expect("wait line") + 1;
+    let cfg = SimConfig { sources: Some(sources), ..SimConfig::ranks(2) };
+    let rep = match run(&prog, "host", &ramp_inputs(2, 256), &cfg) {
+        Err(SimError::Fault(r)) => r,
+        other => panic!("expected a deadlock, got {other:?}"),
+    };
+    eprintln!("{}", rep.text);
+    assert!(rep.text.contains(&format!("mesh.py:{wait_line}:")), "{}", rep.text);
+    assert!(
+        rep.text.contains("rank 1 kernel 'reduce_step'")
+            && rep.text.contains("waits on signal[0] on rank 1 >= 1 (current value 0)"),
+        "{}",
+        rep.text
+    );
+    assert!(rep.text.contains("ranks that already finished all their work: [0]"), "{}", rep.text);
+}

@@ -9,10 +9,10 @@
 //! unsigned `>=` condition on the task.
 
 use super::{Flow, Level, OpCx, Park};
+use crate::register_semantics;
 use crate::report::{Fault, ReportKind};
 use crate::value::{Mem, TRef, Val};
 use crate::world::World;
-use crate::{register_semantics, report};
 use pld_ir::{DataType, Span};
 use pld_runtime_abi::{NotifyOp, WaitCmp};
 
@@ -131,7 +131,7 @@ pub fn notify(
             span,
             format!("pld.system.notify {this} by rank {g} ({who}) on signal cell {cell_name} which rank {orank} already wrote with {that}"),
         )
-        .note(format!("the earlier {that} is at {}", report::span_text(ospan, None)))
+        .note_at(format!("the earlier {that} is at"), ospan)
         .note("never mix Set and AtomicAdd on one cell: a Set can clobber an advanced counter"));
     }
     let new = match op {
