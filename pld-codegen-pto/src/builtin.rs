@@ -144,6 +144,16 @@ pub fn render(
                         let shape = Expr::tuple(vec![tt.shape[0].clone(), Expr::int(1)]);
                         let v = b.assign_op("signal_2d", "tensor.view", vec![e, shape], vec![])?;
                         e = Expr::var(v);
+                    } else if tt.rank() == 2 && tt.shape[1].as_int() != Some(1) && short == "allreduce" {
+                        // `[NR, stride]` multi-block signal: the single block uses column 0.
+                        let shape = Expr::tuple(vec![tt.shape[0].clone(), Expr::int(1)]);
+                        let v = b.assign_op(
+                            "signal_col0",
+                            "tensor.slice",
+                            vec![e, shape, Expr::ints(&[0, 0])],
+                            vec![],
+                        )?;
+                        e = Expr::var(v);
                     }
                 }
             }

@@ -98,8 +98,8 @@ struct ViewInfo {
 
 #[derive(Clone, Debug)]
 struct AllocSlot {
-    loc: &'static str,
-    bytes: u64,
+    /// Byte address inside its buffer.
+    addr: u64,
     /// The slot whose buffer this allocation aliases (a new valid region on the same memory).
     alias: Option<usize>,
 }
@@ -133,6 +133,8 @@ pub struct FnCx<'a> {
     tile_types: HashMap<String, String>,
     tile_slots: HashMap<String, usize>,
     next_view: usize,
+    bump: HashMap<&'static str, u64>,
+    high: HashMap<&'static str, u64>,
 }
 
 /// Sanitises an IR name into an MLIR identifier fragment.
@@ -181,6 +183,8 @@ pub fn emit_function(program: &Program, func: &Function, opts: &CodegenOptions) 
         tile_types: HashMap::new(),
         tile_slots: HashMap::new(),
         next_view: 0,
+        bump: HashMap::new(),
+        high: HashMap::new(),
     };
     let params = cx.bind_params()?;
     cx.emit_views()?;
@@ -585,9 +589,11 @@ impl<'a> FnCx<'a> {
     /// The static 2-D `(rows, cols)` of a tile (rank 1 → one row; rank > 2 folds leading dims).
     pub fn tile_dims(&self, t: &TileType) -> Result<(i64, i64), Diagnostic> {
         let Some(s) = t.static_shape() else {
-            return Err(
-                self.err("pto tile buffers need a static physical shape (rows/cols must be constants)")
-            );
+            let shape: Vec<String> = t.shape.iter().map(|d| d.to_string()).collect();
+            return Err(self.err(format!(
+                "tile of shape [{}] has a dynamic physical shape; pto tile buffers need static rows/cols (use a static shape with a dynamic valid_shape)",
+                shape.join(", ")
+            )));
         };
         let (rows, cols) = match s.len() {
             0 => return Err(self.err("a rank-0 tile has no pto tile buffer form")),
@@ -682,8 +688,21 @@ impl<'a> FnCx<'a> {
             },
             None => None,
         };
+        // Stack allocation: a region's tiles are released when the region ends (see
+        // `emit_region`), so sibling branches and successive loops reuse the same space.
+        let addr = match alias {
+            Some(target) => self.allocs[target].addr,
+            None => {
+                let off = self.bump.entry(loc).or_insert(0);
+                let addr = *off;
+                *off += bytes.div_ceil(32) * 32;
+                let high = self.high.entry(loc).or_insert(0);
+                *high = (*high).max(*off);
+                addr
+            }
+        };
         let slot = self.allocs.len();
-        self.allocs.push(AllocSlot { loc, bytes: bytes.div_ceil(32) * 32, alias });
+        self.allocs.push(AllocSlot { addr, alias });
         let name = self.named(hint);
         self.tile_slots.insert(name.clone(), slot);
         if pad != 0 {
@@ -693,6 +712,63 @@ impl<'a> FnCx<'a> {
             "{name} = pto.alloc_tile {ADDR_MARK}{slot}{ADDR_MARK}valid_row = {vr} valid_col = {vc} : {ty}"
         ));
         Ok(name)
+    }
+
+    /// A rectangular sub-tensor of `base` (`tensor.slice`): the base pointer advanced by the
+    /// flat element offset of `offsets` (dotted with `base`'s strides) and a view of shape
+    /// `ty.shape` that keeps `base`'s strides and layout.
+    pub fn derive_slice(
+        &mut self,
+        base: &TensorRef,
+        ty: TensorType,
+        offsets: &[Expr],
+    ) -> Result<TensorRef, Diagnostic> {
+        let Some(parent) = self.views.get(&base.key).cloned() else {
+            return Err(self.err(format!("tensor '{}' has no local view", base.name)));
+        };
+        if offsets.len() != parent.strides.len() || ty.rank() != parent.strides.len() {
+            return Err(self.err(format!("tensor.slice of '{}' must keep its rank", base.name)));
+        }
+        let mut flat: Option<String> = None;
+        for (o, st) in offsets.iter().zip(&parent.strides) {
+            if o.as_int() == Some(0) {
+                continue;
+            }
+            let (x, _) = self.offset(o)?;
+            let term = self.tmp();
+            self.line(format!("{term} = arith.muli {x}, {st} : index"));
+            flat = Some(match flat {
+                None => term,
+                Some(prev) => {
+                    let r = self.tmp();
+                    self.line(format!("{r} = arith.addi {prev}, {term} : index"));
+                    r
+                }
+            });
+        }
+        let ptr = match flat {
+            None => base.ptr.clone(),
+            Some(off) => {
+                let pty = mlir::ptr(base.ty.dtype).map_err(|m| self.err(m))?;
+                let p = self.tmp();
+                self.line(format!("{p} = pto.addptr {}, {off} : {pty} -> {pty}", base.ptr));
+                p
+            }
+        };
+        self.next_view += 1;
+        let t = TensorRef { key: usize::MAX - self.next_view, ty, ptr, ..base.clone() };
+        let mut shape = Vec::new();
+        for d in &t.ty.shape.clone() {
+            let i = self.dim_idx(d)?;
+            shape.push(self.idx(&i));
+        }
+        let ssa = self.named(&format!("{}_slice_view", t.name));
+        let info = ViewInfo { ssa, shape, strides: parent.strides.clone(), layout: parent.layout };
+        let vty = self.view_type(&t)?;
+        let l = self.view_line(&info.ssa, &t.ptr, &info, &vty);
+        self.line(l);
+        self.views.insert(t.key, info);
+        Ok(t)
     }
 
     /// Emits a `pto.make_tensor_view` of `base`'s pointer under the tensor type `ty` (a
@@ -1101,24 +1177,10 @@ impl<'a> FnCx<'a> {
         if self.uses_deferred {
             sig.push("%__pypto_deferred_raw_args: !pto.ptr<i64>".into());
         }
-        // Bump-allocate tile addresses per buffer; omit them all when a buffer overflows
-        // (ptoas then plans the memory itself).
-        let mut used: HashMap<&'static str, u64> = HashMap::new();
-        let mut addrs: Vec<u64> = Vec::new();
-        let mut fits = true;
-        for a in &self.allocs {
-            if let Some(target) = a.alias {
-                let base = addrs.get(target).copied().unwrap_or(0);
-                addrs.push(base);
-                continue;
-            }
-            let off = used.entry(a.loc).or_insert(0);
-            addrs.push(*off);
-            *off += a.bytes;
-            if *off > mlir::capacity(a.loc, self.opts.target) {
-                fits = false;
-            }
-        }
+        // Tile addresses were assigned at allocation time; omit them all when a buffer's
+        // high-water mark exceeds its capacity (ptoas then plans the memory itself).
+        let fits = self.high.iter().all(|(loc, h)| *h <= mlir::capacity(loc, self.opts.target));
+        let addrs: Vec<u64> = self.allocs.iter().map(|a| a.addr).collect();
         if !fits && self.allocs.iter().any(|a| a.alias.is_some()) {
             return Err(self.err(format!(
                 "kernel '{}' needs more on-core buffer space than the target has while re-using a tile buffer with a new valid region",
@@ -1168,8 +1230,16 @@ impl<'a> FnCx<'a> {
         Ok(())
     }
 
-    /// Emits a nested block; returns its trailing yield values, if any.
+    /// Emits a nested block; returns its trailing yield values, if any. Tiles allocated in
+    /// the block are released at its end (values defined inside never escape it).
     fn emit_nested(&mut self, stmts: &[Stmt]) -> Result<Option<Vec<Expr>>, Diagnostic> {
+        let saved = self.bump.clone();
+        let r = self.emit_nested_inner(stmts);
+        self.bump = saved;
+        r
+    }
+
+    fn emit_nested_inner(&mut self, stmts: &[Stmt]) -> Result<Option<Vec<Expr>>, Diagnostic> {
         let mut yields = None;
         for s in stmts {
             match &s.kind {

@@ -402,3 +402,65 @@ fn while_loops_carry_scalars_through_region_arguments() {
         "#,
     );
 }
+
+#[test]
+fn tensor_slice_advances_the_pointer_and_keeps_parent_strides() {
+    init();
+    let f = kernel(
+        "sl",
+        FunctionKind::Aiv,
+        &[("x", tensor(&[4, 64], DataType::FP32)), ("y", tensor(&[4, 32], DataType::FP32))],
+        |b, p| {
+            let s =
+                b.assign_op("right", "tensor.slice", vec![v(p[0]), ints(&[4, 32]), ints(&[0, 32])], vec![])?;
+            let t = b.assign_op("t", "tile.load", vec![v(s), ints(&[0, 0]), ints(&[4, 32])], vec![])?;
+            b.assign_op("y2", "tile.store", vec![v(t), ints(&[0, 0]), v(p[1])], vec![])?;
+            Ok(())
+        },
+    );
+    let out = emit(&program(vec![f]));
+    check(
+        only(&out),
+        r#"
+        CHECK: %0 = arith.muli %c32_index, %c1_index : index
+        CHECK-NEXT: %1 = pto.addptr %arg0, %0 : !pto.ptr<f32> -> !pto.ptr<f32>
+        CHECK-NEXT: %x_slice_view = pto.make_tensor_view %1, shape = [%c4_index, %c32_index], strides = [%c64_index, %c1_index] {layout = #pto.layout<nd>} : !pto.tensor_view<?x?xf32>
+        CHECK: = pto.partition_view %x_slice_view, offsets = [%c0_index, %c0_index], sizes = [%c4_index, %c32_index]
+        "#,
+    );
+}
+
+#[test]
+fn tiles_of_finished_regions_are_reused() {
+    init();
+    let f = kernel(
+        "reuse",
+        FunctionKind::Aiv,
+        &[("x", tensor(&[16, 64], DataType::FP32)), ("y", tensor(&[16, 64], DataType::FP32))],
+        |b, p| {
+            let (x, y) = (p[0], p[1]);
+            let keep =
+                b.assign_op("keep", "tile.load", vec![v(x), ints(&[0, 0]), ints(&[16, 64])], vec![])?;
+            for name in ["first", "second"] {
+                b.for_range(name, (Expr::int(0), Expr::int(2), Expr::int(1)), vec![], |b, _, _| {
+                    let t = b.assign_op(
+                        format!("{name}_t"),
+                        "tile.load",
+                        vec![v(x), ints(&[0, 0]), ints(&[16, 64])],
+                        vec![],
+                    )?;
+                    b.assign_op("y2", "tile.store", vec![v(t), ints(&[0, 0]), v(y)], vec![])?;
+                    Ok(vec![])
+                })?;
+            }
+            b.assign_op("y3", "tile.store", vec![v(keep), ints(&[0, 0]), v(y)], vec![])?;
+            Ok(())
+        },
+    );
+    let out = emit(&program(vec![f]));
+    // 16x64 f32 = 4096 bytes: both loop-local tiles sit right after `keep`, at the same address.
+    check(
+        only(&out),
+        "CHECK: %keep = pto.alloc_tile addr = %c0_i64\nCHECK: %first_t = pto.alloc_tile addr = %c4096_i64\nCHECK: %second_t = pto.alloc_tile addr = %c4096_i64",
+    );
+}

@@ -110,7 +110,7 @@ fn reference_kernel_q_through_the_pipeline() {
 #[test]
 fn repository_examples_compile_to_pto() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples");
-    for name in ["put_get_ring.py", "quickstart_allreduce.py"] {
+    for name in ["put_get_ring.py", "quickstart_allreduce.py", "allreduce_intrinsics.py", "remote_store.py"] {
         let out = compile(&dir.join(name));
         assert!(!out.modules.is_empty(), "{name}");
         for (m, text) in &out.modules {

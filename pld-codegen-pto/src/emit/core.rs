@@ -224,6 +224,18 @@ fn emit_cast(cx: &mut FnCx<'_>, call: &Call, targets: &[ValueId]) -> Result<Val,
     Ok(Val::Tile { ssa: dst, tile: tt })
 }
 
+/// `tensor.slice(tensor, shape, offsets[, valid_shape])`: a sub-tensor view at the advanced
+/// base pointer (remote access to a window slice adds the peer delta to that pointer).
+fn emit_tensor_slice(cx: &mut FnCx<'_>, call: &Call, _targets: &[ValueId]) -> Result<Val, Diagnostic> {
+    let base = cx.tensor(cx.arg(call, 0, "tensor")?, "tensor.slice tensor")?;
+    let offsets = cx.tuple_arg(call, 2, "offsets")?.to_vec();
+    let Some(ty) = call.ty.as_tensor_like() else {
+        return Err(cx.err("tensor.slice result must be a tensor"));
+    };
+    Ok(Val::Tensor(cx.derive_slice(&base, ty.clone(), &offsets)?))
+}
+
+register_emitter!("tensor.slice", emit_tensor_slice);
 register_emitter!("tile.cast", emit_cast);
 register_emitter!("tensor.view", emit_tensor_view);
 register_emitter!("tile.fillpad_inplace", emit_fillpad);
