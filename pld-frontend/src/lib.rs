@@ -4,7 +4,7 @@
 //! pld`) without running Python: `rustpython-parser` supplies the syntax tree, this crate the
 //! DSL semantics. Guarantees:
 //!
-//! - every IR node built here carries the [`Span`](pld_ir::Span) of the source it came from,
+//! - every IR node built here carries the [`Span`] of the source it came from,
 //!   in a file added to the caller's [`SourceMap`], so diagnostics render with
 //!   `file:line:col` and a caret;
 //! - op calls are built only through [`pld_ir::Expr::op_call`] (the registry deducers run
