@@ -653,3 +653,28 @@ fn lowering_is_idempotent() {
     run(&mut p, &["LowerCompositeOps"]).unwrap();
     assert_eq!(once, pld_ir::print_program(&p));
 }
+
+#[test]
+fn a_ring_signal_cannot_be_reused_by_a_mesh_collective() {
+    init();
+    let mut fb = FunctionBuilder::new("k", FunctionKind::InCore);
+    let data = fb.param("data", dist(&[64], DataType::FP32), Direction::InOut);
+    let s = fb.param("sig", dist(&[2, 2], DataType::INT32), Direction::InOut);
+    let built = fb.body(|b| {
+        b.eval_op(
+            "pld.tensor.allreduce",
+            vec![Expr::var(data), Expr::var(s)],
+            vec![("mode", Attr::Str("ring".into()))],
+        )?;
+        b.eval_op("pld.tensor.barrier", vec![Expr::var(s)], vec![])
+    });
+    let msg = match built {
+        Err(d) => d.message,
+        Ok(()) => {
+            let mut p = Program::new("p");
+            p.add_function(fb.finish());
+            messages(&run(&mut p, &["LowerCompositeOps"]).unwrap_err())
+        }
+    };
+    assert!(msg.contains("[NR, 1]"), "{msg}");
+}

@@ -95,3 +95,27 @@ fn dead_allocation_is_reported() {
         messages(&err)
     );
 }
+
+#[test]
+fn a_device_loop_with_a_non_unit_step_is_rejected() {
+    init();
+    let mut cb = FunctionBuilder::new("chip", FunctionKind::ChipOrch);
+    cb.param("w", dist(&[4, 8], DataType::FP32), Direction::InOut);
+    let chip = cb.finish();
+    let mut hb = FunctionBuilder::new("host", FunctionKind::Host);
+    hb.body(|b| {
+        let a = alloc(b, "a", &[4, 8], DataType::FP32)?;
+        b.for_range("r", (Expr::int(0), Expr::int(4), Expr::int(2)), vec![], |b, r, _| {
+            let e = b.func_call("chip", vec![Expr::var(a)], Some(Expr::var(r)), Type::Unknown);
+            b.eval(e);
+            Ok(vec![])
+        })?;
+        Ok(())
+    })
+    .unwrap();
+    let mut p = Program::new("p");
+    p.add_function(hb.finish());
+    p.add_function(chip);
+    let e = run(&mut p, &["MaterializeCommDomainScopes"]).unwrap_err();
+    assert!(messages(&e).contains("step 1"), "{}", messages(&e));
+}
