@@ -83,6 +83,12 @@ pub fn run(args: &RunArgs) -> Result<(), Failure> {
             continue;
         }
         if p.dir == Direction::Out {
+            // Outputs start zeroed; their shapes are evaluated here so symbolic dims
+            // (`NR * MAXR`) bind the same way as the inputs'.
+            if let Some(t) = ty.as_tensor() {
+                let shape = static_shape(&name, &t.shape, &syms)?;
+                inputs.insert(name, HostTensor::zeros(t.dtype, shape));
+            }
             continue;
         }
         match ty {
@@ -197,12 +203,10 @@ fn bind_shape(
         )));
     }
     for (i, (d, &a)) in dims.iter().zip(actual).enumerate() {
-        let want = match &d.kind {
-            ExprKind::Int(v) => Some(*v),
-            ExprKind::Sym(s) => syms.get(s).copied(),
-            _ => None,
-        };
-        if let Some(w) = want {
+        if let ExprKind::Sym(s) = &d.kind {
+            syms.entry(s.clone()).or_insert(a as i64);
+        }
+        if let Some(w) = d.eval_int(&|s| syms.get(s).copied()) {
             if w != a as i64 {
                 return Err(Failure::usage(format!(
                     "--input {name}: dimension {i} is {a} but the parameter needs {w} (shape {actual:?})"
@@ -219,15 +223,10 @@ fn static_shape(
     syms: &HashMap<String, i64>,
 ) -> Result<Vec<usize>, Failure> {
     dims.iter()
-        .map(|d| match &d.kind {
-            ExprKind::Int(v) => Ok(*v as usize),
-            ExprKind::Sym(s) => syms.get(s).map(|&v| v as usize).ok_or_else(|| {
-                Failure::usage(format!(
-                    "parameter `{name}`: dimension `{s}` is unbound; pass --input {name}=PATH.npy"
-                ))
-            }),
+        .map(|d| match d.eval_int(&|s| syms.get(s).copied()) {
+            Some(v) if v >= 0 => Ok(v as usize),
             _ => Err(Failure::usage(format!(
-                "parameter `{name}`: dimension `{d}` is not static; pass --input {name}=PATH.npy"
+                "parameter `{name}`: dimension `{d}` cannot be evaluated; pass --input {name}=PATH.npy"
             ))),
         })
         .collect()

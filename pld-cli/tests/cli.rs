@@ -298,3 +298,54 @@ fn random_schedules_give_the_same_result() {
     }
     assert!(outputs.windows(2).all(|w| w[0] == w[1]), "schedules disagree");
 }
+
+fn write_i32_npy(path: &Path, shape: &[u64], vals: &[i32]) {
+    use npyz::WriterBuilder;
+    let mut out = Vec::new();
+    let mut w =
+        npyz::WriteOptions::<i32>::new().default_dtype().shape(shape).writer(&mut out).begin_nd().unwrap();
+    w.extend(vals.iter().copied()).unwrap();
+    w.finish().unwrap();
+    std::fs::write(path, out).unwrap();
+}
+
+#[test]
+fn moe_all_to_all_v_clamps_counts_and_trims_rows() {
+    let (p, maxr, size) = (4usize, 4usize, 64usize);
+    let dir = out_dir("moe");
+    std::fs::create_dir_all(&dir).unwrap();
+    // send_counts[s][d]: negative, zero, exactly MAXR, and over MAXR all appear.
+    let table = [-3, 0, 4, 9];
+    let counts: Vec<i32> = (0..p * p).map(|i| table[(i + i / p) % table.len()]).collect();
+    let counts_path = dir.join("send_counts.npy");
+    write_i32_npy(&counts_path, &[p as u64, p as u64, 1], &counts);
+    let out = pld(&[
+        "run",
+        "examples/moe_all_to_all_v.py",
+        "--ranks",
+        &p.to_string(),
+        "--input",
+        &format!("send_counts={}", counts_path.display()),
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let (_, inp) = load_f32(&dir.join("inputs/inputs.npy"));
+    let (shape, tokens) = load_f32(&dir.join("tokens.npy"));
+    assert_eq!(shape, vec![p as u64, (p * maxr) as u64, size as u64]);
+    let bytes = std::fs::read(dir.join("recv_counts.npy")).unwrap();
+    let recv: Vec<i32> = npyz::NpyFile::new(&bytes[..]).unwrap().into_vec().unwrap();
+    for r in 0..p {
+        for s in 0..p {
+            let want = counts[s * p + r].clamp(0, maxr as i32) as usize;
+            assert_eq!(recv[r * p + s], want as i32, "recv_counts[{r}][{s}]");
+            for k in 0..maxr {
+                for i in 0..size {
+                    let got = tokens[(r * p * maxr + s * maxr + k) * size + i];
+                    let expect = if k < want { inp[(s * p * maxr + r * maxr + k) * size + i] } else { 0.0 };
+                    assert_eq!(got, expect, "tokens[{r}][{}][{i}]", s * maxr + k);
+                }
+            }
+        }
+    }
+}

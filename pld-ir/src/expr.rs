@@ -497,3 +497,17 @@ impl Expr {
         }
     }
 }
+
+impl Expr {
+    /// Evaluates an integer expression of literals, named symbols and arithmetic, looking
+    /// symbols up in `sym`; `None` when something is unbound, not integer, or overflows.
+    pub fn eval_int(&self, sym: &dyn Fn(&str) -> Option<i64>) -> Option<i64> {
+        match &self.kind {
+            ExprKind::Int(v) => Some(*v),
+            ExprKind::Sym(s) => sym(s),
+            ExprKind::Binary(op, a, b) => op.fold_int(a.eval_int(sym)?, b.eval_int(sym)?),
+            ExprKind::Unary(UnOp::Neg, a) => a.eval_int(sym)?.checked_neg(),
+            _ => None,
+        }
+    }
+}

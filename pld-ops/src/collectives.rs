@@ -551,18 +551,16 @@ fn a2av(cx: &DeduceCx<'_>, builtin: bool) -> Result<Type, Diagnostic> {
             cx.arg_error(2, format!("{op} signal second dimension must be 1, got {}", signal.shape[1]))
         );
     }
-    let Some(rows) = target.shape[0].as_int() else {
-        return Err(
-            cx.arg_error(1, format!("{op} target dim 0 (NR*MAX_RECV) must be a compile-time constant"))
-        );
-    };
-    let Some(nr) = signal.shape[0].as_int().filter(|n| *n > 0) else {
-        return Err(
-            cx.arg_error(2, format!("{op} signal dim 0 (NR) must be a positive compile-time constant"))
-        );
-    };
-    if rows % nr != 0 {
-        return Err(cx.arg_error(1, format!("{op} signal dim 0 ({nr}) must divide target dim 0 ({rows})")));
+    // NR may be dynamic (the seed: the HOST kernel derives MAX_RECV = target.shape[0] / nranks
+    // at entry), so the shape relations are checked only where they are provable.
+    let nr = &signal.shape[0];
+    if let Some(n) = nr.as_int().filter(|n| *n <= 0) {
+        return Err(cx.arg_error(2, format!("{op} signal dim 0 (NR) must be positive, got {n}")));
+    }
+    if let (Some(rows), Some(n)) = (target.shape[0].as_int(), nr.as_int()) {
+        if rows % n != 0 {
+            return Err(cx.arg_error(1, format!("{op} signal dim 0 ({n}) must divide target dim 0 ({rows})")));
+        }
     }
     let send = if builtin { window_arg(cx, 3, "send_counts")? } else { tensor_like(cx, 3, "send_counts")? };
     if send.dtype != DataType::INT32 {
@@ -584,11 +582,10 @@ fn a2av(cx: &DeduceCx<'_>, builtin: bool) -> Result<Type, Diagnostic> {
             )
         }
     }
-    if send.shape[0].as_int() != Some(nr) {
-        return Err(cx.arg_error(
-            3,
-            format!("{op} send_counts dim 0 ({}) must equal signal dim 0 (NR = {nr})", send.shape[0]),
-        ));
+    if let Some((a, b)) = static_ne(&send.shape[0], nr) {
+        return Err(
+            cx.arg_error(3, format!("{op} send_counts dim 0 ({a}) must equal signal dim 0 (NR = {b})"))
+        );
     }
     let recv = window_arg(cx, 4, "recv_counts")?;
     if recv.dtype != DataType::INT32 {
@@ -605,11 +602,10 @@ fn a2av(cx: &DeduceCx<'_>, builtin: bool) -> Result<Type, Diagnostic> {
             cx.arg_error(4, format!("{op} recv_counts second dimension must be 1, got {}", recv.shape[1]))
         );
     }
-    if recv.shape[0].as_int() != Some(nr) {
-        return Err(cx.arg_error(
-            4,
-            format!("{op} recv_counts dim 0 ({}) must equal signal dim 0 (NR = {nr})", recv.shape[0]),
-        ));
+    if let Some((a, b)) = static_ne(&recv.shape[0], nr) {
+        return Err(
+            cx.arg_error(4, format!("{op} recv_counts dim 0 ({a}) must equal signal dim 0 (NR = {b})"))
+        );
     }
     let core_num = cx.attr_int("core_num").unwrap_or(1);
     if core_num != 1 {
