@@ -276,3 +276,67 @@ fn mesh_allreduce_without_read_done_barrier_is_a_race() {
         other => panic!("expected a race report, got {other:?}"),
     }
 }
+
+#[test]
+fn incore_allreduce_in_a_loop_reuses_its_signal() {
+    // Three allreduces in a kernel loop on one signal: each call is a closed credit cycle.
+    for ring in [false, true] {
+        let text = incore_allreduce_text(100, DataType::FP32, ReduceOp::Sum, ring);
+        let mode = if ring { "ring" } else { "mesh" };
+        let text = text.replace(
+            &format!("        res = pld.tensor.allreduce(data, signal, op=pld.ReduceOp.Sum, mode=\"{mode}\")\n"),
+            &format!("        for it in pl.range(3):\n            data = pld.tensor.allreduce(data, signal, op=pld.ReduceOp.Sum, mode=\"{mode}\")\n        res = data\n"),
+        );
+        assert!(text.contains("for it in pl.range(3)"), "{text}");
+        for (prog, level) in [(parse(&text), "direct"), (lowered(&text), "lowered")] {
+            for p in [2, 3, 4] {
+                let per: Vec<Vec<f64>> = (0..p).map(|r| gold::ramp(r, 100)).collect();
+                let inp = inputs(vec![("inputs", stack(DataType::FP32, &per, &[1, 100]))]);
+                let out = run_ok(
+                    &prog,
+                    "host",
+                    p,
+                    &inp,
+                    Schedule::Random(p as u64),
+                    &format!("loop {mode} {level} P={p}"),
+                );
+                // Three rounds: sum, then P·sum, then P²·sum.
+                let once = gold::reduce(&per, ReduceOp::Sum, DataType::FP32);
+                let want: Vec<f64> = once.iter().map(|x| x * (p * p) as f64).collect();
+                assert_ranks(
+                    &unstack(&out.outputs["outputs"]),
+                    &vec![want; p],
+                    1e-6,
+                    1e-6,
+                    &format!("loop {mode} {level} P={p}"),
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn incore_allreduce_large_lengths() {
+    for ring in [false, true] {
+        let low = lowered(&incore_allreduce_text(65537, DataType::FP32, ReduceOp::Sum, ring));
+        check_incore_allreduce(
+            &low,
+            4,
+            65537,
+            DataType::FP32,
+            ReduceOp::Sum,
+            Schedule::Deterministic,
+            "large",
+        );
+    }
+    let low = lowered(&incore_allreduce_text(32769, DataType::FP16, ReduceOp::Sum, true));
+    check_incore_allreduce(
+        &low,
+        4,
+        32769,
+        DataType::FP16,
+        ReduceOp::Sum,
+        Schedule::Deterministic,
+        "large fp16 ring",
+    );
+}
