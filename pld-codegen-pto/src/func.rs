@@ -273,8 +273,7 @@ impl<'a> FnCx<'a> {
 
     /// A hoisted float constant.
     pub fn const_float(&mut self, v: f64, ty: MTy) -> String {
-        // Always a mantissa with a '.', which the MLIR float-literal grammar requires.
-        let value = format!("{v:.6e}");
+        let value = float_literal(v, ty);
         let label = value.replace('-', "n").replace('.', "p").replace('+', "");
         self.constant(value, label, ty)
     }
@@ -1590,6 +1589,29 @@ fn substitute_addrs(line: &str, addrs: &[String]) -> String {
     out
 }
 
+/// An MLIR float literal for `v` as a value of `ty`: the shortest decimal that round-trips
+/// the `f32` value, always with a '.' in the mantissa (the literal grammar requires it);
+/// infinities and NaN as hexadecimal bit patterns.
+fn float_literal(v: f64, ty: MTy) -> String {
+    let x = v as f32;
+    if !x.is_finite() {
+        let bits32 = x.to_bits();
+        return match ty {
+            MTy::BF16 => format!("0x{:04X}", bits32 >> 16),
+            MTy::F16 => {
+                let sign = if x.is_sign_negative() { 0x8000u16 } else { 0 };
+                format!("0x{:04X}", sign | if x.is_nan() { 0x7E00 } else { 0x7C00 })
+            }
+            _ => format!("0x{bits32:08X}"),
+        };
+    }
+    let s = format!("{x:e}");
+    match s.split_once('e') {
+        Some((m, e)) if !m.contains('.') => format!("{m}.0e{e}"),
+        _ => s,
+    }
+}
+
 /// The type two operands of a binary operation are brought to.
 fn common_type(a: MTy, b: MTy) -> MTy {
     if a == b {
@@ -1617,5 +1639,28 @@ pub fn val_kind(v: &Val) -> &'static str {
         Val::Tile { .. } => "tile",
         Val::Tensor(_) => "tensor",
         Val::Ctx { .. } => "CommCtx",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn float_literals_parse_as_mlir_floats() {
+        assert_eq!(float_literal(2.0, MTy::F32), "2.0e0");
+        assert_eq!(float_literal(0.1, MTy::F32), "1e-1".replace("1e", "1.0e"));
+        assert_eq!(float_literal(1.2345678, MTy::F32), "1.2345678e0");
+        assert_eq!(float_literal(-0.5, MTy::F32), "-5.0e-1");
+        assert_eq!(float_literal(f64::INFINITY, MTy::F32), "0x7F800000");
+        assert_eq!(float_literal(f64::NEG_INFINITY, MTy::F16), "0xFC00");
+        assert_eq!(float_literal(f64::NEG_INFINITY, MTy::BF16), "0xFF80");
+    }
+
+    #[test]
+    fn names_are_sanitised() {
+        assert_eq!(sanitize("x__ssa.v0"), "x__ssa_v0");
+        assert_eq!(sanitize("0abc"), "v0abc");
+        assert_eq!(sanitize(""), "v");
     }
 }

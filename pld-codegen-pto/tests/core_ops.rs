@@ -204,7 +204,7 @@ fn elementwise_and_scalar_ops_and_loops() {
         CHECK-NEXT: pto.tadd ins(%a, %a : !pto.tile_buf<loc=vec, dtype=f32, rows=8, cols=32
         CHECK-SAME: outs(%c : !pto.tile_buf
         CHECK: %d = pto.alloc_tile
-        CHECK-NEXT: pto.tmuls ins(%c, %c2p000000e0_f32 : !pto.tile_buf
+        CHECK-NEXT: pto.tmuls ins(%c, %c2p0e0_f32 : !pto.tile_buf
         CHECK-SAME: , f32) outs(%d :
         CHECK: scf.for %i_idx = %c0_index to %c4_index step %c1_index {
         CHECK: arith.maxsi
@@ -354,7 +354,7 @@ fn cast_write_and_column_vector_tiles() {
         CHECK-SAME: dtype=f16, rows=16, cols=64
         CHECK-NEXT: pto.tcvt ins(%a : !pto.tile_buf<loc=vec, dtype=f32
         CHECK-SAME: outs(%half : !pto.tile_buf<loc=vec, dtype=f16
-        CHECK-NEXT: pto.tsetval ins(%c65_index, %c3p000000e0_f32 : index, f32) outs(%a :
+        CHECK-NEXT: pto.tsetval ins(%c65_index, %c3p0e0_f32 : index, f32) outs(%a :
         CHECK: pto.tstore ins(%a
         CHECK: %col = pto.alloc_tile
         CHECK-SAME: rows=8, cols=1, v_row=?, v_col=?, blayout=col_major
