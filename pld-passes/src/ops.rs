@@ -37,3 +37,8 @@ pub const PUSHES_2D_TILE: &[&str] = &["pld.tile.remote_store"];
 pub const BULK_STORES: &[(&str, usize)] = &[("tile.store", 2), ("tensor.assemble", 0)];
 /// Scalar stores into their GM operand, by op and operand index.
 pub const SCALAR_STORES: &[(&str, usize)] = &[("tensor.write", 0)];
+/// The exit store of a kernel result that became a tile, and the allocation of the `Out`
+/// tensor its callers pass for it.
+pub const EXIT_STORE: &str = "tile.store";
+/// See [`EXIT_STORE`].
+pub const TENSOR_CREATE: &str = "tensor.create";

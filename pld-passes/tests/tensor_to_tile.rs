@@ -348,3 +348,48 @@ fn mixed_bulk_and_scalar_stores_to_one_tensor_are_rejected() {
         messages(&e)
     );
 }
+
+#[test]
+fn a_returned_computed_value_gets_an_exit_store_and_callers_allocate_it() {
+    init();
+    let mut fb = FunctionBuilder::new("k", FunctionKind::InCore);
+    let x = fb.param("x", tensor(&[4, 8], DataType::FP32), Direction::In);
+    fb.returns(tensor(&[4, 8], DataType::FP32));
+    fb.body(|b| {
+        let w = b.assign_op("w", "tensor.adds", vec![Expr::var(x), Expr::float(1.0)], vec![])?;
+        b.ret(vec![Expr::var(w)]);
+        Ok(())
+    })
+    .unwrap();
+    let k = fb.finish();
+    let mut ob = FunctionBuilder::new("orch", FunctionKind::ChipOrch);
+    let ox = ob.param("x", tensor(&[4, 8], DataType::FP32), Direction::In);
+    ob.body(|b| {
+        let e = b.func_call("k", vec![Expr::var(ox)], None, tensor(&[4, 8], DataType::FP32));
+        b.assign("y", e);
+        Ok(())
+    })
+    .unwrap();
+    let mut p = Program::new("p");
+    p.add_function(k);
+    p.add_function(ob.finish());
+    run(&mut p, &["ConvertTensorToTileOps"]).unwrap();
+    let k = func_text(&p, "k");
+    check_in_order(
+        &k,
+        &[
+            "ret0_out: pl.Out[pl.Tensor[[4, 8], pl.FP32]]",
+            "pl.tile.adds(",
+            "ret0: pl.Tensor[[4, 8], pl.FP32] = pl.tile.store(w, [0, 0], ret0_out)",
+            "return ret0",
+        ],
+    );
+    let o = func_text(&p, "orch");
+    check_in_order(
+        &o,
+        &[
+            "kernel_out: pl.Tensor[[4, 8], pl.FP32] = pl.tensor.create([4, 8], dtype=pl.FP32)",
+            "self.k(x, kernel_out)",
+        ],
+    );
+}

@@ -5,7 +5,10 @@
 //! with a Vec bridge, …), and every tensor-like parameter of an InCore kernel that is still
 //! `In` but written has its direction upgraded: written only → `Out`, read and written →
 //! `InOut`. Reads and writes come from the registry's per-argument effects (through views,
-//! rebinds and loop carries); any other use of a parameter counts as a read.
+//! rebinds and loop carries); any other use of a parameter counts as a read. A kernel result
+//! that became a tile is stored (`tile.store`) into a new trailing `Out` parameter of the
+//! declared tensor type, which every caller allocates with `tensor.create` and passes. A GM
+//! parameter written both by a bulk tile store and by a scalar `tensor.write` is rejected.
 
 use crate::ops::{BULK_STORES, SCALAR_STORES};
 use crate::pass::{Pass, PassCx, Property};
@@ -29,6 +32,7 @@ impl Pass for ConvertTensorToTileOps {
     fn run(&self, program: &mut Program, cx: &mut PassCx) -> Result<(), pld_ir::Diagnostics> {
         apply_lowerings(program, LoweringKind::TensorToTile, cx.target, &|f| f.kind == FunctionKind::InCore)?;
         let mut diags = Diagnostics::new();
+        exit_stores(program, cx.target, &mut diags);
         for f in program.functions.iter_mut().filter(|f| f.kind == FunctionKind::InCore) {
             if let Err(d) = upgrade_directions(f) {
                 diags.push(d);
@@ -187,5 +191,108 @@ fn collect_non_arg_vars(e: &pld_ir::Expr, out: &mut Vec<ValueId>) {
         ExprKind::Unary(_, a) => collect_non_arg_vars(a, out),
         ExprKind::Tuple(items) => items.iter().for_each(|i| collect_non_arg_vars(i, out)),
         _ => {}
+    }
+}
+
+/// Exit stores for kernel results that became tiles, and the matching caller allocations.
+fn exit_stores(program: &mut Program, target: pld_ir::Target, diags: &mut Diagnostics) {
+    use crate::ops::{EXIT_STORE, TENSOR_CREATE};
+    use pld_ir::{Builder, Callee, Expr, Param, Stmt, Type};
+    // Per kernel: the return positions whose value became a tile (and their tensor types).
+    let mut added: HashMap<String, Vec<Type>> = HashMap::new();
+    for f in program.functions.iter_mut().filter(|f| f.kind == FunctionKind::InCore) {
+        let mut outs: HashMap<usize, ValueId> = HashMap::new();
+        let mut body = std::mem::take(&mut f.body);
+        let ret_types = f.ret.clone();
+        crate::util::map_block(
+            &mut body,
+            &mut |s| {
+                let StmtKind::Return(vals) = &s.kind else { return Ok(vec![s]) };
+                let mut vals = vals.clone();
+                let mut pre: Vec<Stmt> = Vec::new();
+                for (i, v) in vals.iter_mut().enumerate() {
+                    let Some(rt) = ret_types.get(i).filter(|t| t.as_tensor_like().is_some()) else {
+                        continue;
+                    };
+                    if v.ty(&f.values).as_tile().is_none() {
+                        continue;
+                    }
+                    let out = *outs.entry(i).or_insert_with(|| {
+                        let name = format!("ret{i}_out");
+                        let ov = f.values.add(name, rt.clone(), s.span);
+                        f.params.push(Param { value: ov, dir: Direction::Out });
+                        ov
+                    });
+                    let rank = rt.shape().map_or(0, |sh| sh.len());
+                    let mut b = Builder::new(&mut f.values, f.kind);
+                    b.target = target;
+                    b.span = s.span;
+                    let zeros = Expr::tuple((0..rank).map(|_| Expr::int(0)).collect());
+                    let stored = b.assign_op(
+                        format!("ret{i}"),
+                        EXIT_STORE,
+                        vec![v.clone(), zeros, Expr::var(out)],
+                        vec![],
+                    )?;
+                    pre.extend(b.finish().0);
+                    *v = Expr::var(stored);
+                }
+                pre.push(Stmt::new(StmtKind::Return(vals), s.span));
+                Ok(pre)
+            },
+            diags,
+        );
+        f.body = body;
+        if !outs.is_empty() {
+            let mut idx: Vec<usize> = outs.keys().copied().collect();
+            idx.sort();
+            added.insert(f.name.clone(), idx.iter().map(|i| f.ret[*i].clone()).collect());
+        }
+    }
+    if added.is_empty() {
+        return;
+    }
+    for f in program.functions.iter_mut() {
+        let mut body = std::mem::take(&mut f.body);
+        crate::util::map_block(
+            &mut body,
+            &mut |mut s| {
+                let mut pre: Vec<Stmt> = Vec::new();
+                let mut err = None;
+                let span = s.span;
+                s.for_each_expr_mut(&mut |e| {
+                    e.walk_mut(&mut |x| {
+                        let Some(c) = x.as_call_mut() else { return };
+                        let Callee::Func(name) = &c.callee else { return };
+                        let Some(tys) = added.get(name) else { return };
+                        for t in tys {
+                            let Some(tt) = t.as_tensor_like() else { continue };
+                            let mut b = Builder::new(&mut f.values, f.kind);
+                            b.target = target;
+                            b.span = span;
+                            match b.assign_op(
+                                "kernel_out",
+                                TENSOR_CREATE,
+                                vec![Expr::tuple(tt.shape.clone())],
+                                vec![("dtype", pld_ir::Attr::DType(tt.dtype))],
+                            ) {
+                                Ok(v) => {
+                                    c.args.push(Expr::var(v));
+                                    pre.extend(b.finish().0);
+                                }
+                                Err(d) => err = Some(d),
+                            }
+                        }
+                    })
+                });
+                if let Some(d) = err {
+                    return Err(d);
+                }
+                pre.push(s);
+                Ok(pre)
+            },
+            diags,
+        );
+        f.body = body;
     }
 }
