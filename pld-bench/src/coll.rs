@@ -1,0 +1,236 @@
+//! Collective workloads for the simulator benchmarks: DSL programs whose host function runs
+//! one collective (`pld.tensor.*` in the host orchestrator, lowered by the pipeline to
+//! per-rank `builtin.tensor.*` dispatches, as the CLI runs them) over windows of a given
+//! payload, plus the algorithm's lower bound of bytes moved per rank.
+//!
+//! Guarantees: [`Workload::text`] is a complete DSL program with entry `host` that needs no
+//! host inputs (windows start zeroed, see [`Workload::config`]); [`Workload::payload`] is the
+//! `S` of the lower-bound formulas; [`Workload::must_hold`] counts every byte the run has to
+//! keep (all ranks' windows plus the host tensors).
+
+use pld_sim::{Schedule, SimConfig};
+
+/// Which collective.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Coll {
+    /// Mesh allreduce (every rank reads every peer's data).
+    MeshAllreduce,
+    /// Ring allreduce (reduce-scatter then allgather around the ring).
+    RingAllreduce,
+    /// Allgather of one row per rank.
+    Allgather,
+    /// All-to-all-v with one row per destination (every count 1).
+    AllToAllV,
+}
+
+impl Coll {
+    /// Every collective, in table order.
+    pub const ALL: [Coll; 4] = [Coll::MeshAllreduce, Coll::RingAllreduce, Coll::Allgather, Coll::AllToAllV];
+
+    /// Short name for tables and bench ids.
+    pub fn name(self) -> &'static str {
+        match self {
+            Coll::MeshAllreduce => "allreduce_mesh",
+            Coll::RingAllreduce => "allreduce_ring",
+            Coll::Allgather => "allgather",
+            Coll::AllToAllV => "all_to_all_v",
+        }
+    }
+
+    /// Substring of the simulator's op kinds (Stats keys) that belong to this collective.
+    pub fn stats_kind(self) -> &'static str {
+        match self {
+            Coll::MeshAllreduce | Coll::RingAllreduce => "allreduce",
+            Coll::Allgather => "allgather",
+            Coll::AllToAllV => "all_to_all_v",
+        }
+    }
+
+    /// Name of the lower bound used for this collective.
+    pub fn bound_name(self) -> &'static str {
+        match self {
+            Coll::MeshAllreduce | Coll::RingAllreduce => "2(P-1)/P*S",
+            Coll::Allgather | Coll::AllToAllV => "(P-1)/P*S",
+        }
+    }
+
+    /// Lower bound of bytes moved (sent or received over the wire) per rank for payload `s`.
+    pub fn lower_bound(self, p: usize, s: u64) -> f64 {
+        let (p, s) = (p as f64, s as f64);
+        match self {
+            Coll::MeshAllreduce | Coll::RingAllreduce => 2.0 * (p - 1.0) / p * s,
+            Coll::Allgather | Coll::AllToAllV => (p - 1.0) / p * s,
+        }
+    }
+}
+
+/// One simulator workload: a collective at `p` ranks over `payload` bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Workload {
+    /// The collective.
+    pub coll: Coll,
+    /// Rank count.
+    pub p: usize,
+    /// Requested payload in bytes (FP32; rounded down to whole rows as described per collective).
+    pub bytes: u64,
+    /// Collective calls in a loop (1 for a single call).
+    pub iters: usize,
+}
+
+impl Workload {
+    /// A single call.
+    pub fn new(coll: Coll, p: usize, bytes: u64) -> Workload {
+        Workload { coll, p, bytes, iters: 1 }
+    }
+
+    /// FP32 row length in elements.
+    ///
+    /// Allreduce: one `[1, SIZE]` vector of `bytes`. Allgather: the gathered `[P, SIZE]`
+    /// output is `bytes`. All-to-all-v: each rank's `[P, SIZE]` send buffer is `bytes`.
+    pub fn size(&self) -> usize {
+        let elems = (self.bytes / 4) as usize;
+        match self.coll {
+            Coll::MeshAllreduce | Coll::RingAllreduce => elems.max(1),
+            Coll::Allgather | Coll::AllToAllV => (elems / self.p).max(1),
+        }
+    }
+
+    /// `S` of the lower-bound formula, in bytes (the payload after rounding to rows).
+    pub fn payload(&self) -> u64 {
+        let row = self.size() as u64 * 4;
+        match self.coll {
+            Coll::MeshAllreduce | Coll::RingAllreduce => row,
+            Coll::Allgather | Coll::AllToAllV => row * self.p as u64,
+        }
+    }
+
+    /// Bytes of all ranks' windows plus host tensors: what the run must hold.
+    pub fn must_hold(&self) -> u64 {
+        let p = self.p as u64;
+        let row = self.size() as u64 * 4;
+        let per_rank = match self.coll {
+            Coll::MeshAllreduce => row + 4 * p,
+            Coll::RingAllreduce => row + 4 * (2 * (p - 1) + 1) * p,
+            // stage [1, SIZE] + data [P, SIZE] + signal [P]
+            Coll::Allgather => row + row * p + 4 * p,
+            // stage + data [P, SIZE] + signal, counts, recv [P, 1]
+            Coll::AllToAllV => 2 * row * p + 3 * 4 * p,
+        };
+        let host = if self.coll == Coll::AllToAllV { 4 * p * p } else { 0 };
+        per_rank * p + host
+    }
+
+    /// The simulator configuration: `p` ranks, zeroed windows, race checking on (as the CLI).
+    pub fn config(&self, schedule: Schedule) -> SimConfig {
+        SimConfig { schedule, zero_windows: true, max_steps: u64::MAX / 2, ..SimConfig::ranks(self.p) }
+    }
+
+    /// The windows: `(name, shape, dtype, element count expression)`; the first is touched.
+    fn windows(&self) -> Vec<(&'static str, String, &'static str, String)> {
+        let n = self.size();
+        let f = "pl.FP32";
+        let i = "pl.INT32";
+        match self.coll {
+            Coll::MeshAllreduce => vec![
+                ("data", format!("[1, {n}]"), f, format!("{n}")),
+                ("signal", "[NR]".into(), i, "pld.world_size()".into()),
+            ],
+            Coll::RingAllreduce => vec![
+                ("data", format!("[1, {n}]"), f, format!("{n}")),
+                (
+                    "signal",
+                    "[2 * (NR - 1) + 1, NR]".into(),
+                    i,
+                    "(2 * (pld.world_size() - 1) + 1) * pld.world_size()".into(),
+                ),
+            ],
+            Coll::Allgather => vec![
+                ("stage", format!("[1, {n}]"), f, format!("{n}")),
+                ("data", format!("[NR, {n}]"), f, format!("pld.world_size() * {n}")),
+                ("signal", "[NR]".into(), i, "pld.world_size()".into()),
+            ],
+            Coll::AllToAllV => vec![
+                ("stage", format!("[NR, {n}]"), f, format!("pld.world_size() * {n}")),
+                ("data", format!("[NR, {n}]"), f, format!("pld.world_size() * {n}")),
+                ("signal", "[NR, 1]".into(), i, "pld.world_size()".into()),
+                ("counts", "[NR, 1]".into(), i, "pld.world_size()".into()),
+                ("recv", "[NR, 1]".into(), i, "pld.world_size()".into()),
+            ],
+        }
+    }
+
+    /// The DSL program (entry `host`).
+    ///
+    /// A per-rank `prepare` kernel takes every window (a window must reach a chip dispatch)
+    /// and copies one element of the first; for all_to_all_v it also publishes the send
+    /// counts. Then the host runs the collective (`iters` times in a loop when above 1).
+    pub fn text(&self) -> String {
+        let wins = self.windows();
+        let a2av = self.coll == Coll::AllToAllV;
+        let mut params: Vec<String> =
+            wins.iter().map(|(w, shape, dt, _)| format!("{w}: pl.InOut[pld.DistributedTensor[{shape}, {dt}]]")).collect();
+        if a2av {
+            params.insert(0, "cnt: pl.Tensor[[NR, 1], pl.INT32]".into());
+        }
+        let params = params.join(", ");
+        let names: Vec<&str> = wins.iter().map(|w| w.0).collect();
+        let args = if a2av { format!("cnt, {}", names.join(", ")) } else { names.join(", ") };
+        let first = wins[0].0;
+        let mut k = String::new();
+        k.push_str(&format!("    @pl.function(type=pl.FunctionType.InCore)\n    def prepare(self, {params}):\n"));
+        k.push_str(&format!("        z = pl.load({first}, [0, 0], [1, 1])\n        pl.store(z, [0, 0], {first})\n"));
+        if a2av {
+            k.push_str("        c = pl.load(cnt, [0, 0], [NR, 1])\n        pl.store(c, [0, 0], counts)\n");
+        }
+        k.push_str(&format!("        return {first}\n\n"));
+        k.push_str(&format!("    @pl.function(type=pl.FunctionType.Orchestration)\n    def prepare_orch(self, {params}):\n"));
+        k.push_str(&format!("        {first} = self.prepare({args})\n        return {first}\n\n"));
+        let mut h = String::from("    @pl.function(level=pl.Level.HOST, role=pl.Role.Orchestrator)\n");
+        if a2av {
+            h.push_str("    def host(self, ones: pl.Tensor[[NR, NR, 1], pl.INT32]):\n");
+        } else {
+            h.push_str("    def host(self):\n");
+        }
+        for (w, _, dt, numel) in &wins {
+            let eb = if *dt == "pl.FP32" || *dt == "pl.INT32" { 4 } else { 2 };
+            h.push_str(&format!("{IND}{w}_buf = pld.alloc_window_buffer({numel} * {eb}, name=\"{w}\")\n"));
+        }
+        for (w, shape, dt, _) in &wins {
+            h.push_str(&format!("{IND}{w} = pld.window({w}_buf, {shape}, dtype={dt})\n"));
+        }
+        let dargs = if a2av { format!("ones[r], {}", names.join(", ")) } else { names.join(", ") };
+        h.push_str(&format!("{IND}for r in pl.range(pld.world_size()):\n{IND}    self.prepare_orch({dargs}, device=r)\n"));
+        let call = match self.coll {
+            Coll::MeshAllreduce => "data = pld.tensor.allreduce(data, signal, op=pld.ReduceOp.Sum, mode=\"mesh\")",
+            Coll::RingAllreduce => "data = pld.tensor.allreduce(data, signal, op=pld.ReduceOp.Sum, mode=\"ring\")",
+            Coll::Allgather => "data = pld.tensor.allgather(stage, data, signal)",
+            Coll::AllToAllV => "data = pld.tensor.all_to_all_v(stage, data, signal, counts, recv)",
+        };
+        h.push_str(&format!("{IND}{}{call}\n", self.loop_head()));
+        format!(
+            "import pypto.language as pl\nimport pypto.language.distributed as pld\n\n\
+             NR = pl.dynamic(\"NR\")\n\n@pl.program\nclass Bench:\n{k}{h}"
+        )
+    }
+
+    fn loop_head(&self) -> String {
+        if self.iters > 1 {
+            format!("for it in pl.range({}):\n{IND}    ", self.iters)
+        } else {
+            String::new()
+        }
+    }
+
+    /// Host inputs: all_to_all_v needs its send counts (1 row to every destination).
+    pub fn inputs(&self) -> pld_sim::Inputs {
+        let mut m = pld_sim::Inputs::new();
+        if self.coll == Coll::AllToAllV {
+            let p = self.p;
+            m.insert("ones".into(), pld_sim::HostTensor::from_i32(vec![p, p, 1], &vec![1; p * p]));
+        }
+        m
+    }
+}
+
+const IND: &str = "        ";
+

@@ -1,0 +1,65 @@
+//! # pld-bench — benchmarks of the pld compiler and simulator
+//!
+//! Workload generators shared by the criterion benches (`benches/`) and the
+//! `bench_table` binary that `cargo xtask bench` runs: [`gen`] emits DSL programs of growing
+//! size for the compiler, [`coll`] emits collective programs for the simulator. [`compile`]
+//! and [`simulate`] run them through the public APIs exactly as the CLI does.
+//!
+//! Guarantees: every helper returns errors as values (diagnostic text); nothing here times
+//! anything or asserts on timings — measuring is the callers' business.
+
+pub mod coll;
+pub mod gen;
+
+use pld_ir::Program;
+use pld_sim::{Inputs, SimConfig, SimOutcome};
+
+/// Links the op families and checks the registry; call once before parsing.
+pub fn init() -> Result<(), String> {
+    let reg = pld_ops::registry();
+    reg.check().map_err(|errs| errs.iter().map(|e| e.to_string()).collect::<Vec<_>>().join("\n"))
+}
+
+fn diag_text(d: &pld_ir::Diagnostics) -> String {
+    d.iter().map(|x| x.message.clone()).collect::<Vec<_>>().join("\n")
+}
+
+/// Parses DSL text.
+pub fn parse(text: &str) -> Result<Program, String> {
+    pld_frontend::parse_str(text).map_err(|d| diag_text(&d))
+}
+
+/// Runs the default pass pipeline on `program` in place.
+pub fn lower(program: &mut Program) -> Result<(), String> {
+    pld_passes::run_pipeline(program, &pld_passes::PipelineOptions::default()).map_err(|d| diag_text(&d))
+}
+
+/// Emits PTO for a lowered program; returns the total text length (modules + orchestration).
+pub fn emit(program: &Program) -> Result<usize, String> {
+    let out = pld_codegen_pto::emit_program(program, &pld_codegen_pto::CodegenOptions::default())
+        .map_err(|d| diag_text(&d))?;
+    Ok(out.modules.iter().map(|(_, t)| t.len()).sum::<usize>() + out.orchestration.len())
+}
+
+/// Parse + pipeline: the program the simulator and the emitter take.
+pub fn compile(text: &str) -> Result<Program, String> {
+    let mut p = parse(text)?;
+    lower(&mut p)?;
+    Ok(p)
+}
+
+/// Runs `entry` of `program` on the simulator.
+pub fn simulate(program: &Program, inputs: &Inputs, cfg: &SimConfig) -> Result<SimOutcome, String> {
+    pld_sim::run(program, "host", inputs, cfg).map_err(|e| e.to_string())
+}
+
+/// Bytes read and written by the tile operations of op kinds containing `kind`, over all ranks
+/// (local and remote).
+pub fn moved_bytes(stats: &pld_sim::Stats, kind: &str) -> u64 {
+    stats.local_bytes.iter().chain(&stats.remote_bytes).filter(|((_, k), _)| k.contains(kind)).map(|(_, b)| b).sum()
+}
+
+/// Statements of a program: every statement node in every function body, nested ones included.
+pub fn count_stmts(program: &Program) -> usize {
+    program.functions.iter().map(|f| gen::stmts_in_block(&f.body)).sum()
+}
