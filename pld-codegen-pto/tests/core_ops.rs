@@ -464,3 +464,33 @@ fn tiles_of_finished_regions_are_reused() {
         "CHECK: %keep = pto.alloc_tile addr = %c0_i64\nCHECK: %first_t = pto.alloc_tile addr = %c4096_i64\nCHECK: %second_t = pto.alloc_tile addr = %c4096_i64",
     );
 }
+
+#[test]
+fn row_reductions_use_a_scratch_tile_and_a_column_result() {
+    init();
+    let f = kernel(
+        "rs",
+        FunctionKind::Aiv,
+        &[("x", tensor(&[16, 64], DataType::FP32)), ("y", tensor(&[16, 1], DataType::FP32))],
+        |b, p| {
+            let t = b.assign_op("t", "tile.load", vec![v(p[0]), ints(&[0, 0]), ints(&[16, 64])], vec![])?;
+            let s = b.assign_op("s", "tile.row_sum", vec![v(t)], vec![])?;
+            b.assign_op("y2", "tile.store", vec![v(s), ints(&[0, 0]), v(p[1])], vec![])?;
+            Ok(())
+        },
+    );
+    let out = emit(&program(vec![f]));
+    check(
+        only(&out),
+        r#"
+        CHECK: %s_tmp = pto.alloc_tile
+        CHECK-SAME: rows=16, cols=64
+        CHECK-NEXT: %s = pto.alloc_tile
+        CHECK-SAME: rows=16, cols=1, v_row=?, v_col=?, blayout=col_major
+        CHECK-NEXT: pto.trowsum ins(%t, %s_tmp :
+        CHECK-SAME: outs(%s : !pto.tile_buf<loc=vec, dtype=f32, rows=16, cols=1
+        CHECK: pto.tstore ins(%s
+        CHECK-SAME: !pto.partition_tensor_view<16x1xf32>
+        "#,
+    );
+}

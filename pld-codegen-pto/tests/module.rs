@@ -141,11 +141,11 @@ fn op_without_emitter_is_a_diagnostic_naming_it() {
     init();
     let f = kernel("red", FunctionKind::Aiv, &[("x", tensor(&[8, 8], DataType::FP32))], |b, p| {
         let t = b.assign_op("t", "tile.load", vec![v(p[0]), ints(&[0, 0]), ints(&[8, 8])], vec![])?;
-        b.assign_op("s", "tile.row_sum", vec![v(t)], vec![])?;
+        b.assign_op("s", "tile.col_sum", vec![v(t)], vec![])?;
         Ok(())
     });
     let msgs = errors(&program(vec![f]), Target::A2A3);
-    assert_eq!(msgs, ["op tile.row_sum has no pto emitter"]);
+    assert_eq!(msgs, ["op tile.col_sum has no pto emitter"]);
 }
 
 #[test]

@@ -235,6 +235,26 @@ fn emit_tensor_slice(cx: &mut FnCx<'_>, call: &Call, _targets: &[ValueId]) -> Re
     Ok(Val::Tensor(cx.derive_slice(&base, ty.clone(), &offsets)?))
 }
 
+/// Row reductions (`tile.row_sum/max/min`): `pto.trow* ins(%src, %tmp) outs(%dst)` with a
+/// scratch tile of the source's type and an `[R, 1]` (col_major) destination.
+fn row_reduce(cx: &mut FnCx<'_>, call: &Call, targets: &[ValueId], inst: &str) -> Result<Val, Diagnostic> {
+    let op = call.callee.name();
+    let (src, st) = cx.tile(cx.arg(call, 0, "tile")?, &format!("{op} tile"))?;
+    let tmp = cx.alloc_tile(&format!("{}_tmp", cx.result_hint(targets, "reduce")), &st)?;
+    let tt = result_tile(cx, call)?;
+    let hint = cx.result_hint(targets, "reduce");
+    let dst = cx.alloc_tile(&hint, &tt)?;
+    let (sty, mty, dty) = (cx.tile_ty(&src, &st)?, cx.tile_ty(&tmp, &st)?, cx.tile_ty(&dst, &tt)?);
+    cx.line(format!("{inst} ins({src}, {tmp} : {sty}, {mty}) outs({dst} : {dty})"));
+    Ok(Val::Tile { ssa: dst, tile: tt })
+}
+
+elementwise! {
+    emit_row_sum = "tile.row_sum" => "pto.trowsum", row_reduce;
+    emit_row_max = "tile.row_max" => "pto.trowmax", row_reduce;
+    emit_row_min = "tile.row_min" => "pto.trowmin", row_reduce;
+}
+
 register_emitter!("tensor.slice", emit_tensor_slice);
 register_emitter!("tile.cast", emit_cast);
 register_emitter!("tensor.view", emit_tensor_view);
