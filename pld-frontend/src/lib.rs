@@ -17,9 +17,11 @@
 //! - `parse(print(p))` is [`structurally_equal`] to `p` for every program this crate
 //!   produces.
 //!
-//! Program units: each `@pl.program` class is one [`Program`]; the module-level DSL
-//! functions (`@pl.jit`, `@pl.jit.incore`, `@pl.jit.host`, `@pl.function`) form one more,
-//! named after its first host function (else its first function).
+//! Program units: each `@pl.program` class is one [`Program`]. The module-level DSL
+//! functions (`@pl.jit`, `@pl.jit.incore`, `@pl.jit.host`, `@pl.function`) form one program
+//! per host entry — the host and the functions it reaches through calls, named after the
+//! host — or a single program (named after its host, else its first function) when the
+//! module has at most one host.
 //!
 //! ## What is read
 //!

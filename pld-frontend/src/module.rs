@@ -122,19 +122,7 @@ pub fn parse_module(
             _ => walk(file, opts, stmt, &mut env, &mut units, &mut diags),
         }
     }
-    if !jit.is_empty() {
-        let host = jit
-            .iter()
-            .find(|f| f.decorator_list.iter().any(|d| decorator_path(d).as_deref() == Some("pl.jit.host")));
-        let name = host.or(jit.first()).map(|f| f.name.to_string()).unwrap_or_default();
-        let start = jit.first().map_or(0, |f| span_of(file, *f).lo);
-        units.push(UnitSrc {
-            name,
-            funcs: jit.into_iter().map(|f| (f, false)).collect(),
-            consts: env.clone(),
-            start,
-        });
-    }
+    units.extend(jit_units(file, &jit, &env));
     units.sort_by_key(|u| u.start);
     let mut programs = Vec::new();
     for u in units {
@@ -156,6 +144,111 @@ fn next_char_end(text: &str, at: u32) -> u32 {
     let at = (at as usize).min(text.len());
     let len = text.get(at..).and_then(|s| s.chars().next()).map_or(0, char::len_utf8);
     (at + len) as u32
+}
+
+/// The module-level DSL functions as program units: one per host entry (the host and every
+/// function it reaches through calls, in source order), or a single unit when the module has
+/// at most one host.
+fn jit_units<'a>(file: FileId, jit: &[&'a ast::StmtFunctionDef], env: &ConstEnv) -> Vec<UnitSrc<'a>> {
+    if jit.is_empty() {
+        return Vec::new();
+    }
+    let is_host =
+        |f: &ast::StmtFunctionDef| matches!(decorator_kind(file, env, f), Ok((FunctionKind::Host, _, _)));
+    let hosts: Vec<usize> = (0..jit.len()).filter(|&i| is_host(jit[i])).collect();
+    let unit = |name: String, members: Vec<usize>| UnitSrc {
+        name,
+        start: members.first().map_or(0, |&i| span_of(file, jit[i]).lo),
+        funcs: members.into_iter().map(|i| (jit[i], false)).collect(),
+        consts: env.clone(),
+    };
+    if hosts.len() <= 1 {
+        let name = hosts.first().map_or_else(|| jit[0].name.to_string(), |&h| jit[h].name.to_string());
+        return vec![unit(name, (0..jit.len()).collect())];
+    }
+    let index = |name: &str| jit.iter().position(|f| f.name.as_str() == name);
+    hosts
+        .iter()
+        .map(|&h| {
+            let mut reached = vec![false; jit.len()];
+            let mut stack = vec![h];
+            reached[h] = true;
+            while let Some(i) = stack.pop() {
+                let mut called = Vec::new();
+                jit[i].body.iter().for_each(|s| calls_in_stmt(s, &mut called));
+                for c in called {
+                    if let Some(j) = index(&c) {
+                        if !reached[j] {
+                            reached[j] = true;
+                            stack.push(j);
+                        }
+                    }
+                }
+            }
+            let members = (0..jit.len()).filter(|&i| reached[i]).collect();
+            unit(jit[h].name.to_string(), members)
+        })
+        .collect()
+}
+
+/// Names of functions called (`f(...)` / `self.f(...)`) anywhere in a statement.
+fn calls_in_stmt(s: &ast::Stmt, out: &mut Vec<String>) {
+    let body = |b: &[ast::Stmt], out: &mut Vec<String>| b.iter().for_each(|x| calls_in_stmt(x, out));
+    match s {
+        ast::Stmt::Expr(e) => calls_in_expr(&e.value, out),
+        ast::Stmt::Assign(a) => calls_in_expr(&a.value, out),
+        ast::Stmt::AnnAssign(a) => a.value.iter().for_each(|v| calls_in_expr(v, out)),
+        ast::Stmt::AugAssign(a) => calls_in_expr(&a.value, out),
+        ast::Stmt::Return(r) => r.value.iter().for_each(|v| calls_in_expr(v, out)),
+        ast::Stmt::For(f) => {
+            calls_in_expr(&f.iter, out);
+            body(&f.body, out);
+        }
+        ast::Stmt::While(w) => {
+            calls_in_expr(&w.test, out);
+            body(&w.body, out);
+        }
+        ast::Stmt::If(i) => {
+            calls_in_expr(&i.test, out);
+            body(&i.body, out);
+            body(&i.orelse, out);
+        }
+        ast::Stmt::With(w) => body(&w.body, out),
+        _ => {}
+    }
+}
+
+fn calls_in_expr(e: &ast::Expr, out: &mut Vec<String>) {
+    match e {
+        ast::Expr::Call(c) => {
+            match c.func.as_ref() {
+                ast::Expr::Name(n) => out.push(n.id.to_string()),
+                ast::Expr::Attribute(a) if matches!(a.value.as_ref(), ast::Expr::Name(n) if n.id.as_str() == "self") => {
+                    out.push(a.attr.to_string())
+                }
+                _ => {}
+            }
+            c.args.iter().for_each(|a| calls_in_expr(a, out));
+            c.keywords.iter().for_each(|k| calls_in_expr(&k.value, out));
+        }
+        ast::Expr::BinOp(b) => {
+            calls_in_expr(&b.left, out);
+            calls_in_expr(&b.right, out);
+        }
+        ast::Expr::UnaryOp(u) => calls_in_expr(&u.operand, out),
+        ast::Expr::BoolOp(b) => b.values.iter().for_each(|v| calls_in_expr(v, out)),
+        ast::Expr::Compare(c) => {
+            calls_in_expr(&c.left, out);
+            c.comparators.iter().for_each(|v| calls_in_expr(v, out));
+        }
+        ast::Expr::List(l) => l.elts.iter().for_each(|v| calls_in_expr(v, out)),
+        ast::Expr::Tuple(t) => t.elts.iter().for_each(|v| calls_in_expr(v, out)),
+        ast::Expr::Subscript(s) => {
+            calls_in_expr(&s.value, out);
+            calls_in_expr(&s.slice, out);
+        }
+        _ => {}
+    }
 }
 
 /// Walks non-DSL statements for constants and `@pl.program` classes.

@@ -79,3 +79,25 @@ fn kernel_reassignment_creates_new_values_and_symbols_stay_symbolic() {
     assert_eq!(call.callee.name(), "pld.system.notify");
     assert_eq!(call.attr_int("op"), Some(0), "NotifyOp.AtomicAdd is 0");
 }
+
+#[test]
+fn each_host_entry_is_its_own_program() {
+    let _ = pld_ops::registry();
+    let path = format!("{}/tests/corpus/two_hosts.py", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&path).expect("corpus file");
+    let mut sm = pld_ir::SourceMap::new();
+    let opts = pld_frontend::ParseOptions::default();
+    let ps = pld_frontend::parse_programs(&mut sm, "two_hosts.py", &text, &opts).expect("parses");
+    let units: Vec<(&str, Vec<&str>)> =
+        ps.iter().map(|p| (p.name.as_str(), p.functions.iter().map(|f| f.name.as_str()).collect())).collect();
+    assert_eq!(
+        units,
+        vec![("host_fill", vec!["fill", "chip_fill", "host_fill"]), ("host_ping", vec!["ping", "host_ping"])]
+    );
+    let err = pld_frontend::parse_program(&mut sm, "two_hosts.py", &text, &opts).expect_err("ambiguous");
+    assert_eq!(err.0[0].message, "two_hosts.py defines 2 programs; select one");
+    assert_eq!(err.0[0].notes, vec!["programs defined: host_fill, host_ping".to_string()]);
+    let pick = pld_frontend::ParseOptions { program: Some("host_ping".into()), ..opts };
+    let p = pld_frontend::parse_program(&mut sm, "two_hosts.py", &text, &pick).expect("selected");
+    assert_eq!(p.functions.len(), 2);
+}
