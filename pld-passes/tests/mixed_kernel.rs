@@ -187,3 +187,48 @@ fn cube_result_used_by_vector_work_is_diagnosed() {
     let e = run(&mut p, &["ExpandMixedKernel"]).unwrap_err();
     assert!(messages(&e).contains("passes a value between the cube and vector lanes"), "{}", messages(&e));
 }
+
+#[test]
+fn notify_in_a_loop_inside_a_region_is_stamped_and_the_aiv_lane_is_dual_dispatched() {
+    init();
+    let mut fb = FunctionBuilder::new("k", FunctionKind::InCore);
+    let x = fb.param("x", tensor(&[8, 8], DataType::FP32), Direction::In);
+    let y = fb.param("y", tensor(&[8, 8], DataType::FP32), Direction::Out);
+    let sig = fb.param("sig", dist(&[4, 1], DataType::INT32), Direction::InOut);
+    fb.body(|b| {
+        let v = b.assign_op(
+            "v",
+            "tile.load",
+            vec![Expr::var(x), Expr::ints(&[0, 0]), Expr::ints(&[8, 8])],
+            vec![],
+        )?;
+        b.eval_op("tile.store", vec![Expr::var(v), Expr::ints(&[0, 0]), Expr::var(y)], vec![])?;
+        b.scope(ScopeKind::SplitAiv { lane: None }, vec![], |b| {
+            b.for_range("p", (Expr::int(0), Expr::int(4), Expr::int(1)), vec![], |b, p, _| {
+                b.eval_op(
+                    "pld.system.notify",
+                    vec![Expr::var(sig), Expr::var(p), Expr::ints(&[0, 0]), Expr::int(1)],
+                    vec![("op", Attr::Int(ATOMIC_ADD))],
+                )?;
+                Ok(vec![])
+            })?;
+            Ok(())
+        })
+    })
+    .unwrap();
+    let mut p = Program::new("p");
+    p.add_function(fb.finish());
+    run(&mut p, &["LowerAutoVectorSplit"]).unwrap();
+    let t = func_text(&p, "k");
+    check_in_order(
+        &t,
+        &["for p in pl.range(0, 4):", "with pl.at(core_placement=\"aiv\"):", "pld.system.notify("],
+    );
+    // The vector load is not stamped (only no_duplicate SHARED calls are).
+    assert_eq!(count(&t, "core_placement"), 1, "{t}");
+    run(&mut p, &["ExpandMixedKernel"]).unwrap();
+    let f = p.function("k").unwrap();
+    assert_eq!(f.kind, FunctionKind::Aiv);
+    assert_eq!(f.attr("dual_aiv_dispatch"), Some(&Attr::Bool(true)));
+    assert!(!func_text(&p, "k").contains("core_placement"));
+}

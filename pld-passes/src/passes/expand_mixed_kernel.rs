@@ -10,6 +10,9 @@
 //! `k_aiv(...)` (both carry the attribute `group="k"`). A value flowing between the lanes
 //! (which would need tpush/tpop) is rejected with a diagnostic.
 //!
+//! An AIV kernel that had `split_aiv` regions gets `dual_aiv_dispatch=True` (a region runs
+//! on both vector sub-lanes; sharding by lane is the author's job).
+//!
 //! Before splitting, every function containing `pld.system.defer_wait` is audited against
 //! the deferred-waiter contract: it carries `deferred_completion_waiter=True`, is InCore or
 //! AIV, has no `core_num`/`sync_start`, is called from a chip orchestration, and lowers to a
@@ -133,6 +136,7 @@ impl Pass for ExpandMixedKernel {
                 Affinity::Vector | Affinity::Shared => {
                     f.kind = FunctionKind::Aiv;
                     unwrap_stamps(&mut f.body);
+                    mark_dual_dispatch(f);
                 }
                 Affinity::Mixed => match split_function(f) {
                     Ok((aic, aiv)) => {
@@ -200,6 +204,7 @@ fn split_function(f: &Function) -> Result<(Function, Function), Diagnostic> {
     aiv.kind = FunctionKind::Aiv;
     aiv.body = lane_body(&f.body, &f.values, Affinity::Vector);
     dce_block(&mut aiv.body);
+    mark_dual_dispatch(&mut aiv);
     for lane in [&mut aic, &mut aiv] {
         lane.attrs.push(("group".into(), Attr::Str(f.name.clone())));
         if pld_ir::verify_function(lane).is_err() {
@@ -367,5 +372,13 @@ fn audit_waiters(program: &Program, diags: &mut Diagnostics) {
                 format!("deferred waiter `{}` has no task-level Orchestration call site", f.name),
             ));
         }
+    }
+}
+
+/// An AIV kernel that had `split_aiv` regions runs on both vector sub-lanes.
+fn mark_dual_dispatch(f: &mut Function) {
+    let split = f.attr("split_aiv").and_then(Attr::as_bool) == Some(true);
+    if split && f.attr("dual_aiv_dispatch").is_none() {
+        f.attrs.push(("dual_aiv_dispatch".into(), Attr::Bool(true)));
     }
 }
