@@ -232,3 +232,38 @@ fn notify_in_a_loop_inside_a_region_is_stamped_and_the_aiv_lane_is_dual_dispatch
     assert_eq!(f.attr("dual_aiv_dispatch"), Some(&Attr::Bool(true)));
     assert!(!func_text(&p, "k").contains("core_placement"));
 }
+
+#[test]
+fn remote_load_is_shared_and_its_dead_cube_copy_is_removed() {
+    init();
+    let mut fb = FunctionBuilder::new("k", FunctionKind::InCore);
+    let a = fb.param("a", tile(&[16, 16], DataType::FP16, MemorySpace::Left), Direction::In);
+    let bt = fb.param("b", tile(&[16, 16], DataType::FP16, MemorySpace::Right), Direction::In);
+    let out = fb.param("out", tensor(&[16, 16], DataType::FP32), Direction::Out);
+    let win = fb.param("win", dist(&[16, 16], DataType::FP32), Direction::In);
+    let y = fb.param("y", tensor(&[16, 16], DataType::FP32), Direction::Out);
+    fb.body(|b| {
+        let c = b.assign_op("c", "tile.matmul", vec![Expr::var(a), Expr::var(bt)], vec![])?;
+        b.eval_op("tile.store", vec![Expr::var(c), Expr::ints(&[0, 0]), Expr::var(out)], vec![])?;
+        let mine = b.assign_op(
+            "mine",
+            "tile.load",
+            vec![Expr::var(win), Expr::ints(&[0, 0]), Expr::ints(&[16, 16])],
+            vec![],
+        )?;
+        let peer = b.assign_op(
+            "theirs",
+            "pld.tile.remote_load",
+            vec![Expr::var(win), Expr::int(1), Expr::ints(&[0, 0]), Expr::ints(&[16, 16])],
+            vec![],
+        )?;
+        let s = b.assign_op("s", "tile.add", vec![Expr::var(mine), Expr::var(peer)], vec![])?;
+        b.eval_op("tile.store", vec![Expr::var(s), Expr::ints(&[0, 0]), Expr::var(y)], vec![])
+    })
+    .unwrap();
+    let mut p = Program::new("p");
+    p.add_function(fb.finish());
+    run(&mut p, &["ExpandMixedKernel"]).unwrap();
+    assert_eq!(count(&func_text(&p, "k_aiv"), "pld.tile.remote_load("), 1);
+    assert_eq!(count(&func_text(&p, "k_aic"), "pld.tile.remote_load("), 0, "{}", func_text(&p, "k_aic"));
+}
