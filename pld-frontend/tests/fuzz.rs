@@ -157,6 +157,19 @@ fn mutate(rng: &mut Rng, text: &str) -> String {
     }
 }
 
+/// Parses one input; every failure must be diagnostics that render with a location.
+fn run_case(text: &str) -> bool {
+    let mut sm = SourceMap::new();
+    let r = parse_programs(&mut sm, "fuzz.py", text, &ParseOptions::default());
+    if let Err(d) = &r {
+        let _ = d.render(&sm);
+        for x in d.iter() {
+            assert!(x.location(&sm).is_some(), "diagnostic without location: {}", x.message);
+        }
+    }
+    r.is_ok()
+}
+
 #[test]
 fn mutated_corpus_never_panics() {
     let _ = pld_ops::registry();
@@ -177,32 +190,37 @@ fn mutated_corpus_never_panics() {
     seeds.extend(printed);
     assert!(seeds.len() >= 12, "corpus too small for fuzzing: {}", seeds.len());
 
-    let mut rng = Rng(0x5EED_1234_ABCD_0001);
-    let (mut ok, mut rejected) = (0usize, 0usize);
-    for case in 0..CASES {
-        let base = &seeds[rng.below(seeds.len())];
-        let mut text = mutate(&mut rng, base);
-        for _ in 0..rng.below(3) {
-            text = mutate(&mut rng, &text);
-        }
-        let result = std::panic::catch_unwind(|| {
-            let mut sm = SourceMap::new();
-            let r = parse_programs(&mut sm, "fuzz.py", &text, &ParseOptions::default());
-            if let Err(d) = &r {
-                // Every diagnostic renders and points into the file.
-                let _ = d.render(&sm);
-                for x in d.iter() {
-                    assert!(x.location(&sm).is_some(), "diagnostic without location: {}", x.message);
-                }
-            }
-            r.is_ok()
-        });
-        match result {
-            Ok(true) => ok += 1,
-            Ok(false) => rejected += 1,
-            Err(_) => panic!("case {case}: the frontend panicked on:\n-----\n{text}\n-----"),
-        }
-    }
+    // Each case has its own seed, so the cases split over threads and stay reproducible.
+    let threads = std::thread::available_parallelism().map_or(2, |n| n.get()).min(4);
+    let results: Vec<(usize, usize)> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads)
+            .map(|t| {
+                let seeds = &seeds;
+                s.spawn(move || {
+                    let (mut ok, mut rejected) = (0usize, 0usize);
+                    for case in (t..CASES).step_by(threads) {
+                        let mut rng = Rng(
+                            0x5EED_1234_ABCD_0001 ^ (case as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+                        );
+                        let base = &seeds[rng.below(seeds.len())];
+                        let mut text = mutate(&mut rng, base);
+                        for _ in 0..rng.below(3) {
+                            text = mutate(&mut rng, &text);
+                        }
+                        match std::panic::catch_unwind(|| run_case(&text)) {
+                            Ok(true) => ok += 1,
+                            Ok(false) => rejected += 1,
+                            Err(_) => panic!("case {case}: the frontend panicked on:\n-----\n{text}\n-----"),
+                        }
+                    }
+                    (ok, rejected)
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().expect("fuzz worker")).collect()
+    });
+    let ok: usize = results.iter().map(|r| r.0).sum();
+    let rejected: usize = results.iter().map(|r| r.1).sum();
     assert_eq!(ok + rejected, CASES);
     // The mutations are real: most inputs are rejected, some still parse.
     assert!(rejected > CASES / 4, "only {rejected} rejected");
