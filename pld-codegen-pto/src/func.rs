@@ -597,8 +597,19 @@ impl<'a> FnCx<'a> {
         let (rows, cols) = match s.len() {
             0 => return Err(self.err("a rank-0 tile has no pto tile buffer form")),
             1 => (1, s[0]),
-            n => (s[..n - 1].iter().product(), s[n - 1]),
+            n => {
+                let rows = s[..n - 1].iter().try_fold(1i64, |a, d| a.checked_mul(*d));
+                match rows {
+                    Some(r) => (r, s[n - 1]),
+                    None => return Err(self.err("tile rows overflow a 64-bit extent")),
+                }
+            }
         };
+        if rows.checked_mul(cols).and_then(|e| e.checked_mul(8)).is_none() {
+            return Err(
+                self.err(format!("tile of {rows}x{cols} elements is too large for a pto tile buffer"))
+            );
+        }
         if rows <= 0 || cols <= 0 {
             return Err(self.err(format!("pto tile buffers need positive rows/cols, got {rows}x{cols}")));
         }

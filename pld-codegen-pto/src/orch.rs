@@ -267,7 +267,7 @@ pub fn describe_with(
 /// The 32-byte aligned size of a buffer (`kCommBufferAlignmentBytes`).
 fn aligned(f: &Function, size: &Expr) -> Json {
     match size.as_int() {
-        Some(v) => Json::Int((v + 31) / 32 * 32),
+        Some(v) => v.checked_add(31).map_or(Json::Null, |x| Json::Int(x / 32 * 32)),
         None => Json::s(format!("((({} + 31) // 32) * 32)", text(f, size))),
     }
 }
@@ -414,7 +414,7 @@ impl Walker<'_> {
                     ]));
                     match nbytes {
                         Json::Int(n) => match offset {
-                            Some(v) if offset_text.is_empty() => offset = Some(v + n),
+                            Some(v) if offset_text.is_empty() => offset = Some(v.saturating_add(n)),
                             _ => offset_text.push(n.to_string()),
                         },
                         Json::Str(t) => {
@@ -714,7 +714,8 @@ fn enumerate(
         if !enumerate(device, loops, k + 1, env, out) || out.len() > 4096 {
             return false;
         }
-        i += s;
+        let Some(next) = i.checked_add(s) else { break };
+        i = next;
     }
     env.remove(&l.var);
     true
