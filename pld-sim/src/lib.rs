@@ -103,7 +103,7 @@ pub enum Schedule {
     Deterministic,
     /// Seeded random interleaving.
     Random(u64),
-    /// Requested thread parallelism (currently runs the deterministic schedule; see the crate docs).
+    /// One OS thread per rank over a shared, mutex-guarded world (non-deterministic interleaving).
     Parallel,
 }
 

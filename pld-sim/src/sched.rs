@@ -19,7 +19,7 @@ use crate::value::{Mem, TRef, Val};
 use crate::world::World;
 use crate::{Schedule, SimConfig};
 use pld_ir::{Direction, FunctionKind, Program, Span};
-use std::collections::{BTreeSet, HashMap, VecDeque};
+use std::collections::{HashMap, VecDeque};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum TState {
@@ -114,13 +114,311 @@ fn tensors_of(v: &Val, out: &mut Vec<TRef>) {
     }
 }
 
+/// One rank's dispatch queue, current task graph and cores.
+struct RankLocal<'p> {
+    r: usize,
+    rt: RankRt<'p>,
+    units: Vec<Option<Unit<'p>>>,
+    rr: usize,
+}
+
+/// What one quantum did.
+struct Quantum {
+    out: StepOut,
+    notified: bool,
+}
+
+impl<'p> RankLocal<'p> {
+    fn new(r: usize) -> RankLocal<'p> {
+        RankLocal { r, rt: RankRt::default(), units: Vec::new(), rr: 0 }
+    }
+
+    fn idle(&self) -> bool {
+        !self.rt.busy && self.rt.queue.is_empty()
+    }
+
+    fn add_task(&mut self, job: Job<'p>) {
+        let (mut reads, mut writes) = (Vec::new(), Vec::new());
+        match &job {
+            Job::Func { func, args } => {
+                for (p, a) in func.params.iter().zip(args) {
+                    let mut ts = Vec::new();
+                    tensors_of(a, &mut ts);
+                    match p.dir {
+                        Direction::In => reads.extend(ts),
+                        _ => writes.extend(ts),
+                    }
+                }
+            }
+            Job::Collective { call, args, .. } => {
+                let effects = call.op().map(|d| d.arg_effects(call)).unwrap_or_default();
+                for (i, a) in args.iter().enumerate() {
+                    let mut ts = Vec::new();
+                    tensors_of(a, &mut ts);
+                    if effects.get(i).is_some_and(|e| e.writes()) || effects.is_empty() {
+                        writes.extend(ts);
+                    } else {
+                        reads.extend(ts);
+                    }
+                }
+            }
+        }
+        let rt = &mut self.rt;
+        let deps = rt
+            .tasks
+            .iter()
+            .enumerate()
+            .filter(|(_, t)| {
+                writes.iter().any(|w| t.reads.iter().chain(&t.writes).any(|x| x.may_overlap(w)))
+                    || reads.iter().any(|r| t.writes.iter().any(|x| x.may_overlap(r)))
+            })
+            .map(|(i, _)| i)
+            .collect();
+        rt.tasks.push(Task {
+            name: job.name(),
+            job: Some(job),
+            deps,
+            state: TState::Waiting,
+            reads,
+            writes,
+            conds: Vec::new(),
+        });
+    }
+
+    /// Starts the next dispatch and ready tasks, retires satisfied deferred tasks, ends dispatches.
+    fn advance(&mut self, world: &mut World, cfg: &SimConfig) -> Result<(), Fault> {
+        let r = self.r;
+        if !self.rt.busy {
+            if let Some(job) = self.rt.queue.pop_front() {
+                let job = match job {
+                    Job::Func { func, args } => Job::Func {
+                        func,
+                        args: args.iter().map(|a| bind(a, world, r)).collect::<Result<_, _>>()?,
+                    },
+                    Job::Collective { f, call, args, span } => Job::Collective {
+                        f,
+                        call,
+                        args: args.iter().map(|a| bind(a, world, r)).collect::<Result<_, _>>()?,
+                        span,
+                    },
+                };
+                self.rt.busy = true;
+                self.rt.tasks.clear();
+                self.rt.orch = None;
+                self.rt.orch_done = true;
+                match job {
+                    Job::Func { func, args } if !func.kind.is_incore() => {
+                        let t = Thread::new(func, args, r, Level::Chip)?;
+                        self.units.push(Some(Unit { thread: t, rank: r, task: None }));
+                        self.rt.orch = Some(self.units.len() - 1);
+                        self.rt.orch_done = false;
+                    }
+                    job => self.add_task(job),
+                }
+            }
+        }
+        for t in self.rt.tasks.iter_mut().filter(|t| t.state == TState::Deferred) {
+            if t.conds.iter().all(|(p, _)| p.holds(world.cell_value(p.cell))) {
+                for (p, _) in &t.conds {
+                    world.acquire_from(r, (p.cell.domain, p.cell.owner, p.cell.offset));
+                }
+                t.state = TState::Done;
+            }
+        }
+        let deferred = self.rt.tasks.iter().filter(|t| t.state == TState::Deferred).count();
+        if deferred > 64 {
+            return Err(Fault::new(
+                ReportKind::Deferred,
+                Span::DUMMY,
+                format!("rank {r} has {deferred} concurrently deferred tasks; the scheduler allows 64 (error 102)"),
+            ));
+        }
+        for i in 0..self.rt.tasks.len() {
+            if self.rt.running >= cfg.cores_per_rank {
+                break;
+            }
+            let t = &self.rt.tasks[i];
+            if t.state != TState::Waiting || !t.deps.iter().all(|&d| self.rt.tasks[d].state == TState::Done) {
+                continue;
+            }
+            let Some(job) = self.rt.tasks[i].job.take() else { continue };
+            let thread = match job {
+                Job::Func { func, args } => Thread::new(func, args, r, Level::Core)?,
+                Job::Collective { f, call, args, span } => {
+                    let name = call.callee.name().to_string();
+                    let mut cx =
+                        OpCx { world, call, span, level: Level::Core, rank: r, domain: 0, who: &name };
+                    let prog = f(&mut cx, &args)?;
+                    Thread::micro(name, MicroRun::new(prog, span), r)
+                }
+            };
+            self.rt.tasks[i].state = TState::Running;
+            self.rt.running += 1;
+            self.units.push(Some(Unit { thread, rank: r, task: Some(i) }));
+        }
+        if self.rt.busy && self.rt.orch_done && self.rt.tasks.iter().all(|t| t.state == TState::Done) {
+            self.rt.busy = false;
+            self.rt.tasks.clear();
+            self.units.retain(Option::is_some);
+        }
+        // Wake parked cores whose predicate now holds.
+        for u in self.units.iter_mut().flatten() {
+            if let Some((p, _)) = &u.thread.parked {
+                if p.holds(world.cell_value(p.cell)) {
+                    u.thread.parked = None;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn runnable(&self) -> Vec<usize> {
+        self.units
+            .iter()
+            .enumerate()
+            .filter_map(|(i, u)| u.as_ref().filter(|u| u.thread.parked.is_none()).map(|_| i))
+            .collect()
+    }
+
+    /// Runs unit `i` until an op, a park or its end.
+    fn quantum(
+        &mut self,
+        i: usize,
+        world: &mut World,
+        env: &Env<'_, 'p>,
+        cfg: &SimConfig,
+    ) -> Result<Quantum, Fault> {
+        let mut reqs = Vec::new();
+        let Some(unit) = self.units[i].as_mut() else {
+            return Ok(Quantum { out: StepOut::Ran, notified: false });
+        };
+        let before = world.stats.notifies[self.r];
+        let mut n = 0;
+        let out = loop {
+            let out = unit.thread.step(world, env, &mut reqs);
+            world.stats.steps += 1;
+            n += 1;
+            if world.stats.steps > cfg.max_steps {
+                return Err(Fault::new(
+                    ReportKind::Budget,
+                    Span::DUMMY,
+                    format!("the run took more than {} steps (a livelock or a runaway loop?)", cfg.max_steps),
+                )
+                .note(format!("last running: rank {} '{}'", unit.rank, unit.thread.name)));
+            }
+            match out {
+                Ok(StepOut::Ran) if n < 4096 => continue,
+                other => break other?,
+            }
+        };
+        let notified = world.stats.notifies[self.r] != before;
+        for r in reqs {
+            if let Req::Launch { job } = r {
+                self.add_task(job);
+            }
+        }
+        if out == StepOut::Done {
+            if let Some(u) = self.units[i].take() {
+                match u.task {
+                    None => self.rt.orch_done = true,
+                    Some(t) => {
+                        self.rt.running = self.rt.running.saturating_sub(1);
+                        if let Some(task) = self.rt.tasks.get_mut(t) {
+                            if u.thread.defers.is_empty() {
+                                task.state = TState::Done;
+                            } else {
+                                if u.thread.defers.len() > 64 {
+                                    return Err(Fault::new(
+                                        ReportKind::Deferred,
+                                        Span::DUMMY,
+                                        format!(
+                                            "task '{}' on rank {} registered {} deferred conditions; at most 64 are allowed (error 102)",
+                                            task.name,
+                                            self.r,
+                                            u.thread.defers.len()
+                                        ),
+                                    ));
+                                }
+                                let span = u.thread.last_op.as_ref().map_or(Span::DUMMY, |(_, s)| *s);
+                                task.conds = u.thread.defers.iter().map(|p| (p.clone(), span)).collect();
+                                task.state = TState::Deferred;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        Ok(Quantum { out, notified })
+    }
+
+    fn trace_name(&self, i: usize) -> Option<String> {
+        let u = self.units.get(i)?.as_ref()?;
+        Some(u.thread.last_op.as_ref().map_or_else(|| u.thread.name.clone(), |(n, _)| n.clone()))
+    }
+
+    /// Every wait of this rank that cannot complete now.
+    fn parked(&self, world: &World, live: &[usize]) -> Vec<ParkedCore> {
+        let mut out = Vec::new();
+        let mut add = |kernel: String, p: &Park, span: Span| {
+            let meta = world.cells.get(&(p.cell.domain, p.cell.owner, p.cell.offset));
+            out.push(ParkedCore {
+                rank: self.r,
+                kernel,
+                span,
+                cell: world.cell_name(p.cell),
+                predicate: p.describe(),
+                value: world.cell_value(p.cell),
+                writers: meta.map(|m| m.writers.iter().copied().collect()).unwrap_or_default(),
+                could_notify: live.to_vec(),
+            });
+        };
+        for u in self.units.iter().flatten() {
+            if let Some((p, span)) = &u.thread.parked {
+                add(u.thread.name.clone(), p, *span);
+            }
+        }
+        for t in self.rt.tasks.iter().filter(|t| t.state == TState::Deferred) {
+            for (p, span) in t.conds.iter().filter(|(p, _)| !p.holds(world.cell_value(p.cell))) {
+                add(format!("{} (deferred completion)", t.name), p, *span);
+            }
+        }
+        out
+    }
+}
+
+fn deadlock_fault(parked: Vec<ParkedCore>, live: &[usize], nranks: usize, cfg: &SimConfig) -> Fault {
+    let src = cfg.sources.as_ref();
+    let mut f = Fault::new(
+        ReportKind::Deadlock(parked.clone()),
+        parked.first().map_or(Span::DUMMY, |p| p.span),
+        format!("no core can run; {} wait(s) can never be satisfied", parked.len()),
+    );
+    for p in &parked {
+        f = f.note(format!(
+            "rank {} kernel '{}' at {} waits on {} {} (current value {}); written so far by ranks {:?}; ranks still running that could notify: {:?}",
+            p.rank,
+            p.kernel,
+            crate::report::span_text(p.span, src),
+            p.cell,
+            p.predicate,
+            p.value,
+            p.writers,
+            p.could_notify
+        ));
+    }
+    let finished: Vec<usize> = (0..nranks).filter(|r| !live.contains(r)).collect();
+    if !finished.is_empty() {
+        f = f.note(format!("ranks that already finished all their work: {finished:?}"));
+    }
+    f
+}
+
 /// The scheduler state of one run.
 pub struct Sched<'p, 'c> {
     program: &'p Program,
     cfg: &'c SimConfig,
     syms: HashMap<String, i64>,
-    ranks: Vec<RankRt<'p>>,
-    units: Vec<Option<Unit<'p>>>,
+    ranks: Vec<RankLocal<'p>>,
     rng: Rng,
     rr: usize,
     /// Trace events, when tracing.
@@ -138,8 +436,7 @@ impl<'p, 'c> Sched<'p, 'c> {
             program,
             cfg,
             syms,
-            ranks: (0..cfg.nranks).map(|_| RankRt::default()).collect(),
-            units: Vec::new(),
+            ranks: (0..cfg.nranks).map(RankLocal::new).collect(),
             rng: Rng(seed.max(1)),
             rr: 0,
             trace: Vec::new(),
@@ -171,312 +468,209 @@ impl<'p, 'c> Sched<'p, 'c> {
                 }
             }
             for r in reqs {
-                match r {
-                    Req::Dispatch { rank, job } => self.ranks[rank].queue.push_back(job),
-                    Req::Launch { .. } => {}
+                if let Req::Dispatch { rank, job } = r {
+                    self.ranks[rank].rt.queue.push_back(job);
                 }
             }
         } else {
             for r in 0..self.cfg.nranks {
-                self.ranks[r].queue.push_back(Job::Func { func: entry, args: args.clone() });
+                self.ranks[r].rt.queue.push_back(Job::Func { func: entry, args: args.clone() });
             }
         }
         if self.cfg.zero_windows {
             world.allocs.iter_mut().for_each(|a| a.zeroed = true);
         }
         world.finalize()?;
-        self.device_loop(world)?;
+        if self.cfg.schedule == Schedule::Parallel {
+            self.parallel_loop(world)?;
+        } else {
+            self.device_loop(world)?;
+        }
         end_checks(world)
     }
 
-    fn add_task(&mut self, world: &World, rank: usize, job: Job<'p>) {
-        let (mut reads, mut writes) = (Vec::new(), Vec::new());
-        match &job {
-            Job::Func { func, args } => {
-                for (p, a) in func.params.iter().zip(args) {
-                    let mut ts = Vec::new();
-                    tensors_of(a, &mut ts);
-                    match p.dir {
-                        Direction::In => reads.extend(ts),
-                        _ => writes.extend(ts),
-                    }
-                }
-            }
-            Job::Collective { call, args, .. } => {
-                let effects = call.op().map(|d| d.arg_effects(call)).unwrap_or_default();
-                for (i, a) in args.iter().enumerate() {
-                    let mut ts = Vec::new();
-                    tensors_of(a, &mut ts);
-                    if effects.get(i).is_some_and(|e| e.writes()) || effects.is_empty() {
-                        writes.extend(ts);
-                    } else {
-                        reads.extend(ts);
-                    }
-                }
-            }
-        }
-        let _ = world;
-        let rt = &mut self.ranks[rank];
-        let deps = rt
-            .tasks
-            .iter()
-            .enumerate()
-            .filter(|(_, t)| {
-                writes.iter().any(|w| t.reads.iter().chain(&t.writes).any(|x| x.may_overlap(w)))
-                    || reads.iter().any(|r| t.writes.iter().any(|x| x.may_overlap(r)))
-            })
-            .map(|(i, _)| i)
-            .collect();
-        rt.tasks.push(Task {
-            name: job.name(),
-            job: Some(job),
-            deps,
-            state: TState::Waiting,
-            reads,
-            writes,
-            conds: Vec::new(),
-        });
-    }
-
-    fn new_unit(&mut self, u: Unit<'p>) -> usize {
-        self.units.push(Some(u));
-        self.units.len() - 1
-    }
-
-    /// Starts dispatches and ready tasks, retires satisfied deferred tasks, ends dispatches.
-    fn advance_ranks(&mut self, world: &mut World) -> Result<(), Fault> {
-        for r in 0..self.ranks.len() {
-            if !self.ranks[r].busy {
-                let Some(job) = self.ranks[r].queue.pop_front() else { continue };
-                let job = match job {
-                    Job::Func { func, args } => Job::Func {
-                        func,
-                        args: args.iter().map(|a| bind(a, world, r)).collect::<Result<_, _>>()?,
-                    },
-                    Job::Collective { f, call, args, span } => Job::Collective {
-                        f,
-                        call,
-                        args: args.iter().map(|a| bind(a, world, r)).collect::<Result<_, _>>()?,
-                        span,
-                    },
-                };
-                let rt = &mut self.ranks[r];
-                rt.busy = true;
-                rt.tasks.clear();
-                rt.orch = None;
-                rt.orch_done = true;
-                match job {
-                    Job::Func { func, args } if !func.kind.is_incore() => {
-                        let t = Thread::new(func, args, r, Level::Chip)?;
-                        let id = self.new_unit(Unit { thread: t, rank: r, task: None });
-                        self.ranks[r].orch = Some(id);
-                        self.ranks[r].orch_done = false;
-                    }
-                    job => self.add_task(world, r, job),
-                }
-            }
-            // Deferred tasks whose conditions hold complete now.
-            for t in self.ranks[r].tasks.iter_mut().filter(|t| t.state == TState::Deferred) {
-                if t.conds.iter().all(|(p, _)| p.holds(world.cell_value(p.cell))) {
-                    for (p, _) in &t.conds {
-                        world.acquire_from(r, (p.cell.domain, p.cell.owner, p.cell.offset));
-                    }
-                    t.state = TState::Done;
-                }
-            }
-            let deferred = self.ranks[r].tasks.iter().filter(|t| t.state == TState::Deferred).count();
-            if deferred > 64 {
-                return Err(Fault::new(ReportKind::Deferred, Span::DUMMY, format!("rank {r} has {deferred} concurrently deferred tasks; the scheduler allows 64 (error 102)")));
-            }
-            // Start ready tasks.
-            let n = self.ranks[r].tasks.len();
-            for i in 0..n {
-                let rt = &self.ranks[r];
-                if rt.running >= self.cfg.cores_per_rank {
-                    break;
-                }
-                let t = &rt.tasks[i];
-                if t.state != TState::Waiting || !t.deps.iter().all(|&d| rt.tasks[d].state == TState::Done) {
-                    continue;
-                }
-                let Some(job) = self.ranks[r].tasks[i].job.take() else { continue };
-                let thread = match job {
-                    Job::Func { func, args } => Thread::new(func, args, r, Level::Core)?,
-                    Job::Collective { f, call, args, span } => {
-                        let name = call.callee.name().to_string();
-                        let mut cx =
-                            OpCx { world, call, span, level: Level::Core, rank: r, domain: 0, who: &name };
-                        let prog = f(&mut cx, &args)?;
-                        Thread::micro(name, MicroRun::new(prog, span), r)
-                    }
-                };
-                self.ranks[r].tasks[i].state = TState::Running;
-                self.ranks[r].running += 1;
-                self.new_unit(Unit { thread, rank: r, task: Some(i) });
-            }
-            let rt = &mut self.ranks[r];
-            if rt.busy && rt.orch_done && rt.tasks.iter().all(|t| t.state == TState::Done) {
-                rt.busy = false;
-                rt.tasks.clear();
-            }
-        }
-        Ok(())
-    }
-
     fn device_loop(&mut self, world: &mut World) -> Result<(), Fault> {
-        let program = self.program;
         let syms = self.syms.clone();
-        let env = Env { syms: &syms, program };
+        let env = Env { syms: &syms, program: self.program };
         loop {
-            // Settle: start everything that can start.
-            for _ in 0..4 {
-                self.advance_ranks(world)?;
-            }
-            for u in self.units.iter_mut().flatten() {
-                if let Some((p, _)) = &u.thread.parked {
-                    if p.holds(world.cell_value(p.cell)) {
-                        u.thread.parked = None;
-                    }
+            for rank in &mut self.ranks {
+                for _ in 0..4 {
+                    rank.advance(world, self.cfg)?;
                 }
             }
-            let runnable: Vec<usize> = self
-                .units
+            let runnable: Vec<(usize, usize)> = self
+                .ranks
                 .iter()
                 .enumerate()
-                .filter_map(|(i, u)| u.as_ref().filter(|u| u.thread.parked.is_none()).map(|_| i))
+                .flat_map(|(r, rl)| rl.runnable().into_iter().map(move |i| (r, i)))
                 .collect();
             if runnable.is_empty() {
-                if self.ranks.iter().all(|r| !r.busy && r.queue.is_empty()) {
+                let live: Vec<usize> = self.ranks.iter().filter(|r| !r.idle()).map(|r| r.r).collect();
+                if live.is_empty() {
                     return Ok(());
                 }
-                return Err(self.deadlock(world));
+                let parked = self.ranks.iter().flat_map(|r| r.parked(world, &live)).collect();
+                return Err(deadlock_fault(parked, &live, self.ranks.len(), self.cfg));
             }
-            let pick = match self.cfg.schedule {
+            let (r, i) = match self.cfg.schedule {
                 Schedule::Random(_) => runnable[(self.rng.next() % runnable.len() as u64) as usize],
                 _ => {
                     self.rr = self.rr.wrapping_add(1);
                     runnable[self.rr % runnable.len()]
                 }
             };
-            let mut reqs = Vec::new();
-            let Some(unit) = self.units[pick].as_mut() else { continue };
-            let mut out;
-            let mut n = 0;
-            loop {
-                out = unit.thread.step(world, &env, &mut reqs);
-                world.stats.steps += 1;
-                n += 1;
-                if world.stats.steps > self.cfg.max_steps {
-                    return Err(Fault::new(
-                        ReportKind::Budget,
-                        Span::DUMMY,
-                        format!(
-                            "the run took more than {} steps (a livelock or a runaway loop?)",
-                            self.cfg.max_steps
-                        ),
-                    )
-                    .note(format!("last running: rank {} '{}'", unit.rank, unit.thread.name)));
-                }
-                match &out {
-                    Ok(StepOut::Ran) if n < 4096 => continue,
-                    _ => break,
-                }
-            }
-            let out = out?;
-            if self.cfg.trace && out == StepOut::Visible {
-                let name =
-                    unit.thread.last_op.as_ref().map_or_else(|| unit.thread.name.clone(), |(n, _)| n.clone());
-                self.trace.push(TraceEvent { name, rank: unit.rank, unit: pick, ts: world.stats.steps });
-            }
-            let rank = unit.rank;
-            for r in reqs {
-                if let Req::Launch { job } = r {
-                    self.add_task(world, rank, job);
-                }
-            }
-            if out == StepOut::Done {
-                let Some(u) = self.units[pick].take() else { continue };
-                match u.task {
-                    None => self.ranks[rank].orch_done = true,
-                    Some(t) => {
-                        let rt = &mut self.ranks[rank];
-                        rt.running = rt.running.saturating_sub(1);
-                        if let Some(task) = rt.tasks.get_mut(t) {
-                            if u.thread.defers.is_empty() {
-                                task.state = TState::Done;
-                            } else {
-                                if u.thread.defers.len() > 64 {
-                                    return Err(Fault::new(
-                                        ReportKind::Deferred,
-                                        Span::DUMMY,
-                                        format!("task '{}' on rank {rank} registered {} deferred conditions; at most 64 are allowed (error 102)", task.name, u.thread.defers.len()),
-                                    ));
-                                }
-                                let span = u.thread.last_op.as_ref().map_or(Span::DUMMY, |(_, s)| *s);
-                                task.conds = u.thread.defers.iter().map(|p| (p.clone(), span)).collect();
-                                task.state = TState::Deferred;
-                            }
-                        }
-                    }
+            let q = self.ranks[r].quantum(i, world, &env, self.cfg)?;
+            if self.cfg.trace && q.out == StepOut::Visible {
+                if let Some(name) = self.ranks[r].trace_name(i) {
+                    self.trace.push(TraceEvent { name, rank: r, unit: i, ts: world.stats.steps });
                 }
             }
         }
     }
 
-    fn deadlock(&self, world: &World) -> Fault {
-        let live: BTreeSet<usize> = (0..self.ranks.len())
-            .filter(|&r| self.ranks[r].busy || !self.ranks[r].queue.is_empty())
-            .collect();
-        let mut parked = Vec::new();
-        let mut add = |rank: usize, kernel: &str, p: &Park, span: Span| {
-            let meta = world.cells.get(&(p.cell.domain, p.cell.owner, p.cell.offset));
-            parked.push(ParkedCore {
-                rank,
-                kernel: kernel.to_string(),
-                span,
-                cell: world.cell_name(p.cell),
-                predicate: p.describe(),
-                value: world.cell_value(p.cell),
-                writers: meta.map(|m| m.writers.iter().copied().collect()).unwrap_or_default(),
-                could_notify: live.iter().copied().collect(),
-            });
-        };
-        for u in self.units.iter().flatten() {
-            if let Some((p, span)) = &u.thread.parked {
-                add(u.rank, &u.thread.name, p, *span);
-            }
+    /// One OS thread per rank; the world is shared behind a mutex (each step holds it), a
+    /// notify bumps an epoch and wakes blocked ranks; when every unfinished rank is blocked
+    /// at the same epoch the run has deadlocked.
+    fn parallel_loop(&mut self, world: &mut World) -> Result<(), Fault> {
+        use std::sync::atomic::{AtomicU64, Ordering};
+        use std::sync::{Condvar, Mutex};
+        struct Shared {
+            blocked: usize,
+            done: usize,
+            fault: Option<Fault>,
+            parked: Vec<Vec<ParkedCore>>,
+            live: Vec<bool>,
+            waiting: Vec<Option<u64>>,
         }
-        for (r, rt) in self.ranks.iter().enumerate() {
-            for t in rt.tasks.iter().filter(|t| t.state == TState::Deferred) {
-                for (p, span) in t.conds.iter().filter(|(p, _)| !p.holds(world.cell_value(p.cell))) {
-                    add(r, &format!("{} (deferred completion)", t.name), p, *span);
-                }
-            }
+        let n = self.ranks.len();
+        let cfg = self.cfg;
+        let program = self.program;
+        let syms = self.syms.clone();
+        let wm = Mutex::new(std::mem::replace(world, World::new(0)));
+        let epoch = AtomicU64::new(0);
+        let shared = Mutex::new(Shared {
+            blocked: 0,
+            done: 0,
+            fault: None,
+            parked: vec![Vec::new(); n],
+            live: vec![true; n],
+            waiting: vec![None; n],
+        });
+        let cv = Condvar::new();
+        let ranks = std::mem::take(&mut self.ranks);
+        let traces: Vec<Vec<TraceEvent>> = std::thread::scope(|scope| {
+            let handles: Vec<_> = ranks
+                .into_iter()
+                .map(|mut rl| {
+                    let (wm, epoch, shared, cv, syms) = (&wm, &epoch, &shared, &cv, &syms);
+                    scope.spawn(move || {
+                        let env = Env { syms, program };
+                        let mut trace = Vec::new();
+                        let fail = |f: Fault| {
+                            let mut s = shared.lock().unwrap_or_else(|e| e.into_inner());
+                            s.fault.get_or_insert(f);
+                            drop(s);
+                            cv.notify_all();
+                        };
+                        loop {
+                            if shared.lock().unwrap_or_else(|e| e.into_inner()).fault.is_some() {
+                                return trace;
+                            }
+                            let e = epoch.load(Ordering::SeqCst);
+                            let mut w = wm.lock().unwrap_or_else(|e| e.into_inner());
+                            for _ in 0..4 {
+                                if let Err(f) = rl.advance(&mut w, cfg) {
+                                    drop(w);
+                                    fail(f);
+                                    return trace;
+                                }
+                            }
+                            let runnable = rl.runnable();
+                            if runnable.is_empty() {
+                                let mut s = shared.lock().unwrap_or_else(|e| e.into_inner());
+                                if rl.idle() {
+                                    s.done += 1;
+                                    s.live[rl.r] = false;
+                                    s.parked[rl.r].clear();
+                                    drop(s);
+                                    drop(w);
+                                    cv.notify_all();
+                                    return trace;
+                                }
+                                let live: Vec<usize> = (0..n).filter(|&k| s.live[k]).collect();
+                                s.parked[rl.r] = rl.parked(&w, &live);
+                                drop(w);
+                                s.blocked += 1;
+                                s.waiting[rl.r] = Some(e);
+                                loop {
+                                    if s.fault.is_some() {
+                                        return trace;
+                                    }
+                                    if epoch.load(Ordering::SeqCst) != e {
+                                        break;
+                                    }
+                                    // Deadlock only when every unfinished rank blocked after the
+                                    // latest notify (a stale waiter is about to wake and retry).
+                                    let cur = epoch.load(Ordering::SeqCst);
+                                    if s.blocked + s.done == n
+                                        && s.waiting.iter().all(|x| x.is_none_or(|w| w == cur))
+                                    {
+                                        let live: Vec<usize> = (0..n).filter(|&k| s.live[k]).collect();
+                                        let parked: Vec<ParkedCore> =
+                                            s.parked.iter().flatten().cloned().collect();
+                                        s.fault = Some(deadlock_fault(parked, &live, n, cfg));
+                                        drop(s);
+                                        cv.notify_all();
+                                        return trace;
+                                    }
+                                    s = cv.wait(s).unwrap_or_else(|e| e.into_inner());
+                                }
+                                s.blocked -= 1;
+                                s.waiting[rl.r] = None;
+                                s.parked[rl.r].clear();
+                                continue;
+                            }
+                            rl.rr = rl.rr.wrapping_add(1);
+                            let i = runnable[rl.rr % runnable.len()];
+                            match rl.quantum(i, &mut w, &env, cfg) {
+                                Ok(q) => {
+                                    if cfg.trace && q.out == StepOut::Visible {
+                                        if let Some(name) = rl.trace_name(i) {
+                                            trace.push(TraceEvent {
+                                                name,
+                                                rank: rl.r,
+                                                unit: i,
+                                                ts: w.stats.steps,
+                                            });
+                                        }
+                                    }
+                                    drop(w);
+                                    if q.notified {
+                                        epoch.fetch_add(1, Ordering::SeqCst);
+                                        let _s = shared.lock().unwrap_or_else(|e| e.into_inner());
+                                        cv.notify_all();
+                                    }
+                                }
+                                Err(f) => {
+                                    drop(w);
+                                    fail(f);
+                                    return trace;
+                                }
+                            }
+                        }
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap_or_default()).collect()
+        });
+        *world = wm.into_inner().unwrap_or_else(|e| e.into_inner());
+        let mut all: Vec<TraceEvent> = traces.into_iter().flatten().collect();
+        all.sort_by_key(|e| (e.ts, e.rank));
+        self.trace = all;
+        match shared.into_inner().unwrap_or_else(|e| e.into_inner()).fault {
+            Some(f) => Err(f),
+            None => Ok(()),
         }
-        let src = self.cfg.sources.as_ref();
-        let mut f = Fault::new(
-            ReportKind::Deadlock(parked.clone()),
-            parked.first().map_or(Span::DUMMY, |p| p.span),
-            format!("no core can run; {} wait(s) can never be satisfied", parked.len()),
-        );
-        for p in &parked {
-            f = f.note(format!(
-                "rank {} kernel '{}' at {} waits on {} {} (current value {}); written so far by ranks {:?}; ranks still running that could notify: {:?}",
-                p.rank,
-                p.kernel,
-                crate::report::span_text(p.span, src),
-                p.cell,
-                p.predicate,
-                p.value,
-                p.writers,
-                p.could_notify
-            ));
-        }
-        let finished: Vec<usize> = (0..self.ranks.len()).filter(|r| !live.contains(r)).collect();
-        if !finished.is_empty() {
-            f = f.note(format!("ranks that already finished all their work: {finished:?}"));
-        }
-        f
     }
 }
 
