@@ -1363,6 +1363,8 @@ impl<'a> FnCx<'a> {
                 let rtys: Vec<Type> = results.iter().map(|r| self.func.values.ty(*r).clone()).collect();
                 let mut scalar_res = Vec::new();
                 let mut tile_res = Vec::new();
+                // Tensors and contexts are not values in PTO: both branches must yield the same one.
+                let mut same_res = Vec::new();
                 for (k, t) in rtys.iter().enumerate() {
                     match t {
                         Type::Scalar(d) => scalar_res.push((k, MTy::of_scalar(*d).map_err(|m| self.err(m))?)),
@@ -1371,6 +1373,7 @@ impl<'a> FnCx<'a> {
                             let ssa = self.alloc_tile(&name, tt)?;
                             tile_res.push((k, Val::Tile { ssa, tile: tt.clone() }));
                         }
+                        Type::Tensor(_) | Type::DistTensor(_) | Type::CommCtx => same_res.push(k),
                         other => {
                             return Err(
                                 self.err(format!("an if yielding a {} has no pto form", other.kind_name()))
@@ -1394,15 +1397,42 @@ impl<'a> FnCx<'a> {
                 self.indent += 1;
                 let ys = self.emit_nested(&then_body.stmts)?.unwrap_or_default();
                 self.yield_carried(&ys, &scalar_res, &tile_res)?;
+                let mut same_vals = Vec::new();
+                for k in &same_res {
+                    match ys.get(*k) {
+                        Some(y) => same_vals.push(self.value(y)?),
+                        None => return Err(self.err("an if branch yields fewer values than the if defines")),
+                    }
+                }
                 self.indent -= 1;
-                if !else_body.stmts.is_empty() || res_name.is_some() || !tile_res.is_empty() {
+                if !else_body.stmts.is_empty()
+                    || res_name.is_some()
+                    || !tile_res.is_empty()
+                    || !same_res.is_empty()
+                {
                     self.line("} else {");
                     self.indent += 1;
                     let ys = self.emit_nested(&else_body.stmts)?.unwrap_or_default();
                     self.yield_carried(&ys, &scalar_res, &tile_res)?;
+                    for (j, k) in same_res.iter().enumerate() {
+                        let other = match ys.get(*k) {
+                            Some(y) => self.value(y)?,
+                            None => {
+                                return Err(self.err("an if branch yields fewer values than the if defines"))
+                            }
+                        };
+                        if other != same_vals[j] {
+                            return Err(self.err(
+                                "the branches of an if yield different tensors; pto has no tensor select",
+                            ));
+                        }
+                    }
                     self.indent -= 1;
                 }
                 self.line("}");
+                for (j, k) in same_res.iter().enumerate() {
+                    self.bind(results[*k], same_vals[j].clone());
+                }
                 for (j, (k, ty)) in scalar_res.iter().enumerate() {
                     if let Some(r) = &res_name {
                         let ssa = if scalar_res.len() == 1 { r.clone() } else { format!("{r}#{j}") };

@@ -494,3 +494,56 @@ fn row_reductions_use_a_scratch_tile_and_a_column_result() {
         "#,
     );
 }
+
+#[test]
+fn if_yielding_the_same_tensor_binds_it() {
+    init();
+    let mut f = kernel(
+        "iff",
+        FunctionKind::Aiv,
+        &[
+            ("x", tensor(&[8, 8], DataType::FP32)),
+            ("y", tensor(&[8, 8], DataType::FP32)),
+            ("c", Type::Scalar(DataType::BOOL)),
+        ],
+        |_, _| Ok(()),
+    );
+    let (x, y, c) = (f.params[0].value, f.params[1].value, f.params[2].value);
+    let ty = f.values.ty(y).clone();
+    let r = f.values.add("y_out", ty, pld_ir::Span::DUMMY);
+    let yield_y = |e: Expr| pld_ir::Block {
+        stmts: vec![pld_ir::Stmt::new(pld_ir::StmtKind::Yield(vec![e]), pld_ir::Span::DUMMY)],
+    };
+    f.body.stmts.push(pld_ir::Stmt::new(
+        pld_ir::StmtKind::If {
+            cond: v(c),
+            then_body: yield_y(v(y)),
+            else_body: yield_y(v(y)),
+            results: vec![r],
+        },
+        pld_ir::Span::DUMMY,
+    ));
+    // Use the merged tensor afterwards: load from x, store into y_out.
+    let mut fb_body = std::mem::take(&mut f.body.stmts);
+    let env = pld_ir::DeduceEnv::new(&f.values);
+    let t = Expr::op_call(
+        "tile.load",
+        vec![v(x), ints(&[0, 0]), ints(&[8, 8])],
+        vec![],
+        pld_ir::Span::DUMMY,
+        &env,
+    )
+    .unwrap();
+    let tv = f.values.add("t", t.ty(&f.values), pld_ir::Span::DUMMY);
+    fb_body.push(pld_ir::Stmt::new(
+        pld_ir::StmtKind::Assign { targets: vec![tv], value: t },
+        pld_ir::Span::DUMMY,
+    ));
+    let env = pld_ir::DeduceEnv::new(&f.values);
+    let st = Expr::op_call("tile.store", vec![v(tv), ints(&[0, 0]), v(r)], vec![], pld_ir::Span::DUMMY, &env)
+        .unwrap();
+    fb_body.push(pld_ir::Stmt::new(pld_ir::StmtKind::Eval(st), pld_ir::Span::DUMMY));
+    f.body.stmts = fb_body;
+    let out = emit(&program(vec![f]));
+    check(only(&out), "CHECK: scf.if %arg2 {\nCHECK-NEXT: } else {\nCHECK-NEXT: }\nCHECK: %y_pview = pto.partition_view %y_view");
+}
