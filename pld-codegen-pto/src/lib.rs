@@ -9,6 +9,8 @@
 //! - Op calls are emitted by per-op-name emitters registered with [`register_emitter!`] in
 //!   family modules ([`emit`]); the driver never names an op. An op without an emitter is a
 //!   diagnostic naming the op, never a panic.
+//! - Every builtin collective variant a host/chip orchestrator dispatches is rendered as its
+//!   own module `<entry>_kernel.pto` ([`builtin`]).
 //! - Emission is deterministic: the same program gives byte-identical text.
 //! - The orchestration description (per-rank dispatches, window buffers, comm domains,
 //!   builtin collective variants) is machine-readable JSON ([`orch`]).
