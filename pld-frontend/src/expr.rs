@@ -342,7 +342,7 @@ impl FnCx<'_, '_> {
             }
         }
         match resolve(&path) {
-            Some(Resolved::Op(def)) => self.op_call(def, c, span),
+            Some(Resolved::Op(def)) => self.op_call(def, c, None, span),
             Some(Resolved::Overload(o)) => {
                 let first = match c.args.first() {
                     Some(a) => self.expr(a)?,
@@ -357,7 +357,7 @@ impl FnCx<'_, '_> {
                 let ty = first.ty(&self.values);
                 let pick = (o.pick)(&ty);
                 match registry().lookup(pick) {
-                    Some(def) => self.op_call(def, c, span),
+                    Some(def) => self.op_call(def, c, Some(first), span),
                     None => {
                         self.error(Diagnostic::error(
                             span,
@@ -390,12 +390,29 @@ impl FnCx<'_, '_> {
     }
 
     /// Binds positional and keyword arguments to `def`'s schema and builds the call.
-    fn op_call(&mut self, def: &'static OpDef, c: &ast::ExprCall, span: Span) -> Result<Expr, ()> {
+    /// `first`: the first positional argument when the caller already lowered it (overload
+    /// dispatch), so nested overloaded calls are lowered once, not exponentially often.
+    fn op_call(
+        &mut self,
+        def: &'static OpDef,
+        c: &ast::ExprCall,
+        mut first: Option<Expr>,
+        span: Span,
+    ) -> Result<Expr, ()> {
         let file = self.file();
         let mut slots: Vec<Option<Expr>> = vec![None; def.params.len()];
         let mut extra = Vec::new();
         let mut ok = true;
         for (i, a) in c.args.iter().enumerate() {
+            if i == 0 {
+                if let Some(e) = first.take() {
+                    match slots.first_mut() {
+                        Some(slot) => *slot = Some(e),
+                        None => extra.push(e),
+                    }
+                    continue;
+                }
+            }
             if let ast::Expr::Starred(_) = a {
                 self.error(Diagnostic::error(span_of(file, a), "`*args` is not supported in op calls"));
                 ok = false;

@@ -101,3 +101,19 @@ fn each_host_entry_is_its_own_program() {
     let p = pld_frontend::parse_program(&mut sm, "two_hosts.py", &text, &pick).expect("selected");
     assert_eq!(p.functions.len(), 2);
 }
+
+#[test]
+fn nested_overloaded_calls_lower_each_argument_once() {
+    let _ = pld_ops::registry();
+    // 40 nested unified calls: exponential re-lowering would never finish.
+    let mut e = String::from("a");
+    for _ in 0..40 {
+        e = format!("pl.add({e}, a)");
+    }
+    let src = format!(
+        "import pypto.language as pl\n\n@pl.jit.incore\ndef k(x: pl.Tensor[[8, 8], pl.FP32]):\n    a = pl.load(x, [0, 0], [8, 8])\n    b = {e}\n    return\n"
+    );
+    let p = pld_frontend::parse_str(&src).unwrap_or_else(|d| panic!("{d}"));
+    let StmtKind::Assign { value, .. } = &p.functions[0].body.stmts[1].kind else { panic!("assign") };
+    assert_eq!(value.as_call().map(|c| c.callee.name()), Some("tile.add"));
+}
