@@ -678,3 +678,48 @@ fn a_ring_signal_cannot_be_reused_by_a_mesh_collective() {
     };
     assert!(msg.contains("[NR, 1]"), "{msg}");
 }
+
+#[test]
+fn all_to_all_v_with_a_runtime_rank_count_derives_max_recv_at_run_time() {
+    init();
+    let nr = || Expr::sym("NR");
+    let dt = |shape: Vec<Expr>, d| pld_ir::Type::dist_tensor(shape, d);
+    let mut p = coll_kernel(
+        |b, v| {
+            b.eval_op(
+                "pld.tensor.all_to_all_v",
+                vec![Expr::var(v[0]), Expr::var(v[1]), Expr::var(v[2]), Expr::var(v[3]), Expr::var(v[4])],
+                vec![],
+            )
+        },
+        &[
+            (
+                "input",
+                pld_ir::Type::tensor(
+                    vec![pld_ir::Expr::binary(pld_ir::BinOp::Mul, nr(), Expr::int(2)), Expr::int(16)],
+                    DataType::FP32,
+                ),
+            ),
+            (
+                "recv",
+                dt(
+                    vec![pld_ir::Expr::binary(pld_ir::BinOp::Mul, nr(), Expr::int(2)), Expr::int(16)],
+                    DataType::FP32,
+                ),
+            ),
+            ("sig", dt(vec![nr(), Expr::int(1)], DataType::INT32)),
+            ("send_counts", pld_ir::Type::tensor(vec![nr()], DataType::INT32)),
+            ("recv_counts", dt(vec![nr(), Expr::int(1)], DataType::INT32)),
+        ],
+    );
+    p.dyn_syms.push("NR".into());
+    let t = lowered(p);
+    check_in_order(
+        &t,
+        &[
+            "max_recv: pl.Scalar[pl.INDEX] = NR * 2 // nranks",
+            "rows: pl.Scalar[pl.INT32] = min(max(count, 0), max_recv)",
+            "[my_rank * max_recv, 0], [dest * max_recv, 0], [rows, 16]",
+        ],
+    );
+}

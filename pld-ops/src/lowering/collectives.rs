@@ -13,9 +13,12 @@
 //! - `all_to_all_v(input, target [NR*MAX_RECV, SIZE], signal, send_counts, recv_counts)`: per
 //!   destination, clamp `send_counts[dest]` to `[0, MAX_RECV]`, publish the clamped count
 //!   into `recv_counts[my_rank, 0]` on `dest` with a Set notify, and push exactly that many
-//!   rows through a `[1, SIZE]` stage; barrier, epilogue 1.
+//!   rows through a `[1, SIZE]` stage; barrier, epilogue 1. `MAX_RECV` is folded when the
+//!   rank count is static, else computed as `target.shape[0] // nranks` at run time.
 
-use super::comm::{bind_result, check_mesh_signal, max, min, mul, stage_tile, tensor_of, Cells, Comm};
+use super::comm::{
+    bind_result, check_mesh_signal, floordiv, max, min, mul, stage_tile, tensor_of, Cells, Comm,
+};
 use pld_ir::{
     register_lowering, Attr, BinOp, Builder, Call, Diagnostic, Expr, LoweringKind, Span, Type, ValueId,
 };
@@ -267,17 +270,26 @@ fn lower_all_to_all_v(
     let t = tensor_of(b, OP, "target", &target)?;
     let s = tensor_of(b, OP, "signal", &signal)?;
     let sc = tensor_of(b, OP, "send_counts", &send)?;
-    let nr = static_dim(b, OP, "signal dim 0 (NR)", &s.shape[0])?;
-    let cap = static_dim(b, OP, "target dim 0 (NR*MAX_RECV)", &t.shape[0])?;
     let size = static_dim(b, OP, "SIZE", t.shape.last().unwrap_or(&Expr::int(0)))?;
-    if nr <= 0 || cap % nr != 0 {
-        return Err(Diagnostic::error(
-            span,
-            format!("{OP} signal dim 0 ({nr}) must divide target dim 0 ({cap})"),
-        ));
-    }
-    let max_recv = cap / nr;
+    // MAX_RECV = target rows / NR: folded when both are static, else derived at run time
+    // from the rank count (as the seed's HOST rail does).
+    let static_max_recv = match (s.shape[0].as_int(), t.shape[0].as_int()) {
+        (Some(nr), Some(cap)) => {
+            if nr <= 0 || cap % nr != 0 {
+                return Err(Diagnostic::error(
+                    span,
+                    format!("{OP} signal dim 0 ({nr}) must divide target dim 0 ({cap})"),
+                ));
+            }
+            Some(cap / nr)
+        }
+        _ => None,
+    };
     let mut comm = Comm::setup(b, &target, signal)?;
+    let max_recv = match static_max_recv {
+        Some(m) => Expr::int(m),
+        None => Expr::var(b.assign("max_recv", floordiv(t.shape[0].clone(), Expr::var(comm.nranks)))),
+    };
     let stage = stage_tile(b, "a2av_stage", 1, size, t.dtype)?;
     let me = comm.my_rank;
     b.for_range("dest", (Expr::int(0), Expr::var(comm.nranks), Expr::int(1)), vec![], |b, dest, _| {
@@ -287,7 +299,7 @@ fn lower_all_to_all_v(
             Expr::tuple(vec![Expr::var(dest), Expr::int(0)])
         };
         let cnt = b.assign_op("count", "tensor.read", vec![send.clone(), idx], vec![])?;
-        let rows = b.assign("rows", min(max(Expr::var(cnt), Expr::int(0)), Expr::int(max_recv)));
+        let rows = b.assign("rows", min(max(Expr::var(cnt), Expr::int(0)), max_recv.clone()));
         b.eval_op(
             "pld.system.notify",
             vec![
@@ -305,8 +317,8 @@ fn lower_all_to_all_v(
                 Expr::var(dest),
                 input.clone(),
                 Expr::var(stage),
-                Expr::tuple(vec![mul(Expr::var(me), Expr::int(max_recv)), Expr::int(0)]),
-                Expr::tuple(vec![mul(Expr::var(dest), Expr::int(max_recv)), Expr::int(0)]),
+                Expr::tuple(vec![mul(Expr::var(me), max_recv.clone()), Expr::int(0)]),
+                Expr::tuple(vec![mul(Expr::var(dest), max_recv.clone()), Expr::int(0)]),
                 Expr::tuple(vec![Expr::var(rows), Expr::int(size)]),
             ],
             vec![("atomic", Attr::Int(0))],
