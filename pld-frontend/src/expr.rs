@@ -579,9 +579,12 @@ impl FnCx<'_, '_> {
                 ));
                 return Err(());
             };
+            // Static dims fold into one integer; symbolic dims multiply onto it.
             let width = i64::try_from(d.bytes()).unwrap_or(1);
+            let (fixed, symbolic): (Vec<Expr>, Vec<Expr>) =
+                dims.into_iter().partition(|x| x.as_int().is_some());
             let mut bytes = Expr::int(width).at(sspan);
-            for dim in dims {
+            for dim in fixed.into_iter().chain(symbolic) {
                 bytes = Expr::binary(BinOp::Mul, bytes, dim).at(sspan);
             }
             args[0] = bytes;
