@@ -65,6 +65,8 @@ pub struct TraceEvent {
     pub unit: usize,
     /// Step at which it ran.
     pub ts: u64,
+    /// Name of the lane (the kernel or builtin running on that core).
+    pub lane: String,
 }
 
 struct Rng(u64);
@@ -351,9 +353,10 @@ impl<'p> RankLocal<'p> {
         Ok(Quantum { out, notified })
     }
 
-    fn trace_name(&self, i: usize) -> Option<String> {
+    fn trace_name(&self, i: usize) -> Option<(String, String)> {
         let u = self.units.get(i)?.as_ref()?;
-        Some(u.thread.last_op.as_ref().map_or_else(|| u.thread.name.clone(), |(n, _)| n.clone()))
+        let op = u.thread.last_op.as_ref().map_or_else(|| u.thread.name.clone(), |(n, _)| n.clone());
+        Some((op, u.thread.name.clone()))
     }
 
     /// Every wait of this rank that cannot complete now.
@@ -521,8 +524,8 @@ impl<'p, 'c> Sched<'p, 'c> {
             };
             let q = self.ranks[r].quantum(i, world, &env, self.cfg)?;
             if self.cfg.trace && q.out == StepOut::Visible {
-                if let Some(name) = self.ranks[r].trace_name(i) {
-                    self.trace.push(TraceEvent { name, rank: r, unit: i, ts: world.stats.steps });
+                if let Some((name, lane)) = self.ranks[r].trace_name(i) {
+                    self.trace.push(TraceEvent { name, rank: r, unit: i, ts: world.stats.steps, lane });
                 }
             }
         }
@@ -635,12 +638,13 @@ impl<'p, 'c> Sched<'p, 'c> {
                             match rl.quantum(i, &mut w, &env, cfg) {
                                 Ok(q) => {
                                     if cfg.trace && q.out == StepOut::Visible {
-                                        if let Some(name) = rl.trace_name(i) {
+                                        if let Some((name, lane)) = rl.trace_name(i) {
                                             trace.push(TraceEvent {
                                                 name,
                                                 rank: rl.r,
                                                 unit: i,
                                                 ts: w.stats.steps,
+                                                lane,
                                             });
                                         }
                                     }
@@ -700,19 +704,37 @@ fn end_checks(world: &World) -> Result<(), Fault> {
     Err(f.note("a self-clearing collective must subtract exactly the credits it received"))
 }
 
-/// Chrome trace JSON of the events (one process per rank, one thread per core).
+/// Chrome trace JSON of the events (one process per rank, one thread per core; the step
+/// counter is the clock, one step = 1 µs).
 pub fn chrome_trace(events: &[TraceEvent]) -> String {
-    let mut s = String::from("{\"traceEvents\":[\n");
-    for (i, e) in events.iter().enumerate() {
-        if i > 0 {
-            s.push_str(",\n");
-        }
-        let name = e.name.replace('\\', "\\\\").replace('"', "\\\"");
-        s.push_str(&format!(
-            "{{\"name\":\"{name}\",\"ph\":\"X\",\"pid\":{},\"tid\":{},\"ts\":{},\"dur\":1}}",
-            e.rank, e.unit, e.ts
+    let esc = |x: &str| x.replace('\\', "\\\\").replace('"', "\\\"");
+    let mut lines = Vec::new();
+    let mut ranks: Vec<usize> = events.iter().map(|e| e.rank).collect();
+    ranks.sort_unstable();
+    ranks.dedup();
+    for r in ranks {
+        lines.push(format!(
+            "{{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":{r},\"args\":{{\"name\":\"rank {r}\"}}}}"
         ));
     }
-    s.push_str("\n]}\n");
-    s
+    let mut lanes: Vec<(usize, usize, &str)> =
+        events.iter().map(|e| (e.rank, e.unit, e.lane.as_str())).collect();
+    lanes.sort_unstable();
+    lanes.dedup_by_key(|l| (l.0, l.1));
+    for (r, u, lane) in lanes {
+        lines.push(format!(
+            "{{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":{r},\"tid\":{u},\"args\":{{\"name\":\"core {u}: {}\"}}}}",
+            esc(lane)
+        ));
+    }
+    for e in events {
+        lines.push(format!(
+            "{{\"name\":\"{}\",\"ph\":\"X\",\"pid\":{},\"tid\":{},\"ts\":{},\"dur\":1}}",
+            esc(&e.name),
+            e.rank,
+            e.unit,
+            e.ts
+        ));
+    }
+    format!("{{\"traceEvents\":[\n{}\n]}}\n", lines.join(",\n"))
 }

@@ -160,6 +160,12 @@ fn random_schedules_agree_and_deterministic_is_reproducible() {
     assert_eq!(a.trace, b.trace);
     let t = a.trace.expect("trace requested");
     assert!(t.contains("pld.system.notify") && t.contains("\"pid\":3"), "{t}");
+    assert!(
+        t.contains("\"thread_name\"")
+            && t.contains("core 1: reduce_step")
+            && t.contains("\"name\":\"rank 3\""),
+        "{t}"
+    );
     assert_eq!(a.stats.notifies, vec![3, 3, 3, 3]);
     assert_eq!(a.stats.barrier_rounds, vec![1, 1, 1, 1]);
 }
@@ -227,4 +233,25 @@ fn parallel_schedule_runs_ranks_on_threads() {
     let mut cells: Vec<String> = parked.iter().map(|p| p.cell.clone()).collect();
     cells.sort();
     assert_eq!(cells, vec!["signal[0] on rank 1".to_string(), "signal[0] on rank 2".to_string()], "{rep}");
+}
+
+#[test]
+fn rank_count_limits() {
+    let prog = parse(MESH);
+    let out =
+        run(&prog, "host", &ramp_inputs(64, 256), &SimConfig::ranks(64)).unwrap_or_else(|e| panic!("{e}"));
+    let o = out.outputs["outputs"].to_f32();
+    assert_eq!(o[63 * 256 + 5], (64 * 5) as f32 + (100 * 64 * 63 / 2) as f32);
+    assert!(matches!(
+        run(&prog, "host", &ramp_inputs(65, 256), &SimConfig::ranks(65)),
+        Err(SimError::Invalid(_))
+    ));
+    assert!(matches!(
+        run(&prog, "host", &ramp_inputs(1, 256), &SimConfig::ranks(0)),
+        Err(SimError::Invalid(_))
+    ));
+    // One rank: the mesh degenerates to a copy.
+    let one =
+        run(&prog, "host", &ramp_inputs(1, 256), &SimConfig::ranks(1)).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(one.outputs["outputs"].to_f32()[7], 7.0);
 }
