@@ -623,7 +623,11 @@ impl<'a> FnCx<'a> {
         let elem = mlir::elem(t.dtype).map_err(|m| self.err(m))?;
         let ty = mlir::tile_buf(loc, elem, rows, cols);
         // A static column vector is a col_major tile (it pairs with a DN view).
-        Ok(if cols == 1 && rows > 1 { ty.replace("blayout=row_major", "blayout=col_major") } else { ty })
+        Ok(if cols == 1 && rows > 1 && loc == "vec" {
+            ty.replace("blayout=row_major", "blayout=col_major")
+        } else {
+            ty
+        })
     }
 
     /// The element spelling of `d`, or a diagnostic.

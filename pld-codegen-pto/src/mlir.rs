@@ -122,9 +122,20 @@ pub fn loc(m: Option<MemorySpace>) -> Result<&'static str, String> {
 }
 
 /// The long-form tile buffer type (field order fixed by P2; valid extent via operands).
+///
+/// Cube operand buffers carry the fractal box layouts the cube unit reads: `left`
+/// (col_major blocks of row_major boxes), `right` (row_major blocks of col_major boxes) and
+/// `acc` (col_major blocks of row_major boxes, 1024-byte fractals); everything else is a
+/// plain row-major buffer.
 pub fn tile_buf(loc: &str, elem: &str, rows: i64, cols: i64) -> String {
+    let (blayout, slayout, fractal) = match loc {
+        "left" => ("col_major", "row_major", 512),
+        "right" => ("row_major", "col_major", 512),
+        "acc" => ("col_major", "row_major", 1024),
+        _ => ("row_major", "none_box", 512),
+    };
     format!(
-        "!pto.tile_buf<loc={loc}, dtype={elem}, rows={rows}, cols={cols}, v_row=?, v_col=?, blayout=row_major, slayout=none_box, fractal=512, pad=0>"
+        "!pto.tile_buf<loc={loc}, dtype={elem}, rows={rows}, cols={cols}, v_row=?, v_col=?, blayout={blayout}, slayout={slayout}, fractal={fractal}, pad=0>"
     )
 }
 

@@ -547,3 +547,95 @@ fn if_yielding_the_same_tensor_binds_it() {
     let out = emit(&program(vec![f]));
     check(only(&out), "CHECK: scf.if %arg2 {\nCHECK-NEXT: } else {\nCHECK-NEXT: }\nCHECK: %y_pview = pto.partition_view %y_view");
 }
+
+#[test]
+fn cube_matmul_uses_fractal_operand_layouts() {
+    init();
+    let mem = |m: &str| vec![("target_memory", pld_ir::Attr::Str(m.into()))];
+    let f = kernel(
+        "mm",
+        FunctionKind::Aic,
+        &[
+            ("a", tensor(&[16, 32], DataType::FP16)),
+            ("b", tensor(&[32, 16], DataType::FP16)),
+            ("c", tensor(&[16, 16], DataType::FP32)),
+        ],
+        |bl, p| {
+            let am =
+                bl.assign_op("am", "tile.load", vec![v(p[0]), ints(&[0, 0]), ints(&[16, 32])], mem("Mat"))?;
+            let bm =
+                bl.assign_op("bm", "tile.load", vec![v(p[1]), ints(&[0, 0]), ints(&[32, 16])], mem("Mat"))?;
+            let al = bl.assign_op("al", "tile.move", vec![v(am)], mem("Left"))?;
+            let br = bl.assign_op("br", "tile.move", vec![v(bm)], mem("Right"))?;
+            let acc = bl.assign_op("acc", "tile.matmul", vec![v(al), v(br)], vec![])?;
+            bl.assign_op("c2", "tile.store", vec![v(acc), ints(&[0, 0]), v(p[2])], vec![])?;
+            let flat = bl.assign_op("flat", "tile.reshape", vec![v(am), ints(&[1, 512])], vec![])?;
+            let _ = flat;
+            Ok(())
+        },
+    );
+    let out = emit(&program(vec![f]));
+    check(
+        only(&out),
+        r#"
+        CHECK: attributes {pto.kernel_kind = #pto.kernel_kind<cube>}
+        CHECK: %am = pto.alloc_tile addr = %c0_i64
+        CHECK-SAME: loc=mat, dtype=f16, rows=16, cols=32
+        CHECK: %al = pto.alloc_tile
+        CHECK-SAME: loc=left, dtype=f16, rows=16, cols=32, v_row=?, v_col=?, blayout=col_major, slayout=row_major, fractal=512, pad=0>
+        CHECK-NEXT: pto.tmov ins(%am
+        CHECK: loc=right, dtype=f16, rows=32, cols=16, v_row=?, v_col=?, blayout=row_major, slayout=col_major, fractal=512, pad=0>
+        CHECK: %acc = pto.alloc_tile
+        CHECK-SAME: loc=acc, dtype=f32, rows=16, cols=16, v_row=?, v_col=?, blayout=col_major, slayout=row_major, fractal=1024, pad=0>
+        CHECK-NEXT: pto.tmatmul ins(%al, %br : !pto.tile_buf<loc=left
+        CHECK-SAME: outs(%acc : !pto.tile_buf<loc=acc
+        CHECK: pto.tstore ins(%acc
+        CHECK: %flat = pto.alloc_tile addr = %c0_i64 valid_row = %c1_index valid_col = %c512_index
+        "#,
+    );
+    // A matmul on vector tiles is refused with the fix.
+    let g = kernel("bad", FunctionKind::Aiv, &[("a", tensor(&[16, 16], DataType::FP16))], |bl, p| {
+        let t = bl.assign_op("t", "tile.load", vec![v(p[0]), ints(&[0, 0]), ints(&[16, 16])], vec![])?;
+        bl.assign_op("m", "tile.matmul", vec![v(t), v(t)], vec![])?;
+        Ok(())
+    });
+    let msgs = errors(&program(vec![g]), Target::A2A3);
+    assert!(msgs[0].contains("tile.matmul needs its lhs in Left"), "{msgs:?}");
+}
+
+#[test]
+fn scalar_cast_and_tensor_reshape() {
+    init();
+    let f = kernel(
+        "sc",
+        FunctionKind::Aiv,
+        &[("x", tensor(&[4, 64], DataType::FP32)), ("n", Type::Scalar(DataType::INT32))],
+        |b, p| {
+            let i = b.assign_op(
+                "i",
+                "scalar.cast",
+                vec![v(p[1])],
+                vec![("dtype", pld_ir::Attr::DType(DataType::INT64))],
+            )?;
+            let r = b.assign_op("r", "tensor.reshape", vec![v(p[0]), ints(&[1, 256])], vec![])?;
+            b.assign_op(
+                "t",
+                "tile.load",
+                vec![v(r), Expr::tuple(vec![Expr::int(0), v(i)]), ints(&[1, 64])],
+                vec![],
+            )?;
+            Ok(())
+        },
+    );
+    let out = emit(&program(vec![f]));
+    check(
+        only(&out),
+        r#"
+        CHECK: = arith.extsi %arg1 : i32 to i64
+        CHECK: = pto.make_tensor_view %arg0, shape = [%c1_index, %c256_index], strides = [%c256_index, %c1_index]
+        CHECK: = arith.index_cast
+        CHECK-SAME: : i64 to index
+        CHECK: sizes = [%c1_index, %c64_index]
+        "#,
+    );
+}

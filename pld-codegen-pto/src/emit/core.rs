@@ -255,6 +255,54 @@ elementwise! {
     emit_row_min = "tile.row_min" => "pto.trowmin", row_reduce;
 }
 
+/// `tensor.reshape`: the same packed bytes under a new shape (a fresh view of the pointer).
+fn emit_tensor_reshape(cx: &mut FnCx<'_>, call: &Call, _targets: &[ValueId]) -> Result<Val, Diagnostic> {
+    let base = cx.tensor(cx.arg(call, 0, "tensor")?, "tensor.reshape tensor")?;
+    let Some(ty) = call.ty.as_tensor_like() else {
+        return Err(cx.err("tensor.reshape result must be a tensor"));
+    };
+    Ok(Val::Tensor(cx.derive_view(&base, ty.clone())?))
+}
+
+/// `tile.reshape`: the same buffer (same address) under a new shape.
+fn emit_tile_reshape(cx: &mut FnCx<'_>, call: &Call, targets: &[ValueId]) -> Result<Val, Diagnostic> {
+    let (src, _) = cx.tile(cx.arg(call, 0, "tile")?, "tile.reshape tile")?;
+    let tt = result_tile(cx, call)?;
+    let hint = cx.result_hint(targets, "tile");
+    let dst = cx.alloc_tile_with(&hint, &tt, 0, Some(&src))?;
+    Ok(Val::Tile { ssa: dst, tile: tt })
+}
+
+/// `tile.matmul(lhs, rhs)`: `pto.tmatmul` from a `left` and a `right` tile into an `acc` tile.
+fn emit_matmul(cx: &mut FnCx<'_>, call: &Call, targets: &[ValueId]) -> Result<Val, Diagnostic> {
+    use pld_ir::MemorySpace;
+    let (a, at) = cx.tile(cx.arg(call, 0, "lhs")?, "tile.matmul lhs")?;
+    let (b, bt) = cx.tile(cx.arg(call, 1, "rhs")?, "tile.matmul rhs")?;
+    if at.memory != Some(MemorySpace::Left) || bt.memory != Some(MemorySpace::Right) {
+        return Err(cx
+            .err("tile.matmul needs its lhs in Left and its rhs in Right memory for pto.tmatmul")
+            .with_note("move the operands with tile.move(t, target_memory=\"Left\") / \"Right\""));
+    }
+    let tt = result_tile(cx, call)?;
+    let hint = cx.result_hint(targets, "acc");
+    let dst = cx.alloc_tile(&hint, &tt)?;
+    let (aty, bty, dty) = (cx.tile_ty(&a, &at)?, cx.tile_ty(&b, &bt)?, cx.tile_ty(&dst, &tt)?);
+    cx.line(format!("pto.tmatmul ins({a}, {b} : {aty}, {bty}) outs({dst} : {dty})"));
+    Ok(Val::Tile { ssa: dst, tile: tt })
+}
+
+/// `scalar.cast(value, dtype)`: an arith conversion to the target scalar type.
+fn emit_scalar_cast(cx: &mut FnCx<'_>, call: &Call, _targets: &[ValueId]) -> Result<Val, Diagnostic> {
+    let Some(d) = call.ty.as_scalar() else { return Err(cx.err("scalar.cast result must be a scalar")) };
+    let ty = MTy::of_scalar(d).map_err(|m| cx.err(m))?;
+    let ssa = cx.scalar_as(cx.arg(call, 0, "value")?, ty)?;
+    Ok(Val::Scalar { ssa, ty })
+}
+
+register_emitter!("tensor.reshape", emit_tensor_reshape);
+register_emitter!("tile.reshape", emit_tile_reshape);
+register_emitter!("tile.matmul", emit_matmul);
+register_emitter!("scalar.cast", emit_scalar_cast);
 register_emitter!("tensor.slice", emit_tensor_slice);
 register_emitter!("tile.cast", emit_cast);
 register_emitter!("tensor.view", emit_tensor_view);
