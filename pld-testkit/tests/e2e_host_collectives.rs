@@ -673,7 +673,12 @@ class HostMulticore:
 #[test]
 fn host_multicore_allreduce_lanes_self_clear() {
     for (p, c, size, s) in [(2, 2, 1, 2), (2, 4, 4127, 6), (4, 2, 1041, 2), (3, 3, 700, 4)] {
-        let prog = parse(&MULTICORE.replace("__SIZE__", &size.to_string()).replace("__S__", &s.to_string()).replace("__C__", &c.to_string()));
+        let prog = parse(
+            &MULTICORE
+                .replace("__SIZE__", &size.to_string())
+                .replace("__S__", &s.to_string())
+                .replace("__C__", &c.to_string()),
+        );
         let per = rounds_of(p, 2, |r| gold::ramp(r, size));
         let flat: Vec<Vec<f64>> = per.iter().flatten().cloned().collect();
         let t = stack(DataType::FP32, &flat, &[1, size]);
@@ -687,8 +692,38 @@ fn host_multicore_allreduce_lanes_self_clear() {
             for r in 0..p {
                 assert_eq!(&got[rd][r * size..(r + 1) * size], &want[r][..], "{what} round {rd} rank {r}");
                 let cells = &sig[(rd * p + r) * p * s..(rd * p + r + 1) * p * s];
-                assert!(cells.iter().all(|&x| x == 0.0), "{what}: signal of rank {r} not self-cleared: {cells:?}");
+                assert!(
+                    cells.iter().all(|&x| x == 0.0),
+                    "{what}: signal of rank {r} not self-cleared: {cells:?}"
+                );
             }
         }
+    }
+}
+
+#[test]
+fn host_ring_allreduce_under_100_random_schedules() {
+    let prog = generic(&Generic {
+        size: 256,
+        in_rows: "1",
+        out_rows: "1",
+        rounds: 1,
+        sig_cells: "(2 * (pld.world_size() - 1) + 1) * pld.world_size()",
+        sig_shape: "[2 * (NR - 1) + 1, NR]",
+        body: "data = pld.tensor.allreduce(stage, signal, op=pld.ReduceOp.Sum, mode=\"ring\")",
+    });
+    let low = lower(&prog)
+        .unwrap_or_else(|d| panic!("{:?}", d.iter().map(|x| x.message.clone()).collect::<Vec<_>>()));
+    let per = rounds_of(4, 1, |r| gold::ramp(r, 256));
+    let flat: Vec<Vec<f64>> = per[0].clone();
+    let t = stack(DataType::FP32, &flat, &[1, 256]);
+    let t = pld_sim::HostTensor { shape: vec![1, 4, 1, 256], ..t };
+    let inp = inputs(vec![("inputs", t)]);
+    let want = gold::allreduce(&per[0], ReduceOp::Sum, DataType::FP32);
+    for seed in 0..100 {
+        let out = run_ok(&low, "host", 4, &inp, Schedule::Random(seed), &format!("ring seed {seed}"));
+        let got = unstack(&out.outputs["outputs"]);
+        let got: Vec<Vec<f64>> = got[0].chunks(256).map(<[f64]>::to_vec).collect();
+        assert_ranks(&got, &want, 0.0, 0.0, &format!("ring seed {seed}"));
     }
 }

@@ -272,9 +272,18 @@ fn incore_all_to_all_v_direct_and_lowered_with_negative_counts() {
     const MAXR: usize = 4;
     for p in [2, 3, 4, 8] {
         let direct = parse(&A2AV.replace("__NR__", &p.to_string()));
-        let low = lower(&direct).unwrap_or_else(|d| panic!("a2av pipeline: {:?}", d.iter().map(|x| x.message.clone()).collect::<Vec<_>>()));
+        let low = lower(&direct).unwrap_or_else(|d| {
+            panic!("a2av pipeline: {:?}", d.iter().map(|x| x.message.clone()).collect::<Vec<_>>())
+        });
         let per: Vec<Vec<f64>> = (0..p)
-            .map(|r| (0..p * MAXR).flat_map(|row| (0..64).map(move |j| (1000 * r + 100 * (row / MAXR) + 10 * (row % MAXR) + j % 10) as f64)).collect())
+            .map(|r| {
+                (0..p * MAXR)
+                    .flat_map(|row| {
+                        (0..64)
+                            .map(move |j| (1000 * r + 100 * (row / MAXR) + 10 * (row % MAXR) + j % 10) as f64)
+                    })
+                    .collect()
+            })
             .collect();
         let count_sets: Vec<Vec<Vec<i64>>> = vec![
             (0..p).map(|_| (0..p).map(|d| (p - d) as i64).collect()).collect(),
@@ -282,7 +291,10 @@ fn incore_all_to_all_v_direct_and_lowered_with_negative_counts() {
         ];
         for cnt in count_sets {
             let cnt_f: Vec<Vec<f64>> = cnt.iter().map(|c| c.iter().map(|&x| x as f64).collect()).collect();
-            let inp = inputs(vec![("inputs", stack(DataType::FP32, &per, &[p * MAXR, 64])), ("send_counts", stack(DataType::INT32, &cnt_f, &[p, 1]))]);
+            let inp = inputs(vec![
+                ("inputs", stack(DataType::FP32, &per, &[p * MAXR, 64])),
+                ("send_counts", stack(DataType::INT32, &cnt_f, &[p, 1])),
+            ]);
             let want = gold::all_to_all_v(&per, &cnt, MAXR, 64);
             for (prog, level) in [(&direct, "direct"), (&low, "lowered")] {
                 let what = format!("a2av {level} P={p} counts {cnt:?}");
@@ -298,10 +310,57 @@ fn incore_all_to_all_v_direct_and_lowered_with_negative_counts() {
                         }
                     }
                     let rows: i64 = (0..p).filter(|&d| d != r).map(|d| cnt[r][d].clamp(0, MAXR as i64)).sum();
-                    let moved: u64 = out.stats.remote_bytes.iter().filter(|((k, op), _)| *k == r && (op.contains("put") || op.contains("all_to_all_v"))).map(|(_, b)| b).sum();
-                    assert_eq!(moved, rows as u64 * 64 * 4, "{what}: rank {r} pushed exactly the clamped rows; {:?}", out.stats.remote_bytes);
+                    let moved: u64 = out
+                        .stats
+                        .remote_bytes
+                        .iter()
+                        .filter(|((k, op), _)| *k == r && (op.contains("put") || op.contains("all_to_all_v")))
+                        .map(|(_, b)| b)
+                        .sum();
+                    assert_eq!(
+                        moved,
+                        rows as u64 * 64 * 4,
+                        "{what}: rank {r} pushed exactly the clamped rows; {:?}",
+                        out.stats.remote_bytes
+                    );
                 }
             }
+        }
+    }
+}
+
+#[test]
+fn lowered_intrinsics_under_100_random_schedules() {
+    let p = 4;
+    let ramp: Vec<Vec<f64>> = (0..p).map(|r| gold::ramp(r, 64)).collect();
+    let rows: Vec<Vec<f64>> = (0..p).map(|r| (0..p * 64).map(|i| (100 * r + i) as f64).collect()).collect();
+    let a2a: Vec<Vec<f64>> = (0..p).map(|r| a2a_input(p, r, 0.0)).collect();
+    let cases: Vec<(String, &str, &str, &str, &Vec<Vec<f64>>, Vec<usize>, Vec<Vec<f64>>)> = vec![
+        (format!("res = pld.tensor.all_to_all(inp, data, signal)\n        {COPY_OUT}"), "NR", "NR", "NR", &a2a, vec![p, 64], gold::all_to_all(&a2a, 64)),
+        (format!("res = pld.tensor.allgather(inp, data, signal)\n        {COPY_OUT}"), "1", "NR", "NR", &ramp, vec![1, 64], gold::allgather(&ramp)),
+        (
+            "if me == 0:\n            t = pl.load(inp, [0, 0], [1, SIZE])\n            pl.store(t, [0, 0], data)\n        res = pld.tensor.broadcast(data, signal, root=0)\n        x = pl.load(res, [0, 0], [1, SIZE])\n        pl.store(x, [0, 0], out)".to_string(),
+            "1", "1", "1", &ramp, vec![1, 64], gold::broadcast(&ramp, 0),
+        ),
+        (
+            "t = pl.load(inp, [0, 0], [NR, SIZE])\n        pl.store(t, [0, 0], data)\n        res = pld.tensor.reduce_scatter(data, signal, op=pld.ReduceOp.Sum)\n        x = pl.load(res, [me, 0], [1, SIZE])\n        pl.store(x, [0, 0], out)".to_string(),
+            "NR", "1", "NR", &rows, vec![p, 64], gold::reduce_scatter(&rows, ReduceOp::Sum, DataType::FP32),
+        ),
+        (
+            "t = pl.load(inp, [0, 0], [1, SIZE])\n        pl.store(t, [0, 0], data)\n        s2 = pld.tensor.barrier(signal)\n        x = pld.tile.remote_load(data, peer, [0, 0], [1, SIZE])\n        pl.store(x, [0, 0], out)".to_string(),
+            "1", "1", "1", &ramp, vec![1, 64], gold::ring_pull(&ramp),
+        ),
+    ];
+    for (body, ir, or, dr, first, shape, want) in cases {
+        let low = lower(&parse(&program(p, ir, or, dr, &body)))
+            .unwrap_or_else(|d| panic!("{:?}", d.iter().map(|x| x.message.clone()).collect::<Vec<_>>()));
+        let inp = inputs(vec![
+            ("inputs", stack(DataType::FP32, first, &shape)),
+            ("inputs2", stack(DataType::FP32, first, &shape)),
+        ]);
+        for seed in 0..100 {
+            let out = run_ok(&low, "host", p, &inp, Schedule::Random(seed), &format!("{body} seed {seed}"));
+            assert_ranks(&unstack(&out.outputs["outputs"]), &want, 0.0, 0.0, &format!("{body} seed {seed}"));
         }
     }
 }
