@@ -329,13 +329,16 @@ fn incore_all_to_all_v_direct_and_lowered_with_negative_counts() {
     }
 }
 
+/// (body, input rows, output rows, data rows, inputs, input shape, expected outputs).
+type Case<'a> = (String, &'a str, &'a str, &'a str, &'a Vec<Vec<f64>>, Vec<usize>, Vec<Vec<f64>>);
+
 #[test]
 fn lowered_intrinsics_under_100_random_schedules() {
     let p = 4;
     let ramp: Vec<Vec<f64>> = (0..p).map(|r| gold::ramp(r, 64)).collect();
     let rows: Vec<Vec<f64>> = (0..p).map(|r| (0..p * 64).map(|i| (100 * r + i) as f64).collect()).collect();
     let a2a: Vec<Vec<f64>> = (0..p).map(|r| a2a_input(p, r, 0.0)).collect();
-    let cases: Vec<(String, &str, &str, &str, &Vec<Vec<f64>>, Vec<usize>, Vec<Vec<f64>>)> = vec![
+    let cases: Vec<Case<'_>> = vec![
         (format!("res = pld.tensor.all_to_all(inp, data, signal)\n        {COPY_OUT}"), "NR", "NR", "NR", &a2a, vec![p, 64], gold::all_to_all(&a2a, 64)),
         (format!("res = pld.tensor.allgather(inp, data, signal)\n        {COPY_OUT}"), "1", "NR", "NR", &ramp, vec![1, 64], gold::allgather(&ramp)),
         (
