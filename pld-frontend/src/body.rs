@@ -437,7 +437,7 @@ impl<'u, 'a> FnCx<'u, 'a> {
                 self.pending_name = None;
                 match e {
                     Ok(e) => {
-                        let ty = e.ty(&self.values);
+                        let ty = self.const_target_type(&a.value).unwrap_or_else(|| e.ty(&self.values));
                         let v = self.define(n.id.as_str(), ty, span_of(self.file(), target));
                         out.push(Stmt::new(StmtKind::Assign { targets: vec![v], value: e }, span));
                     }
@@ -594,7 +594,7 @@ impl<'u, 'a> FnCx<'u, 'a> {
             self.poison(n.id.as_str());
             return;
         };
-        let mut ty = e.ty(&self.values);
+        let mut ty = self.const_target_type(value).unwrap_or_else(|| e.ty(&self.values));
         // A window view whose annotation binds it to its buffer (printed after
         // MaterializeCommDomainScopes) keeps the binding.
         if let (Some(Type::DistTensor(a)), Type::DistTensor(d)) = (&annotated, &ty) {

@@ -319,6 +319,7 @@ impl FnCx<'_, '_> {
                 self.error(Diagnostic::error(span, "float(...) takes one string literal here"));
                 return Err(());
             }
+            "pl.const" if resolve(&path).is_none() => return self.typed_const(c, span).map(|(e, _)| e),
             "pl.yield_" => {
                 self.error(Diagnostic::error(span, "pl.yield_ must be a statement: `x = pl.yield_(value)`"));
                 return Err(());
@@ -386,6 +387,48 @@ impl FnCx<'_, '_> {
                 self.error(d);
                 Err(())
             }
+        }
+    }
+
+    /// `pl.const(value, dtype)`: a literal whose scalar type is `dtype` (the assignment that
+    /// receives it takes that type, as with an annotated literal).
+    pub fn typed_const(&mut self, c: &ast::ExprCall, span: Span) -> Result<(Expr, DataType), ()> {
+        let usage = "pl.const takes a literal and a dtype: pl.const(0, pl.INT32)";
+        let value = c.args.first();
+        let dtype = c
+            .args
+            .get(1)
+            .or_else(|| c.keywords.iter().find(|k| k.arg.as_deref() == Some("dtype")).map(|k| &k.value));
+        let (Some(value), Some(dtype)) = (value, dtype) else {
+            self.error(Diagnostic::error(span, usage));
+            return Err(());
+        };
+        let v = self.expr(value)?;
+        let d = self.expr(dtype)?;
+        match (&v.kind, &d.kind) {
+            (ExprKind::Int(_) | ExprKind::Float(_) | ExprKind::Bool(_), ExprKind::DType(dt)) => {
+                Ok((v.at(span), *dt))
+            }
+            _ => {
+                self.error(Diagnostic::error(span, usage));
+                Err(())
+            }
+        }
+    }
+
+    /// The dtype a `pl.const(...)` right-hand side gives its assignment target.
+    pub fn const_target_type(&self, value: &ast::Expr) -> Option<Type> {
+        let call = crate::body::as_call_to(value, "pl.const")?;
+        if resolve("pl.const").is_some() {
+            return None;
+        }
+        let dtype = call
+            .args
+            .get(1)
+            .or_else(|| call.keywords.iter().find(|k| k.arg.as_deref() == Some("dtype")).map(|k| &k.value))?;
+        match named_constant(&dotted(dtype)?)? {
+            ExprKind::DType(d) => Some(Type::Scalar(d)),
+            _ => None,
         }
     }
 

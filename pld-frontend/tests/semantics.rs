@@ -117,3 +117,21 @@ fn nested_overloaded_calls_lower_each_argument_once() {
     let StmtKind::Assign { value, .. } = &p.functions[0].body.stmts[1].kind else { panic!("assign") };
     assert_eq!(value.as_call().map(|c| c.callee.name()), Some("tile.add"));
 }
+
+#[test]
+fn constants_fold_and_typed_literals_keep_their_dtype() {
+    let p = parse("constants.py");
+    let k = &p.functions[0];
+    // Shapes from module constants are static: [ROWS, COLS] = [8, 32].
+    let a = k.values.ty(k.params[0].value);
+    assert_eq!(a.shape().and_then(pld_ir::types::static_dims), Some(vec![8, 32]));
+    let ty_of =
+        |name: &str| k.values.iter().find(|(_, d)| d.name == name).map(|(_, d)| d.ty.clone()).expect("value");
+    assert_eq!(ty_of("w"), Type::Scalar(pld_ir::DataType::INT32));
+    assert_eq!(ty_of("neg"), Type::Scalar(pld_ir::DataType::INT32));
+    assert_eq!(ty_of("big"), Type::Scalar(pld_ir::DataType::INT64));
+    // HALF = 8 * 32 * 2 // 2 - 1 = 255 folded into `x = HALF + s`.
+    let StmtKind::Assign { value, .. } = &k.body.stmts[0].kind else { panic!("assign") };
+    let ExprKind::Binary(_, l, _) = &value.kind else { panic!("binary: {value}") };
+    assert_eq!(l.as_int(), Some(255));
+}

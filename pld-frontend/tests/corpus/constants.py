@@ -34,6 +34,8 @@ class Constants:
         y = NEG * x - BYTES
         z = min(x, y) + max(ROWS, s) + pl.min(s, 3) - pl.max(1, s)
         w: pl.Scalar[pl.INT32] = 7
+        neg = pl.const(-4, pl.INT32)
+        big: pl.Scalar[pl.INT64] = pl.const(5, dtype=pl.INT64)
         return
 
     @pl.function(level=pl.Level.HOST, role=pl.Role.Orchestrator)
