@@ -64,11 +64,20 @@ pub fn tile_from(dtype: DataType, shape: Vec<usize>, valid: Vec<usize>, lanes: &
     t
 }
 
+/// Checks a valid region fits its physical tile shape.
+pub fn check_valid(cx: &OpCx<'_>, shape: &[i64], valid: &[i64]) -> Result<(), Fault> {
+    if shape.len() != valid.len() || shape.iter().zip(valid).any(|(s, v)| *v < 0 || v > s) {
+        return Err(cx.err(format!("valid shape {valid:?} does not fit the tile shape {shape:?}")));
+    }
+    Ok(())
+}
+
 fn tile_load(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
     let t = cx.tensor(args, 0)?.clone();
     let offs = cx.ints(args, 1)?;
     let shape = cx.ints(args, 2)?;
     let valid = if args.len() > 3 { cx.ints(args, 3)? } else { shape.clone() };
+    check_valid(cx, &shape, &valid)?;
     let lanes = cx.world.read(cx.rank, &t, None, &offs, &valid, cx.span, "tile.load", cx.who)?;
     let tile = tile_from(t.dtype, dims_usize(cx, &shape)?, dims_usize(cx, &valid)?, &lanes);
     Ok(Flow::Val(Val::Tile(Arc::new(tile))))
@@ -272,6 +281,9 @@ fn tile_slice(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
     let shape = dims_usize(cx, &cx.ints(args, 1)?)?;
     let offs = dims_usize(cx, &cx.ints(args, 2)?)?;
     let valid = if args.len() > 3 { dims_usize(cx, &cx.ints(args, 3)?)? } else { shape.clone() };
+    if valid.len() != shape.len() || valid.iter().zip(&shape).any(|(v, s)| v > s) {
+        return Err(cx.err(format!("valid shape {valid:?} does not fit the slice shape {shape:?}")));
+    }
     let (_, pc) = Tile::rows_cols(&a.shape);
     let (sr, sc) = Tile::rows_cols(&shape);
     let (or, oc) = match offs.len() {

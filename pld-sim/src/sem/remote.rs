@@ -21,6 +21,7 @@ fn remote_load(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
     let shape = cx.ints(args, 3)?;
     let valid = if args.len() > 4 { cx.ints(args, 4)? } else { shape.clone() };
     let valid: Vec<i64> = valid.iter().map(|&v| v.max(0)).collect();
+    super::core::check_valid(cx, &shape, &valid)?;
     // FP16 ragged tails may read physically up to the next 32-byte boundary: the bytes past
     // the logical extent are not part of the result, so only the logical part is read.
     let mut read = valid.clone();
