@@ -340,3 +340,32 @@ fn incore_allreduce_large_lengths() {
         "large fp16 ring",
     );
 }
+
+#[test]
+fn one_rank_skipping_the_collective_is_a_deadlock_naming_the_cells() {
+    // Rank 0 (my_rank from the context) skips the allreduce; the others wait for its credits.
+    let text = incore_allreduce_text(64, DataType::FP32, ReduceOp::Sum, false).replace(
+        "        res = pld.tensor.allreduce(data, signal, op=pld.ReduceOp.Sum, mode=\"mesh\")\n",
+        "        ctx = pld.get_comm_ctx(data)\n        me = pld.rank(ctx)\n        res = data\n        if me != 0:\n            res2 = pld.tensor.allreduce(data, signal, op=pld.ReduceOp.Sum, mode=\"mesh\")\n",
+    );
+    assert!(text.contains("if me != 0:"), "{text}");
+    for (prog, level) in [(parse(&text), "direct"), (lowered(&text), "lowered")] {
+        let per: Vec<Vec<f64>> = (0..3).map(|r| gold::ramp(r, 64)).collect();
+        let inp = inputs(vec![("inputs", stack(DataType::FP32, &per, &[1, 64]))]);
+        match pld_sim::run(&prog, "host", &inp, &pld_sim::SimConfig::ranks(3)) {
+            Err(pld_sim::SimError::Fault(r)) => {
+                let pld_sim::ReportKind::Deadlock(parked) = &r.kind else { panic!("{level}: {r}") };
+                let mut cells: Vec<(usize, String)> =
+                    parked.iter().map(|p| (p.rank, p.cell.clone())).collect();
+                cells.sort();
+                assert_eq!(
+                    cells,
+                    vec![(1, "signal[0] on rank 1".to_string()), (2, "signal[0] on rank 2".to_string())],
+                    "{level}: {r}"
+                );
+                assert!(r.text.contains("ranks that already finished all their work: [0]"), "{level}: {r}");
+            }
+            other => panic!("{level}: expected a deadlock, got {other:?}"),
+        }
+    }
+}
