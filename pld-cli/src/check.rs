@@ -12,11 +12,14 @@ pub struct CheckArgs {
     /// Target profile.
     #[arg(long, default_value = "a2a3", value_parser = driver::parse_target)]
     target: pld_ir::Target,
+    /// The program to use when the file defines several (`@pl.program` class or host entry).
+    #[arg(long)]
+    program: Option<String>,
 }
 
 /// Runs `pld check`.
 pub fn run(args: &CheckArgs) -> Result<(), Failure> {
-    let (mut program, sources) = driver::load(&args.file, args.target)?;
+    let (mut program, sources) = driver::load(&args.file, args.target, args.program.as_deref())?;
     let opts = pld_passes::PipelineOptions { target: args.target, ..Default::default() };
     pld_passes::run_pipeline(&mut program, &opts).map_err(|d| Failure::Diagnostics(d, sources))?;
     eprintln!("{}: ok", args.file.display());

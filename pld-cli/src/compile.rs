@@ -37,11 +37,14 @@ pub struct CompileArgs {
     /// Target profile.
     #[arg(long, default_value = "a2a3", value_parser = driver::parse_target)]
     target: pld_ir::Target,
+    /// The program to use when the file defines several (`@pl.program` class or host entry).
+    #[arg(long)]
+    program: Option<String>,
 }
 
 /// Runs `pld compile`.
 pub fn run(args: &CompileArgs) -> Result<(), Failure> {
-    let (mut program, sources) = driver::load(&args.file, args.target)?;
+    let (mut program, sources) = driver::load(&args.file, args.target, args.program.as_deref())?;
     let mut opts = pld_passes::PipelineOptions { target: args.target, ..Default::default() };
     if let Some(pass) = &args.dump_after {
         if !pld_passes::pass_names().contains(&pass.as_str()) {

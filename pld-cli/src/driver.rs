@@ -24,13 +24,17 @@ impl Failure {
     }
 }
 
-/// Reads and parses `path` for `target`.
-pub fn load(path: &Path, target: Target) -> Result<(Program, SourceMap), Failure> {
+/// Reads and parses `path` for `target`; `program` selects one program unit of a file that
+/// defines several.
+pub fn load(path: &Path, target: Target, program: Option<&str>) -> Result<(Program, SourceMap), Failure> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| Failure::usage(format!("cannot read {}: {e}", path.display())))?;
     let mut sources = SourceMap::new();
     let name = path.display().to_string();
-    let opts = pld_frontend::ParseOptions::for_target(target);
+    let opts = pld_frontend::ParseOptions {
+        program: program.map(str::to_string),
+        ..pld_frontend::ParseOptions::for_target(target)
+    };
     match pld_frontend::parse_program(&mut sources, &name, &text, &opts) {
         Ok(p) => Ok((p, sources)),
         Err(d) => Err(Failure::Diagnostics(d, sources)),

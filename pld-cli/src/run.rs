@@ -42,6 +42,9 @@ pub struct RunArgs {
     /// Target profile.
     #[arg(long, default_value = "a2a3", value_parser = driver::parse_target)]
     target: pld_ir::Target,
+    /// The program to use when the file defines several (`@pl.program` class or host entry).
+    #[arg(long)]
+    program: Option<String>,
 }
 
 fn parse_schedule(s: &str) -> Result<Schedule, String> {
@@ -53,7 +56,7 @@ pub fn run(args: &RunArgs) -> Result<(), Failure> {
     if !(1..=pld_runtime_abi::COMM_MAX_RANK_NUM).contains(&args.ranks) {
         return Err(Failure::usage(format!("--ranks {} is outside 1..=64", args.ranks)));
     }
-    let (mut program, sources) = driver::load(&args.file, args.target)?;
+    let (mut program, sources) = driver::load(&args.file, args.target, args.program.as_deref())?;
     let entry = pick_entry(&program, args.entry.as_deref())?;
     let opts = pld_passes::PipelineOptions { target: args.target, ..Default::default() };
     pld_passes::run_pipeline(&mut program, &opts).map_err(|d| Failure::Diagnostics(d, sources.clone()))?;

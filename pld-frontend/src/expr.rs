@@ -343,6 +343,19 @@ impl FnCx<'_, '_> {
             }
         }
         match resolve(&path) {
+            Some(Resolved::Op(def)) if def.internal && !self.unit.opts.allow_internal => {
+                self.error(
+                    Diagnostic::error(
+                        span_of(self.file(), c.func.as_ref()),
+                        format!(
+                            "operator '{}' is internal-only and cannot be created from user-facing op creation paths",
+                            def.name
+                        ),
+                    )
+                    .with_note("compiler passes create it; parse IR dumps with ParseOptions::allow_internal"),
+                );
+                Err(())
+            }
             Some(Resolved::Op(def)) => self.op_call(def, c, None, span),
             Some(Resolved::Overload(o)) => {
                 let first = match c.args.first() {

@@ -72,6 +72,9 @@ pub struct ParseOptions {
     /// (`def _build(n_ranks): ... @pl.program class P: ...`), as DSL constant expressions:
     /// `("n_ranks", "2")`, `("dtype", "pl.FP32")`.
     pub bindings: Vec<(String, String)>,
+    /// Accept internal-only ops (`builtin.tensor.*`, `pld.tile.put`, …), as printed IR dumps
+    /// after the pipeline contain them; user programs may not call them.
+    pub allow_internal: bool,
 }
 
 impl ParseOptions {
@@ -122,6 +125,13 @@ pub fn parse_programs(
 ) -> Result<Vec<Program>, Diagnostics> {
     let file = sources.add(file_name, text);
     module::parse_module(file, file_name, text, opts)
+}
+
+/// Parses printed IR (e.g. a `--dump-after` dump), which may call internal-only ops.
+pub fn parse_ir_str(text: &str) -> Result<Program, Diagnostics> {
+    let mut sources = SourceMap::new();
+    let opts = ParseOptions { allow_internal: true, ..ParseOptions::default() };
+    parse_program(&mut sources, "<ir>", text, &opts)
 }
 
 /// Parses a string with default options (file name `<string>`).

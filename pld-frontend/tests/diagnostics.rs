@@ -480,3 +480,21 @@ fn recursive_calls_need_an_annotated_return() {
     let p = pld_frontend::parse_str(&format!("{HEAD}{ok}")).expect("forward call");
     assert_eq!(p.functions[0].ret, vec![Type::Scalar(pld_ir::DataType::INDEX)]);
 }
+
+#[test]
+fn internal_only_ops_are_rejected_in_user_programs() {
+    let body = incore(
+        "        t = pl.create_tile([1, 64], dtype=pl.FP32)\n        pld.tile.get(data, 1, data, t)\n",
+    );
+    let (msg, line, col, _) = one(&body);
+    assert_eq!(
+        msg,
+        "operator 'pld.tile.get' is internal-only and cannot be created from user-facing op creation paths"
+    );
+    assert_eq!((line, col), (L + 1, 9));
+    // IR dumps (which contain the internal forms) parse with `allow_internal`.
+    let src = format!("{HEAD}{body}");
+    let mut sm = SourceMap::new();
+    let opts = ParseOptions { allow_internal: true, ..ParseOptions::default() };
+    assert!(parse_program(&mut sm, "t.py", &src, &opts).is_ok());
+}
