@@ -138,6 +138,9 @@ pub struct SimConfig {
     pub cores_per_rank: usize,
     /// Check races.
     pub check_races: bool,
+    /// Require a `system.fence` between window writes and the next notify (off by default:
+    /// programs that did not go through the pipeline carry no fences).
+    pub check_fences: bool,
     /// Zero every window allocation (as a fresh hardware allocation would) instead of garbage.
     pub zero_windows: bool,
     /// Extra bindings of symbolic dims.
@@ -155,6 +158,7 @@ impl Default for SimConfig {
             max_steps: 50_000_000,
             cores_per_rank: 48,
             check_races: true,
+            check_fences: false,
             zero_windows: false,
             bindings: HashMap::new(),
             sources: None,
@@ -246,6 +250,7 @@ pub fn run(program: &Program, entry: &str, inputs: &Inputs, cfg: &SimConfig) -> 
     }
     let mut world = world::World::new(cfg.nranks);
     world.check_races = cfg.check_races;
+    world.check_fences = cfg.check_fences;
     world.add_domain((0..cfg.nranks).collect());
     let mut args = Vec::new();
     let mut outs = Vec::new();

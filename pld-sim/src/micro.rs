@@ -129,6 +129,10 @@ impl MicroRun {
         let span = self.span;
         match ins {
             Micro::Notify { sig, peer, idx, value, op } => {
+                // Builtin templates fence their data before every notify.
+                if let Some(l) = world.unfenced.get_mut(g) {
+                    l.clear();
+                }
                 system::notify(world, g, &sig, peer, &idx, value, op, span, who)?;
             }
             Micro::Wait { sig, idx, expected, ge } => {

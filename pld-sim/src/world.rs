@@ -165,6 +165,10 @@ pub struct World {
     pub notified: Vec<bool>,
     /// Open comm-domain scopes of the host pass: (domain, window buffer names), innermost last.
     pub scope_stack: Vec<(usize, Vec<String>)>,
+    /// Whether a notify must be preceded by a GM fence covering earlier window writes.
+    pub check_fences: bool,
+    /// Per rank: window writes not yet covered by a `system.fence` (op, buffer, span).
+    pub unfenced: Vec<Vec<(String, String, Span)>>,
 }
 
 const ADDR_BASE: u64 = 0x4000_0000_0000;
@@ -193,6 +197,8 @@ impl World {
             check_races: true,
             notified: vec![false; nranks],
             scope_stack: Vec::new(),
+            check_fences: false,
+            unfenced: vec![Vec::new(); nranks],
         }
     }
 
@@ -557,6 +563,12 @@ impl World {
                                 k += 1;
                             }
                         }
+                    }
+                }
+                if data.is_some() && self.check_fences {
+                    let list = &mut self.unfenced[g];
+                    if list.len() < 64 {
+                        list.push((op.to_string(), self.allocs[alloc].name.clone(), span));
                     }
                 }
                 let key = (g, op.to_string());

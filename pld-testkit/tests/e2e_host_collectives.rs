@@ -75,7 +75,9 @@ fn run_both(
         text.contains("builtin.tensor.") && !text.contains("pld.tensor.allreduce("),
         "{what}: not lowered to a builtin:\n{text}"
     );
-    let lowered = run_ok(&low, "host", p, inp, schedule, &format!("{what} (lowered)"));
+    // Lowered programs carry the pipeline's fences: check them too.
+    let cfg = pld_sim::SimConfig { schedule, check_fences: true, ..pld_sim::SimConfig::ranks(p) };
+    let lowered = pld_sim::run(&low, "host", inp, &cfg).unwrap_or_else(|e| panic!("{what} (lowered): {e}"));
     assert_eq!(lowered.outputs, direct.outputs, "{what}: lowered and direct outputs differ");
     assert_eq!(
         lowered.stats.remote_bytes, direct.stats.remote_bytes,

@@ -77,7 +77,14 @@ fn run_both(
     let mut res = Vec::new();
     for (prog, level) in [(&direct, "direct"), (&low, "lowered")] {
         for sched in [Schedule::Deterministic, Schedule::Random(7)] {
-            let out = run_ok(prog, "host", p, &inp, sched, &format!("{what} {level} {sched:?}"));
+            // Lowered programs carry the pipeline's fences: check them too.
+            let cfg = pld_sim::SimConfig {
+                schedule: sched,
+                check_fences: level == "lowered",
+                ..pld_sim::SimConfig::ranks(p)
+            };
+            let out = pld_sim::run(prog, "host", &inp, &cfg)
+                .unwrap_or_else(|e| panic!("{what} {level} {sched:?}: {e}"));
             res.push(unstack(&out.outputs["outputs"]));
         }
     }

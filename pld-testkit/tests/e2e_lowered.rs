@@ -369,3 +369,33 @@ fn one_rank_skipping_the_collective_is_a_deadlock_naming_the_cells() {
         }
     }
 }
+
+#[test]
+fn fence_checking_accepts_pipeline_output_and_flags_unfenced_notifies() {
+    let text = incore_allreduce_text(300, DataType::FP32, ReduceOp::Sum, false);
+    let per: Vec<Vec<f64>> = (0..3).map(|r| gold::ramp(r, 300)).collect();
+    let inp = inputs(vec![("inputs", stack(DataType::FP32, &per, &[1, 300]))]);
+    let cfg = pld_sim::SimConfig { check_fences: true, ..pld_sim::SimConfig::ranks(3) };
+    // The pipeline's InsertCommFence makes every published write visible before its notify.
+    for ring in [false, true] {
+        let low = lowered(&incore_allreduce_text(300, DataType::FP32, ReduceOp::Sum, ring));
+        pld_sim::run(&low, "host", &inp, &cfg).unwrap_or_else(|e| panic!("ring={ring}: {e}"));
+    }
+    // A hand-written kernel that stores into its window and notifies with no fence is flagged.
+    let hand = text.replace(
+        "        res = pld.tensor.allreduce(data, signal, op=pld.ReduceOp.Sum, mode=\"mesh\")\n",
+        "        ctx = pld.get_comm_ctx(data)\n        me = pld.rank(ctx)\n        n = pld.nranks(ctx)\n        for q in pl.range(n):\n            if q != me:\n                pld.system.notify(signal, q, [me, 0], 1, op=pld.NotifyOp.AtomicAdd)\n        res = data\n",
+    );
+    match pld_sim::run(&parse(&hand), "host", &inp, &cfg) {
+        Err(pld_sim::SimError::Fault(r)) => {
+            assert_eq!(r.kind, pld_sim::ReportKind::Race, "{r}");
+            assert!(r.text.contains("no GM fence") && r.text.contains("buffer 'data' (tile.store)"), "{r}");
+        }
+        other => panic!("expected an unfenced-notify report, got {other:?}"),
+    }
+    // The same kernel after the pipeline has its fence.
+    let low = lowered(&hand);
+    pld_sim::run(&low, "host", &inp, &cfg)
+        .map(|_| ())
+        .unwrap_or_else(|e| panic!("lowered hand-written: {e}"));
+}

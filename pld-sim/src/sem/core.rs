@@ -527,7 +527,6 @@ register_semantics!("tile.write", tile_write);
 register_semantics!("tile.slice", tile_slice);
 register_semantics!("tile.reshape", tile_reshape);
 register_semantics!("tile.matmul", tile_matmul);
-register_semantics!("system.fence", noop);
 register_semantics!("system.cacheinvalid", noop);
 register_semantics!("tensor.create", tensor_create);
 register_semantics!("tensor.read", tensor_read);

@@ -183,7 +183,32 @@ pub fn wait(
     }
 }
 
+/// With fence checking on, a notify may not publish window writes that no GM fence covered.
+fn check_fenced(cx: &OpCx<'_>) -> Result<(), Fault> {
+    if !cx.world.check_fences {
+        return Ok(());
+    }
+    match cx.world.unfenced.get(cx.rank).and_then(|l| l.first()) {
+        None => Ok(()),
+        Some((op, buf, span)) => Err(Fault::new(
+            ReportKind::Race,
+            cx.span,
+            format!("pld.system.notify on rank {} publishes a write to buffer '{buf}' ({op}) that no GM fence has made visible", cx.rank),
+        )
+        .note_at(format!("the unfenced {op} is at"), *span)
+        .note("a peer released by this notify may read stale bytes; fence (pipe barrier + dsb) before notifying")),
+    }
+}
+
+fn fence(cx: &mut OpCx<'_>, _args: &[Val]) -> Result<Flow, Fault> {
+    if let Some(l) = cx.world.unfenced.get_mut(cx.rank) {
+        l.clear();
+    }
+    Ok(Flow::Val(Val::Unit))
+}
+
 fn notify_op(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
+    check_fenced(cx)?;
     let sig = cx.tensor(args, 0)?.clone();
     let peer = cx.int(args, 1)?;
     let idx = cx.ints(args, 2)?;
@@ -228,3 +253,4 @@ register_semantics!("pld.system.nranks", nranks);
 register_semantics!("pld.system.notify", notify_op);
 register_semantics!("pld.system.wait", wait_op);
 register_semantics!("pld.system.defer_wait", defer_wait_op);
+register_semantics!("system.fence", fence);
