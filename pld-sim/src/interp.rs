@@ -247,8 +247,14 @@ impl<'p> Thread<'p> {
             };
         }
         self.parked = None;
-        let mut ecx_store =
-            Ecx { world, level: self.level, rank: self.rank, domain: self.domain, who: self.name.clone() };
+        let mut ecx_store = Ecx {
+            world,
+            reqs,
+            level: self.level,
+            rank: self.rank,
+            domain: self.domain,
+            who: self.name.clone(),
+        };
         let ecx = &mut ecx_store;
         let Some(act) = self.acts.last_mut() else {
             self.result.get_or_insert_with(Vec::new);
@@ -324,7 +330,7 @@ impl<'p> Thread<'p> {
         };
         let stmt: &'p Stmt = &stmts[*pc];
         let at = *pc;
-        self.exec(stmt, at, ecx, env, reqs)
+        self.exec(stmt, at, ecx, env)
     }
 
     fn advance(&mut self) {
@@ -352,9 +358,8 @@ impl<'p> Thread<'p> {
         &mut self,
         stmt: &'p Stmt,
         _at: usize,
-        ecx: &mut Ecx<'_>,
+        ecx: &mut Ecx<'_, 'p>,
         env: &Env<'_, 'p>,
-        reqs: &mut Vec<Req<'p>>,
     ) -> Result<StepOut, Fault> {
         let span = stmt.span;
         match &stmt.kind {
@@ -364,7 +369,7 @@ impl<'p> Thread<'p> {
                     _ => &[],
                 };
                 if let ExprKind::Call(call) = &value.kind {
-                    return self.exec_call(call, value.span.or(span), targets, ecx, env, reqs);
+                    return self.exec_call(call, value.span.or(span), targets, ecx, env);
                 }
                 let act = self.acts.last_mut().ok_or_else(|| Fault::runtime(span, "no frame"))?;
                 let v = eval_pure(act, value, env, ecx)?;
@@ -375,7 +380,7 @@ impl<'p> Thread<'p> {
             StmtKind::For { var, start, stop, step, iter_args, body, results, .. } => {
                 self.advance();
                 let act = self.acts.last_mut().ok_or_else(|| Fault::runtime(span, "no frame"))?;
-                let int = |act: &Act<'_>, e: &Expr, ecx: &mut Ecx<'_>| -> Result<i64, Fault> {
+                let int = |act: &Act<'p>, e: &'p Expr, ecx: &mut Ecx<'_, 'p>| -> Result<i64, Fault> {
                     eval_pure(act, e, env, ecx)?
                         .as_i64()
                         .ok_or_else(|| Fault::runtime(e.span, "loop bound is not an integer"))
@@ -503,9 +508,8 @@ impl<'p> Thread<'p> {
         call: &'p Call,
         span: Span,
         targets: &'p [ValueId],
-        ecx: &mut Ecx<'_>,
+        ecx: &mut Ecx<'_, 'p>,
         env: &Env<'_, 'p>,
-        reqs: &mut Vec<Req<'p>>,
     ) -> Result<StepOut, Fault> {
         let act = self.acts.last_mut().ok_or_else(|| Fault::runtime(span, "no frame"))?;
         let args: Vec<Val> =
@@ -556,9 +560,9 @@ impl<'p> Thread<'p> {
                                 ),
                             ));
                         }
-                        reqs.push(Req::Dispatch { rank: r as usize, job });
+                        ecx.reqs.push(Req::Dispatch { rank: r as usize, job });
                     }
-                    _ => reqs.push(Req::Launch { job }),
+                    _ => ecx.reqs.push(Req::Launch { job }),
                 }
                 let act = self.acts.last_mut().ok_or_else(|| Fault::runtime(span, "no frame"))?;
                 assign_targets(&mut act.env, targets, result, span)?;
@@ -609,7 +613,7 @@ impl<'p> Thread<'p> {
                                     None => collective_ranks(cx.world, &args),
                                 };
                                 for r in ranks {
-                                    reqs.push(Req::Dispatch {
+                                    ecx.reqs.push(Req::Dispatch {
                                         rank: r,
                                         job: Job::Collective { f, call, args: args.clone(), span },
                                     });
@@ -617,7 +621,7 @@ impl<'p> Thread<'p> {
                                 Flow::Val(result)
                             }
                             Level::Chip => {
-                                reqs.push(Req::Launch {
+                                ecx.reqs.push(Req::Launch {
                                     job: Job::Collective { f, call, args: args.clone(), span },
                                 });
                                 Flow::Val(result)
@@ -749,8 +753,9 @@ fn assign_targets(env: &mut [Option<Val>], targets: &[ValueId], v: Val, span: Sp
 }
 
 /// What expression evaluation needs to run nested (non-blocking) op calls.
-struct Ecx<'w> {
+struct Ecx<'w, 'p> {
     world: &'w mut World,
+    reqs: &'w mut Vec<Req<'p>>,
     level: Level,
     rank: usize,
     domain: usize,
@@ -758,7 +763,7 @@ struct Ecx<'w> {
 }
 
 /// Evaluates an expression; nested op calls must finish without blocking.
-fn eval_pure(act: &Act<'_>, e: &Expr, env: &Env<'_, '_>, ecx: &mut Ecx<'_>) -> Result<Val, Fault> {
+fn eval_pure<'p>(act: &Act<'p>, e: &'p Expr, env: &Env<'_, 'p>, ecx: &mut Ecx<'_, 'p>) -> Result<Val, Fault> {
     Ok(match &e.kind {
         ExprKind::Int(v) => Val::Int(*v),
         ExprKind::Float(f) => Val::Float(f.get()),
@@ -800,7 +805,35 @@ fn eval_pure(act: &Act<'_>, e: &Expr, env: &Env<'_, '_>, ecx: &mut Ecx<'_>) -> R
             let nested_err = || {
                 Fault::runtime(e.span, format!("'{}' cannot be nested inside an expression in the simulator; bind it to a value first", c.callee.name()))
             };
-            let Callee::Op(def) = &c.callee else { return Err(nested_err()) };
+            let def = match &c.callee {
+                Callee::Op(def) => def,
+                Callee::Func(name) => {
+                    // Launches and dispatches do not block, so they may sit inside an expression
+                    // (`return kernel(x)`); their value is the returned parameters.
+                    let f = env.program.function(name).ok_or_else(|| {
+                        Fault::runtime(e.span, format!("call of unknown function '{name}'"))
+                    })?;
+                    let device = match &c.device {
+                        Some(d) => Some(
+                            eval_pure(act, d, env, ecx)?
+                                .as_i64()
+                                .ok_or_else(|| Fault::runtime(d.span, "device= is not an integer"))?,
+                        ),
+                        None => None,
+                    };
+                    let result = mapped_return(f, &args);
+                    match (ecx.level, device) {
+                        (Level::Chip, None) if f.kind.is_incore() => {
+                            ecx.reqs.push(Req::Launch { job: Job::Func { func: f, args } })
+                        }
+                        (Level::Host, Some(r)) if r >= 0 && (r as usize) < ecx.world.nranks => ecx
+                            .reqs
+                            .push(Req::Dispatch { rank: r as usize, job: Job::Func { func: f, args } }),
+                        _ => return Err(nested_err()),
+                    }
+                    return Ok(result);
+                }
+            };
             let Some(SemKind::Op(f)) = sem::lookup(def.name) else {
                 return Err(match sem::lookup(def.name) {
                     None => Fault::runtime(e.span, format!("op '{}' has no simulator semantics", def.name)),

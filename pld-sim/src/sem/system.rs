@@ -18,8 +18,9 @@ use pld_runtime_abi::{NotifyOp, WaitCmp};
 
 fn alloc_window_buffer(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
     let size = cx.int(args, 0)?;
-    if size <= 0 {
-        return Err(cx.err(format!("size must be positive, got {size}")));
+    // A degenerate (zero-cell) allocation, e.g. a ring signal on one rank, is legal.
+    if size < 0 {
+        return Err(cx.err(format!("size must not be negative, got {size}")));
     }
     let name = cx.call.attr("name").and_then(|a| a.as_str()).unwrap_or("window").to_string();
     // The domain whose scope lists this buffer (innermost first), else the current one.
