@@ -1,2 +1,68 @@
-//! placeholder
-fn main() {}
+//! Criterion benches of the simulator: mesh and ring allreduce, allgather and all_to_all_v at
+//! P = 2, 4, 8 with FP32 payloads from 4 KiB to 64 MiB (deterministic scheduler), plus the
+//! parallel scheduler on the 16 MiB P=4 allreduces. Throughput is the bytes read and written
+//! by the collective's tile operations (from the simulator's Stats of a warm-up run).
+//!
+//! Big payloads take long per iteration (a 64 MiB mesh allreduce at P=8 runs for minutes
+//! before the simulator's fixes land): set `PLD_BENCH_MAX_BYTES` (e.g. 1048576) to cap the
+//! payloads, or pick groups with criterion's filter argument.
+
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use pld_bench::coll::{Coll, Workload};
+use pld_bench::{compile, moved_bytes, simulate};
+use pld_sim::Schedule;
+use std::time::Duration;
+
+const PAYLOADS: [u64; 5] = [4 << 10, 64 << 10, 1 << 20, 16 << 20, 64 << 20];
+
+fn bench_one(
+    g: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
+    w: &Workload,
+    s: Schedule,
+) {
+    let prog = match compile(&w.text()) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("{} P={} {} B: does not compile: {e}", w.coll.name(), w.p, w.bytes);
+            return;
+        }
+    };
+    let inputs = w.inputs();
+    let cfg = w.config(s);
+    let moved = match simulate(&prog, &inputs, &cfg) {
+        Ok(o) => moved_bytes(&o.stats, w.coll.stats_kind()),
+        Err(e) => {
+            eprintln!("{} P={} {} B {s:?}: simulation failed: {e}", w.coll.name(), w.p, w.bytes);
+            return;
+        }
+    };
+    g.throughput(Throughput::Bytes(moved));
+    let sched = if s == Schedule::Parallel { "par" } else { "det" };
+    let id = BenchmarkId::new(format!("P{}_{sched}", w.p), w.bytes);
+    g.bench_with_input(id, &prog, |b, p| b.iter(|| simulate(p, &inputs, &cfg)));
+}
+
+fn benches(c: &mut Criterion) {
+    if let Err(e) = pld_bench::init() {
+        panic!("op registry: {e}");
+    }
+    let max: u64 = std::env::var("PLD_BENCH_MAX_BYTES").ok().and_then(|s| s.parse().ok()).unwrap_or(u64::MAX);
+    for coll in Coll::ALL {
+        let mut g = c.benchmark_group(coll.name());
+        g.sample_size(10);
+        g.warm_up_time(Duration::from_millis(200));
+        g.measurement_time(Duration::from_secs(2));
+        for p in [2usize, 4, 8] {
+            for bytes in PAYLOADS.into_iter().filter(|&b| b <= max) {
+                bench_one(&mut g, &Workload::new(coll, p, bytes), Schedule::Deterministic);
+            }
+        }
+        if coll != Coll::Allgather && coll != Coll::AllToAllV && (16 << 20) <= max {
+            bench_one(&mut g, &Workload::new(coll, 4, 16 << 20), Schedule::Parallel);
+        }
+        g.finish();
+    }
+}
+
+criterion_group!(simulate_benches, benches);
+criterion_main!(simulate_benches);

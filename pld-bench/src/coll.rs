@@ -167,8 +167,10 @@ impl Workload {
     pub fn text(&self) -> String {
         let wins = self.windows();
         let a2av = self.coll == Coll::AllToAllV;
-        let mut params: Vec<String> =
-            wins.iter().map(|(w, shape, dt, _)| format!("{w}: pl.InOut[pld.DistributedTensor[{shape}, {dt}]]")).collect();
+        let mut params: Vec<String> = wins
+            .iter()
+            .map(|(w, shape, dt, _)| format!("{w}: pl.InOut[pld.DistributedTensor[{shape}, {dt}]]"))
+            .collect();
         if a2av {
             params.insert(0, "cnt: pl.Tensor[[NR, 1], pl.INT32]".into());
         }
@@ -177,13 +179,19 @@ impl Workload {
         let args = if a2av { format!("cnt, {}", names.join(", ")) } else { names.join(", ") };
         let first = wins[0].0;
         let mut k = String::new();
-        k.push_str(&format!("    @pl.function(type=pl.FunctionType.InCore)\n    def prepare(self, {params}):\n"));
-        k.push_str(&format!("        z = pl.load({first}, [0, 0], [1, 1])\n        pl.store(z, [0, 0], {first})\n"));
+        k.push_str(&format!(
+            "    @pl.function(type=pl.FunctionType.InCore)\n    def prepare(self, {params}):\n"
+        ));
+        k.push_str(&format!(
+            "        z = pl.load({first}, [0, 0], [1, 1])\n        pl.store(z, [0, 0], {first})\n"
+        ));
         if a2av {
             k.push_str("        c = pl.load(cnt, [0, 0], [NR, 1])\n        pl.store(c, [0, 0], counts)\n");
         }
         k.push_str(&format!("        return {first}\n\n"));
-        k.push_str(&format!("    @pl.function(type=pl.FunctionType.Orchestration)\n    def prepare_orch(self, {params}):\n"));
+        k.push_str(&format!(
+            "    @pl.function(type=pl.FunctionType.Orchestration)\n    def prepare_orch(self, {params}):\n"
+        ));
         k.push_str(&format!("        {first} = self.prepare({args})\n        return {first}\n\n"));
         let mut h = String::from("    @pl.function(level=pl.Level.HOST, role=pl.Role.Orchestrator)\n");
         if a2av {
@@ -199,10 +207,16 @@ impl Workload {
             h.push_str(&format!("{IND}{w} = pld.window({w}_buf, {shape}, dtype={dt})\n"));
         }
         let dargs = if a2av { format!("ones[r], {}", names.join(", ")) } else { names.join(", ") };
-        h.push_str(&format!("{IND}for r in pl.range(pld.world_size()):\n{IND}    self.prepare_orch({dargs}, device=r)\n"));
+        h.push_str(&format!(
+            "{IND}for r in pl.range(pld.world_size()):\n{IND}    self.prepare_orch({dargs}, device=r)\n"
+        ));
         let call = match self.coll {
-            Coll::MeshAllreduce => "data = pld.tensor.allreduce(data, signal, op=pld.ReduceOp.Sum, mode=\"mesh\")",
-            Coll::RingAllreduce => "data = pld.tensor.allreduce(data, signal, op=pld.ReduceOp.Sum, mode=\"ring\")",
+            Coll::MeshAllreduce => {
+                "data = pld.tensor.allreduce(data, signal, op=pld.ReduceOp.Sum, mode=\"mesh\")"
+            }
+            Coll::RingAllreduce => {
+                "data = pld.tensor.allreduce(data, signal, op=pld.ReduceOp.Sum, mode=\"ring\")"
+            }
             Coll::Allgather => "data = pld.tensor.allgather(stage, data, signal)",
             Coll::AllToAllV => "data = pld.tensor.all_to_all_v(stage, data, signal, counts, recv)",
         };
@@ -233,4 +247,3 @@ impl Workload {
 }
 
 const IND: &str = "        ";
-

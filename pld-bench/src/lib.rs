@@ -56,10 +56,41 @@ pub fn simulate(program: &Program, inputs: &Inputs, cfg: &SimConfig) -> Result<S
 /// Bytes read and written by the tile operations of op kinds containing `kind`, over all ranks
 /// (local and remote).
 pub fn moved_bytes(stats: &pld_sim::Stats, kind: &str) -> u64 {
-    stats.local_bytes.iter().chain(&stats.remote_bytes).filter(|((_, k), _)| k.contains(kind)).map(|(_, b)| b).sum()
+    stats
+        .local_bytes
+        .iter()
+        .chain(&stats.remote_bytes)
+        .filter(|((_, k), _)| k.contains(kind))
+        .map(|(_, b)| b)
+        .sum()
 }
 
 /// Statements of a program: every statement node in every function body, nested ones included.
 pub fn count_stmts(program: &Program) -> usize {
     program.functions.iter().map(|f| gen::stmts_in_block(&f.body)).sum()
+}
+
+/// Per-pass cost of the pipeline on `program`: `(pass name, seconds in the pass, seconds in
+/// the IR verification and property checks after it)`, running the passes one by one exactly as
+/// `run_pipeline` does (first entry: verification of the input, named `<input>`).
+pub fn pass_times(program: &mut Program) -> Result<Vec<(&'static str, f64, f64)>, String> {
+    use std::time::Instant;
+    let mut cx = pld_passes::PassCx::default();
+    let mut out = Vec::new();
+    let t = Instant::now();
+    pld_ir::verify_program_for(program, cx.target).map_err(|d| diag_text(&d))?;
+    out.push(("<input>", 0.0, t.elapsed().as_secs_f64()));
+    for pass in pld_passes::pipeline::PIPELINE {
+        let t = Instant::now();
+        pld_passes::manager::run_passes(program, std::slice::from_ref(pass), &mut cx, false, &mut |_, _| {})
+            .map_err(|d| diag_text(&d))?;
+        let run = t.elapsed().as_secs_f64();
+        let t = Instant::now();
+        pld_ir::verify_program_for(program, cx.target).map_err(|d| diag_text(&d))?;
+        for &p in pass.produced() {
+            pld_passes::properties::check(program, p).map_err(|d| diag_text(&d))?;
+        }
+        out.push((pass.name(), run, t.elapsed().as_secs_f64()));
+    }
+    Ok(out)
 }

@@ -1,13 +1,19 @@
-//! `cargo xtask bench`: runs the benchmarks.
+//! `cargo xtask bench`: the short benchmark run. Builds and runs `pld-bench`'s `bench_table`
+//! binary in release (`cargo run --release -p pld-bench --bin bench_table`), which prints one
+//! table: compile time per statement at 1×/10×/100× program sizes, and per simulated collective
+//! the data rate against this machine's memcpy rate, bytes moved over the lower bound, peak
+//! memory, plus the deterministic vs parallel scheduler comparison. Arguments after `bench` go
+//! to the binary (`--sim COLL P BYTES [SCHED] [ITERS]`, `--compile SCALE [REPS]`, `--passes`).
 //!
-//! There are none yet; when the pipeline and simulator benchmarks land, this is
-//! where `cargo bench` (criterion) gets invoked and its results summarised.
+//! The full criterion benches (`cargo bench -p pld-bench`) are separate and much longer.
 
-use crate::{no_args, Result};
+use crate::shell::Cmd;
+use crate::{Failure, Result};
 
 /// The `bench` subcommand.
 pub fn run(args: &[String]) -> Result {
-    no_args("bench", args)?;
-    println!("no benchmarks yet");
-    Ok(())
+    Cmd::cargo(&["run", "--release", "-p", "pld-bench", "--bin", "bench_table", "--"])
+        .args(args)
+        .run()
+        .map_err(Failure::Failed)
 }
