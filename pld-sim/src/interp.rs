@@ -124,6 +124,8 @@ pub struct Thread<'p> {
     pub result: Option<Vec<Val>>,
     /// Span of the last op executed (trace and reports).
     pub last_op: Option<(String, Span)>,
+    /// The mixed-kernel group this lane belongs to (`group` attribute of `k_aic`/`k_aiv`).
+    pub group: Option<String>,
 }
 
 fn env_size(f: &Function) -> usize {
@@ -144,6 +146,7 @@ impl<'p> Thread<'p> {
             domain: 0,
             result: None,
             last_op: None,
+            group: func.attr("group").and_then(|a| a.as_str()).map(str::to_string),
         };
         t.push_act(func, args, Vec::new())?;
         Ok(t)
@@ -162,6 +165,7 @@ impl<'p> Thread<'p> {
             domain: 0,
             result: None,
             last_op: None,
+            group: None,
         }
     }
 
@@ -583,6 +587,7 @@ impl<'p> Thread<'p> {
                     None => None,
                 };
                 let name = self.name.clone();
+                let group = self.group.clone();
                 let mut cx = OpCx {
                     world: ecx.world,
                     call,
@@ -591,6 +596,7 @@ impl<'p> Thread<'p> {
                     rank: self.rank,
                     domain: self.domain,
                     who: &name,
+                    group: group.as_deref(),
                 };
                 let flow = match kind {
                     SemKind::Op(f) => f(&mut cx, &args)?,
@@ -849,6 +855,7 @@ fn eval_pure<'p>(act: &Act<'p>, e: &'p Expr, env: &Env<'_, 'p>, ecx: &mut Ecx<'_
                 rank: ecx.rank,
                 domain: ecx.domain,
                 who: &who,
+                group: None,
             };
             match f(&mut cx, &args)? {
                 Flow::Val(v) => v,

@@ -31,6 +31,7 @@ enum TState {
 
 struct Task<'p> {
     job: Option<Job<'p>>,
+    group: Option<String>,
     name: String,
     deps: Vec<usize>,
     state: TState,
@@ -166,17 +167,29 @@ impl<'p> RankLocal<'p> {
             }
         }
         let rt = &mut self.rt;
-        let deps = rt
-            .tasks
-            .iter()
-            .enumerate()
-            .filter(|(_, t)| {
-                writes.iter().any(|w| t.reads.iter().chain(&t.writes).any(|x| x.may_overlap(w)))
-                    || reads.iter().any(|r| t.writes.iter().any(|x| x.may_overlap(r)))
-            })
-            .map(|(i, _)| i)
-            .collect();
+        // The lanes of one mixed kernel (`k_aic` then `k_aiv`, same `group`) are one task on
+        // hardware: they run together, so the second lane does not wait for the first.
+        let group = match &job {
+            Job::Func { func, .. } => func.attr("group").and_then(|a| a.as_str()).map(str::to_string),
+            Job::Collective { .. } => None,
+        };
+        let sibling =
+            group.as_ref().and(rt.tasks.len().checked_sub(1)).filter(|&last| rt.tasks[last].group == group);
+        let deps = match sibling {
+            Some(last) => rt.tasks[last].deps.clone(),
+            None => rt
+                .tasks
+                .iter()
+                .enumerate()
+                .filter(|(_, t)| {
+                    writes.iter().any(|w| t.reads.iter().chain(&t.writes).any(|x| x.may_overlap(w)))
+                        || reads.iter().any(|r| t.writes.iter().any(|x| x.may_overlap(r)))
+                })
+                .map(|(i, _)| i)
+                .collect(),
+        };
         rt.tasks.push(Task {
+            group,
             name: job.name(),
             job: Some(job),
             deps,
@@ -248,8 +261,16 @@ impl<'p> RankLocal<'p> {
                 Job::Func { func, args } => Thread::new(func, args, r, Level::Core)?,
                 Job::Collective { f, call, args, span } => {
                     let name = call.callee.name().to_string();
-                    let mut cx =
-                        OpCx { world, call, span, level: Level::Core, rank: r, domain: 0, who: &name };
+                    let mut cx = OpCx {
+                        world,
+                        call,
+                        span,
+                        level: Level::Core,
+                        rank: r,
+                        domain: 0,
+                        who: &name,
+                        group: None,
+                    };
                     let prog = f(&mut cx, &args)?;
                     Thread::micro(name, MicroRun::new(prog, span), r)
                 }

@@ -169,6 +169,8 @@ pub struct World {
     pub check_fences: bool,
     /// Per rank: window writes not yet covered by a `system.fence` (op, buffer, span).
     pub unfenced: Vec<Vec<(String, String, Span)>>,
+    /// (rank, mixed-kernel group, notify span) -> the lane that executed that notify.
+    pub lane_notifies: HashMap<(usize, String, Span), String>,
 }
 
 const ADDR_BASE: u64 = 0x4000_0000_0000;
@@ -199,6 +201,7 @@ impl World {
             scope_stack: Vec::new(),
             check_fences: false,
             unfenced: vec![Vec::new(); nranks],
+            lane_notifies: HashMap::new(),
         }
     }
 

@@ -399,3 +399,93 @@ fn fence_checking_accepts_pipeline_output_and_flags_unfenced_notifies() {
         .map(|_| ())
         .unwrap_or_else(|e| panic!("lowered hand-written: {e}"));
 }
+
+const MIXED: &str = r#"
+import pypto.language as pl
+import pypto.language.distributed as pld
+
+SIZE = 64
+W = 16
+
+@pl.program
+class Mixed:
+    @pl.function(type=pl.FunctionType.InCore)
+    def step(self, inp: pl.Tensor[[1, SIZE], pl.FP32], a: pl.Tensor[[W, W], pl.FP32], b: pl.Tensor[[W, W], pl.FP32],
+             c: pl.Out[pl.Tensor[[W, W], pl.FP32]], out: pl.Out[pl.Tensor[[1, SIZE], pl.FP32]],
+             dst: pl.InOut[pld.DistributedTensor[[1, SIZE], pl.FP32]],
+             signal: pl.InOut[pld.DistributedTensor[[1, 1], pl.INT32]], peer: pl.Scalar[pl.INDEX]):
+        for lane in pl.split_aiv(2):
+            t = pl.load(inp, [0, 0], [1, SIZE])
+            pld.tile.remote_store(t, dst, peer, [0, 0])
+__NOTIFY_IN__
+__NOTIFY_OUT__
+        pld.system.wait(signal, [0, 0], 1, cmp=pld.WaitCmp.Ge)
+        x = pl.load(dst, [0, 0], [1, SIZE])
+        pl.store(x, [0, 0], out)
+        ta = pl.tile.create([W, W], dtype=pl.FP32, target_memory=pl.MemorySpace.Mat)
+        tb = pl.tile.create([W, W], dtype=pl.FP32, target_memory=pl.MemorySpace.Mat)
+        la = pl.move(ta, target_memory=pl.MemorySpace.Left)
+        rb = pl.move(tb, target_memory=pl.MemorySpace.Right)
+        tc = pl.matmul(la, rb)
+        pl.store(tc, [0, 0], c)
+        return out
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def chip(self, inp: pl.Tensor[[1, SIZE], pl.FP32], a: pl.Tensor[[W, W], pl.FP32], b: pl.Tensor[[W, W], pl.FP32],
+             c: pl.Out[pl.Tensor[[W, W], pl.FP32]], out: pl.Out[pl.Tensor[[1, SIZE], pl.FP32]],
+             dst: pl.InOut[pld.DistributedTensor[[1, SIZE], pl.FP32]],
+             signal: pl.InOut[pld.DistributedTensor[[1, 1], pl.INT32]], peer: pl.Scalar[pl.INDEX]):
+        out = self.step(inp, a, b, c, out, dst, signal, peer)
+        return out
+
+    @pl.function(level=pl.Level.HOST, role=pl.Role.Orchestrator)
+    def host(self, inputs: pl.Tensor[[2, 1, SIZE], pl.FP32], a: pl.Tensor[[2, W, W], pl.FP32], b: pl.Tensor[[W, W], pl.FP32],
+             c: pl.Out[pl.Tensor[[2, W, W], pl.FP32]], outputs: pl.Out[pl.Tensor[[2, 1, SIZE], pl.FP32]]):
+        dst_buf = pld.alloc_window_buffer(SIZE * 4, name="dst")
+        sig_buf = pld.alloc_window_buffer(4, name="signal")
+        for r in pl.range(2):
+            dst = pld.window(dst_buf, [1, SIZE], dtype=pl.FP32)
+            signal = pld.window(sig_buf, [1, 1], dtype=pl.INT32)
+            self.chip(inputs[r], a[r], b, c[r], outputs[r], dst, signal, 1 - r, device=r)
+"#;
+
+const NOTIFY: &str = "pld.system.notify(signal, peer, [0, 0], 1, op=pld.NotifyOp.AtomicAdd)";
+
+#[test]
+fn mixed_kernel_lanes_run_together_and_duplicate_notifies_are_reported() {
+    let per: Vec<Vec<f64>> = (0..2).map(|r| gold::ramp(r, 64)).collect();
+    let a: Vec<Vec<f64>> = (0..2).map(|r| (0..256).map(|i| ((i + r) % 5) as f64).collect()).collect();
+    let b: Vec<f64> = (0..256).map(|i| (i % 3) as f64).collect();
+    let inp = inputs(vec![
+        ("inputs", stack(DataType::FP32, &per, &[1, 64])),
+        ("a", stack(DataType::FP32, &a, &[16, 16])),
+        ("b", pld_sim::HostTensor::from_f64(DataType::FP32, vec![16, 16], &b)),
+    ]);
+    // Notify pinned to the vector lane: the AIC lane waits (gating the matmul) while the AIV
+    // lane of the same task publishes; the lanes must run together, not one after the other.
+    let good = lowered(
+        &MIXED.replace("__NOTIFY_IN__", &format!("            {NOTIFY}")).replace("__NOTIFY_OUT__\n", ""),
+    );
+    let text = pld_ir::print_program(&good);
+    assert!(text.contains("def step_aic") && text.contains("def step_aiv"), "{text}");
+    for sched in [Schedule::Deterministic, Schedule::Random(1), Schedule::Random(2)] {
+        let out = run_ok(&good, "host", 2, &inp, sched, "mixed kernel");
+        assert_ranks(&unstack(&out.outputs["outputs"]), &gold::ring_pull(&per), 0.0, 0.0, "mixed kernel");
+        // The cube lane multiplies two created (zero) Mat tiles.
+        assert!(out.outputs["c"].to_f64().iter().all(|&x| x == 0.0));
+    }
+    // Notify outside every split_aiv region: duplicated onto both lanes.
+    let bad = lowered(
+        &MIXED.replace("__NOTIFY_IN__\n", "").replace("__NOTIFY_OUT__", &format!("        {NOTIFY}")),
+    );
+    match pld_sim::run(&bad, "host", &inp, &pld_sim::SimConfig::ranks(2)) {
+        Err(pld_sim::SimError::Fault(r)) => {
+            assert!(
+                r.text.contains("runs on two lanes ('step_aic' and 'step_aiv')")
+                    || r.text.contains("runs on two lanes ('step_aiv' and 'step_aic')"),
+                "{r}"
+            );
+        }
+        other => panic!("expected a duplicate-notify report, got {other:?}"),
+    }
+}

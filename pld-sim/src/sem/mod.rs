@@ -95,6 +95,8 @@ pub struct OpCx<'a> {
     pub domain: usize,
     /// Name of the running function, for reports.
     pub who: &'a str,
+    /// Mixed-kernel group of the running lane, if it is one.
+    pub group: Option<&'a str>,
 }
 
 impl OpCx<'_> {

@@ -208,8 +208,32 @@ fn fence(cx: &mut OpCx<'_>, _args: &[Val]) -> Result<Flow, Fault> {
     Ok(Flow::Val(Val::Unit))
 }
 
+/// A notify written outside every `split_aiv` region is duplicated onto both lanes of a
+/// mixed kernel: the same source notify executed by two lanes of one group is reported.
+fn check_single_lane(cx: &mut OpCx<'_>) -> Result<(), Fault> {
+    let Some(group) = cx.group else { return Ok(()) };
+    let key = (cx.rank, group.to_string(), cx.span);
+    match cx.world.lane_notifies.get(&key) {
+        Some(lane) if lane != cx.who => Err(Fault::new(
+            ReportKind::Race,
+            cx.span,
+            format!(
+                "pld.system.notify of mixed kernel '{group}' runs on two lanes ('{lane}' and '{}') of rank {}: duplicate credit, and the cube lane can publish before the vector lane's data landed",
+                cx.who, cx.rank
+            ),
+        )
+        .note("put the notify inside a pl.split_aiv region so it is pinned to the vector lane")),
+        Some(_) => Ok(()),
+        None => {
+            cx.world.lane_notifies.insert(key, cx.who.to_string());
+            Ok(())
+        }
+    }
+}
+
 fn notify_op(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
     check_fenced(cx)?;
+    check_single_lane(cx)?;
     let sig = cx.tensor(args, 0)?.clone();
     let peer = cx.int(args, 1)?;
     let idx = cx.ints(args, 2)?;
