@@ -442,6 +442,12 @@ impl<'p> Thread<'p> {
             }
             StmtKind::Scope { kind, body, .. } => {
                 self.advance();
+                // A split_aiv region runs here as vector sub-lane 0.
+                if let pld_ir::ScopeKind::SplitAiv { lane: Some(v) } = kind {
+                    if let Some(act) = self.acts.last_mut() {
+                        set(&mut act.env, *v, Val::Int(0));
+                    }
+                }
                 let prev = self.domain;
                 let mut pushed = false;
                 if let pld_ir::ScopeKind::CommDomain { devices, windows, .. } = kind {
