@@ -128,3 +128,44 @@ fn never_satisfied_deferred_condition_is_a_deadlock() {
         other => panic!("expected a deadlock, got {other:?}"),
     }
 }
+
+#[test]
+fn deferred_limits_are_enforced() {
+    // 65 waiters whose condition never holds: the 65th concurrently deferred task is error 102.
+    let prog = parse(
+        &DEFERRED
+            .replace("W = 8", "W = 65")
+            .replace("        self.publisher(inp, payload, signal, peer, epoch)\n", ""),
+    );
+    let cfg = SimConfig { cores_per_rank: 128, ..SimConfig::ranks(2) };
+    match run(&prog, "host", &inputs(), &cfg) {
+        Err(SimError::Fault(r)) => {
+            assert_eq!(r.kind, ReportKind::Deferred, "{r}");
+            assert!(r.text.contains("65 concurrently deferred tasks") && r.text.contains("error 102"), "{r}");
+        }
+        other => panic!("expected a deferred-limit report, got {other:?}"),
+    }
+    // One waiter registering 65 conditions.
+    let prog = parse(&DEFERRED.replace(
+        "        pld.system.defer_wait(signal, [0, 0], epoch, cmp=pld.WaitCmp.Ge)\n",
+        "        for i in pl.range(65):\n            pld.system.defer_wait(signal, [0, 0], epoch, cmp=pld.WaitCmp.Ge)\n",
+    ));
+    match run(&prog, "host", &inputs(), &SimConfig::ranks(2)) {
+        Err(SimError::Fault(r)) => {
+            assert_eq!(r.kind, ReportKind::Deferred, "{r}");
+            assert!(r.text.contains("registered 65 deferred conditions"), "{r}");
+        }
+        other => panic!("expected a condition-limit report, got {other:?}"),
+    }
+    // A negative threshold is error 101.
+    let prog = parse(&DEFERRED.replace(
+        "pld.system.defer_wait(signal, [0, 0], epoch,",
+        "pld.system.defer_wait(signal, [0, 0], epoch - 2,",
+    ));
+    match run(&prog, "host", &inputs(), &SimConfig::ranks(2)) {
+        Err(SimError::Fault(r)) => {
+            assert!(r.kind == ReportKind::Deferred && r.text.contains("error 101"), "{r}")
+        }
+        other => panic!("expected a threshold report, got {other:?}"),
+    }
+}
