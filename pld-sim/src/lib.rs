@@ -2,15 +2,42 @@
 //!
 //! Runs a [`Program`] on N simulated ranks (1 ≤ N ≤ 64) at whatever level its IR arrives —
 //! tensor-level put/get and unlowered collectives as well as the pipeline's tile-level
-//! protocols — and gives either the outputs with traffic accounting (and an optional Chrome
-//! trace) or a precise [`Report`]: deadlock, race, out-of-bounds window access, peer out of
-//! range, Set/AtomicAdd mixing, credit leak.
+//! protocols and `builtin.tensor.*` dispatches — and gives either the outputs with traffic
+//! accounting (and an optional Chrome trace) or a precise [`Report`]: deadlock, race,
+//! out-of-bounds window access, peer out of range, Set/AtomicAdd mixing, credit leak,
+//! deferred-completion misuse, duplicate notify from a mixed kernel, unfenced notify (opt-in).
 //!
 //! Guarantees: [`run`] never panics on a program and never hangs (deadlocks are detected, a
 //! step budget bounds livelocks); the deterministic schedule gives byte-identical outputs and
 //! traces for the same input; op semantics are registered by op name in the family modules of
-//! [`sem`] ([`register_semantics!`], [`register_collective!`]), so the simulator depends only on
+//! [`sem`] (`register_semantics!`, `register_collective!`), so the simulator depends only on
 //! `pld-ir` and `pld-runtime-abi`.
+//!
+//! ## Model
+//!
+//! - **World** ([`world`]): comm domains (from `CommDomain` scopes, else one domain of all
+//!   ranks) with named buffers carved at 32-byte-aligned offsets; each member gets a real
+//!   `CommContext` with its own virtual addresses, and every remote access is translated
+//!   `local + windowsIn[peer] - windowsIn[me]` and resolved back (bounds = the named buffer).
+//!   Window bytes start as `0xFF` (NaN) except integer-only buffers (signals), which start at 0.
+//! - **Execution** ([`interp`], [`sched`]): the host function runs once and fills per-rank
+//!   FIFO queues; a chip orchestrator launches kernels as tasks ordered by overlapping tensor
+//!   arguments (the two lanes of a split mixed kernel form one task), on at most
+//!   `cores_per_rank` cores; a kernel is a resumable frame-stack interpreter that parks on a
+//!   failed `wait` and resumes when its cell satisfies the predicate; `defer_wait` retires the
+//!   kernel and gates the task (≤ 64 conditions, ≤ 64 deferred tasks). Protocol ops (TPUT/TGET
+//!   chunk sequences, collectives) run as flat micro programs ([`micro`]).
+//! - **Checks**: per-rank vector clocks with notify→wait edges (races), per-cell Set/AtomicAdd
+//!   epochs, self-clearing credit cells (negative self AtomicAdd) checked at the end of the run.
+//! - **Schedules** ([`Schedule`]): deterministic round robin, seeded random, or one OS thread
+//!   per rank over a mutex-guarded world.
+//!
+//! ## Not modelled
+//!
+//! Cache incoherence and pipe-level reordering (fences are checked only with
+//! `SimConfig::check_fences`), the second vector sub-lane of `dual_aiv_dispatch` kernels (a
+//! `split_aiv` region runs once, as lane 0), persistent workers and window reuse across runs,
+//! SPMD grids of InCore kernels, explicit TaskId dependencies (`deps=[...]`).
 
 pub mod elem;
 pub mod interp;
