@@ -1,7 +1,7 @@
 //! Op semantics, registered by op name.
 //!
-//! Each family module submits its ops with [`register_semantics!`] (ordinary ops, run where
-//! they are called) or [`register_collective!`] (protocol ops that expand into a [`Micro`]
+//! Each family module submits its ops with [`crate::register_semantics!`] (ordinary ops, run where
+//! they are called) or [`crate::register_collective!`] (protocol ops that expand into a [`Micro`]
 //! program per rank — run inline on a core, or, when called from the host, dispatched to every
 //! rank's queue). The simulator never names an op outside these modules; an op that reaches
 //! it without semantics is a runtime report naming the op. Guarantees: lookups are by the
