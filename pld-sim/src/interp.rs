@@ -465,8 +465,11 @@ impl<'p> Thread<'p> {
                             ),
                         ));
                     }
-                    let existing =
-                        ecx.world.domains.iter().position(|d| d.members == members && d.allocs.is_empty());
+                    let existing = if ecx.world.reuse.is_some() {
+                        ecx.world.domains.iter().position(|d| d.members == members)
+                    } else {
+                        ecx.world.domains.iter().position(|d| d.members == members && d.allocs.is_empty())
+                    };
                     self.domain = existing.unwrap_or_else(|| ecx.world.add_domain(members));
                     ecx.domain = self.domain;
                     ecx.world.scope_stack.push((self.domain, windows.clone()));

@@ -29,6 +29,7 @@
 //!   chunk sequences, collectives) run as flat micro programs ([`micro`]).
 //! - **Checks**: per-rank vector clocks with notify→wait edges (races), per-cell Set/AtomicAdd
 //!   epochs, self-clearing credit cells (negative self AtomicAdd) checked at the end of the run.
+//! - **Persistent workers** ([`Persistent`]): windows kept across calls, optionally reset.
 //! - **Schedules** ([`Schedule`]): deterministic round robin, seeded random, or one OS thread
 //!   per rank over a mutex-guarded world.
 //!
@@ -36,7 +37,7 @@
 //!
 //! Cache incoherence and pipe-level reordering (fences are checked only with
 //! `SimConfig::check_fences`), the second vector sub-lane of `dual_aiv_dispatch` kernels (a
-//! `split_aiv` region runs once, as lane 0), persistent workers and window reuse across runs,
+//! `split_aiv` region runs once, as lane 0),
 //! SPMD grids of InCore kernels, explicit TaskId dependencies (`deps=[...]`).
 
 pub mod elem;
@@ -250,6 +251,52 @@ fn unify(dims: &[pld_ir::Expr], actual: &[usize], syms: &mut HashMap<String, i64
 
 /// Runs `entry` of `program` on `cfg.nranks` ranks with `inputs` bound to its parameters.
 pub fn run(program: &Program, entry: &str, inputs: &Inputs, cfg: &SimConfig) -> Result<SimOutcome, SimError> {
+    run_in(None, program, entry, inputs, cfg)
+}
+
+/// A persistent worker: comm-domain windows are allocated by the first call and kept for
+/// the following ones (pypto `prepare(persistent=True)`); with `reset` every named buffer is
+/// zeroed before each later call (`reset_persistent_windows=True`), otherwise the previous
+/// contents — signals included — survive.
+pub struct Persistent {
+    world: Option<world::World>,
+    reset: bool,
+}
+
+impl Persistent {
+    /// A worker that has not run yet.
+    pub fn new(reset: bool) -> Persistent {
+        Persistent { world: None, reset }
+    }
+
+    /// Runs one call (the program, entry and rank count must stay the same across calls).
+    pub fn call(
+        &mut self,
+        program: &Program,
+        entry: &str,
+        inputs: &Inputs,
+        cfg: &SimConfig,
+    ) -> Result<SimOutcome, SimError> {
+        if let Some(w) = &mut self.world {
+            if w.nranks != cfg.nranks {
+                return Err(invalid(format!(
+                    "persistent worker has {} ranks, call asks for {}",
+                    w.nranks, cfg.nranks
+                )));
+            }
+            w.next_call(self.reset);
+        }
+        run_in(Some(&mut self.world), program, entry, inputs, cfg)
+    }
+}
+
+fn run_in(
+    keep: Option<&mut Option<world::World>>,
+    program: &Program,
+    entry: &str,
+    inputs: &Inputs,
+    cfg: &SimConfig,
+) -> Result<SimOutcome, SimError> {
     if !(1..=64).contains(&cfg.nranks) {
         return Err(invalid(format!("rank count {} is outside 1..=64", cfg.nranks)));
     }
@@ -275,10 +322,18 @@ pub fn run(program: &Program, entry: &str, inputs: &Inputs, cfg: &SimConfig) -> 
             syms.insert(s.clone(), cfg.nranks as i64);
         }
     }
-    let mut world = world::World::new(cfg.nranks);
+    let (mut world, keep) = match keep {
+        Some(slot) => match slot.take() {
+            Some(w) => (w, Some(slot)),
+            None => (world::World::new(cfg.nranks), Some(slot)),
+        },
+        None => (world::World::new(cfg.nranks), None),
+    };
     world.check_races = cfg.check_races;
     world.check_fences = cfg.check_fences;
-    world.add_domain((0..cfg.nranks).collect());
+    if world.domains.is_empty() {
+        world.add_domain((0..cfg.nranks).collect());
+    }
     let mut args = Vec::new();
     let mut outs = Vec::new();
     for p in &func.params {
@@ -350,16 +405,23 @@ pub fn run(program: &Program, entry: &str, inputs: &Inputs, cfg: &SimConfig) -> 
         }
     }
     let mut sched = sched::Sched::new(program, cfg, syms);
-    if let Err(f) = sched.run(&mut world, func, args) {
+    let result = sched.run(&mut world, func, args);
+    world.reuse = None;
+    let stats = world.stats.clone();
+    let host = std::mem::take(&mut world.host);
+    if let Some(slot) = keep {
+        *slot = Some(world);
+    }
+    if let Err(f) = result {
         return Err(SimError::Fault(f.render(cfg.sources.as_ref())));
     }
     let outputs = outs
         .into_iter()
         .map(|(name, buf, dtype, shape)| {
-            let data = world.host[buf].clone();
+            let data = host.get(buf).cloned().unwrap_or_default();
             (name, HostTensor { dtype, shape: shape.iter().map(|&x| x as usize).collect(), data })
         })
         .collect();
     let trace = cfg.trace.then(|| sched::chrome_trace(&sched.trace));
-    Ok(SimOutcome { outputs, stats: world.stats, trace })
+    Ok(SimOutcome { outputs, stats, trace })
 }

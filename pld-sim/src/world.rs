@@ -171,6 +171,8 @@ pub struct World {
     pub unfenced: Vec<Vec<(String, String, Span)>>,
     /// (rank, mixed-kernel group, notify span) -> the lane that executed that notify.
     pub lane_notifies: HashMap<(usize, String, Span), String>,
+    /// Persistent re-run: allocations are matched in order against the existing ones.
+    pub reuse: Option<usize>,
 }
 
 const ADDR_BASE: u64 = 0x4000_0000_0000;
@@ -202,6 +204,7 @@ impl World {
             check_fences: false,
             unfenced: vec![Vec::new(); nranks],
             lane_notifies: HashMap::new(),
+            reuse: None,
         }
     }
 
@@ -219,6 +222,16 @@ impl World {
 
     /// Carves a named buffer of `size` bytes at the end of domain `d`.
     pub fn alloc(&mut self, d: usize, name: &str, size: u64) -> usize {
+        if let Some(cursor) = self.reuse {
+            // A persistent worker's later call finds its buffers where the first call put them.
+            if let Some(a) =
+                self.allocs.get(cursor).filter(|a| a.name == name && a.size == size && a.domain == d)
+            {
+                let _ = a;
+                self.reuse = Some(cursor + 1);
+                return cursor;
+            }
+        }
         let dom = &mut self.domains[d];
         let offset = dom.win_size;
         let rounded = size.div_ceil(32) * 32;
@@ -240,6 +253,12 @@ impl World {
     /// Creates the arenas and CommContexts of every domain (after the host pass carved them).
     pub fn finalize(&mut self) -> Result<(), Fault> {
         for (di, dom) in self.domains.iter_mut().enumerate() {
+            if dom.arenas.len() == dom.members.len()
+                && dom.arenas.first().is_some_and(|a| a.len() as u64 == dom.win_size)
+            {
+                // Already materialised by an earlier call of a persistent worker.
+                continue;
+            }
             let n = dom.members.len();
             let stride = dom.win_size.div_ceil(1 << 20).max(1) * (1 << 20) + (1 << 20);
             dom.arenas = vec![vec![GARBAGE; dom.win_size as usize]; n];
@@ -262,6 +281,30 @@ impl World {
             }
         }
         Ok(())
+    }
+
+    /// Prepares a persistent worker's next call: windows, contexts and clocks stay; race
+    /// records, host buffers and counters start afresh; with `reset` every named buffer is
+    /// overwritten with zeros (`reset_persistent_windows`).
+    pub fn next_call(&mut self, reset: bool) {
+        self.reuse = Some(0);
+        self.host.clear();
+        self.shadow.clear();
+        self.lane_notifies.clear();
+        self.scope_stack.clear();
+        self.unfenced.iter_mut().for_each(Vec::clear);
+        self.notified.iter_mut().for_each(|x| *x = false);
+        let n = self.nranks;
+        self.stats =
+            Stats { notifies: vec![0; n], waits: vec![0; n], barrier_rounds: vec![0; n], ..Stats::default() };
+        if reset {
+            for dom in &mut self.domains {
+                for a in &mut dom.arenas {
+                    a.fill(0);
+                }
+            }
+            self.cells.clear();
+        }
     }
 
     /// Allocates a host buffer holding `bytes`.

@@ -322,3 +322,36 @@ fn remote_store_window_raw_ordering_bf16() {
         assert!(got[q][q * 64..(q + 1) * 64].iter().all(|x| x.is_nan()), "rank {q} unwritten row");
     }
 }
+
+#[test]
+fn persistent_worker_reset_and_retained_windows() {
+    // 4.1: the handshake adds tag r+1 into the next rank's cell. With window reset every call
+    // reads [2, 1]; without it the retained signal accumulates ([4, 2] on the second call).
+    let body = "pld.system.notify(signal, peer, [0, 0], me + 1, op=pld.NotifyOp.AtomicAdd)\n        pld.system.wait(signal, [0, 0], 1, cmp=pld.WaitCmp.Ge)\n        v = pl.tensor.read(signal, [0, 0])\n        pl.tensor.write(out, [0, 0], v)";
+    let prog = p2p(1, 1, DataType::INT32, body);
+    let inp = inputs_of(DataType::INT32, &[vec![0.0], vec![0.0]], 1, 1);
+    let cfg = SimConfig::ranks(2);
+    let mut reset = pld_sim::Persistent::new(true);
+    for call in 0..3 {
+        let out = reset.call(&prog, "host", &inp, &cfg).unwrap_or_else(|e| panic!("call {call}: {e}"));
+        assert_eq!(unstack(&out.outputs["outputs"]), vec![vec![2.0], vec![1.0]], "reset call {call}");
+    }
+    let mut keep = pld_sim::Persistent::new(false);
+    let got: Vec<Vec<Vec<f64>>> = (0..2)
+        .map(|call| {
+            unstack(
+                &keep.call(&prog, "host", &inp, &cfg).unwrap_or_else(|e| panic!("call {call}: {e}")).outputs
+                    ["outputs"],
+            )
+        })
+        .collect();
+    assert_eq!(got, vec![vec![vec![2.0], vec![1.0]], vec![vec![4.0], vec![2.0]]]);
+    // 4.2: the self-clearing credit reset needs no window reset: every call ends at zero.
+    let body = "for i in pl.unroll(4):\n            pld.system.notify(signal, peer, [0, 0], 1, op=pld.NotifyOp.AtomicAdd)\n        pld.system.wait(signal, [0, 0], 4, cmp=pld.WaitCmp.Ge)\n        pld.system.notify(signal, me, [0, 0], -4, op=pld.NotifyOp.AtomicAdd)\n        v = pl.tensor.read(signal, [0, 0])\n        pl.tensor.write(out, [0, 0], v)";
+    let prog = p2p(1, 1, DataType::INT32, body);
+    let mut keep = pld_sim::Persistent::new(false);
+    for call in 0..3 {
+        let out = keep.call(&prog, "host", &inp, &cfg).unwrap_or_else(|e| panic!("call {call}: {e}"));
+        assert_eq!(unstack(&out.outputs["outputs"]), vec![vec![0.0], vec![0.0]], "credit reset call {call}");
+    }
+}
