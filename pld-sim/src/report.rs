@@ -43,6 +43,10 @@ pub enum ReportKind {
     CreditLeak,
     /// Unordered conflicting accesses from two ranks.
     Race,
+    /// A notify publishing window writes no GM fence covered (with fence checking on).
+    UnfencedNotify,
+    /// One source notify executed by both lanes of a mixed kernel.
+    DuplicateNotify,
     /// Deferred-completion misuse (too many conditions or deferred tasks, bad threshold).
     Deferred,
     /// The step budget ran out (a livelock or a runaway loop).
@@ -61,6 +65,8 @@ impl ReportKind {
             ReportKind::MixedNotify => "set and atomic-add mixed on one signal cell",
             ReportKind::CreditLeak => "credit leak",
             ReportKind::Race => "data race",
+            ReportKind::UnfencedNotify => "notify before fence",
+            ReportKind::DuplicateNotify => "duplicate notify from a mixed kernel",
             ReportKind::Deferred => "deferred completion misuse",
             ReportKind::Budget => "step budget exhausted",
             ReportKind::Runtime => "runtime error",

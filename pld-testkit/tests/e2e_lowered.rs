@@ -388,7 +388,7 @@ fn fence_checking_accepts_pipeline_output_and_flags_unfenced_notifies() {
     );
     match pld_sim::run(&parse(&hand), "host", &inp, &cfg) {
         Err(pld_sim::SimError::Fault(r)) => {
-            assert_eq!(r.kind, pld_sim::ReportKind::Race, "{r}");
+            assert_eq!(r.kind, pld_sim::ReportKind::UnfencedNotify, "{r}");
             assert!(r.text.contains("no GM fence") && r.text.contains("buffer 'data' (tile.store)"), "{r}");
         }
         other => panic!("expected an unfenced-notify report, got {other:?}"),
@@ -480,6 +480,7 @@ fn mixed_kernel_lanes_run_together_and_duplicate_notifies_are_reported() {
     );
     match pld_sim::run(&bad, "host", &inp, &pld_sim::SimConfig::ranks(2)) {
         Err(pld_sim::SimError::Fault(r)) => {
+            assert_eq!(r.kind, pld_sim::ReportKind::DuplicateNotify, "{r}");
             assert!(
                 r.text.contains("runs on two lanes ('step_aic' and 'step_aiv')")
                     || r.text.contains("runs on two lanes ('step_aiv' and 'step_aic')"),

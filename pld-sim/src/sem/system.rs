@@ -192,7 +192,7 @@ fn check_fenced(cx: &OpCx<'_>) -> Result<(), Fault> {
     match cx.world.unfenced.get(cx.rank).and_then(|l| l.first()) {
         None => Ok(()),
         Some((op, buf, span)) => Err(Fault::new(
-            ReportKind::Race,
+            ReportKind::UnfencedNotify,
             cx.span,
             format!("pld.system.notify on rank {} publishes a write to buffer '{buf}' ({op}) that no GM fence has made visible", cx.rank),
         )
@@ -215,7 +215,7 @@ fn check_single_lane(cx: &mut OpCx<'_>) -> Result<(), Fault> {
     let key = (cx.rank, group.to_string(), cx.span);
     match cx.world.lane_notifies.get(&key) {
         Some(lane) if lane != cx.who => Err(Fault::new(
-            ReportKind::Race,
+            ReportKind::DuplicateNotify,
             cx.span,
             format!(
                 "pld.system.notify of mixed kernel '{group}' runs on two lanes ('{lane}' and '{}') of rank {}: duplicate credit, and the cube lane can publish before the vector lane's data landed",
