@@ -5,7 +5,8 @@
 //!
 //! Big payloads take long per iteration (a 64 MiB mesh allreduce at P=8 runs for minutes
 //! before the simulator's fixes land): set `PLD_BENCH_MAX_BYTES` (e.g. 1048576) to cap the
-//! payloads, or pick groups with criterion's filter argument.
+//! payloads, or pick benchmarks with criterion's filter argument (matched here as a plain
+//! substring before the warm-up run, so filtered-out workloads are never simulated).
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use pld_bench::coll::{Coll, Workload};
@@ -15,11 +16,49 @@ use std::time::Duration;
 
 const PAYLOADS: [u64; 5] = [4 << 10, 64 << 10, 1 << 20, 16 << 20, 64 << 20];
 
+/// Criterion's positional filter arguments (flags and their values skipped).
+fn filters() -> Vec<String> {
+    const VALUED: [&str; 14] = [
+        "--warm-up-time",
+        "--measurement-time",
+        "--sample-size",
+        "--save-baseline",
+        "--baseline",
+        "--load-baseline",
+        "--noise-threshold",
+        "--confidence-level",
+        "--significance-level",
+        "--nresamples",
+        "--profile-time",
+        "--output-format",
+        "--color",
+        "--plotting-backend",
+    ];
+    let mut out = Vec::new();
+    let mut skip = false;
+    for a in std::env::args().skip(1) {
+        if skip {
+            skip = false;
+        } else if a.starts_with('-') {
+            skip = VALUED.contains(&a.as_str());
+        } else {
+            out.push(a);
+        }
+    }
+    out
+}
+
 fn bench_one(
     g: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
     w: &Workload,
     s: Schedule,
 ) {
+    let sched = if s == Schedule::Parallel { "par" } else { "det" };
+    let full = format!("{}/P{}_{sched}/{}", w.coll.name(), w.p, w.bytes);
+    let f = filters();
+    if !f.is_empty() && !f.iter().any(|x| full.contains(x.as_str())) {
+        return;
+    }
     let prog = match compile(&w.text()) {
         Ok(p) => p,
         Err(e) => {
@@ -37,7 +76,6 @@ fn bench_one(
         }
     };
     g.throughput(Throughput::Bytes(moved));
-    let sched = if s == Schedule::Parallel { "par" } else { "det" };
     let id = BenchmarkId::new(format!("P{}_{sched}", w.p), w.bytes);
     g.bench_with_input(id, &prog, |b, p| b.iter(|| simulate(p, &inputs, &cfg)));
 }
