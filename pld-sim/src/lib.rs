@@ -210,6 +210,8 @@ pub struct SimOutcome {
     pub stats: Stats,
     /// Chrome trace JSON, when requested.
     pub trace: Option<String>,
+    /// Warnings that did not stop the run (undefined-byte reads, counter wrap-around).
+    pub warnings: Vec<String>,
 }
 
 /// Why a run failed.
@@ -408,6 +410,7 @@ fn run_in(
     let result = sched.run(&mut world, func, args);
     world.reuse = None;
     let stats = world.stats.clone();
+    let warnings = std::mem::take(&mut world.warnings);
     let host = std::mem::take(&mut world.host);
     if let Some(slot) = keep {
         *slot = Some(world);
@@ -423,5 +426,5 @@ fn run_in(
         })
         .collect();
     let trace = cfg.trace.then(|| sched::chrome_trace(&sched.trace));
-    Ok(SimOutcome { outputs, stats, trace })
+    Ok(SimOutcome { outputs, stats, trace, warnings })
 }

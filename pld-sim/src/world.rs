@@ -173,6 +173,11 @@ pub struct World {
     pub lane_notifies: HashMap<(usize, String, Span), String>,
     /// Persistent re-run: allocations are matched in order against the existing ones.
     pub reuse: Option<usize>,
+    /// Written byte intervals of each window (domain, owner), sorted and disjoint.
+    written: HashMap<(usize, usize), Vec<(u64, u64)>>,
+    /// Warnings of the run (undefined-byte reads, counter overflow), each reported once.
+    pub warnings: Vec<String>,
+    warned: BTreeSet<(usize, usize, &'static str)>,
 }
 
 const ADDR_BASE: u64 = 0x4000_0000_0000;
@@ -205,6 +210,9 @@ impl World {
             unfenced: vec![Vec::new(); nranks],
             lane_notifies: HashMap::new(),
             reuse: None,
+            written: HashMap::new(),
+            warnings: Vec::new(),
+            warned: BTreeSet::new(),
         }
     }
 
@@ -291,6 +299,11 @@ impl World {
         self.host.clear();
         self.shadow.clear();
         self.lane_notifies.clear();
+        self.warnings.clear();
+        self.warned.clear();
+        if reset {
+            self.written.clear();
+        }
         self.scope_stack.clear();
         self.unfenced.iter_mut().for_each(Vec::clear);
         self.notified.iter_mut().for_each(|x| *x = false);
@@ -570,6 +583,16 @@ impl World {
                     ));
                 }
                 let owner = first.owner;
+                self.track_defined(
+                    domain,
+                    owner,
+                    alloc,
+                    g,
+                    first.offset,
+                    last.offset + 1,
+                    data.is_some(),
+                    op,
+                );
                 // Base byte of element 0 in the owner's window.
                 let base0 = first.offset as i64 - lo_e * eb;
                 // A plain write that leaves every byte as it was (a self-copy, an idempotent
@@ -626,6 +649,50 @@ impl World {
             }
         }
         Ok(out)
+    }
+
+    /// Records written bytes; warns (once per rank and buffer) when a read touches bytes of a
+    /// garbage-initialised buffer that nothing wrote in this run (runtime.md §8.12).
+    #[allow(clippy::too_many_arguments)]
+    fn track_defined(
+        &mut self,
+        domain: usize,
+        owner: usize,
+        alloc: usize,
+        g: usize,
+        lo: u64,
+        hi: u64,
+        write: bool,
+        op: &str,
+    ) {
+        let iv = self.written.entry((domain, owner)).or_default();
+        if write {
+            let (mut a, mut b) = (lo, hi);
+            iv.retain(|&(x, y)| {
+                let touches = x <= b && a <= y;
+                if touches {
+                    a = a.min(x);
+                    b = b.max(y);
+                }
+                !touches
+            });
+            let at = iv.partition_point(|&(x, _)| x < a);
+            iv.insert(at, (a, b));
+            return;
+        }
+        if self.allocs[alloc].zeroed {
+            return;
+        }
+        let covered = iv.iter().any(|&(x, y)| x <= lo && hi <= y);
+        if !covered && self.warned.insert((g, alloc, "undefined")) {
+            let al = &self.allocs[alloc];
+            self.warnings.push(format!(
+                "rank {g} read bytes [{}, {}) of buffer '{}' (window of domain rank {owner}) with {op}, but nothing wrote all of them in this run: they hold undefined (garbage) bytes",
+                lo.saturating_sub(al.offset),
+                hi.saturating_sub(al.offset),
+                al.name
+            ));
+        }
     }
 
     #[allow(clippy::too_many_arguments)]

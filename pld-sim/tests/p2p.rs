@@ -87,6 +87,7 @@ fn mesh_allreduce_hand_written() {
                 assert_eq!(o[r * 256 + i], want, "P={p} rank {r} elem {i}");
             }
         }
+        assert!(out.warnings.is_empty(), "P={p}: {:?}", out.warnings);
         // Mesh reads (P-1)·S bytes from peers per rank.
         for r in 0..p {
             assert_eq!(out.stats.remote_total(r), ((p - 1) * 256 * 4) as u64, "P={p} rank {r}");

@@ -145,6 +145,7 @@ pub fn notify(
             old.wrapping_add(value)
         }
     };
+    let overflow = op == NotifyOp::AtomicAdd && old.checked_add(value).is_none();
     if op == NotifyOp::AtomicAdd && value < 0 && me == Some(r.owner) {
         meta.credit = true;
     }
@@ -153,6 +154,9 @@ pub fn notify(
         meta.add_by = None;
     }
     meta.writers.insert(g);
+    if overflow {
+        world.warnings.push(format!("pld.system.notify by rank {g} ({who}) wraps signal cell {cell_name} from {old} by {value} past the int32 range"));
+    }
     world.set_cell(r, new);
     world.release_into(g, key);
     world.stats.notifies[g] += 1;
