@@ -38,6 +38,7 @@ const STEPS: &[Step] = &[
     Step { name: "doc", run: doc },
     Step { name: "tidy", run: tidy_step },
     Step { name: "readme", run: readme_step },
+    Step { name: "lib-example", run: lib_example },
 ];
 
 fn fmt() -> StepResult {
@@ -87,6 +88,11 @@ fn tidy_step() -> StepResult {
 
 fn readme_step() -> StepResult {
     readme::check().map_err(fails_with("make README.md's main-job command work (or fix the README)"))
+}
+
+fn lib_example() -> StepResult {
+    let cmd = Cmd::cargo(&["run", "--quiet", "-p", "pld-testkit", "--example", "downstream"]);
+    cmd.run().map_err(fails_with(&format!("the library example broke; reproduce with `{cmd}`")))
 }
 
 /// How a step ended, for the summary.
@@ -162,7 +168,10 @@ mod tests {
     #[test]
     fn steps_run_in_the_documented_order() {
         let names: Vec<&str> = STEPS.iter().map(|s| s.name).collect();
-        assert_eq!(names, ["fmt", "abi-header", "abi-c", "clippy", "test", "doc", "tidy", "readme"]);
+        assert_eq!(
+            names,
+            ["fmt", "abi-header", "abi-c", "clippy", "test", "doc", "tidy", "readme", "lib-example"]
+        );
     }
 
     #[test]
