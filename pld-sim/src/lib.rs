@@ -243,6 +243,17 @@ fn invalid(msg: impl Into<String>) -> SimError {
     SimError::Invalid(d)
 }
 
+/// The value of a dim expression (literals, bound symbols, integer arithmetic).
+fn eval_dim(e: &pld_ir::Expr, syms: &HashMap<String, i64>) -> Option<i64> {
+    match &e.kind {
+        pld_ir::ExprKind::Int(v) => Some(*v),
+        pld_ir::ExprKind::Sym(s) => syms.get(s).copied(),
+        pld_ir::ExprKind::Binary(op, a, b) => op.fold_int(eval_dim(a, syms)?, eval_dim(b, syms)?),
+        pld_ir::ExprKind::Unary(pld_ir::UnOp::Neg, a) => eval_dim(a, syms)?.checked_neg(),
+        _ => None,
+    }
+}
+
 fn unify(dims: &[pld_ir::Expr], actual: &[usize], syms: &mut HashMap<String, i64>) {
     for (d, &a) in dims.iter().zip(actual) {
         if let pld_ir::ExprKind::Sym(s) = &d.kind {
@@ -346,11 +357,7 @@ fn run_in(
                 let shape: Vec<i64> = t
                     .shape
                     .iter()
-                    .map(|d| match &d.kind {
-                        pld_ir::ExprKind::Int(v) => Some(*v),
-                        pld_ir::ExprKind::Sym(s) => syms.get(s).copied(),
-                        _ => None,
-                    })
+                    .map(|d| eval_dim(d, &syms))
                     .collect::<Option<_>>()
                     .or_else(|| inputs.get(&name).map(|h| h.shape.iter().map(|&x| x as i64).collect()))
                     .ok_or_else(|| invalid(format!("cannot determine the shape of parameter '{name}'")))?;
