@@ -2,7 +2,8 @@
 //!
 //! Workload generators shared by the criterion benches (`benches/`) and the
 //! `bench_table` binary that `cargo xtask bench` runs: [`gen`] emits DSL programs of growing
-//! size for the compiler, [`coll`] emits collective programs for the simulator. [`compile`]
+//! size for the compiler, [`coll`] emits collective programs for the simulator, [`model`] is
+//! the slice-based yardstick for the simulator's data rate. [`compile`]
 //! and [`simulate`] run them through the public APIs exactly as the CLI does.
 //!
 //! Guarantees: every helper returns errors as values (diagnostic text); nothing here times
@@ -10,6 +11,7 @@
 
 pub mod coll;
 pub mod gen;
+pub mod model;
 
 use pld_ir::Program;
 use pld_sim::{Inputs, SimConfig, SimOutcome};

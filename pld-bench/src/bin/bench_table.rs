@@ -10,7 +10,7 @@
 //! from a counting global allocator (below): the peak of live heap bytes during `pld_sim::run`
 //! above the live bytes just before it.
 //!
-//! `bench_table --sim COLL P BYTES [det|parallel] [ITERS]` runs one simulation and prints its
+//! `bench_table --sim COLL P BYTES [det|parallel] [ITERS] [norace]` runs one simulation and prints its
 //! row only (for profilers: `perf record target/release/bench_table --sim allreduce_mesh 4 1048576`);
 //! `bench_table --compile SCALE [REPS]` compiles the generated program of that scale.
 
@@ -411,6 +411,18 @@ fn main() {
             }
         }
     }
+    {
+        let (p, elems) = (4usize, 4usize << 20);
+        let mut windows: Vec<Vec<f32>> = (0..p).map(|r| vec![r as f32; elems]).collect();
+        let (moved, time, _) = measured(|| pld_bench::model::mesh_allreduce(&mut windows));
+        let rate = moved as f64 / time.as_secs_f64();
+        println!(
+            "yardstick: the mesh allreduce's data movement on f32 slices (P=4, 16MiB, 256-element chunks, no interpretation): {:.0} ms, {} GB/s = {:.3} of memcpy",
+            time.as_secs_f64() * 1e3,
+            gbs(rate),
+            rate / memcpy
+        );
+    }
     println!();
     println!("total bench time: {:.1} s", started.elapsed().as_secs_f64());
     if !ok {
@@ -520,9 +532,9 @@ fn compile_only(args: &[String]) -> i32 {
     0
 }
 
-/// `--sim COLL P BYTES [det|parallel] [ITERS]`.
+/// `--sim COLL P BYTES [det|parallel] [ITERS] [norace]` (`norace`: race checker off, time only).
 fn one(args: &[String]) -> i32 {
-    let usage = "usage: bench_table --sim COLL P BYTES [det|parallel] [ITERS]";
+    let usage = "usage: bench_table --sim COLL P BYTES [det|parallel] [ITERS] [norace]";
     let (Some(c), Some(p), Some(b)) = (args.first(), args.get(1), args.get(2)) else {
         eprintln!("{usage}");
         return 2;
@@ -545,6 +557,23 @@ fn one(args: &[String]) -> i32 {
     };
     let iters = args.get(4).and_then(|s| s.parse().ok()).unwrap_or(1);
     let w = Workload { iters, ..Workload::new(coll, p, bytes) };
+    if args.get(5).map(String::as_str) == Some("norace") {
+        let cfg = pld_sim::SimConfig { check_races: false, ..w.config(schedule) };
+        return match sim_with(&w, &cfg) {
+            Ok(r) => {
+                println!(
+                    "{:.1} ms without race checks, {} steps",
+                    r.time.as_secs_f64() * 1e3,
+                    r.outcome.stats.steps
+                );
+                0
+            }
+            Err(e) => {
+                eprintln!("{e}");
+                1
+            }
+        };
+    }
     let memcpy = memcpy_rate();
     sim_header();
     match sim_row(&w, schedule, memcpy) {
