@@ -875,6 +875,10 @@ fn eval_pure<'p>(act: &Act<'p>, e: &'p Expr, env: &Env<'_, 'p>, ecx: &mut Ecx<'_
 }
 
 fn binary(op: BinOp, a: Val, b: Val, span: Span) -> Result<Val, Fault> {
+    if let (BinOp::Div, Val::Int(x), Val::Int(y)) = (op, &a, &b) {
+        // Python true division of integers gives a float.
+        return Ok(Val::Float(*x as f64 / *y as f64));
+    }
     if let (Val::Int(_) | Val::Bool(_), Val::Int(_) | Val::Bool(_)) = (&a, &b) {
         let (x, y) = (a.as_i64().unwrap_or(0), b.as_i64().unwrap_or(0));
         let v = op.fold_int(x, y).ok_or_else(|| {
@@ -909,4 +913,25 @@ fn binary(op: BinOp, a: Val, b: Val, span: Span) -> Result<Val, Fault> {
         BinOp::And => Val::Bool(x != 0.0 && y != 0.0),
         BinOp::Or => Val::Bool(x != 0.0 || y != 0.0),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn b(op: BinOp, x: Val, y: Val) -> Val {
+        binary(op, x, y, Span::DUMMY).expect("binary")
+    }
+
+    #[test]
+    fn python_scalar_semantics() {
+        assert!(matches!(b(BinOp::Div, Val::Int(7), Val::Int(2)), Val::Float(f) if f == 3.5));
+        assert!(matches!(b(BinOp::FloorDiv, Val::Int(-7), Val::Int(2)), Val::Int(-4)));
+        assert!(matches!(b(BinOp::Mod, Val::Int(-1), Val::Int(4)), Val::Int(3)));
+        assert!(matches!(b(BinOp::Lt, Val::Int(1), Val::Int(2)), Val::Bool(true)));
+        assert!(matches!(b(BinOp::Add, Val::Int(1), Val::Float(0.5)), Val::Float(f) if f == 1.5));
+        assert!(matches!(b(BinOp::Min, Val::Int(3), Val::Int(2)), Val::Int(2)));
+        assert!(binary(BinOp::FloorDiv, Val::Int(1), Val::Int(0), Span::DUMMY).is_err());
+        assert!(binary(BinOp::Add, Val::Str("a".into()), Val::Int(0), Span::DUMMY).is_err());
+    }
 }
