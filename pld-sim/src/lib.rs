@@ -36,8 +36,8 @@
 //! ## Not modelled
 //!
 //! Cache incoherence and pipe-level reordering (fences are checked only with
-//! `SimConfig::check_fences`), the second vector sub-lane of `dual_aiv_dispatch` kernels (a
-//! `split_aiv` region runs once, as lane 0),
+//! `SimConfig::check_fences`), the second vector sub-lane of `dual_aiv_dispatch` kernels
+//! unless `SimConfig::dual_aiv` is set,
 //! SPMD grids of InCore kernels, explicit TaskId dependencies (`deps=[...]`).
 
 pub mod elem;
@@ -171,6 +171,9 @@ pub struct SimConfig {
     pub check_fences: bool,
     /// Zero every window allocation (as a fresh hardware allocation would) instead of garbage.
     pub zero_windows: bool,
+    /// Run `dual_aiv_dispatch` kernels on both vector sub-lanes (the whole AIV kernel twice,
+    /// as the hardware does); off by default.
+    pub dual_aiv: bool,
     /// Extra bindings of symbolic dims.
     pub bindings: HashMap<String, i64>,
     /// Sources, to render spans as `file:line:col`.
@@ -188,6 +191,7 @@ impl Default for SimConfig {
             check_races: true,
             check_fences: false,
             zero_windows: false,
+            dual_aiv: false,
             bindings: HashMap::new(),
             sources: None,
         }

@@ -32,6 +32,7 @@ enum TState {
 struct Task<'p> {
     job: Option<Job<'p>>,
     group: Option<String>,
+    pending: usize,
     name: String,
     deps: Vec<usize>,
     state: TState,
@@ -197,6 +198,7 @@ impl<'p> RankLocal<'p> {
             reads,
             writes,
             conds: Vec::new(),
+            pending: 0,
         });
     }
 
@@ -257,8 +259,23 @@ impl<'p> RankLocal<'p> {
                 continue;
             }
             let Some(job) = self.rt.tasks[i].job.take() else { continue };
-            let thread = match job {
-                Job::Func { func, args } => Thread::new(func, args, r, Level::Core)?,
+            let mut threads = Vec::new();
+            match job {
+                Job::Func { func, args } => {
+                    // A `dual_aiv_dispatch` kernel runs on both vector sub-lanes (opt-in).
+                    let dual = cfg.dual_aiv
+                        && func.attr("dual_aiv_dispatch").and_then(|a| a.as_bool()) == Some(true);
+                    if dual {
+                        for k in 0..2 {
+                            let mut t = Thread::new(func, args.clone(), r, Level::Core)?;
+                            t.group.get_or_insert_with(|| func.name.clone());
+                            t.name = format!("{}#sub{k}", func.name);
+                            threads.push(t);
+                        }
+                    } else {
+                        threads.push(Thread::new(func, args, r, Level::Core)?);
+                    }
+                }
                 Job::Collective { f, call, args, span } => {
                     let name = call.callee.name().to_string();
                     let mut cx = OpCx {
@@ -272,12 +289,15 @@ impl<'p> RankLocal<'p> {
                         group: None,
                     };
                     let prog = f(&mut cx, &args)?;
-                    Thread::micro(name, MicroRun::new(prog, span), r)
+                    threads.push(Thread::micro(name, MicroRun::new(prog, span), r));
                 }
-            };
+            }
             self.rt.tasks[i].state = TState::Running;
-            self.rt.running += 1;
-            self.units.push(Some(Unit { thread, rank: r, task: Some(i) }));
+            self.rt.tasks[i].pending = threads.len();
+            self.rt.running += threads.len();
+            for thread in threads {
+                self.units.push(Some(Unit { thread, rank: r, task: Some(i) }));
+            }
         }
         if self.rt.busy && self.rt.orch_done && self.rt.tasks.iter().all(|t| t.state == TState::Done) {
             self.rt.busy = false;
@@ -347,10 +367,15 @@ impl<'p> RankLocal<'p> {
                     Some(t) => {
                         self.rt.running = self.rt.running.saturating_sub(1);
                         if let Some(task) = self.rt.tasks.get_mut(t) {
-                            if u.thread.defers.is_empty() {
+                            let span = u.thread.last_op.as_ref().map_or(Span::DUMMY, |(_, s)| *s);
+                            task.conds.extend(u.thread.defers.iter().map(|p| (p.clone(), span)));
+                            task.pending = task.pending.saturating_sub(1);
+                            if task.pending > 0 {
+                                // Another sub-lane of this task is still running.
+                            } else if task.conds.is_empty() {
                                 task.state = TState::Done;
                             } else {
-                                if u.thread.defers.len() > 64 {
+                                if task.conds.len() > 64 {
                                     return Err(Fault::new(
                                         ReportKind::Deferred,
                                         Span::DUMMY,
@@ -358,12 +383,10 @@ impl<'p> RankLocal<'p> {
                                             "task '{}' on rank {} registered {} deferred conditions; at most 64 are allowed (error 102)",
                                             task.name,
                                             self.r,
-                                            u.thread.defers.len()
+                                            task.conds.len()
                                         ),
                                     ));
                                 }
-                                let span = u.thread.last_op.as_ref().map_or(Span::DUMMY, |(_, s)| *s);
-                                task.conds = u.thread.defers.iter().map(|p| (p.clone(), span)).collect();
                                 task.state = TState::Deferred;
                             }
                         }

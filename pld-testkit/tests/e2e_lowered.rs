@@ -491,3 +491,30 @@ fn mixed_kernel_lanes_run_together_and_duplicate_notifies_are_reported() {
         other => panic!("expected a duplicate-notify report, got {other:?}"),
     }
 }
+
+#[test]
+fn dual_aiv_dispatch_runs_both_sub_lanes_and_flags_their_double_notify() {
+    let per: Vec<Vec<f64>> = (0..2).map(|r| gold::ramp(r, 64)).collect();
+    let a: Vec<Vec<f64>> = (0..2).map(|_| vec![0.0; 256]).collect();
+    let inp = inputs(vec![
+        ("inputs", stack(DataType::FP32, &per, &[1, 64])),
+        ("a", stack(DataType::FP32, &a, &[16, 16])),
+        ("b", pld_sim::HostTensor::from_f64(DataType::FP32, vec![16, 16], &[0.0; 256])),
+    ]);
+    let good = lowered(
+        &MIXED.replace("__NOTIFY_IN__", &format!("            {NOTIFY}")).replace("__NOTIFY_OUT__\n", ""),
+    );
+    let text = pld_ir::print_program(&good);
+    assert!(text.contains("dual_aiv_dispatch"), "{text}");
+    // By default the AIV kernel runs once and the program is fine.
+    run_ok(&good, "host", 2, &inp, Schedule::Deterministic, "single sub-lane");
+    // On both sub-lanes the unsharded region notifies twice: reported.
+    let cfg = pld_sim::SimConfig { dual_aiv: true, ..pld_sim::SimConfig::ranks(2) };
+    match pld_sim::run(&good, "host", &inp, &cfg) {
+        Err(pld_sim::SimError::Fault(r)) => {
+            assert_eq!(r.kind, pld_sim::ReportKind::DuplicateNotify, "{r}");
+            assert!(r.text.contains("step_aiv#sub0") && r.text.contains("step_aiv#sub1"), "{r}");
+        }
+        other => panic!("expected a duplicate-notify report, got {other:?}"),
+    }
+}
