@@ -639,3 +639,56 @@ fn scalar_cast_and_tensor_reshape() {
         "#,
     );
 }
+
+#[test]
+fn column_reductions_write_a_row_tile_without_a_scratch_operand() {
+    init();
+    for (op, inst) in
+        [("tile.col_sum", "pto.tcolsum"), ("tile.col_max", "pto.tcolmax"), ("tile.col_min", "pto.tcolmin")]
+    {
+        let f = kernel(
+            "cs",
+            FunctionKind::Aiv,
+            &[("x", tensor(&[16, 64], DataType::FP32)), ("y", tensor(&[1, 64], DataType::FP32))],
+            |b, p| {
+                let t =
+                    b.assign_op("t", "tile.load", vec![v(p[0]), ints(&[0, 0]), ints(&[16, 64])], vec![])?;
+                let s = b.assign_op("s", op, vec![v(t)], vec![])?;
+                b.assign_op("y2", "tile.store", vec![v(s), ints(&[0, 0]), v(p[1])], vec![])?;
+                Ok(())
+            },
+        );
+        let out = emit(&program(vec![f]));
+        let text = only(&out);
+        check(
+            text,
+            &format!(
+                r#"
+        CHECK: %s = pto.alloc_tile
+        CHECK-SAME: valid_row = %c1_index valid_col = %c64_index : !pto.tile_buf<loc=vec, dtype=f32, rows=1, cols=64, v_row=?, v_col=?, blayout=row_major
+        CHECK-NEXT: {inst} ins(%t : !pto.tile_buf<loc=vec, dtype=f32, rows=16, cols=64, v_row=?, v_col=?, blayout=row_major, slayout=none_box, fractal=512, pad=0>) outs(%s : !pto.tile_buf<loc=vec, dtype=f32, rows=1, cols=64
+        CHECK: pto.tstore ins(%s
+        CHECK-SAME: !pto.partition_tensor_view<1x64xf32>
+        "#
+            ),
+        );
+        assert!(!text.contains("_tmp"), "no scratch tile (a tmp operand would need isBinary):\n{text}");
+    }
+}
+
+#[test]
+fn column_reduction_of_a_cube_tile_is_a_diagnostic() {
+    init();
+    let f = kernel("cs", FunctionKind::Aic, &[("x", tensor(&[16, 64], DataType::FP32))], |b, p| {
+        let t = b.assign_op(
+            "t",
+            "tile.load",
+            vec![v(p[0]), ints(&[0, 0]), ints(&[16, 64])],
+            vec![("target_memory", pld_ir::Attr::Str("Mat".into()))],
+        )?;
+        b.assign_op("s", "tile.col_sum", vec![v(t)], vec![])?;
+        Ok(())
+    });
+    let msgs = errors(&program(vec![f]), Target::A2A3);
+    assert_eq!(msgs, ["tile.col_sum reduces a Mat tile; pto.tcolsum works only on vec tiles"]);
+}

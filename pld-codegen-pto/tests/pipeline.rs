@@ -209,3 +209,52 @@ fn host_allreduce_renders_its_builtin_kernel() {
         "#,
     );
 }
+
+#[test]
+fn mixed_gemm_with_a_window_anchor_becomes_one_module_with_both_lanes() {
+    let out = compile(&program_file("mixed_gemm.py"));
+    let names: Vec<&str> = out.modules.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names, ["gemm.pto"], "one module for the split kernel");
+    let text = module(&out, "gemm.pto");
+    check(
+        text,
+        r#"
+        CHECK: module attributes {pto.target_arch = "a2a3"} {
+        CHECK-NEXT: func.func @gemm_aic(%arg0: !pto.ptr<f16>, %arg1: !pto.ptr<f16>, %arg2: !pto.ptr<f32>, %arg3: !pto.ptr<i32>, %arg4: !pto.ptr<i64>) attributes {pto.kernel_kind = #pto.kernel_kind<cube>} {
+        CHECK-NOT: func.func
+        CHECK: %a_mat = pto.alloc_tile
+        CHECK-SAME: loc=mat, dtype=f16, rows=64, cols=64
+        CHECK: pto.tload ins(%a_pview
+        CHECK-SAME: outs(%a_mat : !pto.tile_buf<loc=mat
+        CHECK: pto.tload ins(%b_pview
+        CHECK-SAME: outs(%b_mat : !pto.tile_buf<loc=mat
+        CHECK: pto.tmov ins(%a_mat
+        CHECK-SAME: outs(%a_l : !pto.tile_buf<loc=left
+        CHECK: pto.tmov ins(%b_mat
+        CHECK-SAME: outs(%b_r : !pto.tile_buf<loc=right
+        CHECK: pto.tmatmul ins(%a_l, %b_r
+        CHECK-SAME: outs(%acc : !pto.tile_buf<loc=acc, dtype=f32
+        CHECK: pto.tstore ins(%acc
+        CHECK-NOT: pto.texpands
+        CHECK-NOT: pto.fence
+        CHECK: return
+        CHECK: func.func @gemm_aiv(%arg0: !pto.ptr<f16>, %arg1: !pto.ptr<f16>, %arg2: !pto.ptr<f32>, %arg3: !pto.ptr<i32>, %arg4: !pto.ptr<i64>) attributes {pto.kernel_kind = #pto.kernel_kind<vector>} {
+        CHECK-NOT: pto.tload
+        CHECK: pto.texpands ins(%c0_i32 : i32) outs(%z : !pto.tile_buf<loc=vec, dtype=i32, rows=1, cols=8
+        CHECK-NEXT: %scratch_pview = pto.partition_view %scratch_view
+        CHECK-NEXT: pto.tstore ins(%z
+        CHECK-NEXT: = pto.partition_view %scratch_view
+        CHECK-NEXT: pto.cmo.cacheinvalid
+        CHECK-NEXT: pto.fence.barrier_all #pto.fence_scope<gm>
+        CHECK-NOT: pto.tmatmul
+        CHECK: return
+        CHECK-NEXT: }
+        CHECK-NEXT: }
+        "#,
+    );
+    assert_no_helpers(text);
+    // Both lanes are described as kernels of the one module, launched as a group.
+    let orch = &out.orchestration;
+    assert!(orch.contains("\"name\": \"gemm_aic\"") && orch.contains("\"name\": \"gemm_aiv\""), "{orch}");
+    assert_eq!(orch.matches("\"module\": \"gemm.pto\"").count(), 2, "{orch}");
+}

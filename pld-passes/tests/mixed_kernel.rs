@@ -267,3 +267,104 @@ fn remote_load_is_shared_and_its_dead_cube_copy_is_removed() {
     assert_eq!(count(&func_text(&p, "k_aiv"), "pld.tile.remote_load("), 1);
     assert_eq!(count(&func_text(&p, "k_aic"), "pld.tile.remote_load("), 0, "{}", func_text(&p, "k_aic"));
 }
+
+/// The kernel of tests_e2e.md §6.3 as one InCore function: a zero tile stored into a comm
+/// window (the anchor, vector work) and a GEMM whose operands are loaded into `Mat`,
+/// moved to `Left`/`Right`, multiplied and stored from `Acc` (cube work).
+fn anchored_gemm() -> Program {
+    let mut fb = FunctionBuilder::new("gemm", FunctionKind::InCore);
+    let a = fb.param("a", tensor(&[64, 64], DataType::FP16), Direction::In);
+    let bm = fb.param("b", tensor(&[64, 64], DataType::FP16), Direction::In);
+    let c = fb.param("c", tensor(&[64, 64], DataType::FP32), Direction::Out);
+    let scratch = fb.param("scratch", dist(&[1, 8], DataType::INT32), Direction::InOut);
+    fb.body(|b| {
+        let z = b.assign_op(
+            "z",
+            "tile.full",
+            vec![Expr::ints(&[1, 8]), Expr::int(0)],
+            vec![("dtype", Attr::DType(DataType::INT32))],
+        )?;
+        b.eval_op("tile.store", vec![Expr::var(z), Expr::ints(&[0, 0]), Expr::var(scratch)], vec![])?;
+        let mat = |b: &mut pld_ir::Builder<'_>, name: &str, t| {
+            b.assign_op(
+                name,
+                "tile.load",
+                vec![Expr::var(t), Expr::ints(&[0, 0]), Expr::ints(&[64, 64])],
+                vec![("target_memory", Attr::Str("Mat".into()))],
+            )
+        };
+        let am = mat(b, "a_mat", a)?;
+        let bmat = mat(b, "b_mat", bm)?;
+        let al = b.assign_op(
+            "a_l",
+            "tile.move",
+            vec![Expr::var(am)],
+            vec![("target_memory", Attr::Str("Left".into()))],
+        )?;
+        let br = b.assign_op(
+            "b_r",
+            "tile.move",
+            vec![Expr::var(bmat)],
+            vec![("target_memory", Attr::Str("Right".into()))],
+        )?;
+        let acc = b.assign_op("acc", "tile.matmul", vec![Expr::var(al), Expr::var(br)], vec![])?;
+        b.eval_op("tile.store", vec![Expr::var(acc), Expr::ints(&[0, 0]), Expr::var(c)], vec![])
+    })
+    .unwrap();
+    let mut p = Program::new("p");
+    p.add_function(fb.finish());
+    p
+}
+
+#[test]
+fn load_into_mat_is_cube_work_so_an_anchored_gemm_splits() {
+    init();
+    let mut p = anchored_gemm();
+    run(&mut p, &["ExpandMixedKernel"]).unwrap();
+    let aic = func_text(&p, "gemm_aic");
+    let aiv = func_text(&p, "gemm_aiv");
+    // The Mat loads feed the cube lane's moves, so they must live on the cube lane.
+    assert_eq!(count(&aic, "pl.tile.load("), 2, "{aic}");
+    check_in_order(
+        &aic,
+        &["pl.tile.load(a,", "pl.tile.load(b,", "pl.tile.move(", "pl.tile.matmul(", "pl.tile.store(acc"],
+    );
+    assert_eq!(count(&aic, "pl.tile.full("), 0, "{aic}");
+    // The anchor store is the vector lane's only work.
+    assert_eq!(count(&aiv, "pl.tile.load("), 0, "{aiv}");
+    assert_eq!(count(&aiv, "pl.tile.matmul("), 0, "{aiv}");
+    check_in_order(&aiv, &["pl.tile.full(", "pl.tile.store(z, [0, 0], scratch)"]);
+}
+
+#[test]
+fn a_vec_load_feeding_the_cube_lane_is_still_diagnosed_with_the_lane_and_value() {
+    init();
+    let mut fb = FunctionBuilder::new("k", FunctionKind::InCore);
+    let x = fb.param("x", tensor(&[16, 16], DataType::FP16), Direction::In);
+    let y = fb.param("y", tensor(&[16, 16], DataType::FP32), Direction::Out);
+    let bt = fb.param("b", tile(&[16, 16], DataType::FP16, MemorySpace::Right), Direction::In);
+    fb.body(|b| {
+        // A Vec load moved into Left: the load is vector work, the move is cube work.
+        let v = b.assign_op(
+            "v",
+            "tile.load",
+            vec![Expr::var(x), Expr::ints(&[0, 0]), Expr::ints(&[16, 16])],
+            vec![],
+        )?;
+        let l = b.assign_op(
+            "l",
+            "tile.move",
+            vec![Expr::var(v)],
+            vec![("target_memory", Attr::Str("Left".into()))],
+        )?;
+        let acc = b.assign_op("acc", "tile.matmul", vec![Expr::var(l), Expr::var(bt)], vec![])?;
+        b.eval_op("tile.store", vec![Expr::var(acc), Expr::ints(&[0, 0]), Expr::var(y)], vec![])
+    })
+    .unwrap();
+    let mut p = Program::new("p");
+    p.add_function(fb.finish());
+    let e = run(&mut p, &["ExpandMixedKernel"]).unwrap_err();
+    let m = messages(&e);
+    assert!(m.contains("passes a value between the cube and vector lanes"), "{m}");
+    assert!(m.contains("in the `k_aic` lane: "), "the note names the lane and the verifier's finding: {m}");
+}

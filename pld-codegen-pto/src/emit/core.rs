@@ -255,6 +255,36 @@ elementwise! {
     emit_row_min = "tile.row_min" => "pto.trowmin", row_reduce;
 }
 
+/// Column reductions (`tile.col_sum/max/min`): `pto.tcol* ins(%src) outs(%dst)` into a
+/// `[1, C]` row tile. No scratch tile is passed: with one, ptoas requires an `isBinary`
+/// attribute, and PyPTO (`e2d0f78`) emits the one-operand DPS form. The instructions run on
+/// the vector unit only (TCOL* checks `TileType::Vec`), so a non-vec operand is rejected here.
+fn col_reduce(cx: &mut FnCx<'_>, call: &Call, targets: &[ValueId], inst: &str) -> Result<Val, Diagnostic> {
+    use pld_ir::MemorySpace;
+    let op = call.callee.name();
+    let (src, st) = cx.tile(cx.arg(call, 0, "tile")?, &format!("{op} tile"))?;
+    if !matches!(st.memory, None | Some(MemorySpace::Vec)) {
+        return Err(cx
+            .err(format!(
+                "{op} reduces a {} tile; {inst} works only on vec tiles",
+                st.memory.map_or("?", |m| m.dsl_name())
+            ))
+            .with_note("move the tile to Vec first with tile.move(t, target_memory=\"Vec\")"));
+    }
+    let tt = result_tile(cx, call)?;
+    let hint = cx.result_hint(targets, "reduce");
+    let dst = cx.alloc_tile(&hint, &tt)?;
+    let (sty, dty) = (cx.tile_ty(&src, &st)?, cx.tile_ty(&dst, &tt)?);
+    cx.line(format!("{inst} ins({src} : {sty}) outs({dst} : {dty})"));
+    Ok(Val::Tile { ssa: dst, tile: tt })
+}
+
+elementwise! {
+    emit_col_sum = "tile.col_sum" => "pto.tcolsum", col_reduce;
+    emit_col_max = "tile.col_max" => "pto.tcolmax", col_reduce;
+    emit_col_min = "tile.col_min" => "pto.tcolmin", col_reduce;
+}
+
 /// `tensor.reshape`: the same packed bytes under a new shape (a fresh view of the pointer).
 fn emit_tensor_reshape(cx: &mut FnCx<'_>, call: &Call, _targets: &[ValueId]) -> Result<Val, Diagnostic> {
     let base = cx.tensor(cx.arg(call, 0, "tensor")?, "tensor.reshape tensor")?;

@@ -2,7 +2,8 @@
 //!
 //! Afterwards: no InCore function and no placement stamp remains. Every statement is
 //! classified by the registry's affinity (declared VECTOR/CUBE, SHARED, or derived from the
-//! first tile argument's memory space; a stamped call counts as VECTOR). A kernel whose
+//! first tile argument's memory space; a call producing a tile in a cube-side memory counts
+//! as CUBE; a stamped call counts as VECTOR). A kernel whose
 //! statements are all SHARED/VECTOR becomes AIV, all SHARED/CUBE becomes AIC. A mixed kernel
 //! `k` becomes `k_aic` (no results) and `k_aiv` (the original results): SHARED statements
 //! are duplicated onto both lanes, each lane drops the other lane's statements, dead copies
@@ -53,8 +54,16 @@ impl Affinity {
 }
 
 /// The registry's answer for `call`, without any placement stamp.
+///
+/// A call whose result is a tile in a cube-side memory (`Mat`, `Left`, `Right`, `Acc`,
+/// `Bias`) is cube work whatever the op's declared affinity: `tile.load(…,
+/// target_memory=Mat)` is an MTE2 transfer into the cube core's L1, not vector work, and
+/// only the cube lane can consume its result (`tile.move` to `Left`/`Right`).
 pub fn intrinsic_affinity(call: &Call, values: &Values) -> Affinity {
     let Some(def) = call.op() else { return Affinity::Shared };
+    if call.ty.as_tile().is_some_and(|t| t.memory.is_some_and(|m| m.is_cube_side())) {
+        return Affinity::Cube;
+    }
     match def.affinity {
         pld_ir::Affinity::Vector => Affinity::Vector,
         pld_ir::Affinity::Cube => Affinity::Cube,
@@ -207,7 +216,8 @@ fn split_function(f: &Function) -> Result<(Function, Function), Diagnostic> {
     mark_dual_dispatch(&mut aiv);
     for lane in [&mut aic, &mut aiv] {
         lane.attrs.push(("group".into(), Attr::Str(f.name.clone())));
-        if pld_ir::verify_function(lane).is_err() {
+        if let Err(errs) = pld_ir::verify_function(lane) {
+            let detail = errs.iter().next().map(|d| d.message.clone()).unwrap_or_default();
             return Err(Diagnostic::error(
                 f.span,
                 format!(
@@ -215,6 +225,7 @@ fn split_function(f: &Function) -> Result<(Function, Function), Diagnostic> {
                     f.name
                 ),
             )
+            .with_note(format!("in the `{}` lane: {detail}", lane.name))
             .with_note("keep cube and vector work on separate values, or move the comm phase into its own kernel"));
         }
     }
