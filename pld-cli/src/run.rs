@@ -167,6 +167,9 @@ pub fn run(args: &RunArgs) -> Result<(), Failure> {
             s.barrier_rounds.get(r).copied().unwrap_or(0)
         );
     }
+    for w in &outcome.warnings {
+        eprintln!("warning: {w}");
+    }
     if let (Some(path), Some(trace)) = (&args.trace, &outcome.trace) {
         driver::write_file(path, trace.as_bytes())?;
         println!("  trace -> {}", path.display());

@@ -349,3 +349,26 @@ fn moe_all_to_all_v_clamps_counts_and_trims_rows() {
         }
     }
 }
+
+#[test]
+fn reading_the_untrimmed_capacity_block_is_warned_about() {
+    // The seed's warning: window bytes past recv_counts are never written. A consumer that
+    // copies the whole capacity block reads garbage, and `pld run` says so.
+    let src = std::fs::read_to_string(root().join("examples/moe_all_to_all_v.py")).unwrap();
+    let start = src.find("        zero = pl.full").expect("consumer start");
+    let end = src.find("        c = pl.load(recv").expect("consumer end");
+    let untrimmed = format!(
+        "{}        everything = pl.load(data, [0, 0], [NR * MAXR, SIZE])\n        pl.store(everything, [0, 0], tokens)\n{}",
+        &src[..start],
+        &src[end..]
+    );
+    let dir = out_dir("untrimmed");
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("untrimmed.py");
+    std::fs::write(&file, untrimmed).unwrap();
+    let out = pld(&["run", file.to_str().unwrap(), "--ranks", "2", "--out", dir.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let err = text(&out.stderr);
+    assert!(err.contains("warning: rank 0 read bytes") && err.contains("'data_buf'"), "{err}");
+    assert!(err.contains("undefined (garbage) bytes"), "{err}");
+}
