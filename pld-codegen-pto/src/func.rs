@@ -667,6 +667,13 @@ impl<'a> FnCx<'a> {
         }
     }
 
+    /// Records that tile SSA `ssa` (a view such as a `pto.subview` result, not an allocation)
+    /// has the tile-buffer type `ty`; later uses print that type. A view has no buffer of its
+    /// own, so it cannot be aliased by `tile.set_validshape` / `tile.reshape`.
+    pub fn bind_tile_view(&mut self, ssa: &str, ty: String) {
+        self.tile_types.insert(ssa.to_string(), ty);
+    }
+
     /// Emits `pto.alloc_tile` for a tile of type `t` named after `hint`; returns its SSA.
     pub fn alloc_tile(&mut self, hint: &str, t: &TileType) -> Result<String, Diagnostic> {
         self.alloc_tile_with(hint, t, 0, None)

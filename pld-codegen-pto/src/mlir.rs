@@ -139,6 +139,37 @@ pub fn tile_buf(loc: &str, elem: &str, rows: i64, cols: i64) -> String {
     )
 }
 
+/// `ty` (a long-form tile buffer type) with its `rows`/`cols` and `v_row`/`v_col` fields
+/// replaced (`None` valid extent → `?`); every other field is kept. `None` when `ty` is not
+/// a long-form tile buffer type.
+pub fn retype_tile_buf(
+    ty: &str,
+    rows: i64,
+    cols: i64,
+    v_row: Option<i64>,
+    v_col: Option<i64>,
+) -> Option<String> {
+    let body = ty.strip_prefix("!pto.tile_buf<")?.strip_suffix('>')?;
+    let q = |v: Option<i64>| v.map_or_else(|| "?".to_string(), |x| x.to_string());
+    let mut seen = 0;
+    let fields: Vec<String> = body
+        .split(", ")
+        .map(|f| {
+            let key = f.split('=').next().unwrap_or("");
+            let new = match key {
+                "rows" => format!("rows={rows}"),
+                "cols" => format!("cols={cols}"),
+                "v_row" => format!("v_row={}", q(v_row)),
+                "v_col" => format!("v_col={}", q(v_col)),
+                _ => return f.to_string(),
+            };
+            seen += 1;
+            new
+        })
+        .collect();
+    (seen == 4).then(|| format!("!pto.tile_buf<{}>", fields.join(", ")))
+}
+
 /// `!pto.tensor_view<?x…x?xelem>`: always fully dynamic (P8: one type per view SSA).
 pub fn tensor_view(rank: usize, elem: &str) -> String {
     let mut s = String::from("!pto.tensor_view<");

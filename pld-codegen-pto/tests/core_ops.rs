@@ -692,3 +692,132 @@ fn column_reduction_of_a_cube_tile_is_a_diagnostic() {
     let msgs = errors(&program(vec![f]), Target::A2A3);
     assert_eq!(msgs, ["tile.col_sum reduces a Mat tile; pto.tcolsum works only on vec tiles"]);
 }
+
+/// A kernel loading `x` (optionally ragged), slicing it, adding 1 and storing into `y`; with
+/// `dyn_scalar`, a `-1` in `offsets`/`valid` stands for the runtime scalar parameter `n`.
+fn slice_kernel(
+    src_valid: Option<&[i64]>,
+    shape: &[i64],
+    offsets: Expr,
+    valid: Option<Expr>,
+    dyn_scalar: bool,
+) -> pld_ir::Program {
+    let mut params = vec![("x", tensor(&[16, 64], DataType::FP32)), ("y", tensor(&[16, 64], DataType::FP32))];
+    if dyn_scalar {
+        params.push(("n", Type::Scalar(DataType::INT32)));
+    }
+    let src_valid = src_valid.map(|s| s.to_vec());
+    let shape = shape.to_vec();
+    let f = kernel("sl", FunctionKind::Aiv, &params, |b, p| {
+        let mut largs = vec![v(p[0]), ints(&[0, 0]), ints(&[16, 64])];
+        if let Some(sv) = &src_valid {
+            largs.push(ints(sv));
+        }
+        let t = b.assign_op("t", "tile.load", largs, vec![])?;
+        let offs = match &offsets.kind {
+            pld_ir::ExprKind::Tuple(xs) if dyn_scalar => Expr::tuple(
+                xs.iter().map(|x| if x.as_int() == Some(-1) { v(p[2]) } else { x.clone() }).collect(),
+            ),
+            _ => offsets.clone(),
+        };
+        let mut sargs = vec![v(t), ints(&shape), offs];
+        if let Some(vs) = &valid {
+            let vs = match &vs.kind {
+                pld_ir::ExprKind::Tuple(xs) if dyn_scalar => Expr::tuple(
+                    xs.iter().map(|x| if x.as_int() == Some(-1) { v(p[2]) } else { x.clone() }).collect(),
+                ),
+                _ => vs.clone(),
+            };
+            sargs.push(vs);
+        }
+        let s = b.assign_op("s", "tile.slice", sargs, vec![])?;
+        let d = b.assign_op("d", "tile.adds", vec![v(s), Expr::float(1.0)], vec![])?;
+        b.assign_op("y2", "tile.store", vec![v(d), ints(&[0, 0]), v(p[1])], vec![])?;
+        Ok(())
+    });
+    program(vec![f])
+}
+
+#[test]
+fn tile_slice_is_a_subview_of_the_source_buffer() {
+    init();
+    let out = emit(&slice_kernel(None, &[8, 32], ints(&[8, 32]), None, false));
+    let text = only(&out);
+    check(
+        text,
+        r#"
+        CHECK: %t = pto.alloc_tile
+        CHECK: pto.tload
+        CHECK-NEXT: %s = pto.subview %t[%c8_index, %c32_index] sizes [8, 32] valid [%c8_index, %c32_index] : !pto.tile_buf<loc=vec, dtype=f32, rows=16, cols=64, v_row=?, v_col=?, blayout=row_major, slayout=none_box, fractal=512, pad=0> -> !pto.tile_buf<loc=vec, dtype=f32, rows=8, cols=32, v_row=8, v_col=32, blayout=row_major, slayout=none_box, fractal=512, pad=0>
+        CHECK-NEXT: %d = pto.alloc_tile
+        CHECK-NEXT: pto.tadds ins(%s, %c1p0e0_f32 : !pto.tile_buf<loc=vec, dtype=f32, rows=8, cols=32, v_row=8, v_col=32,
+        CHECK: pto.tstore ins(%d
+        CHECK-SAME: !pto.partition_tensor_view<8x32xf32>
+        "#,
+    );
+    // A view allocates nothing: only the source, the adds result (no slice buffer).
+    assert_eq!(text.matches("pto.alloc_tile").count(), 2, "{text}");
+}
+
+#[test]
+fn tile_slice_valid_shape_sizes_the_view_and_later_stores() {
+    init();
+    // An explicit static valid_shape [16, 8] of a [16, 16] slice: v_col=8 in the view type and
+    // an 8-column store (V10: the tstore count equals the tile's valid count).
+    let out = emit(&slice_kernel(Some(&[16, 40]), &[16, 16], ints(&[0, 32]), Some(ints(&[16, 8])), false));
+    check(
+        only(&out),
+        r#"
+        CHECK: %s = pto.subview %t[%c0_index, %c32_index] sizes [16, 16] valid [%c16_index, %c8_index]
+        CHECK-SAME: -> !pto.tile_buf<loc=vec, dtype=f32, rows=16, cols=16, v_row=16, v_col=8,
+        CHECK: %d = pto.alloc_tile
+        CHECK-SAME: valid_row = %c16_index valid_col = %c8_index
+        CHECK: pto.tstore ins(%d
+        CHECK-SAME: !pto.partition_tensor_view<16x8xf32>
+        "#,
+    );
+}
+
+#[test]
+fn tile_slice_with_runtime_offset_and_valid_shape() {
+    init();
+    // offsets [0, n] and valid_shape [8, n]: the column offset is clamped, v_col is dynamic.
+    let out = emit(&slice_kernel(None, &[8, 16], ints(&[0, -1]), Some(ints(&[8, -1])), true));
+    check(
+        only(&out),
+        r#"
+        CHECK: arith.maxsi
+        CHECK: = pto.subview %t[%c0_index,
+        CHECK-SAME: sizes [8, 16] valid [%c8_index,
+        CHECK-SAME: -> !pto.tile_buf<loc=vec, dtype=f32, rows=8, cols=16, v_row=8, v_col=?, blayout=row_major
+        "#,
+    );
+}
+
+#[test]
+fn tile_slice_of_a_cube_operand_keeps_its_fractal_layout() {
+    init();
+    let f = kernel("sl", FunctionKind::Aic, &[("x", tensor(&[32, 32], DataType::FP16))], |b, p| {
+        let m = b.assign_op(
+            "m",
+            "tile.load",
+            vec![v(p[0]), ints(&[0, 0]), ints(&[32, 32])],
+            vec![("target_memory", pld_ir::Attr::Str("Mat".into()))],
+        )?;
+        let l = b.assign_op(
+            "l",
+            "tile.move",
+            vec![v(m)],
+            vec![("target_memory", pld_ir::Attr::Str("Left".into()))],
+        )?;
+        b.assign_op("s", "tile.slice", vec![v(l), ints(&[16, 32]), ints(&[16, 0])], vec![])?;
+        Ok(())
+    });
+    let out = emit(&program(vec![f]));
+    check(
+        only(&out),
+        r#"
+        CHECK: %s = pto.subview %l[%c16_index, %c0_index] sizes [16, 32] valid [%c16_index, %c32_index] : !pto.tile_buf<loc=left, dtype=f16, rows=32, cols=32, v_row=?, v_col=?, blayout=col_major, slayout=row_major, fractal=512, pad=0> -> !pto.tile_buf<loc=left, dtype=f16, rows=16, cols=32, v_row=16, v_col=32, blayout=col_major, slayout=row_major, fractal=512, pad=0>
+        "#,
+    );
+}

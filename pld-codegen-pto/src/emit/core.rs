@@ -285,6 +285,50 @@ elementwise! {
     emit_col_min = "tile.col_min" => "pto.tcolmin", col_reduce;
 }
 
+/// `tile.slice(tile, shape, offsets[, valid_shape])`: a pure view of the source buffer,
+/// `%v = pto.subview %src[%row, %col] sizes [R, C] valid [%vr, %vc] : srcT -> viewT`, as
+/// PyPTO `e2d0f78` emits it (no data movement). The view type keeps the source's location,
+/// layouts, fractal and pad, with `rows`/`cols` = the slice shape and a static `v_row`/`v_col`
+/// wherever the valid operand is a constant (ptoas checks the two agree). The `valid` clause
+/// is always explicit and is the IR result's valid shape (the deducer's: `valid_shape` when
+/// given, else the full slice shape), so later ops see the same valid region as the IR.
+fn emit_tile_slice(cx: &mut FnCx<'_>, call: &Call, targets: &[ValueId]) -> Result<Val, Diagnostic> {
+    let (src, st) = cx.tile(cx.arg(call, 0, "tile")?, "tile.slice tile")?;
+    let tt = result_tile(cx, call)?;
+    if st.shape.len() != 2 {
+        return Err(cx.err(format!(
+            "tile.slice of a rank-{} tile has no pto form; pto.subview slices 2-D tiles",
+            st.shape.len()
+        )));
+    }
+    let Some([rows, cols]) = tt.static_shape().and_then(|s| <[i64; 2]>::try_from(s).ok()) else {
+        return Err(cx
+            .err("tile.slice shape must be static: pto.subview sizes are compile-time integers")
+            .with_note("slice a static maximum extent and give the runtime extent as valid_shape"));
+    };
+    let offsets = cx.tuple_arg(call, 2, "offsets")?.to_vec();
+    let (r, _) = cx.offset(&offsets[0])?;
+    let (c, _) = cx.offset(&offsets[1])?;
+    let mut valid = Vec::with_capacity(2);
+    for d in tt.effective_valid_shape().to_vec() {
+        valid.push(cx.size(&d)?);
+    }
+    let sty = cx.tile_ty(&src, &st)?;
+    let Some(vty) = mlir::retype_tile_buf(&sty, rows, cols, valid[0].1, valid[1].1) else {
+        return Err(cx.err(format!("tile.slice source {src} has no long-form tile buffer type")));
+    };
+    let hint = cx.result_hint(targets, "slice");
+    let view = cx.named(&hint);
+    cx.line(format!(
+        "{view} = pto.subview {src}[{r}, {c}] sizes [{rows}, {cols}] valid [{}, {}] : {sty} -> {vty}",
+        valid[0].0, valid[1].0
+    ));
+    cx.bind_tile_view(&view, vty);
+    Ok(Val::Tile { ssa: view, tile: tt })
+}
+
+register_emitter!("tile.slice", emit_tile_slice);
+
 /// `tensor.reshape`: the same packed bytes under a new shape (a fresh view of the pointer).
 fn emit_tensor_reshape(cx: &mut FnCx<'_>, call: &Call, _targets: &[ValueId]) -> Result<Val, Diagnostic> {
     let base = cx.tensor(cx.arg(call, 0, "tensor")?, "tensor.reshape tensor")?;
