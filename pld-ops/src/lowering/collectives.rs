@@ -154,51 +154,82 @@ fn lower_reduce_scatter(
     Ok(())
 }
 
+/// The shape of a row-push collective: every rank TPUTs one `[1, SIZE]` row of its plain
+/// `input` into row `me` of every peer's `target`, then joins one barrier. allgather sends
+/// row 0 to everyone; all_to_all sends row `dest` to rank `dest`.
+struct RowPush {
+    op: &'static str,
+    what: &'static str,
+    stage: &'static str,
+    loop_var: &'static str,
+    row_per_dest: bool,
+}
+
+fn lower_row_push(
+    b: &mut Builder<'_>,
+    call: &Call,
+    results: &[ValueId],
+    span: Span,
+    spec: &RowPush,
+) -> Result<(), Diagnostic> {
+    let op = spec.op;
+    b.span = span;
+    arity(call, 3, span)?;
+    let (input, target, signal) = (call.args[0].clone(), call.args[1].clone(), call.args[2].clone());
+    let it = b.type_of(&input);
+    let Type::Tensor(i) = it else {
+        return Err(Diagnostic::error(
+            input.span.or(span),
+            format!("{op} {} on the InCore path, got {}", spec.what, it.kind_name()),
+        ));
+    };
+    check_mesh_signal(b, op, &signal)?;
+    let size = static_dim(b, op, "SIZE", i.shape.last().unwrap_or(&Expr::int(0)))?;
+    let mut comm = Comm::setup(b, &target, signal)?;
+    let stage = stage_tile(b, spec.stage, 1, size, i.dtype)?;
+    let me = comm.my_rank;
+    b.for_range(
+        spec.loop_var,
+        (Expr::int(0), Expr::var(comm.nranks), Expr::int(1)),
+        vec![],
+        |b, dest, _| {
+            let src_row = if spec.row_per_dest { Expr::var(dest) } else { Expr::int(0) };
+            b.eval_op(
+                "pld.tile.put",
+                vec![
+                    target.clone(),
+                    Expr::var(dest),
+                    input.clone(),
+                    Expr::var(stage),
+                    Expr::tuple(vec![Expr::var(me), Expr::int(0)]),
+                    Expr::tuple(vec![src_row, Expr::int(0)]),
+                    Expr::ints(&[1, size]),
+                ],
+                vec![("atomic", Attr::Int(0))],
+            )?;
+            Ok(vec![])
+        },
+    )?;
+    comm.barrier(b, &Cells::Mesh)?;
+    comm.epilogue(b, &Cells::Mesh, Expr::int(1))?;
+    bind_result(b, results, target);
+    Ok(())
+}
+
 fn lower_allgather(
     b: &mut Builder<'_>,
     call: &Call,
     results: &[ValueId],
     span: Span,
 ) -> Result<(), Diagnostic> {
-    const OP: &str = "pld.tensor.allgather";
-    b.span = span;
-    arity(call, 3, span)?;
-    let (local, target, signal) = (call.args[0].clone(), call.args[1].clone(), call.args[2].clone());
-    let lt = b.type_of(&local);
-    let Type::Tensor(l) = lt else {
-        return Err(Diagnostic::error(
-            local.span.or(span),
-            format!(
-                "{OP} local_data must be a plain Tensor [1, SIZE] on the InCore path, got {}",
-                lt.kind_name()
-            ),
-        ));
+    let spec = RowPush {
+        op: "pld.tensor.allgather",
+        what: "local_data must be a plain Tensor [1, SIZE]",
+        stage: "gather_stage",
+        loop_var: "peer",
+        row_per_dest: false,
     };
-    check_mesh_signal(b, OP, &signal)?;
-    let size = static_dim(b, OP, "SIZE", l.shape.last().unwrap_or(&Expr::int(0)))?;
-    let mut comm = Comm::setup(b, &target, signal)?;
-    let stage = stage_tile(b, "gather_stage", 1, size, l.dtype)?;
-    let me = comm.my_rank;
-    b.for_range("peer", (Expr::int(0), Expr::var(comm.nranks), Expr::int(1)), vec![], |b, peer, _| {
-        b.eval_op(
-            "pld.tile.put",
-            vec![
-                target.clone(),
-                Expr::var(peer),
-                local.clone(),
-                Expr::var(stage),
-                Expr::tuple(vec![Expr::var(me), Expr::int(0)]),
-                Expr::ints(&[0, 0]),
-                Expr::ints(&[1, size]),
-            ],
-            vec![("atomic", Attr::Int(0))],
-        )?;
-        Ok(vec![])
-    })?;
-    comm.barrier(b, &Cells::Mesh)?;
-    comm.epilogue(b, &Cells::Mesh, Expr::int(1))?;
-    bind_result(b, results, target);
-    Ok(())
+    lower_row_push(b, call, results, span, &spec)
 }
 
 fn lower_all_to_all(
@@ -207,45 +238,14 @@ fn lower_all_to_all(
     results: &[ValueId],
     span: Span,
 ) -> Result<(), Diagnostic> {
-    const OP: &str = "pld.tensor.all_to_all";
-    b.span = span;
-    arity(call, 3, span)?;
-    let (input, target, signal) = (call.args[0].clone(), call.args[1].clone(), call.args[2].clone());
-    let it = b.type_of(&input);
-    let Type::Tensor(i) = it else {
-        return Err(Diagnostic::error(
-            input.span.or(span),
-            format!(
-                "{OP} input must be a plain Tensor [NR, SIZE] on the InCore path, got {}",
-                it.kind_name()
-            ),
-        ));
+    let spec = RowPush {
+        op: "pld.tensor.all_to_all",
+        what: "input must be a plain Tensor [NR, SIZE]",
+        stage: "a2a_stage",
+        loop_var: "dest",
+        row_per_dest: true,
     };
-    check_mesh_signal(b, OP, &signal)?;
-    let size = static_dim(b, OP, "SIZE", i.shape.last().unwrap_or(&Expr::int(0)))?;
-    let mut comm = Comm::setup(b, &target, signal)?;
-    let stage = stage_tile(b, "a2a_stage", 1, size, i.dtype)?;
-    let me = comm.my_rank;
-    b.for_range("dest", (Expr::int(0), Expr::var(comm.nranks), Expr::int(1)), vec![], |b, dest, _| {
-        b.eval_op(
-            "pld.tile.put",
-            vec![
-                target.clone(),
-                Expr::var(dest),
-                input.clone(),
-                Expr::var(stage),
-                Expr::tuple(vec![Expr::var(me), Expr::int(0)]),
-                Expr::tuple(vec![Expr::var(dest), Expr::int(0)]),
-                Expr::ints(&[1, size]),
-            ],
-            vec![("atomic", Attr::Int(0))],
-        )?;
-        Ok(vec![])
-    })?;
-    comm.barrier(b, &Cells::Mesh)?;
-    comm.epilogue(b, &Cells::Mesh, Expr::int(1))?;
-    bind_result(b, results, target);
-    Ok(())
+    lower_row_push(b, call, results, span, &spec)
 }
 
 fn lower_all_to_all_v(
