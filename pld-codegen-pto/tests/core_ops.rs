@@ -821,3 +821,56 @@ fn tile_slice_of_a_cube_operand_keeps_its_fractal_layout() {
         "#,
     );
 }
+
+#[test]
+fn tensor_assemble_in_a_kernel_stages_through_one_vec_tile() {
+    init();
+    let f = kernel(
+        "asm",
+        FunctionKind::Aiv,
+        &[("x", tensor(&[1, 16, 64], DataType::FP16)), ("y", tensor(&[1, 32, 64], DataType::FP16))],
+        |b, p| {
+            b.assign_op("y2", "tensor.assemble", vec![v(p[1]), v(p[0]), ints(&[0, 16, 0])], vec![])?;
+            Ok(())
+        },
+    );
+    let out = emit(&program(vec![f]));
+    check(
+        only(&out),
+        r#"
+        CHECK: %y2_stage = pto.alloc_tile addr = %c0_i64 valid_row = %c16_index valid_col = %c64_index : !pto.tile_buf<loc=vec, dtype=f16, rows=16, cols=64,
+        CHECK-NEXT: %x_pview = pto.partition_view %x_view, offsets = [%c0_index, %c0_index, %c0_index], sizes = [%c1_index, %c16_index, %c64_index] : !pto.tensor_view<?x?x?xf16> -> !pto.partition_tensor_view<1x16x64xf16>
+        CHECK-NEXT: pto.tload ins(%x_pview : !pto.partition_tensor_view<1x16x64xf16>) outs(%y2_stage :
+        CHECK-NEXT: %y_pview = pto.partition_view %y_view, offsets = [%c0_index, %c16_index, %c0_index], sizes = [%c1_index, %c16_index, %c64_index]
+        CHECK-NEXT: pto.tstore ins(%y2_stage : !pto.tile_buf<loc=vec, dtype=f16, rows=16, cols=64
+        CHECK-SAME: outs(%y_pview : !pto.partition_tensor_view<1x16x64xf16>)
+        CHECK-NOT: atomicType
+        CHECK: return
+        "#,
+    );
+}
+
+#[test]
+fn tensor_assemble_limits_are_diagnostics() {
+    init();
+    let case = |src: &[i64], dst: &[i64], atomic: bool| {
+        let offs = vec![0; dst.len()];
+        let f = kernel(
+            "asm",
+            FunctionKind::Aiv,
+            &[("x", tensor(src, DataType::FP32)), ("y", tensor(dst, DataType::FP32))],
+            |b, p| {
+                let attrs = if atomic { vec![("atomic", pld_ir::Attr::Int(1))] } else { vec![] };
+                b.assign_op("y2", "tensor.assemble", vec![v(p[1]), v(p[0]), ints(&offs)], attrs)?;
+                Ok(())
+            },
+        );
+        errors(&program(vec![f]), Target::A2A3)
+    };
+    let m = case(&[2, 8, 64], &[2, 8, 64], false);
+    assert!(m[0].contains("leading dims other than 1"), "{m:?}");
+    let m = case(&[1024, 1024], &[1024, 1024], false);
+    assert!(m[0].contains("more than one vec staging tile holds"), "{m:?}");
+    let m = case(&[8, 64], &[8, 64], true);
+    assert!(m[0].starts_with("tensor.assemble with atomic=AtomicType.Add needs a tile source"), "{m:?}");
+}

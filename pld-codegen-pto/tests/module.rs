@@ -139,14 +139,29 @@ fn defer_wait_registers_a_counter_completion() {
 #[test]
 fn op_without_emitter_is_a_diagnostic_naming_it() {
     init();
-    // A kernel cannot allocate global memory: tensor.create has no PTO form inside a kernel
-    // (PyPTO's ConvertTensorToTileOps turns it into a Vec tile.create before codegen).
-    let f = kernel("red", FunctionKind::Aiv, &[("x", tensor(&[8, 8], DataType::FP32))], |b, _| {
-        b.assign_op("s", "tensor.create", vec![ints(&[8, 8])], vec![("dtype", Attr::DType(DataType::FP32))])?;
+    // An unlowered tensor-level elementwise op (ConvertTensorToTileOps did not run).
+    let f = kernel("red", FunctionKind::Aiv, &[("x", tensor(&[8, 8], DataType::FP32))], |b, p| {
+        b.assign_op("s", "tensor.adds", vec![v(p[0]), Expr::float(1.0)], vec![])?;
         Ok(())
     });
     let msgs = errors(&program(vec![f]), Target::A2A3);
-    assert_eq!(msgs, ["op tensor.create has no pto emitter"]);
+    assert_eq!(msgs, ["op tensor.adds has no pto emitter"]);
+}
+
+#[test]
+fn tensor_create_in_a_kernel_says_what_to_write_instead() {
+    init();
+    let f = kernel("cr", FunctionKind::Aiv, &[("x", tensor(&[8, 8], DataType::FP32))], |b, _| {
+        b.assign_op("s", "tensor.create", vec![ints(&[8, 8])], vec![("dtype", Attr::DType(DataType::FP32))])?;
+        Ok(())
+    });
+    let e = emit_for(&program(vec![f]), Target::A2A3).unwrap_err();
+    let d = e.iter().next().unwrap();
+    assert_eq!(
+        d.message,
+        "tensor.create inside a kernel has no pto form: a kernel cannot allocate global memory"
+    );
+    assert!(d.notes.iter().any(|n| n.contains("tile.create")), "{:?}", d.notes);
 }
 
 #[test]

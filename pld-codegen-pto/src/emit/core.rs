@@ -5,7 +5,7 @@
 //! shape (so a tstore's static element count equals the tile's valid count, V10); a store
 //! prints `atomicType` only for atomic add; every tile result gets its own `pto.alloc_tile`.
 
-use super::{atomic_for, check_tload_dst, check_tstore_src};
+use super::{atomic_for, attr_int, check_tload_dst, check_tstore_src};
 use crate::func::{FnCx, Val};
 use crate::mlir::{self, MTy};
 use crate::register_emitter;
@@ -328,6 +328,85 @@ fn emit_tile_slice(cx: &mut FnCx<'_>, call: &Call, targets: &[ValueId]) -> Resul
 }
 
 register_emitter!("tile.slice", emit_tile_slice);
+
+/// `tensor.assemble(target, source, offsets)` of two global-memory tensors inside a kernel:
+/// a GM-to-GM copy staged through one `vec` tile — `pto.tload` of the whole source, then
+/// `pto.tstore` into the target region at `offsets` (a tile source never reaches codegen:
+/// the deducer only accepts tensors). The reference compiler has no kernel-level form for a
+/// tensor-to-tensor assemble, so this one only uses forms the checklist accepts, and it is
+/// limited to what one staging tile holds: a static source whose leading dims (all but the
+/// last two) are 1 and whose bytes fit the target's vec memory. `atomic=Add` is rejected as
+/// PyPTO rejects it (a tensor-to-tensor assemble has no compute result to combine).
+fn emit_tensor_assemble(cx: &mut FnCx<'_>, call: &Call, targets: &[ValueId]) -> Result<Val, Diagnostic> {
+    use pld_ir::{Expr, MemorySpace};
+    let target = cx.tensor(cx.arg(call, 0, "target")?, "tensor.assemble target")?;
+    let source = cx.tensor(cx.arg(call, 1, "source")?, "tensor.assemble source")?;
+    if attr_int(call, "atomic").unwrap_or(0) != 0 {
+        return Err(cx
+            .err("tensor.assemble with atomic=AtomicType.Add needs a tile source; copying one tensor into another has no compute result to combine")
+            .with_note("load the source, compute, and use tile.store(..., atomic=AtomicType.Add)"));
+    }
+    let rank = source.ty.rank();
+    let Some(dims) = source.ty.shape.iter().map(|d| d.as_int()).collect::<Option<Vec<i64>>>() else {
+        return Err(cx.err(format!(
+            "tensor.assemble source '{}' has a dynamic shape; the kernel copy stages it through one static vec tile",
+            source.name
+        )));
+    };
+    let (rows, cols) = match dims.as_slice() {
+        [] => (1, 1),
+        [n] => (1, *n),
+        [lead @ .., r, c] if lead.iter().all(|d| *d == 1) => (*r, *c),
+        _ => {
+            return Err(cx.err(format!(
+                "tensor.assemble source '{}' of shape {dims:?} has leading dims other than 1; the kernel copy stages one 2-D tile",
+                source.name
+            )))
+        }
+    };
+    let bytes = (rows * cols).max(0) as u64 * source.ty.dtype.bytes();
+    let cap = mlir::capacity("vec", cx.opts.target);
+    if bytes > cap {
+        return Err(cx
+            .err(format!(
+                "tensor.assemble source '{}' is {bytes} bytes, more than one vec staging tile holds ({cap} bytes on '{}')",
+                source.name,
+                cx.opts.target.name()
+            ))
+            .with_note("assemble it in chunks: tile.load a region, then tile.store it at its offset"));
+    }
+    let stage =
+        TileType::new(vec![Expr::int(rows), Expr::int(cols)], source.ty.dtype, Some(MemorySpace::Vec));
+    check_tload_dst(cx, "tensor.assemble", &stage)?;
+    let hint = format!("{}_stage", cx.result_hint(targets, &target.name));
+    let tile = cx.alloc_tile(&hint, &stage)?;
+    let tty = cx.tile_ty(&tile, &stage)?;
+    let sizes = FnCx::tile_region(&stage, rank);
+    let zeros = vec![Expr::int(0); rank];
+    let sview = cx.local_view(&source)?;
+    let (spv, spty) = cx.partition(&sview, &source, &zeros, &sizes, &format!("{}_pview", source.name))?;
+    cx.line(format!("pto.tload ins({spv} : {spty}) outs({tile} : {tty})"));
+    let offsets = cx.tuple_arg(call, 2, "offsets")?.to_vec();
+    let tview = cx.local_view(&target)?;
+    let (tpv, tpty) = cx.partition(&tview, &target, &offsets, &sizes, &format!("{}_pview", target.name))?;
+    cx.line(format!("pto.tstore ins({tile} : {tty}) outs({tpv} : {tpty})"));
+    Ok(Val::Tensor(target))
+}
+
+register_emitter!("tensor.assemble", emit_tensor_assemble);
+
+/// `tensor.create` inside a kernel has no PTO form: a kernel cannot allocate global memory
+/// (PyPTO rewrites it to a `vec` `tile.create` in ConvertTensorToTileOps before codegen).
+/// This emitter only turns the generic "no emitter" error into one that says what to write.
+fn emit_tensor_create(cx: &mut FnCx<'_>, _call: &Call, _targets: &[ValueId]) -> Result<Val, Diagnostic> {
+    Err(cx
+        .err("tensor.create inside a kernel has no pto form: a kernel cannot allocate global memory")
+        .with_note(
+        "allocate the tensor in the orchestration and pass it in, or use tile.create for an on-chip buffer",
+    ))
+}
+
+register_emitter!("tensor.create", emit_tensor_create);
 
 /// `tensor.reshape`: the same packed bytes under a new shape (a fresh view of the pointer).
 fn emit_tensor_reshape(cx: &mut FnCx<'_>, call: &Call, _targets: &[ValueId]) -> Result<Val, Diagnostic> {
