@@ -874,3 +874,48 @@ fn tensor_assemble_limits_are_diagnostics() {
     let m = case(&[8, 64], &[8, 64], true);
     assert!(m[0].starts_with("tensor.assemble with atomic=AtomicType.Add needs a tile source"), "{m:?}");
 }
+
+/// Whether the registry's `op` declares a parameter `name` (the optional scratch operands of
+/// the reductions are being added to the op schemas).
+fn has_param(op: &str, name: &str) -> bool {
+    pld_ir::registry().lookup(op).is_some_and(|d| d.params.iter().any(|p| p.name == name))
+}
+
+#[test]
+fn reductions_use_the_callers_tmp_tile() {
+    init();
+    if !has_param("tile.col_sum", "tmp_tile") || !has_param("tile.row_sum", "tmp_tile") {
+        // The schema has no scratch operand (yet): a second argument is an arity error, so
+        // the emitter's scratch path cannot be reached from IR.
+        kernel("r", FunctionKind::Aiv, &[("x", tensor(&[16, 64], DataType::FP32))], |b, p| {
+            let t = b.assign_op("t", "tile.load", vec![v(p[0]), ints(&[0, 0]), ints(&[16, 64])], vec![])?;
+            assert!(b.assign_op("s", "tile.col_sum", vec![v(t), v(t)], vec![]).is_err());
+            Ok(())
+        });
+        return;
+    }
+    let f = kernel(
+        "r",
+        FunctionKind::Aiv,
+        &[("x", tensor(&[16, 64], DataType::FP32)), ("y", tensor(&[1, 64], DataType::FP32))],
+        |b, p| {
+            let t = b.assign_op("t", "tile.load", vec![v(p[0]), ints(&[0, 0]), ints(&[16, 64])], vec![])?;
+            let w = b.assign_op("w", "tile.load", vec![v(p[0]), ints(&[0, 0]), ints(&[16, 64])], vec![])?;
+            let c = b.assign_op("c", "tile.col_sum", vec![v(t), v(w)], vec![])?;
+            b.assign_op("r", "tile.row_sum", vec![v(t), v(w)], vec![])?;
+            b.assign_op("y2", "tile.store", vec![v(c), ints(&[0, 0]), v(p[1])], vec![])?;
+            Ok(())
+        },
+    );
+    let out = emit(&program(vec![f]));
+    let text = only(&out);
+    check(
+        text,
+        r#"
+        CHECK: pto.tcolsum ins(%t, %w {isBinary = true} : !pto.tile_buf<loc=vec, dtype=f32, rows=16, cols=64
+        CHECK-SAME: outs(%c : !pto.tile_buf<loc=vec, dtype=f32, rows=1, cols=64
+        CHECK: pto.trowsum ins(%t, %w : !pto.tile_buf
+        "#,
+    );
+    assert!(!text.contains("_tmp"), "the caller's scratch tile is used:\n{text}");
+}

@@ -235,16 +235,21 @@ fn emit_tensor_slice(cx: &mut FnCx<'_>, call: &Call, _targets: &[ValueId]) -> Re
     Ok(Val::Tensor(cx.derive_slice(&base, ty.clone(), &offsets)?))
 }
 
-/// Row reductions (`tile.row_sum/max/min`): `pto.trow* ins(%src, %tmp) outs(%dst)` with a
-/// scratch tile of the source's type and an `[R, 1]` (col_major) destination.
+/// Row reductions (`tile.row_sum/max/min`): `pto.trow* ins(%src, %tmp) outs(%dst)` with the
+/// caller's `tmp_tile` (or a fresh scratch tile of the source's type) and an `[R, 1]`
+/// (col_major) destination.
 fn row_reduce(cx: &mut FnCx<'_>, call: &Call, targets: &[ValueId], inst: &str) -> Result<Val, Diagnostic> {
     let op = call.callee.name();
     let (src, st) = cx.tile(cx.arg(call, 0, "tile")?, &format!("{op} tile"))?;
-    let tmp = cx.alloc_tile(&format!("{}_tmp", cx.result_hint(targets, "reduce")), &st)?;
+    // The caller's scratch tile (`tmp_tile`) when given, else a fresh one of the source type.
+    let (tmp, mt) = match call.args.get(1) {
+        Some(t) => cx.tile(t, &format!("{op} tmp_tile"))?,
+        None => (cx.alloc_tile(&format!("{}_tmp", cx.result_hint(targets, "reduce")), &st)?, st.clone()),
+    };
     let tt = result_tile(cx, call)?;
     let hint = cx.result_hint(targets, "reduce");
     let dst = cx.alloc_tile(&hint, &tt)?;
-    let (sty, mty, dty) = (cx.tile_ty(&src, &st)?, cx.tile_ty(&tmp, &st)?, cx.tile_ty(&dst, &tt)?);
+    let (sty, mty, dty) = (cx.tile_ty(&src, &st)?, cx.tile_ty(&tmp, &mt)?, cx.tile_ty(&dst, &tt)?);
     cx.line(format!("{inst} ins({src}, {tmp} : {sty}, {mty}) outs({dst} : {dty})"));
     Ok(Val::Tile { ssa: dst, tile: tt })
 }
@@ -256,9 +261,10 @@ elementwise! {
 }
 
 /// Column reductions (`tile.col_sum/max/min`): `pto.tcol* ins(%src) outs(%dst)` into a
-/// `[1, C]` row tile. No scratch tile is passed: with one, ptoas requires an `isBinary`
-/// attribute, and PyPTO (`e2d0f78`) emits the one-operand DPS form. The instructions run on
-/// the vector unit only (TCOL* checks `TileType::Vec`), so a non-vec operand is rejected here.
+/// `[1, C]` row tile (sequential accumulation). `tile.col_sum` with a `tmp_tile` selects the
+/// binary-tree path: `pto.tcolsum ins(%src, %tmp {isBinary = true} : …)` — ptoas requires the
+/// tmp operand and `isBinary` together, as PyPTO `e2d0f78` emits them. The instructions run
+/// on the vector unit only (TCOL* checks `TileType::Vec`), so a non-vec operand is rejected.
 fn col_reduce(cx: &mut FnCx<'_>, call: &Call, targets: &[ValueId], inst: &str) -> Result<Val, Diagnostic> {
     use pld_ir::MemorySpace;
     let op = call.callee.name();
@@ -271,11 +277,24 @@ fn col_reduce(cx: &mut FnCx<'_>, call: &Call, targets: &[ValueId], inst: &str) -
             ))
             .with_note("move the tile to Vec first with tile.move(t, target_memory=\"Vec\")"));
     }
+    let tmp = match call.args.get(1) {
+        None => None,
+        Some(_) if inst != "pto.tcolsum" => {
+            return Err(cx.err(format!("{op} takes no tmp_tile; {inst} has no scratch operand")))
+        }
+        Some(t) => Some(cx.tile(t, &format!("{op} tmp_tile"))?),
+    };
     let tt = result_tile(cx, call)?;
     let hint = cx.result_hint(targets, "reduce");
     let dst = cx.alloc_tile(&hint, &tt)?;
     let (sty, dty) = (cx.tile_ty(&src, &st)?, cx.tile_ty(&dst, &tt)?);
-    cx.line(format!("{inst} ins({src} : {sty}) outs({dst} : {dty})"));
+    match tmp {
+        None => cx.line(format!("{inst} ins({src} : {sty}) outs({dst} : {dty})")),
+        Some((m, mt)) => {
+            let mty = cx.tile_ty(&m, &mt)?;
+            cx.line(format!("{inst} ins({src}, {m} {{isBinary = true}} : {sty}, {mty}) outs({dst} : {dty})"))
+        }
+    }
     Ok(Val::Tile { ssa: dst, tile: tt })
 }
 
