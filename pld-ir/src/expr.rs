@@ -426,7 +426,8 @@ impl Expr {
         out
     }
 
-    /// Builds an op call, running the op's deducer; the result type is stored in the call.
+    /// Builds an op call, running the op's canonicalizer (if one is registered) and then its
+    /// deducer; the result type is stored in the call.
     pub fn op_call(
         op: &str,
         args: Vec<Expr>,
@@ -434,7 +435,17 @@ impl Expr {
         span: Span,
         cx: &registry::DeduceEnv<'_>,
     ) -> Result<Expr, crate::Diagnostic> {
-        let def = registry::registry().lookup_or_error(op, span)?;
+        let reg = registry::registry();
+        let mut def = reg.lookup_or_error(op, span)?;
+        let (mut args, mut attrs) = (args, attrs);
+        if let Some(canon) = reg.canonicalizer(def.name) {
+            if let Some(other) = canon(&mut args, &mut attrs, cx) {
+                def = reg.lookup_or_error(other, span)?;
+                if let Some(canon) = reg.canonicalizer(def.name) {
+                    let _ = canon(&mut args, &mut attrs, cx);
+                }
+            }
+        }
         let ty = registry::deduce(def, &args, &attrs, span, cx)?;
         let call = Call { callee: Callee::Op(def), args, attrs, device: None, ty };
         Ok(Expr::new(ExprKind::Call(Box::new(call)), span))

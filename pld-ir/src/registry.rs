@@ -510,6 +510,28 @@ pub struct Overload {
     pub pick: fn(&Type) -> &'static str,
 }
 
+/// Rewrites a call into its op's canonical form before deduction: it may move arguments
+/// into attributes (`tile.cast(t, pl.FP32)` → `dtype=pl.FP32`), rename an attribute spelling,
+/// or redirect the call to a sibling op (`tensor.add(t, 1.0)` → `tensor.adds`), returning the
+/// op to build instead. Canonicalizers must be idempotent and never fail: anything they do
+/// not recognise is left for the deducer to report. Redirects are followed once (the target
+/// op's own canonicalizer runs, but a second redirect is not taken).
+pub type CanonicalizeFn =
+    fn(&mut Vec<Expr>, &mut Vec<(String, Attr)>, &DeduceEnv<'_>) -> Option<&'static str>;
+
+/// A canonicalizer registered for one op; submitted by [`register_canonicalize!`].
+#[derive(Debug)]
+pub struct CanonicalizeReg {
+    /// The op it canonicalizes.
+    pub op: &'static str,
+    /// The rewrite.
+    pub run: CanonicalizeFn,
+    /// Source file.
+    pub file: &'static str,
+    /// Source line.
+    pub line: u32,
+}
+
 /// A registration record; submitted by [`register_op!`].
 #[derive(Debug)]
 pub struct OpReg {
@@ -549,6 +571,17 @@ pub struct LoweringReg {
 inventory::collect!(OpReg);
 inventory::collect!(OverloadReg);
 inventory::collect!(LoweringReg);
+inventory::collect!(CanonicalizeReg);
+
+/// Registers a canonicalizer ([`CanonicalizeFn`]) for the op named `$op`.
+#[macro_export]
+macro_rules! register_canonicalize {
+    ($op:expr, $run:path) => {
+        $crate::inventory::submit! {
+            $crate::registry::CanonicalizeReg { op: $op, run: $run, file: file!(), line: line!() }
+        }
+    };
+}
 
 /// Registers a lowering of kind `$kind` for the op named `$op`.
 #[macro_export]
@@ -618,6 +651,7 @@ pub struct Registry {
     aliases: BTreeMap<&'static str, &'static OpDef>,
     overloads: BTreeMap<&'static str, &'static Overload>,
     lowerings: BTreeMap<(&'static str, LoweringKind), &'static LoweringReg>,
+    canonicalizers: BTreeMap<&'static str, &'static CanonicalizeReg>,
     errors: Vec<RegistryError>,
 }
 
@@ -677,10 +711,25 @@ impl Registry {
             }
             lowerings.insert(key, r);
         }
+        let mut canonicalizers: BTreeMap<&'static str, &'static CanonicalizeReg> = BTreeMap::new();
+        let mut cregs: Vec<&'static CanonicalizeReg> =
+            inventory::iter::<CanonicalizeReg>.into_iter().collect();
+        cregs.sort_by_key(|r| (r.op, r.file, r.line));
+        for r in cregs {
+            if let Some(prev) = canonicalizers.get(r.op) {
+                errors.push(RegistryError::Duplicate {
+                    name: format!("{} (canonicalizer)", r.op),
+                    first: format!("{}:{}", prev.file, prev.line),
+                    second: format!("{}:{}", r.file, r.line),
+                });
+                continue;
+            }
+            canonicalizers.insert(r.op, r);
+        }
         if ops.is_empty() {
             errors.push(RegistryError::Empty);
         }
-        Registry { ops, aliases, overloads, lowerings, errors }
+        Registry { ops, aliases, overloads, lowerings, canonicalizers, errors }
     }
 
     /// `Ok` when the registrations are consistent, else every problem found.
@@ -742,6 +791,16 @@ impl Registry {
     /// Every separately registered lowering of `op`.
     pub fn lowerings_of<'s>(&'s self, op: &'s str) -> impl Iterator<Item = &'static Lowering> + 's {
         self.lowerings.iter().filter(move |((o, _), _)| *o == op).map(|(_, r)| &r.lowering)
+    }
+
+    /// The canonicalizer registered for `op`, if any.
+    pub fn canonicalizer(&self, op: &str) -> Option<CanonicalizeFn> {
+        self.canonicalizers.get(op).map(|r| r.run)
+    }
+
+    /// Every registered canonicalizer, sorted by op name.
+    pub fn canonicalizers(&self) -> impl Iterator<Item = &'static CanonicalizeReg> + '_ {
+        self.canonicalizers.values().copied()
     }
 
     /// Every overload, sorted by name.

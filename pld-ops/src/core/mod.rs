@@ -3,8 +3,11 @@
 //! access, plus the two memory-consistency markers `InsertCommFence` emits.
 //!
 //! Unified DSL spellings (`pl.add`, `pl.cast`, `pl.read`, …) are overloads that pick the tile
-//! or tensor form from the first argument's type; everything else is an alias on its op.
+//! or tensor form from the first argument's type; everything else is an alias on its op. The
+//! reference's other spellings (positional cast dtype/mode, `target_type=`, a scalar right
+//! operand of `add`/`sub`/`mul`/`div`) are canonicalized at call-build time ([`canon`]).
 
+pub mod canon;
 pub mod tensor;
 pub mod tile;
 
@@ -64,22 +67,58 @@ fn deduce_fence(_: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
     Ok(Type::Unknown)
 }
 
-/// `scalar.cast(value, *, dtype)`: convert a scalar (e.g. an INT32 count to INDEX).
+/// `scalar.cast(value, *, dtype, mode=None, target_type=None)`: convert a scalar (e.g. an
+/// INT32 count to INDEX). `pl.cast(v, pl.INDEX)` and `target_type=` are canonicalized to
+/// `dtype=` ([`canon`]); a scalar cast supports only the default rounding mode `round`.
 pub static SCALAR_CAST: OpDef = def(
     "scalar.cast",
     "core",
     "convert a scalar to another element type",
     &["pl.scalar.cast"],
     &[ParamDef::value("value")],
-    &[pld_ir::AttrDef::required("dtype", pld_ir::AttrType::DType)],
+    &[
+        pld_ir::AttrDef::required("dtype", pld_ir::AttrType::DType),
+        pld_ir::AttrDef::optional("mode", pld_ir::AttrType::Str),
+        pld_ir::AttrDef::optional("target_type", pld_ir::AttrType::DType),
+    ],
     Affinity::Shared,
     deduce_scalar_cast,
 );
 
 fn deduce_scalar_cast(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
     crate::util::scalar_arg(cx, 0, "value")?;
+    check_cast_attrs(cx)?;
+    if let Some(m) = cx.attr_str("mode") {
+        if !m.eq_ignore_ascii_case("round") {
+            return Err(cx
+                .error(format!("scalar.cast supports only the default rounding mode \"round\", got {m:?}"))
+                .with_note("rounding modes apply to tile and tensor casts (tile.cast, tensor.cast)"));
+        }
+    }
     let dtype = cx.attr("dtype").and_then(|a| a.as_dtype()).unwrap_or(pld_ir::DataType::INDEX);
     Ok(Type::Scalar(dtype))
+}
+
+/// The attribute rules every cast shares once canonicalized: `target_type` only as a second
+/// spelling of `dtype` (never both), and `mode` one of [`canon::CAST_MODES`] (an out-of-range
+/// integer code stays an integer and fails the generic attribute type check).
+pub(crate) fn check_cast_attrs(cx: &DeduceCx<'_>) -> Result<(), Diagnostic> {
+    if cx.attr("target_type").is_some() {
+        return Err(cx.error(format!(
+            "{} takes the target dtype once: give dtype= or target_type=, not both",
+            cx.def.name
+        )));
+    }
+    if let Some(m) = cx.attr_str("mode") {
+        if !canon::CAST_MODES.iter().any(|k| k.eq_ignore_ascii_case(&m)) {
+            return Err(cx.error(format!(
+                "{} mode must be one of {} (or its code 0-6), got {m:?}",
+                cx.def.name,
+                canon::CAST_MODES.join(", ")
+            )));
+        }
+    }
+    Ok(())
 }
 
 register_op!(CACHEINVALID, FENCE, SCALAR_CAST);

@@ -281,20 +281,26 @@ tensor_elementwise! {
     TENSOR_DIVS = "tensor.divs", "pl.tensor.divs", "tensor", "scalar", deduce_scalar_binary, "divide every element by a scalar";
 }
 
-/// `tensor.cast(tensor, *, dtype)`: a plain tensor of the new element type.
+/// `tensor.cast(tensor, *, dtype, mode=None, target_type=None)`: a plain tensor of the new
+/// element type (the reference spellings are canonicalized as for `tile.cast`).
 pub static TENSOR_CAST: OpDef = def(
     "tensor.cast",
     FAMILY,
     "convert a tensor's element type (the result is a plain tensor)",
     &["pl.tensor.cast"],
     &[ParamDef::mem("tensor", Effect::Read)],
-    &[AttrDef::required("dtype", AttrType::DType), AttrDef::optional("mode", AttrType::Str)],
+    &[
+        AttrDef::required("dtype", AttrType::DType),
+        AttrDef::optional("mode", AttrType::Str),
+        AttrDef::optional("target_type", AttrType::DType),
+    ],
     Affinity::Shared,
     deduce_cast,
 );
 
 fn deduce_cast(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
     let t = tensor_like_arg(cx, 0, "tensor")?;
+    super::check_cast_attrs(cx)?;
     let dtype = cx.attr("dtype").and_then(|a| a.as_dtype()).unwrap_or(t.dtype);
     Ok(Type::tensor(t.shape.clone(), dtype))
 }

@@ -51,7 +51,7 @@ fn valid_within(
     Ok(())
 }
 
-/// `tile.load(tensor, offsets, shapes, valid_shapes=None, *, target_memory=Vec)`.
+/// `tile.load(tensor, offsets, shapes, valid_shape=None, *, target_memory=Vec)`.
 pub static TILE_LOAD: OpDef = def(
     "tile.load",
     FAMILY,
@@ -61,7 +61,7 @@ pub static TILE_LOAD: OpDef = def(
         ParamDef::mem("tensor", Effect::Read),
         ParamDef::value("offsets"),
         ParamDef::value("shapes"),
-        ParamDef::optional("valid_shapes"),
+        ParamDef::optional("valid_shape"),
     ],
     &[TARGET_MEMORY_VEC],
     Affinity::Vector,
@@ -82,9 +82,9 @@ fn deduce_load(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
     let mut tile = TileType::new(shapes.to_vec(), t.dtype, memory);
     // Only the valid region is read: a padded tile (e.g. [8, 1] holding one element) may be
     // larger than the tensor it loads from.
-    match opt_tuple_arg(cx, 3, "valid_shapes")? {
+    match opt_tuple_arg(cx, 3, "valid_shape")? {
         Some(valid) => {
-            valid_within(cx, 3, valid, shapes, "valid_shapes")?;
+            valid_within(cx, 3, valid, shapes, "valid_shape")?;
             check_in_bounds(cx, 3, offsets, valid, &t.shape, "region")?;
             tile = tile.with_valid_shape(valid.to_vec());
         }
@@ -94,6 +94,9 @@ fn deduce_load(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
 }
 
 /// `tile.store(tile, offsets, output_tensor, *, atomic=None_)`: returns the output's type.
+/// The offsets have the tensor's rank; a tile of lower rank (at most 2-D) lands on the
+/// tensor's trailing dims, the leading dims having extent 1 (a `[1, N]` row stored at
+/// `[0, j, 0]` of a `[1, R, N]` tensor).
 pub static TILE_STORE: OpDef = def(
     "tile.store",
     FAMILY,
@@ -112,12 +115,18 @@ pub static TILE_STORE: OpDef = def(
 fn deduce_store(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
     let tile = tile_arg(cx, 0, "tile")?;
     let out = tensor_like_arg(cx, 2, "output_tensor")?;
-    if tile.shape.len() != out.rank() {
+    let rank = tile.shape.len();
+    if rank > out.rank() {
+        return Err(
+            cx.arg_error(0, format!("tile.store tile rank {rank} exceeds output tensor rank {}", out.rank()))
+        );
+    }
+    if rank < out.rank() && rank > 2 {
         return Err(cx.arg_error(
             0,
             format!(
-                "tile.store tile rank {} does not match output tensor rank {}",
-                tile.shape.len(),
+                "tile.store tile rank {rank} does not match output tensor rank {}; only a 1-D or 2-D \
+                 tile may be stored into the trailing dims of a higher-rank tensor",
                 out.rank()
             ),
         ));
@@ -129,7 +138,9 @@ fn deduce_store(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
         ));
     }
     let offsets = offsets_arg(cx, 1, out.rank(), "offsets")?;
-    check_in_bounds(cx, 1, offsets, tile.effective_valid_shape(), &out.shape, "region")?;
+    let mut region = vec![Expr::int(1); out.rank() - rank];
+    region.extend(crate::util::valid_or_shape(&tile.shape, tile.effective_valid_shape()).iter().cloned());
+    check_in_bounds(cx, 1, offsets, &region, &out.shape, "region")?;
     check_atomic_dtype(cx, out.dtype)?;
     Ok(cx.ty(2).clone())
 }
@@ -293,20 +304,27 @@ tile_scalar_binary! {
     TILE_DIVS = "tile.divs", "pl.tile.divs", "divide every element by a scalar";
 }
 
-/// `tile.cast(tile, *, dtype)`: convert the element type.
+/// `tile.cast(tile, *, dtype, mode=None, target_type=None)`: convert the element type.
+/// The reference spellings `pl.cast(t, pl.FP16[, mode])` and `target_type=` are
+/// canonicalized to `dtype=` / `mode=` ([`super::canon`]).
 pub static TILE_CAST: OpDef = def(
     "tile.cast",
     FAMILY,
     "convert a tile's element type",
     &["pl.tile.cast"],
     &[ParamDef::mem("tile", Effect::Read)],
-    &[AttrDef::required("dtype", AttrType::DType), AttrDef::optional("mode", AttrType::Str)],
+    &[
+        AttrDef::required("dtype", AttrType::DType),
+        AttrDef::optional("mode", AttrType::Str),
+        AttrDef::optional("target_type", AttrType::DType),
+    ],
     Affinity::FromFirstTileArg,
     deduce_cast,
 );
 
 fn deduce_cast(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
     let tile = tile_arg(cx, 0, "tile")?;
+    super::check_cast_attrs(cx)?;
     let dtype = cx.attr("dtype").and_then(|a| a.as_dtype()).unwrap_or(tile.dtype);
     Ok(Type::Tile(TileType { dtype, ..tile.clone() }))
 }
@@ -347,6 +365,34 @@ fn reduce(cx: &DeduceCx<'_>, rows: bool) -> Result<Type, Diagnostic> {
             cx.arg_error(0, format!("{} requires a 2-D tile, got rank {}", cx.def.name, tile.shape.len()))
         );
     }
+    if cx.arg(1).is_some() {
+        let tmp = tile_arg(cx, 1, "tmp_tile")?;
+        if tmp.dtype != tile.dtype {
+            return Err(cx.arg_error(
+                1,
+                format!(
+                    "{} tmp_tile dtype {} does not match the tile dtype {}",
+                    cx.def.name, tmp.dtype, tile.dtype
+                ),
+            ));
+        }
+        if tmp.shape.len() != tile.shape.len() {
+            return Err(cx.arg_error(
+                1,
+                format!("{} tmp_tile must be 2-D like the tile, got rank {}", cx.def.name, tmp.shape.len()),
+            ));
+        }
+        for (k, (t, s)) in tmp.shape.iter().zip(&tile.shape).enumerate() {
+            if let (Some(t), Some(s)) = (t.as_int(), s.as_int()) {
+                if t < s {
+                    return Err(cx.arg_error(
+                        1,
+                        format!("{} tmp_tile dim {k} is {t}, smaller than the tile's {s}", cx.def.name),
+                    ));
+                }
+            }
+        }
+    }
     let valid = crate::util::valid_or_shape(&tile.shape, tile.effective_valid_shape());
     let (shape, valid) = if rows {
         (vec![tile.shape[0].clone(), Expr::int(1)], vec![valid[0].clone(), Expr::int(1)])
@@ -356,15 +402,21 @@ fn reduce(cx: &DeduceCx<'_>, rows: bool) -> Result<Type, Diagnostic> {
     Ok(Type::Tile(TileType::new(shape, tile.dtype, tile.memory).with_valid_shape(valid)))
 }
 
+/// The parameters of a reduction taking the reference's optional scratch tile.
+const REDUCE_WITH_TMP: &[ParamDef] =
+    &[ParamDef::mem("tile", Effect::Read), ParamDef::optional_mem("tmp_tile", Effect::Write)];
+/// The parameters of a reduction without one.
+const REDUCE: &[ParamDef] = &[ParamDef::mem("tile", Effect::Read)];
+
 macro_rules! tile_reduce {
-    ($($id:ident = $name:literal, $alias:literal, $deduce:ident, $summary:literal;)*) => {$(
-        #[doc = concat!("`", $name, "(tile)`: ", $summary, ".")]
+    ($($id:ident = $name:literal, $alias:literal, $params:ident, $deduce:ident, $summary:literal;)*) => {$(
+        #[doc = concat!("`", $name, "(tile[, tmp_tile])`: ", $summary, ".")]
         pub static $id: OpDef = def(
             $name,
             FAMILY,
             $summary,
             &[$alias],
-            &[ParamDef::mem("tile", Effect::Read)],
+            $params,
             &[],
             Affinity::FromFirstTileArg,
             $deduce,
@@ -373,12 +425,12 @@ macro_rules! tile_reduce {
 }
 
 tile_reduce! {
-    TILE_ROW_SUM = "tile.row_sum", "pl.row_sum", deduce_row_reduce, "sum of each row, as an [R, 1] tile";
-    TILE_ROW_MAX = "tile.row_max", "pl.row_max", deduce_row_reduce, "maximum of each row, as an [R, 1] tile";
-    TILE_ROW_MIN = "tile.row_min", "pl.row_min", deduce_row_reduce, "minimum of each row, as an [R, 1] tile";
-    TILE_COL_SUM = "tile.col_sum", "pl.col_sum", deduce_col_reduce, "sum of each column, as a [1, C] tile";
-    TILE_COL_MAX = "tile.col_max", "pl.col_max", deduce_col_reduce, "maximum of each column, as a [1, C] tile";
-    TILE_COL_MIN = "tile.col_min", "pl.col_min", deduce_col_reduce, "minimum of each column, as a [1, C] tile";
+    TILE_ROW_SUM = "tile.row_sum", "pl.row_sum", REDUCE_WITH_TMP, deduce_row_reduce, "sum of each row, as an [R, 1] tile";
+    TILE_ROW_MAX = "tile.row_max", "pl.row_max", REDUCE_WITH_TMP, deduce_row_reduce, "maximum of each row, as an [R, 1] tile";
+    TILE_ROW_MIN = "tile.row_min", "pl.row_min", REDUCE_WITH_TMP, deduce_row_reduce, "minimum of each row, as an [R, 1] tile";
+    TILE_COL_SUM = "tile.col_sum", "pl.col_sum", REDUCE_WITH_TMP, deduce_col_reduce, "sum of each column, as a [1, C] tile";
+    TILE_COL_MAX = "tile.col_max", "pl.col_max", REDUCE, deduce_col_reduce, "maximum of each column, as a [1, C] tile";
+    TILE_COL_MIN = "tile.col_min", "pl.col_min", REDUCE, deduce_col_reduce, "minimum of each column, as a [1, C] tile";
 }
 
 /// `tile.read(tile, indices)`: one element as a scalar.
