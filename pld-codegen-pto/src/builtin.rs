@@ -11,8 +11,9 @@
 //! Guarantees: one kernel per distinct variant, in variant order; a rank-1 signal is viewed as
 //! the `[NR, 1]` mesh signal the lowering addresses; dynamic extents become `index`
 //! parameters; anything the lowering or the emitter cannot express is a diagnostic naming
-//! the builtin. The rendered kernel is single-block (a requested `core_num` is recorded in the
-//! orchestration description but not used for block-cyclic chunking).
+//! the builtin. A mesh allreduce with `core_num = C > 1` renders an SPMD kernel: block `b`
+//! (`pto.get_block_idx`) reduces the 256-element tiles `b, b + C, …` on signal column `b`
+//! ([`multi_block_mesh`]); every other builtin is single-block.
 
 use crate::CodegenOptions;
 use pld_ir::registry::{DeduceEnv, LoweringKind};
@@ -107,6 +108,8 @@ pub fn render(
     let Some(lowering) = cdef.lowering(LoweringKind::Composite) else {
         return Err(err(format!("{composite} has no composite lowering to render it from")));
     };
+    // Multi-block mesh allreduce (seed "Host multi-core AllReduce"): block-cyclic tiles.
+    let blocks = if short == "allreduce" { call.attr_int("core_num").unwrap_or(1).max(1) } else { 1 };
     let name = format!("{}_kernel", entry_symbol(variant));
     let mut fb = FunctionBuilder::new(&name, FunctionKind::Aiv).target(opts.target);
     let mut params = Vec::new();
@@ -144,7 +147,11 @@ pub fn render(
                         let shape = Expr::tuple(vec![tt.shape[0].clone(), Expr::int(1)]);
                         let v = b.assign_op("signal_2d", "tensor.view", vec![e, shape], vec![])?;
                         e = Expr::var(v);
-                    } else if tt.rank() == 2 && tt.shape[1].as_int() != Some(1) && short == "allreduce" {
+                    } else if tt.rank() == 2
+                        && tt.shape[1].as_int() != Some(1)
+                        && short == "allreduce"
+                        && blocks == 1
+                    {
                         // `[NR, stride]` multi-block signal: the single block uses column 0.
                         let shape = Expr::tuple(vec![tt.shape[0].clone(), Expr::int(1)]);
                         let v = b.assign_op(
@@ -159,6 +166,16 @@ pub fn render(
             }
             args.push(e);
         }
+        if blocks > 1 {
+            let [data, signal] = args.as_slice() else {
+                return Err(Diagnostic::error(span, "expects (src, signal)"));
+            };
+            return multi_block_mesh(b, data, signal, blocks, &|b, c| {
+                let c = b.op(&composite, c, attrs.clone())?;
+                let Some(c) = c.as_call().cloned() else { return Ok(()) };
+                (lowering.run)(b, &c, &[], span)
+            });
+        }
         let c = b.op(&composite, args, attrs.clone())?;
         let Some(c) = c.as_call().cloned() else { return Ok(()) };
         (lowering.run)(b, &c, &[], span)
@@ -168,6 +185,95 @@ pub fn render(
     let env_values = f.values.clone();
     insert_fences(&env_values, &mut f.body, opts).map_err(|d| err(d.message))?;
     Ok(f)
+}
+
+/// Emits the reduction of one tile: `(builder, [chunk, signal column])`.
+type ReduceTile<'r> = dyn Fn(&mut pld_ir::Builder<'_>, Vec<Expr>) -> Result<(), Diagnostic> + 'r;
+
+/// Elements of one block-cyclic tile of the multi-block mesh allreduce (seed: "Blocks own
+/// 256-element tiles block-cyclically").
+pub const MULTI_BLOCK_TILE: i64 = 256;
+
+/// The body of a `core_num = C > 1` mesh allreduce kernel. Block `b` (`pto.get_block_idx`,
+/// see [`crate::func::BLOCK_IDX_SYM`]) owns the 256-element tiles `b, b + C, …` of the
+/// flattened data and uses signal column `b` (`[NR, stride]` signal: block `b` of rank `me`
+/// notifies `[me, b]` on each peer and waits on its own `[p, b]`), so every (peer, block)
+/// pair has its own counter. Each tile is reduced by the InCore mesh lowering (`reduce`)
+/// on the `[1, 256]` window slice with the `[NR, 1]` signal column: a ready barrier, the
+/// per-chunk read-done barrier before the store, and the self-clearing epilogue, so a lane
+/// returns to zero after every tile and after the call. A ragged last tile (`E % 256`
+/// elements) belongs to block `(E / 256) % C`. Blocks at or beyond the signal stride own no
+/// lane and retire at once (the same blocks on every rank). Blocks without tiles run no
+/// barrier; every rank skips the same ones, so the protocol stays symmetric. The data extent
+/// must be static (the tiles are static windows).
+fn multi_block_mesh(
+    b: &mut pld_ir::Builder<'_>,
+    data: &Expr,
+    signal: &Expr,
+    blocks: i64,
+    reduce: &ReduceTile<'_>,
+) -> Result<(), Diagnostic> {
+    use pld_ir::BinOp;
+    let span = b.span;
+    let dt = b.type_of(data);
+    let Some(tt) = dt.as_tensor_like().cloned() else {
+        return Err(Diagnostic::error(span, "data is not a tensor"));
+    };
+    let Some(numel) = tt.shape.iter().try_fold(1i64, |a, d| d.as_int().and_then(|x| a.checked_mul(x))) else {
+        return Err(Diagnostic::error(
+            span,
+            format!("core_num={blocks} needs a static data extent (block-cyclic {MULTI_BLOCK_TILE}-element tiles), got a dynamic shape"),
+        ));
+    };
+    let st = b.type_of(signal);
+    let Some(sig) = st.as_tensor_like().cloned().filter(|s| s.rank() == 2) else {
+        return Err(Diagnostic::error(
+            span,
+            format!("core_num={blocks} needs a [world_size, stride >= core_num] signal"),
+        ));
+    };
+    let flat =
+        b.assign_op("data_flat", "tensor.view", vec![data.clone(), Expr::ints(&[1, numel])], vec![])?;
+    let bid = Expr::sym(crate::func::BLOCK_IDX_SYM);
+    let full = numel / MULTI_BLOCK_TILE;
+    let tail = numel % MULTI_BLOCK_TILE;
+    let owns_lane = Expr::binary(BinOp::Lt, bid.clone(), sig.shape[1].clone());
+    b.if_then(owns_lane, |b| {
+        let lane = b.assign_op(
+            "signal_lane",
+            "tensor.slice",
+            vec![
+                signal.clone(),
+                Expr::tuple(vec![sig.shape[0].clone(), Expr::int(1)]),
+                Expr::tuple(vec![Expr::int(0), bid.clone()]),
+            ],
+            vec![],
+        )?;
+        let tile_at = |b: &mut pld_ir::Builder<'_>, name: &str, off: Expr, n: i64| {
+            b.assign_op(
+                name,
+                "tensor.slice",
+                vec![Expr::var(flat), Expr::ints(&[1, n]), Expr::tuple(vec![Expr::int(0), off])],
+                vec![],
+            )
+        };
+        if full > 0 {
+            b.for_range("t", (bid.clone(), Expr::int(full), Expr::int(blocks)), vec![], |b, t, _| {
+                let off = Expr::binary(BinOp::Mul, Expr::var(t), Expr::int(MULTI_BLOCK_TILE));
+                let chunk = tile_at(b, "chunk", off, MULTI_BLOCK_TILE)?;
+                reduce(b, vec![Expr::var(chunk), Expr::var(lane)])?;
+                Ok(vec![])
+            })?;
+        }
+        if tail > 0 {
+            let owner = Expr::binary(BinOp::Eq, bid.clone(), Expr::int(full % blocks));
+            b.if_then(owner, |b| {
+                let chunk = tile_at(b, "tail", Expr::int(full * MULTI_BLOCK_TILE), tail)?;
+                reduce(b, vec![Expr::var(chunk), Expr::var(lane)])
+            })?;
+        }
+        Ok(())
+    })
 }
 
 fn op_stmt(values: &Values, opts: &CodegenOptions, op: &str, args: Vec<Expr>) -> Result<Stmt, Diagnostic> {

@@ -23,6 +23,10 @@ use pld_ir::{
 };
 use std::collections::{HashMap, HashSet};
 
+/// The reserved symbol a synthesized kernel body uses for the block index of an SPMD launch
+/// (`pto.get_block_idx`, cast to `index`); it never becomes a signature parameter.
+pub const BLOCK_IDX_SYM: &str = "__pld_block_idx";
+
 /// A tensor operand: a tensor-like parameter of the kernel (or a value aliasing one).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TensorRef {
@@ -351,6 +355,15 @@ impl<'a> FnCx<'a> {
             ExprKind::Int(v) => Ok((self.const_int(*v, MTy::Index), MTy::Index)),
             ExprKind::Float(b) => Ok((self.const_float(b.get(), MTy::F32), MTy::F32)),
             ExprKind::Bool(b) => Ok((self.const_int(i64::from(*b), MTy::I1), MTy::I1)),
+            ExprKind::Sym(s) if s == BLOCK_IDX_SYM => {
+                // Emitted at each use: a use inside a region must not define an SSA value
+                // that a later use outside the region would reference.
+                let raw = self.tmp();
+                self.line(format!("{raw} = pto.get_block_idx"));
+                let idx = self.tmp();
+                self.line(format!("{idx} = arith.index_cast {raw} : i64 to index"));
+                Ok((idx, MTy::Index))
+            }
             ExprKind::Sym(s) => match self.sym_params.get(s) {
                 Some(p) => Ok((p.clone(), MTy::Index)),
                 None => Err(self.err(format!(

@@ -258,3 +258,63 @@ fn mixed_gemm_with_a_window_anchor_becomes_one_module_with_both_lanes() {
     assert!(orch.contains("\"name\": \"gemm_aic\"") && orch.contains("\"name\": \"gemm_aiv\""), "{orch}");
     assert_eq!(orch.matches("\"module\": \"gemm.pto\"").count(), 2, "{orch}");
 }
+
+#[test]
+fn multi_block_host_allreduce_partitions_tiles_block_cyclically() {
+    let out = compile(&program_file("host_allreduce_multicore.py"));
+    let k = module(&out, "builtin_tensor_allreduce__sum__fp32_kernel.pto");
+    // 1041 FP32 elements, core_num = 4: full tiles 0..4 at 256 elements, block b takes
+    // b, b+4, …; the 17-element tail (tile 4) belongs to block 4 % 4 = 0; signal column b.
+    check(
+        k,
+        r#"
+        CHECK: func.func @builtin_tensor_allreduce__sum__fp32_kernel(%arg0: !pto.ptr<f32>, %arg1: !pto.ptr<i32>, %arg2: !pto.ptr<i64>, %arg3: !pto.ptr<i64>, %arg4: index) attributes {pto.kernel_kind = #pto.kernel_kind<vector>}
+        CHECK: %signal_view = pto.make_tensor_view %arg1, shape = [%arg4, %c4_index], strides = [%c4_index, %c1_index]
+        CHECK: = pto.get_block_idx
+        CHECK-NEXT: = arith.index_cast
+        CHECK-SAME: : i64 to index
+        CHECK-NEXT: = arith.cmpi slt,
+        CHECK-SAME: %c4_index : index
+        CHECK-NEXT: scf.if
+        CHECK: = pto.get_block_idx
+        CHECK: %signal_slice_view = pto.make_tensor_view
+        CHECK-SAME: shape = [%arg4, %c1_index], strides = [%c4_index, %c1_index]
+        CHECK: = pto.get_block_idx
+        CHECK-NEXT: = arith.index_cast
+        CHECK-NEXT: scf.for %t_idx =
+        CHECK-SAME: to %c4_index step %c4_index {
+        CHECK-NEXT: = arith.muli %t_idx, %c256_index : index
+        CHECK: %src_slice_view = pto.make_tensor_view
+        CHECK-SAME: shape = [%c1_index, %c256_index]
+        CHECK: pto.comm.tnotify(
+        CHECK: pto.comm.twait(
+        CHECK-SAME: {cmp = #pto<wait_cmp ge>}
+        CHECK: pto.tadd ins(
+        CHECK: pto.comm.twait(
+        CHECK: pto.tstore
+        CHECK: pto.fence.barrier_all #pto.fence_scope<gm>
+        CHECK: pto.comm.tnotify(
+        CHECK-SAME: %cn2_i32
+        CHECK: = pto.get_block_idx
+        CHECK-NEXT: = arith.index_cast
+        CHECK-NEXT: = arith.cmpi eq,
+        CHECK-SAME: %c0_index : index
+        CHECK-NEXT: scf.if
+        CHECK: sizes = [%c1_index, %c17_index]
+        CHECK: pto.comm.tnotify(
+        CHECK-SAME: %cn2_i32
+        CHECK: return
+        "#,
+    );
+    assert_no_helpers(k);
+    // Every signal access goes through block b's column view, never the whole signal.
+    assert!(!k.contains("pto.partition_view %signal_view"), "{k}");
+    assert_eq!(k.matches("pto.get_block_idx").count(), 4, "{k}");
+    check(
+        &out.orchestration,
+        r#"
+        CHECK: "core_num": 4,
+        CHECK: "launch_core_count_method": "set_block_num"
+        "#,
+    );
+}
