@@ -466,6 +466,14 @@ fn cast_accepts_the_reference_spellings() {
     assert_eq!(attr_names(&c), vec!["dtype", "mode"]);
     assert_eq!(c.attrs[1].1, Attr::Str("rint".into()));
     let c = ok_call(built(
+        &[tile(&[2, 8], FP32)],
+        "tile.cast",
+        |v| vec![v[0].clone(), lit(pld_ir::ExprKind::DType(FP16)), Expr::int(3)],
+        vec![],
+    ));
+    assert_eq!(c.args.len(), 1);
+    assert_eq!(c.attrs[1], ("mode".to_string(), Attr::Str("floor".into())));
+    let c = ok_call(built(
         &[tensor(&[2, 8], FP32)],
         "tensor.cast",
         |v| vec![v[0].clone()],
