@@ -693,6 +693,26 @@ fn column_reduction_of_a_cube_tile_is_a_diagnostic() {
     assert_eq!(msgs, ["tile.col_sum reduces a Mat tile; pto.tcolsum works only on vec tiles"]);
 }
 
+#[test]
+fn column_reduction_dtypes_follow_the_a2a3_isa() {
+    init();
+    let k = || {
+        kernel("cs", FunctionKind::Aiv, &[("x", tensor(&[16, 64], DataType::BF16))], |b, p| {
+            let t = b.assign_op("t", "tile.load", vec![v(p[0]), ints(&[0, 0]), ints(&[16, 64])], vec![])?;
+            b.assign_op("s", "tile.col_max", vec![v(t)], vec![])?;
+            Ok(())
+        })
+    };
+    let msgs = errors(&program(vec![k()]), Target::A2A3);
+    assert_eq!(
+        msgs,
+        ["tile.col_max of a bfloat16 tile is not supported on the 'a2a3' backend; pto.tcolmax takes fp16, fp32, int16 or int32"]
+    );
+    // A5 leaves the dtype set to the target (pto-isa: target-defined).
+    let out = emit_for(&program(vec![k()]), Target::A5).unwrap();
+    assert!(only(&out).contains("pto.tcolmax ins(%t"));
+}
+
 /// A kernel loading `x` (optionally ragged), slicing it, adding 1 and storing into `y`; with
 /// `dyn_scalar`, a `-1` in `offsets`/`valid` stands for the runtime scalar parameter `n`.
 fn slice_kernel(

@@ -9,7 +9,7 @@ use super::{atomic_for, attr_int, check_tload_dst, check_tstore_src};
 use crate::func::{FnCx, Val};
 use crate::mlir::{self, MTy};
 use crate::register_emitter;
-use pld_ir::{Call, Diagnostic, TileType, Type, ValueId};
+use pld_ir::{Call, DataType, Diagnostic, TileType, Type, ValueId};
 
 fn result_tile(cx: &FnCx<'_>, call: &Call) -> Result<TileType, Diagnostic> {
     match &call.ty {
@@ -276,6 +276,15 @@ fn col_reduce(cx: &mut FnCx<'_>, call: &Call, targets: &[ValueId], inst: &str) -
                 st.memory.map_or("?", |m| m.dsl_name())
             ))
             .with_note("move the tile to Vec first with tile.move(t, target_memory=\"Vec\")"));
+    }
+    // pto-isa TCOL* on A2/A3: half, float, int16_t or int32_t sources only.
+    if cx.opts.target == pld_ir::Target::A2A3
+        && !matches!(st.dtype, DataType::FP16 | DataType::FP32 | DataType::INT16 | DataType::INT32)
+    {
+        return Err(cx.err(format!(
+            "{op} of a {} tile is not supported on the 'a2a3' backend; {inst} takes fp16, fp32, int16 or int32",
+            st.dtype
+        )));
     }
     let tmp = match call.args.get(1) {
         None => None,
