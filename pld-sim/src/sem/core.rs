@@ -160,6 +160,15 @@ fn tile_cast(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
     Ok(Flow::Val(Val::Tile(Arc::new(out))))
 }
 
+/// `scalar.cast(value, dtype=…)`: round to the target type; float → int rounds to nearest
+/// (the only mode the op accepts is `"round"`), integers saturate to the target's range.
+fn scalar_cast(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
+    let v = cx.float(args, 0)?;
+    let dt = dtype_attr(cx);
+    let v = if dt.is_int() { v.round() } else { v };
+    Ok(Flow::Val(scalar_of(dt, elem::round(dt, v))))
+}
+
 fn tile_identity(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
     Ok(Flow::Val(Val::Tile(cx.tile(args, 0)?.clone())))
 }
@@ -513,6 +522,7 @@ register_semantics!("tile.subs", tile_scalar);
 register_semantics!("tile.muls", tile_scalar);
 register_semantics!("tile.divs", tile_scalar);
 register_semantics!("tile.cast", tile_cast);
+register_semantics!("scalar.cast", scalar_cast);
 register_semantics!("tile.move", tile_identity);
 register_semantics!("tile.fillpad_inplace", tile_fillpad);
 register_semantics!("tile.set_validshape", tile_set_validshape);
