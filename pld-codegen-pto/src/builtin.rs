@@ -195,7 +195,8 @@ type ReduceTile<'r> = dyn Fn(&mut pld_ir::Builder<'_>, Vec<Expr>) -> Result<(), 
 pub const MULTI_BLOCK_TILE: i64 = 256;
 
 /// The body of a `core_num = C > 1` mesh allreduce kernel. Block `b` (`pto.get_block_idx`,
-/// see [`crate::func::BLOCK_IDX_SYM`]) owns the 256-element tiles `b, b + C, …` of the
+/// see [`crate::func::BLOCK_IDX_SYM`]) of the `C = pto.get_block_num` launched blocks owns
+/// the 256-element tiles `b, b + C, …` of the
 /// flattened data and uses signal column `b` (`[NR, stride]` signal: block `b` of rank `me`
 /// notifies `[me, b]` on each peer and waits on its own `[p, b]`), so every (peer, block)
 /// pair has its own counter. Each tile is reduced by the InCore mesh lowering (`reduce`)
@@ -235,6 +236,9 @@ fn multi_block_mesh(
     let flat =
         b.assign_op("data_flat", "tensor.view", vec![data.clone(), Expr::ints(&[1, numel])], vec![])?;
     let bid = Expr::sym(crate::func::BLOCK_IDX_SYM);
+    // The launched block count, read at run time like the reference template's trailing
+    // `core_num` scalar: one rendered variant serves every core_num.
+    let nblk = Expr::sym(crate::func::BLOCK_NUM_SYM);
     let full = numel / MULTI_BLOCK_TILE;
     let tail = numel % MULTI_BLOCK_TILE;
     let owns_lane = Expr::binary(BinOp::Lt, bid.clone(), sig.shape[1].clone());
@@ -258,7 +262,7 @@ fn multi_block_mesh(
             )
         };
         if full > 0 {
-            b.for_range("t", (bid.clone(), Expr::int(full), Expr::int(blocks)), vec![], |b, t, _| {
+            b.for_range("t", (bid.clone(), Expr::int(full), nblk.clone()), vec![], |b, t, _| {
                 let off = Expr::binary(BinOp::Mul, Expr::var(t), Expr::int(MULTI_BLOCK_TILE));
                 let chunk = tile_at(b, "chunk", off, MULTI_BLOCK_TILE)?;
                 reduce(b, vec![Expr::var(chunk), Expr::var(lane)])?;
@@ -266,7 +270,8 @@ fn multi_block_mesh(
             })?;
         }
         if tail > 0 {
-            let owner = Expr::binary(BinOp::Eq, bid.clone(), Expr::int(full % blocks));
+            let owner_blk = Expr::binary(BinOp::Mod, Expr::int(full), nblk.clone());
+            let owner = Expr::binary(BinOp::Eq, bid.clone(), owner_blk);
             b.if_then(owner, |b| {
                 let chunk = tile_at(b, "tail", Expr::int(full * MULTI_BLOCK_TILE), tail)?;
                 reduce(b, vec![Expr::var(chunk), Expr::var(lane)])

@@ -27,6 +27,9 @@ use std::collections::{HashMap, HashSet};
 /// (`pto.get_block_idx`, cast to `index`); it never becomes a signature parameter.
 pub const BLOCK_IDX_SYM: &str = "__pld_block_idx";
 
+/// The reserved symbol for the launched block count (`pto.get_block_num`, cast to `index`).
+pub const BLOCK_NUM_SYM: &str = "__pld_block_num";
+
 /// A tensor operand: a tensor-like parameter of the kernel (or a value aliasing one).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TensorRef {
@@ -355,11 +358,12 @@ impl<'a> FnCx<'a> {
             ExprKind::Int(v) => Ok((self.const_int(*v, MTy::Index), MTy::Index)),
             ExprKind::Float(b) => Ok((self.const_float(b.get(), MTy::F32), MTy::F32)),
             ExprKind::Bool(b) => Ok((self.const_int(i64::from(*b), MTy::I1), MTy::I1)),
-            ExprKind::Sym(s) if s == BLOCK_IDX_SYM => {
+            ExprKind::Sym(s) if s == BLOCK_IDX_SYM || s == BLOCK_NUM_SYM => {
                 // Emitted at each use: a use inside a region must not define an SSA value
                 // that a later use outside the region would reference.
+                let inst = if s == BLOCK_IDX_SYM { "pto.get_block_idx" } else { "pto.get_block_num" };
                 let raw = self.tmp();
-                self.line(format!("{raw} = pto.get_block_idx"));
+                self.line(format!("{raw} = {inst}"));
                 let idx = self.tmp();
                 self.line(format!("{idx} = arith.index_cast {raw} : i64 to index"));
                 Ok((idx, MTy::Index))

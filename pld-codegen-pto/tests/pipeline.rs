@@ -263,8 +263,9 @@ fn mixed_gemm_with_a_window_anchor_becomes_one_module_with_both_lanes() {
 fn multi_block_host_allreduce_partitions_tiles_block_cyclically() {
     let out = compile(&program_file("host_allreduce_multicore.py"));
     let k = module(&out, "builtin_tensor_allreduce__sum__fp32_kernel.pto");
-    // 1041 FP32 elements, core_num = 4: full tiles 0..4 at 256 elements, block b takes
-    // b, b+4, …; the 17-element tail (tile 4) belongs to block 4 % 4 = 0; signal column b.
+    // 1041 FP32 elements: full tiles 0..4 at 256 elements, block b of the C launched blocks
+    // (pto.get_block_num, core_num = 4 here) takes b, b+C, …; the 17-element tail (tile 4)
+    // belongs to block 4 % C; every signal access uses column b.
     check(
         k,
         r#"
@@ -281,8 +282,10 @@ fn multi_block_host_allreduce_partitions_tiles_block_cyclically() {
         CHECK-SAME: shape = [%arg4, %c1_index], strides = [%c4_index, %c1_index]
         CHECK: = pto.get_block_idx
         CHECK-NEXT: = arith.index_cast
+        CHECK-NEXT: = pto.get_block_num
+        CHECK-NEXT: = arith.index_cast
         CHECK-NEXT: scf.for %t_idx =
-        CHECK-SAME: to %c4_index step %c4_index {
+        CHECK-SAME: to %c4_index step %
         CHECK-NEXT: = arith.muli %t_idx, %c256_index : index
         CHECK: %src_slice_view = pto.make_tensor_view
         CHECK-SAME: shape = [%c1_index, %c256_index]
@@ -297,8 +300,8 @@ fn multi_block_host_allreduce_partitions_tiles_block_cyclically() {
         CHECK-SAME: %cn2_i32
         CHECK: = pto.get_block_idx
         CHECK-NEXT: = arith.index_cast
-        CHECK-NEXT: = arith.cmpi eq,
-        CHECK-SAME: %c0_index : index
+        CHECK-NEXT: = pto.get_block_num
+        CHECK: = arith.cmpi eq,
         CHECK-NEXT: scf.if
         CHECK: sizes = [%c1_index, %c17_index]
         CHECK: pto.comm.tnotify(
@@ -310,6 +313,7 @@ fn multi_block_host_allreduce_partitions_tiles_block_cyclically() {
     // Every signal access goes through block b's column view, never the whole signal.
     assert!(!k.contains("pto.partition_view %signal_view"), "{k}");
     assert_eq!(k.matches("pto.get_block_idx").count(), 4, "{k}");
+    assert_eq!(k.matches("pto.get_block_num").count(), 2, "{k}");
     check(
         &out.orchestration,
         r#"
