@@ -28,28 +28,57 @@ pub fn entry_symbol(variant: &str) -> String {
     variant.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect()
 }
 
-/// Every builtin call of the host/chip orchestrators, one per variant (first occurrence).
+/// Every builtin call of the host/chip orchestrators, one per variant: the first occurrence,
+/// or a later one with a larger `core_num` (a multi-block kernel also serves one-block
+/// launches, not the other way round).
+///
+/// A variant is rendered once with its arguments' static shapes, so calls of one variant
+/// whose argument types differ are reported as a diagnostic (one per variant) rather than
+/// silently served by a kernel typed for other shapes.
 pub fn builtin_calls<'p>(
     program: &'p Program,
     opts: &CodegenOptions,
-) -> BTreeMap<String, (&'p Function, Call)> {
-    let mut out = BTreeMap::new();
+) -> (BTreeMap<String, (&'p Function, Call)>, Vec<Diagnostic>) {
+    let mut out: BTreeMap<String, (&'p Function, Call)> = BTreeMap::new();
+    let mut diags = Vec::new();
+    let mut reported = std::collections::BTreeSet::new();
     for f in &program.functions {
         if !matches!(f.kind, FunctionKind::Host | FunctionKind::ChipOrch) {
             continue;
         }
         f.body.walk_exprs(&mut |e| {
-            if let Some(c) = e.as_call() {
-                if let Callee::Op(def) = &c.callee {
-                    if def.name.starts_with("builtin.tensor.") {
-                        let (variant, _) = crate::orch::builtin_spec(c, opts);
-                        out.entry(variant).or_insert_with(|| (f, c.clone()));
-                    }
+            let Some(c) = e.as_call() else { return };
+            let Callee::Op(def) = &c.callee else { return };
+            if !def.name.starts_with("builtin.tensor.") {
+                return;
+            }
+            let (variant, _) = crate::orch::builtin_spec(c, opts);
+            let Some((host, prev)) = out.get(&variant) else {
+                out.insert(variant, (f, c.clone()));
+                return;
+            };
+            let types = |h: &Function, k: &Call| -> Vec<Type> { k.args.iter().map(|a| a.ty(&h.values)).collect() };
+            if types(host, prev) != types(f, c) {
+                if reported.insert(variant.clone()) {
+                    diags.push(
+                        Diagnostic::error(
+                            e.span,
+                            format!(
+                                "builtin kernel {variant}: this call's arguments have other shapes than an earlier call of the same variant; a variant is rendered once, for one set of shapes"
+                            ),
+                        )
+                        .with_note("use one shape per collective and dtype, or call the collective inside a kernel"),
+                    );
                 }
+                return;
+            }
+            let cores = |k: &Call| k.attr_int("core_num").unwrap_or(1);
+            if cores(c) > cores(prev) {
+                out.insert(variant, (f, c.clone()));
             }
         });
     }
-    out
+    (out, diags)
 }
 
 /// A kernel parameter type for a host argument: dynamic dims become symbols, the window

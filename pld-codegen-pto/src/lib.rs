@@ -189,7 +189,11 @@ pub fn emit_program(program: &Program, opts: &CodegenOptions) -> Result<CodegenO
         }
     }
     let mut builtins = Vec::new();
-    for (variant, (host, call)) in builtin::builtin_calls(program, opts) {
+    let (calls, call_diags) = builtin::builtin_calls(program, opts);
+    for d in call_diags {
+        diags.push(d);
+    }
+    for (variant, (host, call)) in calls {
         let rendered = builtin::render(&variant, host, &call, opts)
             .and_then(|f| func::emit_function(program, &f, opts).map(|o| (f, o)));
         match rendered {

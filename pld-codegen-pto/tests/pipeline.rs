@@ -322,3 +322,54 @@ fn multi_block_host_allreduce_partitions_tiles_block_cyclically() {
         "#,
     );
 }
+
+fn compile_text(text: &str) -> Result<CodegenOutput, Vec<String>> {
+    init();
+    let mut p =
+        pld_frontend::parse_str(text).map_err(|d| d.iter().map(|x| x.message.clone()).collect::<Vec<_>>())?;
+    pld_passes::run_pipeline(&mut p, &pld_passes::PipelineOptions::default())
+        .map_err(|d| d.iter().map(|x| x.message.clone()).collect::<Vec<_>>())?;
+    emit_program(&p, &CodegenOptions::default()).map_err(|d| d.iter().map(|x| x.message.clone()).collect())
+}
+
+#[test]
+fn a_variant_called_with_one_and_four_blocks_renders_the_multi_block_kernel() {
+    let base = std::fs::read_to_string(program_file("host_allreduce_multicore.py")).unwrap();
+    let last = "        data = pld.tensor.allreduce(data, signal, op=pld.ReduceOp.Sum, core_num=4)";
+    assert!(base.contains(last));
+    // A one-block call first, then the four-block one: the kernel must serve both.
+    let two = base.replace(
+        last,
+        &format!(
+            "        data = pld.tensor.allreduce(data, signal, op=pld.ReduceOp.Sum, core_num=1)\n{last}"
+        ),
+    );
+    let out = compile_text(&two).unwrap_or_else(|m| panic!("{m:?}"));
+    let k = module(&out, "builtin_tensor_allreduce__sum__fp32_kernel.pto");
+    assert!(k.contains("pto.get_block_num"), "{k}");
+}
+
+#[test]
+fn calls_of_one_variant_with_other_shapes_are_a_diagnostic() {
+    let base = std::fs::read_to_string(program_file("host_allreduce_multicore.py")).unwrap();
+    let last = "        data = pld.tensor.allreduce(data, signal, op=pld.ReduceOp.Sum, core_num=4)";
+    let other = base
+        .replace(
+            "        data_buf = pld.alloc_window_buffer(SIZE * 4)",
+            "        data_buf = pld.alloc_window_buffer(SIZE * 4)\n        small_buf = pld.alloc_window_buffer(64 * 4)",
+        )
+        .replace(
+            last,
+            &format!(
+                "{last}\n        small = pld.window(small_buf, [1, 64], dtype=pl.FP32)\n        small = pld.tensor.allreduce(small, signal, op=pld.ReduceOp.Sum, core_num=4)"
+            ),
+        );
+    let msgs = compile_text(&other).unwrap_err();
+    assert_eq!(msgs.len(), 1, "{msgs:?}");
+    assert!(
+        msgs[0].starts_with(
+            "builtin kernel builtin.tensor.allreduce__sum__fp32: this call's arguments have other shapes"
+        ),
+        "{msgs:?}"
+    );
+}
