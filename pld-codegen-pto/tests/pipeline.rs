@@ -374,32 +374,71 @@ fn calls_of_one_variant_with_other_shapes_are_a_diagnostic() {
     );
 }
 
-#[test]
-fn lowered_mixed_gemm_computes_the_product_on_the_simulator() {
-    // The split program (gemm_aic + gemm_aiv launched as one group) is what codegen emits;
-    // running it checks the split kept the GEMM on the cube lane and the anchor on the other.
+/// Lowers `file` (a GEMM program with `a [P, 64, 64]`, `b [64, 64]`, `c [P, 64, 64]`), runs
+/// it on `ranks` simulated ranks under `schedule` and checks `c[r] = a[r] @ b`.
+fn check_gemm_on_the_simulator(file: &str, ranks: usize, schedule: pld_sim::Schedule) {
     init();
-    let text = std::fs::read_to_string(program_file("mixed_gemm.py")).unwrap();
+    let text = std::fs::read_to_string(program_file(file)).unwrap();
     let mut p =
         pld_frontend::parse_str(&text).unwrap_or_else(|d| panic!("{:?}", d.iter().collect::<Vec<_>>()));
     pld_passes::run_pipeline(&mut p, &pld_passes::PipelineOptions::default())
         .unwrap_or_else(|d| panic!("{:?}", d.iter().map(|x| &x.message).collect::<Vec<_>>()));
     assert!(p.function("gemm_aic").is_some() && p.function("gemm_aiv").is_some());
     let m = 64usize;
-    let a: Vec<f64> = (0..2 * m * m).map(|i| ((i * 7) % 5) as f64 - 2.0).collect();
+    let a: Vec<f64> = (0..ranks * m * m).map(|i| ((i * 7) % 5) as f64 - 2.0).collect();
     let b: Vec<f64> = (0..m * m).map(|i| ((i * 3) % 7) as f64 - 3.0).collect();
     let mut inputs = pld_sim::Inputs::new();
-    inputs.insert("a".into(), pld_sim::HostTensor::from_f64(pld_ir::DataType::FP16, vec![2, m, m], &a));
+    inputs.insert("a".into(), pld_sim::HostTensor::from_f64(pld_ir::DataType::FP16, vec![ranks, m, m], &a));
     inputs.insert("b".into(), pld_sim::HostTensor::from_f64(pld_ir::DataType::FP16, vec![m, m], &b));
-    let out = pld_sim::run(&p, "host_orch", &inputs, &pld_sim::SimConfig::ranks(2))
-        .unwrap_or_else(|e| panic!("simulation failed: {e:?}"));
+    let cfg = pld_sim::SimConfig { schedule, ..pld_sim::SimConfig::ranks(ranks) };
+    let out =
+        pld_sim::run(&p, "host_orch", &inputs, &cfg).unwrap_or_else(|e| panic!("simulation failed: {e:?}"));
     let c = out.outputs["c"].to_f64();
-    for r in 0..2 {
+    for r in 0..ranks {
         for i in 0..m {
             for j in 0..m {
                 let want: f64 = (0..m).map(|k| a[r * m * m + i * m + k] * b[k * m + j]).sum();
-                assert_eq!(c[r * m * m + i * m + j], want, "rank {r} c[{i}][{j}]");
+                assert_eq!(c[r * m * m + i * m + j], want, "{file}: rank {r} c[{i}][{j}]");
             }
         }
+    }
+}
+
+#[test]
+fn lowered_mixed_gemm_computes_the_product_on_the_simulator() {
+    // The split program (gemm_aic + gemm_aiv launched as one group) is what codegen emits;
+    // running it checks the split kept the GEMM on the cube lane and the anchor on the other.
+    check_gemm_on_the_simulator("mixed_gemm.py", 2, pld_sim::Schedule::Deterministic);
+}
+
+#[test]
+fn mixed_gemm_with_a_handshake_publishes_from_the_vector_lane_only() {
+    let out = compile(&program_file("mixed_gemm_barrier.py"));
+    let names: Vec<&str> = out.modules.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names, ["gemm.pto"]);
+    let text = module(&out, "gemm.pto");
+    let (aic, aiv) = text.split_at(text.find("func.func @gemm_aiv").expect("gemm_aiv in the module"));
+    assert!(aic.contains("func.func @gemm_aic") && aic.contains("pto.tmatmul"), "{aic}");
+    assert!(!aic.contains("pto.comm.tnotify"), "the cube lane must not publish:\n{aic}");
+    assert_eq!(aiv.matches("pto.comm.tnotify(").count(), 1, "{aiv}");
+    assert!(!aiv.contains("pto.tmatmul"), "{aiv}");
+    // The wait is shared: both lanes wait for the previous rank.
+    assert_eq!(aic.matches("pto.comm.twait(").count(), 1, "{aic}");
+    assert_eq!(aiv.matches("pto.comm.twait(").count(), 1, "{aiv}");
+    check(
+        aiv,
+        r#"
+        CHECK: pto.barrier <PIPE_ALL>
+        CHECK-NEXT: pto.comm.tnotify(
+        CHECK-SAME: {notifyOp = #pto<notify_op atomic_add>}
+        CHECK: pto.comm.twait(
+        CHECK-NEXT: pto.cmo.cacheinvalid all #pto.address_space<gm>
+        "#,
+    );
+    assert_no_helpers(text);
+    for schedule in
+        [pld_sim::Schedule::Deterministic, pld_sim::Schedule::Random(1), pld_sim::Schedule::Random(7)]
+    {
+        check_gemm_on_the_simulator("mixed_gemm_barrier.py", 3, schedule);
     }
 }
