@@ -14,7 +14,7 @@
 //!   [`ValueId`] and a structured body ([`Block`] of [`Stmt`]); a [`Program`] owns functions.
 //! - **Spans and diagnostics**: every node carries a [`Span`]; errors are [`Diagnostic`]
 //!   values collected into [`Diagnostics`], rendered rustc-style against a [`SourceMap`].
-//! - **The op registry** ([`registry`]): ops are `static` [`OpDef`] records — argument
+//! - **The op registry** ([`registry`](mod@registry)): ops are `static` [`OpDef`] records — argument
 //!   schema, keyword attributes with defaults and ABI-enum payloads, core affinity, the
 //!   `no_duplicate` flag, per-argument effects, the deducer and the lowerings offered —
 //!   submitted at link time with [`register_op!`]. Nothing here names an op family.

@@ -1,7 +1,7 @@
 //! The op registry: ops as data, registered at link time.
 //!
 //! Each op family (in `pld-ops`, or any crate a downstream toolchain links) declares its ops
-//! as `static` [`OpDef`] records and submits them with [`register_op!`]. The registry
+//! as `static` [`OpDef`] records and submits them with [`register_op!`](crate::register_op). The registry
 //! materialises every submission once into a sorted map; duplicate names are recorded with
 //! both definition sites, and an empty registry is reported with the fix. Passes, codegen
 //! and the simulator see ops only through these records, never by family.
@@ -462,7 +462,7 @@ impl OpDef {
     }
 
     /// The lowering of `kind`, if offered: declared in the record, or registered separately
-    /// for this op with [`register_lowering!`].
+    /// for this op with [`register_lowering!`](crate::register_lowering).
     pub fn lowering(&self, kind: LoweringKind) -> Option<&'static Lowering> {
         self.lowerings.iter().find(|l| l.kind == kind).or_else(|| registry().lowering(self.name, kind))
     }
@@ -519,7 +519,7 @@ pub struct Overload {
 pub type CanonicalizeFn =
     fn(&mut Vec<Expr>, &mut Vec<(String, Attr)>, &DeduceEnv<'_>) -> Option<&'static str>;
 
-/// A canonicalizer registered for one op; submitted by [`register_canonicalize!`].
+/// A canonicalizer registered for one op; submitted by [`register_canonicalize!`](crate::register_canonicalize).
 #[derive(Debug)]
 pub struct CanonicalizeReg {
     /// The op it canonicalizes.
@@ -532,7 +532,7 @@ pub struct CanonicalizeReg {
     pub line: u32,
 }
 
-/// A registration record; submitted by [`register_op!`].
+/// A registration record; submitted by [`register_op!`](crate::register_op).
 #[derive(Debug)]
 pub struct OpReg {
     /// The op.
@@ -543,7 +543,7 @@ pub struct OpReg {
     pub line: u32,
 }
 
-/// An overload registration record; submitted by [`register_overload!`].
+/// An overload registration record; submitted by [`register_overload!`](crate::register_overload).
 #[derive(Debug)]
 pub struct OverloadReg {
     /// The overload.
@@ -555,7 +555,7 @@ pub struct OverloadReg {
 }
 
 /// A lowering registered apart from its op's record, so lowering code can live in its own
-/// file; submitted by [`register_lowering!`].
+/// file; submitted by [`register_lowering!`](crate::register_lowering).
 #[derive(Debug)]
 pub struct LoweringReg {
     /// The op it lowers.
