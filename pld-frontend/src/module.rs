@@ -629,5 +629,51 @@ fn lower_unit(file: FileId, opts: &ParseOptions, u: UnitSrc<'_>) -> (Program, Di
     let mut p = Program::new(u.name);
     p.dyn_syms = dyn_syms;
     p.functions = cx.done.into_iter().flatten().collect();
+    declare_inline_syms(&mut p);
     (p, diags)
+}
+
+/// Adds symbols written inline (`pl.Tensor[[pl.dynamic("NR"), 8], …]`) to the program's
+/// declared `pl.dynamic` symbols, in order of first appearance, so the printed program
+/// declares every symbol it uses and re-parses to the same program.
+fn declare_inline_syms(p: &mut Program) {
+    let mut found: Vec<String> = Vec::new();
+    let mut note = |e: &pld_ir::Expr| {
+        e.walk(&mut |x| {
+            if let pld_ir::ExprKind::Sym(s) = &x.kind {
+                if !found.contains(s) {
+                    found.push(s.clone());
+                }
+            }
+        })
+    };
+    for f in &p.functions {
+        for (_, v) in f.values.iter() {
+            for_each_type_expr(&v.ty, &mut note);
+        }
+        for t in &f.ret {
+            for_each_type_expr(t, &mut note);
+        }
+        f.body.walk_exprs(&mut |e| note(e));
+    }
+    for s in found {
+        if !p.dyn_syms.contains(&s) {
+            p.dyn_syms.push(s);
+        }
+    }
+}
+
+fn for_each_type_expr(t: &pld_ir::Type, f: &mut dyn FnMut(&pld_ir::Expr)) {
+    use pld_ir::Type;
+    match t {
+        Type::Tensor(tt) | Type::DistTensor(pld_ir::DistTensorType { tensor: tt, .. }) => {
+            tt.shape.iter().for_each(&mut *f);
+            if let Some(v) = &tt.view {
+                v.stride.iter().chain(&v.valid_shape).for_each(&mut *f);
+            }
+        }
+        Type::Tile(tile) => tile.shape.iter().chain(&tile.valid_shape).for_each(f),
+        Type::Tuple(items) => items.iter().for_each(|i| for_each_type_expr(i, f)),
+        _ => {}
+    }
 }
