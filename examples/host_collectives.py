@@ -35,8 +35,10 @@ class HostCollectives:
         bcast: pl.Out[pld.DistributedTensor[[1, SIZE], pl.FP32]],
         stage: pl.Out[pld.DistributedTensor[[1, SIZE], pl.FP32]],
     ):
-        everything = pl.load(inp, [0, 0], [NR, SIZE])
-        pl.store(everything, [0, 0], rows)
+        # Row by row: tiles have static shapes, the rank count is only known at run time.
+        for i in pl.range(NR):
+            row = pl.load(inp, [i, 0], [1, SIZE])
+            pl.store(row, [i, 0], rows)
         first = pl.load(inp, [0, 0], [1, SIZE])
         pl.store(first, [0, 0], row0)
         pl.store(first, [0, 0], bcast)
@@ -63,10 +65,11 @@ class HostCollectives:
         pl.store(b, [0, 0], root_row)
         c = pl.load(rows, [me, 0], [1, SIZE])
         pl.store(c, [0, 0], scattered)
-        g = pl.load(gathered_win, [0, 0], [NR, SIZE])
-        pl.store(g, [0, 0], gathered)
-        x = pl.load(exchanged_win, [0, 0], [NR, SIZE])
-        pl.store(x, [0, 0], exchanged)
+        for i in pl.range(NR):
+            g = pl.load(gathered_win, [i, 0], [1, SIZE])
+            pl.store(g, [i, 0], gathered)
+            x = pl.load(exchanged_win, [i, 0], [1, SIZE])
+            pl.store(x, [i, 0], exchanged)
 
     @pl.function(type=pl.FunctionType.Orchestration)
     def publish_orch(

@@ -33,10 +33,13 @@ class MoeDispatch:
         stage: pl.Out[pld.DistributedTensor[[NR * MAXR, SIZE], pl.FP32]],
         counts: pl.Out[pld.DistributedTensor[[NR, 1], pl.INT32]],
     ):
-        t = pl.load(inp, [0, 0], [NR * MAXR, SIZE])
-        pl.store(t, [0, 0], stage)
-        c = pl.load(cnt, [0, 0], [NR, 1])
-        pl.store(c, [0, 0], counts)
+        # Row by row: tiles have static shapes, the rank count is only known at run time.
+        for i in pl.range(NR * MAXR):
+            t = pl.load(inp, [i, 0], [1, SIZE])
+            pl.store(t, [i, 0], stage)
+        for d in pl.range(NR):
+            c = pl.load(cnt, [d, 0], [1, 1])
+            pl.store(c, [d, 0], counts)
 
     @pl.function(type=pl.FunctionType.InCore)
     def consume_step(
@@ -55,8 +58,9 @@ class MoeDispatch:
             for k in pl.range(n):
                 row = pl.load(data, [src * MAXR + k, 0], [1, SIZE])
                 pl.store(row, [src * MAXR + k, 0], tokens)
-        c = pl.load(recv, [0, 0], [NR, 1])
-        pl.store(c, [0, 0], recv_counts)
+        for src in pl.range(NR):
+            c = pl.load(recv, [src, 0], [1, 1])
+            pl.store(c, [src, 0], recv_counts)
 
     @pl.function(type=pl.FunctionType.Orchestration)
     def stage_orch(

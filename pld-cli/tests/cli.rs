@@ -356,7 +356,7 @@ fn reading_the_untrimmed_capacity_block_is_warned_about() {
     // copies the whole capacity block reads garbage, and `pld run` says so.
     let src = std::fs::read_to_string(root().join("examples/moe_all_to_all_v.py")).unwrap();
     let start = src.find("        zero = pl.full").expect("consumer start");
-    let end = src.find("        c = pl.load(recv").expect("consumer end");
+    let end = src.rfind("        for src in pl.range(NR):").expect("consumer end");
     let untrimmed = format!(
         "{}        everything = pl.load(data, [0, 0], [NR * MAXR, SIZE])\n        pl.store(everything, [0, 0], tokens)\n{}",
         &src[..start],
