@@ -372,3 +372,25 @@ fn reading_the_untrimmed_capacity_block_is_warned_about() {
     assert!(err.contains("warning: rank 0 read bytes") && err.contains("'data_buf'"), "{err}");
     assert!(err.contains("undefined (garbage) bytes"), "{err}");
 }
+
+#[test]
+fn every_example_compiles_to_pto() {
+    let mut n = 0;
+    for entry in std::fs::read_dir(root().join("examples")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|e| e != "py") {
+            continue;
+        }
+        let stem = path.file_stem().unwrap().to_string_lossy().into_owned();
+        let dir = out_dir(&format!("pto-{stem}"));
+        let out = pld(&["compile", path.to_str().unwrap(), "--emit", "pto", "--out", dir.to_str().unwrap()]);
+        assert!(out.status.success(), "{stem}: {}", text(&out.stderr));
+        let ptos = std::fs::read_dir(&dir)
+            .unwrap()
+            .filter(|e| e.as_ref().is_ok_and(|e| e.path().extension().is_some_and(|x| x == "pto")));
+        assert!(ptos.count() > 0, "{stem}: no .pto module");
+        assert!(dir.join("orchestration.json").exists(), "{stem}: no orchestration.json");
+        n += 1;
+    }
+    assert!(n >= 7, "expected every example, found {n}");
+}
