@@ -114,57 +114,80 @@ impl MicroRun {
         MicroRun { prog, pc: 0, regs: Vec::new(), span }
     }
 
-    fn reg(&mut self, r: usize) -> &mut Vec<f64> {
-        if self.regs.len() <= r {
-            self.regs.resize(r + 1, Vec::new());
-        }
-        &mut self.regs[r]
-    }
-
     /// Executes the next instruction on global rank `g`.
     pub fn step(&mut self, world: &mut World, g: usize, who: &str) -> Result<MicroStep, Fault> {
-        let Some(ins) = self.prog.get(self.pc).cloned() else {
+        let MicroRun { prog, pc, regs, span } = self;
+        let Some(ins) = prog.get(*pc) else {
             return Ok(MicroStep::Done);
         };
-        let span = self.span;
+        let span = *span;
+        let need = match ins {
+            Micro::Load { reg, .. } | Micro::Store { reg, .. } => reg + 1,
+            Micro::Combine { acc, other, .. } => acc.max(other) + 1,
+            _ => 0,
+        };
+        if regs.len() < need {
+            regs.resize(need, Vec::new());
+        }
         match ins {
             Micro::Notify { sig, peer, idx, value, op } => {
                 // Builtin templates fence their data before every notify.
                 if let Some(l) = world.unfenced.get_mut(g) {
                     l.clear();
                 }
-                system::notify(world, g, &sig, peer, &idx, value, op, span, who)?;
+                system::notify(world, g, sig, *peer, idx, *value, *op, span, who)?;
             }
             Micro::Wait { sig, idx, expected, ge } => {
-                if let Some(p) = system::wait(world, g, &sig, &idx, expected, ge, span)? {
+                if let Some(p) = system::wait(world, g, sig, idx, *expected, *ge, span)? {
                     return Ok(MicroStep::Park(p));
                 }
             }
             Micro::Load { reg, src, peer, offs, shape, op } => {
-                let v = world.read(g, &src, peer, &offs, &shape, span, op, who)?;
-                *self.reg(reg) = v;
+                let v = world.read(g, src, *peer, offs, shape, span, op, who)?;
+                regs[*reg] = v;
             }
             Micro::Store { reg, dst, peer, offs, shape, atomic, op } => {
-                let v = std::mem::take(self.reg(reg));
-                let r = world.write(g, &dst, peer, &offs, &shape, &v, atomic, span, op, who);
-                *self.reg(reg) = v;
-                r?;
+                world.write(g, dst, *peer, offs, shape, &regs[*reg], *atomic, span, op, who)?;
             }
             Micro::Combine { acc, other, op, dtype } => {
-                let o = self.reg(other).clone();
-                let a = self.reg(acc);
-                if a.len() != o.len() {
-                    return Err(Fault::runtime(
-                        span,
-                        format!("{who}: reduce of {} and {} lanes", a.len(), o.len()),
-                    ));
-                }
-                for (x, y) in a.iter_mut().zip(&o) {
-                    *x = crate::elem::round(dtype, crate::elem::reduce(op, *x, *y));
+                if acc == other {
+                    let a = &mut regs[*acc];
+                    for x in a.iter_mut() {
+                        *x = crate::elem::round(*dtype, crate::elem::reduce(*op, *x, *x));
+                    }
+                } else {
+                    let (a, o) = if acc < other {
+                        let (x, y) = regs.split_at_mut(*other);
+                        (&mut x[*acc], &y[0])
+                    } else {
+                        let (x, y) = regs.split_at_mut(*acc);
+                        (&mut y[0], &x[*other])
+                    };
+                    if a.len() != o.len() {
+                        return Err(Fault::runtime(
+                            span,
+                            format!("{who}: reduce of {} and {} lanes", a.len(), o.len()),
+                        ));
+                    }
+                    combine(a, o, *op, *dtype);
                 }
             }
         }
         self.pc += 1;
         Ok(if self.pc >= self.prog.len() { MicroStep::Done } else { MicroStep::Ran })
+    }
+}
+
+/// `a[i] = round(dtype, reduce(op, a[i], o[i]))`, with the common FP32 sum as a plain loop
+/// (`f64::from(v as f32)` is exactly `elem::round(FP32, v)`).
+fn combine(a: &mut [f64], o: &[f64], op: ReduceOp, dtype: pld_ir::DataType) {
+    if dtype == pld_ir::DataType::FP32 && op == ReduceOp::Sum {
+        for (x, y) in a.iter_mut().zip(o) {
+            *x = f64::from((*x + *y) as f32);
+        }
+    } else {
+        for (x, y) in a.iter_mut().zip(o) {
+            *x = crate::elem::round(dtype, crate::elem::reduce(op, *x, *y));
+        }
     }
 }

@@ -83,9 +83,60 @@ struct AccessRec {
     rank: usize,
     clock: u32,
     kind: AccessKind,
-    op: String,
-    who: String,
+    /// Interned op name (index into `World::names`).
+    op: u32,
+    /// Interned kernel/lane name.
+    who: u32,
     span: Span,
+}
+
+/// Race records of one window, indexed so an access visits only records that can overlap it.
+///
+/// Records are kept whole (never split) and keyed by `(lo, seq)` inside a length class
+/// `floor(log2(hi - lo))`: a record of class `k` is shorter than `2^(k+1)` bytes, so every
+/// record of that class overlapping `[lo, hi)` starts in `(lo - 2^(k+1), hi)`. `seq` is the
+/// insertion order, so "the oldest conflicting record" is the same one a linear scan of an
+/// insertion-ordered list would report. Nothing is ever dropped except by subsumption.
+#[derive(Clone, Debug, Default)]
+struct Shadow {
+    classes: Vec<BTreeMap<(u64, u64), AccessRec>>,
+}
+
+impl Shadow {
+    fn class_of(lo: u64, hi: u64) -> usize {
+        (63 - (hi - lo).max(1).leading_zeros()) as usize
+    }
+
+    /// Calls `f` with the key and record of every record overlapping `[lo, hi)`.
+    fn for_overlapping(&self, lo: u64, hi: u64, mut f: impl FnMut((u64, u64), &AccessRec)) {
+        for (k, class) in self.classes.iter().enumerate() {
+            if class.is_empty() {
+                continue;
+            }
+            let reach = 1u64.checked_shl(k as u32 + 1).unwrap_or(u64::MAX);
+            let from = lo.saturating_sub(reach);
+            for (&key, o) in class.range((from, 0)..(hi, 0)) {
+                if o.hi > lo && o.lo < hi {
+                    f(key, o);
+                }
+            }
+        }
+    }
+
+    fn remove(&mut self, key: (u64, u64), hi: u64) {
+        let c = Self::class_of(key.0, hi);
+        if let Some(class) = self.classes.get_mut(c) {
+            class.remove(&key);
+        }
+    }
+
+    fn insert(&mut self, seq: u64, rec: AccessRec) {
+        let c = Self::class_of(rec.lo, rec.hi);
+        if self.classes.len() <= c {
+            self.classes.resize_with(c + 1, BTreeMap::new);
+        }
+        self.classes[c].insert((rec.lo, seq), rec);
+    }
 }
 
 /// Per-signal-cell bookkeeping.
@@ -154,7 +205,12 @@ pub struct World {
     pub allocs: Vec<Alloc>,
     /// Signal-cell metadata keyed by (domain, owner domain rank, byte offset).
     pub cells: BTreeMap<(usize, usize, u64), CellMeta>,
-    shadow: HashMap<(usize, usize), Vec<AccessRec>>,
+    shadow: HashMap<(usize, usize), Shadow>,
+    /// Insertion counter of race records.
+    seq: u64,
+    /// Interned op and kernel names of race records.
+    names: Vec<String>,
+    name_ids: HashMap<String, u32>,
     /// Vector clock of each global rank.
     pub vc: Vec<Vec<u32>>,
     /// Accounting.
@@ -178,6 +234,8 @@ pub struct World {
     /// Warnings of the run (undefined-byte reads, counter overflow), each reported once.
     pub warnings: Vec<String>,
     warned: BTreeSet<(usize, usize, &'static str)>,
+    /// Reused buffer for the encoded bytes of a write.
+    scratch: Vec<u8>,
 }
 
 const ADDR_BASE: u64 = 0x4000_0000_0000;
@@ -196,6 +254,9 @@ impl World {
             allocs: Vec::new(),
             cells: BTreeMap::new(),
             shadow: HashMap::new(),
+            seq: 0,
+            names: Vec::new(),
+            name_ids: HashMap::new(),
             vc,
             stats: Stats {
                 notifies: vec![0; nranks],
@@ -213,6 +274,7 @@ impl World {
             written: HashMap::new(),
             warnings: Vec::new(),
             warned: BTreeSet::new(),
+            scratch: Vec::new(),
         }
     }
 
@@ -545,27 +607,13 @@ impl World {
                         format!("{op} on rank {g}: access outside a host tensor of {len} bytes"),
                     ));
                 }
+                let mut scratch = std::mem::take(&mut self.scratch);
+                encode_rows(dt, data, kind, &mut scratch);
                 let mem = &mut self.host[buf];
-                let mut k = 0usize;
-                for s in &starts {
-                    for c in 0..cols {
-                        let at = (b + (s + c * cstride) * eb) as usize;
-                        match data {
-                            None => out.push(elem::decode(dt, &mem[at..])),
-                            Some(d) => {
-                                let v = if kind == AccessKind::Atomic {
-                                    elem::decode(dt, &mem[at..]) + d[k]
-                                } else {
-                                    d[k]
-                                };
-                                elem::encode(dt, v, &mut mem[at..]);
-                                k += 1;
-                            }
-                        }
-                    }
-                }
-                let key = (g, op.to_string());
-                *self.stats.local_bytes.entry(key).or_default() += bytes;
+                let rows = Rows { base: b, starts: &starts, cols, cstride, eb };
+                rows.apply(dt, mem, data, kind, &scratch, &mut out);
+                self.scratch = scratch;
+                bump(&mut self.stats.local_bytes, g, op, bytes);
             }
             Mem::Window { domain, alloc } => {
                 let first = self.resolve(g, view, peer, lo_e * eb, span, op)?;
@@ -597,54 +645,34 @@ impl World {
                 let base0 = first.offset as i64 - lo_e * eb;
                 // A plain write that leaves every byte as it was (a self-copy, an idempotent
                 // re-store) cannot be observed by anyone, so it is not a race candidate.
+                let mut scratch = std::mem::take(&mut self.scratch);
+                encode_rows(dt, data, kind, &mut scratch);
+                let rows = Rows { base: base0, starts: &starts, cols, cstride, eb };
                 let silent = kind == AccessKind::Write
-                    && data.is_some_and(|d| {
-                        let mem = &self.domains[domain].arenas[owner];
-                        let mut k = 0usize;
-                        let mut buf = [0u8; 8];
-                        starts.iter().all(|s| {
-                            (0..cols).all(|c| {
-                                let at = (base0 + (s + c * cstride) * eb) as usize;
-                                elem::encode(dt, d[k], &mut buf);
-                                k += 1;
-                                mem[at..at + eb as usize] == buf[..eb as usize]
-                            })
-                        })
-                    });
+                    && data.is_some()
+                    && rows.equal(&self.domains[domain].arenas[owner], &scratch);
                 if self.check_races && !silent {
-                    self.check_race(domain, owner, g, first.offset, last.offset + 1, kind, span, op, who)?;
+                    if let Err(e) =
+                        self.check_race(domain, owner, g, first.offset, last.offset + 1, kind, span, op, who)
+                    {
+                        self.scratch = scratch;
+                        return Err(e);
+                    }
                 }
                 let me = self.domains[domain].drank(g);
                 let mem = &mut self.domains[domain].arenas[owner];
-                let mut k = 0usize;
-                for s in &starts {
-                    for c in 0..cols {
-                        let at = (base0 + (s + c * cstride) * eb) as usize;
-                        match data {
-                            None => out.push(elem::decode(dt, &mem[at..])),
-                            Some(d) => {
-                                let v = if kind == AccessKind::Atomic {
-                                    elem::decode(dt, &mem[at..]) + d[k]
-                                } else {
-                                    d[k]
-                                };
-                                elem::encode(dt, v, &mut mem[at..]);
-                                k += 1;
-                            }
-                        }
-                    }
-                }
+                rows.apply(dt, mem, data, kind, &scratch, &mut out);
+                self.scratch = scratch;
                 if data.is_some() && self.check_fences {
                     let list = &mut self.unfenced[g];
                     if list.len() < 64 {
                         list.push((op.to_string(), self.allocs[alloc].name.clone(), span));
                     }
                 }
-                let key = (g, op.to_string());
                 if me == Some(owner) {
-                    *self.stats.local_bytes.entry(key).or_default() += bytes;
+                    bump(&mut self.stats.local_bytes, g, op, bytes);
                 } else {
-                    *self.stats.remote_bytes.entry(key).or_default() += bytes;
+                    bump(&mut self.stats.remote_bytes, g, op, bytes);
                 }
             }
         }
@@ -695,6 +723,16 @@ impl World {
         }
     }
 
+    fn intern(&mut self, s: &str) -> u32 {
+        if let Some(&i) = self.name_ids.get(s) {
+            return i;
+        }
+        let i = self.names.len() as u32;
+        self.names.push(s.to_string());
+        self.name_ids.insert(s.to_string(), i);
+        i
+    }
+
     #[allow(clippy::too_many_arguments)]
     fn check_race(
         &mut self,
@@ -708,60 +746,69 @@ impl World {
         op: &str,
         who: &str,
     ) -> Result<(), Fault> {
+        let op_id = self.intern(op);
+        let who_id = self.intern(who);
         let clock = self.vc[g][g];
         let vc = &self.vc[g];
         let recs = self.shadow.entry((domain, owner)).or_default();
-        for o in recs.iter() {
-            if o.rank == g || o.hi <= lo || hi <= o.lo {
-                continue;
+        // The oldest conflicting record (lowest insertion number), as a linear scan would find.
+        let mut conflict: Option<((u64, u64), AccessRec)> = None;
+        let mut drop: Vec<((u64, u64), u64)> = Vec::new();
+        recs.for_overlapping(lo, hi, |key, o| {
+            if o.rank != g {
+                let clash = !matches!(
+                    (o.kind, kind),
+                    (AccessKind::Read, AccessKind::Read) | (AccessKind::Atomic, AccessKind::Atomic)
+                );
+                if clash && vc[o.rank] < o.clock && conflict.as_ref().is_none_or(|(k, _)| key.1 < k.1) {
+                    conflict = Some((key, o.clone()));
+                }
             }
-            let conflict = !matches!(
-                (o.kind, kind),
-                (AccessKind::Read, AccessKind::Read) | (AccessKind::Atomic, AccessKind::Atomic)
-            );
-            if conflict && vc[o.rank] < o.clock {
-                let dname = |k: AccessKind| match k {
-                    AccessKind::Read => "read",
-                    AccessKind::Write => "write",
-                    AccessKind::Atomic => "atomic add",
-                };
-                let buf = self.domains[domain]
-                    .allocs
-                    .iter()
-                    .find(|&&a| {
-                        let al = &self.allocs[a];
-                        lo.max(o.lo) >= al.offset && lo.max(o.lo) < al.offset + al.rounded
-                    })
-                    .map_or("?".to_string(), |&a| self.allocs[a].name.clone());
-                return Err(Fault::new(
-                    ReportKind::Race,
-                    span,
-                    format!(
-                        "{} by rank {g} ({op} in {who}) and {} by rank {} ({} in {}) touch bytes [{}, {}) of buffer '{buf}' in the window of domain rank {owner} with no notify→wait ordering between them",
-                        dname(kind),
-                        dname(o.kind),
-                        o.rank,
-                        o.op,
-                        o.who,
-                        lo.max(o.lo),
-                        hi.min(o.hi)
-                    ),
-                )
-                .note_at("the other access is at", o.span)
-                .note("publish data before the notify that releases it, and wait before touching what a peer may still read or write"));
-            }
-        }
-        // Drop records the new access subsumes (covered and ordered before it).
-        recs.retain(|o| {
+            // Records the new access subsumes (covered and ordered before it).
             let covered = o.lo >= lo && o.hi <= hi;
             let ordered = o.rank == g || vc[o.rank] >= o.clock;
             let subsumes = kind == AccessKind::Write || kind == o.kind;
-            !(covered && ordered && subsumes)
+            if covered && ordered && subsumes {
+                drop.push((key, o.hi));
+            }
         });
-        if recs.len() > 8192 {
-            recs.drain(..4096);
+        if let Some((_, o)) = conflict {
+            let dname = |k: AccessKind| match k {
+                AccessKind::Read => "read",
+                AccessKind::Write => "write",
+                AccessKind::Atomic => "atomic add",
+            };
+            let buf = self.domains[domain]
+                .allocs
+                .iter()
+                .find(|&&a| {
+                    let al = &self.allocs[a];
+                    lo.max(o.lo) >= al.offset && lo.max(o.lo) < al.offset + al.rounded
+                })
+                .map_or("?".to_string(), |&a| self.allocs[a].name.clone());
+            return Err(Fault::new(
+                ReportKind::Race,
+                span,
+                format!(
+                    "{} by rank {g} ({op} in {who}) and {} by rank {} ({} in {}) touch bytes [{}, {}) of buffer '{buf}' in the window of domain rank {owner} with no notify→wait ordering between them",
+                    dname(kind),
+                    dname(o.kind),
+                    o.rank,
+                    self.names[o.op as usize],
+                    self.names[o.who as usize],
+                    lo.max(o.lo),
+                    hi.min(o.hi)
+                ),
+            )
+            .note_at("the other access is at", o.span)
+            .note("publish data before the notify that releases it, and wait before touching what a peer may still read or write"));
         }
-        recs.push(AccessRec { lo, hi, rank: g, clock, kind, op: op.to_string(), who: who.to_string(), span });
+        for (key, ohi) in drop {
+            recs.remove(key, ohi);
+        }
+        let seq = self.seq;
+        self.seq += 1;
+        recs.insert(seq, AccessRec { lo, hi, rank: g, clock, kind, op: op_id, who: who_id, span });
         Ok(())
     }
 
@@ -869,6 +916,134 @@ impl World {
     }
 }
 
+/// Adds `bytes` to the `(g, op)` counter without allocating when the key exists.
+fn bump(map: &mut BTreeMap<(usize, String), u64>, g: usize, op: &str, bytes: u64) {
+    let hit =
+        map.range_mut((g, String::new())..).take_while(|((r, _), _)| *r == g).find(|((_, k), _)| k == op);
+    match hit {
+        Some((_, v)) => *v += bytes,
+        None => {
+            map.insert((g, op.to_string()), bytes);
+        }
+    }
+}
+
+/// Encodes the values of a plain write into `out` (row-major, `dt.bytes()` each), rounding to
+/// `dt` exactly as [`elem::encode`] does; leaves `out` empty for reads and atomic adds.
+fn encode_rows(dt: DataType, data: Option<&[f64]>, kind: AccessKind, out: &mut Vec<u8>) {
+    out.clear();
+    let Some(d) = data.filter(|_| kind == AccessKind::Write) else {
+        return;
+    };
+    let eb = dt.bytes() as usize;
+    out.resize(d.len() * eb, 0);
+    match dt {
+        DataType::FP32 => {
+            for (v, c) in d.iter().zip(out.chunks_exact_mut(4)) {
+                c.copy_from_slice(&(*v as f32).to_le_bytes());
+            }
+        }
+        _ => {
+            for (v, c) in d.iter().zip(out.chunks_exact_mut(eb)) {
+                elem::encode(dt, *v, c);
+            }
+        }
+    }
+}
+
+/// Decodes a contiguous run of elements, appending them to `out`.
+fn decode_run(dt: DataType, bytes: &[u8], out: &mut Vec<f64>) {
+    match dt {
+        DataType::FP32 => {
+            out.extend(
+                bytes.chunks_exact(4).map(|b| f64::from(f32::from_le_bytes([b[0], b[1], b[2], b[3]]))),
+            );
+        }
+        _ => out.extend(bytes.chunks_exact(dt.bytes() as usize).map(|b| elem::decode(dt, b))),
+    }
+}
+
+/// The rows of a region in one memory: byte `base + (start + c * cstride) * eb` holds
+/// column `c` of the row starting at element `start`.
+struct Rows<'a> {
+    base: i64,
+    starts: &'a [i64],
+    cols: i64,
+    cstride: i64,
+    eb: i64,
+}
+
+impl Rows<'_> {
+    fn at(&self, s: i64, c: i64) -> usize {
+        (self.base + (s + c * self.cstride) * self.eb) as usize
+    }
+
+    /// Whether `mem` already holds the encoded bytes `enc` (row-major) at every element.
+    fn equal(&self, mem: &[u8], enc: &[u8]) -> bool {
+        let (eb, row) = (self.eb as usize, (self.cols * self.eb) as usize);
+        self.starts.iter().zip(enc.chunks_exact(row.max(1))).all(|(&s, e)| {
+            if self.cstride == 1 {
+                let at = self.at(s, 0);
+                mem[at..at + row] == *e
+            } else {
+                (0..self.cols).all(|c| {
+                    let at = self.at(s, c);
+                    mem[at..at + eb] == e[c as usize * eb..(c as usize + 1) * eb]
+                })
+            }
+        })
+    }
+
+    /// Performs the access: a read appends to `out`, a plain write copies `enc`, an atomic
+    /// add accumulates `data` element by element (rounded to `dt`).
+    fn apply(
+        &self,
+        dt: DataType,
+        mem: &mut [u8],
+        data: Option<&[f64]>,
+        kind: AccessKind,
+        enc: &[u8],
+        out: &mut Vec<f64>,
+    ) {
+        let (eb, row) = (self.eb as usize, (self.cols * self.eb) as usize);
+        let mut k = 0usize;
+        for &s in self.starts {
+            match data {
+                None if self.cstride == 1 => {
+                    let at = self.at(s, 0);
+                    decode_run(dt, &mem[at..at + row], out);
+                }
+                None => {
+                    for c in 0..self.cols {
+                        let at = self.at(s, c);
+                        out.push(elem::decode(dt, &mem[at..at + eb]));
+                    }
+                }
+                Some(_) if kind == AccessKind::Write && self.cstride == 1 => {
+                    let at = self.at(s, 0);
+                    mem[at..at + row].copy_from_slice(&enc[k * eb..k * eb + row]);
+                    k += self.cols as usize;
+                }
+                Some(_) if kind == AccessKind::Write => {
+                    for c in 0..self.cols {
+                        let at = self.at(s, c);
+                        mem[at..at + eb].copy_from_slice(&enc[k * eb..(k + 1) * eb]);
+                        k += 1;
+                    }
+                }
+                Some(d) => {
+                    for c in 0..self.cols {
+                        let at = self.at(s, c);
+                        let v = elem::decode(dt, &mem[at..]) + d[k];
+                        elem::encode(dt, v, &mut mem[at..]);
+                        k += 1;
+                    }
+                }
+            }
+        }
+    }
+}
+
 /// Element type checks shared by the semantics: `dt` must be simulated.
 pub fn check_dtype(dt: DataType, span: Span, op: &str) -> Result<(), Fault> {
     if elem::supported(dt) {
@@ -966,5 +1141,38 @@ mod tests {
             None,
             "plain read vs unordered atomic races"
         );
+    }
+    #[test]
+    fn races_are_found_among_many_records() {
+        // 10,000 disjoint writes by rank 0 (more than any fixed record cap), then an unordered
+        // read by rank 1 of the very first one: still a race, naming the oldest writer.
+        let mut w = World::new(2);
+        let d = w.add_domain(vec![0, 1]);
+        let a = w.alloc(d, "big", 10_000 * 4);
+        w.finalize().expect("finalize");
+        let v = TRef {
+            mem: Mem::Window { domain: d, alloc: a },
+            owner: 0,
+            base: 0,
+            shape: vec![1, 10_000],
+            strides: vec![10_000, 1],
+            dtype: DataType::FP32,
+        };
+        for i in 0..10_000 {
+            w.write(0, &v, None, &[0, i], &[1, 1], &[i as f64], false, Span::DUMMY, "store", "k")
+                .expect("write");
+        }
+        let r1 = TRef { owner: 1, ..v.clone() };
+        let e = w.read(1, &r1, Some(0), &[0, 0], &[1, 2], Span::DUMMY, "remote_load", "k").expect_err("race");
+        assert_eq!(e.kind, ReportKind::Race);
+        assert!(e.message.contains("touch bytes [0, 4)"), "{}", e.message);
+        // A wide write by rank 0 subsumes the small records it covers and is ordered after them.
+        w.write(0, &v, None, &[0, 0], &[1, 10_000], &vec![1.0; 10_000], false, Span::DUMMY, "store", "k")
+            .expect("cover");
+        let recs: usize = w.shadow.values().flat_map(|s| s.classes.iter()).map(BTreeMap::len).sum();
+        assert_eq!(recs, 1, "covered records are dropped");
+        let e =
+            w.read(1, &r1, Some(0), &[0, 9_999], &[1, 1], Span::DUMMY, "remote_load", "k").expect_err("race");
+        assert!(e.message.contains("[39996, 40000)"), "{}", e.message);
     }
 }
