@@ -785,12 +785,17 @@ impl Registry {
 
     /// The separately registered lowering of `kind` for `op`.
     pub fn lowering(&self, op: &str, kind: LoweringKind) -> Option<&'static Lowering> {
-        self.lowerings.iter().find(|((o, k), _)| *o == op && *k == kind).map(|(_, r)| &r.lowering)
+        self.lowerings_of(op).find(|l| l.kind == kind)
     }
 
     /// Every separately registered lowering of `op`.
     pub fn lowerings_of<'s>(&'s self, op: &'s str) -> impl Iterator<Item = &'static Lowering> + 's {
-        self.lowerings.iter().filter(move |((o, _), _)| *o == op).map(|(_, r)| &r.lowering)
+        // Keys sort by (op, kind) and `TensorToTile` is the smallest kind, so the op's
+        // lowerings are the run starting at (op, TensorToTile): O(log n), not a scan.
+        self.lowerings
+            .range((op, LoweringKind::TensorToTile)..)
+            .take_while(move |((o, _), _)| *o == op)
+            .map(|(_, r)| &r.lowering)
     }
 
     /// The canonicalizer registered for `op`, if any.
