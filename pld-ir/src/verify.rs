@@ -17,7 +17,7 @@ use crate::registry::{self, DeduceEnv, Target};
 use crate::stmt::{Block, StmtKind};
 use crate::types::Type;
 use crate::value::ValueId;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 /// Verifies a whole program for the default target.
 pub fn verify_program(p: &Program) -> Result<(), Diagnostics> {
@@ -36,8 +36,14 @@ pub fn verify_program_for(p: &Program, target: Target) -> Result<(), Diagnostics
             );
         }
     }
+    // Functions by name, first definition first (as `Program::function` finds them), built
+    // once so resolving a call does not scan the function list.
+    let mut by_name: HashMap<&str, &Function> = HashMap::with_capacity(p.functions.len());
     for f in &p.functions {
-        verify_function_in(f, Some(p), target, &mut diags);
+        by_name.entry(f.name.as_str()).or_insert(f);
+    }
+    for f in &p.functions {
+        verify_function_in(f, Some(&by_name), target, &mut diags);
     }
     diags.into_result(())
 }
@@ -49,21 +55,64 @@ pub fn verify_function(f: &Function) -> Result<(), Diagnostics> {
     diags.into_result(())
 }
 
+/// Functions of the program by name (first definition wins).
+type FunctionsByName<'a> = HashMap<&'a str, &'a Function>;
+
 struct Verifier<'a> {
     f: &'a Function,
-    program: Option<&'a Program>,
+    functions: Option<&'a FunctionsByName<'a>>,
     target: Target,
-    defined: HashSet<ValueId>,
-    scopes: Vec<HashSet<ValueId>>,
+    /// Per value id: defined somewhere already (values are dense indices into `f.values`).
+    defined: Vec<bool>,
+    /// Per value id: defined in a scope that is still open (so visible here).
+    visible: Vec<bool>,
+    /// Per open scope, the values it made visible (hidden again when it closes).
+    scopes: Vec<Vec<ValueId>>,
     diags: &'a mut Diagnostics,
 }
 
-fn verify_function_in(f: &Function, program: Option<&Program>, target: Target, diags: &mut Diagnostics) {
-    let mut v = Verifier { f, program, target, defined: HashSet::new(), scopes: vec![HashSet::new()], diags };
+fn verify_function_in<'a>(
+    f: &'a Function,
+    functions: Option<&'a FunctionsByName<'a>>,
+    target: Target,
+    diags: &'a mut Diagnostics,
+) {
+    let n = f.values.len();
+    let mut v = Verifier {
+        f,
+        functions,
+        target,
+        defined: vec![false; n],
+        visible: vec![false; n],
+        scopes: vec![Vec::new()],
+        diags,
+    };
     for p in &f.params {
         v.define(p.value, f.span);
     }
     v.block(&f.body, None);
+}
+
+/// Collects, in pre-order (as [`Expr::walk`] visits them), the variable uses and the call
+/// expressions of `e`, by reference.
+fn collect<'e>(e: &'e Expr, uses: &mut Vec<(ValueId, crate::Span)>, calls: &mut Vec<&'e Expr>) {
+    match &e.kind {
+        ExprKind::Var(v) => uses.push((*v, e.span)),
+        ExprKind::Binary(_, a, b) => {
+            collect(a, uses, calls);
+            collect(b, uses, calls);
+        }
+        ExprKind::Unary(_, a) => collect(a, uses, calls),
+        ExprKind::Tuple(items) => items.iter().for_each(|x| collect(x, uses, calls)),
+        ExprKind::Call(c) => {
+            calls.push(e);
+            c.args.iter().for_each(|x| collect(x, uses, calls));
+            if let Some(d) = &c.device {
+                collect(d, uses, calls);
+            }
+        }
+        _ => {}
+    }
 }
 
 #[derive(Clone, Copy)]
@@ -86,36 +135,46 @@ impl Verifier<'_> {
                 .push(Diagnostic::error(span, format!("value {v} is out of range in `{}`", self.f.name)));
             return;
         }
-        if !self.defined.insert(v) {
+        let i = v.index();
+        if std::mem::replace(&mut self.defined[i], true) {
             let def_span = self.f.values.get(v).map_or(span, |d| d.span);
             self.diags.push(Diagnostic::error(
                 span.or(def_span),
                 format!("value {} is defined twice in `{}`", self.name(v), self.f.name),
             ));
         }
-        if let Some(s) = self.scopes.last_mut() {
-            s.insert(v);
+        if !self.visible[i] {
+            if let Some(s) = self.scopes.last_mut() {
+                self.visible[i] = true;
+                s.push(v);
+            }
         }
     }
 
     fn visible(&self, v: ValueId) -> bool {
-        self.scopes.iter().any(|s| s.contains(&v))
+        self.visible.get(v.index()).copied().unwrap_or(false)
+    }
+
+    fn push_scope(&mut self) {
+        self.scopes.push(Vec::new());
+    }
+
+    fn pop_scope(&mut self) {
+        for v in self.scopes.pop().unwrap_or_default() {
+            self.visible[v.index()] = false;
+        }
     }
 
     fn expr(&mut self, e: &Expr) {
         let mut uses = Vec::new();
         let mut calls = Vec::new();
-        e.walk(&mut |x| match &x.kind {
-            ExprKind::Var(v) => uses.push((*v, x.span)),
-            ExprKind::Call(_) => calls.push(x.clone()),
-            _ => {}
-        });
+        collect(e, &mut uses, &mut calls);
         for (v, span) in uses {
             if self.f.values.get(v).is_none() {
                 self.diags
                     .push(Diagnostic::error(span, format!("value {v} is out of range in `{}`", self.f.name)));
             } else if !self.visible(v) {
-                let msg = if self.defined.contains(&v) {
+                let msg = if self.defined[v.index()] {
                     format!("value {} is used outside the scope that defines it (yield it out)", self.name(v))
                 } else {
                     format!("value {} is used before its definition", self.name(v))
@@ -124,7 +183,7 @@ impl Verifier<'_> {
             }
         }
         for c in calls {
-            self.call(&c);
+            self.call(c);
         }
     }
 
@@ -144,8 +203,8 @@ impl Verifier<'_> {
                 }
             }
             Callee::Func(name) => {
-                let Some(p) = self.program else { return };
-                match p.function(name) {
+                let Some(functions) = self.functions else { return };
+                match functions.get(name.as_str()).copied() {
                     None => self
                         .diags
                         .push(Diagnostic::error(e.span, format!("call of undefined function `{name}`"))),
@@ -233,26 +292,26 @@ impl Verifier<'_> {
                             ),
                         ));
                     }
-                    self.scopes.push(HashSet::new());
+                    self.push_scope();
                     self.define(*var, s.span);
                     for a in iter_args {
                         self.define(a.value, s.span);
                     }
                     self.loop_body(body, iter_args.len(), s.span);
-                    self.scopes.pop();
+                    self.pop_scope();
                     for r in results {
                         self.define(*r, s.span);
                     }
                 }
                 StmtKind::While { iter_args, cond, body, results } => {
                     iter_args.iter().for_each(|a| self.expr(&a.init));
-                    self.scopes.push(HashSet::new());
+                    self.push_scope();
                     for a in iter_args {
                         self.define(a.value, s.span);
                     }
                     self.expr(cond);
                     self.loop_body(body, iter_args.len(), s.span);
-                    self.scopes.pop();
+                    self.pop_scope();
                     if results.len() != iter_args.len() {
                         self.diags.push(Diagnostic::error(
                             s.span,
@@ -279,10 +338,10 @@ impl Verifier<'_> {
                                 ),
                             ));
                         }
-                        self.scopes.push(HashSet::new());
+                        self.push_scope();
                         let rule = (!results.is_empty()).then_some(YieldRule::Exactly(results.len()));
                         self.block(body, rule);
-                        self.scopes.pop();
+                        self.pop_scope();
                     }
                     for r in results {
                         self.define(*r, s.span);
