@@ -5,8 +5,8 @@
 //! Whether an op is pure is the registry's answer (`arg_effects`, side-effect-only result).
 
 use crate::pass::{Pass, PassCx};
-use crate::util::used_values;
-use pld_ir::{Block, Expr, Program, StmtKind};
+use pld_ir::{Block, Expr, ExprKind, Program, StmtKind, ValueId};
+use std::collections::HashMap;
 
 /// See the module docs.
 pub struct DeadCodeElimination;
@@ -42,30 +42,47 @@ pub fn is_pure(e: &Expr) -> bool {
 }
 
 /// Removes dead pure assignments from `body` (and nested blocks) until nothing changes.
+///
+/// Use counts are taken once; a sweep visits statements last to first (nested blocks before
+/// the statement holding them), so an assignment is judged after every later reader has been
+/// judged, and removing one releases the uses of its operands. Sweeps repeat until one
+/// removes nothing, so the result is the same fixed point as recomputing the used values
+/// after every removal round (a definition that is dead stays dead), for any statement order.
 pub fn dce_block(body: &mut Block) {
-    loop {
-        let used = used_values(body);
-        let mut removed = false;
-        remove_dead(body, &used, &mut removed);
-        if !removed {
-            break;
+    let mut uses: HashMap<ValueId, usize> = HashMap::new();
+    body.walk_exprs(&mut |e| {
+        if let ExprKind::Var(v) = e.kind {
+            *uses.entry(v).or_default() += 1;
         }
-    }
+    });
+    while sweep(body, &mut uses) {}
 }
 
-fn remove_dead(block: &mut Block, used: &std::collections::HashSet<pld_ir::ValueId>, removed: &mut bool) {
-    block.stmts.retain(|s| match &s.kind {
-        StmtKind::Assign { targets, value }
-            if targets.iter().all(|t| !used.contains(t)) && is_pure(value) =>
-        {
-            *removed = true;
-            false
+/// One backward sweep over `block`; whether it removed anything.
+fn sweep(block: &mut Block, uses: &mut HashMap<ValueId, usize>) -> bool {
+    let mut removed = false;
+    let mut keep = vec![true; block.stmts.len()];
+    for (i, s) in block.stmts.iter_mut().enumerate().rev() {
+        for b in s.blocks_mut().into_iter().rev() {
+            removed |= sweep(b, uses);
         }
-        _ => true,
-    });
-    for s in &mut block.stmts {
-        for b in s.blocks_mut() {
-            remove_dead(b, used, removed);
+        if let StmtKind::Assign { targets, value } = &s.kind {
+            if targets.iter().all(|t| uses.get(t).is_none_or(|&n| n == 0)) && is_pure(value) {
+                value.walk(&mut |x| {
+                    if let ExprKind::Var(v) = x.kind {
+                        if let Some(n) = uses.get_mut(&v) {
+                            *n = n.saturating_sub(1);
+                        }
+                    }
+                });
+                keep[i] = false;
+                removed = true;
+            }
         }
     }
+    if keep.contains(&false) {
+        let mut kept = keep.into_iter();
+        block.stmts.retain(|_| kept.next().unwrap_or(true));
+    }
+    removed
 }
