@@ -233,8 +233,7 @@ impl<'p> Thread<'p> {
             return Ok(StepOut::Done);
         }
         if let Some(m) = &mut self.micro {
-            let name = self.name.clone();
-            return match m.step(world, self.rank, &name)? {
+            return match m.step(world, self.rank, &self.name)? {
                 MicroStep::Ran => Ok(StepOut::Visible),
                 MicroStep::Park(p) => {
                     self.parked = Some((p, m.span));

@@ -12,6 +12,7 @@ use crate::value::TRef;
 use crate::world::World;
 use pld_ir::Span;
 use pld_runtime_abi::{NotifyOp, ReduceOp};
+use std::sync::Arc;
 
 /// One micro instruction.
 #[derive(Clone, Debug)]
@@ -83,6 +84,25 @@ pub enum Micro {
         /// Rounding type.
         dtype: pld_ir::DataType,
     },
+    /// Instructions generated when the run reaches them, one segment at a time (a long
+    /// chunked protocol never exists in full): runs exactly as the concatenation of
+    /// `gen(0), gen(1), …, gen(count - 1)` in its place would.
+    Lazy(Lazy),
+}
+
+/// A lazily generated run of micro instructions (see [`Micro::Lazy`]).
+#[derive(Clone)]
+pub struct Lazy {
+    /// Number of segments.
+    pub count: usize,
+    /// Segment generator.
+    pub gen: Arc<dyn Fn(usize) -> Vec<Micro> + Send + Sync>,
+}
+
+impl std::fmt::Debug for Lazy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Lazy({} segments)", self.count)
+    }
 }
 
 /// A running micro program.
@@ -96,6 +116,11 @@ pub struct MicroRun {
     pub regs: Vec<Vec<f64>>,
     /// Span of the op that expanded into it.
     pub span: Span,
+    /// The segment of the [`Micro::Lazy`] at `pc` being run, and its next instruction.
+    seg: Vec<Micro>,
+    seg_pc: usize,
+    /// The [`Micro::Lazy`] at `pc` being expanded, and its next segment.
+    lazy: Option<(Lazy, usize)>,
 }
 
 /// The outcome of one micro step.
@@ -111,14 +136,49 @@ pub enum MicroStep {
 impl MicroRun {
     /// A program ready to run.
     pub fn new(prog: Vec<Micro>, span: Span) -> MicroRun {
-        MicroRun { prog, pc: 0, regs: Vec::new(), span }
+        let mut run =
+            MicroRun { prog, pc: 0, regs: Vec::new(), span, seg: Vec::new(), seg_pc: 0, lazy: None };
+        run.settle();
+        run
+    }
+
+    /// Moves to the next real instruction: into, through and past lazy segments.
+    fn settle(&mut self) {
+        loop {
+            if self.seg_pc < self.seg.len() {
+                return;
+            }
+            if let Some((lz, next)) = &mut self.lazy {
+                if *next < lz.count {
+                    self.seg = (lz.gen)(*next);
+                    *next += 1;
+                    self.seg_pc = 0;
+                } else {
+                    self.lazy = None;
+                    self.seg = Vec::new();
+                    self.seg_pc = 0;
+                    self.pc += 1;
+                }
+                continue;
+            }
+            match self.prog.get(self.pc) {
+                Some(Micro::Lazy(lz)) => self.lazy = Some((lz.clone(), 0)),
+                _ => return,
+            }
+        }
     }
 
     /// Executes the next instruction on global rank `g`.
     pub fn step(&mut self, world: &mut World, g: usize, who: &str) -> Result<MicroStep, Fault> {
-        let MicroRun { prog, pc, regs, span } = self;
-        let Some(ins) = prog.get(*pc) else {
-            return Ok(MicroStep::Done);
+        let MicroRun { prog, pc, regs, span, seg, seg_pc, .. } = self;
+        let in_seg = *seg_pc < seg.len();
+        let ins = if in_seg {
+            &seg[*seg_pc]
+        } else {
+            match prog.get(*pc) {
+                Some(i) => i,
+                None => return Ok(MicroStep::Done),
+            }
         };
         let span = *span;
         let need = match ins {
@@ -143,12 +203,13 @@ impl MicroRun {
                 }
             }
             Micro::Load { reg, src, peer, offs, shape, op } => {
-                let v = world.read(g, src, *peer, offs, shape, span, op, who)?;
-                regs[*reg] = v;
+                world.read_into(g, src, *peer, offs, shape, span, op, who, &mut regs[*reg])?;
             }
             Micro::Store { reg, dst, peer, offs, shape, atomic, op } => {
                 world.write(g, dst, *peer, offs, shape, &regs[*reg], *atomic, span, op, who)?;
             }
+            // `settle` has expanded it; nothing to run at its own position.
+            Micro::Lazy(_) => {}
             Micro::Combine { acc, other, op, dtype } => {
                 if acc == other {
                     let a = &mut regs[*acc];
@@ -173,8 +234,14 @@ impl MicroRun {
                 }
             }
         }
-        self.pc += 1;
-        Ok(if self.pc >= self.prog.len() { MicroStep::Done } else { MicroStep::Ran })
+        if in_seg {
+            self.seg_pc += 1;
+        } else {
+            self.pc += 1;
+        }
+        self.settle();
+        let more = self.seg_pc < self.seg.len() || self.pc < self.prog.len();
+        Ok(if more { MicroStep::Ran } else { MicroStep::Done })
     }
 }
 

@@ -203,10 +203,14 @@ impl<'p> RankLocal<'p> {
     }
 
     /// Starts the next dispatch and ready tasks, retires satisfied deferred tasks, ends dispatches.
-    fn advance(&mut self, world: &mut World, cfg: &SimConfig) -> Result<(), Fault> {
+    /// Returns whether anything changed (a call that changes nothing would change nothing
+    /// again until another rank or unit acts).
+    fn advance(&mut self, world: &mut World, cfg: &SimConfig) -> Result<bool, Fault> {
         let r = self.r;
+        let mut changed = false;
         if !self.rt.busy {
             if let Some(job) = self.rt.queue.pop_front() {
+                changed = true;
                 let job = match job {
                     Job::Func { func, args } => Job::Func {
                         func,
@@ -240,6 +244,7 @@ impl<'p> RankLocal<'p> {
                     world.acquire_from(r, (p.cell.domain, p.cell.owner, p.cell.offset));
                 }
                 t.state = TState::Done;
+                changed = true;
             }
         }
         let deferred = self.rt.tasks.iter().filter(|t| t.state == TState::Deferred).count();
@@ -259,6 +264,7 @@ impl<'p> RankLocal<'p> {
                 continue;
             }
             let Some(job) = self.rt.tasks[i].job.take() else { continue };
+            changed = true;
             let mut threads = Vec::new();
             match job {
                 Job::Func { func, args } => {
@@ -303,16 +309,18 @@ impl<'p> RankLocal<'p> {
             self.rt.busy = false;
             self.rt.tasks.clear();
             self.units.retain(Option::is_some);
+            changed = true;
         }
         // Wake parked cores whose predicate now holds.
         for u in self.units.iter_mut().flatten() {
             if let Some((p, _)) = &u.thread.parked {
                 if p.holds(world.cell_value(p.cell)) {
                     u.thread.parked = None;
+                    changed = true;
                 }
             }
         }
-        Ok(())
+        Ok(changed)
     }
 
     fn runnable(&self) -> Vec<usize> {
@@ -321,6 +329,15 @@ impl<'p> RankLocal<'p> {
             .enumerate()
             .filter_map(|(i, u)| u.as_ref().filter(|u| u.thread.parked.is_none()).map(|_| i))
             .collect()
+    }
+
+    /// Appends `(rank, unit)` for every runnable unit, in unit order.
+    fn push_runnable(&self, r: usize, out: &mut Vec<(usize, usize)>) {
+        for (i, u) in self.units.iter().enumerate() {
+            if u.as_ref().is_some_and(|u| u.thread.parked.is_none()) {
+                out.push((r, i));
+            }
+        }
     }
 
     /// Runs unit `i` until an op, a park or its end.
@@ -539,18 +556,19 @@ impl<'p, 'c> Sched<'p, 'c> {
     fn device_loop(&mut self, world: &mut World) -> Result<(), Fault> {
         let syms = self.syms.clone();
         let env = Env { syms: &syms, program: self.program };
+        let mut runnable: Vec<(usize, usize)> = Vec::new();
         loop {
             for rank in &mut self.ranks {
                 for _ in 0..4 {
-                    rank.advance(world, self.cfg)?;
+                    if !rank.advance(world, self.cfg)? {
+                        break;
+                    }
                 }
             }
-            let runnable: Vec<(usize, usize)> = self
-                .ranks
-                .iter()
-                .enumerate()
-                .flat_map(|(r, rl)| rl.runnable().into_iter().map(move |i| (r, i)))
-                .collect();
+            runnable.clear();
+            for (r, rl) in self.ranks.iter().enumerate() {
+                rl.push_runnable(r, &mut runnable);
+            }
             if runnable.is_empty() {
                 let live: Vec<usize> = self.ranks.iter().filter(|r| !r.idle()).map(|r| r.r).collect();
                 if live.is_empty() {
@@ -626,10 +644,14 @@ impl<'p, 'c> Sched<'p, 'c> {
                             let e = epoch.load(Ordering::SeqCst);
                             let mut w = wm.lock().unwrap_or_else(|e| e.into_inner());
                             for _ in 0..4 {
-                                if let Err(f) = rl.advance(&mut w, cfg) {
-                                    drop(w);
-                                    fail(f);
-                                    return trace;
+                                match rl.advance(&mut w, cfg) {
+                                    Ok(true) => {}
+                                    Ok(false) => break,
+                                    Err(f) => {
+                                        drop(w);
+                                        fail(f);
+                                        return trace;
+                                    }
                                 }
                             }
                             let runnable = rl.runnable();

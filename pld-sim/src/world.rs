@@ -527,7 +527,27 @@ impl World {
         op: &str,
         who: &str,
     ) -> Result<Vec<f64>, Fault> {
-        self.access(g, view, peer, offs, shape, span, op, who, None, AccessKind::Read)
+        let mut out = Vec::new();
+        self.access(g, view, peer, offs, shape, span, op, who, None, AccessKind::Read, &mut out)?;
+        Ok(out)
+    }
+
+    /// [`World::read`] into `out` (cleared first), reusing its allocation.
+    #[allow(clippy::too_many_arguments)]
+    pub fn read_into(
+        &mut self,
+        g: usize,
+        view: &TRef,
+        peer: Option<i64>,
+        offs: &[i64],
+        shape: &[i64],
+        span: Span,
+        op: &str,
+        who: &str,
+        out: &mut Vec<f64>,
+    ) -> Result<(), Fault> {
+        out.clear();
+        self.access(g, view, peer, offs, shape, span, op, who, None, AccessKind::Read, out)
     }
 
     /// Writes `data` (row-major over `shape`) into a region; `atomic` accumulates instead.
@@ -546,7 +566,7 @@ impl World {
         who: &str,
     ) -> Result<(), Fault> {
         let kind = if atomic { AccessKind::Atomic } else { AccessKind::Write };
-        self.access(g, view, peer, offs, shape, span, op, who, Some(data), kind).map(|_| ())
+        self.access(g, view, peer, offs, shape, span, op, who, Some(data), kind, &mut Vec::new())
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -562,13 +582,14 @@ impl World {
         who: &str,
         data: Option<&[f64]>,
         kind: AccessKind,
-    ) -> Result<Vec<f64>, Fault> {
+        out: &mut Vec<f64>,
+    ) -> Result<(), Fault> {
         let dt = view.dtype;
         if !elem::supported(dt) {
             return Err(Fault::runtime(span, format!("{op}: dtype {dt} is not supported by the simulator")));
         }
         if shape.iter().any(|&s| s <= 0) {
-            return Ok(Vec::new());
+            return Ok(());
         }
         if peer.is_none() {
             Self::check_in_view(view, offs, shape, span, op, g)?;
@@ -595,7 +616,9 @@ impl World {
             .min(starts.iter().map(|s| s + (cols - 1) * cstride).min().unwrap_or(0));
         let hi_e = starts.iter().map(|s| (s + (cols - 1) * cstride).max(*s)).max().unwrap_or(0);
         let bytes = (numel * eb) as u64;
-        let mut out = Vec::with_capacity(if data.is_none() { numel as usize } else { 0 });
+        if data.is_none() {
+            out.reserve(numel as usize);
+        }
         match view.mem {
             Mem::Host(buf) => {
                 let b = view.base as i64;
@@ -611,7 +634,7 @@ impl World {
                 encode_rows(dt, data, kind, &mut scratch);
                 let mem = &mut self.host[buf];
                 let rows = Rows { base: b, starts: &starts, cols, cstride, eb };
-                rows.apply(dt, mem, data, kind, &scratch, &mut out);
+                rows.apply(dt, mem, data, kind, &scratch, out);
                 self.scratch = scratch;
                 bump(&mut self.stats.local_bytes, g, op, bytes);
             }
@@ -661,7 +684,7 @@ impl World {
                 }
                 let me = self.domains[domain].drank(g);
                 let mem = &mut self.domains[domain].arenas[owner];
-                rows.apply(dt, mem, data, kind, &scratch, &mut out);
+                rows.apply(dt, mem, data, kind, &scratch, out);
                 self.scratch = scratch;
                 if data.is_some() && self.check_fences {
                     let list = &mut self.unfenced[g];
@@ -676,7 +699,7 @@ impl World {
                 }
             }
         }
-        Ok(out)
+        Ok(())
     }
 
     /// Records written bytes; warns (once per rank and buffer) when a read touches bytes of a

@@ -14,16 +14,18 @@
 
 use super::put_get::transfer;
 use super::OpCx;
-use crate::micro::Micro;
+use crate::micro::{Lazy, Micro};
 use crate::register_collective;
 use crate::report::Fault;
 use crate::value::{Mem, TRef, Val};
 use pld_ir::DataType;
 use pld_runtime_abi::{NotifyOp, ReduceOp};
+use std::sync::Arc;
 
 /// Host builtin chunk, in elements.
 pub const CHUNK: i64 = 256;
 
+#[derive(Clone)]
 struct Proto {
     me: i64,
     n: i64,
@@ -140,15 +142,21 @@ fn allreduce(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Vec<Micro>, Fault> {
     let nchunks = (s + CHUNK - 1) / CHUNK;
     // Blocks run one after another on the rank: a valid interleaving of the SPMD grid,
     // since every rank runs them in the same order.
+    // Chunk bodies are generated when the run reaches them (`Micro::Lazy`): a 16 MiB payload
+    // is 16,384 chunks of ~14 instructions per rank, far too many to hold at once.
+    let template = Proto { prog: Vec::new(), ..p.clone() };
     for b in 0..cores.min(stride) {
-        let mine: Vec<i64> = (0..nchunks).filter(|k| k % cores == b).collect();
+        let mine = (0..nchunks).filter(|k| k % cores == b).count();
         p.barrier(1, b, None);
-        for (i, k) in mine.iter().enumerate() {
+        let (t, data) = (template.clone(), data.clone());
+        let gen = move |i: usize| {
+            let mut q = t.clone();
+            let k = b + i as i64 * cores;
             let off = k * CHUNK;
             let len = CHUNK.min(s - off);
-            p.reduce_into(&data, &[0, off], &[1, len], op, "builtin.tensor.allreduce");
-            p.barrier(2 + i as i32, b, None);
-            p.prog.push(Micro::Store {
+            q.reduce_into(&data, &[0, off], &[1, len], op, "builtin.tensor.allreduce");
+            q.barrier(2 + i as i32, b, None);
+            q.prog.push(Micro::Store {
                 reg: 0,
                 dst: data.clone(),
                 peer: None,
@@ -157,8 +165,10 @@ fn allreduce(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Vec<Micro>, Fault> {
                 atomic: false,
                 op: "builtin.tensor.allreduce",
             });
-        }
-        p.epilogue(1 + mine.len() as i32, b, None);
+            q.prog
+        };
+        p.prog.push(Micro::Lazy(Lazy { count: mine, gen: Arc::new(gen) }));
+        p.epilogue(1 + mine as i32, b, None);
     }
     Ok(p.prog)
 }
