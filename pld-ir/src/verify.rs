@@ -68,6 +68,9 @@ struct Verifier<'a> {
     visible: Vec<bool>,
     /// Per open scope, the values it made visible (hidden again when it closes).
     scopes: Vec<Vec<ValueId>>,
+    /// Scratch buffers of [`Verifier::expr`], reused across expressions.
+    uses: Vec<(ValueId, crate::Span)>,
+    calls: Vec<&'a Expr>,
     diags: &'a mut Diagnostics,
 }
 
@@ -85,6 +88,8 @@ fn verify_function_in<'a>(
         defined: vec![false; n],
         visible: vec![false; n],
         scopes: vec![Vec::new()],
+        uses: Vec::new(),
+        calls: Vec::new(),
         diags,
     };
     for p in &f.params {
@@ -121,7 +126,7 @@ enum YieldRule {
     Exactly(usize),
 }
 
-impl Verifier<'_> {
+impl<'a> Verifier<'a> {
     fn name(&self, v: ValueId) -> String {
         match self.f.values.get(v) {
             Some(d) => format!("`{}` ({v})", d.name),
@@ -165,11 +170,11 @@ impl Verifier<'_> {
         }
     }
 
-    fn expr(&mut self, e: &Expr) {
-        let mut uses = Vec::new();
-        let mut calls = Vec::new();
+    fn expr(&mut self, e: &'a Expr) {
+        let mut uses = std::mem::take(&mut self.uses);
+        let mut calls = std::mem::take(&mut self.calls);
         collect(e, &mut uses, &mut calls);
-        for (v, span) in uses {
+        for &(v, span) in &uses {
             if self.f.values.get(v).is_none() {
                 self.diags
                     .push(Diagnostic::error(span, format!("value {v} is out of range in `{}`", self.f.name)));
@@ -182,9 +187,13 @@ impl Verifier<'_> {
                 self.diags.push(Diagnostic::error(span.or(self.f.span), msg));
             }
         }
-        for c in calls {
+        for &c in &calls {
             self.call(c);
         }
+        uses.clear();
+        calls.clear();
+        self.uses = uses;
+        self.calls = calls;
     }
 
     fn call(&mut self, e: &Expr) {
@@ -224,7 +233,7 @@ impl Verifier<'_> {
         }
     }
 
-    fn block(&mut self, b: &Block, rule: Option<YieldRule>) {
+    fn block(&mut self, b: &'a Block, rule: Option<YieldRule>) {
         let n = b.stmts.len();
         for (i, s) in b.stmts.iter().enumerate() {
             let last = i + 1 == n;
@@ -359,7 +368,7 @@ impl Verifier<'_> {
         }
     }
 
-    fn loop_body(&mut self, body: &Block, carried: usize, span: crate::Span) {
+    fn loop_body(&mut self, body: &'a Block, carried: usize, span: crate::Span) {
         if carried > 0 && !ends_in_yield(body) {
             self.diags.push(Diagnostic::error(
                 span,
