@@ -8,7 +8,7 @@ use pld_ir::{
     Block, Builder, Call, Diagnostic, Diagnostics, Expr, ExprKind, Function, FunctionKind, LoweringKind,
     Program, Stmt, StmtKind, Target, ValueId,
 };
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 /// Rewrites every statement of `block` (recursively, children first) with `f`, which returns
 /// the statements replacing it (return `vec![stmt]` to keep it). Errors are collected.
@@ -53,7 +53,7 @@ pub fn apply_lowerings(
     let mut diags = Diagnostics::new();
     let mut new_functions = Vec::new();
     let mut changed = false;
-    let mut taken: HashSet<String> = program.functions.iter().map(|f| f.name.clone()).collect();
+    let mut taken = FreshNames::new(program.functions.iter().map(|f| f.name.clone()));
     for f in program.functions.iter_mut().filter(|f| select(f)) {
         let mut body = std::mem::take(&mut f.body);
         let mut cx = LowerCx {
@@ -80,9 +80,9 @@ struct LowerCx<'a> {
     changed: &'a mut bool,
     diags: &'a mut Diagnostics,
     /// Enclosing comm domains, outermost first: (devices, windows).
-    domains: Vec<(Vec<i64>, Vec<String>)>,
+    domains: Vec<(Vec<i64>, HashSet<String>)>,
     /// Function names in use (synthesized functions get fresh ones).
-    taken: &'a mut HashSet<String>,
+    taken: &'a mut FreshNames,
     /// Enclosing for/while loops.
     loop_depth: i64,
 }
@@ -92,7 +92,7 @@ struct LowerCx<'a> {
 fn lowering_context(
     call: &Call,
     f: &Function,
-    domains: &[(Vec<i64>, Vec<String>)],
+    domains: &[(Vec<i64>, HashSet<String>)],
 ) -> Vec<(String, pld_ir::Attr)> {
     let windows: Vec<String> = call
         .args
@@ -115,7 +115,7 @@ fn lower_block(block: &mut Block, f: &mut Function, depth: usize, cx: &mut Lower
     for mut s in old {
         let domain = match &s.kind {
             StmtKind::Scope { kind: pld_ir::ScopeKind::CommDomain { devices, windows, .. }, .. } => {
-                Some((devices.clone(), windows.clone()))
+                Some((devices.clone(), windows.iter().cloned().collect::<HashSet<String>>()))
             }
             _ => None,
         };
@@ -165,7 +165,7 @@ fn lower_block(block: &mut Block, f: &mut Function, depth: usize, cx: &mut Lower
             Ok(()) => {
                 let (mut stmts, funcs) = b.finish();
                 for mut nf in funcs {
-                    let fresh = fresh_name(cx.taken, &nf.name);
+                    let fresh = cx.taken.fresh(&nf.name);
                     if fresh != nf.name {
                         rename_calls(&mut stmts, &nf.name, &fresh);
                         nf.name = fresh;
@@ -226,6 +226,45 @@ pub fn fresh_name(taken: &mut HashSet<String>, base: &str) -> String {
     }
     taken.insert(name.clone());
     name
+}
+
+/// A set of names in use that hands out fresh ones like [`fresh_name`] (`base`, `base_1`, …,
+/// the first not in use) without re-probing, for each base, the suffixes it already found
+/// taken: names are never released, so a suffix once taken stays taken and the answer is
+/// the same as probing from the start.
+#[derive(Debug, Default)]
+pub struct FreshNames {
+    taken: HashSet<String>,
+    /// Per base, the first suffix not yet known to be taken.
+    next: HashMap<String, usize>,
+}
+
+impl FreshNames {
+    /// A set holding `names`.
+    pub fn new(names: impl IntoIterator<Item = String>) -> Self {
+        FreshNames { taken: names.into_iter().collect(), next: HashMap::new() }
+    }
+
+    /// Whether `name` is in use.
+    pub fn contains(&self, name: &str) -> bool {
+        self.taken.contains(name)
+    }
+
+    /// A fresh name built from `base` (same answer as [`fresh_name`]); records it.
+    pub fn fresh(&mut self, base: &str) -> String {
+        if self.taken.insert(base.to_string()) {
+            return base.to_string();
+        }
+        let mut i = self.next.get(base).copied().unwrap_or(1);
+        let mut name = format!("{base}_{i}");
+        while self.taken.contains(&name) {
+            i += 1;
+            name = format!("{base}_{i}");
+        }
+        self.next.insert(base.to_string(), i + 1);
+        self.taken.insert(name.clone());
+        name
+    }
 }
 
 /// Whether the `At` scope is a placement stamp made by `LowerAutoVectorSplit`.
@@ -328,4 +367,24 @@ fn rename_calls(stmts: &mut [Stmt], from: &str, to: &str) {
         })
     });
     stmts.clone_from_slice(&block.stmts);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{fresh_name, FreshNames};
+    use std::collections::HashSet;
+
+    #[test]
+    fn fresh_names_match_probing_from_the_start() {
+        let start = ["k", "k_1", "k_3", "m_2"].map(String::from);
+        let mut probe: HashSet<String> = start.iter().cloned().collect();
+        let mut fresh = FreshNames::new(start.iter().cloned());
+        let bases = ["k", "k", "m", "k", "k_1", "m", "m", "k", "n", "n", "k"];
+        let a: Vec<String> = bases.iter().map(|b| fresh_name(&mut probe, b)).collect();
+        let b: Vec<String> = bases.iter().map(|b| fresh.fresh(b)).collect();
+        assert_eq!(a, b);
+        assert_eq!(&b[..4], ["k_2", "k_4", "m", "k_5"]);
+        assert_eq!(&b[4..], ["k_1_1", "m_1", "m_3", "k_6", "n", "n_1", "k_7"]);
+        assert!(fresh.contains("k_7") && !fresh.contains("k_8"));
+    }
 }
