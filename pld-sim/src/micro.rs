@@ -86,17 +86,20 @@ pub enum Micro {
     },
     /// Instructions generated when the run reaches them, one segment at a time (a long
     /// chunked protocol never exists in full): runs exactly as the concatenation of
-    /// `gen(0), gen(1), …, gen(count - 1)` in its place would.
+    /// segments `0, 1, …, count - 1` in its place would.
     Lazy(Lazy),
 }
+
+/// Appends segment `i` of a [`Lazy`] run to the vector it is given.
+pub type SegmentFn = dyn Fn(usize, &mut Vec<Micro>) + Send + Sync;
 
 /// A lazily generated run of micro instructions (see [`Micro::Lazy`]).
 #[derive(Clone)]
 pub struct Lazy {
     /// Number of segments.
     pub count: usize,
-    /// Segment generator.
-    pub gen: Arc<dyn Fn(usize) -> Vec<Micro> + Send + Sync>,
+    /// Segment generator: appends segment `i` to the (empty) vector it is given.
+    pub gen: Arc<SegmentFn>,
 }
 
 impl std::fmt::Debug for Lazy {
@@ -150,7 +153,8 @@ impl MicroRun {
             }
             if let Some((lz, next)) = &mut self.lazy {
                 if *next < lz.count {
-                    self.seg = (lz.gen)(*next);
+                    self.seg.clear();
+                    (lz.gen)(*next, &mut self.seg);
                     *next += 1;
                     self.seg_pc = 0;
                 } else {

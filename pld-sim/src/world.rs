@@ -76,18 +76,16 @@ pub enum AccessKind {
     Atomic,
 }
 
+/// One race record; its start offset is the first half of its key in [`Shadow`].
 #[derive(Clone, Debug)]
 struct AccessRec {
-    lo: u64,
     hi: u64,
-    rank: usize,
+    rank: u32,
     clock: u32,
-    kind: AccessKind,
-    /// Interned op name (index into `World::names`).
-    op: u32,
-    /// Interned kernel/lane name.
-    who: u32,
+    /// Interned (op, kernel) pair (index into `World::sites`).
+    site: u32,
     span: Span,
+    kind: AccessKind,
 }
 
 /// Race records of one window, indexed so an access visits only records that can overlap it.
@@ -116,7 +114,7 @@ impl Shadow {
             let reach = 1u64.checked_shl(k as u32 + 1).unwrap_or(u64::MAX);
             let from = lo.saturating_sub(reach);
             for (&key, o) in class.range((from, 0)..(hi, 0)) {
-                if o.hi > lo && o.lo < hi {
+                if o.hi > lo && key.0 < hi {
                     f(key, o);
                 }
             }
@@ -130,12 +128,12 @@ impl Shadow {
         }
     }
 
-    fn insert(&mut self, seq: u64, rec: AccessRec) {
-        let c = Self::class_of(rec.lo, rec.hi);
+    fn insert(&mut self, lo: u64, seq: u64, rec: AccessRec) {
+        let c = Self::class_of(lo, rec.hi);
         if self.classes.len() <= c {
             self.classes.resize_with(c + 1, BTreeMap::new);
         }
-        self.classes[c].insert((rec.lo, seq), rec);
+        self.classes[c].insert((lo, seq), rec);
     }
 }
 
@@ -208,9 +206,9 @@ pub struct World {
     shadow: HashMap<(usize, usize), Shadow>,
     /// Insertion counter of race records.
     seq: u64,
-    /// Interned op and kernel names of race records.
-    names: Vec<String>,
-    name_ids: HashMap<String, u32>,
+    /// Interned (op, kernel) names of race records.
+    sites: Vec<(String, String)>,
+    site_ids: HashMap<(String, String), u32>,
     /// Vector clock of each global rank.
     pub vc: Vec<Vec<u32>>,
     /// Accounting.
@@ -255,8 +253,8 @@ impl World {
             cells: BTreeMap::new(),
             shadow: HashMap::new(),
             seq: 0,
-            names: Vec::new(),
-            name_ids: HashMap::new(),
+            sites: Vec::new(),
+            site_ids: HashMap::new(),
             vc,
             stats: Stats {
                 notifies: vec![0; nranks],
@@ -467,10 +465,17 @@ impl World {
         let n = shape.len();
         let (cols, col_stride) =
             if n == 0 { (1, 1) } else { (shape[n - 1], view.strides.get(n - 1).copied().unwrap_or(1)) };
-        let mut starts = Vec::new();
         let lead = &shape[..n.saturating_sub(1)];
         let total: i64 = lead.iter().product();
-        let mut idx = vec![0i64; lead.len()];
+        let mut idx_buf = [0i64; 8];
+        let mut idx_heap = Vec::new();
+        let idx: &mut [i64] = if lead.len() <= idx_buf.len() {
+            &mut idx_buf[..lead.len()]
+        } else {
+            idx_heap.resize(lead.len(), 0);
+            &mut idx_heap
+        };
+        let mut starts = Vec::with_capacity(total.max(0) as usize);
         for _ in 0..total.max(0) {
             let mut e = 0i64;
             for (d, st) in view.strides.iter().enumerate().take(n) {
@@ -746,13 +751,18 @@ impl World {
         }
     }
 
-    fn intern(&mut self, s: &str) -> u32 {
-        if let Some(&i) = self.name_ids.get(s) {
+    /// The index of the (op, kernel) pair; a run uses only a handful of them.
+    fn intern(&mut self, op: &str, who: &str) -> u32 {
+        if self.sites.len() <= 32 {
+            if let Some(i) = self.sites.iter().position(|(o, w)| o == op && w == who) {
+                return i as u32;
+            }
+        } else if let Some(&i) = self.site_ids.get(&(op.to_string(), who.to_string())) {
             return i;
         }
-        let i = self.names.len() as u32;
-        self.names.push(s.to_string());
-        self.name_ids.insert(s.to_string(), i);
+        let i = self.sites.len() as u32;
+        self.sites.push((op.to_string(), who.to_string()));
+        self.site_ids.insert((op.to_string(), who.to_string()), i);
         i
     }
 
@@ -769,8 +779,7 @@ impl World {
         op: &str,
         who: &str,
     ) -> Result<(), Fault> {
-        let op_id = self.intern(op);
-        let who_id = self.intern(who);
+        let site = self.intern(op, who);
         let clock = self.vc[g][g];
         let vc = &self.vc[g];
         let recs = self.shadow.entry((domain, owner)).or_default();
@@ -778,24 +787,25 @@ impl World {
         let mut conflict: Option<((u64, u64), AccessRec)> = None;
         let mut drop: Vec<((u64, u64), u64)> = Vec::new();
         recs.for_overlapping(lo, hi, |key, o| {
-            if o.rank != g {
+            let (o_lo, o_rank) = (key.0, o.rank as usize);
+            if o_rank != g {
                 let clash = !matches!(
                     (o.kind, kind),
                     (AccessKind::Read, AccessKind::Read) | (AccessKind::Atomic, AccessKind::Atomic)
                 );
-                if clash && vc[o.rank] < o.clock && conflict.as_ref().is_none_or(|(k, _)| key.1 < k.1) {
+                if clash && vc[o_rank] < o.clock && conflict.as_ref().is_none_or(|(k, _)| key.1 < k.1) {
                     conflict = Some((key, o.clone()));
                 }
             }
             // Records the new access subsumes (covered and ordered before it).
-            let covered = o.lo >= lo && o.hi <= hi;
-            let ordered = o.rank == g || vc[o.rank] >= o.clock;
+            let covered = o_lo >= lo && o.hi <= hi;
+            let ordered = o_rank == g || vc[o_rank] >= o.clock;
             let subsumes = kind == AccessKind::Write || kind == o.kind;
             if covered && ordered && subsumes {
                 drop.push((key, o.hi));
             }
         });
-        if let Some((_, o)) = conflict {
+        if let Some(((o_lo, _), o)) = conflict {
             let dname = |k: AccessKind| match k {
                 AccessKind::Read => "read",
                 AccessKind::Write => "write",
@@ -806,7 +816,7 @@ impl World {
                 .iter()
                 .find(|&&a| {
                     let al = &self.allocs[a];
-                    lo.max(o.lo) >= al.offset && lo.max(o.lo) < al.offset + al.rounded
+                    lo.max(o_lo) >= al.offset && lo.max(o_lo) < al.offset + al.rounded
                 })
                 .map_or("?".to_string(), |&a| self.allocs[a].name.clone());
             return Err(Fault::new(
@@ -817,9 +827,9 @@ impl World {
                     dname(kind),
                     dname(o.kind),
                     o.rank,
-                    self.names[o.op as usize],
-                    self.names[o.who as usize],
-                    lo.max(o.lo),
+                    self.sites[o.site as usize].0,
+                    self.sites[o.site as usize].1,
+                    lo.max(o_lo),
                     hi.min(o.hi)
                 ),
             )
@@ -831,7 +841,7 @@ impl World {
         }
         let seq = self.seq;
         self.seq += 1;
-        recs.insert(seq, AccessRec { lo, hi, rank: g, clock, kind, op: op_id, who: who_id, span });
+        recs.insert(lo, seq, AccessRec { hi, rank: g as u32, clock, site, span, kind });
         Ok(())
     }
 
@@ -917,12 +927,12 @@ impl World {
 
     /// Releases rank `g`'s clock into a cell it notifies and advances the clock.
     pub fn release_into(&mut self, g: usize, key: (usize, usize, u64)) {
-        let vc = self.vc[g].clone();
+        let vc = &self.vc[g];
         let meta = self.cells.entry(key).or_default();
         if meta.vc.len() < vc.len() {
             meta.vc.resize(vc.len(), 0);
         }
-        for (a, b) in meta.vc.iter_mut().zip(&vc) {
+        for (a, b) in meta.vc.iter_mut().zip(vc) {
             *a = (*a).max(*b);
         }
         self.vc[g][g] += 1;
@@ -931,8 +941,7 @@ impl World {
     /// Acquires the clock of a cell into rank `g` (a satisfied wait).
     pub fn acquire_from(&mut self, g: usize, key: (usize, usize, u64)) {
         if let Some(meta) = self.cells.get(&key) {
-            let cvc = meta.vc.clone();
-            for (a, b) in self.vc[g].iter_mut().zip(&cvc) {
+            for (a, b) in self.vc[g].iter_mut().zip(&meta.vc) {
                 *a = (*a).max(*b);
             }
         }

@@ -149,8 +149,8 @@ fn allreduce(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Vec<Micro>, Fault> {
         let mine = (0..nchunks).filter(|k| k % cores == b).count();
         p.barrier(1, b, None);
         let (t, data) = (template.clone(), data.clone());
-        let gen = move |i: usize| {
-            let mut q = t.clone();
+        let gen = move |i: usize, out: &mut Vec<Micro>| {
+            let mut q = Proto { me: t.me, n: t.n, sig: t.sig.clone(), prog: std::mem::take(out) };
             let k = b + i as i64 * cores;
             let off = k * CHUNK;
             let len = CHUNK.min(s - off);
@@ -165,7 +165,7 @@ fn allreduce(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Vec<Micro>, Fault> {
                 atomic: false,
                 op: "builtin.tensor.allreduce",
             });
-            q.prog
+            *out = q.prog;
         };
         p.prog.push(Micro::Lazy(Lazy { count: mine, gen: Arc::new(gen) }));
         p.epilogue(1 + mine as i32, b, None);
