@@ -262,3 +262,92 @@ fn combine(a: &mut [f64], o: &[f64], op: ReduceOp, dtype: pld_ir::DataType) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::value::Mem;
+    use pld_ir::DataType;
+
+    /// A 1-rank world with an 8-element FP32 buffer holding 0..8 and its view.
+    fn world1() -> (World, TRef) {
+        let mut w = World::new(1);
+        let d = w.add_domain(vec![0]);
+        let a = w.alloc(d, "buf", 8 * 4);
+        w.finalize().expect("finalize");
+        let v = TRef {
+            mem: Mem::Window { domain: d, alloc: a },
+            owner: 0,
+            base: 0,
+            shape: vec![1, 8],
+            strides: vec![8, 1],
+            dtype: DataType::FP32,
+        };
+        let vals: Vec<f64> = (0..8).map(f64::from).collect();
+        w.write(0, &v, None, &[0, 0], &[1, 8], &vals, false, Span::DUMMY, "init", "t").expect("init");
+        (w, v)
+    }
+
+    /// Segment `i`: element `i` += element `i + 4`.
+    fn segment(v: &TRef, i: usize, out: &mut Vec<Micro>) {
+        let i = i as i64;
+        let ld = |reg, off| Micro::Load {
+            reg,
+            src: v.clone(),
+            peer: None,
+            offs: vec![0, off],
+            shape: vec![1, 1],
+            op: "t",
+        };
+        out.push(ld(0, i));
+        out.push(ld(1, i + 4));
+        out.push(Micro::Combine { acc: 0, other: 1, op: ReduceOp::Sum, dtype: DataType::FP32 });
+        out.push(Micro::Store {
+            reg: 0,
+            dst: v.clone(),
+            peer: None,
+            offs: vec![0, i],
+            shape: vec![1, 1],
+            atomic: false,
+            op: "t",
+        });
+    }
+
+    fn run(prog: Vec<Micro>, w: &mut World) -> Vec<bool> {
+        let mut r = MicroRun::new(prog, Span::DUMMY);
+        let mut ran = Vec::new();
+        loop {
+            match r.step(w, 0, "t").expect("step") {
+                MicroStep::Ran => ran.push(true),
+                MicroStep::Done => return ran,
+                MicroStep::Park(_) => panic!("no waits here"),
+            }
+        }
+    }
+
+    #[test]
+    fn lazy_segments_run_as_their_concatenation() {
+        let (mut wf, v) = world1();
+        let mut flat = Vec::new();
+        for i in 0..4 {
+            segment(&v, i, &mut flat);
+        }
+        let flat_steps = run(flat, &mut wf);
+        let (mut wl, v2) = world1();
+        let vv = v2.clone();
+        let lazy = vec![
+            Micro::Lazy(Lazy { count: 0, gen: Arc::new(|_, _| {}) }),
+            Micro::Lazy(Lazy { count: 4, gen: Arc::new(move |i, out| segment(&vv, i, out)) }),
+            Micro::Lazy(Lazy { count: 0, gen: Arc::new(|_, _| {}) }),
+        ];
+        let lazy_steps = run(lazy, &mut wl);
+        assert_eq!(flat_steps.len(), 15, "16 instructions: 15 Ran then Done");
+        assert_eq!(lazy_steps, flat_steps);
+        let read = |w: &mut World, v: &TRef| {
+            w.read(0, v, None, &[0, 0], &[1, 8], Span::DUMMY, "t", "t").expect("read")
+        };
+        let got = read(&mut wl, &v2);
+        assert_eq!(got, read(&mut wf, &v));
+        assert_eq!(got, vec![4.0, 6.0, 8.0, 10.0, 4.0, 5.0, 6.0, 7.0]);
+    }
+}
