@@ -34,8 +34,14 @@ impl Pass for SynthesizeAllReduceSignals {
         "SynthesizeAllReduceSignals"
     }
     fn run(&self, program: &mut Program, _cx: &mut PassCx) -> Result<(), Diagnostics> {
+        // Names are only needed when some host call lacks its signal; collecting every value
+        // name of the program is skipped otherwise (the rewrite below then only reports).
+        let mut needed = false;
+        for f in program.functions.iter().filter(|f| f.kind == FunctionKind::Host) {
+            for_each_call(&f.body, &mut |c, _| needed |= missing_signal(c).is_some());
+        }
         let mut taken: HashSet<String> = HashSet::new();
-        for f in &program.functions {
+        for f in program.functions.iter().filter(|_| needed) {
             taken.extend(f.values.iter().map(|(_, d)| d.name.clone()));
             for_each_call(&f.body, &mut |c, _| {
                 if c.callee.name() == ALLOC_WINDOW_BUFFER {
