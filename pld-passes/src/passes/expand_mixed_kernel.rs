@@ -27,6 +27,7 @@ use pld_ir::{
     Attr, Block, Call, Callee, Diagnostic, Diagnostics, Expr, ExprKind, Function, FunctionKind, Program,
     Stmt, StmtKind, Values,
 };
+use std::collections::HashSet;
 
 /// Which lane(s) a call or statement may run on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -121,7 +122,7 @@ impl Pass for ExpandMixedKernel {
         if diags.has_errors() {
             return Err(diags);
         }
-        let mut split: Vec<String> = Vec::new();
+        let mut split: HashSet<String> = HashSet::new();
         let mut added = Vec::new();
         for f in program.functions.iter_mut().filter(|f| f.kind == FunctionKind::InCore) {
             let aff = block_affinity(&f.body, &f.values);
@@ -149,7 +150,7 @@ impl Pass for ExpandMixedKernel {
                 }
                 Affinity::Mixed => match split_function(f) {
                     Ok((aic, aiv)) => {
-                        split.push(f.name.clone());
+                        split.insert(f.name.clone());
                         added.push(aic);
                         added.push(aiv);
                     }
@@ -256,7 +257,7 @@ fn unwrap_stamps(block: &mut Block) {
     }
 }
 
-fn rewrite_group_calls(block: &mut Block, split: &[String], diags: &mut Diagnostics) {
+fn rewrite_group_calls(block: &mut Block, split: &HashSet<String>, diags: &mut Diagnostics) {
     if split.is_empty() {
         return;
     }
