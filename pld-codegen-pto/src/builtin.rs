@@ -13,7 +13,7 @@
 //! parameters; anything the lowering or the emitter cannot express is a diagnostic naming
 //! the builtin. A mesh allreduce with `core_num = C > 1` renders an SPMD kernel: block `b`
 //! (`pto.get_block_idx`) reduces the 256-element tiles `b, b + C, …` on signal column `b`
-//! ([`multi_block_mesh`]); every other builtin is single-block.
+//! (`multi_block_mesh`); every other builtin is single-block.
 
 use crate::CodegenOptions;
 use pld_ir::registry::{DeduceEnv, LoweringKind};
