@@ -114,3 +114,22 @@ fn merging_two_windows_in_an_if_is_rejected() {
     let m = messages(&e);
     assert!(m.contains("different windows"), "{m}");
 }
+
+#[test]
+fn a_query_nested_in_an_expression_reads_the_context_parameter() {
+    init();
+    // `pld.rank(pld.get_comm_ctx(win))` written as one expression.
+    let mut p = three_level();
+    let kern = p.function_mut("kern").unwrap();
+    let w = kern.params[0].value;
+    kern.body.stmts.clear();
+    let mut b = pld_ir::Builder::new(&mut kern.values, FunctionKind::Aiv);
+    let ctx = b.op("pld.system.get_comm_ctx", vec![Expr::var(w)], vec![]).unwrap();
+    let me = b.op("pld.system.rank", vec![ctx], vec![]).unwrap();
+    b.assign("me", me);
+    kern.body.stmts = b.finish().0;
+    run(&mut p, &["MaterializeDistTensorCtx"]).unwrap();
+    let kern = func_text(&p, "kern");
+    assert!(kern.contains("pld.system.rank(win_ctx)"), "{kern}");
+    assert!(!kern.contains("get_comm_ctx"), "{kern}");
+}

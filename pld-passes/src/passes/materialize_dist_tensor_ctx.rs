@@ -151,6 +151,24 @@ fn rewrite(
                 }
             }
         }
+        // A query nested inside a larger expression (`pld.rank(pld.get_comm_ctx(x))`) reads
+        // the resolved context in place.
+        if !is_host {
+            s.for_each_expr_mut(&mut |e| {
+                e.walk_mut(&mut |x| {
+                    let Some(c) = x.as_call().filter(|c| c.callee.name() == GET_COMM_CTX) else { return };
+                    match c.args.first().and_then(|a| resolve(a, ctx_of)) {
+                        Some(cv) => *x = Expr::var(cv).at(x.span),
+                        None => {
+                            err = Some(Diagnostic::error(
+                                x.span.or(span),
+                                format!("pld.system.get_comm_ctx in `{}` queries a window whose context cannot be resolved; only host orchestration can query a context at runtime, so pass the window as a parameter", f.name),
+                            ))
+                        }
+                    }
+                })
+            });
+        }
         // Calls of planned functions pass their windows' contexts.
         s.for_each_expr_mut(&mut |e| {
             e.walk_mut(&mut |x| {
