@@ -1364,24 +1364,11 @@ impl<'a> FnCx<'a> {
                 }
                 self.indent += 1;
                 let ys = self.emit_nested(&body.stmts)?.unwrap_or_default();
-                self.yield_carried(
-                    &ys,
-                    &scf_args.iter().map(|(k, _, _, t)| (*k, *t)).collect::<Vec<_>>(),
-                    &carried,
-                )?;
+                let kinds: Vec<(usize, MTy)> = scf_args.iter().map(|(k, _, _, t)| (*k, *t)).collect();
+                self.yield_carried(&ys, &kinds, &carried)?;
                 self.indent -= 1;
                 self.line("}");
-                for (j, (k, _, _, ty)) in scf_args.iter().enumerate() {
-                    if let (Some(r), Some(rv)) = (&res_name, results.get(*k)) {
-                        let ssa = if scf_args.len() == 1 { r.clone() } else { format!("{r}#{j}") };
-                        self.bind(*rv, Val::Scalar { ssa, ty: *ty });
-                    }
-                }
-                for (k, v) in carried {
-                    if let Some(rv) = results.get(k) {
-                        self.bind(*rv, v);
-                    }
-                }
+                self.bind_loop_results(res_name.as_deref(), &kinds, carried, results);
                 Ok(())
             }
             StmtKind::If { cond, then_body, else_body, results } => {
@@ -1553,9 +1540,22 @@ impl<'a> FnCx<'a> {
         }
         self.indent -= 1;
         self.line("}");
-        for (j, (k, _, _, ty)) in scalars.iter().enumerate() {
-            if let (Some(r), Some(rv)) = (&res, results.get(*k)) {
-                let ssa = if scalars.len() == 1 { r.clone() } else { format!("{r}#{j}") };
+        self.bind_loop_results(res.as_deref(), &kinds, carried, results);
+        Ok(())
+    }
+
+    /// After a loop: binds its results — scalar carries to the scf result `res` (`%r` or
+    /// `%r#j`), buffers carried in place to their buffer.
+    fn bind_loop_results(
+        &mut self,
+        res: Option<&str>,
+        scalars: &[(usize, MTy)],
+        carried: Vec<(usize, Val)>,
+        results: &[ValueId],
+    ) {
+        for (j, (k, ty)) in scalars.iter().enumerate() {
+            if let (Some(r), Some(rv)) = (res, results.get(*k)) {
+                let ssa = if scalars.len() == 1 { r.to_string() } else { format!("{r}#{j}") };
                 self.bind(*rv, Val::Scalar { ssa, ty: *ty });
             }
         }
@@ -1564,7 +1564,6 @@ impl<'a> FnCx<'a> {
                 self.bind(*rv, v);
             }
         }
-        Ok(())
     }
 
     /// Ends a loop or branch body: `scf.yield` for scalar carries, `pto.tmov` into carried
