@@ -59,6 +59,8 @@ pub use registry::{
 };
 pub use span::{FileId, SourceFile, SourceMap, Span};
 pub use stmt::{Block, ForKind, IterArg, ScopeKind, Stmt, StmtKind};
-pub use types::{DistTensorType, Layout, MemorySpace, Shape, TensorType, TensorView, TileType, Type};
+pub use types::{
+    ArrayType, DistTensorType, Layout, MemorySpace, Shape, TensorType, TensorView, TileType, Type,
+};
 pub use value::{ValueData, ValueId, Values};
 pub use verify::{verify_function, verify_program, verify_program_for};

@@ -316,6 +316,7 @@ impl<'f> Printer<'f> {
             Type::CommCtx => "pld.CommCtx".into(),
             Type::Ptr => "pld.Ptr".into(),
             Type::WindowBuffer => "pld.WindowBuffer".into(),
+            Type::Array(a) => format!("pl.Array[{}, pl.{}]", self.expr(&a.extent), a.dtype.dsl_name()),
         }
     }
 

@@ -225,6 +225,24 @@ impl TileType {
     }
 }
 
+/// An on-core scalar array (`pl.Array[N, dtype]`): a small fixed-size 1-D array living in
+/// the scalar register file / C stack of one function. Values are SSA: `array.update_element`
+/// yields a new array value; codegen realises the chain in place.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct ArrayType {
+    /// Element type (an integer type or BOOL).
+    pub dtype: DataType,
+    /// Number of elements: an integer literal once deduced (`array.create` requires one).
+    pub extent: Expr,
+}
+
+impl ArrayType {
+    /// The extent as an integer, when static.
+    pub fn static_extent(&self) -> Option<i64> {
+        self.extent.as_int()
+    }
+}
+
 /// The type of an IR value.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Type {
@@ -246,6 +264,8 @@ pub enum Type {
     Ptr,
     /// A window buffer record created by comm-domain materialisation.
     WindowBuffer,
+    /// An on-core scalar array (`pl.Array[N, dtype]`).
+    Array(ArrayType),
 }
 
 impl Type {
@@ -276,6 +296,7 @@ impl Type {
             Type::CommCtx => "CommCtxType",
             Type::Ptr => "Ptr",
             Type::WindowBuffer => "WindowBufferType",
+            Type::Array(_) => "ArrayType",
         }
     }
 
@@ -309,6 +330,23 @@ impl Type {
         match self {
             Type::Tile(t) => Some(t),
             _ => None,
+        }
+    }
+
+    /// Exactly an on-core array.
+    pub fn as_array(&self) -> Option<&ArrayType> {
+        match self {
+            Type::Array(a) => Some(a),
+            _ => None,
+        }
+    }
+
+    /// Whether this type is, or (in a tuple) contains, an on-core array.
+    pub fn contains_array(&self) -> bool {
+        match self {
+            Type::Array(_) => true,
+            Type::Tuple(items) => items.iter().any(Type::contains_array),
+            _ => false,
         }
     }
 

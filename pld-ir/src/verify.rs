@@ -7,6 +7,7 @@
 //!   their statement);
 //! - a loop with iter-args and an `if` with results end each body in a yield of matching
 //!   arity, and yields appear nowhere else;
+//! - no parameter or return type is (or contains) an on-core `pl.Array` (ArrayNotEscaped);
 //! - every op call re-deduces to the type it carries (so passes cannot leave an ill-typed
 //!   call behind).
 
@@ -95,7 +96,44 @@ fn verify_function_in<'a>(
     for p in &f.params {
         v.define(p.value, f.span);
     }
+    array_not_escaped(f, v.diags);
     v.block(&f.body, None);
+}
+
+/// ArrayNotEscaped: an on-core array lives on one function's scalar stack, so no parameter
+/// or result of a function may be (or contain) one.
+fn array_not_escaped(f: &Function, diags: &mut Diagnostics) {
+    const NOTE: &str = "a pl.Array lives on the on-core scalar stack of the function that creates it; \
+                        create it inside the function and copy its contents into a tensor to pass them on";
+    for (i, p) in f.params.iter().enumerate() {
+        let Some(d) = f.values.get(p.value) else { continue };
+        if d.ty.contains_array() {
+            diags.push(
+                Diagnostic::error(
+                    d.span.or(f.span),
+                    format!(
+                        "function `{}` parameter #{i} (`{}`) has type {}: an array cannot cross a function boundary",
+                        f.name, d.name, d.ty
+                    ),
+                )
+                .with_note(NOTE),
+            );
+        }
+    }
+    for (i, t) in f.ret.iter().enumerate() {
+        if t.contains_array() {
+            diags.push(
+                Diagnostic::error(
+                    f.span,
+                    format!(
+                        "function `{}` return type #{i} is {t}: an array cannot cross a function boundary",
+                        f.name
+                    ),
+                )
+                .with_note(NOTE),
+            );
+        }
+    }
 }
 
 /// Collects, in pre-order (as [`Expr::walk`] visits them), the variable uses and the call

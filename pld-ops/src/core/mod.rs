@@ -1,12 +1,14 @@
 //! The core (non-distributed) ops the distributed programs and the lowerings use: tile and
 //! tensor movement, creation, elementwise arithmetic, casts, reductions, views and scalar
-//! access, plus the two memory-consistency markers `InsertCommFence` emits.
+//! access, on-core scalar arrays ([`array`]), plus the two memory-consistency markers
+//! `InsertCommFence` emits.
 //!
 //! Unified DSL spellings (`pl.add`, `pl.cast`, `pl.read`, …) are overloads that pick the tile
 //! or tensor form from the first argument's type; everything else is an alias on its op. The
 //! reference's other spellings (positional cast dtype/mode, `target_type=`, a scalar right
 //! operand of `add`/`sub`/`mul`/`div`) are canonicalized at call-build time ([`canon`]).
 
+pub mod array;
 pub mod canon;
 pub mod tensor;
 pub mod tile;
