@@ -1,6 +1,6 @@
 //! Type annotations: `pl.Tensor[[16, 64], pl.FP32]` (and the legacy call form),
 //! `pl.Out[...]`, `pl.InOut[...]`, `pld.DistributedTensor[...]`, `pl.Tile[...]`,
-//! `pl.Scalar[...]`, `pl.Tuple[...]`, `pld.CommCtx`, `pld.Ptr`, `pld.WindowBuffer`.
+//! `pl.Scalar[...]`, `pl.Array[...]`, `pl.Tuple[...]`, `pld.CommCtx`, `pld.Ptr`, `pld.WindowBuffer`.
 //!
 //! Guarantees: every unsupported or malformed annotation is a diagnostic at the offending
 //! node; dims are evaluated by the caller's closure (constants, symbols, and in bodies local
@@ -8,8 +8,8 @@
 
 use crate::util::{dotted, span_of};
 use pld_ir::{
-    DataType, Diagnostic, Direction, DistTensorType, Expr, ExprKind, FileId, Layout, MemorySpace, TensorType,
-    TensorView, TileType, Type,
+    ArrayType, DataType, Diagnostic, Direction, DistTensorType, Expr, ExprKind, FileId, Layout, MemorySpace,
+    TensorType, TensorView, TileType, Type,
 };
 use rustpython_parser::ast;
 
@@ -17,7 +17,7 @@ use rustpython_parser::ast;
 pub type DimFn<'a> = dyn FnMut(&ast::Expr) -> Result<Expr, Diagnostic> + 'a;
 
 const SUPPORTED: &str = "supported annotations: pl.Tensor[[dims], dtype], pld.DistributedTensor[[dims], dtype], \
-pl.Tile[[dims], dtype, memory], pl.Scalar[dtype], pl.Out[...], pl.InOut[...], pl.Tuple[...], pld.CommCtx, pld.Ptr";
+pl.Tile[[dims], dtype, memory], pl.Scalar[dtype], pl.Array[extent, dtype], pl.Out[...], pl.InOut[...], pl.Tuple[...], pld.CommCtx, pld.Ptr";
 
 /// Parses a parameter annotation, with its direction wrapper.
 pub fn param_type(file: FileId, e: &ast::Expr, dim: &mut DimFn<'_>) -> Result<(Type, Direction), Diagnostic> {
@@ -178,6 +178,23 @@ fn shaped(
                 return Err(Diagnostic::error(span, "pl.Scalar takes one dtype, e.g. pl.Scalar[pl.INT32]"));
             };
             Ok(Some(Type::Scalar(dtype_of(file, d, dim)?)))
+        }
+        "pl.Array" => {
+            let [n, d] = args else {
+                return Err(Diagnostic::error(
+                    span,
+                    "pl.Array takes an extent and a dtype, e.g. pl.Array[8, pl.INT32]",
+                ));
+            };
+            let extent = dim_value(file, n, dim)?.as_int().filter(|v| *v > 0);
+            let Some(extent) = extent else {
+                return Err(Diagnostic::error(
+                    span_of(file, *n),
+                    "a pl.Array extent must be a positive integer constant",
+                ));
+            };
+            let dtype = dtype_of(file, d, dim)?;
+            Ok(Some(Type::Array(ArrayType { dtype, extent: Expr::int(extent) })))
         }
         "pl.Tuple" => {
             let items =

@@ -489,7 +489,8 @@ impl<'u, 'a> FnCx<'u, 'a> {
         }
     }
 
-    /// `t[a:b, i] = v` on a tensor: `t = tensor.assemble(t, v, offsets)`.
+    /// `t[a:b, i] = v` on a tensor: `t = tensor.assemble(t, v, offsets)`; on a `pl.Array`,
+    /// [`Self::array_update`].
     fn subscript_assign(
         &mut self,
         sub: &ast::ExprSubscript,
@@ -507,13 +508,17 @@ impl<'u, 'a> FnCx<'u, 'a> {
         };
         let Ok(base) = self.name_expr(n.id.as_str(), span_of(file, sub.value.as_ref())) else { return };
         let rank = match base.ty(&self.values) {
+            Type::Array(_) => return self.array_update(n.id.as_str(), base, sub, value, span, out),
             Type::Tensor(t) => t.rank(),
             Type::DistTensor(d) => d.tensor.rank(),
             other => {
                 self.error(
                     Diagnostic::error(
                         span,
-                        format!("assignment to a subscript needs a tensor, got {}", other.kind_name()),
+                        format!(
+                            "assignment to a subscript needs a tensor or a pl.Array, got {}",
+                            other.kind_name()
+                        ),
                     )
                     .with_note("write tiles with pl.store(...)"),
                 );
@@ -555,6 +560,34 @@ impl<'u, 'a> FnCx<'u, 'a> {
             Ok(e) => {
                 let ty = e.ty(&self.values);
                 let t = self.define(n.id.as_str(), ty, span_of(file, sub.value.as_ref()));
+                out.push(Stmt::new(StmtKind::Assign { targets: vec![t], value: e }, span));
+            }
+            Err(d) => self.error(d),
+        }
+    }
+
+    /// `arr[i] = v` on an on-core array: `arr = array.update_element(arr, i, v)` (SSA rebinding,
+    /// so loops and ifs carry `arr` like any reassigned scalar).
+    fn array_update(
+        &mut self,
+        name: &str,
+        base: Expr,
+        sub: &ast::ExprSubscript,
+        value: &ast::Expr,
+        span: Span,
+        out: &mut Vec<Stmt>,
+    ) {
+        let file = self.file();
+        let (Ok(index), Ok(v)) = (self.array_index(sub.slice.as_ref()), self.expr(value)) else { return };
+        let env = pld_ir::DeduceEnv {
+            values: &self.values,
+            target: self.unit.opts.target,
+            func_kind: Some(self.kind),
+        };
+        match Expr::op_call("array.update_element", vec![base, index, v], Vec::new(), span, &env) {
+            Ok(e) => {
+                let ty = e.ty(&self.values);
+                let t = self.define(name, ty, span_of(file, sub.value.as_ref()));
                 out.push(Stmt::new(StmtKind::Assign { targets: vec![t], value: e }, span));
             }
             Err(d) => self.error(d),

@@ -746,6 +746,9 @@ impl FnCx<'_, '_> {
         let file = self.file();
         let base = self.expr(&s.value)?;
         let ty = base.ty(&self.values);
+        if let Type::Array(_) = ty {
+            return self.array_get(base, s, span);
+        }
         let (prefix, shape) = match &ty {
             Type::Tensor(t) => ("tensor", t.shape.clone()),
             Type::DistTensor(d) => ("tensor", d.tensor.shape.clone()),
@@ -839,6 +842,34 @@ impl FnCx<'_, '_> {
         // The slice op has no drop_dims: drop the integer-indexed dims with a reshape.
         let reshape = format!("{prefix}.reshape");
         self.build_named(&reshape, vec![sliced, Expr::new(ExprKind::Tuple(kept), span)], Vec::new(), span)
+    }
+
+    /// `arr[i]` on an on-core array: `array.get_element(arr, i)` (one integer index, no slices).
+    fn array_get(&mut self, base: Expr, s: &ast::ExprSubscript, span: Span) -> Result<Expr, ()> {
+        let index = self.array_index(s.slice.as_ref())?;
+        self.build_named("array.get_element", vec![base, index], Vec::new(), span)
+    }
+
+    /// The single index of an array subscript: a slice or several indices is a diagnostic.
+    pub fn array_index(&mut self, slice: &ast::Expr) -> Result<Expr, ()> {
+        let sspan = span_of(self.file(), slice);
+        match slice {
+            ast::Expr::Slice(_) => {
+                self.error(
+                    Diagnostic::error(sspan, "a pl.Array takes one integer index, not a slice")
+                        .with_note("read or write one element at a time: arr[i]"),
+                );
+                Err(())
+            }
+            ast::Expr::Tuple(t) => {
+                self.error(Diagnostic::error(
+                    sspan,
+                    format!("a pl.Array is 1-D and takes one index, got {}", t.elts.len()),
+                ));
+                Err(())
+            }
+            other => self.expr(other),
+        }
     }
 
     fn build_named(

@@ -262,7 +262,7 @@ fn unsupported_syntax_is_diagnosed_not_panicked() {
         vec![
             ("unsupported expression in a DSL function", L, 13),
             ("`break` / `continue` are not supported in DSL functions", L + 2, 13),
-            ("assignment to a subscript needs a tensor, got ScalarType", L + 3, 9),
+            ("assignment to a subscript needs a tensor or a pl.Array, got ScalarType", L + 3, 9),
             ("unsupported operator (supported: + - * / // %)", L + 4, 13),
         ]
     );

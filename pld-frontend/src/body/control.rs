@@ -579,7 +579,12 @@ pub(super) fn assigned_names(stmts: &[ast::Stmt], out: &mut Vec<String>) {
     };
     for s in stmts {
         match s {
-            ast::Stmt::Assign(a) => a.targets.iter().for_each(|t| add(t, out)),
+            ast::Stmt::Assign(a) => a.targets.iter().for_each(|t| match t {
+                // `arr[i] = v` rebinds `arr` (array.update_element); tensors are filtered out
+                // by the callers, which carry them in place.
+                ast::Expr::Subscript(sub) => add(&sub.value, out),
+                t => add(t, out),
+            }),
             ast::Stmt::AnnAssign(a) => add(&a.target, out),
             ast::Stmt::AugAssign(a) => add(&a.target, out),
             ast::Stmt::For(f) => assigned_names(&f.body, out),
