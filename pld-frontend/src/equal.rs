@@ -183,6 +183,11 @@ impl Eq<'_> {
             (Some(x), Some(y)) => self.expr(x, y).map_err(|e| format!("call of {name}: device: {e}"))?,
             _ => return Err(format!("call of {name}: one call has a device and the other not")),
         }
+        match (&a.deps, &b.deps) {
+            (None, None) => {}
+            (Some(x), Some(y)) => self.exprs(x, y).map_err(|e| format!("call of {name}: deps: {e}"))?,
+            _ => return Err(format!("call of {name}: one call is a task submit and the other not")),
+        }
         self.ty(&a.ty, &b.ty).map_err(|e| format!("call of {name}: result {e}"))
     }
 
@@ -274,6 +279,11 @@ impl Eq<'_> {
                         (Some(p), Some(q)) => self.def(*p, *q)?,
                         _ => return Err("split_aiv lanes differ".into()),
                     },
+                    (ScopeKind::At { task: t1 }, ScopeKind::At { task: t2 }) => {
+                        if t1.is_some() != t2.is_some() {
+                            return Err("one pl.at binds a task id and the other not".into());
+                        }
+                    }
                     (x, y) if x == y => {}
                     (x, y) => return Err(format!("scope kinds differ: {x:?} vs {y:?}")),
                 }
@@ -281,7 +291,11 @@ impl Eq<'_> {
                     return Err(format!("scope attributes differ: {a1:?} vs {a2:?}"));
                 }
                 self.exprs(x1, x2)?;
-                self.block(b1, b2)
+                self.block(b1, b2)?;
+                match (k1, k2) {
+                    (ScopeKind::At { task: Some(p) }, ScopeKind::At { task: Some(q) }) => self.def(*p, *q),
+                    _ => Ok(()),
+                }
             }
             _ => Err(format!("statement kinds differ: {:?} vs {:?}", kind_name(&a.kind), kind_name(&b.kind))),
         }

@@ -663,6 +663,7 @@ impl FnCx<'_, '_> {
         let mut slots: Vec<Option<Expr>> = vec![None; param_names.len()];
         let mut extra = 0usize;
         let mut device = None;
+        let mut deps = None;
         let mut ok = true;
         for (j, a) in c.args.iter().enumerate() {
             match self.expr(a) {
@@ -676,6 +677,10 @@ impl FnCx<'_, '_> {
             match kw.arg.as_deref() {
                 Some("device") => match self.expr(&kw.value) {
                     Ok(e) => device = Some(e),
+                    Err(()) => ok = false,
+                },
+                Some("deps") if !param_names.iter().any(|p| p == "deps") => match self.task_deps(&kw.value) {
+                    Ok(d) => deps = Some(d),
                     Err(()) => ok = false,
                 },
                 Some(k) => match param_names.iter().position(|p| p == k) {
@@ -732,13 +737,50 @@ impl FnCx<'_, '_> {
                 return Err(());
             }
         };
+        let mut ret = ret;
+        if deps.is_some() {
+            ret.push(Type::Scalar(DataType::TASK_ID));
+        }
         let ty = match ret.len() {
             0 => Type::Unknown,
             1 => ret[0].clone(),
             _ => Type::Tuple(ret),
         };
-        let call = Call { callee: Callee::Func(sig_name), args, attrs: Vec::new(), device, ty };
+        let call = Call { device, deps, ..Call::new(Callee::Func(sig_name), args, Vec::new(), ty) };
         Ok(Expr::new(ExprKind::Call(Box::new(call)), span))
+    }
+
+    /// `deps=[t0, t1]` of a task submit: a list of task ids.
+    pub(crate) fn task_deps(&mut self, v: &ast::Expr) -> Result<Vec<Expr>, ()> {
+        let file = self.file();
+        let items = match v {
+            ast::Expr::List(l) => &l.elts,
+            ast::Expr::Tuple(t) => &t.elts,
+            other => {
+                self.error(Diagnostic::error(
+                    span_of(file, other),
+                    "deps= takes a list of task ids, e.g. `deps=[wait_tid]`",
+                ));
+                return Err(());
+            }
+        };
+        let mut deps = Vec::new();
+        for item in items {
+            let e = self.expr(item)?;
+            let ty = e.ty(&self.values);
+            if ty != Type::Scalar(DataType::TASK_ID) {
+                self.error(
+                    Diagnostic::error(
+                        span_of(file, item),
+                        format!("a task dependency must be a task id, got {ty}"),
+                    )
+                    .with_note("bind one with `with pl.at(...) as tid:`"),
+                );
+                return Err(());
+            }
+            deps.push(e);
+        }
+        Ok(deps)
     }
 
     /// `x[i]`, `x[i, j]`, `x[a:b, :]` on tensors and tiles: a slice or an element read.

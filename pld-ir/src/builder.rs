@@ -74,8 +74,7 @@ impl<'a> Builder<'a> {
 
     /// A call of function `callee` whose result type is `ret`.
     pub fn func_call(&self, callee: &str, args: Vec<Expr>, device: Option<Expr>, ret: Type) -> Expr {
-        let call =
-            Call { callee: Callee::Func(callee.to_string()), args, attrs: Vec::new(), device, ty: ret };
+        let call = Call { device, ..Call::new(Callee::Func(callee.to_string()), args, Vec::new(), ret) };
         Expr::new(ExprKind::Call(Box::new(call)), self.span)
     }
 

@@ -254,11 +254,25 @@ pub struct Call {
     pub attrs: Vec<(String, Attr)>,
     /// For a host dispatch: the device (rank) expression (`device=r`).
     pub device: Option<Expr>,
+    /// For a task submit (`self.k(..., deps=[t0, t1])`, or an outlined `pl.at(..., deps=...)
+    /// as tid`): the task ids this task waits for. A submit's result carries the callee's
+    /// returns followed by the new task's id (`Scalar(TASK_ID)`); see [`Call::is_submit`].
+    pub deps: Option<Vec<Expr>>,
     /// The result type.
     pub ty: Type,
 }
 
 impl Call {
+    /// A plain call of `callee` (no device, no task submit).
+    pub fn new(callee: Callee, args: Vec<Expr>, attrs: Vec<(String, Attr)>, ty: Type) -> Call {
+        Call { callee, args, attrs, device: None, deps: None, ty }
+    }
+
+    /// Whether this call submits a task whose id is its last result.
+    pub fn is_submit(&self) -> bool {
+        self.deps.is_some()
+    }
+
     /// The attribute named `name`.
     pub fn attr(&self, name: &str) -> Option<&Attr> {
         self.attrs.iter().find(|(k, _)| k == name).map(|(_, v)| v)
@@ -390,6 +404,7 @@ impl Expr {
                 if let Some(d) = &c.device {
                     d.walk(f);
                 }
+                c.deps.iter().flatten().for_each(|e| e.walk(f));
             }
             _ => {}
         }
@@ -409,6 +424,7 @@ impl Expr {
                 if let Some(d) = &mut c.device {
                     d.walk_mut(f);
                 }
+                c.deps.iter_mut().flatten().for_each(|e| e.walk_mut(f));
             }
             _ => {}
         }
@@ -447,7 +463,7 @@ impl Expr {
             }
         }
         let ty = registry::deduce(def, &args, &attrs, span, cx)?;
-        let call = Call { callee: Callee::Op(def), args, attrs, device: None, ty };
+        let call = Call::new(Callee::Op(def), args, attrs, ty);
         Ok(Expr::new(ExprKind::Call(Box::new(call)), span))
     }
 }

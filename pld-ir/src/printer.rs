@@ -239,11 +239,22 @@ impl<'f> Printer<'f> {
                 }
             }
             StmtKind::Scope { kind, attrs, args, body } => {
-                let mut parts: Vec<String> = args.iter().map(|a| self.expr(a)).collect();
+                let mut parts: Vec<String> = match kind {
+                    ScopeKind::At { .. } => Vec::new(),
+                    _ => args.iter().map(|a| self.expr(a)).collect(),
+                };
                 parts.extend(attrs.iter().map(|(k, v)| format!("{k}={}", self.scope_attr(k, v))));
                 match kind {
-                    ScopeKind::At => {
-                        let _ = writeln!(out, "{pad}with pl.at({}):", parts.join(", "));
+                    ScopeKind::At { task } => {
+                        if !args.is_empty() {
+                            let deps: Vec<String> = args.iter().map(|a| self.expr(a)).collect();
+                            parts.push(format!("deps=[{}]", deps.join(", ")));
+                        }
+                        let bind = task.map(|t| format!(" as {}", self.name(t))).unwrap_or_default();
+                        let _ = writeln!(out, "{pad}with pl.at({}){bind}:", parts.join(", "));
+                    }
+                    ScopeKind::Manual => {
+                        let _ = writeln!(out, "{pad}with pl.manual_scope({}):", parts.join(", "));
                     }
                     ScopeKind::Spmd => {
                         let _ = writeln!(out, "{pad}with pl.spmd({}):", parts.join(", "));
@@ -381,6 +392,10 @@ impl<'f> Printer<'f> {
                 }
                 if let Some(d) = &c.device {
                     parts.push(format!("device={}", self.expr(d)));
+                }
+                if let Some(deps) = &c.deps {
+                    let deps: Vec<String> = deps.iter().map(|d| self.expr(d)).collect();
+                    parts.push(format!("deps=[{}]", deps.join(", ")));
                 }
                 let callee = match &c.callee {
                     Callee::Op(def) => op_dsl_name(def.name),

@@ -91,8 +91,16 @@ impl ForKind {
 /// The scope kinds.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum ScopeKind {
-    /// `with pl.at(level=..., ...)`: an InCore or hierarchy region.
-    At,
+    /// `with pl.at(level=..., ..., deps=[t0, ...]) as tid`: an InCore or hierarchy region,
+    /// launched as one task. The scope's `args` are its explicit task dependencies (each a
+    /// `Scalar(TASK_ID)`), printed as `deps=[...]`; `task` names the task id it binds.
+    At {
+        /// The task id bound by `as tid`, when the author named one.
+        task: Option<ValueId>,
+    },
+    /// `with pl.manual_scope()`: tasks submitted inside get only their explicit `deps=[...]`
+    /// edges (no automatic overlap-based dependencies).
+    Manual,
     /// `for aiv_id in pl.split_aiv(2, ...)`: pins comm calls to the vector lane.
     SplitAiv {
         /// The lane index variable, when the author named one.
@@ -263,7 +271,8 @@ impl Stmt {
                 iter_args.iter().map(|a| a.value).chain(results.iter().copied()).collect()
             }
             StmtKind::If { results, .. } => results.clone(),
-            StmtKind::Scope { kind: ScopeKind::SplitAiv { lane: Some(l) }, .. } => vec![*l],
+            StmtKind::Scope { kind: ScopeKind::SplitAiv { lane: Some(l) }, .. }
+            | StmtKind::Scope { kind: ScopeKind::At { task: Some(l) }, .. } => vec![*l],
             _ => Vec::new(),
         }
     }

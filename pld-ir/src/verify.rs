@@ -12,7 +12,8 @@
 //!   call behind).
 
 use crate::diag::{Diagnostic, Diagnostics};
-use crate::expr::{Callee, Expr, ExprKind};
+use crate::dtype::DataType;
+use crate::expr::{Call, Callee, Expr, ExprKind};
 use crate::func::{Function, Program};
 use crate::registry::{self, DeduceEnv, Target};
 use crate::stmt::{Block, StmtKind};
@@ -153,6 +154,7 @@ fn collect<'e>(e: &'e Expr, uses: &mut Vec<(ValueId, crate::Span)>, calls: &mut 
             if let Some(d) = &c.device {
                 collect(d, uses, calls);
             }
+            c.deps.iter().flatten().for_each(|x| collect(x, uses, calls));
         }
         _ => {}
     }
@@ -236,6 +238,9 @@ impl<'a> Verifier<'a> {
 
     fn call(&mut self, e: &Expr) {
         let Some(call) = e.as_call() else { return };
+        if let Some(deps) = &call.deps {
+            self.submit(call, deps, e.span);
+        }
         match &call.callee {
             Callee::Op(def) => {
                 let env =
@@ -268,6 +273,34 @@ impl<'a> Verifier<'a> {
                     Some(_) => {}
                 }
             }
+        }
+    }
+
+    /// A task submit: a function call whose dependencies are task ids and whose last result
+    /// is the new task's id.
+    fn submit(&mut self, call: &Call, deps: &[Expr], span: crate::Span) {
+        if matches!(call.callee, Callee::Op(_)) {
+            self.diags.push(Diagnostic::error(span, "deps=[...] applies to task launches, not to op calls"));
+            return;
+        }
+        for d in deps {
+            let ty = d.ty(&self.f.values);
+            if ty != Type::Scalar(DataType::TASK_ID) {
+                self.diags.push(Diagnostic::error(
+                    d.span,
+                    format!("a task dependency must be a task id (pl.Scalar[pl.TASK_ID]), got {ty}"),
+                ));
+            }
+        }
+        let last = match &call.ty {
+            Type::Tuple(items) => items.last(),
+            other => Some(other),
+        };
+        if last != Some(&Type::Scalar(DataType::TASK_ID)) {
+            self.diags.push(Diagnostic::error(
+                span,
+                format!("a task submit must yield its task id last, but its type is {}", call.ty),
+            ));
         }
     }
 

@@ -15,7 +15,8 @@ pub fn check(program: &Program, prop: Property) -> Result<(), Diagnostics> {
         Property::SplitIncoreOrch => {
             for f in program.functions.iter().filter(|f| !f.kind.is_incore()) {
                 f.body.walk(&mut |s| {
-                    if matches!(s.kind, StmtKind::Scope { kind: ScopeKind::At, .. }) && !is_placement_stamp(s)
+                    if matches!(s.kind, StmtKind::Scope { kind: ScopeKind::At { .. }, .. })
+                        && !is_placement_stamp(s)
                     {
                         diags.push(Diagnostic::error(
                             s.span,

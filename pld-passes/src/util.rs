@@ -269,7 +269,7 @@ impl FreshNames {
 
 /// Whether the `At` scope is a placement stamp made by `LowerAutoVectorSplit`.
 pub fn is_placement_stamp(s: &Stmt) -> bool {
-    matches!(&s.kind, StmtKind::Scope { kind: pld_ir::ScopeKind::At, attrs, .. }
+    matches!(&s.kind, StmtKind::Scope { kind: pld_ir::ScopeKind::At { .. }, attrs, .. }
         if attrs.iter().any(|(k, _)| k == crate::ops::PLACEMENT_ATTR))
 }
 

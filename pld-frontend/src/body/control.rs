@@ -372,19 +372,26 @@ impl FnCx<'_, '_> {
             self.error(Diagnostic::error(span, "a DSL `with` statement takes exactly one scope"));
             return;
         };
-        if let Some(v) = &item.optional_vars {
-            self.error(Diagnostic::error(
-                span_of(file, v.as_ref()),
-                "`with ... as name` is not supported for DSL scopes",
-            ));
-            return;
-        }
         let Some((path, call)) = call_path(&item.context_expr) else {
             self.error(Diagnostic::error(span_of(file, &item.context_expr), "unsupported `with` scope"));
             return;
         };
+        if path == "pl.at" {
+            self.task_scope(w, call, span, out);
+            return;
+        }
+        if let Some(v) = &item.optional_vars {
+            self.error(
+                Diagnostic::error(
+                    span_of(file, v.as_ref()),
+                    format!("`with {path}(...) as name` binds nothing: only pl.at(...) binds a task id"),
+                )
+                .with_note("write `with pl.at(level=pl.Level.CORE_GROUP) as tid:`"),
+            );
+            return;
+        }
         let kind = match path.as_str() {
-            "pl.at" => ScopeKind::At,
+            "pl.manual_scope" => ScopeKind::Manual,
             "pl.spmd" => ScopeKind::Spmd,
             "pld.comm_domain" => match self.comm_domain(call) {
                 Some(k) => k,
@@ -396,7 +403,9 @@ impl FnCx<'_, '_> {
                         span_of(file, &item.context_expr),
                         format!("unsupported `with` scope `{path}`"),
                     )
-                    .with_note("supported scopes: pl.at(...), pl.spmd(n), pld.comm_domain(...)"),
+                    .with_note(
+                        "supported scopes: pl.at(...), pl.manual_scope(), pl.spmd(n), pld.comm_domain(...)",
+                    ),
                 );
                 return;
             }
@@ -412,6 +421,45 @@ impl FnCx<'_, '_> {
         };
         let body = self.block(&w.body);
         out.push(Stmt::new(StmtKind::Scope { kind, attrs, args, body }, span));
+    }
+
+    /// `with pl.at(level=..., deps=[t0, ...]) as tid:` — one task; `deps` are task ids bound by
+    /// earlier scopes, `tid` names this task's id for later ones.
+    fn task_scope(&mut self, w: &ast::StmtWith, call: &ast::ExprCall, span: Span, out: &mut Vec<Stmt>) {
+        let file = self.file();
+        if let Some(a) = call.args.first() {
+            self.error(
+                Diagnostic::error(span_of(file, a), "pl.at takes keyword arguments only")
+                    .with_note("e.g. `pl.at(level=pl.Level.CORE_GROUP, deps=[tid])`"),
+            );
+            return;
+        }
+        let (deps_kw, kws): (Vec<&ast::Keyword>, Vec<&ast::Keyword>) =
+            call.keywords.iter().partition(|k| k.arg.as_deref() == Some("deps"));
+        let mut deps = Vec::new();
+        for kw in deps_kw {
+            match self.task_deps(&kw.value) {
+                Ok(d) => deps.extend(d),
+                Err(()) => return,
+            }
+        }
+        let kws: Vec<ast::Keyword> = kws.into_iter().cloned().collect();
+        let attrs = self.scope_attrs(&kws);
+        let body = self.block(&w.body);
+        let task = match w.items[0].optional_vars.as_deref() {
+            None => None,
+            Some(ast::Expr::Name(n)) => {
+                Some(self.define(n.id.as_str(), Type::Scalar(DataType::TASK_ID), span_of(file, n)))
+            }
+            Some(other) => {
+                self.error(Diagnostic::error(
+                    span_of(file, other),
+                    "`with pl.at(...) as name` binds one task id name",
+                ));
+                return;
+            }
+        };
+        out.push(Stmt::new(StmtKind::Scope { kind: ScopeKind::At { task }, attrs, args: deps, body }, span));
     }
 
     fn comm_domain(&mut self, call: &ast::ExprCall) -> Option<ScopeKind> {

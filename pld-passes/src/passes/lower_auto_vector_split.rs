@@ -113,7 +113,7 @@ pub fn stamp_block(block: &mut Block, values: &Values) {
             let span = s.span;
             block.stmts.push(Stmt::new(
                 StmtKind::Scope {
-                    kind: ScopeKind::At,
+                    kind: ScopeKind::At { task: None },
                     attrs: vec![(PLACEMENT_ATTR.into(), Attr::Str("aiv".into()))],
                     args: Vec::new(),
                     body: Block { stmts: vec![s] },

@@ -7,8 +7,9 @@
 //! values it defines that are used after it; the region is replaced by a call of it. A
 //! region holding `pl.split_aiv` regions marks the function `split_aiv=True`.
 //!
-//! Deferred waiters: a region containing `pld.system.defer_wait` must be a top-level
-//! CORE_GROUP region of its function (not nested in a loop, branch or another scope), carry
+//! Deferred waiters: a region containing `pld.system.defer_wait` must be a CORE_GROUP region
+//! of its own (loops, branches and `pl.manual_scope()` around it are fine; a `pl.spmd` or
+//! other launch scope is not), carry
 //! no `predicate` and no `allow_early_resolve=True`, export nothing, and satisfy the body
 //! contract (registrations, scalar bookkeeping and control flow only; at most 64
 //! registrations); its function is marked `deferred_completion_waiter=True`.
@@ -17,8 +18,8 @@ use crate::ops::DEFER_WAIT;
 use crate::pass::{Pass, PassCx, Property};
 use crate::util::{for_each_call, is_placement_stamp, used_values};
 use pld_ir::{
-    Attr, Block, Call, Callee, Diagnostic, Diagnostics, Direction, Expr, ExprKind, Function, FunctionKind,
-    Param, Program, ScopeKind, Stmt, StmtKind, Type, ValueId, Values,
+    Attr, Block, Call, Callee, DataType, Diagnostic, Diagnostics, Direction, Expr, ExprKind, Function,
+    FunctionKind, Param, Program, ScopeKind, Stmt, StmtKind, Type, ValueId, Values,
 };
 use std::collections::{HashMap, HashSet};
 
@@ -48,7 +49,7 @@ impl Pass for OutlineIncoreScopes {
 }
 
 fn is_region(s: &Stmt) -> bool {
-    matches!(s.kind, StmtKind::Scope { kind: ScopeKind::At, .. }) && !is_placement_stamp(s)
+    matches!(s.kind, StmtKind::Scope { kind: ScopeKind::At { .. }, .. }) && !is_placement_stamp(s)
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -64,8 +65,10 @@ fn outline_block(
     let old = std::mem::take(&mut block.stmts);
     for mut s in old {
         if !is_region(&s) {
+            // Loops, branches and the manual scope are transparent; a launch scope is not.
+            let launch = matches!(s.kind, StmtKind::Scope { kind: ScopeKind::Spmd, .. });
             for b in s.blocks_mut() {
-                outline_block(b, f, whole, depth + 1, taken, out, diags);
+                outline_block(b, f, whole, depth + usize::from(launch), taken, out, diags);
             }
             block.stmts.push(s);
             continue;
@@ -132,7 +135,7 @@ fn outline(
         if depth > 0 {
             return Err(Diagnostic::error(
                 s.span,
-                "pld.system.defer_wait must be the body of a CORE_GROUP / InCore task at the top level of its function, not nested in a loop, branch or another scope",
+                "pld.system.defer_wait must be the body of its own CORE_GROUP / InCore task, not nested in pl.spmd or another launch scope",
             ));
         }
         if attrs.iter().any(|(k, _)| k == "predicate") {
@@ -187,13 +190,23 @@ fn outline(
     if split {
         g.attrs.push(("split_aiv".into(), Attr::Bool(true)));
     }
-    let call = Call {
-        callee: Callee::Func(name),
-        args: free.iter().map(|v| Expr::var(*v)).collect(),
-        attrs: Vec::new(),
-        device: None,
-        ty: g.call_type(),
-    };
+    let args = free.iter().map(|v| Expr::var(*v)).collect();
+    let mut call = Call::new(Callee::Func(name), args, Vec::new(), g.call_type());
+    let mut outputs = outputs;
+    if let StmtKind::Scope { kind: ScopeKind::At { task }, args: deps, .. } = &s.kind {
+        // A task with explicit dependencies or a bound id is a submit: its id comes last.
+        if task.is_some() || !deps.is_empty() {
+            let mut ret = g.ret.clone();
+            ret.push(Type::Scalar(DataType::TASK_ID));
+            call.ty = if ret.len() == 1 { ret[0].clone() } else { Type::Tuple(ret) };
+            call.deps = Some(deps.clone());
+            if task.is_some() || !outputs.is_empty() {
+                let tid =
+                    task.unwrap_or_else(|| f.values.add("_tid", Type::Scalar(DataType::TASK_ID), s.span));
+                outputs.push(tid);
+            }
+        }
+    }
     let call = Expr::new(ExprKind::Call(Box::new(call)), s.span);
     let stmt = if outputs.is_empty() {
         Stmt::new(StmtKind::Eval(call), s.span)
