@@ -1,4 +1,5 @@
-//! Run-time values of the simulator: scalars, tensor views, tiles, contexts and tuples.
+//! Run-time values of the simulator: scalars, tensor views, tiles, on-core arrays, contexts
+//! and tuples.
 //!
 //! Guarantees: a [`TRef`] always carries explicit element strides (packed row-major when the
 //! IR type says nothing), so every access path computes addresses the same way; tiles hold
@@ -135,6 +136,14 @@ pub enum Val {
     Alloc(usize),
     /// A tuple.
     Tuple(Vec<Val>),
+    /// An on-core scalar array (`pl.array`): element type and elements, each already
+    /// wrapped to the element type. Shared until an `update_element` copies it.
+    Array {
+        /// Element type.
+        dtype: DataType,
+        /// The elements.
+        elems: Arc<Vec<i64>>,
+    },
 }
 
 impl Val {
@@ -152,6 +161,7 @@ impl Val {
             Val::Ctx { .. } => "comm context",
             Val::Alloc(_) => "window allocation",
             Val::Tuple(_) => "tuple",
+            Val::Array { .. } => "array",
         }
     }
 

@@ -7,6 +7,7 @@
 //! it without semantics is a runtime report naming the op. Guarantees: lookups are by the
 //! op's canonical registry name; duplicate registrations are reported, not silently merged.
 
+pub mod array;
 pub mod collective;
 pub mod core;
 pub mod put_get;
