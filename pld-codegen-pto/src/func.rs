@@ -75,6 +75,14 @@ pub enum Val {
         /// SSA name.
         ssa: String,
     },
+    /// An on-core array (`pto.declare_local_array`); updates write it in place, so every
+    /// version of an IR array value binds to the same declaration.
+    Array {
+        /// SSA name of the declaration.
+        ssa: String,
+        /// Its IR type.
+        ty: pld_ir::ArrayType,
+    },
 }
 
 /// The text of one emitted function.
@@ -1388,7 +1396,9 @@ impl<'a> FnCx<'a> {
                             let ssa = self.alloc_tile(&name, tt)?;
                             tile_res.push((k, Val::Tile { ssa, tile: tt.clone() }));
                         }
-                        Type::Tensor(_) | Type::DistTensor(_) | Type::CommCtx => same_res.push(k),
+                        Type::Tensor(_) | Type::DistTensor(_) | Type::CommCtx | Type::Array(_) => {
+                            same_res.push(k)
+                        }
                         other => {
                             return Err(
                                 self.err(format!("an if yielding a {} has no pto form", other.kind_name()))
@@ -1707,6 +1717,7 @@ pub fn val_kind(v: &Val) -> &'static str {
         Val::Tile { .. } => "tile",
         Val::Tensor(_) => "tensor",
         Val::Ctx { .. } => "CommCtx",
+        Val::Array { .. } => "array",
     }
 }
 

@@ -5,6 +5,7 @@
 //! IR program would need a rejected form (a non-`i32` signal, a non-VEC staging tile,
 //! bf16 atomic add on A5, …) the emitter returns a diagnostic naming the op instead.
 
+pub mod array;
 pub mod comm;
 pub mod core;
 pub mod scalar;

@@ -1,0 +1,84 @@
+//! On-core arrays (`pl.array`) as PTOAS stack-local arrays, in the reference's form:
+//!
+//! - `array.create` → `%a = pto.declare_local_array -> !pto.local_array<NxT>`;
+//! - `array.get_element` → `%v = pto.local_array_get %a[%i] : !pto.local_array<NxT> -> T`;
+//! - `array.update_element` → `pto.local_array_set %a[%i], %v : !pto.local_array<NxT>, T`.
+//!
+//! Guarantees: the IR's SSA-functional updates are realised in place — an update's result
+//! binds to the same declaration as its input, so loops and ifs carry an array in place
+//! (no scf iter_arg, no copy); indices are `index` operands (constants folded, integer
+//! scalars `arith.index_cast`); an updated value is converted to the element type first
+//! (loop variables are `index`); TASK_ID arrays (orchestration-only) and non-constant
+//! extents are diagnostics naming the op.
+
+use crate::func::{FnCx, Val};
+use crate::mlir::{self, MTy};
+use crate::register_emitter;
+use pld_ir::{ArrayType, Call, DataType, Diagnostic, Type, ValueId};
+
+/// `!pto.local_array<NxT>`.
+fn local_array_ty(cx: &FnCx<'_>, op: &str, a: &ArrayType) -> Result<String, Diagnostic> {
+    if a.dtype == DataType::TASK_ID {
+        return Err(cx.err(format!(
+            "{op}: TASK_ID arrays are an orchestration-only construct (runtime dependency tracking) \
+             and cannot be lowered to an incore !pto.local_array"
+        )));
+    }
+    let Some(n) = a.static_extent() else {
+        return Err(
+            cx.err(format!("{op}: an array extent must be a compile-time constant for incore codegen"))
+        );
+    };
+    let elem =
+        if a.dtype == DataType::INDEX { "index" } else { mlir::elem(a.dtype).map_err(|m| cx.err(m))? };
+    Ok(format!("!pto.local_array<{n}x{elem}>"))
+}
+
+/// The array behind argument 0.
+fn array_operand(cx: &mut FnCx<'_>, call: &Call, op: &str) -> Result<(String, ArrayType), Diagnostic> {
+    match cx.value(cx.arg(call, 0, "array")?)? {
+        Val::Array { ssa, ty } => Ok((ssa, ty)),
+        other => {
+            Err(cx
+                .err(format!("{op} array must be an on-core array, got a {}", crate::func::val_kind(&other))))
+        }
+    }
+}
+
+fn emit_create(cx: &mut FnCx<'_>, call: &Call, targets: &[ValueId]) -> Result<Val, Diagnostic> {
+    let Type::Array(a) = &call.ty else {
+        return Err(cx.err("array.create must have an array type"));
+    };
+    let ty = local_array_ty(cx, "array.create", a)?;
+    let hint = cx.result_hint(targets, "arr");
+    let r = cx.named(&hint);
+    cx.line(format!("{r} = pto.declare_local_array -> {ty}"));
+    Ok(Val::Array { ssa: r, ty: a.clone() })
+}
+
+fn emit_get_element(cx: &mut FnCx<'_>, call: &Call, targets: &[ValueId]) -> Result<Val, Diagnostic> {
+    let op = "array.get_element";
+    let (arr, a) = array_operand(cx, call, op)?;
+    let aty = local_array_ty(cx, op, &a)?;
+    let i = cx.scalar_as(cx.arg(call, 1, "index")?, MTy::Index)?;
+    let ty = MTy::of_scalar(a.dtype).map_err(|m| cx.err(m))?;
+    let hint = cx.result_hint(targets, "elem");
+    let r = cx.named(&hint);
+    cx.line(format!("{r} = pto.local_array_get {arr}[{i}] : {aty} -> {}", ty.name()));
+    Ok(Val::Scalar { ssa: r, ty })
+}
+
+fn emit_update_element(cx: &mut FnCx<'_>, call: &Call, _targets: &[ValueId]) -> Result<Val, Diagnostic> {
+    let op = "array.update_element";
+    let (arr, a) = array_operand(cx, call, op)?;
+    let aty = local_array_ty(cx, op, &a)?;
+    let i = cx.scalar_as(cx.arg(call, 1, "index")?, MTy::Index)?;
+    let ty = MTy::of_scalar(a.dtype).map_err(|m| cx.err(m))?;
+    let v = cx.scalar_as(cx.arg(call, 2, "value")?, ty)?;
+    cx.line(format!("pto.local_array_set {arr}[{i}], {v} : {aty}, {}", ty.name()));
+    Ok(Val::Array { ssa: arr, ty: a })
+}
+
+register_emitter!("array.create", emit_create);
+register_emitter!("array.get_element", emit_get_element);
+register_emitter!("array.update_element", emit_update_element);
