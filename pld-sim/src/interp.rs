@@ -60,19 +60,39 @@ pub enum Req<'p> {
         /// Work.
         job: Job<'p>,
     },
-    /// Chip orchestrator → task graph of its rank.
+    /// Chip orchestrator → task graph of its rank. Tasks are numbered in launch order within
+    /// the dispatch (the number is the task id a submit returns).
     Launch {
         /// Work.
         job: Job<'p>,
+        /// Explicit dependencies (`deps=[...]`): ids of tasks launched earlier.
+        deps: Vec<usize>,
+        /// Launched inside `pl.manual_scope()`: only the explicit edges order it.
+        manual: bool,
     },
 }
 
 enum Frame<'p> {
-    Block { stmts: &'p [Stmt], pc: usize },
-    For { stmt: &'p Stmt, cur: i64, stop: i64, step: i64 },
-    While { stmt: &'p Stmt },
+    Block {
+        stmts: &'p [Stmt],
+        pc: usize,
+    },
+    For {
+        stmt: &'p Stmt,
+        cur: i64,
+        stop: i64,
+        step: i64,
+    },
+    While {
+        stmt: &'p Stmt,
+    },
     If,
-    Domain { prev: usize, pushed: bool },
+    /// A scope's end: restores the comm domain and leaves a manual scope.
+    Domain {
+        prev: usize,
+        pushed: bool,
+        manual: bool,
+    },
 }
 
 struct Act<'p> {
@@ -126,6 +146,10 @@ pub struct Thread<'p> {
     pub last_op: Option<(String, Span)>,
     /// The mixed-kernel group this lane belongs to (`group` attribute of `k_aic`/`k_aiv`).
     pub group: Option<String>,
+    /// Tasks this (chip orchestration) thread has launched; the next one's id.
+    launched: usize,
+    /// Depth of the `pl.manual_scope()` regions it is in.
+    manual: usize,
 }
 
 fn env_size(f: &Function) -> usize {
@@ -147,6 +171,8 @@ impl<'p> Thread<'p> {
             result: None,
             last_op: None,
             group: func.attr("group").and_then(|a| a.as_str()).map(str::to_string),
+            launched: 0,
+            manual: 0,
         };
         t.push_act(func, args, Vec::new())?;
         Ok(t)
@@ -166,6 +192,8 @@ impl<'p> Thread<'p> {
             result: None,
             last_op: None,
             group: None,
+            launched: 0,
+            manual: 0,
         }
     }
 
@@ -257,6 +285,8 @@ impl<'p> Thread<'p> {
             rank: self.rank,
             domain: self.domain,
             who: self.name.clone(),
+            launched: self.launched,
+            manual: self.manual > 0,
         };
         let ecx = &mut ecx_store;
         let Some(act) = self.acts.last_mut() else {
@@ -312,8 +342,9 @@ impl<'p> Thread<'p> {
                         Some(Frame::If) => {
                             act.frames.pop();
                         }
-                        Some(Frame::Domain { prev, pushed }) => {
+                        Some(Frame::Domain { prev, pushed, manual }) => {
                             self.domain = *prev;
+                            self.manual -= usize::from(*manual);
                             if *pushed {
                                 ecx.world.scope_stack.pop();
                             }
@@ -333,7 +364,9 @@ impl<'p> Thread<'p> {
         };
         let stmt: &'p Stmt = &stmts[*pc];
         let at = *pc;
-        self.exec(stmt, at, ecx, env)
+        let out = self.exec(stmt, at, ecx, env);
+        self.launched = ecx.launched;
+        out
     }
 
     fn advance(&mut self) {
@@ -439,7 +472,16 @@ impl<'p> Thread<'p> {
                     .push(Frame::Block { stmts: if b { &then_body.stmts } else { &else_body.stmts }, pc: 0 });
                 Ok(StepOut::Ran)
             }
-            StmtKind::Scope { kind, body, .. } => {
+            StmtKind::Scope { kind, body, args, .. } => {
+                if let pld_ir::ScopeKind::At { task } = kind {
+                    if task.is_some() || !args.is_empty() {
+                        return Err(Fault::runtime(
+                            span,
+                            "this pl.at region has a task id or deps=[...]: it runs as a task only once OutlineIncoreScopes has outlined it",
+                        )
+                        .note("run the pass pipeline first (`pld run` does)"));
+                    }
+                }
                 self.advance();
                 // A split_aiv region runs here as vector sub-lane 0.
                 if let pld_ir::ScopeKind::SplitAiv { lane: Some(v) } = kind {
@@ -474,8 +516,10 @@ impl<'p> Thread<'p> {
                     ecx.world.scope_stack.push((self.domain, windows.clone()));
                     pushed = true;
                 }
+                let manual = matches!(kind, pld_ir::ScopeKind::Manual);
+                self.manual += usize::from(manual);
                 let act = self.acts.last_mut().ok_or_else(|| Fault::runtime(span, "no frame"))?;
-                act.frames.push(Frame::Domain { prev, pushed });
+                act.frames.push(Frame::Domain { prev, pushed, manual });
                 act.frames.push(Frame::Block { stmts: &body.stmts, pc: 0 });
                 Ok(StepOut::Ran)
             }
@@ -552,7 +596,8 @@ impl<'p> Thread<'p> {
                     self.push_act(f, args, targets.to_vec())?;
                     return Ok(StepOut::Ran);
                 }
-                let result = mapped_return(f, &args);
+                let deps = task_deps(act, call, env, ecx)?;
+                let mut result = mapped_return(f, &args);
                 let job = Job::Func { func: f, args };
                 match self.level {
                     Level::Host => {
@@ -574,7 +619,12 @@ impl<'p> Thread<'p> {
                         }
                         ecx.reqs.push(Req::Dispatch { rank: r as usize, job });
                     }
-                    _ => ecx.reqs.push(Req::Launch { job }),
+                    _ => {
+                        let id = ecx.launch(job, deps.unwrap_or_default());
+                        if call.is_submit() {
+                            result = with_task_id(f, result, id);
+                        }
+                    }
                 }
                 let act = self.acts.last_mut().ok_or_else(|| Fault::runtime(span, "no frame"))?;
                 assign_targets(&mut act.env, targets, result, span)?;
@@ -635,9 +685,7 @@ impl<'p> Thread<'p> {
                                 Flow::Val(result)
                             }
                             Level::Chip => {
-                                ecx.reqs.push(Req::Launch {
-                                    job: Job::Collective { f, call, args: args.clone(), span },
-                                });
+                                ecx.launch(Job::Collective { f, call, args: args.clone(), span }, Vec::new());
                                 Flow::Val(result)
                             }
                             Level::Core => Flow::Micro(f(&mut cx, &args)?, result),
@@ -774,6 +822,68 @@ struct Ecx<'w, 'p> {
     rank: usize,
     domain: usize,
     who: String,
+    /// Tasks launched so far in this dispatch (the next task's id).
+    launched: usize,
+    /// Inside `pl.manual_scope()`.
+    manual: bool,
+}
+
+impl<'p> Ecx<'_, 'p> {
+    /// Launches `job` as a task of this rank's graph; returns its task id.
+    fn launch(&mut self, job: Job<'p>, deps: Vec<usize>) -> usize {
+        let id = self.launched;
+        self.launched += 1;
+        self.reqs.push(Req::Launch { job, deps, manual: self.manual });
+        id
+    }
+}
+
+/// The task ids of a submit's `deps=[...]` (`None` for a plain call); each must name a task
+/// launched earlier in this dispatch.
+fn task_deps<'p>(
+    act: &Act<'p>,
+    call: &'p Call,
+    env: &Env<'_, 'p>,
+    ecx: &mut Ecx<'_, 'p>,
+) -> Result<Option<Vec<usize>>, Fault> {
+    let Some(deps) = &call.deps else { return Ok(None) };
+    if ecx.level != Level::Chip {
+        return Err(Fault::runtime(
+            deps.first().map_or(Span::DUMMY, |d| d.span),
+            format!(
+                "deps=[...] orders tasks of a chip orchestration; '{}' is not launched as a task here",
+                call.callee.name()
+            ),
+        ));
+    }
+    let mut ids = Vec::with_capacity(deps.len());
+    for d in deps {
+        match eval_pure(act, d, env, ecx)?.as_i64() {
+            Some(id) if id >= 0 && (id as usize) < ecx.launched => ids.push(id as usize),
+            id => {
+                let what = id.map_or_else(|| "the dependency".to_string(), |i| format!("task id {i}"));
+                return Err(Fault::runtime(
+                    d.span,
+                    format!("{what} is not the id of a task launched earlier in this dispatch"),
+                ));
+            }
+        }
+    }
+    Ok(Some(ids))
+}
+
+/// A submit's value: the callee's returns followed by the new task's id.
+fn with_task_id(f: &Function, result: Val, id: usize) -> Val {
+    let id = Val::Int(id as i64);
+    match (f.ret.len(), result) {
+        (0, _) => id,
+        (1, v) => Val::Tuple(vec![v, id]),
+        (_, Val::Tuple(mut items)) => {
+            items.push(id);
+            Val::Tuple(items)
+        }
+        (_, v) => Val::Tuple(vec![v, id]),
+    }
 }
 
 /// Evaluates an expression; nested op calls must finish without blocking.
@@ -835,10 +945,14 @@ fn eval_pure<'p>(act: &Act<'p>, e: &'p Expr, env: &Env<'_, 'p>, ecx: &mut Ecx<'_
                         ),
                         None => None,
                     };
-                    let result = mapped_return(f, &args);
+                    let deps = task_deps(act, c, env, ecx)?;
+                    let mut result = mapped_return(f, &args);
                     match (ecx.level, device) {
                         (Level::Chip, None) if f.kind.is_incore() => {
-                            ecx.reqs.push(Req::Launch { job: Job::Func { func: f, args } })
+                            let id = ecx.launch(Job::Func { func: f, args }, deps.unwrap_or_default());
+                            if c.is_submit() {
+                                result = with_task_id(f, result, id);
+                            }
                         }
                         (Level::Host, Some(r)) if r >= 0 && (r as usize) < ecx.world.nranks => ecx
                             .reqs

@@ -73,6 +73,27 @@ pub enum Micro {
         /// Op kind for accounting.
         op: &'static str,
     },
+    /// `reg[acc] = reduce(reg[acc], region)`, rounded to `dtype`: a load of the region (of
+    /// the peer's copy when `peer` is set) combined straight into the accumulator, as
+    /// `Load` into a scratch register then `Combine` would, without holding the region twice.
+    LoadCombine {
+        /// Accumulator register (holds the same element count as the region).
+        acc: usize,
+        /// Local view.
+        src: TRef,
+        /// Peer, or local.
+        peer: Option<i64>,
+        /// Region offsets.
+        offs: Vec<i64>,
+        /// Region shape.
+        shape: Vec<i64>,
+        /// Reduce op.
+        rop: ReduceOp,
+        /// Rounding type.
+        dtype: pld_ir::DataType,
+        /// Op kind for accounting.
+        op: &'static str,
+    },
     /// `reg[acc] = reduce(reg[acc], reg[other])`, rounded to `dtype`.
     Combine {
         /// Accumulator register.
@@ -90,7 +111,9 @@ pub enum Micro {
     Lazy(Lazy),
 }
 
-/// Appends segment `i` of a [`Lazy`] run to the vector it is given.
+/// Makes the vector it is given hold segment `i` of a [`Lazy`] run. The vector is empty or
+/// holds an earlier segment of the same run, which the generator may patch in place instead
+/// of building anew.
 pub type SegmentFn = dyn Fn(usize, &mut Vec<Micro>) + Send + Sync;
 
 /// A lazily generated run of micro instructions (see [`Micro::Lazy`]).
@@ -98,13 +121,34 @@ pub type SegmentFn = dyn Fn(usize, &mut Vec<Micro>) + Send + Sync;
 pub struct Lazy {
     /// Number of segments.
     pub count: usize,
-    /// Segment generator: appends segment `i` to the (empty) vector it is given.
+    /// Segment generator (see [`SegmentFn`]).
     pub gen: Arc<SegmentFn>,
 }
 
 impl std::fmt::Debug for Lazy {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "Lazy({} segments)", self.count)
+    }
+}
+
+/// A register: raw little-endian elements of `dtype` (no widening to `f64`).
+#[derive(Clone, Debug)]
+pub struct Reg {
+    /// Element type of `bytes`.
+    pub dtype: pld_ir::DataType,
+    /// The elements.
+    pub bytes: Vec<u8>,
+}
+
+impl Default for Reg {
+    fn default() -> Reg {
+        Reg { dtype: pld_ir::DataType::FP32, bytes: Vec::new() }
+    }
+}
+
+impl Reg {
+    fn len(&self) -> usize {
+        self.bytes.len() / self.dtype.bytes().max(1) as usize
     }
 }
 
@@ -116,7 +160,7 @@ pub struct MicroRun {
     /// Next instruction.
     pub pc: usize,
     /// Registers.
-    pub regs: Vec<Vec<f64>>,
+    pub regs: Vec<Reg>,
     /// Span of the op that expanded into it.
     pub span: Span,
     /// The segment of the [`Micro::Lazy`] at `pc` being run, and its next instruction.
@@ -153,7 +197,6 @@ impl MicroRun {
             }
             if let Some((lz, next)) = &mut self.lazy {
                 if *next < lz.count {
-                    self.seg.clear();
                     (lz.gen)(*next, &mut self.seg);
                     *next += 1;
                     self.seg_pc = 0;
@@ -187,11 +230,12 @@ impl MicroRun {
         let span = *span;
         let need = match ins {
             Micro::Load { reg, .. } | Micro::Store { reg, .. } => reg + 1,
+            Micro::LoadCombine { acc, .. } => acc + 1,
             Micro::Combine { acc, other, .. } => acc.max(other) + 1,
             _ => 0,
         };
         if regs.len() < need {
-            regs.resize(need, Vec::new());
+            regs.resize(need, Reg::default());
         }
         match ins {
             Micro::Notify { sig, peer, idx, value, op } => {
@@ -207,19 +251,47 @@ impl MicroRun {
                 }
             }
             Micro::Load { reg, src, peer, offs, shape, op } => {
-                world.read_into(g, src, *peer, offs, shape, span, op, who, &mut regs[*reg])?;
+                let r = &mut regs[*reg];
+                r.dtype = src.dtype;
+                world.read_bytes_into(g, src, *peer, offs, shape, span, op, who, &mut r.bytes)?;
+            }
+            Micro::LoadCombine { acc, src, peer, offs, shape, rop, dtype, op } => {
+                let r = &mut regs[*acc];
+                let n: i64 = shape.iter().map(|&d| d.max(0)).product();
+                if r.len() as i64 != n {
+                    return Err(Fault::runtime(span, format!("{who}: reduce of {} and {n} lanes", r.len())));
+                }
+                if r.dtype == *dtype {
+                    world.read_reduce(
+                        g,
+                        src,
+                        *peer,
+                        offs,
+                        shape,
+                        span,
+                        op,
+                        who,
+                        &mut r.bytes,
+                        *dtype,
+                        *rop,
+                    )?;
+                } else {
+                    let mut tmp = Vec::new();
+                    world.read_bytes_into(g, src, *peer, offs, shape, span, op, who, &mut tmp)?;
+                    combine_into(r, *dtype, src.dtype, &tmp, *rop);
+                }
             }
             Micro::Store { reg, dst, peer, offs, shape, atomic, op } => {
-                world.write(g, dst, *peer, offs, shape, &regs[*reg], *atomic, span, op, who)?;
+                let r = &regs[*reg];
+                world.write_bytes(g, dst, *peer, offs, shape, &r.bytes, r.dtype, *atomic, span, op, who)?;
             }
             // `settle` has expanded it; nothing to run at its own position.
             Micro::Lazy(_) => {}
             Micro::Combine { acc, other, op, dtype } => {
                 if acc == other {
                     let a = &mut regs[*acc];
-                    for x in a.iter_mut() {
-                        *x = crate::elem::round(*dtype, crate::elem::reduce(*op, *x, *x));
-                    }
+                    let (copy, cdt) = (a.bytes.clone(), a.dtype);
+                    combine_into(a, *dtype, cdt, &copy, *op);
                 } else {
                     let (a, o) = if acc < other {
                         let (x, y) = regs.split_at_mut(*other);
@@ -234,7 +306,7 @@ impl MicroRun {
                             format!("{who}: reduce of {} and {} lanes", a.len(), o.len()),
                         ));
                     }
-                    combine(a, o, *op, *dtype);
+                    combine_into(a, *dtype, o.dtype, &o.bytes, *op);
                 }
             }
         }
@@ -249,18 +321,23 @@ impl MicroRun {
     }
 }
 
-/// `a[i] = round(dtype, reduce(op, a[i], o[i]))`, with the common FP32 sum as a plain loop
-/// (`f64::from(v as f32)` is exactly `elem::round(FP32, v)`).
-fn combine(a: &mut [f64], o: &[f64], op: ReduceOp, dtype: pld_ir::DataType) {
-    if dtype == pld_ir::DataType::FP32 && op == ReduceOp::Sum {
-        for (x, y) in a.iter_mut().zip(o) {
-            *x = f64::from((*x + *y) as f32);
-        }
-    } else {
-        for (x, y) in a.iter_mut().zip(o) {
-            *x = crate::elem::round(dtype, crate::elem::reduce(op, *x, *y));
-        }
+/// `a[i] = round(dtype, reduce(op, a[i], src[i]))` with `src` raw elements of `src_dt`;
+/// the register holds `dtype` elements afterwards (each result rounded once, from the exact
+/// values of both operands).
+fn combine_into(a: &mut Reg, dtype: pld_ir::DataType, src_dt: pld_ir::DataType, src: &[u8], op: ReduceOp) {
+    if a.dtype == dtype {
+        crate::world::reduce_bytes(dtype, &mut a.bytes, src_dt, src, op);
+        return;
     }
+    let (ae, se, de) =
+        (a.dtype.bytes().max(1) as usize, src_dt.bytes().max(1) as usize, dtype.bytes().max(1) as usize);
+    let mut out = vec![0u8; a.len() * de];
+    for ((x, y), d) in a.bytes.chunks_exact(ae).zip(src.chunks_exact(se)).zip(out.chunks_exact_mut(de)) {
+        let v = crate::elem::reduce(op, crate::elem::decode(a.dtype, x), crate::elem::decode(src_dt, y));
+        crate::elem::encode(dtype, v, d);
+    }
+    a.bytes = out;
+    a.dtype = dtype;
 }
 
 #[cfg(test)]
@@ -337,7 +414,13 @@ mod tests {
         let vv = v2.clone();
         let lazy = vec![
             Micro::Lazy(Lazy { count: 0, gen: Arc::new(|_, _| {}) }),
-            Micro::Lazy(Lazy { count: 4, gen: Arc::new(move |i, out| segment(&vv, i, out)) }),
+            Micro::Lazy(Lazy {
+                count: 4,
+                gen: Arc::new(move |i, out| {
+                    out.clear();
+                    segment(&vv, i, out)
+                }),
+            }),
             Micro::Lazy(Lazy { count: 0, gen: Arc::new(|_, _| {}) }),
         ];
         let lazy_steps = run(lazy, &mut wl);

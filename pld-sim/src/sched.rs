@@ -128,7 +128,6 @@ struct RankLocal<'p> {
 
 /// What one quantum did.
 struct Quantum {
-    out: StepOut,
     notified: bool,
 }
 
@@ -141,7 +140,7 @@ impl<'p> RankLocal<'p> {
         !self.rt.busy && self.rt.queue.is_empty()
     }
 
-    fn add_task(&mut self, job: Job<'p>) {
+    fn add_task(&mut self, job: Job<'p>, explicit: Vec<usize>, manual: bool) {
         let (mut reads, mut writes) = (Vec::new(), Vec::new());
         match &job {
             Job::Func { func, args } => {
@@ -176,18 +175,27 @@ impl<'p> RankLocal<'p> {
         };
         let sibling =
             group.as_ref().and(rt.tasks.len().checked_sub(1)).filter(|&last| rt.tasks[last].group == group);
+        // Explicit `deps=[...]` edges, plus (outside a manual scope) an edge to every earlier
+        // task whose tensors overlap this one's with a write on either side.
         let deps = match sibling {
             Some(last) => rt.tasks[last].deps.clone(),
-            None => rt
-                .tasks
-                .iter()
-                .enumerate()
-                .filter(|(_, t)| {
-                    writes.iter().any(|w| t.reads.iter().chain(&t.writes).any(|x| x.may_overlap(w)))
-                        || reads.iter().any(|r| t.writes.iter().any(|x| x.may_overlap(r)))
-                })
-                .map(|(i, _)| i)
-                .collect(),
+            None if manual => explicit,
+            None => {
+                let mut deps = explicit;
+                deps.extend(
+                    rt.tasks
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, t)| {
+                            writes.iter().any(|w| t.reads.iter().chain(&t.writes).any(|x| x.may_overlap(w)))
+                                || reads.iter().any(|r| t.writes.iter().any(|x| x.may_overlap(r)))
+                        })
+                        .map(|(i, _)| i),
+                );
+                deps.sort_unstable();
+                deps.dedup();
+                deps
+            }
         };
         rt.tasks.push(Task {
             group,
@@ -234,7 +242,7 @@ impl<'p> RankLocal<'p> {
                         self.rt.orch = Some(self.units.len() - 1);
                         self.rt.orch_done = false;
                     }
-                    job => self.add_task(job),
+                    job => self.add_task(job, Vec::new(), false),
                 }
             }
         }
@@ -340,20 +348,26 @@ impl<'p> RankLocal<'p> {
         }
     }
 
-    /// Runs unit `i` until an op, a park or its end.
+    /// Runs unit `i` until it parks, ends, or has executed `budget` ops (scheduling points;
+    /// statements without a cross-rank effect run on, up to 4096 steps in all). With `trace`,
+    /// every op executed appends its event (`ts` = the global step after it).
     fn quantum(
         &mut self,
         i: usize,
         world: &mut World,
         env: &Env<'_, 'p>,
         cfg: &SimConfig,
+        budget: u32,
+        mut trace: Option<&mut Vec<TraceEvent>>,
     ) -> Result<Quantum, Fault> {
         let mut reqs = Vec::new();
+        let r = self.r;
         let Some(unit) = self.units[i].as_mut() else {
-            return Ok(Quantum { out: StepOut::Ran, notified: false });
+            return Ok(Quantum { notified: false });
         };
         let before = world.stats.notifies[self.r];
         let mut n = 0;
+        let mut ops = 0u32;
         let out = loop {
             let out = unit.thread.step(world, env, &mut reqs);
             world.stats.steps += 1;
@@ -368,13 +382,24 @@ impl<'p> RankLocal<'p> {
             }
             match out {
                 Ok(StepOut::Ran) if n < 4096 => continue,
+                Ok(StepOut::Visible) => {
+                    if let Some(t) = trace.as_deref_mut() {
+                        let (name, lane) = trace_name(unit);
+                        t.push(TraceEvent { name, rank: r, unit: i, ts: world.stats.steps, lane });
+                    }
+                    ops += 1;
+                    if ops < budget && n < 4096 {
+                        continue;
+                    }
+                    break StepOut::Visible;
+                }
                 other => break other?,
             }
         };
         let notified = world.stats.notifies[self.r] != before;
         for r in reqs {
-            if let Req::Launch { job } = r {
-                self.add_task(job);
+            if let Req::Launch { job, deps, manual } = r {
+                self.add_task(job, deps, manual);
             }
         }
         if out == StepOut::Done {
@@ -411,13 +436,7 @@ impl<'p> RankLocal<'p> {
                 }
             }
         }
-        Ok(Quantum { out, notified })
-    }
-
-    fn trace_name(&self, i: usize) -> Option<(String, String)> {
-        let u = self.units.get(i)?.as_ref()?;
-        let op = u.thread.last_op.as_ref().map_or_else(|| u.thread.name.clone(), |(n, _)| n.clone());
-        Some((op, u.thread.name.clone()))
+        Ok(Quantum { notified })
     }
 
     /// Every wait of this rank that cannot complete now.
@@ -450,6 +469,12 @@ impl<'p> RankLocal<'p> {
     }
 }
 
+/// (op name, lane name) of a unit's latest op, for the trace.
+fn trace_name(u: &Unit<'_>) -> (String, String) {
+    let op = u.thread.last_op.as_ref().map_or_else(|| u.thread.name.clone(), |(n, _)| n.clone());
+    (op, u.thread.name.clone())
+}
+
 fn deadlock_fault(parked: Vec<ParkedCore>, live: &[usize], nranks: usize, cfg: &SimConfig) -> Fault {
     let src = cfg.sources.as_ref();
     let mut f = Fault::new(
@@ -476,6 +501,11 @@ fn deadlock_fault(parked: Vec<ParkedCore>, live: &[usize], nranks: usize, cfg: &
     }
     f
 }
+
+/// Ops a unit runs per scheduling turn before the next unit gets its turn (a unit that parks
+/// or ends gives up its turn earlier). Larger turns amortise the scheduler's per-turn work;
+/// the interleaving stays a fixed function of the input (deterministic) or of the seed.
+pub const QUANTUM_OPS: u32 = 64;
 
 /// The scheduler state of one run.
 pub struct Sched<'p, 'c> {
@@ -584,12 +614,13 @@ impl<'p, 'c> Sched<'p, 'c> {
                     runnable[self.rr % runnable.len()]
                 }
             };
-            let q = self.ranks[r].quantum(i, world, &env, self.cfg)?;
-            if self.cfg.trace && q.out == StepOut::Visible {
-                if let Some((name, lane)) = self.ranks[r].trace_name(i) {
-                    self.trace.push(TraceEvent { name, rank: r, unit: i, ts: world.stats.steps, lane });
-                }
-            }
+            let budget = match self.cfg.schedule {
+                // A seeded quantum length keeps random schedules exploring interleavings.
+                Schedule::Random(_) => 1 + (self.rng.next() % QUANTUM_OPS as u64) as u32,
+                _ => QUANTUM_OPS,
+            };
+            let trace = self.cfg.trace.then_some(&mut self.trace);
+            self.ranks[r].quantum(i, world, &env, self.cfg, budget, trace)?;
         }
     }
 
@@ -701,19 +732,15 @@ impl<'p, 'c> Sched<'p, 'c> {
                             }
                             rl.rr = rl.rr.wrapping_add(1);
                             let i = runnable[rl.rr % runnable.len()];
-                            match rl.quantum(i, &mut w, &env, cfg) {
+                            match rl.quantum(
+                                i,
+                                &mut w,
+                                &env,
+                                cfg,
+                                QUANTUM_OPS,
+                                cfg.trace.then_some(&mut trace),
+                            ) {
                                 Ok(q) => {
-                                    if cfg.trace && q.out == StepOut::Visible {
-                                        if let Some((name, lane)) = rl.trace_name(i) {
-                                            trace.push(TraceEvent {
-                                                name,
-                                                rank: rl.r,
-                                                unit: i,
-                                                ts: w.stats.steps,
-                                                lane,
-                                            });
-                                        }
-                                    }
                                     drop(w);
                                     if q.notified {
                                         epoch.fetch_add(1, Ordering::SeqCst);

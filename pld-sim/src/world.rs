@@ -18,7 +18,7 @@ use crate::elem;
 use crate::report::{Fault, ReportKind};
 use crate::value::{Mem, TRef};
 use pld_ir::{DataType, Span};
-use pld_runtime_abi::CommContext;
+use pld_runtime_abi::{CommContext, ReduceOp};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// The byte window memory is filled with before anything writes it.
@@ -88,52 +88,84 @@ struct AccessRec {
     kind: AccessKind,
 }
 
-/// Race records of one window, indexed so an access visits only records that can overlap it.
+/// Race records of one window, indexed by granule so an access visits only records that can
+/// overlap it.
 ///
-/// Records are kept whole (never split) and keyed by `(lo, seq)` inside a length class
-/// `floor(log2(hi - lo))`: a record of class `k` is shorter than `2^(k+1)` bytes, so every
-/// record of that class overlapping `[lo, hi)` starts in `(lo - 2^(k+1), hi)`. `seq` is the
-/// insertion order, so "the oldest conflicting record" is the same one a linear scan of an
-/// insertion-ordered list would report. Nothing is ever dropped except by subsumption.
+/// Records are kept whole (never split) in a slab and listed in every [`GRAIN`]-byte granule
+/// they touch; an access looks only at the granules it touches and visits each overlapping
+/// record once (in the granule where the overlap starts). Each record carries its insertion
+/// number `seq`, so "the oldest conflicting record" is the same one a linear scan of an
+/// insertion-ordered list would report. Nothing is ever dropped except by subsumption. An
+/// access costs O(granules touched + records listed there): a chunked protocol that touches
+/// each chunk a few times keeps a handful of records per granule.
 #[derive(Clone, Debug, Default)]
 struct Shadow {
-    classes: Vec<BTreeMap<(u64, u64), AccessRec>>,
+    /// Record slab: `(lo, seq, record)`; `None` = free slot.
+    recs: Vec<Option<(u64, u64, AccessRec)>>,
+    free: Vec<u32>,
+    /// Record ids listed per granule.
+    grains: Vec<Vec<u32>>,
 }
 
+/// Bytes per race-record granule (log2).
+const GRAIN_SHIFT: u32 = 9;
+/// Bytes per race-record granule.
+pub const GRAIN: u64 = 1 << GRAIN_SHIFT;
+
 impl Shadow {
-    fn class_of(lo: u64, hi: u64) -> usize {
-        (63 - (hi - lo).max(1).leading_zeros()) as usize
+    fn grain_range(lo: u64, hi: u64) -> std::ops::Range<usize> {
+        (lo >> GRAIN_SHIFT) as usize..(((hi.max(lo + 1) - 1) >> GRAIN_SHIFT) + 1) as usize
     }
 
-    /// Calls `f` with the key and record of every record overlapping `[lo, hi)`.
-    fn for_overlapping(&self, lo: u64, hi: u64, mut f: impl FnMut((u64, u64), &AccessRec)) {
-        for (k, class) in self.classes.iter().enumerate() {
-            if class.is_empty() {
-                continue;
-            }
-            let reach = 1u64.checked_shl(k as u32 + 1).unwrap_or(u64::MAX);
-            let from = lo.saturating_sub(reach);
-            for (&key, o) in class.range((from, 0)..(hi, 0)) {
-                if o.hi > lo && key.0 < hi {
-                    f(key, o);
+    /// Calls `f` with the key `(lo, seq)`, slab id and record of every record overlapping
+    /// `[lo, hi)`, each once.
+    fn for_overlapping(&self, lo: u64, hi: u64, mut f: impl FnMut((u64, u64), u32, &AccessRec)) {
+        let range = Self::grain_range(lo, hi);
+        let end = range.end.min(self.grains.len());
+        for gi in range.start..end {
+            for &id in &self.grains[gi] {
+                let Some((o_lo, seq, o)) = &self.recs[id as usize] else { continue };
+                if o.hi > lo && *o_lo < hi && (lo.max(*o_lo) >> GRAIN_SHIFT) as usize == gi {
+                    f((*o_lo, *seq), id, o);
                 }
             }
         }
     }
 
-    fn remove(&mut self, key: (u64, u64), hi: u64) {
-        let c = Self::class_of(key.0, hi);
-        if let Some(class) = self.classes.get_mut(c) {
-            class.remove(&key);
+    fn remove(&mut self, id: u32) {
+        let Some((lo, _, rec)) = self.recs[id as usize].take() else { return };
+        for gi in Self::grain_range(lo, rec.hi) {
+            if let Some(list) = self.grains.get_mut(gi) {
+                if let Some(k) = list.iter().position(|&x| x == id) {
+                    list.swap_remove(k);
+                }
+            }
         }
+        self.free.push(id);
     }
 
     fn insert(&mut self, lo: u64, seq: u64, rec: AccessRec) {
-        let c = Self::class_of(lo, rec.hi);
-        if self.classes.len() <= c {
-            self.classes.resize_with(c + 1, BTreeMap::new);
+        let range = Self::grain_range(lo, rec.hi);
+        if self.grains.len() < range.end {
+            self.grains.resize_with(range.end, Vec::new);
         }
-        self.classes[c].insert((lo, seq), rec);
+        let id = match self.free.pop() {
+            Some(id) => id,
+            None => {
+                self.recs.push(None);
+                (self.recs.len() - 1) as u32
+            }
+        };
+        for gi in range {
+            self.grains[gi].push(id);
+        }
+        self.recs[id as usize] = Some((lo, seq, rec));
+    }
+
+    /// Live records.
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        self.recs.iter().flatten().count()
     }
 }
 
@@ -203,7 +235,10 @@ pub struct World {
     pub allocs: Vec<Alloc>,
     /// Signal-cell metadata keyed by (domain, owner domain rank, byte offset).
     pub cells: BTreeMap<(usize, usize, u64), CellMeta>,
-    shadow: HashMap<(usize, usize), Shadow>,
+    /// Race records per window, `[domain][owner]`.
+    shadow: Vec<Vec<Shadow>>,
+    /// Reused list of subsumed record ids.
+    drop_ids: Vec<u32>,
     /// Insertion counter of race records.
     seq: u64,
     /// Interned (op, kernel) names of race records.
@@ -228,12 +263,14 @@ pub struct World {
     /// Persistent re-run: allocations are matched in order against the existing ones.
     pub reuse: Option<usize>,
     /// Written byte intervals of each window (domain, owner), sorted and disjoint.
-    written: HashMap<(usize, usize), Vec<(u64, u64)>>,
+    written: Vec<Vec<Vec<(u64, u64)>>>,
     /// Warnings of the run (undefined-byte reads, counter overflow), each reported once.
     pub warnings: Vec<String>,
     warned: BTreeSet<(usize, usize, &'static str)>,
     /// Reused buffer for the encoded bytes of a write.
     scratch: Vec<u8>,
+    /// Reused buffer for the row starts of an access.
+    starts: Vec<i64>,
 }
 
 const ADDR_BASE: u64 = 0x4000_0000_0000;
@@ -251,7 +288,8 @@ impl World {
             domains: Vec::new(),
             allocs: Vec::new(),
             cells: BTreeMap::new(),
-            shadow: HashMap::new(),
+            shadow: Vec::new(),
+            drop_ids: Vec::new(),
             seq: 0,
             sites: Vec::new(),
             site_ids: HashMap::new(),
@@ -269,10 +307,11 @@ impl World {
             unfenced: vec![Vec::new(); nranks],
             lane_notifies: HashMap::new(),
             reuse: None,
-            written: HashMap::new(),
+            written: Vec::new(),
             warnings: Vec::new(),
             warned: BTreeSet::new(),
             scratch: Vec::new(),
+            starts: Vec::new(),
         }
     }
 
@@ -461,7 +500,7 @@ impl World {
 
     /// Element offsets (relative to the view base, in elements) of the rows of a region, and
     /// the row length: the region `offs`/`shape` of `view`, innermost dim contiguous or strided.
-    fn region_rows(view: &TRef, offs: &[i64], shape: &[i64]) -> (Vec<i64>, i64, i64) {
+    fn region_rows(view: &TRef, offs: &[i64], shape: &[i64], starts: &mut Vec<i64>) -> (i64, i64) {
         let n = shape.len();
         let (cols, col_stride) =
             if n == 0 { (1, 1) } else { (shape[n - 1], view.strides.get(n - 1).copied().unwrap_or(1)) };
@@ -475,7 +514,8 @@ impl World {
             idx_heap.resize(lead.len(), 0);
             &mut idx_heap
         };
-        let mut starts = Vec::with_capacity(total.max(0) as usize);
+        starts.clear();
+        starts.reserve(total.max(0) as usize);
         for _ in 0..total.max(0) {
             let mut e = 0i64;
             for (d, st) in view.strides.iter().enumerate().take(n) {
@@ -491,7 +531,7 @@ impl World {
                 idx[d] = 0;
             }
         }
-        (starts, cols, col_stride)
+        (cols, col_stride)
     }
 
     /// Checks a region lies inside its tensor (static shape) — the view's own extent.
@@ -533,7 +573,7 @@ impl World {
         who: &str,
     ) -> Result<Vec<f64>, Fault> {
         let mut out = Vec::new();
-        self.access(g, view, peer, offs, shape, span, op, who, None, AccessKind::Read, &mut out)?;
+        self.access(g, view, peer, offs, shape, span, op, who, Data::ReadF64(&mut out))?;
         Ok(out)
     }
 
@@ -552,7 +592,47 @@ impl World {
         out: &mut Vec<f64>,
     ) -> Result<(), Fault> {
         out.clear();
-        self.access(g, view, peer, offs, shape, span, op, who, None, AccessKind::Read, out)
+        self.access(g, view, peer, offs, shape, span, op, who, Data::ReadF64(out))
+    }
+
+    /// Reads a region as its raw little-endian `view.dtype` bytes (row-major over `shape`)
+    /// into `out` (cleared first): the same checks and accounting as [`World::read`].
+    #[allow(clippy::too_many_arguments)]
+    pub fn read_bytes_into(
+        &mut self,
+        g: usize,
+        view: &TRef,
+        peer: Option<i64>,
+        offs: &[i64],
+        shape: &[i64],
+        span: Span,
+        op: &str,
+        who: &str,
+        out: &mut Vec<u8>,
+    ) -> Result<(), Fault> {
+        out.clear();
+        self.access(g, view, peer, offs, shape, span, op, who, Data::ReadBytes(out))
+    }
+
+    /// Reads a region and reduces it into `acc` (the raw bytes of `acc_dt` elements, row-major
+    /// over `shape`): `acc[i] = round(acc_dt, reduce(rop, acc[i], region[i]))`, without an
+    /// intermediate copy of the region. Checks and accounting are those of a read.
+    #[allow(clippy::too_many_arguments)]
+    pub fn read_reduce(
+        &mut self,
+        g: usize,
+        view: &TRef,
+        peer: Option<i64>,
+        offs: &[i64],
+        shape: &[i64],
+        span: Span,
+        op: &str,
+        who: &str,
+        acc: &mut [u8],
+        acc_dt: DataType,
+        rop: ReduceOp,
+    ) -> Result<(), Fault> {
+        self.access(g, view, peer, offs, shape, span, op, who, Data::ReadReduce { acc, acc_dt, rop })
     }
 
     /// Writes `data` (row-major over `shape`) into a region; `atomic` accumulates instead.
@@ -570,8 +650,43 @@ impl World {
         op: &str,
         who: &str,
     ) -> Result<(), Fault> {
-        let kind = if atomic { AccessKind::Atomic } else { AccessKind::Write };
-        self.access(g, view, peer, offs, shape, span, op, who, Some(data), kind, &mut Vec::new())
+        if atomic {
+            return self.access(g, view, peer, offs, shape, span, op, who, Data::AtomicF64(data));
+        }
+        let mut scratch = std::mem::take(&mut self.scratch);
+        encode_values(view.dtype, data, &mut scratch);
+        let r = self.access(g, view, peer, offs, shape, span, op, who, Data::WriteBytes(&scratch));
+        self.scratch = scratch;
+        r
+    }
+
+    /// Writes raw elements of `src_dt` (row-major over `shape`) into a region; `atomic`
+    /// accumulates instead. A plain write of another dtype than the view's converts per element
+    /// exactly as [`World::write`] of the decoded values would.
+    #[allow(clippy::too_many_arguments)]
+    pub fn write_bytes(
+        &mut self,
+        g: usize,
+        view: &TRef,
+        peer: Option<i64>,
+        offs: &[i64],
+        shape: &[i64],
+        src: &[u8],
+        src_dt: DataType,
+        atomic: bool,
+        span: Span,
+        op: &str,
+        who: &str,
+    ) -> Result<(), Fault> {
+        if atomic {
+            return self.access(g, view, peer, offs, shape, span, op, who, Data::AtomicBytes(src, src_dt));
+        }
+        if src_dt == view.dtype {
+            return self.access(g, view, peer, offs, shape, span, op, who, Data::WriteBytes(src));
+        }
+        let eb = src_dt.bytes().max(1) as usize;
+        let vals: Vec<f64> = src.chunks_exact(eb).map(|b| elem::decode(src_dt, b)).collect();
+        self.write(g, view, peer, offs, shape, &vals, false, span, op, who)
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -585,45 +700,68 @@ impl World {
         span: Span,
         op: &str,
         who: &str,
-        data: Option<&[f64]>,
-        kind: AccessKind,
-        out: &mut Vec<f64>,
+        mut data: Data<'_>,
     ) -> Result<(), Fault> {
         let dt = view.dtype;
         if !elem::supported(dt) {
             return Err(Fault::runtime(span, format!("{op}: dtype {dt} is not supported by the simulator")));
         }
-        if shape.iter().any(|&s| s <= 0) {
-            return Ok(());
-        }
-        if peer.is_none() {
-            Self::check_in_view(view, offs, shape, span, op, g)?;
-        } else {
-            // Remote views share the local view's shape; a region past it is a bounds error too.
-            Self::check_in_view(view, offs, shape, span, op, g)?;
-        }
-        let eb = dt.bytes() as i64;
-        let (starts, cols, cstride) = Self::region_rows(view, offs, shape);
-        let numel = starts.len() as i64 * cols;
-        if let Some(d) = data {
-            if d.len() as i64 != numel {
+        if let Data::AtomicBytes(_, sdt) | Data::ReadReduce { acc_dt: sdt, .. } = data {
+            if !elem::supported(sdt) {
                 return Err(Fault::runtime(
                     span,
-                    format!("{op}: {} values for a region of {numel} elements", d.len()),
+                    format!("{op}: dtype {sdt} is not supported by the simulator"),
                 ));
             }
         }
-        let lo_e = starts
-            .iter()
-            .copied()
-            .min()
-            .unwrap_or(0)
-            .min(starts.iter().map(|s| s + (cols - 1) * cstride).min().unwrap_or(0));
-        let hi_e = starts.iter().map(|s| (s + (cols - 1) * cstride).max(*s)).max().unwrap_or(0);
-        let bytes = (numel * eb) as u64;
-        if data.is_none() {
-            out.reserve(numel as usize);
+        if shape.iter().any(|&s| s <= 0) {
+            return Ok(());
         }
+        // Remote views share the local view's shape; a region past it is a bounds error too.
+        Self::check_in_view(view, offs, shape, span, op, g)?;
+        let kind = data.kind();
+        let eb = dt.bytes() as i64;
+        let mut starts = std::mem::take(&mut self.starts);
+        let (cols, cstride) = Self::region_rows(view, offs, shape, &mut starts);
+        let r = self.access_rows(g, view, peer, span, op, who, &mut data, kind, eb, &starts, cols, cstride);
+        self.starts = starts;
+        r
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn access_rows(
+        &mut self,
+        g: usize,
+        view: &TRef,
+        peer: Option<i64>,
+        span: Span,
+        op: &str,
+        who: &str,
+        data: &mut Data<'_>,
+        kind: AccessKind,
+        eb: i64,
+        starts: &[i64],
+        cols: i64,
+        cstride: i64,
+    ) -> Result<(), Fault> {
+        let dt = view.dtype;
+        let numel = starts.len() as i64 * cols;
+        if let Some(n) = data.elems(eb as usize) {
+            if n as i64 != numel {
+                return Err(Fault::runtime(
+                    span,
+                    format!("{op}: {n} values for a region of {numel} elements"),
+                ));
+            }
+        }
+        let (mut lo_e, mut hi_e) = (i64::MAX, i64::MIN);
+        for &s in starts {
+            let e = s + (cols - 1) * cstride;
+            lo_e = lo_e.min(s.min(e));
+            hi_e = hi_e.max(s.max(e));
+        }
+        let bytes = (numel * eb) as u64;
+        data.reserve(numel as usize, eb as usize);
         match view.mem {
             Mem::Host(buf) => {
                 let b = view.base as i64;
@@ -635,19 +773,17 @@ impl World {
                         format!("{op} on rank {g}: access outside a host tensor of {len} bytes"),
                     ));
                 }
-                let mut scratch = std::mem::take(&mut self.scratch);
-                encode_rows(dt, data, kind, &mut scratch);
                 let mem = &mut self.host[buf];
-                let rows = Rows { base: b, starts: &starts, cols, cstride, eb };
-                rows.apply(dt, mem, data, kind, &scratch, out);
-                self.scratch = scratch;
+                let rows = Rows { base: b, starts, cols, cstride, eb };
+                rows.apply(dt, mem, data);
                 bump(&mut self.stats.local_bytes, g, op, bytes);
             }
             Mem::Window { domain, alloc } => {
                 let first = self.resolve(g, view, peer, lo_e * eb, span, op)?;
                 let last = self.resolve(g, view, peer, (hi_e + 1) * eb - 1, span, op)?;
                 let al = &self.allocs[alloc];
-                let limit = if data.is_some() { al.offset + al.size } else { al.offset + al.rounded };
+                let write = kind != AccessKind::Read;
+                let limit = if write { al.offset + al.size } else { al.offset + al.rounded };
                 if first.owner != last.owner || first.offset < al.offset || last.offset >= limit {
                     return Err(Fault::new(
                         ReportKind::OutOfBounds,
@@ -659,39 +795,23 @@ impl World {
                     ));
                 }
                 let owner = first.owner;
-                self.track_defined(
-                    domain,
-                    owner,
-                    alloc,
-                    g,
-                    first.offset,
-                    last.offset + 1,
-                    data.is_some(),
-                    op,
-                );
+                self.track_defined(domain, owner, alloc, g, first.offset, last.offset + 1, write, op);
                 // Base byte of element 0 in the owner's window.
                 let base0 = first.offset as i64 - lo_e * eb;
                 // A plain write that leaves every byte as it was (a self-copy, an idempotent
                 // re-store) cannot be observed by anyone, so it is not a race candidate.
-                let mut scratch = std::mem::take(&mut self.scratch);
-                encode_rows(dt, data, kind, &mut scratch);
-                let rows = Rows { base: base0, starts: &starts, cols, cstride, eb };
-                let silent = kind == AccessKind::Write
-                    && data.is_some()
-                    && rows.equal(&self.domains[domain].arenas[owner], &scratch);
+                let rows = Rows { base: base0, starts, cols, cstride, eb };
+                let silent = match data {
+                    Data::WriteBytes(src) => rows.equal(&self.domains[domain].arenas[owner], src),
+                    _ => false,
+                };
                 if self.check_races && !silent {
-                    if let Err(e) =
-                        self.check_race(domain, owner, g, first.offset, last.offset + 1, kind, span, op, who)
-                    {
-                        self.scratch = scratch;
-                        return Err(e);
-                    }
+                    self.check_race(domain, owner, g, first.offset, last.offset + 1, kind, span, op, who)?;
                 }
                 let me = self.domains[domain].drank(g);
                 let mem = &mut self.domains[domain].arenas[owner];
-                rows.apply(dt, mem, data, kind, &scratch, out);
-                self.scratch = scratch;
-                if data.is_some() && self.check_fences {
+                rows.apply(dt, mem, data);
+                if write && self.check_fences {
                     let list = &mut self.unfenced[g];
                     if list.len() < 64 {
                         list.push((op.to_string(), self.allocs[alloc].name.clone(), span));
@@ -721,7 +841,10 @@ impl World {
         write: bool,
         op: &str,
     ) {
-        let iv = self.written.entry((domain, owner)).or_default();
+        if !write && self.allocs[alloc].zeroed {
+            return;
+        }
+        let iv = slot(&mut self.written, domain, owner);
         if write {
             let (mut a, mut b) = (lo, hi);
             iv.retain(|&(x, y)| {
@@ -782,11 +905,12 @@ impl World {
         let site = self.intern(op, who);
         let clock = self.vc[g][g];
         let vc = &self.vc[g];
-        let recs = self.shadow.entry((domain, owner)).or_default();
+        let recs = slot(&mut self.shadow, domain, owner);
         // The oldest conflicting record (lowest insertion number), as a linear scan would find.
         let mut conflict: Option<((u64, u64), AccessRec)> = None;
-        let mut drop: Vec<((u64, u64), u64)> = Vec::new();
-        recs.for_overlapping(lo, hi, |key, o| {
+        let mut drop = std::mem::take(&mut self.drop_ids);
+        drop.clear();
+        recs.for_overlapping(lo, hi, |key, id, o| {
             let (o_lo, o_rank) = (key.0, o.rank as usize);
             if o_rank != g {
                 let clash = !matches!(
@@ -802,7 +926,7 @@ impl World {
             let ordered = o_rank == g || vc[o_rank] >= o.clock;
             let subsumes = kind == AccessKind::Write || kind == o.kind;
             if covered && ordered && subsumes {
-                drop.push((key, o.hi));
+                drop.push(id);
             }
         });
         if let Some(((o_lo, _), o)) = conflict {
@@ -836,9 +960,11 @@ impl World {
             .note_at("the other access is at", o.span)
             .note("publish data before the notify that releases it, and wait before touching what a peer may still read or write"));
         }
-        for (key, ohi) in drop {
-            recs.remove(key, ohi);
+        let recs = slot(&mut self.shadow, domain, owner);
+        for &id in &drop {
+            recs.remove(id);
         }
+        self.drop_ids = drop;
         let seq = self.seq;
         self.seq += 1;
         recs.insert(lo, seq, AccessRec { hi, rank: g as u32, clock, site, span, kind });
@@ -948,6 +1074,18 @@ impl World {
     }
 }
 
+/// The `[a][b]` entry of a two-level table, created (default) on first use.
+fn slot<T: Default>(t: &mut Vec<Vec<T>>, a: usize, b: usize) -> &mut T {
+    if t.len() <= a {
+        t.resize_with(a + 1, Vec::new);
+    }
+    let row = &mut t[a];
+    if row.len() <= b {
+        row.resize_with(b + 1, T::default);
+    }
+    &mut row[b]
+}
+
 /// Adds `bytes` to the `(g, op)` counter without allocating when the key exists.
 fn bump(map: &mut BTreeMap<(usize, String), u64>, g: usize, op: &str, bytes: u64) {
     let hit =
@@ -960,13 +1098,10 @@ fn bump(map: &mut BTreeMap<(usize, String), u64>, g: usize, op: &str, bytes: u64
     }
 }
 
-/// Encodes the values of a plain write into `out` (row-major, `dt.bytes()` each), rounding to
-/// `dt` exactly as [`elem::encode`] does; leaves `out` empty for reads and atomic adds.
-fn encode_rows(dt: DataType, data: Option<&[f64]>, kind: AccessKind, out: &mut Vec<u8>) {
+/// Encodes `d` as `dt` elements into `out` (cleared first), rounding exactly as
+/// [`elem::encode`] does.
+fn encode_values(dt: DataType, d: &[f64], out: &mut Vec<u8>) {
     out.clear();
-    let Some(d) = data.filter(|_| kind == AccessKind::Write) else {
-        return;
-    };
     let eb = dt.bytes() as usize;
     out.resize(d.len() * eb, 0);
     match dt {
@@ -976,7 +1111,7 @@ fn encode_rows(dt: DataType, data: Option<&[f64]>, kind: AccessKind, out: &mut V
             }
         }
         _ => {
-            for (v, c) in d.iter().zip(out.chunks_exact_mut(eb)) {
+            for (v, c) in d.iter().zip(out.chunks_exact_mut(eb.max(1))) {
                 elem::encode(dt, *v, c);
             }
         }
@@ -992,6 +1127,71 @@ fn decode_run(dt: DataType, bytes: &[u8], out: &mut Vec<f64>) {
             );
         }
         _ => out.extend(bytes.chunks_exact(dt.bytes() as usize).map(|b| elem::decode(dt, b))),
+    }
+}
+
+/// `acc[i] = round(acc_dt, reduce(op, acc[i], src[i]))` over raw elements (`acc` of `acc_dt`,
+/// `src` of `src_dt`, the same element count). The FP32 sum of FP32 runs on `f32` directly:
+/// an `f32` addition rounds exactly as the `f64` sum rounded to `f32` does (53 ≥ 2·24 + 2).
+pub fn reduce_bytes(acc_dt: DataType, acc: &mut [u8], src_dt: DataType, src: &[u8], op: ReduceOp) {
+    if acc_dt == DataType::FP32 && src_dt == DataType::FP32 && op == ReduceOp::Sum {
+        for (a, s) in acc.chunks_exact_mut(4).zip(src.chunks_exact(4)) {
+            let x =
+                f32::from_le_bytes([a[0], a[1], a[2], a[3]]) + f32::from_le_bytes([s[0], s[1], s[2], s[3]]);
+            a.copy_from_slice(&x.to_le_bytes());
+        }
+        return;
+    }
+    let (ae, se) = (acc_dt.bytes().max(1) as usize, src_dt.bytes().max(1) as usize);
+    for (a, s) in acc.chunks_exact_mut(ae).zip(src.chunks_exact(se)) {
+        let v = elem::reduce(op, elem::decode(acc_dt, a), elem::decode(src_dt, s));
+        elem::encode(acc_dt, v, a);
+    }
+}
+
+/// What an access does with its region (row-major element order throughout).
+enum Data<'a> {
+    /// Append the elements as `f64`.
+    ReadF64(&'a mut Vec<f64>),
+    /// Append the raw bytes.
+    ReadBytes(&'a mut Vec<u8>),
+    /// Reduce the elements into raw `acc_dt` accumulators.
+    ReadReduce { acc: &'a mut [u8], acc_dt: DataType, rop: ReduceOp },
+    /// Plain write of raw bytes of the view's dtype.
+    WriteBytes(&'a [u8]),
+    /// Atomic add of `f64` values, rounded per element to the view's dtype.
+    AtomicF64(&'a [f64]),
+    /// Atomic add of raw elements of the given dtype.
+    AtomicBytes(&'a [u8], DataType),
+}
+
+impl Data<'_> {
+    fn kind(&self) -> AccessKind {
+        match self {
+            Data::ReadF64(_) | Data::ReadBytes(_) | Data::ReadReduce { .. } => AccessKind::Read,
+            Data::WriteBytes(_) => AccessKind::Write,
+            Data::AtomicF64(_) | Data::AtomicBytes(..) => AccessKind::Atomic,
+        }
+    }
+
+    /// The element count the data side brings (`None` for appending reads); `eb` = bytes of
+    /// the view's dtype.
+    fn elems(&self, eb: usize) -> Option<usize> {
+        match self {
+            Data::ReadF64(_) | Data::ReadBytes(_) => None,
+            Data::ReadReduce { acc, acc_dt, .. } => Some(acc.len() / acc_dt.bytes().max(1) as usize),
+            Data::WriteBytes(b) => Some(b.len() / eb.max(1)),
+            Data::AtomicF64(d) => Some(d.len()),
+            Data::AtomicBytes(b, dt) => Some(b.len() / dt.bytes().max(1) as usize),
+        }
+    }
+
+    fn reserve(&mut self, numel: usize, eb: usize) {
+        match self {
+            Data::ReadF64(out) => out.reserve(numel),
+            Data::ReadBytes(out) => out.reserve(numel * eb),
+            _ => {}
+        }
     }
 }
 
@@ -1026,51 +1226,58 @@ impl Rows<'_> {
         })
     }
 
-    /// Performs the access: a read appends to `out`, a plain write copies `enc`, an atomic
-    /// add accumulates `data` element by element (rounded to `dt`).
-    fn apply(
-        &self,
-        dt: DataType,
-        mem: &mut [u8],
-        data: Option<&[f64]>,
-        kind: AccessKind,
-        enc: &[u8],
-        out: &mut Vec<f64>,
-    ) {
+    /// Calls `f(bytes, k)` for every contiguous run of the region in row-major order (a whole
+    /// row when the innermost dim is packed, else one element), `k` = its first element's index.
+    fn runs(&self, mem: &mut [u8], mut f: impl FnMut(&mut [u8], usize)) {
         let (eb, row) = (self.eb as usize, (self.cols * self.eb) as usize);
         let mut k = 0usize;
         for &s in self.starts {
-            match data {
-                None if self.cstride == 1 => {
-                    let at = self.at(s, 0);
-                    decode_run(dt, &mem[at..at + row], out);
+            if self.cstride == 1 {
+                let at = self.at(s, 0);
+                f(&mut mem[at..at + row], k);
+                k += self.cols as usize;
+            } else {
+                for c in 0..self.cols {
+                    let at = self.at(s, c);
+                    f(&mut mem[at..at + eb], k);
+                    k += 1;
                 }
-                None => {
-                    for c in 0..self.cols {
-                        let at = self.at(s, c);
-                        out.push(elem::decode(dt, &mem[at..at + eb]));
+            }
+        }
+    }
+
+    /// Performs the access on `mem` (elements of `dt`).
+    fn apply(&self, dt: DataType, mem: &mut [u8], data: &mut Data<'_>) {
+        let eb = self.eb as usize;
+        match data {
+            Data::ReadF64(out) => self.runs(mem, |run, _| decode_run(dt, run, out)),
+            Data::ReadBytes(out) => self.runs(mem, |run, _| out.extend_from_slice(run)),
+            Data::ReadReduce { acc, acc_dt, rop } => {
+                let ae = acc_dt.bytes() as usize;
+                self.runs(mem, |run, k| {
+                    let n = run.len() / eb;
+                    reduce_bytes(*acc_dt, &mut acc[k * ae..(k + n) * ae], dt, run, *rop);
+                });
+            }
+            Data::WriteBytes(src) => {
+                self.runs(mem, |run, k| run.copy_from_slice(&src[k * eb..k * eb + run.len()]));
+            }
+            Data::AtomicF64(d) => self.runs(mem, |run, k| {
+                for (i, e) in run.chunks_exact_mut(eb).enumerate() {
+                    let v = elem::decode(dt, e) + d[k + i];
+                    elem::encode(dt, v, e);
+                }
+            }),
+            Data::AtomicBytes(src, sdt) => {
+                let se = sdt.bytes() as usize;
+                self.runs(mem, |run, k| {
+                    let n = run.len() / eb;
+                    let s = &src[k * se..(k + n) * se];
+                    for (e, x) in run.chunks_exact_mut(eb).zip(s.chunks_exact(se)) {
+                        let v = elem::decode(dt, e) + elem::decode(*sdt, x);
+                        elem::encode(dt, v, e);
                     }
-                }
-                Some(_) if kind == AccessKind::Write && self.cstride == 1 => {
-                    let at = self.at(s, 0);
-                    mem[at..at + row].copy_from_slice(&enc[k * eb..k * eb + row]);
-                    k += self.cols as usize;
-                }
-                Some(_) if kind == AccessKind::Write => {
-                    for c in 0..self.cols {
-                        let at = self.at(s, c);
-                        mem[at..at + eb].copy_from_slice(&enc[k * eb..(k + 1) * eb]);
-                        k += 1;
-                    }
-                }
-                Some(d) => {
-                    for c in 0..self.cols {
-                        let at = self.at(s, c);
-                        let v = elem::decode(dt, &mem[at..]) + d[k];
-                        elem::encode(dt, v, &mut mem[at..]);
-                        k += 1;
-                    }
-                }
+                });
             }
         }
     }
@@ -1201,7 +1408,7 @@ mod tests {
         // A wide write by rank 0 subsumes the small records it covers and is ordered after them.
         w.write(0, &v, None, &[0, 0], &[1, 10_000], &vec![1.0; 10_000], false, Span::DUMMY, "store", "k")
             .expect("cover");
-        let recs: usize = w.shadow.values().flat_map(|s| s.classes.iter()).map(BTreeMap::len).sum();
+        let recs: usize = w.shadow.iter().flatten().map(Shadow::len).sum();
         assert_eq!(recs, 1, "covered records are dropped");
         let e =
             w.read(1, &r1, Some(0), &[0, 9_999], &[1, 1], Span::DUMMY, "remote_load", "k").expect_err("race");

@@ -93,8 +93,14 @@ fn corpus_and_examples_never_panic() {
                                 pld_sim::run(variant, &entry, &inputs, &cfg)
                             }));
                             let must_run = name.contains("examples/") && !name.contains("broken_") && p > 1;
+                            let as_written = std::ptr::eq(variant, &variants[0]);
                             match r {
                                 Err(_) => panic!("{name} entry {entry} P={p} {schedule:?} panicked"),
+                                // Task-id regions only run once outlined (the lowered variant).
+                                Ok(Err(e))
+                                    if as_written
+                                        && e.to_string()
+                                            .contains("once OutlineIncoreScopes has outlined it") => {}
                                 Ok(Err(e)) if must_run => {
                                     panic!("{name} entry {entry} P={p} {schedule:?} failed:\n{e}")
                                 }

@@ -87,22 +87,17 @@ impl Proto {
         }
     }
 
-    /// `acc = reduce over ranks (in rank order) of region (offs, shape) of `data``.
+    /// `acc = reduce over ranks (in rank order) of region (offs, shape) of `data``: a load of
+    /// rank 0's region into register 0, then each further rank's region combined into it.
     fn reduce_into(&mut self, data: &TRef, offs: &[i64], shape: &[i64], op: ReduceOp, op_name: &'static str) {
         for q in 0..self.n {
             let peer = (q != self.me).then_some(q);
-            let reg = if q == 0 { 0 } else { 1 };
-            self.prog.push(Micro::Load {
-                reg,
-                src: data.clone(),
-                peer,
-                offs: offs.to_vec(),
-                shape: shape.to_vec(),
-                op: op_name,
+            let (src, offs, shape) = (data.clone(), offs.to_vec(), shape.to_vec());
+            self.prog.push(if q == 0 {
+                Micro::Load { reg: 0, src, peer, offs, shape, op: op_name }
+            } else {
+                Micro::LoadCombine { acc: 0, src, peer, offs, shape, rop: op, dtype: data.dtype, op: op_name }
             });
-            if q > 0 {
-                self.prog.push(Micro::Combine { acc: 0, other: 1, op, dtype: data.dtype });
-            }
         }
     }
 }
@@ -150,10 +145,27 @@ fn allreduce(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Vec<Micro>, Fault> {
         p.barrier(1, b, None);
         let (t, data) = (template.clone(), data.clone());
         let gen = move |i: usize, out: &mut Vec<Micro>| {
-            let mut q = Proto { me: t.me, n: t.n, sig: t.sig.clone(), prog: std::mem::take(out) };
             let k = b + i as i64 * cores;
             let off = k * CHUNK;
             let len = CHUNK.min(s - off);
+            if !out.is_empty() {
+                // `out` holds the previous chunk's body: same instructions, other region and
+                // barrier generation — patch them in place (no allocation per chunk).
+                for ins in out.iter_mut() {
+                    match ins {
+                        Micro::Load { offs, shape, .. }
+                        | Micro::LoadCombine { offs, shape, .. }
+                        | Micro::Store { offs, shape, .. } => {
+                            offs[1] = off;
+                            shape[1] = len;
+                        }
+                        Micro::Wait { expected, .. } => *expected = 2 + i as i32,
+                        _ => {}
+                    }
+                }
+                return;
+            }
+            let mut q = Proto { me: t.me, n: t.n, sig: t.sig.clone(), prog: Vec::new() };
             q.reduce_into(&data, &[0, off], &[1, len], op, "builtin.tensor.allreduce");
             q.barrier(2 + i as i32, b, None);
             q.prog.push(Micro::Store {
@@ -226,15 +238,16 @@ fn allreduce_ring(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Vec<Micro>, Fault> 
                 shape: vec![1, len],
                 op: name,
             });
-            p.prog.push(Micro::Load {
-                reg: 1,
+            p.prog.push(Micro::LoadCombine {
+                acc: 0,
                 src: data.clone(),
                 peer: None,
                 offs: vec![0, off],
                 shape: vec![1, len],
+                rop: op,
+                dtype: data.dtype,
                 op: name,
             });
-            p.prog.push(Micro::Combine { acc: 0, other: 1, op, dtype: data.dtype });
             p.prog.push(Micro::Store {
                 reg: 0,
                 dst: data.clone(),
