@@ -420,6 +420,7 @@ fn run_in(
     let mut sched = sched::Sched::new(program, cfg, syms);
     let result = sched.run(&mut world, func, args);
     world.reuse = None;
+    world.flush_traffic();
     let stats = world.stats.clone();
     let warnings = std::mem::take(&mut world.warnings);
     let host = std::mem::take(&mut world.host);

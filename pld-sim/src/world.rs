@@ -271,6 +271,11 @@ pub struct World {
     scratch: Vec<u8>,
     /// Reused buffer for the row starts of an access.
     starts: Vec<i64>,
+    /// Traffic not yet merged into `stats`: (rank, op kind, remote, bytes); see
+    /// [`World::flush_traffic`].
+    traffic: Vec<(usize, String, bool, u64)>,
+    /// Index of the last traffic entry hit.
+    traffic_hit: usize,
 }
 
 const ADDR_BASE: u64 = 0x4000_0000_0000;
@@ -312,6 +317,8 @@ impl World {
             warned: BTreeSet::new(),
             scratch: Vec::new(),
             starts: Vec::new(),
+            traffic: Vec::new(),
+            traffic_hit: 0,
         }
     }
 
@@ -407,6 +414,7 @@ impl World {
         self.unfenced.iter_mut().for_each(Vec::clear);
         self.notified.iter_mut().for_each(|x| *x = false);
         let n = self.nranks;
+        self.traffic.clear();
         self.stats =
             Stats { notifies: vec![0; n], waits: vec![0; n], barrier_rounds: vec![0; n], ..Stats::default() };
         if reset {
@@ -776,7 +784,7 @@ impl World {
                 let mem = &mut self.host[buf];
                 let rows = Rows { base: b, starts, cols, cstride, eb };
                 rows.apply(dt, mem, data);
-                bump(&mut self.stats.local_bytes, g, op, bytes);
+                self.count(g, op, false, bytes);
             }
             Mem::Window { domain, alloc } => {
                 let first = self.resolve(g, view, peer, lo_e * eb, span, op)?;
@@ -817,14 +825,40 @@ impl World {
                         list.push((op.to_string(), self.allocs[alloc].name.clone(), span));
                     }
                 }
-                if me == Some(owner) {
-                    bump(&mut self.stats.local_bytes, g, op, bytes);
-                } else {
-                    bump(&mut self.stats.remote_bytes, g, op, bytes);
-                }
+                self.count(g, op, me != Some(owner), bytes);
             }
         }
         Ok(())
+    }
+
+    /// Adds `bytes` to the traffic of `(g, op)` (a short list of pending counters; the last
+    /// one hit is tried first, so a chunked protocol never searches).
+    fn count(&mut self, g: usize, op: &str, remote: bool, bytes: u64) {
+        let hit = |t: &(usize, String, bool, u64)| t.0 == g && t.2 == remote && t.1 == op;
+        if let Some(t) = self.traffic.get_mut(self.traffic_hit).filter(|t| hit(t)) {
+            t.3 += bytes;
+            return;
+        }
+        if let Some(i) = self.traffic.iter().position(hit) {
+            self.traffic_hit = i;
+            self.traffic[i].3 += bytes;
+            return;
+        }
+        if self.traffic.len() >= 32 {
+            self.flush_traffic();
+        }
+        self.traffic.push((g, op.to_string(), remote, bytes));
+        self.traffic_hit = self.traffic.len() - 1;
+    }
+
+    /// Merges the pending traffic counters into `stats.local_bytes` / `stats.remote_bytes`
+    /// (the run calls it before handing out its stats).
+    pub fn flush_traffic(&mut self) {
+        for (g, op, remote, bytes) in self.traffic.drain(..) {
+            let map = if remote { &mut self.stats.remote_bytes } else { &mut self.stats.local_bytes };
+            bump(map, g, &op, bytes);
+        }
+        self.traffic_hit = 0;
     }
 
     /// Records written bytes; warns (once per rank and buffer) when a read touches bytes of a

@@ -10,7 +10,7 @@
 //! from a counting global allocator (below): the peak of live heap bytes during `pld_sim::run`
 //! above the live bytes just before it.
 //!
-//! `bench_table --sim COLL P BYTES [det|parallel] [ITERS] [norace]` runs one simulation and prints its
+//! `bench_table --sim COLL P BYTES [det|parallel] [ITERS] [norace|race]` runs one simulation and prints its
 //! row only (for profilers: `perf record target/release/bench_table --sim allreduce_mesh 4 1048576`);
 //! `bench_table --compile SCALE [REPS]` compiles the generated program of that scale.
 
@@ -559,9 +559,10 @@ fn compile_only(args: &[String]) -> i32 {
     0
 }
 
-/// `--sim COLL P BYTES [det|parallel] [ITERS] [norace]` (`norace`: race checker off, time only).
+/// `--sim COLL P BYTES [det|parallel] [ITERS] [norace|race]` (`norace`: race checker off, time
+/// only; `race`: time only, race checker on — neither measures memcpy).
 fn one(args: &[String]) -> i32 {
-    let usage = "usage: bench_table --sim COLL P BYTES [det|parallel] [ITERS] [norace]";
+    let usage = "usage: bench_table --sim COLL P BYTES [det|parallel] [ITERS] [norace|race]";
     let (Some(c), Some(p), Some(b)) = (args.first(), args.get(1), args.get(2)) else {
         eprintln!("{usage}");
         return 2;
@@ -584,14 +585,16 @@ fn one(args: &[String]) -> i32 {
     };
     let iters = args.get(4).and_then(|s| s.parse().ok()).unwrap_or(1);
     let w = Workload { iters, ..Workload::new(coll, p, bytes) };
-    if args.get(5).map(String::as_str) == Some("norace") {
-        let cfg = pld_sim::SimConfig { check_races: false, ..w.config(schedule) };
+    if let Some(mode @ ("norace" | "race")) = args.get(5).map(String::as_str) {
+        let cfg = pld_sim::SimConfig { check_races: mode == "race", ..w.config(schedule) };
         return match sim_with(&w, &cfg) {
             Ok(r) => {
                 println!(
-                    "{:.1} ms without race checks, {} steps",
+                    "{:.1} ms {} race checks, {} steps, peak/need {:.2}",
                     r.time.as_secs_f64() * 1e3,
-                    r.outcome.stats.steps
+                    if mode == "race" { "with" } else { "without" },
+                    r.outcome.stats.steps,
+                    r.peak as f64 / w.must_hold() as f64
                 );
                 0
             }

@@ -116,7 +116,8 @@ pub fn notify(
     let key = (r.domain, r.owner, r.offset);
     let me = world.domains[r.domain].drank(g);
     let old = world.cell_value(r);
-    let cell_name = world.cell_name(r);
+    // Named only for a report (formatting it on every notify is most of a notify's cost).
+    let cell_name = |world: &World| world.cell_name(r);
     let meta = world.cells.entry(key).or_default();
     let other = match op {
         NotifyOp::Set => meta.add_by,
@@ -130,7 +131,7 @@ pub fn notify(
         return Err(Fault::new(
             ReportKind::MixedNotify,
             span,
-            format!("pld.system.notify {this} by rank {g} ({who}) on signal cell {cell_name} which rank {orank} already wrote with {that}"),
+            format!("pld.system.notify {this} by rank {g} ({who}) on signal cell {} which rank {orank} already wrote with {that}", cell_name(world)),
         )
         .note_at(format!("the earlier {that} is at"), ospan)
         .note("never mix Set and AtomicAdd on one cell: a Set can clobber an advanced counter"));
@@ -155,7 +156,8 @@ pub fn notify(
     }
     meta.writers.insert(g);
     if overflow {
-        world.warnings.push(format!("pld.system.notify by rank {g} ({who}) wraps signal cell {cell_name} from {old} by {value} past the int32 range"));
+        let name = cell_name(world);
+        world.warnings.push(format!("pld.system.notify by rank {g} ({who}) wraps signal cell {name} from {old} by {value} past the int32 range"));
     }
     world.set_cell(r, new);
     world.release_into(g, key);
