@@ -36,6 +36,9 @@ pub struct RunArgs {
     /// Interleaving: det, random:SEED or parallel.
     #[arg(long, default_value = "det", value_parser = parse_schedule)]
     schedule: Schedule,
+    /// Simulated cores per rank (kernels running at once); 48 as on A2/A3 hardware.
+    #[arg(long, default_value_t = 48)]
+    cores: usize,
     /// Write a Chrome/Perfetto trace here.
     #[arg(long, value_name = "PATH.json")]
     trace: Option<PathBuf>,
@@ -55,6 +58,9 @@ fn parse_schedule(s: &str) -> Result<Schedule, String> {
 pub fn run(args: &RunArgs) -> Result<(), Failure> {
     if !(1..=pld_runtime_abi::COMM_MAX_RANK_NUM).contains(&args.ranks) {
         return Err(Failure::usage(format!("--ranks {} is outside 1..=64", args.ranks)));
+    }
+    if !(1..=4096).contains(&args.cores) {
+        return Err(Failure::usage(format!("--cores {} is outside 1..=4096", args.cores)));
     }
     let (mut program, sources) = driver::load(&args.file, args.target, args.program.as_deref())?;
     let entry = pick_entry(&program, args.entry.as_deref())?;
@@ -126,6 +132,7 @@ pub fn run(args: &RunArgs) -> Result<(), Failure> {
         trace: args.trace.is_some(),
         bindings: syms,
         sources: Some(sources),
+        cores_per_rank: args.cores,
         ..SimConfig::ranks(args.ranks)
     };
     let progress = Progress::start(args.ranks);

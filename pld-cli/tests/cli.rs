@@ -394,3 +394,71 @@ fn every_example_compiles_to_pto() {
     }
     assert!(n >= 7, "expected every example, found {n}");
 }
+
+/// Loads an INT32 `.npy`, checking its dtype; returns (shape, values).
+fn load_i32(path: &Path) -> (Vec<u64>, Vec<i32>) {
+    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let npy = npyz::NpyFile::new(&bytes[..]).expect("valid npy");
+    assert_eq!(npy.dtype(), npyz::DType::Plain("<i4".parse().unwrap()), "{}", path.display());
+    let shape = npy.shape().to_vec();
+    (shape, npy.into_vec::<i32>().expect("i32 data"))
+}
+
+#[test]
+fn deferred_completion_consumers_read_the_previous_ranks_row() {
+    for ranks in [2, 3] {
+        let (dir, out) = run_example("deferred_completion", ranks);
+        assert!(out.status.success(), "ranks {ranks}: {}", text(&out.stderr));
+        let (ishape, inputs) = load_i32(&dir.join("inputs/inputs.npy"));
+        assert_eq!(ishape, vec![ranks as u64, 1, 8]);
+        let (oshape, outputs) = load_i32(&dir.join("outputs.npy"));
+        assert_eq!(oshape, vec![ranks as u64, 8, 8]);
+        for r in 0..ranks {
+            let prev = (r + ranks - 1) % ranks;
+            for slot in 0..8 {
+                let at = (r * 8 + slot) * 8;
+                assert_eq!(
+                    &outputs[at..at + 8],
+                    &inputs[prev * 8..prev * 8 + 8],
+                    "ranks {ranks} rank {r} slot {slot}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn blocking_waiters_on_too_few_cores_exit_3_but_deferred_ones_complete() {
+    let dir = out_dir("cores");
+    std::fs::create_dir_all(&dir).unwrap();
+    let src = std::fs::read_to_string(root().join("examples/deferred_completion.py")).unwrap();
+    let blocking = dir.join("blocking.py");
+    std::fs::write(&blocking, src.replace("pld.system.defer_wait(", "pld.system.wait(")).unwrap();
+    let run = |file: &str, cores: &str| {
+        pld(&["run", file, "--ranks", "2", "--cores", cores, "--out", dir.join("out").to_str().unwrap()])
+    };
+    let out = run("examples/deferred_completion.py", "4");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let out = run(blocking.to_str().unwrap(), "4");
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
+    let err = text(&out.stderr);
+    assert!(err.contains("deadlock") && err.contains("blocking.py:"), "{err}");
+    let out = run(blocking.to_str().unwrap(), "16");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let out = run("examples/deferred_completion.py", "0");
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("--cores 0 is outside 1..=4096"), "{}", text(&out.stderr));
+}
+
+#[test]
+fn orchestration_json_lists_task_ids_and_dependencies() {
+    let dir = out_dir("deferred-json");
+    let out =
+        pld(&["compile", "examples/deferred_completion.py", "--emit", "all", "--out", dir.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let json = std::fs::read_to_string(dir.join("orchestration.json")).unwrap();
+    let compact: String = json.split_whitespace().collect();
+    assert!(compact.contains(r#""task":"wait_tid","deps":[],"manual":true"#), "{json}");
+    assert!(compact.contains(r#""task":null,"deps":["wait_tid"],"manual":true"#), "{json}");
+    assert_eq!(compact.matches(r#""manual":true"#).count(), 3, "{json}");
+}

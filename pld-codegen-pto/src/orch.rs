@@ -181,6 +181,8 @@ struct Walker<'a> {
     param_buffer: BTreeMap<(String, usize), String>,
     /// Values holding `pld.system.world_size()`.
     world_vars: std::collections::HashSet<(usize, ValueId)>,
+    /// Depth of the `pl.manual_scope()` regions being walked.
+    manual: usize,
 }
 
 /// Describes the program's orchestration as JSON.
@@ -205,6 +207,7 @@ pub fn describe_with(
         ctx_buffer: HashMap::new(),
         world_vars: std::collections::HashSet::new(),
         param_buffer: BTreeMap::new(),
+        manual: 0,
     };
     // Pass 1: window buffers and domains (domains need buffer sizes).
     for (fi, f) in program.functions.iter().enumerate() {
@@ -460,13 +463,19 @@ impl Walker<'_> {
                 StmtKind::Assign { targets, value } => {
                     self.track(fi, f, targets, value);
                     if let Some(c) = value.as_call() {
-                        self.call(fi, f, c, loops);
+                        let task = c.is_submit().then(|| targets.last().copied()).flatten();
+                        self.call(fi, f, c, task, loops);
                     }
                 }
                 StmtKind::Eval(e) => {
                     if let Some(c) = e.as_call() {
-                        self.call(fi, f, c, loops);
+                        self.call(fi, f, c, None, loops);
                     }
+                }
+                StmtKind::Scope { kind: ScopeKind::Manual, body, .. } => {
+                    self.manual += 1;
+                    self.walk(fi, f, &body.stmts, loops);
+                    self.manual -= 1;
                 }
                 StmtKind::For { var, start, stop, step, body, .. } => {
                     loops.push(Loop {
@@ -587,7 +596,10 @@ impl Walker<'_> {
         Json::Arr(out.into_iter().map(Json::Int).collect())
     }
 
-    fn call(&mut self, fi: usize, f: &Function, c: &Call, loops: &[Loop]) {
+    /// Records one dispatch. A task submit also records its task id (`task`, the value the
+    /// id is bound to, or null), its `deps` (dependency expressions) and whether it sits in a
+    /// manual scope (`manual`: only the listed edges order it).
+    fn call(&mut self, fi: usize, f: &Function, c: &Call, task: Option<ValueId>, loops: &[Loop]) {
         let loops_j = Json::Arr(
             loops
                 .iter()
@@ -615,7 +627,7 @@ impl Walker<'_> {
                         self.param_buffer.entry((name.clone(), i)).or_insert(b);
                     }
                 }
-                self.dispatches.push(obj(vec![
+                let mut fields = vec![
                     ("caller", Json::s(&f.name)),
                     ("callee", Json::s(name)),
                     ("level", Json::s(level)),
@@ -623,7 +635,15 @@ impl Walker<'_> {
                     ("loops", loops_j),
                     ("ranks", device.map_or(Json::Null, |d| self.ranks(fi, d, loops))),
                     ("args", Json::Arr(c.args.iter().map(|a| self.arg(fi, f, a)).collect())),
-                ]));
+                ];
+                if let Some(deps) = &c.deps {
+                    fields.push(("task", task.map_or(Json::Null, |t| Json::s(f.values.name(t)))));
+                    fields.push(("deps", Json::Arr(deps.iter().map(|d| Json::s(text(f, d))).collect())));
+                }
+                if self.manual > 0 {
+                    fields.push(("manual", Json::Bool(true)));
+                }
+                self.dispatches.push(obj(fields));
             }
             Callee::Op(def) if def.name.starts_with("builtin.") => {
                 let spec = builtin_spec(c, self.opts);
