@@ -15,11 +15,14 @@ pub struct CheckArgs {
     /// The program to use when the file defines several (`@pl.program` class or host entry).
     #[arg(long)]
     program: Option<String>,
+    /// Binds a parameter of a program-building Python function: NAME=VALUE (repeatable).
+    #[arg(long = "bind", value_name = "NAME=VALUE")]
+    bind: Vec<String>,
 }
 
 /// Runs `pld check`.
 pub fn run(args: &CheckArgs) -> Result<(), Failure> {
-    let (mut program, sources) = driver::load(&args.file, args.target, args.program.as_deref())?;
+    let (mut program, sources) = driver::load(&args.file, args.target, args.program.as_deref(), &args.bind)?;
     let opts = pld_passes::PipelineOptions { target: args.target, ..Default::default() };
     pld_passes::run_pipeline(&mut program, &opts).map_err(|d| Failure::Diagnostics(d, sources))?;
     eprintln!("{}: ok", args.file.display());

@@ -40,11 +40,14 @@ pub struct CompileArgs {
     /// The program to use when the file defines several (`@pl.program` class or host entry).
     #[arg(long)]
     program: Option<String>,
+    /// Binds a parameter of a program-building Python function: NAME=VALUE (repeatable).
+    #[arg(long = "bind", value_name = "NAME=VALUE")]
+    bind: Vec<String>,
 }
 
 /// Runs `pld compile`.
 pub fn run(args: &CompileArgs) -> Result<(), Failure> {
-    let (mut program, sources) = driver::load(&args.file, args.target, args.program.as_deref())?;
+    let (mut program, sources) = driver::load(&args.file, args.target, args.program.as_deref(), &args.bind)?;
     let mut opts = pld_passes::PipelineOptions { target: args.target, ..Default::default() };
     if let Some(pass) = &args.dump_after {
         if !pld_passes::pass_names().contains(&pass.as_str()) {

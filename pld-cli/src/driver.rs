@@ -25,14 +25,29 @@ impl Failure {
 }
 
 /// Reads and parses `path` for `target`; `program` selects one program unit of a file that
-/// defines several.
-pub fn load(path: &Path, target: Target, program: Option<&str>) -> Result<(Program, SourceMap), Failure> {
+/// defines several; `bind` holds `NAME=VALUE` bindings of program-building function parameters.
+pub fn load(
+    path: &Path,
+    target: Target,
+    program: Option<&str>,
+    bind: &[String],
+) -> Result<(Program, SourceMap), Failure> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| Failure::usage(format!("cannot read {}: {e}", path.display())))?;
     let mut sources = SourceMap::new();
     let name = path.display().to_string();
+    let bindings = bind
+        .iter()
+        .map(|kv| match kv.split_once('=') {
+            Some((k, v)) if !k.trim().is_empty() && !v.trim().is_empty() => {
+                Ok((k.trim().to_string(), v.trim().to_string()))
+            }
+            _ => Err(Failure::usage(format!("--bind `{kv}` is not NAME=VALUE"))),
+        })
+        .collect::<Result<Vec<_>, _>>()?;
     let opts = pld_frontend::ParseOptions {
         program: program.map(str::to_string),
+        bindings,
         ..pld_frontend::ParseOptions::for_target(target)
     };
     match pld_frontend::parse_program(&mut sources, &name, &text, &opts) {

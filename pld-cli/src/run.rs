@@ -48,6 +48,9 @@ pub struct RunArgs {
     /// The program to use when the file defines several (`@pl.program` class or host entry).
     #[arg(long)]
     program: Option<String>,
+    /// Binds a parameter of a program-building Python function: NAME=VALUE (repeatable).
+    #[arg(long = "bind", value_name = "NAME=VALUE")]
+    bind: Vec<String>,
 }
 
 fn parse_schedule(s: &str) -> Result<Schedule, String> {
@@ -62,7 +65,7 @@ pub fn run(args: &RunArgs) -> Result<(), Failure> {
     if !(1..=4096).contains(&args.cores) {
         return Err(Failure::usage(format!("--cores {} is outside 1..=4096", args.cores)));
     }
-    let (mut program, sources) = driver::load(&args.file, args.target, args.program.as_deref())?;
+    let (mut program, sources) = driver::load(&args.file, args.target, args.program.as_deref(), &args.bind)?;
     let entry = pick_entry(&program, args.entry.as_deref())?;
     let opts = pld_passes::PipelineOptions { target: args.target, ..Default::default() };
     pld_passes::run_pipeline(&mut program, &opts).map_err(|d| Failure::Diagnostics(d, sources.clone()))?;

@@ -462,3 +462,43 @@ fn orchestration_json_lists_task_ids_and_dependencies() {
     assert!(compact.contains(r#""task":null,"deps":["wait_tid"],"manual":true"#), "{json}");
     assert_eq!(compact.matches(r#""manual":true"#).count(), 3, "{json}");
 }
+
+#[test]
+fn bind_sets_parameters_of_program_building_functions() {
+    let dir = out_dir("bind");
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("built.py");
+    std::fs::write(
+        &file,
+        r#"import pypto.language as pl
+import pypto.language.distributed as pld
+
+
+def build(rows: int):
+    @pl.program
+    class Built:
+        @pl.function(type=pl.FunctionType.InCore)
+        def k(self, x: pl.Tensor[[rows, 8], pl.FP32], y: pl.Out[pl.Tensor[[rows, 8], pl.FP32]]) -> pl.Tensor[[rows, 8], pl.FP32]:
+            t = pl.load(x, [0, 0], [rows, 8])
+            y = pl.store(t, [0, 0], y)
+            return y
+
+    return Built
+"#,
+    )
+    .unwrap();
+    let f = file.to_str().unwrap();
+    let out = pld(&["check", f]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("`rows`"), "{}", text(&out.stderr));
+    let out = pld(&["check", f, "--bind", "rows=4"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let ir = dir.join("ir");
+    let out = pld(&["compile", f, "--bind", "rows=4", "--emit", "ir", "--out", ir.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let printed = std::fs::read_to_string(ir.join("built.ir.py")).unwrap();
+    assert!(printed.contains("pl.Tensor[[4, 8], pl.FP32]"), "{printed}");
+    let out = pld(&["check", f, "--bind", "rows"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("--bind `rows` is not NAME=VALUE"), "{}", text(&out.stderr));
+}
