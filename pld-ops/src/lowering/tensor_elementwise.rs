@@ -2,6 +2,8 @@
 //! `tensor.<op>(a, b)` becomes `tile.<op>` over Vec tiles; an operand that is still a GM
 //! tensor is bridged by a whole-shape `tile.load` into Vec, an operand that already became
 //! a tile (a computed value) passes through. The result value is re-typed as the tile.
+//! `tensor.assemble(target, source, offsets)` is the store it means,
+//! `tile.store(source, offsets, target)`, its source bridged to a Vec tile like an operand.
 
 use pld_ir::{register_lowering, Attr, Builder, Call, Diagnostic, Expr, LoweringKind, Span, ValueId};
 
@@ -43,6 +45,28 @@ fn lower(b: &mut Builder<'_>, call: &Call, results: &[ValueId], span: Span) -> R
     Ok(())
 }
 
+fn lower_assemble(
+    b: &mut Builder<'_>,
+    call: &Call,
+    results: &[ValueId],
+    span: Span,
+) -> Result<(), Diagnostic> {
+    b.span = span;
+    let attrs: Vec<(&str, Attr)> = call.attrs.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
+    let [target, source, offsets] = call.args.as_slice() else {
+        return Err(Diagnostic::error(span, "tensor.assemble takes (target, source, offsets)"));
+    };
+    let tile = as_tile(b, source)?;
+    let e = b.op("tile.store", vec![tile, offsets.clone(), target.clone()], attrs)?;
+    if results.is_empty() {
+        b.eval(e);
+    } else {
+        b.push(pld_ir::StmtKind::Assign { targets: results.to_vec(), value: e });
+    }
+    Ok(())
+}
+
+register_lowering!("tensor.assemble", LoweringKind::TensorToTile, lower_assemble);
 register_lowering!("tensor.add", LoweringKind::TensorToTile, lower);
 register_lowering!("tensor.sub", LoweringKind::TensorToTile, lower);
 register_lowering!("tensor.mul", LoweringKind::TensorToTile, lower);
