@@ -41,9 +41,74 @@ struct Task<'p> {
     conds: Vec<(Park, Span)>,
 }
 
+/// A rank's dispatch queue, run-length encoded: a host loop that dispatches the same job N
+/// times holds it once with a count, so queued work does not grow with the iteration count.
+#[derive(Default)]
+struct JobQueue<'p> {
+    runs: VecDeque<(Job<'p>, usize)>,
+}
+
+impl<'p> JobQueue<'p> {
+    fn push_back(&mut self, job: Job<'p>) {
+        if let Some((last, n)) = self.runs.back_mut() {
+            if same_job(last, &job) {
+                *n += 1;
+                return;
+            }
+        }
+        self.runs.push_back((job, 1));
+    }
+
+    fn pop_front(&mut self) -> Option<Job<'p>> {
+        let (job, n) = self.runs.front_mut()?;
+        if *n > 1 {
+            *n -= 1;
+            return Some(job.clone());
+        }
+        self.runs.pop_front().map(|(j, _)| j)
+    }
+
+    fn is_empty(&self) -> bool {
+        self.runs.is_empty()
+    }
+}
+
+/// Whether two queued jobs are the same work (same function or op call, equal arguments);
+/// conservative: values it cannot compare make them different.
+fn same_job(a: &Job<'_>, b: &Job<'_>) -> bool {
+    fn same_val(a: &Val, b: &Val) -> bool {
+        match (a, b) {
+            (Val::Unit, Val::Unit) => true,
+            (Val::Int(x), Val::Int(y)) => x == y,
+            (Val::Float(x), Val::Float(y)) => x.to_bits() == y.to_bits(),
+            (Val::Bool(x), Val::Bool(y)) => x == y,
+            (Val::Str(x), Val::Str(y)) => x == y,
+            (Val::DType(x), Val::DType(y)) => x == y,
+            (Val::Tensor(x), Val::Tensor(y)) => x == y,
+            (Val::Ctx { domain: x }, Val::Ctx { domain: y }) => x == y,
+            (Val::Alloc(x), Val::Alloc(y)) => x == y,
+            (Val::Tuple(x), Val::Tuple(y)) => {
+                x.len() == y.len() && x.iter().zip(y).all(|(p, q)| same_val(p, q))
+            }
+            _ => false,
+        }
+    }
+    let args = |x: &[Val], y: &[Val]| x.len() == y.len() && x.iter().zip(y).all(|(p, q)| same_val(p, q));
+    match (a, b) {
+        (Job::Func { func: f, args: x }, Job::Func { func: g, args: y }) => {
+            std::ptr::eq(*f, *g) && args(x, y)
+        }
+        (
+            Job::Collective { f, call, args: x, span },
+            Job::Collective { f: f2, call: call2, args: y, span: span2 },
+        ) => *f as usize == *f2 as usize && std::ptr::eq(*call, *call2) && span == span2 && args(x, y),
+        _ => false,
+    }
+}
+
 #[derive(Default)]
 struct RankRt<'p> {
-    queue: VecDeque<Job<'p>>,
+    queue: JobQueue<'p>,
     busy: bool,
     orch: Option<usize>,
     orch_done: bool,
@@ -552,6 +617,12 @@ impl<'p, 'c> Sched<'p, 'c> {
             let mut steps = 0u64;
             while !host.done() {
                 host.step(world, &env, &mut reqs)?;
+                // Queued as they come (in order), so a host loop holds no list of its dispatches.
+                for r in reqs.drain(..) {
+                    if let Req::Dispatch { rank, job } = r {
+                        self.ranks[rank].rt.queue.push_back(job);
+                    }
+                }
                 steps += 1;
                 if steps > self.cfg.max_steps {
                     return Err(Fault::new(
@@ -559,11 +630,6 @@ impl<'p, 'c> Sched<'p, 'c> {
                         Span::DUMMY,
                         format!("host orchestrator '{}' ran {steps} steps", entry.name),
                     ));
-                }
-            }
-            for r in reqs {
-                if let Req::Dispatch { rank, job } = r {
-                    self.ranks[rank].rt.queue.push_back(job);
                 }
             }
         } else {

@@ -104,11 +104,52 @@ struct Shadow {
     recs: Vec<Option<(u64, u64, AccessRec)>>,
     free: Vec<u32>,
     /// Record ids listed per granule.
-    grains: Vec<Vec<u32>>,
+    grains: Vec<Grain>,
+}
+
+/// The record ids of one granule: a few inline (no allocation for the common case of a chunk
+/// touched by a handful of ranks), the rest in a vector. Order carries no meaning.
+#[derive(Clone, Debug, Default)]
+struct Grain {
+    n: u32,
+    inline: [u32; GRAIN_INLINE],
+    more: Vec<u32>,
+}
+
+const GRAIN_INLINE: usize = 6;
+
+impl Grain {
+    fn ids(&self) -> impl Iterator<Item = u32> + '_ {
+        self.inline[..self.n as usize].iter().chain(&self.more).copied()
+    }
+
+    fn push(&mut self, id: u32) {
+        if (self.n as usize) < GRAIN_INLINE {
+            self.inline[self.n as usize] = id;
+            self.n += 1;
+        } else {
+            self.more.push(id);
+        }
+    }
+
+    fn remove(&mut self, id: u32) {
+        let n = self.n as usize;
+        if let Some(k) = self.inline[..n].iter().position(|&x| x == id) {
+            match self.more.pop() {
+                Some(x) => self.inline[k] = x,
+                None => {
+                    self.inline[k] = self.inline[n - 1];
+                    self.n -= 1;
+                }
+            }
+        } else if let Some(k) = self.more.iter().position(|&x| x == id) {
+            self.more.swap_remove(k);
+        }
+    }
 }
 
 /// Bytes per race-record granule (log2).
-const GRAIN_SHIFT: u32 = 9;
+const GRAIN_SHIFT: u32 = 10;
 /// Bytes per race-record granule.
 pub const GRAIN: u64 = 1 << GRAIN_SHIFT;
 
@@ -123,7 +164,7 @@ impl Shadow {
         let range = Self::grain_range(lo, hi);
         let end = range.end.min(self.grains.len());
         for gi in range.start..end {
-            for &id in &self.grains[gi] {
+            for id in self.grains[gi].ids() {
                 let Some((o_lo, seq, o)) = &self.recs[id as usize] else { continue };
                 if o.hi > lo && *o_lo < hi && (lo.max(*o_lo) >> GRAIN_SHIFT) as usize == gi {
                     f((*o_lo, *seq), id, o);
@@ -136,9 +177,7 @@ impl Shadow {
         let Some((lo, _, rec)) = self.recs[id as usize].take() else { return };
         for gi in Self::grain_range(lo, rec.hi) {
             if let Some(list) = self.grains.get_mut(gi) {
-                if let Some(k) = list.iter().position(|&x| x == id) {
-                    list.swap_remove(k);
-                }
+                list.remove(id);
             }
         }
         self.free.push(id);
@@ -147,7 +186,7 @@ impl Shadow {
     fn insert(&mut self, lo: u64, seq: u64, rec: AccessRec) {
         let range = Self::grain_range(lo, rec.hi);
         if self.grains.len() < range.end {
-            self.grains.resize_with(range.end, Vec::new);
+            self.grains.resize_with(range.end, Grain::default);
         }
         let id = match self.free.pop() {
             Some(id) => id,
@@ -271,6 +310,8 @@ pub struct World {
     scratch: Vec<u8>,
     /// Reused buffer for the row starts of an access.
     starts: Vec<i64>,
+    /// The site last interned.
+    site_hit: u32,
     /// Traffic not yet merged into `stats`: (rank, op kind, remote, bytes); see
     /// [`World::flush_traffic`].
     traffic: Vec<(usize, String, bool, u64)>,
@@ -317,6 +358,7 @@ impl World {
             warned: BTreeSet::new(),
             scratch: Vec::new(),
             starts: Vec::new(),
+            site_hit: 0,
             traffic: Vec::new(),
             traffic_hit: 0,
         }
@@ -375,12 +417,14 @@ impl World {
             }
             let n = dom.members.len();
             let stride = dom.win_size.div_ceil(1 << 20).max(1) * (1 << 20) + (1 << 20);
-            dom.arenas = vec![vec![GARBAGE; dom.win_size as usize]; n];
+            // Zeroed memory comes straight from the allocator (no fill pass); only the
+            // garbage-initialised buffers are written.
+            dom.arenas = (0..n).map(|_| vec![0u8; dom.win_size as usize]).collect();
             for &a in &dom.allocs {
                 let al = &self.allocs[a];
-                if al.zeroed {
+                if !al.zeroed {
                     for arena in &mut dom.arenas {
-                        arena[al.offset as usize..(al.offset + al.rounded) as usize].fill(0);
+                        arena[al.offset as usize..(al.offset + al.rounded) as usize].fill(GARBAGE);
                     }
                 }
             }
@@ -494,10 +538,16 @@ impl World {
                 ctx.peer_address(local, p as u32).unwrap_or(u64::MAX)
             }
         };
-        for (i, &w) in ctx.windows_in[..ctx.rank_num as usize].iter().enumerate() {
-            if addr >= w && addr < w + ctx.win_size {
-                return Ok(Resolved { domain, owner: i, offset: addr - w });
-            }
+        // The window the access is aimed at first (the usual hit), then every window.
+        let aimed = peer.map_or(me, |p| p as usize);
+        let wins = &ctx.windows_in[..ctx.rank_num as usize];
+        let hit = |i: usize, w: u64| (addr >= w && addr < w + ctx.win_size).then_some(i);
+        let found = wins
+            .get(aimed)
+            .and_then(|&w| hit(aimed, w))
+            .or_else(|| wins.iter().enumerate().find_map(|(i, &w)| hit(i, w)));
+        if let Some(i) = found {
+            return Ok(Resolved { domain, owner: i, offset: addr - wins[i] });
         }
         Err(Fault::new(
             ReportKind::OutOfBounds,
@@ -910,6 +960,17 @@ impl World {
 
     /// The index of the (op, kernel) pair; a run uses only a handful of them.
     fn intern(&mut self, op: &str, who: &str) -> u32 {
+        // The site of the previous access first (a protocol's accesses repeat one site).
+        let i = self.site_hit as usize;
+        if self.sites.get(i).is_some_and(|(o, w)| o == op && w == who) {
+            return i as u32;
+        }
+        let i = self.intern_slow(op, who);
+        self.site_hit = i;
+        i
+    }
+
+    fn intern_slow(&mut self, op: &str, who: &str) -> u32 {
         if self.sites.len() <= 32 {
             if let Some(i) = self.sites.iter().position(|(o, w)| o == op && w == who) {
                 return i as u32;

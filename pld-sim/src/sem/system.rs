@@ -155,12 +155,20 @@ pub fn notify(
         meta.add_by = None;
     }
     meta.writers.insert(g);
+    // Release the notifier's clock into the cell (`World::release_into`, on the entry at hand).
+    let vc = &world.vc[g];
+    if meta.vc.len() < vc.len() {
+        meta.vc.resize(vc.len(), 0);
+    }
+    for (a, b) in meta.vc.iter_mut().zip(vc) {
+        *a = (*a).max(*b);
+    }
+    world.vc[g][g] += 1;
     if overflow {
         let name = cell_name(world);
         world.warnings.push(format!("pld.system.notify by rank {g} ({who}) wraps signal cell {name} from {old} by {value} past the int32 range"));
     }
     world.set_cell(r, new);
-    world.release_into(g, key);
     world.stats.notifies[g] += 1;
     world.notified[g] = true;
     Ok(())
