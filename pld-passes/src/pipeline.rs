@@ -11,6 +11,7 @@ use crate::passes::*;
 
 /// Every pass, in execution order.
 pub static PIPELINE: &[&dyn Pass] = &[
+    &OutlineHierarchyScopes,
     &OutlineIncoreScopes,
     &SynthesizeAllReduceSignals,
     &ConvertTensorToTileOps,
@@ -28,6 +29,7 @@ pub static PIPELINE: &[&dyn Pass] = &[
 
 /// The names of the passes, in execution order.
 pub static PASS_NAMES: &[&str] = &[
+    "OutlineHierarchyScopes",
     "OutlineIncoreScopes",
     "SynthesizeAllReduceSignals",
     "ConvertTensorToTileOps",

@@ -150,6 +150,22 @@ pub struct Thread<'p> {
     launched: usize,
     /// Depth of the `pl.manual_scope()` regions it is in.
     manual: usize,
+    /// Comm-less dispatches (no `device=`) this host thread has made.
+    commless: usize,
+}
+
+/// Whether a dispatched job passes window-bound tensors (which pin it to their rank).
+fn job_uses_windows(job: &Job<'_>) -> bool {
+    fn window(v: &Val) -> bool {
+        match v {
+            Val::Tensor(t) => matches!(t.mem, Mem::Window { .. }),
+            Val::Tuple(items) => items.iter().any(window),
+            _ => false,
+        }
+    }
+    match job {
+        Job::Func { args, .. } | Job::Collective { args, .. } => args.iter().any(window),
+    }
 }
 
 fn env_size(f: &Function) -> usize {
@@ -173,6 +189,7 @@ impl<'p> Thread<'p> {
             group: func.attr("group").and_then(|a| a.as_str()).map(str::to_string),
             launched: 0,
             manual: 0,
+            commless: 0,
         };
         t.push_act(func, args, Vec::new())?;
         Ok(t)
@@ -194,6 +211,7 @@ impl<'p> Thread<'p> {
             group: None,
             launched: 0,
             manual: 0,
+            commless: 0,
         }
     }
 
@@ -601,11 +619,20 @@ impl<'p> Thread<'p> {
                 let job = Job::Func { func: f, args };
                 match self.level {
                     Level::Host => {
-                        let Some(r) = device else {
-                            return Err(Fault::runtime(
-                                span,
-                                format!("host call of '{name}' needs device=r to pick a rank"),
-                            ));
+                        let r = match device {
+                            Some(r) => r,
+                            // A comm-less dispatch: placed round-robin over the chips in
+                            // submit order, as the reference runner places it.
+                            None if !job_uses_windows(&job) => {
+                                self.commless += 1;
+                                ((self.commless - 1) % ecx.world.nranks) as i64
+                            }
+                            None => {
+                                return Err(Fault::runtime(
+                                    span,
+                                    format!("host call of '{name}' passes window tensors, so it needs device=r to pick a rank"),
+                                ))
+                            }
                         };
                         if r < 0 || r as usize >= ecx.world.nranks {
                             return Err(Fault::new(

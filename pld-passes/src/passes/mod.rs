@@ -11,6 +11,7 @@ mod lower_host_tensor_collectives;
 mod lower_l2_tensor_collectives;
 mod materialize_comm_domain_scopes;
 mod materialize_dist_tensor_ctx;
+mod outline_hierarchy_scopes;
 mod outline_incore_scopes;
 mod synthesize_allreduce_signals;
 
@@ -25,5 +26,6 @@ pub use lower_host_tensor_collectives::LowerHostTensorCollectives;
 pub use lower_l2_tensor_collectives::LowerL2TensorCollectives;
 pub use materialize_comm_domain_scopes::MaterializeCommDomainScopes;
 pub use materialize_dist_tensor_ctx::MaterializeDistTensorCtx;
+pub use outline_hierarchy_scopes::OutlineHierarchyScopes;
 pub use outline_incore_scopes::OutlineIncoreScopes;
 pub use synthesize_allreduce_signals::SynthesizeAllReduceSignals;

@@ -34,52 +34,95 @@ impl Pass for OutlineIncoreScopes {
         &[Property::SplitIncoreOrch]
     }
     fn run(&self, program: &mut Program, _cx: &mut PassCx) -> Result<(), Diagnostics> {
-        let mut taken: HashSet<String> = program.functions.iter().map(|f| f.name.clone()).collect();
-        let mut diags = Diagnostics::new();
-        let mut outlined = Vec::new();
-        for f in program.functions.iter_mut().filter(|f| !f.kind.is_incore()) {
-            let mut body = std::mem::take(&mut f.body);
-            let whole = body.clone();
-            outline_block(&mut body, f, &whole, 0, &mut taken, &mut outlined, &mut diags);
-            f.body = body;
-        }
-        program.functions.extend(outlined);
-        diags.into_result(())
+        outline_program(program, Outlined::Kernel)
     }
 }
 
-fn is_region(s: &Stmt) -> bool {
-    matches!(s.kind, StmtKind::Scope { kind: ScopeKind::At { .. }, .. }) && !is_placement_stamp(s)
+/// What a region becomes.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Outlined {
+    /// A CORE_GROUP region of a host, chip or opaque function: an InCore kernel.
+    Kernel,
+    /// A `pl.at(level=pl.Level.CHIP, ...)` region of a host function: a chip orchestration.
+    Chip,
 }
 
-#[allow(clippy::too_many_arguments)]
-fn outline_block(
-    block: &mut Block,
-    f: &mut Function,
-    whole: &Block,
-    depth: usize,
-    taken: &mut HashSet<String>,
-    out: &mut Vec<Function>,
-    diags: &mut Diagnostics,
-) {
+impl Outlined {
+    fn kind(self) -> FunctionKind {
+        match self {
+            Outlined::Kernel => FunctionKind::InCore,
+            Outlined::Chip => FunctionKind::ChipOrch,
+        }
+    }
+    fn infix(self) -> &'static str {
+        match self {
+            Outlined::Kernel => "incore",
+            Outlined::Chip => "chip",
+        }
+    }
+    fn outlines_from(self, f: &Function) -> bool {
+        match self {
+            Outlined::Kernel => !f.kind.is_incore(),
+            Outlined::Chip => f.kind == FunctionKind::Host,
+        }
+    }
+}
+
+/// Outlines every region of `what` from the functions it applies to.
+pub(crate) fn outline_program(program: &mut Program, what: Outlined) -> Result<(), Diagnostics> {
+    let mut taken: HashSet<String> = program.functions.iter().map(|f| f.name.clone()).collect();
+    let mut diags = Diagnostics::new();
+    let mut outlined = Vec::new();
+    for f in program.functions.iter_mut().filter(|f| what.outlines_from(f)) {
+        let mut body = std::mem::take(&mut f.body);
+        let mut uses = HashMap::new();
+        count_uses(&body.stmts, &mut uses);
+        let mut cx =
+            OutlineCx { what, uses: &uses, taken: &mut taken, out: &mut outlined, diags: &mut diags };
+        outline_block(&mut body, f, 0, &mut cx);
+        f.body = body;
+    }
+    program.functions.extend(outlined);
+    diags.into_result(())
+}
+
+struct OutlineCx<'a> {
+    what: Outlined,
+    /// Uses of each value in the function's body before outlining.
+    uses: &'a HashMap<ValueId, usize>,
+    taken: &'a mut HashSet<String>,
+    out: &'a mut Vec<Function>,
+    diags: &'a mut Diagnostics,
+}
+
+fn is_region(s: &Stmt, what: Outlined) -> bool {
+    let StmtKind::Scope { kind: ScopeKind::At { .. }, attrs, .. } = &s.kind else { return false };
+    !is_placement_stamp(s) && (what == Outlined::Kernel || is_chip_level(attrs))
+}
+
+fn is_chip_level(attrs: &[(String, Attr)]) -> bool {
+    attrs.iter().any(|(k, v)| k == "level" && v.as_str().is_some_and(|s| s.ends_with("CHIP")))
+}
+
+fn outline_block(block: &mut Block, f: &mut Function, depth: usize, cx: &mut OutlineCx<'_>) {
     let old = std::mem::take(&mut block.stmts);
     for mut s in old {
-        if !is_region(&s) {
+        if !is_region(&s, cx.what) {
             // Loops, branches and the manual scope are transparent; a launch scope is not.
             let launch = matches!(s.kind, StmtKind::Scope { kind: ScopeKind::Spmd, .. });
             for b in s.blocks_mut() {
-                outline_block(b, f, whole, depth + usize::from(launch), taken, out, diags);
+                outline_block(b, f, depth + usize::from(launch), cx);
             }
             block.stmts.push(s);
             continue;
         }
-        match outline(&s, f, whole, depth, taken) {
+        match outline(&s, f, depth, cx) {
             Ok((func, call)) => {
-                out.push(func);
+                cx.out.push(func);
                 block.stmts.push(call);
             }
             Err(d) => {
-                diags.push(d);
+                cx.diags.push(d);
                 block.stmts.push(s);
             }
         }
@@ -97,25 +140,28 @@ fn level_ok(attrs: &[(String, Attr)]) -> bool {
 fn outline(
     s: &Stmt,
     f: &mut Function,
-    whole: &Block,
     depth: usize,
-    taken: &mut HashSet<String>,
+    cx: &mut OutlineCx<'_>,
 ) -> Result<(Function, Stmt), Diagnostic> {
     let StmtKind::Scope { attrs, body, .. } = &s.kind else {
         return Err(Diagnostic::error(s.span, "internal: not a region"));
     };
-    if !level_ok(attrs) {
+    let kernel = cx.what == Outlined::Kernel;
+    if kernel && !level_ok(attrs) {
         return Err(Diagnostic::error(
             s.span,
             "only pl.at(level=pl.Level.CORE_GROUP) regions are outlined by this pipeline",
         ));
     }
     let mut has_waiter = false;
-    for_each_call(body, &mut |c, _| has_waiter |= c.callee.name() == DEFER_WAIT);
+    if kernel {
+        for_each_call(body, &mut |c, _| has_waiter |= c.callee.name() == DEFER_WAIT);
+    }
     // Values defined in the region (anywhere) and at its top level (visible after it).
     let mut inner_defs: HashSet<ValueId> = HashSet::new();
     body.walk(&mut |x| inner_defs.extend(x.defs()));
-    let top_defs: Vec<ValueId> = body.stmts.iter().flat_map(|x| x.defs()).collect();
+    let mut top_defs = Vec::new();
+    visible_defs(body, &mut top_defs);
     // Free values: used inside (expressions and the types of inner values), defined outside.
     let mut free: Vec<ValueId> = used_values(body).into_iter().filter(|v| !inner_defs.contains(v)).collect();
     for &d in &inner_defs {
@@ -126,11 +172,15 @@ fn outline(
         }
     }
     free.sort();
-    // Outputs: top-level definitions used outside the region.
-    let mut outside = whole.clone();
-    remove_stmt(&mut outside, s);
-    let used_after = used_values(&outside);
-    let outputs: Vec<ValueId> = top_defs.iter().copied().filter(|v| used_after.contains(v)).collect();
+    // Outputs: top-level definitions used outside the region (a region's values are visible
+    // only in it and after it, so a use the region does not hold is a use after it).
+    let mut inside = HashMap::new();
+    count_uses(std::slice::from_ref(s), &mut inside);
+    let outputs: Vec<ValueId> = top_defs
+        .iter()
+        .copied()
+        .filter(|v| cx.uses.get(v).copied().unwrap_or(0) > inside.get(v).copied().unwrap_or(0))
+        .collect();
     if has_waiter {
         if depth > 0 {
             return Err(Diagnostic::error(
@@ -158,8 +208,8 @@ fn outline(
             ));
         }
     }
-    let name = crate::util::fresh_name(taken, &format!("{}_incore_0", f.name));
-    let mut g = Function::new(name.clone(), FunctionKind::InCore);
+    let name = crate::util::fresh_name(cx.taken, &format!("{}_{}_0", f.name, cx.what.infix()));
+    let mut g = Function::new(name.clone(), cx.what.kind());
     g.span = s.span;
     let mut map: HashMap<ValueId, ValueId> = HashMap::new();
     for &v in &free {
@@ -216,12 +266,31 @@ fn outline(
     Ok((g, stmt))
 }
 
-fn remove_stmt(block: &mut Block, target: &Stmt) -> bool {
-    if let Some(i) = block.stmts.iter().position(|x| x == target) {
-        block.stmts.remove(i);
-        return true;
+/// The values a block defines that are visible after it: its statements' own definitions and,
+/// since scopes are transparent to SSA, those of the scopes nested in it.
+fn visible_defs(block: &Block, out: &mut Vec<ValueId>) {
+    for s in &block.stmts {
+        out.extend(s.defs());
+        if let StmtKind::Scope { body, .. } = &s.kind {
+            visible_defs(body, out);
+        }
     }
-    block.stmts.iter_mut().any(|x| x.blocks_mut().into_iter().any(|b| remove_stmt(b, target)))
+}
+
+/// Adds the variable uses in `stmts` (recursively, expressions only) to `counts`.
+fn count_uses(stmts: &[Stmt], counts: &mut HashMap<ValueId, usize>) {
+    for s in stmts {
+        s.for_each_expr(&mut |e| {
+            e.walk(&mut |x| {
+                if let ExprKind::Var(v) = x.kind {
+                    *counts.entry(v).or_insert(0) += 1;
+                }
+            })
+        });
+        for b in s.blocks() {
+            count_uses(&b.stmts, counts);
+        }
+    }
 }
 
 fn type_uses(t: &Type) -> Vec<ValueId> {
@@ -320,7 +389,8 @@ fn remap_block(block: &mut Block, src: &Values, dst: &mut Values, map: &mut Hash
                 results.iter_mut().for_each(&mut def);
             }
             StmtKind::If { results, .. } => results.iter_mut().for_each(&mut def),
-            StmtKind::Scope { kind: ScopeKind::SplitAiv { lane: Some(l) }, .. } => def(l),
+            StmtKind::Scope { kind: ScopeKind::SplitAiv { lane: Some(l) }, .. }
+            | StmtKind::Scope { kind: ScopeKind::At { task: Some(l) }, .. } => def(l),
             _ => {}
         }
     });
