@@ -572,6 +572,9 @@ fn deadlock_fault(parked: Vec<ParkedCore>, live: &[usize], nranks: usize, cfg: &
 /// the interleaving stays a fixed function of the input (deterministic) or of the seed.
 pub const QUANTUM_OPS: u32 = 64;
 
+/// Yields a blocked rank thread of the parallel schedule spins through before it sleeps.
+const SPIN_YIELDS: u32 = 200;
+
 /// The scheduler state of one run.
 pub struct Sched<'p, 'c> {
     program: &'p Program,
@@ -789,6 +792,20 @@ impl<'p, 'c> Sched<'p, 'c> {
                                         cv.notify_all();
                                         return trace;
                                     }
+                                    // Spin (yielding the core) for a while before sleeping:
+                                    // a peer usually notifies within microseconds, and a
+                                    // condvar round trip costs more than that.
+                                    drop(s);
+                                    for _ in 0..SPIN_YIELDS {
+                                        if epoch.load(Ordering::SeqCst) != e {
+                                            break;
+                                        }
+                                        std::thread::yield_now();
+                                    }
+                                    s = shared.lock().unwrap_or_else(|e| e.into_inner());
+                                    if epoch.load(Ordering::SeqCst) != e || s.fault.is_some() {
+                                        continue;
+                                    }
                                     s = cv.wait(s).unwrap_or_else(|e| e.into_inner());
                                 }
                                 s.blocked -= 1;
@@ -810,8 +827,12 @@ impl<'p, 'c> Sched<'p, 'c> {
                                     drop(w);
                                     if q.notified {
                                         epoch.fetch_add(1, Ordering::SeqCst);
-                                        let _s = shared.lock().unwrap_or_else(|e| e.into_inner());
-                                        cv.notify_all();
+                                        let s = shared.lock().unwrap_or_else(|e| e.into_inner());
+                                        // Sleepers re-check the epoch under this lock before
+                                        // waiting, so with none blocked nobody needs a wake-up.
+                                        if s.blocked > 0 {
+                                            cv.notify_all();
+                                        }
                                     }
                                 }
                                 Err(f) => {

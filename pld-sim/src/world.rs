@@ -417,14 +417,15 @@ impl World {
             }
             let n = dom.members.len();
             let stride = dom.win_size.div_ceil(1 << 20).max(1) * (1 << 20) + (1 << 20);
-            // Zeroed memory comes straight from the allocator (no fill pass); only the
-            // garbage-initialised buffers are written.
-            dom.arenas = (0..n).map(|_| vec![0u8; dom.win_size as usize]).collect();
+            // Every byte is written once here (garbage, or zero for zeroed buffers): the pages
+            // are faulted in by one write each, instead of a read fault on the shared zero page
+            // and a second, copying fault at the first store.
+            dom.arenas = (0..n).map(|_| vec![GARBAGE; dom.win_size as usize]).collect();
             for &a in &dom.allocs {
                 let al = &self.allocs[a];
-                if !al.zeroed {
+                if al.zeroed {
                     for arena in &mut dom.arenas {
-                        arena[al.offset as usize..(al.offset + al.rounded) as usize].fill(GARBAGE);
+                        arena[al.offset as usize..(al.offset + al.rounded) as usize].fill(0);
                     }
                 }
             }
@@ -838,7 +839,14 @@ impl World {
             }
             Mem::Window { domain, alloc } => {
                 let first = self.resolve(g, view, peer, lo_e * eb, span, op)?;
-                let last = self.resolve(g, view, peer, (hi_e + 1) * eb - 1, span, op)?;
+                // The last byte lies `extent` past the first: in the same window when the window
+                // reaches that far (windows never overlap), else resolved on its own.
+                let extent = ((hi_e + 1 - lo_e) * eb - 1) as u64;
+                let last = if first.offset + extent < self.domains[domain].win_size {
+                    Resolved { offset: first.offset + extent, ..first }
+                } else {
+                    self.resolve(g, view, peer, (hi_e + 1) * eb - 1, span, op)?
+                };
                 let al = &self.allocs[alloc];
                 let write = kind != AccessKind::Read;
                 let limit = if write { al.offset + al.size } else { al.offset + al.rounded };
