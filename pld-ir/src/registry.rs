@@ -7,12 +7,13 @@
 //! and the simulator see ops only through these records, never by family.
 
 use crate::diag::Diagnostic;
-use crate::expr::{Attr, Call, Expr};
+use crate::expr::{Attr, Call, Expr, ExprKind};
 use crate::func::FunctionKind;
 use crate::span::Span;
 use crate::types::Type;
 use crate::value::Values;
 use pld_runtime_abi::{AtomicType, NotifyOp, ReduceOp, WaitCmp};
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::sync::LazyLock;
 
@@ -300,8 +301,9 @@ pub struct DeduceCx<'a> {
     pub def: &'static OpDef,
     /// Positional arguments.
     pub args: &'a [Expr],
-    /// Their types.
-    pub arg_types: Vec<Type>,
+    /// Their types: borrowed from the value table or the call for variables and nested calls
+    /// (no deep copy per deduction), computed only for other expressions.
+    pub arg_types: Vec<Cow<'a, Type>>,
     /// Keyword attributes as written.
     pub attrs: &'a [(String, Attr)],
     /// The call's span.
@@ -324,7 +326,7 @@ impl DeduceCx<'_> {
 
     /// The type of argument `i` (`Unknown` when absent).
     pub fn ty(&self, i: usize) -> &Type {
-        self.arg_types.get(i).unwrap_or(&Type::Unknown)
+        self.arg_types.get(i).map_or(&Type::Unknown, |t| t.as_ref())
     }
 
     /// Argument `i`, if present.
@@ -927,9 +929,19 @@ pub fn deduce(
             return Err(Diagnostic::error(span, format!("missing kwarg '{}' on {}", a.name, def.name)));
         }
     }
-    let arg_types = args.iter().map(|e| e.ty(env.values)).collect();
+    let arg_types = args.iter().map(|e| arg_type(e, env.values)).collect();
     let cx = DeduceCx { def, args, arg_types, attrs, span, env };
     (def.deduce)(&cx).map_err(|d| d.or_span(span))
+}
+
+/// The type of argument `e`, borrowed where the IR stores it (a variable's declared type, a
+/// nested call's carried type), else computed as [`Expr::ty`] does.
+fn arg_type<'a>(e: &'a Expr, values: &'a Values) -> Cow<'a, Type> {
+    match &e.kind {
+        ExprKind::Var(v) => Cow::Borrowed(values.ty(*v)),
+        ExprKind::Call(c) => Cow::Borrowed(&c.ty),
+        _ => Cow::Owned(e.ty(values)),
+    }
 }
 
 fn check_attr_value(def: &OpDef, a: &AttrDef, v: &Attr, span: Span) -> Result<(), Diagnostic> {

@@ -2,8 +2,9 @@
 //!
 //! Turns a verified [`Program`] into the form codegen and the simulator consume. Passes are
 //! plain code ([`Pass`]); the order is written out in [`pipeline`]; the [`manager`] re-runs
-//! the structural verifier and checks every produced [`Property`] after each pass when
-//! verification is on, naming the pass on failure.
+//! the structural verifier (on the functions the pass reported changing, or on everything)
+//! and checks every produced [`Property`] after each pass when verification is on, naming
+//! the pass on failure.
 //!
 //! No pass names an op family: this crate depends only on `pld-ir`, and passes ask the
 //! registry for affinity, `no_duplicate`, effects and lowerings (the lowerings themselves
@@ -70,7 +71,7 @@ fn selected(opts: &PipelineOptions) -> Result<&'static [&'static dyn Pass], Diag
 /// Runs the pipeline (up to `stop_after`) over `program`.
 pub fn run_pipeline(program: &mut Program, opts: &PipelineOptions) -> Result<(), Diagnostics> {
     let passes = selected(opts)?;
-    let mut cx = PassCx { target: opts.target };
+    let mut cx = PassCx::new(opts.target);
     manager::run_passes(program, passes, &mut cx, opts.verify, &mut |_, _| {})
 }
 
@@ -88,7 +89,7 @@ pub fn run_pipeline_with_dumps(
             format!("pass `{dump_after}` does not run before the pipeline stops"),
         )));
     }
-    let mut cx = PassCx { target: opts.target };
+    let mut cx = PassCx::new(opts.target);
     let mut dump = String::new();
     manager::run_passes(program, passes, &mut cx, opts.verify, &mut |name, p| {
         if name == dump_after {
@@ -101,6 +102,6 @@ pub fn run_pipeline_with_dumps(
 /// Runs the single pass named `name` (with verification as in `opts`).
 pub fn run_pass(program: &mut Program, name: &str, opts: &PipelineOptions) -> Result<(), Diagnostics> {
     let pass = pass_by_name(name)?;
-    let mut cx = PassCx { target: opts.target };
+    let mut cx = PassCx::new(opts.target);
     manager::run_passes(program, &[pass], &mut cx, opts.verify, &mut |_, _| {})
 }

@@ -4,8 +4,13 @@
 //! A [`Pass`] is plain code over a [`Program`]; it reports problems with the user's program
 //! as [`Diagnostics`] (never panics). [`Property`] values name invariants that
 //! [`crate::properties::check`] can verify after a pass claims to produce them.
+//!
+//! A pass may report which functions it changed ([`PassCx::report_changes`] and
+//! [`PassCx::changed`]) so the manager re-verifies only those; a pass that does not report
+//! is treated as having changed every function.
 
 use pld_ir::{Diagnostics, Program, Target};
+use std::collections::BTreeSet;
 
 /// An invariant of the IR that a pass may require or establish.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -47,11 +52,78 @@ impl Property {
     }
 }
 
-/// What a pass may consult while it runs.
-#[derive(Clone, Debug, Default)]
+/// What a pass may consult while it runs, and where it reports what it changed.
+#[derive(Clone, Debug)]
 pub struct PassCx {
     /// The compilation target (deducers see it).
     pub target: Target,
+    /// Whether the manager checks a pass's change report (see [`PassCx::report_changes`]):
+    /// it keeps a copy of the program and fails the pass if a function it did not report
+    /// differs from the copy. On by default in debug builds (so every test checks every
+    /// reporting pass), off in release builds (where the full verification at the end of
+    /// the pipeline still catches a broken function, naming no pass).
+    pub audit_reports: bool,
+    /// The running pass's report; reset by the manager before each pass.
+    changes: Changes,
+}
+
+impl Default for PassCx {
+    fn default() -> PassCx {
+        PassCx::new(Target::default())
+    }
+}
+
+/// What the running pass reported changing.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum Changes {
+    /// Nothing reported: any function may have changed (everything is re-verified).
+    #[default]
+    Unreported,
+    /// Only the functions with these names changed (functions the pass added count as
+    /// changed whether reported or not).
+    Functions(BTreeSet<String>),
+}
+
+impl PassCx {
+    /// A context for `target`, with reports audited in debug builds.
+    pub fn new(target: Target) -> PassCx {
+        PassCx { target, audit_reports: cfg!(debug_assertions), changes: Changes::Unreported }
+    }
+
+    /// Declares that the running pass reports, through [`PassCx::changed`], every existing
+    /// function it changes in any way (body, values, parameters, results, kind, attributes);
+    /// the manager then re-verifies only those and the functions the pass added. A pass that
+    /// never calls this is assumed to have changed everything.
+    pub fn report_changes(&mut self) {
+        if self.changes == Changes::Unreported {
+            self.changes = Changes::Functions(BTreeSet::new());
+        }
+    }
+
+    /// Records that the function named `name` changed (no effect unless the pass called
+    /// [`PassCx::report_changes`]).
+    pub fn changed(&mut self, name: &str) {
+        if let Changes::Functions(names) = &mut self.changes {
+            if !names.contains(name) {
+                names.insert(name.to_string());
+            }
+        }
+    }
+
+    /// Withdraws the running pass's report: everything is re-verified after it.
+    pub fn changed_everything(&mut self) {
+        self.changes = Changes::Unreported;
+    }
+
+    /// The running pass's report so far.
+    pub fn changes(&self) -> &Changes {
+        &self.changes
+    }
+
+    /// Takes the report, leaving [`Changes::Unreported`] for the next pass.
+    pub fn take_changes(&mut self) -> Changes {
+        std::mem::take(&mut self.changes)
+    }
 }
 
 /// A program transform.

@@ -4,6 +4,7 @@
 //! Nothing here names an op family: lowerings are found through
 //! [`pld_ir::OpDef::lowering`], effects through [`pld_ir::OpDef::arg_effects`].
 
+use crate::pass::PassCx;
 use pld_ir::{
     Block, Builder, Call, Diagnostic, Diagnostics, Expr, ExprKind, Function, FunctionKind, LoweringKind,
     Program, Stmt, StmtKind, Target, ValueId,
@@ -50,11 +51,45 @@ pub fn apply_lowerings(
     target: Target,
     select: &dyn Fn(&Function) -> bool,
 ) -> Result<bool, Diagnostics> {
+    lower_selected(program, kind, target, select, &mut |_| {})
+}
+
+/// [`apply_lowerings`] for a pass that reports its changes: opts in with
+/// [`PassCx::report_changes`] and reports every function in which a lowering applied
+/// (functions the lowerings add are new, so the manager verifies them anyway).
+pub fn apply_lowerings_reporting(
+    program: &mut Program,
+    kind: LoweringKind,
+    cx: &mut PassCx,
+    select: &dyn Fn(&Function) -> bool,
+) -> Result<bool, Diagnostics> {
+    cx.report_changes();
+    let target = cx.target;
+    lower_selected(program, kind, target, select, &mut |name| cx.changed(name))
+}
+
+fn lower_selected(
+    program: &mut Program,
+    kind: LoweringKind,
+    target: Target,
+    select: &dyn Fn(&Function) -> bool,
+    report: &mut dyn FnMut(&str),
+) -> Result<bool, Diagnostics> {
     let mut diags = Diagnostics::new();
     let mut new_functions = Vec::new();
-    let mut changed = false;
+    let mut any = false;
     let mut taken = FreshNames::new(program.functions.iter().map(|f| f.name.clone()));
     for f in program.functions.iter_mut().filter(|f| select(f)) {
+        // Most statements have no lowering of this kind: a read-only scan skips functions
+        // with none (no body rebuild).
+        let mut lowers = false;
+        f.body.walk(&mut |s| {
+            lowers |= call_stmt(s).and_then(|(c, _)| c.op()).is_some_and(|d| d.lowering(kind).is_some());
+        });
+        if !lowers {
+            continue;
+        }
+        let mut changed = false;
         let mut body = std::mem::take(&mut f.body);
         let mut cx = LowerCx {
             kind,
@@ -68,9 +103,13 @@ pub fn apply_lowerings(
         };
         lower_block(&mut body, f, 0, &mut cx);
         f.body = body;
+        if changed {
+            any = true;
+            report(&f.name);
+        }
     }
     program.functions.extend(new_functions);
-    diags.into_result(changed)
+    diags.into_result(any)
 }
 
 struct LowerCx<'a> {

@@ -127,3 +127,135 @@ fn produced_property_is_checked() {
     let m = messages(&err);
     assert!(m.contains("InCore function `k` was not split") && m.contains("Liar"), "{m}");
 }
+
+/// `tiny` plus a host-side caller `c` of `k` (so removing `k` strands a call).
+fn with_caller() -> Program {
+    let mut p = tiny();
+    let mut fb = FunctionBuilder::new("c", FunctionKind::ChipOrch);
+    let x = fb.param("x", tensor(&[8, 8], DataType::FP32), Direction::In);
+    let y = fb.param("y", tensor(&[8, 8], DataType::FP32), Direction::In);
+    fb.body(|b| {
+        let call = pld_ir::Call::new(
+            pld_ir::Callee::Func("k".into()),
+            vec![Expr::var(x), Expr::var(y)],
+            vec![],
+            pld_ir::Type::Unknown,
+        );
+        b.eval(Expr::new(pld_ir::ExprKind::Call(Box::new(call)), pld_ir::Span::DUMMY));
+        Ok(())
+    })
+    .unwrap();
+    p.add_function(fb.finish());
+    p
+}
+
+/// Appends a use of an undefined value to `f` (breaks it).
+fn break_function(f: &mut pld_ir::Function) {
+    let ghost = f.values.add("ghost", pld_ir::Type::Scalar(DataType::INDEX), pld_ir::Span::DUMMY);
+    f.body.stmts.push(pld_ir::Stmt::new(StmtKind::Return(vec![Expr::var(ghost)]), pld_ir::Span::DUMMY));
+}
+
+/// Breaks `k` and reports it (incremental verification must still see it).
+struct ReportingBreaker;
+impl Pass for ReportingBreaker {
+    fn name(&self) -> &'static str {
+        "ReportingBreaker"
+    }
+    fn run(&self, p: &mut Program, cx: &mut PassCx) -> Result<(), Diagnostics> {
+        cx.report_changes();
+        let f = p.functions.iter_mut().find(|f| f.name == "k").unwrap();
+        break_function(f);
+        cx.changed("k");
+        Ok(())
+    }
+}
+
+/// Breaks `k` but reports no change at all (a wrong report).
+struct SilentBreaker;
+impl Pass for SilentBreaker {
+    fn name(&self) -> &'static str {
+        "SilentBreaker"
+    }
+    fn run(&self, p: &mut Program, cx: &mut PassCx) -> Result<(), Diagnostics> {
+        cx.report_changes();
+        let f = p.functions.iter_mut().find(|f| f.name == "k").unwrap();
+        break_function(f);
+        Ok(())
+    }
+}
+
+/// Reports changing nothing and changes nothing.
+struct Idle;
+impl Pass for Idle {
+    fn name(&self) -> &'static str {
+        "Idle"
+    }
+    fn run(&self, _p: &mut Program, cx: &mut PassCx) -> Result<(), Diagnostics> {
+        cx.report_changes();
+        Ok(())
+    }
+}
+
+/// Removes `k` and reports no change to the (untouched) caller `c`.
+struct Remover;
+impl Pass for Remover {
+    fn name(&self) -> &'static str {
+        "Remover"
+    }
+    fn run(&self, p: &mut Program, cx: &mut PassCx) -> Result<(), Diagnostics> {
+        cx.report_changes();
+        p.functions.retain(|f| f.name != "k");
+        Ok(())
+    }
+}
+
+#[test]
+fn a_reported_broken_function_is_caught_after_its_pass() {
+    init();
+    for audit_reports in [true, false] {
+        let mut p = with_caller();
+        let mut cx = PassCx::default();
+        cx.audit_reports = audit_reports;
+        let err = manager::run_passes(&mut p, &[&ReportingBreaker, &Idle], &mut cx, true, &mut |_, _| {})
+            .unwrap_err();
+        let m = messages(&err);
+        assert!(m.contains("after ReportingBreaker") && m.contains("ghost"), "{m}");
+    }
+}
+
+#[test]
+fn an_unreported_change_fails_the_audit() {
+    init();
+    let mut p = with_caller();
+    let mut cx = PassCx::default();
+    cx.audit_reports = true;
+    let err = manager::run_passes(&mut p, &[&SilentBreaker], &mut cx, true, &mut |_, _| {}).unwrap_err();
+    let m = messages(&err);
+    assert!(m.contains("SilentBreaker changed function `k` but did not report it"), "{m}");
+}
+
+#[test]
+fn without_the_audit_an_unreported_change_is_caught_by_the_final_verification() {
+    init();
+    let mut p = with_caller();
+    let mut cx = PassCx::default();
+    cx.audit_reports = false;
+    let err =
+        manager::run_passes(&mut p, &[&SilentBreaker, &Idle], &mut cx, true, &mut |_, _| {}).unwrap_err();
+    let m = messages(&err);
+    // Neither pass's own verification looked at `k` (both reported it unchanged); the
+    // whole-program verification after the last pass did.
+    assert!(m.contains("ghost") && m.contains("final whole-program verification"), "{m}");
+    assert!(!m.contains("after SilentBreaker") && !m.contains("after Idle"), "{m}");
+}
+
+#[test]
+fn removing_a_function_reverifies_its_unchanged_callers() {
+    init();
+    let mut p = with_caller();
+    let mut cx = PassCx::default();
+    cx.audit_reports = true;
+    let err = manager::run_passes(&mut p, &[&Remover], &mut cx, true, &mut |_, _| {}).unwrap_err();
+    let m = messages(&err);
+    assert!(m.contains("call of undefined function `k`") && m.contains("after Remover"), "{m}");
+}

@@ -15,9 +15,12 @@ impl Pass for DeadCodeElimination {
     fn name(&self) -> &'static str {
         "DeadCodeElimination"
     }
-    fn run(&self, program: &mut Program, _cx: &mut PassCx) -> Result<(), pld_ir::Diagnostics> {
+    fn run(&self, program: &mut Program, cx: &mut PassCx) -> Result<(), pld_ir::Diagnostics> {
+        cx.report_changes();
         for f in &mut program.functions {
-            dce_block(&mut f.body);
+            if dce_block(&mut f.body) {
+                cx.changed(&f.name);
+            }
         }
         Ok(())
     }
@@ -48,14 +51,19 @@ pub fn is_pure(e: &Expr) -> bool {
 /// judged, and removing one releases the uses of its operands. Sweeps repeat until one
 /// removes nothing, so the result is the same fixed point as recomputing the used values
 /// after every removal round (a definition that is dead stays dead), for any statement order.
-pub fn dce_block(body: &mut Block) {
+/// Returns whether it removed anything.
+pub fn dce_block(body: &mut Block) -> bool {
     let mut uses: HashMap<ValueId, usize> = HashMap::new();
     body.walk_exprs(&mut |e| {
         if let ExprKind::Var(v) = e.kind {
             *uses.entry(v).or_default() += 1;
         }
     });
-    while sweep(body, &mut uses) {}
+    let mut removed = false;
+    while sweep(body, &mut uses) {
+        removed = true;
+    }
+    removed
 }
 
 /// One backward sweep over `block`; whether it removed anything.

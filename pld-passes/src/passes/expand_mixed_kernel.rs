@@ -116,15 +116,18 @@ impl Pass for ExpandMixedKernel {
     fn produced(&self) -> &'static [Property] {
         &[Property::MixedKernelExpanded]
     }
-    fn run(&self, program: &mut Program, _cx: &mut PassCx) -> Result<(), Diagnostics> {
+    fn run(&self, program: &mut Program, cx: &mut PassCx) -> Result<(), Diagnostics> {
         let mut diags = Diagnostics::new();
         audit_waiters(program, &mut diags);
         if diags.has_errors() {
             return Err(diags);
         }
+        // Every InCore kernel is retyped; with a split, its callers change too (below).
+        cx.report_changes();
         let mut split: HashSet<String> = HashSet::new();
         let mut added = Vec::new();
         for f in program.functions.iter_mut().filter(|f| f.kind == FunctionKind::InCore) {
+            cx.changed(&f.name);
             let aff = block_affinity(&f.body, &f.values);
             let waiter = contains_defer_wait(&f.body);
             if waiter && matches!(aff, Affinity::Cube | Affinity::Mixed) {
@@ -161,6 +164,10 @@ impl Pass for ExpandMixedKernel {
         if diags.has_errors() {
             return Err(diags);
         }
+        if split.is_empty() {
+            return diags.into_result(());
+        }
+        cx.changed_everything();
         program.functions.retain(|f| !split.contains(&f.name));
         program.functions.extend(added);
         for f in program.functions.iter_mut() {

@@ -10,7 +10,7 @@
 use crate::ops::PUSHES_2D_TILE;
 use crate::pass::{Pass, PassCx};
 use crate::util::{call_stmt, map_block};
-use pld_ir::{Builder, Diagnostics, Expr, Program, StmtKind};
+use pld_ir::{Builder, Diagnostics, Expr, Program, Stmt, StmtKind, TileType, Values};
 
 /// See the module docs.
 pub struct FlattenTileNdTo2D;
@@ -21,25 +21,23 @@ impl Pass for FlattenTileNdTo2D {
     }
     fn run(&self, program: &mut Program, cx: &mut PassCx) -> Result<(), Diagnostics> {
         let mut diags = Diagnostics::new();
+        cx.report_changes();
         for f in program.functions.iter_mut().filter(|f| f.kind.is_incore()) {
+            // Most kernels push 2-D tiles only: a read-only scan leaves them untouched.
+            let mut any = false;
+            f.body.walk(&mut |s| any |= flattened_source(s, &f.values).is_some());
+            if !any {
+                continue;
+            }
+            cx.changed(&f.name);
             let mut body = std::mem::take(&mut f.body);
             let kind = f.kind;
             let values = &mut f.values;
             map_block(
                 &mut body,
                 &mut |s| {
-                    let Some((call, _)) = call_stmt(&s) else { return Ok(vec![s]) };
-                    if !PUSHES_2D_TILE.contains(&call.callee.name()) {
-                        return Ok(vec![s]);
-                    }
-                    let Some(src) = call.args.first() else { return Ok(vec![s]) };
-                    let Some(t) = src.ty(values).as_tile().cloned() else { return Ok(vec![s]) };
+                    let Some((src, t)) = flattened_source(&s, values) else { return Ok(vec![s]) };
                     let rank = t.shape.len();
-                    let leading_ones =
-                        t.shape[..rank.saturating_sub(2)].iter().all(|d| d.as_int() == Some(1));
-                    if rank <= 2 || !t.valid_shape.is_empty() || !leading_ones {
-                        return Ok(vec![s]);
-                    }
                     let mut b = Builder::new(values, kind);
                     b.target = cx.target;
                     b.span = s.span;
@@ -66,4 +64,18 @@ impl Pass for FlattenTileNdTo2D {
         }
         diags.into_result(())
     }
+}
+
+/// The source argument of a 2-D push in `s` and its tile type, when that tile is to be
+/// flattened (fully valid, rank > 2, leading dims statically 1).
+fn flattened_source<'s>(s: &'s Stmt, values: &Values) -> Option<(&'s Expr, TileType)> {
+    let (call, _) = call_stmt(s)?;
+    if !PUSHES_2D_TILE.contains(&call.callee.name()) {
+        return None;
+    }
+    let src = call.args.first()?;
+    let t = src.ty(values).as_tile().cloned()?;
+    let rank = t.shape.len();
+    let leading_ones = t.shape[..rank.saturating_sub(2)].iter().all(|d| d.as_int() == Some(1));
+    (rank > 2 && t.valid_shape.is_empty() && leading_ones).then_some((src, t))
 }

@@ -15,7 +15,7 @@
 use crate::ops::{CACHE_INVALID, FENCE, PULLS, REMOTE_WRITES, WAIT};
 use crate::pass::{Pass, PassCx};
 use crate::util::call_stmt;
-use pld_ir::{Block, Builder, Callee, Diagnostics, Expr, Function, Program, Stmt, ValueId};
+use pld_ir::{Block, Builder, Callee, Diagnostics, Expr, Function, Program, Stmt, StmtKind, ValueId};
 
 /// See the module docs.
 pub struct InsertCommFence;
@@ -24,12 +24,17 @@ impl Pass for InsertCommFence {
     fn name(&self) -> &'static str {
         "InsertCommFence"
     }
-    fn run(&self, program: &mut Program, _cx: &mut PassCx) -> Result<(), Diagnostics> {
+    fn run(&self, program: &mut Program, cx: &mut PassCx) -> Result<(), Diagnostics> {
         let mut diags = Diagnostics::new();
+        cx.report_changes();
         for f in program.functions.iter_mut().filter(|f| f.kind.is_incore()) {
             let mut body = std::mem::take(&mut f.body);
-            fence_block(&mut body, f, &mut diags);
+            let mut inserted = false;
+            fence_block(&mut body, f, &mut inserted, &mut diags);
             f.body = body;
+            if inserted {
+                cx.changed(&f.name);
+            }
         }
         diags.into_result(())
     }
@@ -82,14 +87,18 @@ fn is_marker(s: Option<&Stmt>, name: &str, target: Option<ValueId>) -> bool {
         }
 }
 
-fn fence_block(block: &mut Block, f: &mut Function, diags: &mut Diagnostics) {
-    let old = std::mem::take(&mut block.stmts);
+/// Inserts the markers into `block` (recursively); sets `inserted` when it adds any.
+fn fence_block(block: &mut Block, f: &mut Function, inserted: &mut bool, diags: &mut Diagnostics) {
+    let mut old = std::mem::take(&mut block.stmts);
     let mut out: Vec<Stmt> = Vec::with_capacity(old.len());
     let mut i = 0;
     while i < old.len() {
-        let mut s = old[i].clone();
+        // Statement `i` is moved out (the look-ahead reads `i + 1` and `i + 2`, still in
+        // place); the placeholder left behind allocates nothing and is never read.
+        let placeholder = Stmt::new(StmtKind::Return(Vec::new()), old[i].span);
+        let mut s = std::mem::replace(&mut old[i], placeholder);
         for b in s.blocks_mut() {
-            fence_block(b, f, diags);
+            fence_block(b, f, inserted, diags);
         }
         let class = classify(&s, f);
         let span = s.span;
@@ -132,6 +141,7 @@ fn fence_block(block: &mut Block, f: &mut Function, diags: &mut Diagnostics) {
         if let Err(d) = r {
             diags.push(d);
         }
+        *inserted |= !stmts.is_empty();
         out.extend(stmts);
         i += 1;
     }

@@ -26,9 +26,19 @@ impl Pass for LowerAutoVectorSplit {
     fn produced(&self) -> &'static [Property] {
         &[Property::SplitAivLowered]
     }
-    fn run(&self, program: &mut Program, _cx: &mut PassCx) -> Result<(), Diagnostics> {
+    fn run(&self, program: &mut Program, cx: &mut PassCx) -> Result<(), Diagnostics> {
         let mut diags = Diagnostics::new();
+        cx.report_changes();
         for f in program.functions.iter_mut() {
+            // Functions without a region are left untouched (no body rebuild).
+            let mut any = false;
+            f.body.walk(&mut |s| {
+                any |= matches!(s.kind, StmtKind::Scope { kind: ScopeKind::SplitAiv { .. }, .. })
+            });
+            if !any {
+                continue;
+            }
+            cx.changed(&f.name);
             let mut found = false;
             let mut body = std::mem::take(&mut f.body);
             lower_regions(&mut body, f, &mut found, &mut diags);

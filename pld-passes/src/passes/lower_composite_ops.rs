@@ -6,7 +6,7 @@
 //! The expansions are idempotent (they emit only non-composite ops).
 
 use crate::pass::{Pass, PassCx, Property};
-use crate::util::apply_lowerings;
+use crate::util::apply_lowerings_reporting;
 use pld_ir::{LoweringKind, Program};
 
 /// See the module docs.
@@ -20,7 +20,7 @@ impl Pass for LowerCompositeOps {
         &[Property::CompositesLowered]
     }
     fn run(&self, program: &mut Program, cx: &mut PassCx) -> Result<(), pld_ir::Diagnostics> {
-        apply_lowerings(program, LoweringKind::Composite, cx.target, &|f| f.kind.is_incore())?;
+        apply_lowerings_reporting(program, LoweringKind::Composite, cx, &|f| f.kind.is_incore())?;
         Ok(())
     }
 }

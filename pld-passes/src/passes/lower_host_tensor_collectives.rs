@@ -7,7 +7,7 @@
 //! (naming both roles): two views of one buffer race under in-kernel TPUT/notify.
 
 use crate::pass::{Pass, PassCx, Property};
-use crate::util::{apply_lowerings, for_each_call};
+use crate::util::{apply_lowerings_reporting, for_each_call};
 use pld_ir::{Diagnostic, Diagnostics, FunctionKind, LoweringKind, Program, Type};
 
 /// See the module docs.
@@ -49,7 +49,7 @@ impl Pass for LowerHostTensorCollectives {
         if diags.has_errors() {
             return Err(diags);
         }
-        apply_lowerings(program, LoweringKind::HostBuiltin, cx.target, &|f| f.kind == FunctionKind::Host)?;
+        apply_lowerings_reporting(program, LoweringKind::HostBuiltin, cx, &|f| f.kind == FunctionKind::Host)?;
         Ok(())
     }
 }

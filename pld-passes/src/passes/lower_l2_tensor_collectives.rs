@@ -5,7 +5,7 @@
 //! AIV kernel that the composite lowering (which runs after this pass) expands in place.
 
 use crate::pass::{Pass, PassCx, Property};
-use crate::util::apply_lowerings;
+use crate::util::apply_lowerings_reporting;
 use pld_ir::{Diagnostics, FunctionKind, LoweringKind, Program};
 
 /// See the module docs.
@@ -19,7 +19,7 @@ impl Pass for LowerL2TensorCollectives {
         &[Property::ChipCollectivesLowered]
     }
     fn run(&self, program: &mut Program, cx: &mut PassCx) -> Result<(), Diagnostics> {
-        apply_lowerings(program, LoweringKind::ChipBuiltin, cx.target, &|f| {
+        apply_lowerings_reporting(program, LoweringKind::ChipBuiltin, cx, &|f| {
             f.kind == FunctionKind::ChipOrch
         })?;
         Ok(())

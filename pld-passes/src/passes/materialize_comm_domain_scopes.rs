@@ -15,7 +15,7 @@ use crate::pass::{Pass, PassCx, Property};
 use crate::util::{call_stmt, rededuce};
 use pld_ir::{
     Block, Callee, Diagnostic, Diagnostics, Expr, Function, FunctionKind, LoweringKind, Program, ScopeKind,
-    Stmt, StmtKind, Type, ValueId,
+    Stmt, StmtKind, Target, Type, ValueId,
 };
 use std::collections::{BTreeSet, HashMap, HashSet};
 
@@ -37,9 +37,16 @@ impl Pass for MaterializeCommDomainScopes {
             .map(|f| f.name.clone())
             .collect();
         let mut diags = Diagnostics::new();
+        let target = cx.target;
+        cx.report_changes();
         for f in program.functions.iter_mut().filter(|f| f.kind == FunctionKind::Host) {
-            if let Err(d) = materialize(f, &chips, cx) {
-                diags.extend(d);
+            match materialize(f, &chips, target) {
+                Ok(false) => {}
+                Ok(true) => cx.changed(&f.name),
+                Err(d) => {
+                    cx.changed(&f.name);
+                    diags.extend(d);
+                }
             }
         }
         diags.into_result(())
@@ -65,22 +72,23 @@ impl Devices {
 }
 
 struct Alloc {
-    ptr: ValueId,
     name: String,
     span: pld_ir::Span,
     views: Vec<ValueId>,
     evidence: Option<Devices>,
 }
 
-fn materialize(f: &mut Function, chips: &HashSet<String>, cx: &PassCx) -> Result<(), Diagnostics> {
+/// Materializes the scopes of host function `f`; whether it changed `f`.
+fn materialize(f: &mut Function, chips: &HashSet<String>, target: Target) -> Result<bool, Diagnostics> {
     if matches!(
         f.body.stmts.as_slice(),
         [Stmt { kind: StmtKind::Scope { kind: ScopeKind::CommDomain { .. }, .. }, .. }]
     ) {
-        return Ok(());
+        return Ok(false);
     }
     // 1. Allocations, views, aliases and definitions.
     let mut allocs: Vec<Alloc> = Vec::new();
+    let mut alloc_of: HashMap<ValueId, usize> = HashMap::new();
     let mut window_of: HashMap<ValueId, usize> = HashMap::new();
     let mut defs: HashMap<ValueId, Expr> = HashMap::new();
     f.body.walk(&mut |s| {
@@ -90,13 +98,11 @@ fn materialize(f: &mut Function, chips: &HashSet<String>, cx: &PassCx) -> Result
             if let Some(c) = value.as_call() {
                 if c.callee.name() == ALLOC_WINDOW_BUFFER {
                     let name = c.attr("name").and_then(|a| a.as_str()).unwrap_or_default().to_string();
-                    allocs.push(Alloc { ptr: *t, name, span: s.span, views: Vec::new(), evidence: None });
+                    alloc_of.entry(*t).or_insert(allocs.len());
+                    allocs.push(Alloc { name, span: s.span, views: Vec::new(), evidence: None });
                 } else if c.callee.name() == WINDOW {
-                    if let Some(i) = c
-                        .args
-                        .first()
-                        .and_then(Expr::as_var)
-                        .and_then(|p| allocs.iter().position(|a| a.ptr == p))
+                    if let Some(i) =
+                        c.args.first().and_then(Expr::as_var).and_then(|p| alloc_of.get(&p).copied())
                     {
                         allocs[i].views.push(*t);
                         window_of.insert(*t, i);
@@ -119,21 +125,30 @@ fn materialize(f: &mut Function, chips: &HashSet<String>, cx: &PassCx) -> Result
         }
     });
     if allocs.is_empty() {
-        return Ok(());
+        return Ok(false);
     }
     // 2./3. Dispatch evidence and collective operand sharing.
     let mut diags = Diagnostics::new();
     let mut groups: Vec<Vec<usize>> = Vec::new();
     let mut loops: Vec<(ValueId, Expr, Expr, Expr)> = Vec::new();
     analyze(&f.body, chips, &defs, &window_of, &mut loops, &mut allocs, &mut groups, &mut diags);
+    // Rounds over the groups until one changes nothing (at most one round per group, as
+    // many as a chain of groups needs), so the cost follows the groups' overlap.
     for _ in 0..groups.len().max(1) {
+        let mut moved = false;
         for g in &groups {
             let merged = g.iter().filter_map(|&i| allocs[i].evidence.clone()).reduce(Devices::merge);
             if let Some(m) = merged {
                 for &i in g {
-                    allocs[i].evidence = Some(m.clone());
+                    if allocs[i].evidence.as_ref() != Some(&m) {
+                        allocs[i].evidence = Some(m.clone());
+                        moved = true;
+                    }
                 }
             }
+        }
+        if !moved {
+            break;
         }
     }
     // 4. Sanity.
@@ -165,7 +180,7 @@ fn materialize(f: &mut Function, chips: &HashSet<String>, cx: &PassCx) -> Result
             pinned.insert(v);
         }
     }
-    rededuce(f, cx.target, &pinned)?;
+    rededuce(f, target, &pinned)?;
     // 7. Cluster by device set, first-seen order.
     let mut clusters: Vec<(Devices, Vec<String>)> = Vec::new();
     for a in &allocs {
@@ -196,7 +211,7 @@ fn materialize(f: &mut Function, chips: &HashSet<String>, cx: &PassCx) -> Result
         };
     }
     f.body = body;
-    Ok(())
+    Ok(true)
 }
 
 fn unwrap_def(e: &Expr, defs: &HashMap<ValueId, Expr>) -> Expr {

@@ -29,7 +29,8 @@ impl Pass for MaterializeDistTensorCtx {
     fn produced(&self) -> &'static [Property] {
         &[Property::DistTensorCtxMaterialized]
     }
-    fn run(&self, program: &mut Program, _cx: &mut PassCx) -> Result<(), Diagnostics> {
+    fn run(&self, program: &mut Program, cx: &mut PassCx) -> Result<(), Diagnostics> {
+        cx.report_changes();
         // Plans: which parameter indices of each function are windows.
         let mut plans: HashMap<String, Vec<usize>> = HashMap::new();
         for f in &program.functions {
@@ -47,7 +48,9 @@ impl Pass for MaterializeDistTensorCtx {
         let mut diags = Diagnostics::new();
         for f in program.functions.iter_mut() {
             let mut ctx_of: HashMap<ValueId, ValueId> = HashMap::new();
+            let mut changed = false;
             if let Some(idx) = plans.get(&f.name) {
+                changed = true;
                 let mut taken: HashSet<String> = f.values.iter().map(|(_, d)| d.name.clone()).collect();
                 for &i in idx {
                     let pv = f.params[i].value;
@@ -63,7 +66,7 @@ impl Pass for MaterializeDistTensorCtx {
             }
             let mut body = std::mem::take(&mut f.body);
             let mut subst: HashMap<ValueId, ValueId> = HashMap::new();
-            rewrite(&mut body, f, &plans, &mut ctx_of, &mut subst, &mut diags);
+            rewrite(&mut body, f, &plans, &mut ctx_of, &mut subst, &mut changed, &mut diags);
             if !subst.is_empty() {
                 body.walk_mut(&mut |s| {
                     s.for_each_expr_mut(&mut |e| {
@@ -78,6 +81,9 @@ impl Pass for MaterializeDistTensorCtx {
                 });
             }
             f.body = body;
+            if changed {
+                cx.changed(&f.name);
+            }
         }
         diags.into_result(())
     }
@@ -93,6 +99,7 @@ fn rewrite(
     plans: &HashMap<String, Vec<usize>>,
     ctx_of: &mut HashMap<ValueId, ValueId>,
     subst: &mut HashMap<ValueId, ValueId>,
+    changed: &mut bool,
     diags: &mut Diagnostics,
 ) {
     let old = std::mem::take(&mut block.stmts);
@@ -122,7 +129,7 @@ fn rewrite(
             _ => {}
         }
         for b in s.blocks_mut() {
-            rewrite(b, f, plans, ctx_of, subst, diags);
+            rewrite(b, f, plans, ctx_of, subst, changed, diags);
         }
         check_merges(&s, ctx_of, diags);
         let mut prefix: Vec<Stmt> = Vec::new();
@@ -139,6 +146,7 @@ fn rewrite(
                             for t in targets {
                                 subst.insert(*t, cv);
                             }
+                            *changed = true;
                             continue;
                         }
                         None => {
@@ -158,7 +166,10 @@ fn rewrite(
                 e.walk_mut(&mut |x| {
                     let Some(c) = x.as_call().filter(|c| c.callee.name() == GET_COMM_CTX) else { return };
                     match c.args.first().and_then(|a| resolve(a, ctx_of)) {
-                        Some(cv) => *x = Expr::var(cv).at(x.span),
+                        Some(cv) => {
+                            *x = Expr::var(cv).at(x.span);
+                            *changed = true;
+                        }
                         None => {
                             err = Some(Diagnostic::error(
                                 x.span.or(span),
@@ -200,12 +211,14 @@ fn rewrite(
                         }
                     }
                 }
+                *changed |= !extra.is_empty();
                 call.args.extend(extra);
             })
         });
         if let Some(d) = err {
             diags.push(d);
         }
+        *changed |= !prefix.is_empty();
         block.stmts.extend(prefix);
         block.stmts.push(s);
     }

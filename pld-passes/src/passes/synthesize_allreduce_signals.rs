@@ -33,15 +33,20 @@ impl Pass for SynthesizeAllReduceSignals {
     fn name(&self) -> &'static str {
         "SynthesizeAllReduceSignals"
     }
-    fn run(&self, program: &mut Program, _cx: &mut PassCx) -> Result<(), Diagnostics> {
-        // Names are only needed when some host call lacks its signal; collecting every value
-        // name of the program is skipped otherwise (the rewrite below then only reports).
+    fn run(&self, program: &mut Program, cx: &mut PassCx) -> Result<(), Diagnostics> {
+        // Only host functions change, and only when some call (anywhere in them, nested ones
+        // included) lacks its signal; otherwise the rewrite below has nothing to rewrite or
+        // report, and the program is left untouched.
+        cx.report_changes();
         let mut needed = false;
         for f in program.functions.iter().filter(|f| f.kind == FunctionKind::Host) {
             for_each_call(&f.body, &mut |c, _| needed |= missing_signal(c).is_some());
         }
+        if !needed {
+            return Ok(());
+        }
         let mut taken: HashSet<String> = HashSet::new();
-        for f in program.functions.iter().filter(|_| needed) {
+        for f in &program.functions {
             taken.extend(f.values.iter().map(|(_, d)| d.name.clone()));
             for_each_call(&f.body, &mut |c, _| {
                 if c.callee.name() == ALLOC_WINDOW_BUFFER {
@@ -54,6 +59,7 @@ impl Pass for SynthesizeAllReduceSignals {
         let mut counter = 0usize;
         let mut diags = Diagnostics::new();
         for f in program.functions.iter_mut().filter(|f| f.kind == FunctionKind::Host) {
+            cx.changed(&f.name);
             let mut prologue = Vec::new();
             let mut body = std::mem::take(&mut f.body);
             rewrite(&mut body, f, &mut taken, &mut counter, &mut prologue, &mut diags);
