@@ -78,8 +78,19 @@ pub fn run(args: &RunArgs) -> Result<(), Failure> {
             .ok_or_else(|| Failure::usage(format!("--input `{spec}` is not NAME=PATH.npy")))?;
         given.insert(name.to_string(), PathBuf::from(path));
     }
-    let mut syms: HashMap<String, i64> =
-        program.dyn_syms.iter().map(|s| (s.clone(), args.ranks as i64)).collect();
+    // Dynamic dimensions: `--bind NAME=INT` when given, else the rank count (the `NR`
+    // convention); a given input's shape binds them too (and must agree).
+    let mut syms: HashMap<String, i64> = HashMap::new();
+    for s in &program.dyn_syms {
+        let bound = args.bind.iter().filter_map(|kv| kv.split_once('=')).find(|(k, _)| k.trim() == s);
+        let value = match bound {
+            Some((_, v)) => v.trim().parse::<i64>().ok().filter(|v| *v > 0).ok_or_else(|| {
+                Failure::usage(format!("--bind {s}={v}: a dynamic dimension needs a positive integer"))
+            })?,
+            None => args.ranks as i64,
+        };
+        syms.insert(s.clone(), value);
+    }
     let mut inputs = Inputs::new();
     let mut rng = SplitMix(args.seed);
     for p in &func.params {

@@ -502,3 +502,51 @@ def build(rows: int):
     assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
     assert!(text(&out.stderr).contains("--bind `rows` is not NAME=VALUE"), "{}", text(&out.stderr));
 }
+
+#[test]
+fn bind_sets_dynamic_dimensions_for_run() {
+    let dir = out_dir("bind-dims");
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("dims.py");
+    std::fs::write(
+        &file,
+        r#"import pypto.language as pl
+import pypto.language.distributed as pld
+
+M = pl.dynamic("M")
+
+
+@pl.program
+class Dims:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, x: pl.Tensor[[M, 8], pl.FP32], y: pl.Out[pl.Tensor[[M, 8], pl.FP32]]) -> pl.Tensor[[M, 8], pl.FP32]:
+        t = pl.load(x, [0, 0], [4, 8])
+        y = pl.store(t, [0, 0], y)
+        return y
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def chip(self, x: pl.Tensor[[M, 8], pl.FP32], y: pl.Out[pl.Tensor[[M, 8], pl.FP32]]) -> pl.Tensor[[M, 8], pl.FP32]:
+        y = self.k(x, y)
+        return y
+
+    @pl.function(level=pl.Level.HOST, role=pl.Role.Orchestrator)
+    def host(self, x: pl.Tensor[[M, 8], pl.FP32], y: pl.Out[pl.Tensor[[M, 8], pl.FP32]]):
+        self.chip(x, y, device=0)
+"#,
+    )
+    .unwrap();
+    let f = file.to_str().unwrap();
+    let out_dir = dir.join("out");
+    // M defaults to the rank count (2): the [4, 8] load is out of bounds.
+    let out = pld(&["run", f, "--ranks", "2", "--out", out_dir.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
+    let out = pld(&["run", f, "--ranks", "2", "--bind", "M=4", "--out", out_dir.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let (x_shape, x) = load_f32(&out_dir.join("inputs/x.npy"));
+    let (y_shape, y) = load_f32(&out_dir.join("y.npy"));
+    assert_eq!((x_shape, y_shape), (vec![4, 8], vec![4, 8]));
+    assert_eq!(x, y);
+    let out = pld(&["run", f, "--bind", "M=zero", "--out", out_dir.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("--bind M=zero: a dynamic dimension needs a positive integer"));
+}

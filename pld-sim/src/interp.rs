@@ -305,6 +305,7 @@ impl<'p> Thread<'p> {
             who: self.name.clone(),
             launched: self.launched,
             manual: self.manual > 0,
+            commless: self.commless,
         };
         let ecx = &mut ecx_store;
         let Some(act) = self.acts.last_mut() else {
@@ -384,6 +385,7 @@ impl<'p> Thread<'p> {
         let at = *pc;
         let out = self.exec(stmt, at, ecx, env);
         self.launched = ecx.launched;
+        self.commless = ecx.commless;
         out
     }
 
@@ -623,10 +625,7 @@ impl<'p> Thread<'p> {
                             Some(r) => r,
                             // A comm-less dispatch: placed round-robin over the chips in
                             // submit order, as the reference runner places it.
-                            None if !job_uses_windows(&job) => {
-                                self.commless += 1;
-                                ((self.commless - 1) % ecx.world.nranks) as i64
-                            }
+                            None if !job_uses_windows(&job) => ecx.commless_rank() as i64,
                             None => {
                                 return Err(Fault::runtime(
                                     span,
@@ -853,9 +852,18 @@ struct Ecx<'w, 'p> {
     launched: usize,
     /// Inside `pl.manual_scope()`.
     manual: bool,
+    /// Comm-less host dispatches made so far.
+    commless: usize,
 }
 
 impl<'p> Ecx<'_, 'p> {
+    /// The rank of the next comm-less host dispatch (no `device=`): round-robin over the
+    /// chips in submit order, as the reference runner places it.
+    fn commless_rank(&mut self) -> usize {
+        self.commless += 1;
+        (self.commless - 1) % self.world.nranks
+    }
+
     /// Launches `job` as a task of this rank's graph; returns its task id.
     fn launch(&mut self, job: Job<'p>, deps: Vec<usize>) -> usize {
         let id = self.launched;
@@ -984,6 +992,14 @@ fn eval_pure<'p>(act: &Act<'p>, e: &'p Expr, env: &Env<'_, 'p>, ecx: &mut Ecx<'_
                         (Level::Host, Some(r)) if r >= 0 && (r as usize) < ecx.world.nranks => ecx
                             .reqs
                             .push(Req::Dispatch { rank: r as usize, job: Job::Func { func: f, args } }),
+                        (Level::Host, None) if f.kind == FunctionKind::ChipOrch && !c.is_submit() => {
+                            let job = Job::Func { func: f, args };
+                            if job_uses_windows(&job) {
+                                return Err(nested_err());
+                            }
+                            let rank = ecx.commless_rank();
+                            ecx.reqs.push(Req::Dispatch { rank, job });
+                        }
                         _ => return Err(nested_err()),
                     }
                     return Ok(result);

@@ -93,3 +93,31 @@ class P:
         other => panic!("expected a fault, got {:?}", other.map(|o| o.stats.steps)),
     }
 }
+
+#[test]
+fn a_comm_less_dispatch_may_sit_in_a_return() {
+    let text = r#"
+import pypto.language as pl
+import pypto.language.distributed as pld
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.InCore)
+    def twice(self, x: pl.Tensor[[4, 8], pl.FP32], y: pl.Out[pl.Tensor[[4, 8], pl.FP32]]) -> pl.Tensor[[4, 8], pl.FP32]:
+        t = pl.load(x, [0, 0], [4, 8])
+        return pl.store(pl.add(t, t), [0, 0], y)
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def chip(self, x: pl.Tensor[[4, 8], pl.FP32], y: pl.Out[pl.Tensor[[4, 8], pl.FP32]]) -> pl.Tensor[[4, 8], pl.FP32]:
+        return self.twice(x, y)
+
+    @pl.function(level=pl.Level.HOST, role=pl.Role.Orchestrator)
+    def host_orch(self, x: pl.Tensor[[4, 8], pl.FP32], y: pl.Out[pl.Tensor[[4, 8], pl.FP32]]) -> pl.Tensor[[4, 8], pl.FP32]:
+        return self.chip(x, y)
+"#;
+    let prog = lower(&parse(text)).unwrap_or_else(|d| panic!("{d:?}"));
+    let x: Vec<f64> = (0..32).map(|i| i as f64).collect();
+    let ins = inputs(vec![("x", HostTensor::from_f64(DataType::FP32, vec![4, 8], &x))]);
+    let out = run_ok(&prog, "host_orch", 2, &ins, Schedule::Deterministic, "return dispatch");
+    assert_eq!(out.outputs["y"].to_f64(), x.iter().map(|v| v * 2.0).collect::<Vec<_>>());
+}
