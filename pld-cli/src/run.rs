@@ -208,12 +208,21 @@ fn pick_entry(program: &Program, entry: Option<&str>) -> Result<String, Failure>
             ))),
         };
     }
-    let hosts: Vec<&str> =
-        program.functions.iter().filter(|f| f.kind == FunctionKind::Host).map(|f| f.name.as_str()).collect();
-    match hosts.as_slice() {
-        [one] => Ok(one.to_string()),
-        [] => Err(Failure::usage("the program has no host function; pass --entry FUNC")),
-        many => {
+    let of_kind = |k: FunctionKind| -> Vec<&str> {
+        program.functions.iter().filter(|f| f.kind == k).map(|f| f.name.as_str()).collect()
+    };
+    // The single host function; an L2 program without one runs its single chip orchestration.
+    let (hosts, chips) = (of_kind(FunctionKind::Host), of_kind(FunctionKind::ChipOrch));
+    match (hosts.as_slice(), chips.as_slice()) {
+        ([one], _) | ([], [one]) => Ok(one.to_string()),
+        ([], []) => {
+            Err(Failure::usage("the program has no host or chip orchestration function; pass --entry FUNC"))
+        }
+        ([], many) => Err(Failure::usage(format!(
+            "no host function and several chip orchestrations ({}); pass --entry FUNC",
+            many.join(", ")
+        ))),
+        (many, _) => {
             Err(Failure::usage(format!("several host functions ({}); pass --entry FUNC", many.join(", "))))
         }
     }

@@ -550,3 +550,44 @@ class Dims:
     assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
     assert!(text(&out.stderr).contains("--bind M=zero: a dynamic dimension needs a positive integer"));
 }
+
+#[test]
+fn an_l2_program_runs_its_single_chip_orchestration() {
+    let dir = out_dir("l2");
+    std::fs::create_dir_all(&dir).unwrap();
+    let chip = |name: &str| {
+        format!(
+            r#"
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def {name}(self, x: pl.Tensor[[4, 8], pl.FP32], y: pl.Out[pl.Tensor[[4, 8], pl.FP32]]) -> pl.Tensor[[4, 8], pl.FP32]:
+        y = self.k(x, y)
+        return y
+"#
+        )
+    };
+    let head = r#"import pypto.language as pl
+import pypto.language.distributed as pld
+
+
+@pl.program
+class L2:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, x: pl.Tensor[[4, 8], pl.FP32], y: pl.Out[pl.Tensor[[4, 8], pl.FP32]]) -> pl.Tensor[[4, 8], pl.FP32]:
+        t = pl.load(x, [0, 0], [4, 8])
+        y = pl.store(pl.add(t, t), [0, 0], y)
+        return y
+"#;
+    let one = dir.join("one.py");
+    std::fs::write(&one, format!("{head}{}", chip("chip"))).unwrap();
+    let out = pld(&["run", one.to_str().unwrap(), "--ranks", "1", "--out", dir.join("o").to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("ran `chip` on 1 rank(s)"), "{}", text(&out.stdout));
+    let (_, x) = load_f32(&dir.join("o/inputs/x.npy"));
+    let (_, y) = load_f32(&dir.join("o/y.npy"));
+    assert_eq!(y, x.iter().map(|v| v * 2.0).collect::<Vec<_>>());
+    let two = dir.join("two.py");
+    std::fs::write(&two, format!("{head}{}{}", chip("add_a"), chip("add_b"))).unwrap();
+    let out = pld(&["run", two.to_str().unwrap(), "--out", dir.join("o").to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("several chip orchestrations (add_a, add_b); pass --entry FUNC"));
+}
