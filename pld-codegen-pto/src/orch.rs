@@ -99,6 +99,46 @@ fn escape(s: &str, out: &mut String) {
     out.push('"');
 }
 
+/// A sum of buffer sizes: the static ones folded, the symbolic ones (fully parenthesized
+/// expression texts, as [`aligned`] writes them) counted, in first-seen order.
+#[derive(Default)]
+struct SizeSum {
+    fixed: i64,
+    terms: Vec<(String, usize)>,
+    index: HashMap<String, usize>,
+}
+
+impl SizeSum {
+    fn add(&mut self, size: Json) {
+        match size {
+            Json::Int(n) => self.fixed = self.fixed.saturating_add(n),
+            Json::Str(t) => match self.index.get(&t) {
+                Some(&i) => self.terms[i].1 += 1,
+                None => {
+                    self.index.insert(t.clone(), self.terms.len());
+                    self.terms.push((t, 1));
+                }
+            },
+            _ => {}
+        }
+    }
+
+    /// An integer when every size so far was static, else the expression text.
+    fn json(&self) -> Json {
+        if self.terms.is_empty() {
+            return Json::Int(self.fixed);
+        }
+        let mut parts: Vec<String> = Vec::with_capacity(self.terms.len() + 1);
+        if self.fixed != 0 {
+            parts.push(self.fixed.to_string());
+        }
+        for (t, n) in &self.terms {
+            parts.push(if *n == 1 { t.clone() } else { format!("{n} * {t}") });
+        }
+        Json::s(parts.join(" + "))
+    }
+}
+
 fn obj(fields: Vec<(&str, Json)>) -> Json {
     Json::Obj(fields.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
 }
@@ -171,6 +211,8 @@ struct Walker<'a> {
     program: &'a Program,
     opts: &'a CodegenOptions,
     buffers: Vec<Buffer>,
+    /// Buffer name → index of its first entry in `buffers`.
+    buffer_of: HashMap<String, usize>,
     domains: Vec<Json>,
     buffer_domain: BTreeMap<String, String>,
     dispatches: Vec<Json>,
@@ -200,6 +242,7 @@ pub fn describe_with(
         program,
         opts,
         buffers: Vec::new(),
+        buffer_of: HashMap::new(),
         domains: Vec::new(),
         buffer_domain: BTreeMap::new(),
         dispatches: Vec::new(),
@@ -377,6 +420,7 @@ impl Walker<'_> {
                             _ => targets.first().map_or_else(String::new, |t| f.values.name(*t).to_string()),
                         };
                         if let Some(size) = c.args.first() {
+                            self.buffer_of.entry(name.clone()).or_insert(self.buffers.len());
                             self.buffers.push(Buffer { name, size: size.clone(), func: fi });
                         }
                     }
@@ -391,50 +435,32 @@ impl Walker<'_> {
     fn collect_domains(&mut self, fi: usize, f: &Function, stmts: &[Stmt]) {
         for s in stmts {
             if let StmtKind::Scope { kind: ScopeKind::CommDomain { name, devices, windows }, .. } = &s.kind {
-                let mut offset: Option<i64> = Some(0);
-                let mut offset_text = Vec::<String>::new();
+                // The running offset: the sum of the previous buffers' aligned sizes, static
+                // ones folded into one integer and each distinct symbolic size written once
+                // with its multiplicity (`2 * (((… + 31) // 32) * 32)`), so an offset's text
+                // grows with the distinct sizes before it, not with the buffer count.
+                let mut offset = SizeSum::default();
                 let mut bufs = Vec::new();
                 for wname in windows {
                     self.buffer_domain.insert(wname.clone(), name.clone());
                     let size =
-                        self.buffers.iter().find(|b| &b.name == wname).map(|b| (b.size.clone(), b.func));
-                    let (size_j, nbytes) = match &size {
+                        self.buffer_of.get(wname).map(|&i| (&self.buffers[i].size, self.buffers[i].func));
+                    let (size_j, nbytes) = match size {
                         Some((e, bf)) => {
-                            let g = &self.program.functions[*bf];
+                            let g = &self.program.functions[bf];
                             (dim(g, e), aligned(g, e))
                         }
                         None => (Json::Null, Json::Null),
                     };
-                    let off = match offset {
-                        Some(v) if offset_text.is_empty() => Json::Int(v),
-                        _ => Json::s(offset_text.join(" + ")),
-                    };
                     bufs.push(obj(vec![
                         ("name", Json::s(wname)),
-                        ("offset", off),
+                        ("offset", offset.json()),
                         ("size", size_j),
                         ("nbytes", nbytes.clone()),
                     ]));
-                    match nbytes {
-                        Json::Int(n) => match offset {
-                            Some(v) if offset_text.is_empty() => offset = Some(v.saturating_add(n)),
-                            _ => offset_text.push(n.to_string()),
-                        },
-                        Json::Str(t) => {
-                            if let Some(v) = offset.take() {
-                                if v != 0 {
-                                    offset_text.push(v.to_string());
-                                }
-                            }
-                            offset_text.push(t);
-                        }
-                        _ => {}
-                    }
+                    offset.add(nbytes);
                 }
-                let window_size = match offset {
-                    Some(v) if offset_text.is_empty() => Json::Int(v),
-                    _ => Json::s(offset_text.join(" + ")),
-                };
+                let window_size = offset.json();
                 self.domains.push(obj(vec![
                     ("name", Json::s(name)),
                     ("function", Json::s(&f.name)),
@@ -802,5 +828,19 @@ mod tests {
             j.render(),
             "{\n  \"b\": 1,\n  \"a\": [\n    \"x\\\"y\\n\",\n    null,\n    true\n  ],\n  \"e\": {}\n}\n"
         );
+    }
+
+    #[test]
+    fn size_sums_fold_static_sizes_and_count_repeated_symbolic_ones() {
+        let mut sum = SizeSum::default();
+        assert_eq!(sum.json(), Json::Int(0));
+        sum.add(Json::Int(256));
+        sum.add(Json::Int(32));
+        assert_eq!(sum.json(), Json::Int(288));
+        for t in ["(a)", "(b)", "(a)", "(a)"] {
+            sum.add(Json::s(t));
+        }
+        sum.add(Json::Int(64));
+        assert_eq!(sum.json(), Json::s("352 + 3 * (a) + (b)"));
     }
 }
