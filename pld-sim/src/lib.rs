@@ -31,7 +31,8 @@
 //!   epochs, self-clearing credit cells (negative self AtomicAdd) checked at the end of the run.
 //! - **Persistent workers** ([`Persistent`]): windows kept across calls, optionally reset.
 //! - **Schedules** ([`Schedule`]): deterministic round robin, seeded random, or one OS thread
-//!   per rank over a mutex-guarded world.
+//!   per rank over a mutex-guarded world. A scheduling turn runs a core until it parks, ends
+//!   or has executed [`sched::QUANTUM_OPS`] ops (a seeded length under `Random`).
 //!
 //! ## Not modelled
 //!

@@ -4,7 +4,10 @@
 //! Guarantees: every micro instruction goes through the same window access, signal and
 //! race-checking paths as the IR ops, so traffic counts and credit/race checks apply to
 //! builtins exactly as to hand-written kernels; a `Wait` whose predicate fails leaves the
-//! program counter in place so the core parks and retries.
+//! program counter in place so the core parks and retries. Registers hold raw elements of
+//! their dtype (no widening); `LoadCombine` reduces a region straight into an accumulator and
+//! a combine rounds each result once, from the exact operand values, exactly as reducing the
+//! decoded `f64` lanes and rounding to the combine dtype would.
 
 use crate::report::Fault;
 use crate::sem::{system, Park};

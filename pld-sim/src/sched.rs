@@ -7,8 +7,10 @@
 //! tensor arguments (read/write by parameter direction or op effects) and run on at most
 //! `cores_per_rank` cores; a core parks on a failed wait and is resumed when its predicate
 //! holds. The deterministic schedule is a round robin over runnable units in a fixed order
-//! (same input → same interleaving → same bytes); `Random(seed)` picks with a seeded
-//! xorshift generator. The run always ends: completion, a fault, a deadlock report when nothing
+//! (same input → same interleaving → same bytes), each turn running the unit until it parks,
+//! ends or has executed [`QUANTUM_OPS`] ops; `Random(seed)` picks the unit and the turn length
+//! with a seeded xorshift generator. Dispatch queues are run-length encoded (a host loop of
+//! identical dispatches is held once with a count). The run always ends: completion, a fault, a deadlock report when nothing
 //! can run but something waits, or a budget report.
 
 use crate::interp::{Env, Job, Req, StepOut, Thread};
@@ -771,6 +773,7 @@ impl<'p, 'c> Sched<'p, 'c> {
                                 drop(w);
                                 s.blocked += 1;
                                 s.waiting[rl.r] = Some(e);
+                                let mut spun = false;
                                 loop {
                                     if s.fault.is_some() {
                                         return trace;
@@ -792,18 +795,21 @@ impl<'p, 'c> Sched<'p, 'c> {
                                         cv.notify_all();
                                         return trace;
                                     }
-                                    // Spin (yielding the core) for a while before sleeping:
-                                    // a peer usually notifies within microseconds, and a
-                                    // condvar round trip costs more than that.
-                                    drop(s);
-                                    for _ in 0..SPIN_YIELDS {
-                                        if epoch.load(Ordering::SeqCst) != e {
-                                            break;
+                                    // Spin (yielding the core) once before sleeping: a peer
+                                    // usually notifies within microseconds, and a condvar
+                                    // round trip costs more than that. Then every check above
+                                    // runs again under the lock before the wait (a rank that
+                                    // finished meanwhile notified nobody).
+                                    if !spun {
+                                        spun = true;
+                                        drop(s);
+                                        for _ in 0..SPIN_YIELDS {
+                                            if epoch.load(Ordering::SeqCst) != e {
+                                                break;
+                                            }
+                                            std::thread::yield_now();
                                         }
-                                        std::thread::yield_now();
-                                    }
-                                    s = shared.lock().unwrap_or_else(|e| e.into_inner());
-                                    if epoch.load(Ordering::SeqCst) != e || s.fault.is_some() {
+                                        s = shared.lock().unwrap_or_else(|e| e.into_inner());
                                         continue;
                                     }
                                     s = cv.wait(s).unwrap_or_else(|e| e.into_inner());

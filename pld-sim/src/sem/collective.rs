@@ -8,7 +8,8 @@
 //! race checker and the credit-leak check apply to builtins exactly as to lowered kernels.
 //! Reductions combine ranks in rank order (0, 1, …, P−1) so every rank gets the same bits.
 //! Data movement: mesh allreduce reads (P−1)·S per rank in 256-element chunks with a
-//! read-done barrier before each store-back; ring allreduce reads 2(P−1)/P·S per rank;
+//! read-done barrier before each store-back; ring allreduce reads 2(P−1)/P·S per rank, each
+//! segment in pieces of at most [`RING_PIECE`] elements;
 //! all_to_all_v clamps counts to [0, MAX_RECV], publishes the clamped count with a Set notify
 //! and moves exactly that many rows.
 
@@ -199,6 +200,16 @@ pub fn ring_bounds(s: i64, n: i64, dtype: DataType) -> Vec<i64> {
         .collect()
 }
 
+/// Elements a ring step moves per load/combine/store: a segment is processed in pieces of at
+/// most this many elements (between the same barriers, so no other rank can observe the
+/// split), which bounds the register a rank holds instead of holding a whole `S/P` segment.
+pub const RING_PIECE: i64 = 16 * 1024;
+
+/// `(offset, length)` of the consecutive pieces of segment `(off, len)` (none when empty).
+fn pieces(off: i64, len: i64) -> impl Iterator<Item = (i64, i64)> {
+    (0..len.max(0)).step_by(RING_PIECE as usize).map(move |k| (off + k, RING_PIECE.min(len - k)))
+}
+
 fn allreduce_ring(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Vec<Micro>, Fault> {
     let data = flat(cx, cx.tensor(args, 0)?)?;
     let sig = sig_arg(cx, args, 1)?.clone();
@@ -228,8 +239,8 @@ fn allreduce_ring(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Vec<Micro>, Fault> 
     for st in 0..n - 1 {
         p.barrier(1, 0, Some(st));
         let (off, len) = seg(me - 1 - st);
-        if len > 0 {
-            // Combine in ring order: left's partial (lower ranks first) then my own value.
+        // Combine in ring order: left's partial (lower ranks first) then my own value.
+        for (off, len) in pieces(off, len) {
             p.prog.push(Micro::Load {
                 reg: 0,
                 src: data.clone(),
@@ -263,7 +274,7 @@ fn allreduce_ring(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Vec<Micro>, Fault> 
     for t in 0..n - 1 {
         p.barrier(1, 0, Some(n - 1 + t));
         let (off, len) = seg(me - t);
-        if len > 0 {
+        for (off, len) in pieces(off, len) {
             p.prog.push(Micro::Load {
                 reg: 0,
                 src: data.clone(),
