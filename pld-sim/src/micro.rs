@@ -436,4 +436,92 @@ mod tests {
         assert_eq!(got, read(&mut wf, &v));
         assert_eq!(got, vec![4.0, 6.0, 8.0, 10.0, 4.0, 5.0, 6.0, 7.0]);
     }
+
+    /// A 1-rank world with a `[2, 8]` buffer of `dt` holding `vals` and its view.
+    fn world_of(dt: DataType, vals: &[f64]) -> (World, TRef) {
+        let mut w = World::new(1);
+        let d = w.add_domain(vec![0]);
+        let a = w.alloc(d, "buf", 16 * dt.bytes());
+        w.finalize().expect("finalize");
+        let v = TRef {
+            mem: Mem::Window { domain: d, alloc: a },
+            owner: 0,
+            base: 0,
+            shape: vec![2, 8],
+            strides: vec![8, 1],
+            dtype: dt,
+        };
+        w.write(0, &v, None, &[0, 0], &[2, 8], vals, false, Span::DUMMY, "init", "t").expect("init");
+        (w, v)
+    }
+
+    /// Row 0 = reduce(row 0, row 1) through `combine` (two loads, or one load and a fused
+    /// load-combine), stored back; returns row 0 as read afterwards.
+    fn reduce_rows(dt: DataType, vals: &[f64], op: ReduceOp, fused: bool) -> Vec<f64> {
+        let (mut w, v) = world_of(dt, vals);
+        let ld = |reg, row| Micro::Load {
+            reg,
+            src: v.clone(),
+            peer: None,
+            offs: vec![row, 0],
+            shape: vec![1, 8],
+            op: "t",
+        };
+        let mut prog = vec![ld(0, 0)];
+        if fused {
+            prog.push(Micro::LoadCombine {
+                acc: 0,
+                src: v.clone(),
+                peer: None,
+                offs: vec![1, 0],
+                shape: vec![1, 8],
+                rop: op,
+                dtype: dt,
+                op: "t",
+            });
+        } else {
+            prog.push(ld(1, 1));
+            prog.push(Micro::Combine { acc: 0, other: 1, op, dtype: dt });
+        }
+        prog.push(Micro::Store {
+            reg: 0,
+            dst: v.clone(),
+            peer: None,
+            offs: vec![0, 0],
+            shape: vec![1, 8],
+            atomic: false,
+            op: "t",
+        });
+        run(prog, &mut w);
+        w.read(0, &v, None, &[0, 0], &[1, 8], Span::DUMMY, "t", "t").expect("read")
+    }
+
+    #[test]
+    fn raw_registers_reduce_as_rounded_f64_lanes() {
+        // Values that round differently in FP16/FP32, a NaN and signed zeros.
+        let a = [1.0 / 3.0, 65504.0, -0.0, 1e-3, 2049.0, f64::NAN, 7.25, -1e30];
+        let b = [2.0 / 3.0, 16.0, 0.0, 3e-3, 1.0, 1.0, -7.25, 1e30];
+        let vals: Vec<f64> = a.iter().chain(&b).copied().collect();
+        for dt in [DataType::FP32, DataType::FP16, DataType::BF16, DataType::INT32] {
+            for op in [ReduceOp::Sum, ReduceOp::Max, ReduceOp::Min, ReduceOp::Prod] {
+                // The reference: the decoded lanes reduced in f64 and rounded once to `dt`.
+                let want: Vec<f64> = a
+                    .iter()
+                    .zip(&b)
+                    .map(|(&x, &y)| {
+                        let (x, y) = (crate::elem::round(dt, x), crate::elem::round(dt, y));
+                        crate::elem::round(dt, crate::elem::reduce(op, x, y))
+                    })
+                    .collect();
+                for fused in [false, true] {
+                    let got = reduce_rows(dt, &vals, op, fused);
+                    let same = got
+                        .iter()
+                        .zip(&want)
+                        .all(|(g, w)| g.to_bits() == w.to_bits() || g.is_nan() && w.is_nan());
+                    assert!(same, "{dt} {op:?} fused={fused}: {got:?} != {want:?}");
+                }
+            }
+        }
+    }
 }
