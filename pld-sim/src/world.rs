@@ -315,8 +315,8 @@ pub struct World {
     /// Traffic not yet merged into `stats`: (rank, op kind, remote, bytes); see
     /// [`World::flush_traffic`].
     traffic: Vec<(usize, String, bool, u64)>,
-    /// Index of the last traffic entry hit.
-    traffic_hit: usize,
+    /// Index of the last traffic entry hit, for local and for remote traffic.
+    traffic_hit: [usize; 2],
 }
 
 const ADDR_BASE: u64 = 0x4000_0000_0000;
@@ -360,7 +360,7 @@ impl World {
             starts: Vec::new(),
             site_hit: 0,
             traffic: Vec::new(),
-            traffic_hit: 0,
+            traffic_hit: [0; 2],
         }
     }
 
@@ -890,15 +890,16 @@ impl World {
     }
 
     /// Adds `bytes` to the traffic of `(g, op)` (a short list of pending counters; the last
-    /// one hit is tried first, so a chunked protocol never searches).
+    /// local and the last remote one hit are tried first, so a chunked protocol never searches).
     fn count(&mut self, g: usize, op: &str, remote: bool, bytes: u64) {
         let hit = |t: &(usize, String, bool, u64)| t.0 == g && t.2 == remote && t.1 == op;
-        if let Some(t) = self.traffic.get_mut(self.traffic_hit).filter(|t| hit(t)) {
+        let last = &mut self.traffic_hit[usize::from(remote)];
+        if let Some(t) = self.traffic.get_mut(*last).filter(|t| hit(t)) {
             t.3 += bytes;
             return;
         }
         if let Some(i) = self.traffic.iter().position(hit) {
-            self.traffic_hit = i;
+            *last = i;
             self.traffic[i].3 += bytes;
             return;
         }
@@ -906,7 +907,7 @@ impl World {
             self.flush_traffic();
         }
         self.traffic.push((g, op.to_string(), remote, bytes));
-        self.traffic_hit = self.traffic.len() - 1;
+        self.traffic_hit[usize::from(remote)] = self.traffic.len() - 1;
     }
 
     /// Merges the pending traffic counters into `stats.local_bytes` / `stats.remote_bytes`
@@ -916,7 +917,7 @@ impl World {
             let map = if remote { &mut self.stats.remote_bytes } else { &mut self.stats.local_bytes };
             bump(map, g, &op, bytes);
         }
-        self.traffic_hit = 0;
+        self.traffic_hit = [0; 2];
     }
 
     /// Records written bytes; warns (once per rank and buffer) when a read touches bytes of a
