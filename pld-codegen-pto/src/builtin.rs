@@ -172,11 +172,33 @@ pub fn render(
     for d in &dists {
         fb.param(format!("{d}_ctx"), Type::CommCtx, Direction::In);
     }
+    // The ring builtin's signal has one row per round plus a final return-barrier row: the
+    // rounds go to the composite, the last row gets a barrier of its own after it.
+    let mut return_row = None;
     let built = fb.body(|b| {
         let mut args = Vec::new();
         for (pname, id) in &params {
             let mut e = Expr::var(*id);
-            if pname == "signal" {
+            if pname == "signal" && short == "allreduce_ring" {
+                if let Some(tt) = b.values.ty(*id).as_tensor_like().cloned().filter(|t| t.rank() == 2) {
+                    let rounds = match tt.shape[0].as_int() {
+                        Some(r) => Expr::int(r - 1),
+                        None => Expr::binary(pld_ir::BinOp::Sub, tt.shape[0].clone(), Expr::int(1)),
+                    };
+                    let v = b.assign_op(
+                        "signal_rounds",
+                        "tensor.slice",
+                        vec![
+                            e.clone(),
+                            Expr::tuple(vec![rounds.clone(), tt.shape[1].clone()]),
+                            Expr::ints(&[0, 0]),
+                        ],
+                        vec![],
+                    )?;
+                    return_row = Some((e, rounds, tt.shape[1].clone()));
+                    e = Expr::var(v);
+                }
+            } else if pname == "signal" {
                 if let Some(tt) = b.values.ty(*id).as_tensor_like().cloned() {
                     if tt.rank() == 1 {
                         let shape = Expr::tuple(vec![tt.shape[0].clone(), Expr::int(1)]);
@@ -213,13 +235,50 @@ pub fn render(
         }
         let c = b.op(&composite, args, attrs.clone())?;
         let Some(c) = c.as_call().cloned() else { return Ok(()) };
-        (lowering.run)(b, &c, &[], span)
+        (lowering.run)(b, &c, &[], span)?;
+        if let Some((signal, row, nr)) = return_row.take() {
+            return_barrier(b, signal, row, nr, span)?;
+        }
+        Ok(())
     });
     built.map_err(|d| err(d.message))?;
     let mut f = fb.finish();
     let env_values = f.values.clone();
     insert_fences(&env_values, &mut f.body, opts).map_err(|d| err(d.message))?;
     Ok(f)
+}
+
+/// The ring builtin's final return barrier on signal row `row` (`[1, NR]`, viewed as the
+/// `[NR, 1]` mesh layout): the barrier collective's own lowering — every rank adds one credit
+/// on each peer, waits for all of theirs, and clears them — so no rank returns while a peer
+/// may still read its window.
+fn return_barrier(
+    b: &mut pld_ir::Builder<'_>,
+    signal: Expr,
+    row: Expr,
+    nr: Expr,
+    span: Span,
+) -> Result<(), Diagnostic> {
+    let last = b.assign_op(
+        "signal_return",
+        "tensor.slice",
+        vec![signal, Expr::tuple(vec![Expr::int(1), nr.clone()]), Expr::tuple(vec![row, Expr::int(0)])],
+        vec![],
+    )?;
+    let col = b.assign_op(
+        "signal_return_col",
+        "tensor.view",
+        vec![Expr::var(last), Expr::tuple(vec![nr, Expr::int(1)])],
+        vec![],
+    )?;
+    let c = b.op("pld.tensor.barrier", vec![Expr::var(col)], vec![])?;
+    let (Some(c), Some(lowering)) = (
+        c.as_call().cloned(),
+        pld_ir::registry().lookup("pld.tensor.barrier").and_then(|d| d.lowering(LoweringKind::Composite)),
+    ) else {
+        return Err(Diagnostic::error(span, "pld.tensor.barrier has no composite lowering"));
+    };
+    (lowering.run)(b, &c, &[], span)
 }
 
 /// Emits the reduction of one tile: `(builder, [chunk, signal column])`.

@@ -442,3 +442,49 @@ fn mixed_gemm_with_a_handshake_publishes_from_the_vector_lane_only() {
         check_gemm_on_the_simulator("mixed_gemm_barrier.py", 3, schedule);
     }
 }
+
+/// A host ring allreduce on a static rank count: the builtin's signal is
+/// `[2*(NR-1)+1, NR]`; the rendered kernel hands the round rows to the ring expansion and ends
+/// with a return barrier (notify, wait, self-clear) on the last row.
+#[test]
+fn the_ring_builtin_kernel_ends_with_a_return_barrier_on_its_last_row() {
+    let text = r#"
+import pypto.language as pl
+import pypto.language.distributed as pld
+
+NR = 4
+SIZE = 64
+
+@pl.program
+class HostRing:
+    @pl.function(type=pl.FunctionType.InCore)
+    def fill(self, inp: pl.Tensor[[1, SIZE], pl.FP32], data: pl.InOut[pld.DistributedTensor[[1, SIZE], pl.FP32]]):
+        t = pl.load(inp, [0, 0], [1, SIZE])
+        pl.store(t, [0, 0], data)
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def chip_orch(self, inp: pl.Tensor[[1, SIZE], pl.FP32], data: pl.InOut[pld.DistributedTensor[[1, SIZE], pl.FP32]]):
+        self.fill(inp, data)
+
+    @pl.function(level=pl.Level.HOST, role=pl.Role.Orchestrator)
+    def host_orch(self, inputs: pl.Tensor[[NR, 1, SIZE], pl.FP32]):
+        data_buf = pld.alloc_window_buffer(SIZE * 4)
+        signal_buf = pld.alloc_window_buffer((2 * (NR - 1) + 1) * NR * 4)
+        data = pld.window(data_buf, [1, SIZE], dtype=pl.FP32)
+        signal = pld.window(signal_buf, [2 * (NR - 1) + 1, NR], dtype=pl.INT32)
+        for r in pl.range(pld.world_size()):
+            self.chip_orch(inputs[r], data, device=r)
+        data = pld.tensor.allreduce(data, signal, op=pld.ReduceOp.Sum, mode="ring")
+"#;
+    let out = compile_text(text).unwrap_or_else(|m| panic!("{m:?}"));
+    let k = module(&out, "builtin_tensor_allreduce_ring__sum__fp32_kernel.pto");
+    // The return row starts at element 2*(NR-1)*NR = 24 of the signal.
+    let tail = &k[k
+        .rfind("arith.muli %c6_index, %c4_index")
+        .unwrap_or_else(|| panic!("no return-row offset:\n{k}"))..];
+    let notifies: Vec<&str> = tail.lines().filter(|l| l.contains("pto.comm.tnotify")).collect();
+    let waits = tail.lines().filter(|l| l.contains("pto.comm.twait")).count();
+    assert_eq!(notifies.len(), 2, "one credit per peer, then the clear:\n{tail}");
+    assert!(notifies[0].contains("%c1_i32") && notifies[1].contains("%cn1_i32"), "{tail}");
+    assert_eq!(waits, 1, "{tail}");
+}
