@@ -84,7 +84,8 @@ fn lower_selected(
         // with none (no body rebuild).
         let mut lowers = false;
         f.body.walk(&mut |s| {
-            lowers |= call_stmt(s).and_then(|(c, _)| c.op()).is_some_and(|d| d.lowering(kind).is_some());
+            lowers |= call_stmt(s).and_then(|(c, _)| c.op()).is_some_and(|d| d.lowering(kind).is_some())
+                || has_nested_lowering(s, kind);
         });
         if !lowers {
             continue;
@@ -110,6 +111,64 @@ fn lower_selected(
     }
     program.functions.extend(new_functions);
     diags.into_result(any)
+}
+
+/// The expressions of `s` whose nested calls run before the statement itself: the arguments
+/// of an assigned or evaluated call, and returned or yielded values (loop and branch
+/// conditions are left alone: a `while` condition runs every iteration).
+fn nested_exprs(s: &mut Stmt) -> Vec<&mut Expr> {
+    match &mut s.kind {
+        StmtKind::Assign { value, .. } | StmtKind::Eval(value) => {
+            if !matches!(value.kind, ExprKind::Call(_)) {
+                return vec![value];
+            }
+            match &mut value.kind {
+                ExprKind::Call(c) => c.args.iter_mut().collect(),
+                _ => Vec::new(),
+            }
+        }
+        StmtKind::Return(vals) | StmtKind::Yield(vals) => vals.iter_mut().collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// Whether a call [`hoist_nested`] would move sits in `s`.
+fn has_nested_lowering(s: &Stmt, kind: LoweringKind) -> bool {
+    let exprs: &[Expr] = match &s.kind {
+        StmtKind::Assign { value, .. } | StmtKind::Eval(value) => match &value.kind {
+            ExprKind::Call(c) => &c.args,
+            _ => std::slice::from_ref(value),
+        },
+        StmtKind::Return(vals) | StmtKind::Yield(vals) => vals,
+        _ => &[],
+    };
+    let mut found = false;
+    for e in exprs {
+        e.walk(&mut |x| {
+            found |= x.as_call().and_then(|c| c.op()).is_some_and(|d| d.lowering(kind).is_some())
+        });
+    }
+    found
+}
+
+/// Moves the calls nested in `s` whose op lowers at this stage into statements of their own,
+/// innermost first (their evaluation order), leaving a fresh value in their place, so the
+/// lowering sees them (`pl.assemble(out, pl.sub(a, b), [0, 0])`).
+fn hoist_nested(s: &mut Stmt, values: &mut pld_ir::Values, kind: LoweringKind) -> Vec<Stmt> {
+    let mut out = Vec::new();
+    for e in nested_exprs(s) {
+        e.walk_mut(&mut |x| {
+            let Some(c) = x.as_call().filter(|c| c.op().is_some_and(|d| d.lowering(kind).is_some())) else {
+                return;
+            };
+            let name = format!("{}_v", c.callee.name().rsplit('.').next().unwrap_or("call"));
+            let span = x.span;
+            let v = values.add(name, c.ty.clone(), span);
+            let call = std::mem::replace(x, Expr::var(v).at(span));
+            out.push(Stmt::new(StmtKind::Assign { targets: vec![v], value: call }, span));
+        });
+    }
+    out
 }
 
 struct LowerCx<'a> {
@@ -170,6 +229,12 @@ fn lower_block(block: &mut Block, f: &mut Function, depth: usize, cx: &mut Lower
         cx.loop_depth -= i64::from(is_loop);
         if pushed {
             cx.domains.pop();
+        }
+        let mut hoisted = Block { stmts: hoist_nested(&mut s, &mut f.values, cx.kind) };
+        if !hoisted.stmts.is_empty() {
+            *cx.changed = true;
+            lower_block(&mut hoisted, f, depth + 1, cx);
+            block.stmts.extend(hoisted.stmts);
         }
         let lowering = call_stmt(&s).and_then(|(c, _)| c.op()).and_then(|d| d.lowering(cx.kind));
         let Some(lowering) = lowering else {
