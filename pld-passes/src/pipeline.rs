@@ -11,6 +11,7 @@ use crate::passes::*;
 
 /// Every pass, in execution order.
 pub static PIPELINE: &[&dyn Pass] = &[
+    &NormalizeReturns,
     &OutlineHierarchyScopes,
     &OutlineIncoreScopes,
     &SynthesizeAllReduceSignals,
@@ -29,6 +30,7 @@ pub static PIPELINE: &[&dyn Pass] = &[
 
 /// The names of the passes, in execution order.
 pub static PASS_NAMES: &[&str] = &[
+    "NormalizeReturns",
     "OutlineHierarchyScopes",
     "OutlineIncoreScopes",
     "SynthesizeAllReduceSignals",
