@@ -12,23 +12,23 @@ use pld_ir::{
 use std::collections::{HashMap, HashSet};
 
 /// Rewrites every statement of `block` (recursively, children first) with `f`, which returns
-/// the statements replacing it (return `vec![stmt]` to keep it). Errors are collected.
+/// the statements replacing it (return `vec![stmt]` to keep it). Errors are collected; a
+/// statement whose rewrite failed is dropped (the pass reports the error, so its output is
+/// discarded) — keeping it would mean deep-copying every statement before its rewrite.
 pub fn map_block(
     block: &mut Block,
     f: &mut dyn FnMut(Stmt) -> Result<Vec<Stmt>, Diagnostic>,
     diags: &mut Diagnostics,
 ) {
     let old = std::mem::take(&mut block.stmts);
+    block.stmts.reserve(old.len());
     for mut s in old {
         for b in s.blocks_mut() {
             map_block(b, f, diags);
         }
-        match f(s.clone()) {
+        match f(s) {
             Ok(new) => block.stmts.extend(new),
-            Err(d) => {
-                diags.push(d);
-                block.stmts.push(s);
-            }
+            Err(d) => diags.push(d),
         }
     }
 }

@@ -5,8 +5,7 @@
 //! Whether an op is pure is the registry's answer (`arg_effects`, side-effect-only result).
 
 use crate::pass::{Pass, PassCx};
-use pld_ir::{Block, Expr, ExprKind, Program, StmtKind, ValueId};
-use std::collections::HashMap;
+use pld_ir::{Block, Expr, ExprKind, Program, StmtKind};
 
 /// See the module docs.
 pub struct DeadCodeElimination;
@@ -53,10 +52,15 @@ pub fn is_pure(e: &Expr) -> bool {
 /// after every removal round (a definition that is dead stays dead), for any statement order.
 /// Returns whether it removed anything.
 pub fn dce_block(body: &mut Block) -> bool {
-    let mut uses: HashMap<ValueId, usize> = HashMap::new();
+    // Use counts by value index (ids are dense per function).
+    let mut uses: Vec<usize> = Vec::new();
     body.walk_exprs(&mut |e| {
         if let ExprKind::Var(v) = e.kind {
-            *uses.entry(v).or_default() += 1;
+            let i = v.index();
+            if i >= uses.len() {
+                uses.resize(i + 1, 0);
+            }
+            uses[i] += 1;
         }
     });
     let mut removed = false;
@@ -67,7 +71,7 @@ pub fn dce_block(body: &mut Block) -> bool {
 }
 
 /// One backward sweep over `block`; whether it removed anything.
-fn sweep(block: &mut Block, uses: &mut HashMap<ValueId, usize>) -> bool {
+fn sweep(block: &mut Block, uses: &mut [usize]) -> bool {
     let mut removed = false;
     let mut keep = vec![true; block.stmts.len()];
     for (i, s) in block.stmts.iter_mut().enumerate().rev() {
@@ -75,10 +79,10 @@ fn sweep(block: &mut Block, uses: &mut HashMap<ValueId, usize>) -> bool {
             removed |= sweep(b, uses);
         }
         if let StmtKind::Assign { targets, value } = &s.kind {
-            if targets.iter().all(|t| uses.get(t).is_none_or(|&n| n == 0)) && is_pure(value) {
+            if targets.iter().all(|t| uses.get(t.index()).is_none_or(|&n| n == 0)) && is_pure(value) {
                 value.walk(&mut |x| {
                     if let ExprKind::Var(v) = x.kind {
-                        if let Some(n) = uses.get_mut(&v) {
+                        if let Some(n) = uses.get_mut(v.index()) {
                             *n = n.saturating_sub(1);
                         }
                     }
