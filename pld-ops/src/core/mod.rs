@@ -1,6 +1,6 @@
 //! The core (non-distributed) ops the distributed programs and the lowerings use: tile and
 //! tensor movement, creation, elementwise arithmetic, casts, reductions, views and scalar
-//! access, on-core scalar arrays ([`array`]), plus the two memory-consistency markers
+//! access, on-core scalar arrays ([`mod@array`]), plus the two memory-consistency markers
 //! `InsertCommFence` emits.
 //!
 //! Unified DSL spellings (`pl.add`, `pl.cast`, `pl.read`, …) are overloads that pick the tile
