@@ -196,6 +196,16 @@ pub fn bind_result(b: &mut Builder<'_>, results: &[ValueId], value: Expr) {
     }
 }
 
+/// Binds a lowered call to the original statement's results, or evaluates it for its effect
+/// when there are none.
+pub fn emit(b: &mut Builder<'_>, results: &[ValueId], e: Expr) {
+    if results.is_empty() {
+        b.eval(e);
+    } else {
+        b.push(pld_ir::StmtKind::Assign { targets: results.to_vec(), value: e });
+    }
+}
+
 /// A `[rows, cols]` Vec staging tile of `dtype`.
 pub fn stage_tile(
     b: &mut Builder<'_>,

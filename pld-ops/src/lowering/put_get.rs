@@ -8,7 +8,7 @@
 //! - `pld.tensor.put` of a computed value (a tile) is a user error pointing at
 //!   `pld.tensor.remote_store`.
 
-use super::comm::product;
+use super::comm::{emit, product};
 use pld_ir::{register_lowering, Attr, Builder, Call, Diagnostic, Expr, LoweringKind, Span, Type, ValueId};
 
 fn stage_dim(extent: &Expr, chunk: i64, op: &str, what: &str, span: Span) -> Result<i64, Diagnostic> {
@@ -111,12 +111,3 @@ fn lower_get(b: &mut Builder<'_>, call: &Call, results: &[ValueId], span: Span) 
 
 register_lowering!("pld.tensor.put", LoweringKind::TensorToTile, lower_put);
 register_lowering!("pld.tensor.get", LoweringKind::TensorToTile, lower_get);
-
-/// Evaluates `e`, or binds the original statement's results to it.
-pub(super) fn emit(b: &mut Builder<'_>, results: &[ValueId], e: Expr) {
-    if results.is_empty() {
-        b.eval(e);
-    } else {
-        b.push(pld_ir::StmtKind::Assign { targets: results.to_vec(), value: e });
-    }
-}

@@ -3,6 +3,7 @@
 //! source is bridged by a `tile.load` of its whole shape into Vec, a tile source (a computed
 //! value, Vec or Acc) passes through unchanged. No staging tile.
 
+use super::comm::emit;
 use pld_ir::{register_lowering, Attr, Builder, Call, Diagnostic, Expr, LoweringKind, Span, Type, ValueId};
 
 fn lower_remote_store(
@@ -32,11 +33,7 @@ fn lower_remote_store(
     }
     let attrs: Vec<(&str, Attr)> = call.attrs.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
     let e = b.op("pld.tile.remote_store", args, attrs)?;
-    if results.is_empty() {
-        b.eval(e);
-    } else {
-        b.push(pld_ir::StmtKind::Assign { targets: results.to_vec(), value: e });
-    }
+    emit(b, results, e);
     Ok(())
 }
 

@@ -5,6 +5,7 @@
 //! `tensor.assemble(target, source, offsets)` is the store it means,
 //! `tile.store(source, offsets, target)`, its source bridged to a Vec tile like an operand.
 
+use super::comm::emit;
 use pld_ir::{register_lowering, Attr, Builder, Call, Diagnostic, Expr, LoweringKind, Span, ValueId};
 
 /// A tile operand for `e`: `e` itself when it is a tile, else a Vec load of the whole tensor.
@@ -37,11 +38,7 @@ fn lower(b: &mut Builder<'_>, call: &Call, results: &[ValueId], span: Span) -> R
     }
     let attrs: Vec<(&str, Attr)> = call.attrs.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
     let e = b.op(&tile_op, args, attrs)?;
-    if results.is_empty() {
-        b.eval(e);
-    } else {
-        b.push(pld_ir::StmtKind::Assign { targets: results.to_vec(), value: e });
-    }
+    emit(b, results, e);
     Ok(())
 }
 
@@ -58,11 +55,7 @@ fn lower_assemble(
     };
     let tile = as_tile(b, source)?;
     let e = b.op("tile.store", vec![tile, offsets.clone(), target.clone()], attrs)?;
-    if results.is_empty() {
-        b.eval(e);
-    } else {
-        b.push(pld_ir::StmtKind::Assign { targets: results.to_vec(), value: e });
-    }
+    emit(b, results, e);
     Ok(())
 }
 
