@@ -30,9 +30,21 @@ impl Pass for ConvertTensorToTileOps {
         &[Property::IncoreTileOps]
     }
     fn run(&self, program: &mut Program, cx: &mut PassCx) -> Result<(), pld_ir::Diagnostics> {
+        // Changes: every InCore kernel (conservatively) and the functions lowerings add; the
+        // callers too when a kernel gains an exit-store parameter (then: everything).
+        cx.report_changes();
+        let mut arity = Vec::new();
+        for f in program.functions.iter().filter(|f| f.kind == FunctionKind::InCore) {
+            cx.changed(&f.name);
+            arity.push(f.params.len());
+        }
         apply_lowerings(program, LoweringKind::TensorToTile, cx.target, &|f| f.kind == FunctionKind::InCore)?;
         let mut diags = Diagnostics::new();
         exit_stores(program, cx.target, &mut diags);
+        let kernels = program.functions.iter().filter(|f| f.kind == FunctionKind::InCore);
+        if kernels.map(|f| f.params.len()).ne(arity.iter().copied()) {
+            cx.changed_everything();
+        }
         for f in program.functions.iter_mut().filter(|f| f.kind == FunctionKind::InCore) {
             if let Err(d) = upgrade_directions(f) {
                 diags.push(d);

@@ -22,7 +22,7 @@ impl Pass for OutlineHierarchyScopes {
     fn produced(&self) -> &'static [Property] {
         &[]
     }
-    fn run(&self, program: &mut Program, _cx: &mut PassCx) -> Result<(), Diagnostics> {
-        outline_program(program, Outlined::Chip)
+    fn run(&self, program: &mut Program, cx: &mut PassCx) -> Result<(), Diagnostics> {
+        outline_program(program, Outlined::Chip, cx)
     }
 }

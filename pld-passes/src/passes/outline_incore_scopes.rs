@@ -33,8 +33,8 @@ impl Pass for OutlineIncoreScopes {
     fn produced(&self) -> &'static [Property] {
         &[Property::SplitIncoreOrch]
     }
-    fn run(&self, program: &mut Program, _cx: &mut PassCx) -> Result<(), Diagnostics> {
-        outline_program(program, Outlined::Kernel)
+    fn run(&self, program: &mut Program, cx: &mut PassCx) -> Result<(), Diagnostics> {
+        outline_program(program, Outlined::Kernel, cx)
     }
 }
 
@@ -68,12 +68,25 @@ impl Outlined {
     }
 }
 
-/// Outlines every region of `what` from the functions it applies to.
-pub(crate) fn outline_program(program: &mut Program, what: Outlined) -> Result<(), Diagnostics> {
+/// Outlines every region of `what` from the functions it applies to; reports to `cx` the
+/// functions it outlines from (the outlined ones are new).
+pub(crate) fn outline_program(
+    program: &mut Program,
+    what: Outlined,
+    cx: &mut PassCx,
+) -> Result<(), Diagnostics> {
     let mut taken: HashSet<String> = program.functions.iter().map(|f| f.name.clone()).collect();
     let mut diags = Diagnostics::new();
     let mut outlined = Vec::new();
+    cx.report_changes();
     for f in program.functions.iter_mut().filter(|f| what.outlines_from(f)) {
+        // A function without a region (anywhere: the outermost one is reached) is left as is.
+        let mut any = false;
+        f.body.walk(&mut |s| any |= is_region(s, what));
+        if !any {
+            continue;
+        }
+        cx.changed(&f.name);
         let mut body = std::mem::take(&mut f.body);
         let mut uses = HashMap::new();
         count_uses(&body.stmts, &mut uses);
