@@ -133,3 +133,29 @@ fn a_query_nested_in_an_expression_reads_the_context_parameter() {
     assert!(kern.contains("pld.system.rank(win_ctx)"), "{kern}");
     assert!(!kern.contains("get_comm_ctx"), "{kern}");
 }
+
+#[test]
+fn a_context_parameter_name_avoids_the_function_s_value_names() {
+    init();
+    // The kernel already has a value named `win_ctx` (its own query) and two windows whose
+    // context names would collide with it and with each other's suffix.
+    let mut kb = FunctionBuilder::new("kern", FunctionKind::Aiv);
+    let w = kb.param("win", dist(&[4, 8], DataType::FP32), Direction::InOut);
+    let _w1 = kb.param("win_ctx", dist(&[4, 8], DataType::FP32), Direction::InOut);
+    kb.body(|b| {
+        let ctx = b.assign_op("win_ctx_1", "pld.system.get_comm_ctx", vec![Expr::var(w)], vec![])?;
+        b.assign_op("me", "pld.system.rank", vec![Expr::var(ctx)], vec![])?;
+        Ok(())
+    })
+    .unwrap();
+    let mut p = Program::new("p");
+    p.add_function(kb.finish());
+    run(&mut p, &["MaterializeDistTensorCtx"]).unwrap();
+    let kern = func_text(&p, "kern");
+    // `win_ctx` and `win_ctx_1` are taken: the first window's context is `win_ctx_2`; the
+    // second window (`win_ctx`) gets `win_ctx_ctx`.
+    check_in_order(
+        &kern,
+        &["win_ctx_2: pld.CommCtx", "win_ctx_ctx: pld.CommCtx", "pld.system.rank(win_ctx_2)"],
+    );
+}

@@ -12,7 +12,6 @@
 
 use crate::ops::GET_COMM_CTX;
 use crate::pass::{Pass, PassCx, Property};
-use crate::util::fresh_name;
 use pld_ir::{
     Block, Builder, Callee, Diagnostic, Diagnostics, Direction, Expr, ExprKind, Function, FunctionKind,
     Param, Program, Stmt, StmtKind, Type, ValueId,
@@ -51,10 +50,24 @@ impl Pass for MaterializeDistTensorCtx {
             let mut changed = false;
             if let Some(idx) = plans.get(&f.name) {
                 changed = true;
-                let mut taken: HashSet<String> = f.values.iter().map(|(_, d)| d.name.clone()).collect();
-                for &i in idx {
+                // Fresh names as `fresh_name` picks them (first free `base`, `base_1`, …), against
+                // the function's value names borrowed rather than copied.
+                let names: Vec<String> = {
+                    let taken: HashSet<&str> = f.values.iter().map(|(_, d)| d.name.as_str()).collect();
+                    let mut names: Vec<String> = Vec::with_capacity(idx.len());
+                    for &i in idx {
+                        let base = format!("{}_ctx", f.values.name(f.params[i].value));
+                        let (mut name, mut k) = (base.clone(), 1);
+                        while taken.contains(name.as_str()) || names.contains(&name) {
+                            name = format!("{base}_{k}");
+                            k += 1;
+                        }
+                        names.push(name);
+                    }
+                    names
+                };
+                for (&i, name) in idx.iter().zip(names) {
                     let pv = f.params[i].value;
-                    let name = fresh_name(&mut taken, &format!("{}_ctx", f.values.name(pv)));
                     let c = f.values.add(name, Type::CommCtx, f.span);
                     ctx_of.insert(pv, c);
                 }
