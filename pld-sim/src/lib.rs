@@ -31,7 +31,7 @@
 //!   epochs, self-clearing credit cells (negative self AtomicAdd) checked at the end of the run.
 //! - **Persistent workers** ([`Persistent`]): windows kept across calls, optionally reset.
 //! - **Schedules** ([`Schedule`]): deterministic round robin, seeded random, or one OS thread
-//!   per rank over a mutex-guarded world. A scheduling turn runs a core until it parks, ends
+//!   per rank with one lock per window. A scheduling turn runs a core until it parks, ends
 //!   or has executed [`sched::QUANTUM_OPS`] ops (a seeded length under `Random`).
 //!
 //! ## Not modelled
@@ -132,7 +132,8 @@ pub enum Schedule {
     Deterministic,
     /// Seeded random interleaving.
     Random(u64),
-    /// One OS thread per rank over a shared, mutex-guarded world (non-deterministic interleaving).
+    /// One OS thread per rank, windows shared behind one lock per window (non-deterministic
+    /// interleaving).
     Parallel,
 }
 
@@ -434,7 +435,10 @@ fn run_in(
     let outputs = outs
         .into_iter()
         .map(|(name, buf, dtype, shape)| {
-            let data = host.get(buf).cloned().unwrap_or_default();
+            let data = host
+                .get(buf)
+                .map(|h| h.lock().unwrap_or_else(|e| e.into_inner()).clone())
+                .unwrap_or_default();
             (name, HostTensor { dtype, shape: shape.iter().map(|&x| x as usize).collect(), data })
         })
         .collect();

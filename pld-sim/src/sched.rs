@@ -510,7 +510,7 @@ impl<'p> RankLocal<'p> {
     fn parked(&self, world: &World, live: &[usize]) -> Vec<ParkedCore> {
         let mut out = Vec::new();
         let mut add = |kernel: String, p: &Park, span: Span| {
-            let meta = world.cells.get(&(p.cell.domain, p.cell.owner, p.cell.offset));
+            let writers = world.cell_writers(p.cell);
             out.push(ParkedCore {
                 rank: self.r,
                 kernel,
@@ -518,7 +518,7 @@ impl<'p> RankLocal<'p> {
                 cell: world.cell_name(p.cell),
                 predicate: p.describe(),
                 value: world.cell_value(p.cell),
-                writers: meta.map(|m| m.writers.iter().copied().collect()).unwrap_or_default(),
+                writers,
                 could_notify: live.to_vec(),
             });
         };
@@ -576,6 +576,16 @@ pub const QUANTUM_OPS: u32 = 64;
 
 /// Yields a blocked rank thread of the parallel schedule spins through before it sleeps.
 const SPIN_YIELDS: u32 = 200;
+
+/// What the rank threads of the parallel schedule share (under one mutex).
+struct ParShared {
+    blocked: usize,
+    done: usize,
+    fault: Option<Fault>,
+    parked: Vec<Vec<ParkedCore>>,
+    live: Vec<bool>,
+    waiting: Vec<Option<u64>>,
+}
 
 /// The scheduler state of one run.
 pub struct Sched<'p, 'c> {
@@ -695,27 +705,19 @@ impl<'p, 'c> Sched<'p, 'c> {
         }
     }
 
-    /// One OS thread per rank; the world is shared behind a mutex (each step holds it), a
-    /// notify bumps an epoch and wakes blocked ranks; when every unfinished rank is blocked
-    /// at the same epoch the run has deadlocked.
+    /// One OS thread per rank, each on its own [`World::fork`] handle (windows and host
+    /// buffers shared, each behind its own lock; clocks and counters per rank, merged at the
+    /// end); a notify bumps an epoch and wakes blocked ranks; when every unfinished rank is
+    /// blocked at the same epoch the run has deadlocked.
     fn parallel_loop(&mut self, world: &mut World) -> Result<(), Fault> {
-        use std::sync::atomic::{AtomicU64, Ordering};
+        use std::sync::atomic::AtomicU64;
         use std::sync::{Condvar, Mutex};
-        struct Shared {
-            blocked: usize,
-            done: usize,
-            fault: Option<Fault>,
-            parked: Vec<Vec<ParkedCore>>,
-            live: Vec<bool>,
-            waiting: Vec<Option<u64>>,
-        }
         let n = self.ranks.len();
         let cfg = self.cfg;
         let program = self.program;
         let syms = self.syms.clone();
-        let wm = Mutex::new(std::mem::replace(world, World::new(0)));
         let epoch = AtomicU64::new(0);
-        let shared = Mutex::new(Shared {
+        let shared = Mutex::new(ParShared {
             blocked: 0,
             done: 0,
             fault: None,
@@ -724,137 +726,36 @@ impl<'p, 'c> Sched<'p, 'c> {
             waiting: vec![None; n],
         });
         let cv = Condvar::new();
-        let ranks = std::mem::take(&mut self.ranks);
-        let traces: Vec<Vec<TraceEvent>> = std::thread::scope(|scope| {
-            let handles: Vec<_> = ranks
+        // One worker thread per available core (at most one per rank); worker k runs ranks
+        // k, k + W, … in turns, so a blocked rank hands its core to a sibling instead of to
+        // the OS scheduler.
+        let nworkers = std::thread::available_parallelism().map_or(2, |x| x.get()).clamp(1, n.max(1));
+        let mut groups: Vec<Vec<RankLocal<'p>>> = (0..nworkers).map(|_| Vec::new()).collect();
+        for (k, rl) in std::mem::take(&mut self.ranks).into_iter().enumerate() {
+            groups[k % nworkers].push(rl);
+        }
+        let done: Vec<(Vec<TraceEvent>, World, Vec<usize>)> = std::thread::scope(|scope| {
+            let handles: Vec<_> = groups
                 .into_iter()
-                .map(|mut rl| {
-                    let (wm, epoch, shared, cv, syms) = (&wm, &epoch, &shared, &cv, &syms);
+                .map(|mut group| {
+                    let (epoch, shared, cv, syms) = (&epoch, &shared, &cv, &syms);
+                    // Each worker has its own handle: windows and host buffers are shared
+                    // behind per-window locks, so ranks on different workers run in parallel.
+                    let mut w = world.fork();
+                    let ids: Vec<usize> = group.iter().map(|rl| rl.r).collect();
                     scope.spawn(move || {
-                        let env = Env { syms, program };
-                        let mut trace = Vec::new();
-                        let fail = |f: Fault| {
-                            let mut s = shared.lock().unwrap_or_else(|e| e.into_inner());
-                            s.fault.get_or_insert(f);
-                            drop(s);
-                            cv.notify_all();
-                        };
-                        loop {
-                            if shared.lock().unwrap_or_else(|e| e.into_inner()).fault.is_some() {
-                                return trace;
-                            }
-                            let e = epoch.load(Ordering::SeqCst);
-                            let mut w = wm.lock().unwrap_or_else(|e| e.into_inner());
-                            for _ in 0..4 {
-                                match rl.advance(&mut w, cfg) {
-                                    Ok(true) => {}
-                                    Ok(false) => break,
-                                    Err(f) => {
-                                        drop(w);
-                                        fail(f);
-                                        return trace;
-                                    }
-                                }
-                            }
-                            let runnable = rl.runnable();
-                            if runnable.is_empty() {
-                                let mut s = shared.lock().unwrap_or_else(|e| e.into_inner());
-                                if rl.idle() {
-                                    s.done += 1;
-                                    s.live[rl.r] = false;
-                                    s.parked[rl.r].clear();
-                                    drop(s);
-                                    drop(w);
-                                    cv.notify_all();
-                                    return trace;
-                                }
-                                let live: Vec<usize> = (0..n).filter(|&k| s.live[k]).collect();
-                                s.parked[rl.r] = rl.parked(&w, &live);
-                                drop(w);
-                                s.blocked += 1;
-                                s.waiting[rl.r] = Some(e);
-                                let mut spun = false;
-                                loop {
-                                    if s.fault.is_some() {
-                                        return trace;
-                                    }
-                                    if epoch.load(Ordering::SeqCst) != e {
-                                        break;
-                                    }
-                                    // Deadlock only when every unfinished rank blocked after the
-                                    // latest notify (a stale waiter is about to wake and retry).
-                                    let cur = epoch.load(Ordering::SeqCst);
-                                    if s.blocked + s.done == n
-                                        && s.waiting.iter().all(|x| x.is_none_or(|w| w == cur))
-                                    {
-                                        let live: Vec<usize> = (0..n).filter(|&k| s.live[k]).collect();
-                                        let parked: Vec<ParkedCore> =
-                                            s.parked.iter().flatten().cloned().collect();
-                                        s.fault = Some(deadlock_fault(parked, &live, n, cfg));
-                                        drop(s);
-                                        cv.notify_all();
-                                        return trace;
-                                    }
-                                    // Spin (yielding the core) once before sleeping: a peer
-                                    // usually notifies within microseconds, and a condvar
-                                    // round trip costs more than that. Then every check above
-                                    // runs again under the lock before the wait (a rank that
-                                    // finished meanwhile notified nobody).
-                                    if !spun {
-                                        spun = true;
-                                        drop(s);
-                                        for _ in 0..SPIN_YIELDS {
-                                            if epoch.load(Ordering::SeqCst) != e {
-                                                break;
-                                            }
-                                            std::thread::yield_now();
-                                        }
-                                        s = shared.lock().unwrap_or_else(|e| e.into_inner());
-                                        continue;
-                                    }
-                                    s = cv.wait(s).unwrap_or_else(|e| e.into_inner());
-                                }
-                                s.blocked -= 1;
-                                s.waiting[rl.r] = None;
-                                s.parked[rl.r].clear();
-                                continue;
-                            }
-                            rl.rr = rl.rr.wrapping_add(1);
-                            let i = runnable[rl.rr % runnable.len()];
-                            match rl.quantum(
-                                i,
-                                &mut w,
-                                &env,
-                                cfg,
-                                QUANTUM_OPS,
-                                cfg.trace.then_some(&mut trace),
-                            ) {
-                                Ok(q) => {
-                                    drop(w);
-                                    if q.notified {
-                                        epoch.fetch_add(1, Ordering::SeqCst);
-                                        let s = shared.lock().unwrap_or_else(|e| e.into_inner());
-                                        // Sleepers re-check the epoch under this lock before
-                                        // waiting, so with none blocked nobody needs a wake-up.
-                                        if s.blocked > 0 {
-                                            cv.notify_all();
-                                        }
-                                    }
-                                }
-                                Err(f) => {
-                                    drop(w);
-                                    fail(f);
-                                    return trace;
-                                }
-                            }
-                        }
+                        let trace = worker(&mut group, &mut w, epoch, shared, cv, syms, program, cfg, n);
+                        (trace, w, ids)
                     })
                 })
                 .collect();
-            handles.into_iter().map(|h| h.join().unwrap_or_default()).collect()
+            handles.into_iter().filter_map(|h| h.join().ok()).collect()
         });
-        *world = wm.into_inner().unwrap_or_else(|e| e.into_inner());
-        let mut all: Vec<TraceEvent> = traces.into_iter().flatten().collect();
+        let mut all = Vec::new();
+        for (trace, w, ids) in done {
+            world.join(w, &ids);
+            all.extend(trace);
+        }
         all.sort_by_key(|e| (e.ts, e.rank));
         self.trace = all;
         match shared.into_inner().unwrap_or_else(|e| e.into_inner()).fault {
@@ -864,14 +765,152 @@ impl<'p, 'c> Sched<'p, 'c> {
     }
 }
 
+/// The body of one worker thread of the parallel schedule (a group of ranks, each running
+/// in turn); returns its trace events.
+#[allow(clippy::too_many_arguments)]
+fn worker<'p>(
+    group: &mut [RankLocal<'p>],
+    w: &mut World,
+    epoch: &std::sync::atomic::AtomicU64,
+    shared: &std::sync::Mutex<ParShared>,
+    cv: &std::sync::Condvar,
+    syms: &HashMap<String, i64>,
+    program: &'p Program,
+    cfg: &SimConfig,
+    n: usize,
+) -> Vec<TraceEvent> {
+    use std::sync::atomic::Ordering;
+    let env = Env { syms, program };
+    let mut trace = Vec::new();
+    let fail = |f: Fault| {
+        let mut s = shared.lock().unwrap_or_else(|e| e.into_inner());
+        s.fault.get_or_insert(f);
+        drop(s);
+        cv.notify_all();
+    };
+    let mut finished = vec![false; group.len()];
+    loop {
+        if shared.lock().unwrap_or_else(|e| e.into_inner()).fault.is_some() {
+            return trace;
+        }
+        let e = epoch.load(Ordering::SeqCst);
+        let mut progressed = false;
+        for (k, rl) in group.iter_mut().enumerate() {
+            if finished[k] {
+                continue;
+            }
+            for _ in 0..4 {
+                match rl.advance(w, cfg) {
+                    Ok(true) => {}
+                    Ok(false) => break,
+                    Err(f) => {
+                        fail(f);
+                        return trace;
+                    }
+                }
+            }
+            let runnable = rl.runnable();
+            if runnable.is_empty() {
+                if rl.idle() {
+                    finished[k] = true;
+                    let mut s = shared.lock().unwrap_or_else(|e| e.into_inner());
+                    s.done += 1;
+                    s.live[rl.r] = false;
+                    s.parked[rl.r].clear();
+                    drop(s);
+                    cv.notify_all();
+                }
+                continue;
+            }
+            progressed = true;
+            rl.rr = rl.rr.wrapping_add(1);
+            let i = runnable[rl.rr % runnable.len()];
+            match rl.quantum(i, w, &env, cfg, QUANTUM_OPS, cfg.trace.then_some(&mut trace)) {
+                Ok(q) => {
+                    if q.notified {
+                        epoch.fetch_add(1, Ordering::SeqCst);
+                        let s = shared.lock().unwrap_or_else(|e| e.into_inner());
+                        // Sleepers re-check the epoch under this lock before waiting, so with
+                        // none blocked nobody needs a wake-up.
+                        if s.blocked > 0 {
+                            cv.notify_all();
+                        }
+                    }
+                }
+                Err(f) => {
+                    fail(f);
+                    return trace;
+                }
+            }
+        }
+        if finished.iter().all(|&f| f) {
+            return trace;
+        }
+        if progressed {
+            continue;
+        }
+        // Every unfinished rank of this worker is blocked: park them all at epoch `e`.
+        let mut s = shared.lock().unwrap_or_else(|e| e.into_inner());
+        let live: Vec<usize> = (0..n).filter(|&k| s.live[k]).collect();
+        let mine: Vec<usize> = (0..group.len()).filter(|&k| !finished[k]).collect();
+        for &k in &mine {
+            let r = group[k].r;
+            s.parked[r] = group[k].parked(w, &live);
+            s.waiting[r] = Some(e);
+        }
+        s.blocked += mine.len();
+        let mut spun = false;
+        loop {
+            if s.fault.is_some() {
+                return trace;
+            }
+            if epoch.load(Ordering::SeqCst) != e {
+                break;
+            }
+            // Deadlock only when every unfinished rank blocked after the latest notify (a
+            // stale waiter is about to wake and retry).
+            let cur = epoch.load(Ordering::SeqCst);
+            if s.blocked + s.done == n && s.waiting.iter().all(|x| x.is_none_or(|w| w == cur)) {
+                let live: Vec<usize> = (0..n).filter(|&k| s.live[k]).collect();
+                let parked: Vec<ParkedCore> = s.parked.iter().flatten().cloned().collect();
+                s.fault = Some(deadlock_fault(parked, &live, n, cfg));
+                drop(s);
+                cv.notify_all();
+                return trace;
+            }
+            // Spin (yielding the core) once before sleeping: a peer usually notifies within
+            // microseconds, and a condvar round trip costs more than that. Then every check
+            // above runs again under the lock before the wait (a rank that finished meanwhile
+            // notified nobody).
+            if !spun {
+                spun = true;
+                drop(s);
+                for _ in 0..SPIN_YIELDS {
+                    if epoch.load(Ordering::SeqCst) != e {
+                        break;
+                    }
+                    std::thread::yield_now();
+                }
+                s = shared.lock().unwrap_or_else(|e| e.into_inner());
+                continue;
+            }
+            s = cv.wait(s).unwrap_or_else(|e| e.into_inner());
+        }
+        s.blocked -= mine.len();
+        for &k in &mine {
+            let r = group[k].r;
+            s.waiting[r] = None;
+            s.parked[r].clear();
+        }
+    }
+}
+
 /// End-of-run checks: every self-clearing signal cell is back at zero.
 fn end_checks(world: &World) -> Result<(), Fault> {
     let leaks: Vec<String> = world
-        .cells
-        .iter()
-        .filter(|(_, m)| m.credit)
-        .filter_map(|(&(domain, owner, offset), _)| {
-            let r = crate::world::Resolved { domain, owner, offset };
+        .credit_cells()
+        .into_iter()
+        .filter_map(|r| {
             let v = world.cell_value(r);
             (v != 0).then(|| format!("{} = {v}", world.cell_name(r)))
         })

@@ -20,6 +20,7 @@ use crate::value::{Mem, TRef};
 use pld_ir::{DataType, Span};
 use pld_runtime_abi::{CommContext, ReduceOp};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 /// The byte window memory is filled with before anything writes it.
 pub const GARBAGE: u8 = 0xFF;
@@ -52,8 +53,9 @@ pub struct Domain {
     pub allocs: Vec<usize>,
     /// Window bytes per rank.
     pub win_size: u64,
-    /// One window arena per member.
-    pub arenas: Vec<Vec<u8>>,
+    /// One window per member: its bytes and checker state behind one lock (shared by the
+    /// handles of a parallel run, see [`World::fork`]).
+    pub wins: Vec<Arc<Mutex<WinState>>>,
     /// One CommContext per member.
     pub ctx: Vec<CommContext>,
 }
@@ -63,6 +65,36 @@ impl Domain {
     pub fn drank(&self, g: usize) -> Option<usize> {
         self.members.iter().position(|&m| m == g)
     }
+}
+
+/// One rank's window: its bytes and everything checked against them, under one lock, so an
+/// access (bounds, race records, bytes) and a notify or wait (cell value and its released
+/// clock) are each atomic.
+#[derive(Debug, Default)]
+pub struct WinState {
+    /// The window's bytes.
+    pub bytes: Vec<u8>,
+    /// Race records.
+    shadow: Shadow,
+    /// Insertion counter of race records.
+    seq: u64,
+    /// Written byte intervals, sorted and disjoint.
+    written: Vec<(u64, u64)>,
+    /// Signal-cell metadata keyed by byte offset.
+    pub cells: BTreeMap<u64, CellMeta>,
+}
+
+/// Locks a window (a poisoned lock still holds consistent bytes: every update is complete
+/// before anything can panic).
+pub fn lock(w: &Mutex<WinState>) -> MutexGuard<'_, WinState> {
+    w.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Interned (op, kernel) names of race records.
+#[derive(Debug, Default)]
+struct Sites {
+    list: Vec<(String, String)>,
+    ids: HashMap<(String, String), u32>,
 }
 
 /// Access kinds for the race checker.
@@ -266,23 +298,18 @@ impl Stats {
 pub struct World {
     /// Number of global ranks.
     pub nranks: usize,
-    /// Host/GM buffers.
-    pub host: Vec<Vec<u8>>,
+    /// Host/GM buffers (shared by the handles of a parallel run).
+    pub host: Vec<Arc<Mutex<Vec<u8>>>>,
     /// Comm domains.
     pub domains: Vec<Domain>,
     /// Named buffers.
     pub allocs: Vec<Alloc>,
-    /// Signal-cell metadata keyed by (domain, owner domain rank, byte offset).
-    pub cells: BTreeMap<(usize, usize, u64), CellMeta>,
-    /// Race records per window, `[domain][owner]`.
-    shadow: Vec<Vec<Shadow>>,
     /// Reused list of subsumed record ids.
     drop_ids: Vec<u32>,
-    /// Insertion counter of race records.
-    seq: u64,
-    /// Interned (op, kernel) names of race records.
-    sites: Vec<(String, String)>,
-    site_ids: HashMap<(String, String), u32>,
+    /// Interned (op, kernel) names of race records (shared by the handles of a run).
+    sites: Arc<Mutex<Sites>>,
+    /// The site last interned by this handle.
+    site_hit: Option<(String, String, u32)>,
     /// Vector clock of each global rank.
     pub vc: Vec<Vec<u32>>,
     /// Accounting.
@@ -301,8 +328,6 @@ pub struct World {
     pub lane_notifies: HashMap<(usize, String, Span), String>,
     /// Persistent re-run: allocations are matched in order against the existing ones.
     pub reuse: Option<usize>,
-    /// Written byte intervals of each window (domain, owner), sorted and disjoint.
-    written: Vec<Vec<Vec<(u64, u64)>>>,
     /// Warnings of the run (undefined-byte reads, counter overflow), each reported once.
     pub warnings: Vec<String>,
     warned: BTreeSet<(usize, usize, &'static str)>,
@@ -310,8 +335,6 @@ pub struct World {
     scratch: Vec<u8>,
     /// Reused buffer for the row starts of an access.
     starts: Vec<i64>,
-    /// The site last interned.
-    site_hit: u32,
     /// Traffic not yet merged into `stats`: (rank, op kind, remote, bytes); see
     /// [`World::flush_traffic`].
     traffic: Vec<(usize, String, bool, u64)>,
@@ -333,12 +356,9 @@ impl World {
             host: Vec::new(),
             domains: Vec::new(),
             allocs: Vec::new(),
-            cells: BTreeMap::new(),
-            shadow: Vec::new(),
             drop_ids: Vec::new(),
-            seq: 0,
-            sites: Vec::new(),
-            site_ids: HashMap::new(),
+            sites: Arc::default(),
+            site_hit: None,
             vc,
             stats: Stats {
                 notifies: vec![0; nranks],
@@ -353,12 +373,10 @@ impl World {
             unfenced: vec![Vec::new(); nranks],
             lane_notifies: HashMap::new(),
             reuse: None,
-            written: Vec::new(),
             warnings: Vec::new(),
             warned: BTreeSet::new(),
             scratch: Vec::new(),
             starts: Vec::new(),
-            site_hit: 0,
             traffic: Vec::new(),
             traffic_hit: [0; 2],
         }
@@ -370,7 +388,7 @@ impl World {
             members,
             allocs: Vec::new(),
             win_size: 0,
-            arenas: Vec::new(),
+            wins: Vec::new(),
             ctx: Vec::new(),
         });
         self.domains.len() - 1
@@ -409,8 +427,8 @@ impl World {
     /// Creates the arenas and CommContexts of every domain (after the host pass carved them).
     pub fn finalize(&mut self) -> Result<(), Fault> {
         for (di, dom) in self.domains.iter_mut().enumerate() {
-            if dom.arenas.len() == dom.members.len()
-                && dom.arenas.first().is_some_and(|a| a.len() as u64 == dom.win_size)
+            if dom.wins.len() == dom.members.len()
+                && dom.wins.first().is_some_and(|w| lock(w).bytes.len() as u64 == dom.win_size)
             {
                 // Already materialised by an earlier call of a persistent worker.
                 continue;
@@ -420,15 +438,19 @@ impl World {
             // Every byte is written once here (garbage, or zero for zeroed buffers): the pages
             // are faulted in by one write each, instead of a read fault on the shared zero page
             // and a second, copying fault at the first store.
-            dom.arenas = (0..n).map(|_| vec![GARBAGE; dom.win_size as usize]).collect();
+            let mut arenas: Vec<Vec<u8>> = (0..n).map(|_| vec![GARBAGE; dom.win_size as usize]).collect();
             for &a in &dom.allocs {
                 let al = &self.allocs[a];
                 if al.zeroed {
-                    for arena in &mut dom.arenas {
+                    for arena in &mut arenas {
                         arena[al.offset as usize..(al.offset + al.rounded) as usize].fill(0);
                     }
                 }
             }
+            dom.wins = arenas
+                .into_iter()
+                .map(|bytes| Arc::new(Mutex::new(WinState { bytes, ..WinState::default() })))
+                .collect();
             dom.ctx.clear();
             for (me, &g) in dom.members.iter().enumerate() {
                 // Every rank maps the domain's windows at its own virtual addresses.
@@ -448,13 +470,20 @@ impl World {
     pub fn next_call(&mut self, reset: bool) {
         self.reuse = Some(0);
         self.host.clear();
-        self.shadow.clear();
+        for dom in &self.domains {
+            for w in &dom.wins {
+                let mut w = lock(w);
+                w.shadow = Shadow::default();
+                if reset {
+                    w.written.clear();
+                    w.bytes.fill(0);
+                    w.cells.clear();
+                }
+            }
+        }
         self.lane_notifies.clear();
         self.warnings.clear();
         self.warned.clear();
-        if reset {
-            self.written.clear();
-        }
         self.scope_stack.clear();
         self.unfenced.iter_mut().for_each(Vec::clear);
         self.notified.iter_mut().for_each(|x| *x = false);
@@ -462,19 +491,11 @@ impl World {
         self.traffic.clear();
         self.stats =
             Stats { notifies: vec![0; n], waits: vec![0; n], barrier_rounds: vec![0; n], ..Stats::default() };
-        if reset {
-            for dom in &mut self.domains {
-                for a in &mut dom.arenas {
-                    a.fill(0);
-                }
-            }
-            self.cells.clear();
-        }
     }
 
     /// Allocates a host buffer holding `bytes`.
     pub fn host_buffer(&mut self, bytes: Vec<u8>) -> usize {
-        self.host.push(bytes);
+        self.host.push(Arc::new(Mutex::new(bytes)));
         self.host.len() - 1
     }
 
@@ -824,7 +845,15 @@ impl World {
         match view.mem {
             Mem::Host(buf) => {
                 let b = view.base as i64;
-                let len = self.host.get(buf).map_or(0, Vec::len) as i64;
+                let Some(hb) = self.host.get(buf).map(Arc::clone) else {
+                    return Err(Fault::new(
+                        ReportKind::OutOfBounds,
+                        span,
+                        format!("{op} on rank {g}: access outside a host tensor of 0 bytes"),
+                    ));
+                };
+                let mut mem = hb.lock().unwrap_or_else(|e| e.into_inner());
+                let len = mem.len() as i64;
                 if b + lo_e * eb < 0 || b + (hi_e + 1) * eb > len {
                     return Err(Fault::new(
                         ReportKind::OutOfBounds,
@@ -832,9 +861,9 @@ impl World {
                         format!("{op} on rank {g}: access outside a host tensor of {len} bytes"),
                     ));
                 }
-                let mem = &mut self.host[buf];
                 let rows = Rows { base: b, starts, cols, cstride, eb };
-                rows.apply(dt, mem, data);
+                rows.apply(dt, &mut mem, data);
+                drop(mem);
                 self.count(g, op, false, bytes);
             }
             Mem::Window { domain, alloc } => {
@@ -861,22 +890,44 @@ impl World {
                     ));
                 }
                 let owner = first.owner;
-                self.track_defined(domain, owner, alloc, g, first.offset, last.offset + 1, write, op);
+                let arc = Arc::clone(&self.domains[domain].wins[owner]);
+                let mut win = lock(&arc);
+                let win = &mut *win;
+                self.track_defined(
+                    &mut win.written,
+                    owner,
+                    alloc,
+                    g,
+                    first.offset,
+                    last.offset + 1,
+                    write,
+                    op,
+                );
                 // Base byte of element 0 in the owner's window.
                 let base0 = first.offset as i64 - lo_e * eb;
                 // A plain write that leaves every byte as it was (a self-copy, an idempotent
                 // re-store) cannot be observed by anyone, so it is not a race candidate.
                 let rows = Rows { base: base0, starts, cols, cstride, eb };
                 let silent = match data {
-                    Data::WriteBytes(src) => rows.equal(&self.domains[domain].arenas[owner], src),
+                    Data::WriteBytes(src) => rows.equal(&win.bytes, src),
                     _ => false,
                 };
                 if self.check_races && !silent {
-                    self.check_race(domain, owner, g, first.offset, last.offset + 1, kind, span, op, who)?;
+                    self.check_race(
+                        win,
+                        domain,
+                        owner,
+                        g,
+                        first.offset,
+                        last.offset + 1,
+                        kind,
+                        span,
+                        op,
+                        who,
+                    )?;
                 }
                 let me = self.domains[domain].drank(g);
-                let mem = &mut self.domains[domain].arenas[owner];
-                rows.apply(dt, mem, data);
+                rows.apply(dt, &mut win.bytes, data);
                 if write && self.check_fences {
                     let list = &mut self.unfenced[g];
                     if list.len() < 64 {
@@ -925,7 +976,7 @@ impl World {
     #[allow(clippy::too_many_arguments)]
     fn track_defined(
         &mut self,
-        domain: usize,
+        iv: &mut Vec<(u64, u64)>,
         owner: usize,
         alloc: usize,
         g: usize,
@@ -937,7 +988,6 @@ impl World {
         if !write && self.allocs[alloc].zeroed {
             return;
         }
-        let iv = slot(&mut self.written, domain, owner);
         if write {
             let (mut a, mut b) = (lo, hi);
             iv.retain(|&(x, y)| {
@@ -970,32 +1020,37 @@ impl World {
     /// The index of the (op, kernel) pair; a run uses only a handful of them.
     fn intern(&mut self, op: &str, who: &str) -> u32 {
         // The site of the previous access first (a protocol's accesses repeat one site).
-        let i = self.site_hit as usize;
-        if self.sites.get(i).is_some_and(|(o, w)| o == op && w == who) {
-            return i as u32;
+        if let Some((o, w, i)) = &self.site_hit {
+            if o == op && w == who {
+                return *i;
+            }
         }
-        let i = self.intern_slow(op, who);
-        self.site_hit = i;
+        let mut s = self.sites.lock().unwrap_or_else(|e| e.into_inner());
+        let key = (op.to_string(), who.to_string());
+        let i = match s.ids.get(&key) {
+            Some(&i) => i,
+            None => {
+                let i = s.list.len() as u32;
+                s.list.push(key.clone());
+                s.ids.insert(key.clone(), i);
+                i
+            }
+        };
+        drop(s);
+        self.site_hit = Some((key.0, key.1, i));
         i
     }
 
-    fn intern_slow(&mut self, op: &str, who: &str) -> u32 {
-        if self.sites.len() <= 32 {
-            if let Some(i) = self.sites.iter().position(|(o, w)| o == op && w == who) {
-                return i as u32;
-            }
-        } else if let Some(&i) = self.site_ids.get(&(op.to_string(), who.to_string())) {
-            return i;
-        }
-        let i = self.sites.len() as u32;
-        self.sites.push((op.to_string(), who.to_string()));
-        self.site_ids.insert((op.to_string(), who.to_string()), i);
-        i
+    /// The (op, kernel) names of a race site.
+    fn site(&self, i: u32) -> (String, String) {
+        let s = self.sites.lock().unwrap_or_else(|e| e.into_inner());
+        s.list.get(i as usize).cloned().unwrap_or_default()
     }
 
     #[allow(clippy::too_many_arguments)]
     fn check_race(
         &mut self,
+        win: &mut WinState,
         domain: usize,
         owner: usize,
         g: usize,
@@ -1009,7 +1064,7 @@ impl World {
         let site = self.intern(op, who);
         let clock = self.vc[g][g];
         let vc = &self.vc[g];
-        let recs = slot(&mut self.shadow, domain, owner);
+        let recs = &mut win.shadow;
         // The oldest conflicting record (lowest insertion number), as a linear scan would find.
         let mut conflict: Option<((u64, u64), AccessRec)> = None;
         let mut drop = std::mem::take(&mut self.drop_ids);
@@ -1034,6 +1089,7 @@ impl World {
             }
         });
         if let Some(((o_lo, _), o)) = conflict {
+            let site = self.site(o.site);
             let dname = |k: AccessKind| match k {
                 AccessKind::Read => "read",
                 AccessKind::Write => "write",
@@ -1055,8 +1111,8 @@ impl World {
                     dname(kind),
                     dname(o.kind),
                     o.rank,
-                    self.sites[o.site as usize].0,
-                    self.sites[o.site as usize].1,
+                    site.0,
+                    site.1,
                     lo.max(o_lo),
                     hi.min(o.hi)
                 ),
@@ -1064,13 +1120,13 @@ impl World {
             .note_at("the other access is at", o.span)
             .note("publish data before the notify that releases it, and wait before touching what a peer may still read or write"));
         }
-        let recs = slot(&mut self.shadow, domain, owner);
+        let recs = &mut win.shadow;
         for &id in &drop {
             recs.remove(id);
         }
         self.drop_ids = drop;
-        let seq = self.seq;
-        self.seq += 1;
+        let seq = win.seq;
+        win.seq += 1;
         recs.insert(lo, seq, AccessRec { hi, rank: g as u32, clock, site, span, kind });
         Ok(())
     }
@@ -1126,16 +1182,57 @@ impl World {
 
     /// The current value of a resolved cell.
     pub fn cell_value(&self, r: Resolved) -> i32 {
-        let m = &self.domains[r.domain].arenas[r.owner];
-        let o = r.offset as usize;
-        i32::from_le_bytes([m[o], m[o + 1], m[o + 2], m[o + 3]])
+        let w = lock(&self.domains[r.domain].wins[r.owner]);
+        cell_of(&w.bytes, r.offset)
     }
 
     /// Stores a cell value.
     pub fn set_cell(&mut self, r: Resolved, v: i32) {
-        let m = &mut self.domains[r.domain].arenas[r.owner];
+        let mut w = lock(&self.domains[r.domain].wins[r.owner]);
         let o = r.offset as usize;
-        m[o..o + 4].copy_from_slice(&v.to_le_bytes());
+        w.bytes[o..o + 4].copy_from_slice(&v.to_le_bytes());
+    }
+
+    /// The window holding a cell (lock it with [`lock`]).
+    pub fn win_of(&self, r: Resolved) -> Arc<Mutex<WinState>> {
+        Arc::clone(&self.domains[r.domain].wins[r.owner])
+    }
+
+    /// Every rank that ever wrote the cell.
+    pub fn cell_writers(&self, r: Resolved) -> Vec<usize> {
+        let w = lock(&self.domains[r.domain].wins[r.owner]);
+        w.cells.get(&r.offset).map(|m| m.writers.iter().copied().collect()).unwrap_or_default()
+    }
+
+    /// Every self-clearing (credit) cell, in (domain, owner, offset) order.
+    pub fn credit_cells(&self) -> Vec<Resolved> {
+        let mut out = Vec::new();
+        for (domain, dom) in self.domains.iter().enumerate() {
+            for (owner, w) in dom.wins.iter().enumerate() {
+                let w = lock(w);
+                out.extend(w.cells.iter().filter(|(_, m)| m.credit).map(|(&offset, _)| Resolved {
+                    domain,
+                    owner,
+                    offset,
+                }));
+            }
+        }
+        out
+    }
+
+    /// Whether the cell satisfies `holds`; if so, rank `g` acquires its clock (one atomic step,
+    /// as a satisfied wait).
+    pub fn acquire_if(&mut self, g: usize, r: Resolved, holds: impl Fn(i32) -> bool) -> bool {
+        let w = lock(&self.domains[r.domain].wins[r.owner]);
+        if !holds(cell_of(&w.bytes, r.offset)) {
+            return false;
+        }
+        if let Some(meta) = w.cells.get(&r.offset) {
+            for (a, b) in self.vc[g].iter_mut().zip(&meta.vc) {
+                *a = (*a).max(*b);
+            }
+        }
+        true
     }
 
     /// Buffer name and element index of a cell, for reports.
@@ -1157,37 +1254,112 @@ impl World {
 
     /// Releases rank `g`'s clock into a cell it notifies and advances the clock.
     pub fn release_into(&mut self, g: usize, key: (usize, usize, u64)) {
+        let mut w = lock(&self.domains[key.0].wins[key.1]);
         let vc = &self.vc[g];
-        let meta = self.cells.entry(key).or_default();
+        let meta = w.cells.entry(key.2).or_default();
         if meta.vc.len() < vc.len() {
             meta.vc.resize(vc.len(), 0);
         }
         for (a, b) in meta.vc.iter_mut().zip(vc) {
             *a = (*a).max(*b);
         }
+        drop(w);
         self.vc[g][g] += 1;
     }
 
     /// Acquires the clock of a cell into rank `g` (a satisfied wait).
     pub fn acquire_from(&mut self, g: usize, key: (usize, usize, u64)) {
-        if let Some(meta) = self.cells.get(&key) {
+        let w = lock(&self.domains[key.0].wins[key.1]);
+        if let Some(meta) = w.cells.get(&key.2) {
             for (a, b) in self.vc[g].iter_mut().zip(&meta.vc) {
                 *a = (*a).max(*b);
             }
         }
     }
+
+    /// A handle on the same run for another thread: windows, host buffers and race sites are
+    /// shared (each behind its own lock); clocks are copied; counters, warnings and scratch
+    /// space start empty. A handle runs the work of a fixed set of ranks (each rank's clock
+    /// and counters are touched only by its own work) and is merged back with [`World::join`].
+    pub fn fork(&self) -> World {
+        let n = self.nranks;
+        World {
+            nranks: n,
+            host: self.host.clone(),
+            domains: self.domains.clone(),
+            allocs: self.allocs.clone(),
+            drop_ids: Vec::new(),
+            sites: Arc::clone(&self.sites),
+            site_hit: None,
+            vc: self.vc.clone(),
+            stats: Stats {
+                notifies: vec![0; n],
+                waits: vec![0; n],
+                barrier_rounds: vec![0; n],
+                ..Stats::default()
+            },
+            check_races: self.check_races,
+            notified: self.notified.clone(),
+            scope_stack: Vec::new(),
+            check_fences: self.check_fences,
+            unfenced: self.unfenced.clone(),
+            lane_notifies: self.lane_notifies.clone(),
+            reuse: None,
+            warnings: Vec::new(),
+            warned: self.warned.clone(),
+            scratch: Vec::new(),
+            starts: Vec::new(),
+            traffic: Vec::new(),
+            traffic_hit: [0; 2],
+        }
+    }
+
+    /// Merges the handle that ran the work of ranks `ranks` (see [`World::fork`]).
+    pub fn join(&mut self, mut h: World, ranks: &[usize]) {
+        h.flush_traffic();
+        for &g in ranks {
+            if let (Some(mine), Some(theirs)) = (self.vc.get_mut(g), h.vc.get(g)) {
+                mine.clone_from(theirs);
+            }
+            if let (Some(x), Some(y)) = (self.notified.get_mut(g), h.notified.get(g)) {
+                *x = *y;
+            }
+            if let (Some(x), Some(y)) = (self.unfenced.get_mut(g), h.unfenced.get_mut(g)) {
+                *x = std::mem::take(y);
+            }
+        }
+        for (map, theirs) in [
+            (&mut self.stats.remote_bytes, &h.stats.remote_bytes),
+            (&mut self.stats.local_bytes, &h.stats.local_bytes),
+        ] {
+            for ((r, op), b) in theirs {
+                *map.entry((*r, op.clone())).or_default() += b;
+            }
+        }
+        for (a, b) in [
+            (&mut self.stats.notifies, &h.stats.notifies),
+            (&mut self.stats.waits, &h.stats.waits),
+            (&mut self.stats.barrier_rounds, &h.stats.barrier_rounds),
+        ] {
+            for (x, y) in a.iter_mut().zip(b) {
+                *x += y;
+            }
+        }
+        self.stats.steps += h.stats.steps;
+        self.lane_notifies.extend(h.lane_notifies);
+        for w in h.warnings {
+            if !self.warnings.contains(&w) {
+                self.warnings.push(w);
+            }
+        }
+        self.warned.extend(h.warned);
+    }
 }
 
-/// The `[a][b]` entry of a two-level table, created (default) on first use.
-fn slot<T: Default>(t: &mut Vec<Vec<T>>, a: usize, b: usize) -> &mut T {
-    if t.len() <= a {
-        t.resize_with(a + 1, Vec::new);
-    }
-    let row = &mut t[a];
-    if row.len() <= b {
-        row.resize_with(b + 1, T::default);
-    }
-    &mut row[b]
+/// The little-endian `i32` at byte `o` of a window.
+fn cell_of(m: &[u8], o: u64) -> i32 {
+    let o = o as usize;
+    i32::from_le_bytes([m[o], m[o + 1], m[o + 2], m[o + 3]])
 }
 
 /// Adds `bytes` to the `(g, op)` counter without allocating when the key exists.
@@ -1432,7 +1604,7 @@ mod tests {
         let r = w.resolve(0, &dv, Some(1), 8, Span::DUMMY, "t").expect("resolve");
         assert_eq!((r.owner, r.offset), (1, 8));
         // Garbage fill for the float buffer, zero for the signal.
-        assert!(w.domains[0].arenas[1][..40].iter().all(|&b| b == GARBAGE));
+        assert!(lock(&w.domains[0].wins[1]).bytes[..40].iter().all(|&b| b == GARBAGE));
         let cell = w.cell_addr(0, &sv, Some(1), &[1, 0], Span::DUMMY, "t").expect("cell");
         assert_eq!(w.cell_value(cell), 0);
     }
@@ -1512,7 +1684,7 @@ mod tests {
         // A wide write by rank 0 subsumes the small records it covers and is ordered after them.
         w.write(0, &v, None, &[0, 0], &[1, 10_000], &vec![1.0; 10_000], false, Span::DUMMY, "store", "k")
             .expect("cover");
-        let recs: usize = w.shadow.iter().flatten().map(Shadow::len).sum();
+        let recs: usize = w.domains.iter().flat_map(|d| &d.wins).map(|x| lock(x).shadow.len()).sum();
         assert_eq!(recs, 1, "covered records are dropped");
         let e =
             w.read(1, &r1, Some(0), &[0, 9_999], &[1, 1], Span::DUMMY, "remote_load", "k").expect_err("race");

@@ -256,3 +256,28 @@ fn rank_count_limits() {
         run(&prog, "host", &ramp_inputs(1, 256), &SimConfig::ranks(1)).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(one.outputs["outputs"].to_f32()[7], 7.0);
 }
+
+#[test]
+fn races_and_deadlocks_are_reported_under_every_schedule() {
+    let racy = parse(&MESH.replace("pld.system.wait(signal, [src, 0], 1, cmp=pld.WaitCmp.Ge)", "w = src"));
+    let stuck = parse(&MESH.replace(
+        "if peer != me:\n                pld.system.notify",
+        "if peer != me and me != 0:\n                pld.system.notify",
+    ));
+    let mut schedules: Vec<Schedule> = (1..6).map(Schedule::Random).collect();
+    schedules.extend([Schedule::Parallel; 6]);
+    for schedule in schedules {
+        let rep = fault(&racy, 3, SimConfig { schedule, ..SimConfig::ranks(3) });
+        assert_eq!(rep.kind, ReportKind::Race, "{schedule:?}: {rep}");
+        assert!(rep.text.contains("buffer 'data'"), "{schedule:?}: {}", rep.text);
+        let rep = fault(&stuck, 3, SimConfig { schedule, ..SimConfig::ranks(3) });
+        let ReportKind::Deadlock(parked) = &rep.kind else { panic!("{schedule:?}: not a deadlock: {rep}") };
+        let mut who: Vec<(usize, String)> = parked.iter().map(|p| (p.rank, p.cell.clone())).collect();
+        who.sort();
+        assert_eq!(
+            who,
+            vec![(1, "signal[0] on rank 1".to_string()), (2, "signal[0] on rank 2".to_string())],
+            "{schedule:?}: {rep}"
+        );
+    }
+}

@@ -113,12 +113,17 @@ pub fn notify(
     who: &str,
 ) -> Result<(), Fault> {
     let r = world.cell_addr(g, sig, Some(peer), idx, span, "pld.system.notify")?;
-    let key = (r.domain, r.owner, r.offset);
     let me = world.domains[r.domain].drank(g);
-    let old = world.cell_value(r);
+    // The cell's value and metadata change together under its window's lock (a waiter on
+    // another thread sees both or neither).
+    let win = world.win_of(r);
+    let mut w = crate::world::lock(&win);
+    let w = &mut *w;
+    let o = r.offset as usize;
+    let old = i32::from_le_bytes([w.bytes[o], w.bytes[o + 1], w.bytes[o + 2], w.bytes[o + 3]]);
     // Named only for a report (formatting it on every notify is most of a notify's cost).
     let cell_name = |world: &World| world.cell_name(r);
-    let meta = world.cells.entry(key).or_default();
+    let meta = w.cells.entry(r.offset).or_default();
     let other = match op {
         NotifyOp::Set => meta.add_by,
         NotifyOp::AtomicAdd => meta.set_by,
@@ -163,12 +168,12 @@ pub fn notify(
     for (a, b) in meta.vc.iter_mut().zip(vc) {
         *a = (*a).max(*b);
     }
+    w.bytes[o..o + 4].copy_from_slice(&new.to_le_bytes());
     world.vc[g][g] += 1;
     if overflow {
         let name = cell_name(world);
         world.warnings.push(format!("pld.system.notify by rank {g} ({who}) wraps signal cell {name} from {old} by {value} past the int32 range"));
     }
-    world.set_cell(r, new);
     world.stats.notifies[g] += 1;
     world.notified[g] = true;
     Ok(())
@@ -186,8 +191,7 @@ pub fn wait(
 ) -> Result<Option<Park>, Fault> {
     let r = world.cell_addr(g, sig, None, idx, span, "pld.system.wait")?;
     let park = Park { cell: r, ge, unsigned: false, expected };
-    if park.holds(world.cell_value(r)) {
-        world.acquire_from(g, (r.domain, r.owner, r.offset));
+    if world.acquire_if(g, r, |v| park.holds(v)) {
         world.stats.waits[g] += 1;
         if std::mem::take(&mut world.notified[g]) {
             world.stats.barrier_rounds[g] += 1;
