@@ -575,7 +575,10 @@ fn deadlock_fault(parked: Vec<ParkedCore>, live: &[usize], nranks: usize, cfg: &
 pub const QUANTUM_OPS: u32 = 64;
 
 /// Yields a blocked rank thread of the parallel schedule spins through before it sleeps.
-const SPIN_YIELDS: u32 = 200;
+const SPIN_YIELDS: u32 = 400;
+
+/// Of those, the first rounds spin without giving the core away.
+const SPIN_BUSY: u32 = 200;
 
 /// What the rank threads of the parallel schedule share (under one mutex).
 struct ParShared {
@@ -885,11 +888,19 @@ fn worker<'p>(
             if !spun {
                 spun = true;
                 drop(s);
-                for _ in 0..SPIN_YIELDS {
+                for k in 0..SPIN_YIELDS {
                     if epoch.load(Ordering::SeqCst) != e {
                         break;
                     }
-                    std::thread::yield_now();
+                    // Busy first (the other worker is usually mid-turn on the other core),
+                    // then yielding.
+                    if k < SPIN_BUSY {
+                        for _ in 0..64 {
+                            std::hint::spin_loop();
+                        }
+                    } else {
+                        std::thread::yield_now();
+                    }
                 }
                 s = shared.lock().unwrap_or_else(|e| e.into_inner());
                 continue;
