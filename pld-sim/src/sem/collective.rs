@@ -7,8 +7,9 @@
 //! peer's cell; epilogue = self AtomicAdd −N into every peer's cell — so traffic counting, the
 //! race checker and the credit-leak check apply to builtins exactly as to lowered kernels.
 //! Reductions combine ranks in rank order (0, 1, …, P−1) so every rank gets the same bits.
-//! Data movement: mesh allreduce reads (P−1)·S per rank in 256-element chunks with a
-//! read-done barrier before each store-back; ring allreduce reads 2(P−1)/P·S per rank, each
+//! Data movement: mesh allreduce reads (P−1)·S per rank in chunks with a read-done barrier
+//! before each store-back (16 KiB chunks for one block, as the rendered kernel's UB chunk;
+//! 256-element tiles block-cyclically for several); ring allreduce reads 2(P−1)/P·S per rank, each
 //! segment in pieces of at most [`RING_PIECE`] elements;
 //! all_to_all_v clamps counts to [0, MAX_RECV], publishes the clamped count with a Set notify
 //! and moves exactly that many rows.
@@ -23,8 +24,22 @@ use pld_ir::DataType;
 use pld_runtime_abi::{NotifyOp, ReduceOp};
 use std::sync::Arc;
 
-/// Host builtin chunk, in elements.
-pub const CHUNK: i64 = 256;
+/// Multi-block mesh allreduce tile, in elements (seed: blocks own 256-element tiles
+/// block-cyclically).
+pub const MULTI_BLOCK_TILE: i64 = 256;
+/// Bytes of one single-block mesh chunk: the UB chunk of the InCore mesh expansion that the
+/// builtin kernel is rendered from (D-cg-9), so the simulated protocol has the kernel's
+/// barrier count.
+pub const SINGLE_BLOCK_CHUNK_BYTES: i64 = 16384;
+
+/// Elements per mesh chunk for `cores` blocks.
+pub fn mesh_chunk(dtype: DataType, cores: i64) -> i64 {
+    if cores > 1 {
+        MULTI_BLOCK_TILE
+    } else {
+        SINGLE_BLOCK_CHUNK_BYTES / dtype.bytes().max(1) as i64
+    }
+}
 
 #[derive(Clone)]
 struct Proto {
@@ -135,11 +150,12 @@ fn allreduce(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Vec<Micro>, Fault> {
     let mut p = Proto::new(cx, &sig)?;
     let stride = if sig.shape.len() >= 2 { sig.shape[1] } else { 1 };
     let s = data.shape[1];
-    let nchunks = (s + CHUNK - 1) / CHUNK;
+    let chunk = mesh_chunk(data.dtype, cores);
+    let nchunks = (s + chunk - 1) / chunk;
     // Blocks run one after another on the rank: a valid interleaving of the SPMD grid,
     // since every rank runs them in the same order.
     // Chunk bodies are generated when the run reaches them (`Micro::Lazy`): a 16 MiB payload
-    // is 16,384 chunks of ~14 instructions per rank, far too many to hold at once.
+    // is thousands of chunks of ~14 instructions per rank, too many to hold at once.
     let template = Proto { prog: Vec::new(), ..p.clone() };
     for b in 0..cores.min(stride) {
         let mine = (0..nchunks).filter(|k| k % cores == b).count();
@@ -147,8 +163,8 @@ fn allreduce(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Vec<Micro>, Fault> {
         let (t, data) = (template.clone(), data.clone());
         let gen = move |i: usize, out: &mut Vec<Micro>| {
             let k = b + i as i64 * cores;
-            let off = k * CHUNK;
-            let len = CHUNK.min(s - off);
+            let off = k * chunk;
+            let len = chunk.min(s - off);
             if !out.is_empty() {
                 // `out` holds the previous chunk's body: same instructions, other region and
                 // barrier generation — patch them in place (no allocation per chunk).
