@@ -580,6 +580,16 @@ const SPIN_YIELDS: u32 = 400;
 /// Of those, the first rounds spin without giving the core away.
 const SPIN_BUSY: u32 = 200;
 
+/// The synchronisation of the parallel schedule's workers: the notify epoch, the fault flag
+/// (also recorded in `shared`), the shared state and its condition variable.
+#[derive(Clone, Copy)]
+struct ParSync<'a> {
+    epoch: &'a std::sync::atomic::AtomicU64,
+    failed: &'a std::sync::atomic::AtomicBool,
+    shared: &'a std::sync::Mutex<ParShared>,
+    cv: &'a std::sync::Condvar,
+}
+
 /// What the rank threads of the parallel schedule share (under one mutex).
 struct ParShared {
     blocked: usize,
@@ -713,13 +723,14 @@ impl<'p, 'c> Sched<'p, 'c> {
     /// end); a notify bumps an epoch and wakes blocked ranks; when every unfinished rank is
     /// blocked at the same epoch the run has deadlocked.
     fn parallel_loop(&mut self, world: &mut World) -> Result<(), Fault> {
-        use std::sync::atomic::AtomicU64;
+        use std::sync::atomic::{AtomicBool, AtomicU64};
         use std::sync::{Condvar, Mutex};
         let n = self.ranks.len();
         let cfg = self.cfg;
         let program = self.program;
         let syms = self.syms.clone();
         let epoch = AtomicU64::new(0);
+        let failed = AtomicBool::new(false);
         let shared = Mutex::new(ParShared {
             blocked: 0,
             done: 0,
@@ -741,13 +752,14 @@ impl<'p, 'c> Sched<'p, 'c> {
             let handles: Vec<_> = groups
                 .into_iter()
                 .map(|mut group| {
-                    let (epoch, shared, cv, syms) = (&epoch, &shared, &cv, &syms);
+                    let (epoch, failed, shared, cv, syms) = (&epoch, &failed, &shared, &cv, &syms);
                     // Each worker has its own handle: windows and host buffers are shared
                     // behind per-window locks, so ranks on different workers run in parallel.
                     let mut w = world.fork();
                     let ids: Vec<usize> = group.iter().map(|rl| rl.r).collect();
                     scope.spawn(move || {
-                        let trace = worker(&mut group, &mut w, epoch, shared, cv, syms, program, cfg, n);
+                        let sync = ParSync { epoch, failed, shared, cv };
+                        let trace = worker(&mut group, &mut w, &sync, syms, program, cfg, n);
                         (trace, w, ids)
                     })
                 })
@@ -770,30 +782,30 @@ impl<'p, 'c> Sched<'p, 'c> {
 
 /// The body of one worker thread of the parallel schedule (a group of ranks, each running
 /// in turn); returns its trace events.
-#[allow(clippy::too_many_arguments)]
 fn worker<'p>(
     group: &mut [RankLocal<'p>],
     w: &mut World,
-    epoch: &std::sync::atomic::AtomicU64,
-    shared: &std::sync::Mutex<ParShared>,
-    cv: &std::sync::Condvar,
+    sync: &ParSync<'_>,
     syms: &HashMap<String, i64>,
     program: &'p Program,
     cfg: &SimConfig,
     n: usize,
 ) -> Vec<TraceEvent> {
     use std::sync::atomic::Ordering;
+    let ParSync { epoch, failed, shared, cv } = *sync;
     let env = Env { syms, program };
     let mut trace = Vec::new();
     let fail = |f: Fault| {
         let mut s = shared.lock().unwrap_or_else(|e| e.into_inner());
         s.fault.get_or_insert(f);
+        failed.store(true, Ordering::SeqCst);
         drop(s);
         cv.notify_all();
     };
     let mut finished = vec![false; group.len()];
     loop {
-        if shared.lock().unwrap_or_else(|e| e.into_inner()).fault.is_some() {
+        // A fault anywhere ends every worker (checked without taking the shared lock).
+        if failed.load(Ordering::Relaxed) {
             return trace;
         }
         let e = epoch.load(Ordering::SeqCst);
@@ -877,6 +889,7 @@ fn worker<'p>(
                 let live: Vec<usize> = (0..n).filter(|&k| s.live[k]).collect();
                 let parked: Vec<ParkedCore> = s.parked.iter().flatten().cloned().collect();
                 s.fault = Some(deadlock_fault(parked, &live, n, cfg));
+                failed.store(true, Ordering::SeqCst);
                 drop(s);
                 cv.notify_all();
                 return trace;
