@@ -112,6 +112,10 @@ fn broken_example_exits_3_with_a_deadlock_report() {
     assert!(err.contains("broken_divergent_barrier.py:36"), "{err}");
     assert!(err.contains("signal_buf[0]"), "{err}");
     assert!(err.contains(">= 1 (current value 0)"), "{err}");
+    // Who could still help: nobody wrote the cell, rank 1 is blocked, rank 0 is done.
+    assert!(err.contains("(current value 0); never written"), "{err}");
+    assert!(err.contains("ranks not finished, each blocked in a wait above: [1]"), "{err}");
+    assert!(err.contains("ranks that already finished all their work: [0]"), "{err}");
 }
 
 #[test]

@@ -550,17 +550,24 @@ fn deadlock_fault(parked: Vec<ParkedCore>, live: &[usize], nranks: usize, cfg: &
         format!("no core can run; {} wait(s) can never be satisfied", parked.len()),
     );
     for p in &parked {
+        let writers = if p.writers.is_empty() {
+            "never written".to_string()
+        } else {
+            format!("written so far by ranks {:?}", p.writers)
+        };
         f = f.note(format!(
-            "rank {} kernel '{}' at {} waits on {} {} (current value {}); written so far by ranks {:?}; ranks still running that could notify: {:?}",
+            "rank {} kernel '{}' at {} waits on {} {} (current value {}); {writers}",
             p.rank,
             p.kernel,
             crate::report::span_text(p.span, src),
             p.cell,
             p.predicate,
             p.value,
-            p.writers,
-            p.could_notify
         ));
+    }
+    // In a deadlock every unfinished rank is itself blocked: none of them will notify.
+    if !live.is_empty() {
+        f = f.note(format!("ranks not finished, each blocked in a wait above: {live:?}"));
     }
     let finished: Vec<usize> = (0..nranks).filter(|r| !live.contains(r)).collect();
     if !finished.is_empty() {
