@@ -1,5 +1,5 @@
 //! A yardstick for the simulator's data rate: the data movement of the host mesh allreduce
-//! builtin (every rank, in 256-element chunks: load its own chunk and every peer's, combine in
+//! builtin (every rank, in 16 KiB chunks: load its own chunk and every peer's, combine in
 //! rank order, store the result back) done directly on `f32` slices, with no interpretation,
 //! no signals and no checks. Its rate is what a slice-based simulator could approach; the
 //! simulator's rate divided by it is the interpretation overhead.
@@ -8,8 +8,9 @@
 //! the elementwise sum of all ranks' inputs, in rank order) and returns the bytes read and
 //! written counted as the simulator counts them (each chunk load and store).
 
-/// Elements per chunk, as the simulator's host builtin (`pld_sim::sem::collective::CHUNK`).
-pub const CHUNK: usize = 256;
+/// Elements per chunk, as the simulator's single-block host builtin chunks FP32 data (16 KiB,
+/// the rendered kernel's UB chunk; `pld_sim::sem::collective::mesh_chunk`).
+pub const CHUNK: usize = (pld_sim::sem::collective::SINGLE_BLOCK_CHUNK_BYTES / 4) as usize;
 
 /// Runs the mesh allreduce over `windows` (one per rank, equal lengths) in place; returns the
 /// bytes read plus written.
