@@ -75,3 +75,10 @@ fn an_unknown_scope_lists_the_manual_scope() {
     assert_eq!(m, "unsupported `with` scope `pl.auto_scope`");
     assert_eq!((line, col), (L, 14));
 }
+
+#[test]
+fn deps_on_a_scope_that_is_not_a_task_is_rejected() {
+    let (m, line, col) = one("        with pl.spmd(4, deps=[n]):\n            pass\n");
+    assert_eq!(m, "deps=[...] orders task launches; `pl.spmd` is not launched as a task here");
+    assert_eq!((line, col), (L, 25));
+}

@@ -390,6 +390,16 @@ impl FnCx<'_, '_> {
             );
             return;
         }
+        if let Some(kw) = call.keywords.iter().find(|k| k.arg.as_deref() == Some("deps")) {
+            self.error(
+                Diagnostic::error(
+                    span_of(file, kw),
+                    format!("deps=[...] orders task launches; `{path}` is not launched as a task here"),
+                )
+                .with_note("put the dependent work in `with pl.at(level=pl.Level.CORE_GROUP, deps=[...]):`"),
+            );
+            return;
+        }
         let kind = match path.as_str() {
             "pl.manual_scope" => ScopeKind::Manual,
             "pl.spmd" => ScopeKind::Spmd,
