@@ -24,8 +24,6 @@ pub struct ParkedCore {
     pub value: i32,
     /// Ranks that ever wrote the cell.
     pub writers: Vec<usize>,
-    /// Ranks that had not finished (and so could still notify after waking).
-    pub could_notify: Vec<usize>,
 }
 
 /// The kinds of faults.

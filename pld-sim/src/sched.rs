@@ -507,7 +507,7 @@ impl<'p> RankLocal<'p> {
     }
 
     /// Every wait of this rank that cannot complete now.
-    fn parked(&self, world: &World, live: &[usize]) -> Vec<ParkedCore> {
+    fn parked(&self, world: &World) -> Vec<ParkedCore> {
         let mut out = Vec::new();
         let mut add = |kernel: String, p: &Park, span: Span| {
             let writers = world.cell_writers(p.cell);
@@ -519,7 +519,6 @@ impl<'p> RankLocal<'p> {
                 predicate: p.describe(),
                 value: world.cell_value(p.cell),
                 writers,
-                could_notify: live.to_vec(),
             });
         };
         for u in self.units.iter().flatten() {
@@ -705,7 +704,7 @@ impl<'p, 'c> Sched<'p, 'c> {
                 if live.is_empty() {
                     return Ok(());
                 }
-                let parked = self.ranks.iter().flat_map(|r| r.parked(world, &live)).collect();
+                let parked = self.ranks.iter().flat_map(|r| r.parked(world)).collect();
                 return Err(deadlock_fault(parked, &live, self.ranks.len(), self.cfg));
             }
             let (r, i) = match self.cfg.schedule {
@@ -873,11 +872,10 @@ fn worker<'p>(
         }
         // Every unfinished rank of this worker is blocked: park them all at epoch `e`.
         let mut s = shared.lock().unwrap_or_else(|e| e.into_inner());
-        let live: Vec<usize> = (0..n).filter(|&k| s.live[k]).collect();
         let mine: Vec<usize> = (0..group.len()).filter(|&k| !finished[k]).collect();
         for &k in &mine {
             let r = group[k].r;
-            s.parked[r] = group[k].parked(w, &live);
+            s.parked[r] = group[k].parked(w);
             s.waiting[r] = Some(e);
         }
         s.blocked += mine.len();

@@ -657,24 +657,6 @@ impl World {
         Ok(out)
     }
 
-    /// [`World::read`] into `out` (cleared first), reusing its allocation.
-    #[allow(clippy::too_many_arguments)]
-    pub fn read_into(
-        &mut self,
-        g: usize,
-        view: &TRef,
-        peer: Option<i64>,
-        offs: &[i64],
-        shape: &[i64],
-        span: Span,
-        op: &str,
-        who: &str,
-        out: &mut Vec<f64>,
-    ) -> Result<(), Fault> {
-        out.clear();
-        self.access(g, view, peer, offs, shape, span, op, who, Data::ReadF64(out))
-    }
-
     /// Reads a region as its raw little-endian `view.dtype` bytes (row-major over `shape`)
     /// into `out` (cleared first): the same checks and accounting as [`World::read`].
     #[allow(clippy::too_many_arguments)]
