@@ -41,8 +41,8 @@ pub struct CompileArgs {
     #[arg(long)]
     program: Option<String>,
     /// Binds a parameter of a program-building Python function: NAME=VALUE (repeatable).
-    #[arg(long = "bind", value_name = "NAME=VALUE")]
-    bind: Vec<String>,
+    #[arg(long = "bind", value_name = "NAME=VALUE", value_parser = driver::parse_binding)]
+    bind: Vec<(String, String)>,
 }
 
 /// Runs `pld compile`.

@@ -30,29 +30,30 @@ pub fn load(
     path: &Path,
     target: Target,
     program: Option<&str>,
-    bind: &[String],
+    bind: &[(String, String)],
 ) -> Result<(Program, SourceMap), Failure> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| Failure::usage(format!("cannot read {}: {e}", path.display())))?;
     let mut sources = SourceMap::new();
     let name = path.display().to_string();
-    let bindings = bind
-        .iter()
-        .map(|kv| match kv.split_once('=') {
-            Some((k, v)) if !k.trim().is_empty() && !v.trim().is_empty() => {
-                Ok((k.trim().to_string(), v.trim().to_string()))
-            }
-            _ => Err(Failure::usage(format!("--bind `{kv}` is not NAME=VALUE"))),
-        })
-        .collect::<Result<Vec<_>, _>>()?;
     let opts = pld_frontend::ParseOptions {
         program: program.map(str::to_string),
-        bindings,
+        bindings: bind.to_vec(),
         ..pld_frontend::ParseOptions::for_target(target)
     };
     match pld_frontend::parse_program(&mut sources, &name, &text, &opts) {
         Ok(p) => Ok((p, sources)),
         Err(d) => Err(Failure::Diagnostics(d, sources)),
+    }
+}
+
+/// Parses a `--bind NAME=VALUE` value.
+pub fn parse_binding(kv: &str) -> Result<(String, String), String> {
+    match kv.split_once('=') {
+        Some((k, v)) if !k.trim().is_empty() && !v.trim().is_empty() => {
+            Ok((k.trim().to_string(), v.trim().to_string()))
+        }
+        _ => Err(format!("--bind `{kv}` is not NAME=VALUE")),
     }
 }
 

@@ -49,8 +49,8 @@ pub struct RunArgs {
     #[arg(long)]
     program: Option<String>,
     /// Binds a parameter of a program-building Python function: NAME=VALUE (repeatable).
-    #[arg(long = "bind", value_name = "NAME=VALUE")]
-    bind: Vec<String>,
+    #[arg(long = "bind", value_name = "NAME=VALUE", value_parser = driver::parse_binding)]
+    bind: Vec<(String, String)>,
 }
 
 fn parse_schedule(s: &str) -> Result<Schedule, String> {
@@ -82,9 +82,8 @@ pub fn run(args: &RunArgs) -> Result<(), Failure> {
     // convention); a given input's shape binds them too (and must agree).
     let mut syms: HashMap<String, i64> = HashMap::new();
     for s in &program.dyn_syms {
-        let bound = args.bind.iter().filter_map(|kv| kv.split_once('=')).find(|(k, _)| k.trim() == s);
-        let value = match bound {
-            Some((_, v)) => v.trim().parse::<i64>().ok().filter(|v| *v > 0).ok_or_else(|| {
+        let value = match args.bind.iter().find(|(k, _)| k == s) {
+            Some((_, v)) => v.parse::<i64>().ok().filter(|v| *v > 0).ok_or_else(|| {
                 Failure::usage(format!("--bind {s}={v}: a dynamic dimension needs a positive integer"))
             })?,
             None => args.ranks as i64,
