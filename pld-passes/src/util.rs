@@ -84,8 +84,7 @@ fn lower_selected(
         // with none (no body rebuild).
         let mut lowers = false;
         f.body.walk(&mut |s| {
-            lowers |= call_stmt(s).and_then(|(c, _)| c.op()).is_some_and(|d| d.lowering(kind).is_some())
-                || has_nested_lowering(s, kind);
+            lowers |= call_stmt(s).is_some_and(|(c, _)| lowers_at(c, kind)) || has_nested_lowering(s, kind);
         });
         if !lowers {
             continue;
@@ -132,6 +131,11 @@ fn nested_exprs(s: &mut Stmt) -> Vec<&mut Expr> {
     }
 }
 
+/// Whether `c` is an op call with a lowering of `kind`.
+fn lowers_at(c: &Call, kind: LoweringKind) -> bool {
+    c.op().is_some_and(|d| d.lowering(kind).is_some())
+}
+
 /// Whether a call [`hoist_nested`] would move sits in `s`.
 fn has_nested_lowering(s: &Stmt, kind: LoweringKind) -> bool {
     let exprs: &[Expr] = match &s.kind {
@@ -144,9 +148,7 @@ fn has_nested_lowering(s: &Stmt, kind: LoweringKind) -> bool {
     };
     let mut found = false;
     for e in exprs {
-        e.walk(&mut |x| {
-            found |= x.as_call().and_then(|c| c.op()).is_some_and(|d| d.lowering(kind).is_some())
-        });
+        e.walk(&mut |x| found |= x.as_call().is_some_and(|c| lowers_at(c, kind)));
     }
     found
 }
@@ -158,7 +160,7 @@ fn hoist_nested(s: &mut Stmt, values: &mut pld_ir::Values, kind: LoweringKind) -
     let mut out = Vec::new();
     for e in nested_exprs(s) {
         e.walk_mut(&mut |x| {
-            let Some(c) = x.as_call().filter(|c| c.op().is_some_and(|d| d.lowering(kind).is_some())) else {
+            let Some(c) = x.as_call().filter(|c| lowers_at(c, kind)) else {
                 return;
             };
             let name = format!("{}_v", c.callee.name().rsplit('.').next().unwrap_or("call"));
