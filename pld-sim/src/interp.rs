@@ -156,16 +156,10 @@ pub struct Thread<'p> {
 
 /// Whether a dispatched job passes window-bound tensors (which pin it to their rank).
 fn job_uses_windows(job: &Job<'_>) -> bool {
-    fn window(v: &Val) -> bool {
-        match v {
-            Val::Tensor(t) => matches!(t.mem, Mem::Window { .. }),
-            Val::Tuple(items) => items.iter().any(window),
-            _ => false,
-        }
-    }
-    match job {
-        Job::Func { args, .. } | Job::Collective { args, .. } => args.iter().any(window),
-    }
+    let (Job::Func { args, .. } | Job::Collective { args, .. }) = job;
+    let mut window = false;
+    args.iter().for_each(|a| a.for_each_tensor(&mut |t| window |= matches!(t.mem, Mem::Window { .. })));
+    window
 }
 
 fn env_size(f: &Function) -> usize {

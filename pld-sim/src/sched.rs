@@ -178,11 +178,7 @@ pub fn bind(v: &Val, world: &World, rank: usize) -> Result<Val, Fault> {
 }
 
 fn tensors_of(v: &Val, out: &mut Vec<TRef>) {
-    match v {
-        Val::Tensor(t) => out.push(t.clone()),
-        Val::Tuple(items) => items.iter().for_each(|x| tensors_of(x, out)),
-        _ => {}
-    }
+    v.for_each_tensor(&mut |t| out.push(t.clone()));
 }
 
 /// One rank's dispatch queue, current task graph and cores.

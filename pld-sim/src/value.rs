@@ -185,6 +185,15 @@ impl Val {
         }
     }
 
+    /// Visits every tensor in the value (itself, or the elements of a tuple, recursively).
+    pub fn for_each_tensor(&self, f: &mut dyn FnMut(&TRef)) {
+        match self {
+            Val::Tensor(t) => f(t),
+            Val::Tuple(items) => items.iter().for_each(|x| x.for_each_tensor(f)),
+            _ => {}
+        }
+    }
+
     /// Truthiness of a scalar.
     pub fn truthy(&self) -> Option<bool> {
         match self {
