@@ -586,7 +586,10 @@ const SPIN_BUSY: u32 = 200;
 /// (also recorded in `shared`), the shared state and its condition variable.
 #[derive(Clone, Copy)]
 struct ParSync<'a> {
+    /// Bumped by every notify (through [`World::wake`]), so a spinning worker sees it at once.
     epoch: &'a std::sync::atomic::AtomicU64,
+    /// Workers asleep on `cv` (a notifying worker takes the lock only when this is non-zero).
+    sleepers: &'a std::sync::atomic::AtomicUsize,
     failed: &'a std::sync::atomic::AtomicBool,
     shared: &'a std::sync::Mutex<ParShared>,
     cv: &'a std::sync::Condvar,
@@ -670,10 +673,11 @@ impl<'p, 'c> Sched<'p, 'c> {
         if self.cfg.zero_windows {
             world.allocs.iter_mut().for_each(|a| a.zeroed = true);
         }
-        world.finalize()?;
         if self.cfg.schedule == Schedule::Parallel {
+            world.finalize_on(parallel_workers(self.cfg.nranks))?;
             self.parallel_loop(world)?;
         } else {
+            world.finalize()?;
             self.device_loop(world)?;
         }
         end_checks(world)
@@ -731,8 +735,10 @@ impl<'p, 'c> Sched<'p, 'c> {
         let cfg = self.cfg;
         let program = self.program;
         let syms = self.syms.clone();
-        let epoch = AtomicU64::new(0);
+        let epoch = std::sync::Arc::new(AtomicU64::new(0));
+        world.wake = Some(std::sync::Arc::clone(&epoch));
         let failed = AtomicBool::new(false);
+        let sleepers = std::sync::atomic::AtomicUsize::new(0);
         let shared = Mutex::new(ParShared {
             blocked: 0,
             done: 0,
@@ -745,7 +751,7 @@ impl<'p, 'c> Sched<'p, 'c> {
         // One worker thread per available core (at most one per rank); worker k runs ranks
         // k, k + W, … in turns, so a blocked rank hands its core to a sibling instead of to
         // the OS scheduler.
-        let nworkers = std::thread::available_parallelism().map_or(2, |x| x.get()).clamp(1, n.max(1));
+        let nworkers = parallel_workers(n);
         let mut groups: Vec<Vec<RankLocal<'p>>> = (0..nworkers).map(|_| Vec::new()).collect();
         for (k, rl) in std::mem::take(&mut self.ranks).into_iter().enumerate() {
             groups[k % nworkers].push(rl);
@@ -754,13 +760,14 @@ impl<'p, 'c> Sched<'p, 'c> {
             let handles: Vec<_> = groups
                 .into_iter()
                 .map(|mut group| {
-                    let (epoch, failed, shared, cv, syms) = (&epoch, &failed, &shared, &cv, &syms);
+                    let (epoch, sleepers, failed, shared, cv, syms) =
+                        (&*epoch, &sleepers, &failed, &shared, &cv, &syms);
                     // Each worker has its own handle: windows and host buffers are shared
                     // behind per-window locks, so ranks on different workers run in parallel.
                     let mut w = world.fork();
                     let ids: Vec<usize> = group.iter().map(|rl| rl.r).collect();
                     scope.spawn(move || {
-                        let sync = ParSync { epoch, failed, shared, cv };
+                        let sync = ParSync { epoch, sleepers, failed, shared, cv };
                         let trace = worker(&mut group, &mut w, &sync, syms, program, cfg, n);
                         (trace, w, ids)
                     })
@@ -768,6 +775,7 @@ impl<'p, 'c> Sched<'p, 'c> {
                 .collect();
             handles.into_iter().filter_map(|h| h.join().ok()).collect()
         });
+        world.wake = None;
         let mut all = Vec::new();
         for (trace, w, ids) in done {
             world.join(w, &ids);
@@ -782,6 +790,12 @@ impl<'p, 'c> Sched<'p, 'c> {
     }
 }
 
+/// Worker threads of the parallel schedule for `n` ranks: one per available core, at most one
+/// per rank.
+fn parallel_workers(n: usize) -> usize {
+    std::thread::available_parallelism().map_or(2, |x| x.get()).clamp(1, n.max(1))
+}
+
 /// The body of one worker thread of the parallel schedule (a group of ranks, each running
 /// in turn); returns its trace events.
 fn worker<'p>(
@@ -794,7 +808,7 @@ fn worker<'p>(
     n: usize,
 ) -> Vec<TraceEvent> {
     use std::sync::atomic::Ordering;
-    let ParSync { epoch, failed, shared, cv } = *sync;
+    let ParSync { epoch, sleepers, failed, shared, cv } = *sync;
     let env = Env { syms, program };
     let mut trace = Vec::new();
     let fail = |f: Fault| {
@@ -844,14 +858,12 @@ fn worker<'p>(
             let i = runnable[rl.rr % runnable.len()];
             match rl.quantum(i, w, &env, cfg, QUANTUM_OPS, cfg.trace.then_some(&mut trace)) {
                 Ok(q) => {
-                    if q.notified {
-                        epoch.fetch_add(1, Ordering::SeqCst);
-                        let s = shared.lock().unwrap_or_else(|e| e.into_inner());
-                        // Sleepers re-check the epoch under this lock before waiting, so with
-                        // none blocked nobody needs a wake-up.
-                        if s.blocked > 0 {
-                            cv.notify_all();
-                        }
+                    // The notifies bumped the epoch already (spinning workers see that); a
+                    // sleeper counts itself and re-checks the epoch under the lock before it
+                    // waits, so with no sleeper counted nobody needs a wake-up.
+                    if q.notified && sleepers.load(Ordering::SeqCst) > 0 {
+                        let _s = shared.lock().unwrap_or_else(|e| e.into_inner());
+                        cv.notify_all();
                     }
                 }
                 Err(f) => {
@@ -919,7 +931,11 @@ fn worker<'p>(
                 s = shared.lock().unwrap_or_else(|e| e.into_inner());
                 continue;
             }
-            s = cv.wait(s).unwrap_or_else(|e| e.into_inner());
+            sleepers.fetch_add(1, Ordering::SeqCst);
+            if epoch.load(Ordering::SeqCst) == e {
+                s = cv.wait(s).unwrap_or_else(|e| e.into_inner());
+            }
+            sleepers.fetch_sub(1, Ordering::SeqCst);
         }
         s.blocked -= mine.len();
         for &k in &mine {

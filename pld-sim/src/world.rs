@@ -85,10 +85,61 @@ pub struct WinState {
 }
 
 /// Locks a window (a poisoned lock still holds consistent bytes: every update is complete
-/// before anything can panic).
+/// before anything can panic). A holder keeps a window for microseconds, so a contended lock
+/// (parallel schedule only) is spun on for a while before the thread sleeps: a futex sleep and
+/// wake-up costs far more than that on a VM.
 pub fn lock(w: &Mutex<WinState>) -> MutexGuard<'_, WinState> {
+    for _ in 0..LOCK_SPINS {
+        match w.try_lock() {
+            Ok(g) => return g,
+            Err(std::sync::TryLockError::Poisoned(e)) => return e.into_inner(),
+            Err(std::sync::TryLockError::WouldBlock) => std::hint::spin_loop(),
+        }
+    }
     w.lock().unwrap_or_else(|e| e.into_inner())
 }
+
+/// `n` window arenas of `size` bytes: [`GARBAGE`] except the `zeroed` byte ranges (sorted or
+/// not, possibly overlapping). Every byte is written exactly once, so each page is faulted in by
+/// one write (not a read fault on the shared zero page and then a copying fault at the first
+/// store, nor a second pass over zeroed buffers). With `threads > 1` the arenas are made by that
+/// many scoped threads (page faults are most of the cost of a large window).
+fn arenas(n: usize, size: usize, zeroed: &[(usize, usize)], threads: usize) -> Vec<Vec<u8>> {
+    let mut cuts: Vec<(usize, usize)> = zeroed.iter().map(|&(lo, hi)| (lo.min(size), hi.min(size))).collect();
+    cuts.sort_unstable();
+    let make = || {
+        let mut bytes = Vec::with_capacity(size);
+        for &(lo, hi) in &cuts {
+            if hi > bytes.len() {
+                bytes.resize(lo.max(bytes.len()), GARBAGE);
+                bytes.resize(hi, 0);
+            }
+        }
+        bytes.resize(size, GARBAGE);
+        bytes
+    };
+    let threads = threads.clamp(1, n.max(1));
+    if threads == 1 {
+        return (0..n).map(|_| make()).collect();
+    }
+    let mut out: Vec<Option<Vec<u8>>> = (0..n).map(|_| None).collect();
+    std::thread::scope(|scope| {
+        let make = &make;
+        let handles: Vec<_> = (0..threads)
+            .map(|t| scope.spawn(move || (t..n).step_by(threads).map(|k| (k, make())).collect::<Vec<_>>()))
+            .collect();
+        for h in handles {
+            // A thread that panicked (allocation failure aborts instead) leaves its slots empty.
+            for (k, a) in h.join().unwrap_or_default() {
+                out[k] = Some(a);
+            }
+        }
+    });
+    out.into_iter().map(|a| a.unwrap_or_else(make)).collect()
+}
+
+/// Tries of a contended window lock before [`lock`] sleeps.
+const LOCK_SPINS: u32 = 2000;
 
 /// Interned (op, kernel) names of race records.
 #[derive(Debug, Default)]
@@ -298,6 +349,9 @@ impl Stats {
 pub struct World {
     /// Number of global ranks.
     pub nranks: usize,
+    /// The parallel schedule's wake-up epoch, bumped by every notify so a parked worker
+    /// re-checks its ranks at once (`None` in the single-threaded schedules).
+    pub wake: Option<Arc<std::sync::atomic::AtomicU64>>,
     /// Host/GM buffers (shared by the handles of a parallel run).
     pub host: Vec<Arc<Mutex<Vec<u8>>>>,
     /// Comm domains.
@@ -379,6 +433,7 @@ impl World {
             starts: Vec::new(),
             traffic: Vec::new(),
             traffic_hit: [0; 2],
+            wake: None,
         }
     }
 
@@ -424,8 +479,15 @@ impl World {
         id
     }
 
-    /// Creates the arenas and CommContexts of every domain (after the host pass carved them).
+    /// Creates the arenas and CommContexts of every domain (after the host pass carved them),
+    /// on the calling thread.
     pub fn finalize(&mut self) -> Result<(), Fault> {
+        self.finalize_on(1)
+    }
+
+    /// [`World::finalize`] with the windows' bytes written by up to `threads` threads (the
+    /// parallel schedule's per-rank setup; every other schedule stays on the calling thread).
+    pub fn finalize_on(&mut self, threads: usize) -> Result<(), Fault> {
         for (di, dom) in self.domains.iter_mut().enumerate() {
             if dom.wins.len() == dom.members.len()
                 && dom.wins.first().is_some_and(|w| lock(w).bytes.len() as u64 == dom.win_size)
@@ -435,18 +497,14 @@ impl World {
             }
             let n = dom.members.len();
             let stride = dom.win_size.div_ceil(1 << 20).max(1) * (1 << 20) + (1 << 20);
-            // Every byte is written once here (garbage, or zero for zeroed buffers): the pages
-            // are faulted in by one write each, instead of a read fault on the shared zero page
-            // and a second, copying fault at the first store.
-            let mut arenas: Vec<Vec<u8>> = (0..n).map(|_| vec![GARBAGE; dom.win_size as usize]).collect();
-            for &a in &dom.allocs {
-                let al = &self.allocs[a];
-                if al.zeroed {
-                    for arena in &mut arenas {
-                        arena[al.offset as usize..(al.offset + al.rounded) as usize].fill(0);
-                    }
-                }
-            }
+            let zeroed: Vec<(usize, usize)> = dom
+                .allocs
+                .iter()
+                .map(|&a| &self.allocs[a])
+                .filter(|al| al.zeroed)
+                .map(|al| (al.offset as usize, (al.offset + al.rounded) as usize))
+                .collect();
+            let arenas = arenas(n, dom.win_size as usize, &zeroed, threads);
             dom.wins = arenas
                 .into_iter()
                 .map(|bytes| Arc::new(Mutex::new(WinState { bytes, ..WinState::default() })))
@@ -1293,6 +1351,7 @@ impl World {
             starts: Vec::new(),
             traffic: Vec::new(),
             traffic_hit: [0; 2],
+            wake: self.wake.clone(),
         }
     }
 
@@ -1553,6 +1612,25 @@ pub fn check_dtype(dt: DataType, span: Span, op: &str) -> Result<(), Fault> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn arenas_are_garbage_outside_zeroed_ranges_on_any_thread_count() {
+        // Unsorted, overlapping, and one range past the end.
+        let zeroed = [(40, 64), (8, 16), (12, 20), (90, 200)];
+        let one = arenas(3, 100, &zeroed, 1);
+        assert_eq!(one.len(), 3);
+        for a in &one {
+            assert_eq!(a.len(), 100);
+            for (i, &b) in a.iter().enumerate() {
+                let zero = zeroed.iter().any(|&(lo, hi)| (lo..hi).contains(&i));
+                assert_eq!(b, if zero { 0 } else { GARBAGE }, "byte {i}");
+            }
+        }
+        for threads in [2, 3, 8] {
+            assert_eq!(arenas(3, 100, &zeroed, threads), one, "{threads} threads");
+        }
+        assert!(arenas(0, 100, &zeroed, 2).is_empty());
+    }
 
     fn world2() -> (World, TRef, TRef) {
         let mut w = World::new(2);

@@ -176,6 +176,9 @@ pub fn notify(
     }
     world.stats.notifies[g] += 1;
     world.notified[g] = true;
+    if let Some(e) = &world.wake {
+        e.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    }
     Ok(())
 }
 
