@@ -20,7 +20,7 @@ use crate::value::{Mem, TRef};
 use pld_ir::{DataType, Span};
 use pld_runtime_abi::{CommContext, ReduceOp};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard, TryLockError};
 
 /// The byte window memory is filled with before anything writes it.
 pub const GARBAGE: u8 = 0xFF;
@@ -53,9 +53,8 @@ pub struct Domain {
     pub allocs: Vec<usize>,
     /// Window bytes per rank.
     pub win_size: u64,
-    /// One window per member: its bytes and checker state behind one lock (shared by the
-    /// handles of a parallel run, see [`World::fork`]).
-    pub wins: Vec<Arc<Mutex<WinState>>>,
+    /// One window per member (shared by the handles of a parallel run, see [`World::fork`]).
+    pub wins: Vec<Arc<Window>>,
     /// One CommContext per member.
     pub ctx: Vec<CommContext>,
 }
@@ -67,13 +66,24 @@ impl Domain {
     }
 }
 
-/// One rank's window: its bytes and everything checked against them, under one lock, so an
-/// access (bounds, race records, bytes) and a notify or wait (cell value and its released
-/// clock) are each atomic.
+/// One rank's window: its bytes and the checker state kept about them, each behind its own
+/// lock so that ranks on different threads read the same window at once.
+///
+/// Lock order: `state` before `bytes`, whenever both are held. An access checks and records
+/// itself under `state`, then moves bytes under `bytes` (shared for a read, exclusive for a
+/// write or an atomic update); a notify or a wait holds both, so a cell's value and its
+/// released clock change and are read together.
+#[derive(Debug, Default)]
+pub struct Window {
+    /// Race records, written intervals and signal-cell metadata.
+    pub state: Mutex<WinState>,
+    /// The window's bytes.
+    pub bytes: RwLock<Vec<u8>>,
+}
+
+/// The checker state of a window (see [`Window`]).
 #[derive(Debug, Default)]
 pub struct WinState {
-    /// The window's bytes.
-    pub bytes: Vec<u8>,
     /// Race records.
     shadow: Shadow,
     /// Insertion counter of race records.
@@ -84,19 +94,56 @@ pub struct WinState {
     pub cells: BTreeMap<u64, CellMeta>,
 }
 
-/// Locks a window (a poisoned lock still holds consistent bytes: every update is complete
-/// before anything can panic). A holder keeps a window for microseconds, so a contended lock
-/// (parallel schedule only) is spun on for a while before the thread sleeps: a futex sleep and
-/// wake-up costs far more than that on a VM.
-pub fn lock(w: &Mutex<WinState>) -> MutexGuard<'_, WinState> {
+// A poisoned window lock still guards consistent data (every update is complete before
+// anything can panic), so the helpers below take it anyway. A holder keeps a window lock for
+// microseconds, so a contended one (parallel schedule only) is spun on for a while before the
+// thread sleeps: a futex sleep and wake-up costs far more than that on a VM.
+
+/// Takes a lock by `attempt` (`None` = busy), spinning [`LOCK_SPINS`] times before `block`.
+fn spin_then<G>(attempt: impl Fn() -> Option<G>, block: impl FnOnce() -> G) -> G {
     for _ in 0..LOCK_SPINS {
-        match w.try_lock() {
-            Ok(g) => return g,
-            Err(std::sync::TryLockError::Poisoned(e)) => return e.into_inner(),
-            Err(std::sync::TryLockError::WouldBlock) => std::hint::spin_loop(),
+        if let Some(g) = attempt() {
+            return g;
         }
+        std::hint::spin_loop();
     }
-    w.lock().unwrap_or_else(|e| e.into_inner())
+    block()
+}
+
+/// Locks a window's checker state.
+pub fn lock(w: &Mutex<WinState>) -> MutexGuard<'_, WinState> {
+    spin_then(
+        || match w.try_lock() {
+            Ok(g) => Some(g),
+            Err(TryLockError::Poisoned(e)) => Some(e.into_inner()),
+            Err(TryLockError::WouldBlock) => None,
+        },
+        || w.lock().unwrap_or_else(|e| e.into_inner()),
+    )
+}
+
+/// Shares a window's bytes for reading.
+pub fn read(w: &Window) -> RwLockReadGuard<'_, Vec<u8>> {
+    spin_then(
+        || match w.bytes.try_read() {
+            Ok(g) => Some(g),
+            Err(TryLockError::Poisoned(e)) => Some(e.into_inner()),
+            Err(TryLockError::WouldBlock) => None,
+        },
+        || w.bytes.read().unwrap_or_else(|e| e.into_inner()),
+    )
+}
+
+/// Takes a window's bytes for writing.
+pub fn write(w: &Window) -> RwLockWriteGuard<'_, Vec<u8>> {
+    spin_then(
+        || match w.bytes.try_write() {
+            Ok(g) => Some(g),
+            Err(TryLockError::Poisoned(e)) => Some(e.into_inner()),
+            Err(TryLockError::WouldBlock) => None,
+        },
+        || w.bytes.write().unwrap_or_else(|e| e.into_inner()),
+    )
 }
 
 /// `n` window arenas of `size` bytes: [`GARBAGE`] except the `zeroed` byte ranges (sorted or
@@ -490,7 +537,7 @@ impl World {
     pub fn finalize_on(&mut self, threads: usize) -> Result<(), Fault> {
         for (di, dom) in self.domains.iter_mut().enumerate() {
             if dom.wins.len() == dom.members.len()
-                && dom.wins.first().is_some_and(|w| lock(w).bytes.len() as u64 == dom.win_size)
+                && dom.wins.first().is_some_and(|w| read(w).len() as u64 == dom.win_size)
             {
                 // Already materialised by an earlier call of a persistent worker.
                 continue;
@@ -507,7 +554,7 @@ impl World {
             let arenas = arenas(n, dom.win_size as usize, &zeroed, threads);
             dom.wins = arenas
                 .into_iter()
-                .map(|bytes| Arc::new(Mutex::new(WinState { bytes, ..WinState::default() })))
+                .map(|bytes| Arc::new(Window { bytes: RwLock::new(bytes), ..Window::default() }))
                 .collect();
             dom.ctx.clear();
             for (me, &g) in dom.members.iter().enumerate() {
@@ -530,12 +577,12 @@ impl World {
         self.host.clear();
         for dom in &self.domains {
             for w in &dom.wins {
-                let mut w = lock(w);
-                w.shadow = Shadow::default();
+                let mut st = lock(&w.state);
+                st.shadow = Shadow::default();
                 if reset {
-                    w.written.clear();
-                    w.bytes.fill(0);
-                    w.cells.clear();
+                    st.written.clear();
+                    write(w).fill(0);
+                    st.cells.clear();
                 }
             }
         }
@@ -930,11 +977,11 @@ impl World {
                     ));
                 }
                 let owner = first.owner;
-                let arc = Arc::clone(&self.domains[domain].wins[owner]);
-                let mut win = lock(&arc);
-                let win = &mut *win;
+                let win = Arc::clone(&self.domains[domain].wins[owner]);
+                let mut guard = lock(&win.state);
+                let st = &mut *guard;
                 self.track_defined(
-                    &mut win.written,
+                    &mut st.written,
                     owner,
                     alloc,
                     g,
@@ -949,12 +996,12 @@ impl World {
                 // re-store) cannot be observed by anyone, so it is not a race candidate.
                 let rows = Rows { base: base0, starts, cols, cstride, eb };
                 let silent = match data {
-                    Data::WriteBytes(src) => rows.equal(&win.bytes, src),
+                    Data::WriteBytes(src) => rows.equal(&read(&win), src),
                     _ => false,
                 };
                 if self.check_races && !silent {
                     self.check_race(
-                        win,
+                        st,
                         domain,
                         owner,
                         g,
@@ -967,7 +1014,15 @@ impl World {
                     )?;
                 }
                 let me = self.domains[domain].drank(g);
-                rows.apply(dt, &mut win.bytes, data);
+                // Checked and recorded: the bytes move without holding the checker state, so
+                // other ranks' accesses to this window are checked meanwhile, and reads share
+                // the bytes.
+                drop(guard);
+                if write {
+                    rows.apply(dt, &mut crate::world::write(&win), data);
+                } else {
+                    rows.apply_read(dt, &read(&win), data);
+                }
                 if write && self.check_fences {
                     let list = &mut self.unfenced[g];
                     if list.len() < 64 {
@@ -1222,26 +1277,24 @@ impl World {
 
     /// The current value of a resolved cell.
     pub fn cell_value(&self, r: Resolved) -> i32 {
-        let w = lock(&self.domains[r.domain].wins[r.owner]);
-        cell_of(&w.bytes, r.offset)
+        cell_of(&read(&self.domains[r.domain].wins[r.owner]), r.offset)
     }
 
     /// Stores a cell value.
     pub fn set_cell(&mut self, r: Resolved, v: i32) {
-        let mut w = lock(&self.domains[r.domain].wins[r.owner]);
         let o = r.offset as usize;
-        w.bytes[o..o + 4].copy_from_slice(&v.to_le_bytes());
+        write(&self.domains[r.domain].wins[r.owner])[o..o + 4].copy_from_slice(&v.to_le_bytes());
     }
 
-    /// The window holding a cell (lock it with [`lock`]).
-    pub fn win_of(&self, r: Resolved) -> Arc<Mutex<WinState>> {
+    /// The window holding a cell.
+    pub fn win_of(&self, r: Resolved) -> Arc<Window> {
         Arc::clone(&self.domains[r.domain].wins[r.owner])
     }
 
     /// Every rank that ever wrote the cell.
     pub fn cell_writers(&self, r: Resolved) -> Vec<usize> {
-        let w = lock(&self.domains[r.domain].wins[r.owner]);
-        w.cells.get(&r.offset).map(|m| m.writers.iter().copied().collect()).unwrap_or_default()
+        let st = lock(&self.domains[r.domain].wins[r.owner].state);
+        st.cells.get(&r.offset).map(|m| m.writers.iter().copied().collect()).unwrap_or_default()
     }
 
     /// Every self-clearing (credit) cell, in (domain, owner, offset) order.
@@ -1249,8 +1302,8 @@ impl World {
         let mut out = Vec::new();
         for (domain, dom) in self.domains.iter().enumerate() {
             for (owner, w) in dom.wins.iter().enumerate() {
-                let w = lock(w);
-                out.extend(w.cells.iter().filter(|(_, m)| m.credit).map(|(&offset, _)| Resolved {
+                let st = lock(&w.state);
+                out.extend(st.cells.iter().filter(|(_, m)| m.credit).map(|(&offset, _)| Resolved {
                     domain,
                     owner,
                     offset,
@@ -1263,11 +1316,12 @@ impl World {
     /// Whether the cell satisfies `holds`; if so, rank `g` acquires its clock (one atomic step,
     /// as a satisfied wait).
     pub fn acquire_if(&mut self, g: usize, r: Resolved, holds: impl Fn(i32) -> bool) -> bool {
-        let w = lock(&self.domains[r.domain].wins[r.owner]);
-        if !holds(cell_of(&w.bytes, r.offset)) {
+        let win = &self.domains[r.domain].wins[r.owner];
+        let st = lock(&win.state);
+        if !holds(cell_of(&read(win), r.offset)) {
             return false;
         }
-        if let Some(meta) = w.cells.get(&r.offset) {
+        if let Some(meta) = st.cells.get(&r.offset) {
             for (a, b) in self.vc[g].iter_mut().zip(&meta.vc) {
                 *a = (*a).max(*b);
             }
@@ -1294,23 +1348,23 @@ impl World {
 
     /// Releases rank `g`'s clock into a cell it notifies and advances the clock.
     pub fn release_into(&mut self, g: usize, key: (usize, usize, u64)) {
-        let mut w = lock(&self.domains[key.0].wins[key.1]);
+        let mut st = lock(&self.domains[key.0].wins[key.1].state);
         let vc = &self.vc[g];
-        let meta = w.cells.entry(key.2).or_default();
+        let meta = st.cells.entry(key.2).or_default();
         if meta.vc.len() < vc.len() {
             meta.vc.resize(vc.len(), 0);
         }
         for (a, b) in meta.vc.iter_mut().zip(vc) {
             *a = (*a).max(*b);
         }
-        drop(w);
+        drop(st);
         self.vc[g][g] += 1;
     }
 
     /// Acquires the clock of a cell into rank `g` (a satisfied wait).
     pub fn acquire_from(&mut self, g: usize, key: (usize, usize, u64)) {
-        let w = lock(&self.domains[key.0].wins[key.1]);
-        if let Some(meta) = w.cells.get(&key.2) {
+        let st = lock(&self.domains[key.0].wins[key.1].state);
+        if let Some(meta) = st.cells.get(&key.2) {
             for (a, b) in self.vc[g].iter_mut().zip(&meta.vc) {
                 *a = (*a).max(*b);
             }
@@ -1546,20 +1600,46 @@ impl Rows<'_> {
     /// Calls `f(bytes, k)` for every contiguous run of the region in row-major order (a whole
     /// row when the innermost dim is packed, else one element), `k` = its first element's index.
     fn runs(&self, mem: &mut [u8], mut f: impl FnMut(&mut [u8], usize)) {
+        self.spans(|at, len, k| f(&mut mem[at..at + len], k));
+    }
+
+    /// [`Rows::runs`] over bytes that are only read.
+    fn runs_read(&self, mem: &[u8], mut f: impl FnMut(&[u8], usize)) {
+        self.spans(|at, len, k| f(&mem[at..at + len], k));
+    }
+
+    /// Calls `f(byte offset, byte length, first element index)` for every contiguous run.
+    fn spans(&self, mut f: impl FnMut(usize, usize, usize)) {
         let (eb, row) = (self.eb as usize, (self.cols * self.eb) as usize);
         let mut k = 0usize;
         for &s in self.starts {
             if self.cstride == 1 {
-                let at = self.at(s, 0);
-                f(&mut mem[at..at + row], k);
+                f(self.at(s, 0), row, k);
                 k += self.cols as usize;
             } else {
                 for c in 0..self.cols {
-                    let at = self.at(s, c);
-                    f(&mut mem[at..at + eb], k);
+                    f(self.at(s, c), eb, k);
                     k += 1;
                 }
             }
+        }
+    }
+
+    /// Performs a read access on `mem` (elements of `dt`); any other access is left to
+    /// [`Rows::apply`].
+    fn apply_read(&self, dt: DataType, mem: &[u8], data: &mut Data<'_>) {
+        let eb = self.eb as usize;
+        match data {
+            Data::ReadF64(out) => self.runs_read(mem, |run, _| decode_run(dt, run, out)),
+            Data::ReadBytes(out) => self.runs_read(mem, |run, _| out.extend_from_slice(run)),
+            Data::ReadReduce { acc, acc_dt, rop } => {
+                let ae = acc_dt.bytes() as usize;
+                self.runs_read(mem, |run, k| {
+                    let n = run.len() / eb;
+                    reduce_bytes(*acc_dt, &mut acc[k * ae..(k + n) * ae], dt, run, *rop);
+                });
+            }
+            Data::WriteBytes(_) | Data::AtomicF64(_) | Data::AtomicBytes(..) => {}
         }
     }
 
@@ -1567,15 +1647,7 @@ impl Rows<'_> {
     fn apply(&self, dt: DataType, mem: &mut [u8], data: &mut Data<'_>) {
         let eb = self.eb as usize;
         match data {
-            Data::ReadF64(out) => self.runs(mem, |run, _| decode_run(dt, run, out)),
-            Data::ReadBytes(out) => self.runs(mem, |run, _| out.extend_from_slice(run)),
-            Data::ReadReduce { acc, acc_dt, rop } => {
-                let ae = acc_dt.bytes() as usize;
-                self.runs(mem, |run, k| {
-                    let n = run.len() / eb;
-                    reduce_bytes(*acc_dt, &mut acc[k * ae..(k + n) * ae], dt, run, *rop);
-                });
-            }
+            Data::ReadF64(_) | Data::ReadBytes(_) | Data::ReadReduce { .. } => self.apply_read(dt, mem, data),
             Data::WriteBytes(src) => {
                 self.runs(mem, |run, k| run.copy_from_slice(&src[k * eb..k * eb + run.len()]));
             }
@@ -1664,7 +1736,7 @@ mod tests {
         let r = w.resolve(0, &dv, Some(1), 8, Span::DUMMY, "t").expect("resolve");
         assert_eq!((r.owner, r.offset), (1, 8));
         // Garbage fill for the float buffer, zero for the signal.
-        assert!(lock(&w.domains[0].wins[1]).bytes[..40].iter().all(|&b| b == GARBAGE));
+        assert!(read(&w.domains[0].wins[1])[..40].iter().all(|&b| b == GARBAGE));
         let cell = w.cell_addr(0, &sv, Some(1), &[1, 0], Span::DUMMY, "t").expect("cell");
         assert_eq!(w.cell_value(cell), 0);
     }
@@ -1744,7 +1816,7 @@ mod tests {
         // A wide write by rank 0 subsumes the small records it covers and is ordered after them.
         w.write(0, &v, None, &[0, 0], &[1, 10_000], &vec![1.0; 10_000], false, Span::DUMMY, "store", "k")
             .expect("cover");
-        let recs: usize = w.domains.iter().flat_map(|d| &d.wins).map(|x| lock(x).shadow.len()).sum();
+        let recs: usize = w.domains.iter().flat_map(|d| &d.wins).map(|x| lock(&x.state).shadow.len()).sum();
         assert_eq!(recs, 1, "covered records are dropped");
         let e =
             w.read(1, &r1, Some(0), &[0, 9_999], &[1, 1], Span::DUMMY, "remote_load", "k").expect_err("race");

@@ -117,13 +117,13 @@ pub fn notify(
     // The cell's value and metadata change together under its window's lock (a waiter on
     // another thread sees both or neither).
     let win = world.win_of(r);
-    let mut w = crate::world::lock(&win);
-    let w = &mut *w;
+    let mut st = crate::world::lock(&win.state);
+    let mut bytes = crate::world::write(&win);
     let o = r.offset as usize;
-    let old = i32::from_le_bytes([w.bytes[o], w.bytes[o + 1], w.bytes[o + 2], w.bytes[o + 3]]);
+    let old = i32::from_le_bytes([bytes[o], bytes[o + 1], bytes[o + 2], bytes[o + 3]]);
     // Named only for a report (formatting it on every notify is most of a notify's cost).
     let cell_name = |world: &World| world.cell_name(r);
-    let meta = w.cells.entry(r.offset).or_default();
+    let meta = st.cells.entry(r.offset).or_default();
     let other = match op {
         NotifyOp::Set => meta.add_by,
         NotifyOp::AtomicAdd => meta.set_by,
@@ -168,7 +168,7 @@ pub fn notify(
     for (a, b) in meta.vc.iter_mut().zip(vc) {
         *a = (*a).max(*b);
     }
-    w.bytes[o..o + 4].copy_from_slice(&new.to_le_bytes());
+    bytes[o..o + 4].copy_from_slice(&new.to_le_bytes());
     world.vc[g][g] += 1;
     if overflow {
         let name = cell_name(world);
