@@ -243,55 +243,51 @@ fn allreduce_ring(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Vec<Micro>, Fault> 
         )));
     }
     let has_return_row = sig.shape[0] >= rows_needed;
-    let s = data.shape[1];
-    let bounds = ring_bounds(s, n, data.dtype);
-    let seg = |i: i64| {
+    let bounds = ring_bounds(data.shape[1], n, data.dtype);
+    let seg = move |i: i64| {
         let i = i.rem_euclid(n) as usize;
         (bounds[i], bounds[i + 1] - bounds[i])
     };
     let left = (me - 1).rem_euclid(n);
     let name = "builtin.tensor.allreduce_ring";
+    // Steps are generated when the run reaches them (`Micro::Lazy`): with a full barrier per
+    // step a rank's whole program is O(P²) instructions, held by every rank at once.
     // Reduce-scatter: step s adds left's partial of segment (me-1-s) into mine.
-    for st in 0..n - 1 {
-        p.barrier(1, 0, Some(st));
-        let (off, len) = seg(me - 1 - st);
+    let (d, sg) = (data.clone(), seg.clone());
+    p.prog.push(lazy(&p, (n - 1) as usize, move |st, q| {
+        let st = st as i64;
+        q.barrier(1, 0, Some(st));
+        let (off, len) = sg(me - 1 - st);
         // Combine in ring order: left's partial (lower ranks first) then my own value.
         for (off, len) in pieces(off, len) {
-            p.prog.push(Micro::Load {
+            q.prog.push(Micro::Load {
                 reg: 0,
-                src: data.clone(),
+                src: d.clone(),
                 peer: Some(left),
                 offs: vec![0, off],
                 shape: vec![1, len],
                 op: name,
             });
-            p.prog.push(Micro::LoadCombine {
+            q.prog.push(Micro::LoadCombine {
                 acc: 0,
-                src: data.clone(),
+                src: d.clone(),
                 peer: None,
                 offs: vec![0, off],
                 shape: vec![1, len],
                 rop: op,
-                dtype: data.dtype,
+                dtype: d.dtype,
                 op: name,
             });
-            p.prog.push(Micro::Store {
-                reg: 0,
-                dst: data.clone(),
-                peer: None,
-                offs: vec![0, off],
-                shape: vec![1, len],
-                atomic: false,
-                op: name,
-            });
+            q.prog.push(store_local(&d, off, len, name));
         }
-    }
+    }));
     // Allgather: step t copies left's final segment (me-t).
-    for t in 0..n - 1 {
-        p.barrier(1, 0, Some(n - 1 + t));
+    p.prog.push(lazy(&p, (n - 1) as usize, move |t, q| {
+        let t = t as i64;
+        q.barrier(1, 0, Some(n - 1 + t));
         let (off, len) = seg(me - t);
         for (off, len) in pieces(off, len) {
-            p.prog.push(Micro::Load {
+            q.prog.push(Micro::Load {
                 reg: 0,
                 src: data.clone(),
                 peer: Some(left),
@@ -299,26 +295,42 @@ fn allreduce_ring(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Vec<Micro>, Fault> 
                 shape: vec![1, len],
                 op: name,
             });
-            p.prog.push(Micro::Store {
-                reg: 0,
-                dst: data.clone(),
-                peer: None,
-                offs: vec![0, off],
-                shape: vec![1, len],
-                atomic: false,
-                op: name,
-            });
+            q.prog.push(store_local(&data, off, len, name));
         }
-    }
+    }));
     let mut rows: Vec<i64> = (0..2 * (n - 1)).collect();
     if has_return_row {
         p.barrier(1, 0, Some(2 * (n - 1)));
         rows.push(2 * (n - 1));
     }
-    for r in rows {
-        p.epilogue(1, 0, Some(r));
-    }
+    p.prog.push(lazy(&p, rows.len(), move |i, q| q.epilogue(1, 0, Some(rows[i]))));
     Ok(p.prog)
+}
+
+/// A plain store of register 0 into `[0, off .. off + len)` of my own `data`.
+fn store_local(data: &TRef, off: i64, len: i64, op: &'static str) -> Micro {
+    Micro::Store {
+        reg: 0,
+        dst: data.clone(),
+        peer: None,
+        offs: vec![0, off],
+        shape: vec![1, len],
+        atomic: false,
+        op,
+    }
+}
+
+/// `count` segments generated when the run reaches them, segment `i` being what `body(i, q)`
+/// appends to an empty program of a protocol like `p`'s.
+fn lazy(p: &Proto, count: usize, body: impl Fn(usize, &mut Proto) + Send + Sync + 'static) -> Micro {
+    let (me, n, sig) = (p.me, p.n, p.sig.clone());
+    let gen = move |i: usize, out: &mut Vec<Micro>| {
+        out.clear();
+        let mut q = Proto { me, n, sig: sig.clone(), prog: std::mem::take(out) };
+        body(i, &mut q);
+        *out = q.prog;
+    };
+    Micro::Lazy(Lazy { count, gen: Arc::new(gen) })
 }
 
 fn barrier(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Vec<Micro>, Fault> {
