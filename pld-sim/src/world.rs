@@ -350,8 +350,8 @@ pub struct CellMeta {
     pub set_by: Option<(usize, Span)>,
     /// First AtomicAdd since the last zero.
     pub add_by: Option<(usize, Span)>,
-    /// Every rank that ever wrote the cell.
-    pub writers: BTreeSet<usize>,
+    /// Every global rank that ever wrote the cell: bit `g` (a run has at most 64 ranks).
+    pub writers: u64,
     /// The vector clock released into the cell.
     pub vc: Vec<u32>,
     /// Whether a self-clearing epilogue (negative self AtomicAdd) touched it.
@@ -1299,7 +1299,8 @@ impl World {
     /// Every rank that ever wrote the cell.
     pub fn cell_writers(&self, r: Resolved) -> Vec<usize> {
         let st = lock(&self.domains[r.domain].wins[r.owner].state);
-        st.cells.get(&r.offset).map(|m| m.writers.iter().copied().collect()).unwrap_or_default()
+        let mask = st.cells.get(&r.offset).map_or(0, |m| m.writers);
+        (0..64).filter(|g| mask >> g & 1 == 1).collect()
     }
 
     /// Every self-clearing (credit) cell, in (domain, owner, offset) order.

@@ -159,7 +159,7 @@ pub fn notify(
         meta.set_by = None;
         meta.add_by = None;
     }
-    meta.writers.insert(g);
+    meta.writers |= 1u64.checked_shl(g as u32).unwrap_or(0);
     // Release the notifier's clock into the cell (`World::release_into`, on the entry at hand).
     let vc = &world.vc[g];
     if meta.vc.len() < vc.len() {
