@@ -157,6 +157,23 @@ fn host_allreduce_sum_fp32_ranks_and_odd_lengths() {
     }
 }
 
+/// The builtin mesh allreduce adds a rank's own value first, then its peers' in rank order, as
+/// the rendered kernel and the reference template do — so FP32 results can differ between ranks
+/// in the last bits, exactly as on hardware (a simulator summing in one global order would show
+/// every rank the same bits and hide that). With 1e8, -1e8 and 1: ranks 0 and 1 compute
+/// (1e8 - 1e8) + 1 = 1, rank 2 computes (1 + 1e8) - 1e8 = 0 (1e8 + 1 rounds to 1e8 in FP32).
+#[test]
+fn host_allreduce_adds_own_value_first_like_the_rendered_kernel() {
+    let prog = parse(&allreduce_text(1, DataType::FP32, ReduceOp::Sum));
+    let per = vec![vec![1e8], vec![-1e8], vec![1.0]];
+    let inp = inputs(vec![("inputs", stack(DataType::FP32, &per, &[1, 1]))]);
+    for schedule in [Schedule::Deterministic, Schedule::Parallel, Schedule::Random(7)] {
+        let what = format!("summation order {schedule:?}");
+        let out = run_both(&prog, 3, &inp, schedule, &what);
+        assert_eq!(unstack(&out.outputs["outputs"]), vec![vec![1.0], vec![1.0], vec![0.0]], "{what}");
+    }
+}
+
 #[test]
 fn host_allreduce_fp16_and_reduce_ops() {
     for size in [1, 17, 257, 8193] {

@@ -6,7 +6,9 @@
 //! barrier — barrier(g) = AtomicAdd +1 into my cell on every peer, then wait Ge g on every
 //! peer's cell; epilogue = self AtomicAdd −N into every peer's cell — so traffic counting, the
 //! race checker and the credit-leak check apply to builtins exactly as to lowered kernels.
-//! Reductions combine ranks in rank order (0, 1, …, P−1) so every rank gets the same bits.
+//! Reductions combine a rank's own value first, then its peers' in rank order, as the rendered
+//! kernels and the reference templates do (so, as on hardware, floating-point results may
+//! differ between ranks in the last bit).
 //! Data movement: mesh allreduce reads (P−1)·S per rank in chunks with a read-done barrier
 //! before each store-back (16 KiB chunks for one block, as the rendered kernel's UB chunk;
 //! 256-element tiles block-cyclically for several); ring allreduce reads 2(P−1)/P·S per rank, each
@@ -103,16 +105,31 @@ impl Proto {
         }
     }
 
-    /// `acc = reduce over ranks (in rank order) of region (offs, shape) of `data``: a load of
-    /// rank 0's region into register 0, then each further rank's region combined into it.
+    /// `acc = reduce over ranks of region (offs, shape) of `data``, in the order the rendered
+    /// kernel (and the reference template) combines them: my own region loaded into register 0,
+    /// then each peer's combined into it in rank order. Floating-point results may therefore
+    /// differ in the last bit between ranks, as they do on hardware.
     fn reduce_into(&mut self, data: &TRef, offs: &[i64], shape: &[i64], op: ReduceOp, op_name: &'static str) {
-        for q in 0..self.n {
-            let peer = (q != self.me).then_some(q);
-            let (src, offs, shape) = (data.clone(), offs.to_vec(), shape.to_vec());
-            self.prog.push(if q == 0 {
-                Micro::Load { reg: 0, src, peer, offs, shape, op: op_name }
-            } else {
-                Micro::LoadCombine { acc: 0, src, peer, offs, shape, rop: op, dtype: data.dtype, op: op_name }
+        let (src, offs, shape) = (data.clone(), offs.to_vec(), shape.to_vec());
+        self.prog.push(Micro::Load {
+            reg: 0,
+            src,
+            peer: None,
+            offs: offs.clone(),
+            shape: shape.clone(),
+            op: op_name,
+        });
+        for q in (0..self.n).filter(|&q| q != self.me) {
+            let (src, offs, shape) = (data.clone(), offs.clone(), shape.clone());
+            self.prog.push(Micro::LoadCombine {
+                acc: 0,
+                src,
+                peer: Some(q),
+                offs,
+                shape,
+                rop: op,
+                dtype: data.dtype,
+                op: op_name,
             });
         }
     }
