@@ -185,7 +185,9 @@ pub enum MicroStep {
 
 impl MicroRun {
     /// A program ready to run.
-    pub fn new(prog: Vec<Micro>, span: Span) -> MicroRun {
+    pub fn new(mut prog: Vec<Micro>, span: Span) -> MicroRun {
+        // Every rank holds its program for the whole call: no growth slack.
+        prog.shrink_to_fit();
         let mut run =
             MicroRun { prog, pc: 0, regs: Vec::new(), span, seg: Vec::new(), seg_pc: 0, lazy: None };
         run.settle();
@@ -201,6 +203,7 @@ impl MicroRun {
             if let Some((lz, next)) = &mut self.lazy {
                 if *next < lz.count {
                     (lz.gen)(*next, &mut self.seg);
+                    self.seg.shrink_to_fit();
                     *next += 1;
                     self.seg_pc = 0;
                 } else {
