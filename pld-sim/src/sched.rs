@@ -576,11 +576,13 @@ fn deadlock_fault(parked: Vec<ParkedCore>, live: &[usize], nranks: usize, cfg: &
 /// the interleaving stays a fixed function of the input (deterministic) or of the seed.
 pub const QUANTUM_OPS: u32 = 64;
 
-/// Yields a blocked rank thread of the parallel schedule spins through before it sleeps.
-const SPIN_YIELDS: u32 = 400;
+/// How long a worker whose ranks are all blocked spins (busy, then yielding) before it sleeps
+/// on the condition variable: a sleeping vCPU of this kind of VM takes hundreds of
+/// microseconds to wake, longer than a peer usually needs to notify.
+const SPIN_FOR: std::time::Duration = std::time::Duration::from_millis(2);
 
-/// Of those, the first rounds spin without giving the core away.
-const SPIN_BUSY: u32 = 200;
+/// Of that, the first part spins without giving the core away.
+const SPIN_BUSY_FOR: std::time::Duration = std::time::Duration::from_micros(200);
 
 /// The synchronisation of the parallel schedule's workers: the notify epoch, the fault flag
 /// (also recorded in `shared`), the shared state and its condition variable.
@@ -914,13 +916,15 @@ fn worker<'p>(
             if !spun {
                 spun = true;
                 drop(s);
-                for k in 0..SPIN_YIELDS {
-                    if epoch.load(Ordering::SeqCst) != e {
-                        break;
-                    }
+                let start = std::time::Instant::now();
+                while epoch.load(Ordering::SeqCst) == e && !failed.load(Ordering::Relaxed) {
                     // Busy first (the other worker is usually mid-turn on the other core),
                     // then yielding.
-                    if k < SPIN_BUSY {
+                    let spent = start.elapsed();
+                    if spent >= SPIN_FOR {
+                        break;
+                    }
+                    if spent < SPIN_BUSY_FOR {
                         for _ in 0..64 {
                             std::hint::spin_loop();
                         }

@@ -415,7 +415,7 @@ pub struct World {
     /// Interned (op, kernel) names of race records (shared by the handles of a run).
     sites: Arc<Mutex<Sites>>,
     /// The site last interned by this handle.
-    site_hit: Option<(String, String, u32)>,
+    site_cache: Vec<(String, String, u32)>,
     /// Vector clock of each global rank.
     pub vc: Vec<Vec<u32>>,
     /// Accounting.
@@ -464,7 +464,7 @@ impl World {
             allocs: Vec::new(),
             drop_ids: Vec::new(),
             sites: Arc::default(),
-            site_hit: None,
+            site_cache: Vec::new(),
             vc,
             stats: Stats {
                 notifies: vec![0; nranks],
@@ -1119,11 +1119,10 @@ impl World {
 
     /// The index of the (op, kernel) pair; a run uses only a handful of them.
     fn intern(&mut self, op: &str, who: &str) -> u32 {
-        // The site of the previous access first (a protocol's accesses repeat one site).
-        if let Some((o, w, i)) = &self.site_hit {
-            if o == op && w == who {
-                return *i;
-            }
+        // This handle's own copy first: a run has a handful of sites, and the shared table's
+        // lock would be taken by every access of every worker of a parallel run.
+        if let Some(&(_, _, i)) = self.site_cache.iter().find(|(o, w, _)| o == op && w == who) {
+            return i;
         }
         let mut s = self.sites.lock().unwrap_or_else(|e| e.into_inner());
         let key = (op.to_string(), who.to_string());
@@ -1137,7 +1136,7 @@ impl World {
             }
         };
         drop(s);
-        self.site_hit = Some((key.0, key.1, i));
+        self.site_cache.push((key.0, key.1, i));
         i
     }
 
@@ -1390,7 +1389,7 @@ impl World {
             allocs: self.allocs.clone(),
             drop_ids: Vec::new(),
             sites: Arc::clone(&self.sites),
-            site_hit: None,
+            site_cache: Vec::new(),
             vc: self.vc.clone(),
             stats: Stats {
                 notifies: vec![0; n],

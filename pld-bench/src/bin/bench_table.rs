@@ -153,6 +153,40 @@ fn sim_best(w: &Workload, schedule: Schedule) -> Result<SimRow, String> {
     Ok(best)
 }
 
+/// Runs of each schedule in the deterministic vs parallel comparison.
+const PAIRS: usize = 3;
+
+/// The fastest of [`PAIRS`] deterministic and [`PAIRS`] parallel runs, alternated so both see
+/// the same machine state (page-fault cost on this VM varies from run to run); every run's
+/// outputs and traffic must equal the first deterministic run's, else that run is returned.
+fn best_pair(w: &Workload) -> (Result<SimRow, String>, Result<SimRow, String>) {
+    let mut best: [Option<SimRow>; 2] = [None, None];
+    for _ in 0..PAIRS {
+        for (k, schedule) in [Schedule::Deterministic, Schedule::Parallel].into_iter().enumerate() {
+            let r = match sim_once(w, schedule) {
+                Ok(r) => r,
+                Err(e) => return (Err(e.clone()), Err(e)),
+            };
+            let reference = best[0].as_ref().map(|d| &d.outcome);
+            if let Some(d) = reference {
+                let same = d.outputs == r.outcome.outputs
+                    && d.stats.remote_bytes == r.outcome.stats.remote_bytes
+                    && d.stats.local_bytes == r.outcome.stats.local_bytes;
+                if !same {
+                    // Keep the differing run so the caller reports the mismatch.
+                    let d = best[0].take().expect("reference run");
+                    return if k == 0 { (Ok(r), Ok(d)) } else { (Ok(d), Ok(r)) };
+                }
+            }
+            if best[k].as_ref().is_none_or(|b| r.time < b.time) {
+                best[k] = Some(r);
+            }
+        }
+    }
+    let [d, p] = best;
+    (d.ok_or_else(|| "no run".to_string()), p.ok_or_else(|| "no run".to_string()))
+}
+
 fn sim_row(w: &Workload, schedule: Schedule, memcpy: f64) -> Result<String, String> {
     sim_row_kept(w, schedule, memcpy).map(|(line, _)| line)
 }
@@ -346,12 +380,13 @@ fn main() {
         }
     }
     println!();
-    println!("== deterministic vs parallel scheduler (same workload, same outputs and traffic required)");
+    println!(
+        "== deterministic vs parallel scheduler (same workload, same outputs and traffic required; best of {PAIRS} alternating runs each)"
+    );
     sim_header();
     for coll in [Coll::MeshAllreduce, Coll::RingAllreduce] {
         let w = Workload::new(coll, 4, 16 << 20);
-        let det = sim_once(&w, Schedule::Deterministic);
-        let par = sim_once(&w, Schedule::Parallel);
+        let (det, par) = best_pair(&w);
         match (det, par) {
             (Ok(d), Ok(p)) => {
                 for (s, r) in [(Schedule::Deterministic, &d), (Schedule::Parallel, &p)] {
