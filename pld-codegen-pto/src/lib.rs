@@ -25,6 +25,7 @@ pub mod orch;
 
 #[doc(hidden)]
 pub use inventory;
+use rayon::prelude::*;
 
 pub use func::{FnCx, TensorRef, Val};
 pub use mlir::MTy;
@@ -144,6 +145,9 @@ fn group_name(program: &Program, name: &str) -> String {
     name.to_string()
 }
 
+/// One module's `(file name, text)` (none when a kernel failed) and its kernels' errors.
+type EmittedModule = (Option<(String, String)>, Vec<Diagnostic>);
+
 /// Emits every kernel of `program` as PTO modules plus the orchestration description.
 ///
 /// Errors from all kernels are collected; nothing panics on user input.
@@ -160,32 +164,39 @@ pub fn emit_program(program: &Program, opts: &CodegenOptions) -> Result<CodegenO
             groups.entry(group_name(program, &f.name)).or_default().push(f);
         }
     }
-    let mut modules = Vec::new();
-    for (group, mut funcs) in groups {
-        funcs.sort_by(|a, b| a.name.cmp(&b.name));
-        let mut text = format!("module attributes {{pto.target_arch = \"{}\"}} {{\n", opts.target.name());
-        let mut deferred = false;
-        let mut ok = true;
-        for f in funcs {
-            match func::emit_function(program, f, opts) {
-                Ok(out) => {
-                    text.push_str(&out.text);
-                    deferred |= out.uses_deferred;
-                }
-                Err(d) => {
-                    diags.push(d);
-                    ok = false;
+    // Modules are emitted independently (on rayon's pool: a large program has thousands of
+    // kernels) and collected in module-name order, so the output never depends on threads.
+    let groups: Vec<(String, Vec<&pld_ir::Function>)> = groups.into_iter().collect();
+    let emitted: Vec<EmittedModule> = groups
+        .into_par_iter()
+        .map(|(group, mut funcs)| {
+            funcs.sort_by(|a, b| a.name.cmp(&b.name));
+            let mut text = format!("module attributes {{pto.target_arch = \"{}\"}} {{\n", opts.target.name());
+            let mut deferred = false;
+            let mut errs = Vec::new();
+            for f in funcs {
+                match func::emit_function(program, f, opts) {
+                    Ok(out) => {
+                        text.push_str(&out.text);
+                        deferred |= out.uses_deferred;
+                    }
+                    Err(d) => errs.push(d),
                 }
             }
-        }
-        if deferred {
-            text.push_str(
-                "  func.func private @pypto_register_counter_completion(!pto.ptr<i64>, !pto.ptr<i32>, i64, i64)\n",
-            );
-        }
-        text.push_str("}\n");
-        if ok {
-            modules.push((format!("{group}.pto"), text));
+            if deferred {
+                text.push_str(
+                    "  func.func private @pypto_register_counter_completion(!pto.ptr<i64>, !pto.ptr<i32>, i64, i64)\n",
+                );
+            }
+            text.push_str("}\n");
+            (errs.is_empty().then(|| (format!("{group}.pto"), text)), errs)
+        })
+        .collect();
+    let mut modules = Vec::new();
+    for (module, errs) in emitted {
+        modules.extend(module);
+        for d in errs {
+            diags.push(d);
         }
     }
     let mut builtins = Vec::new();

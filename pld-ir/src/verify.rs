@@ -19,6 +19,7 @@ use crate::registry::{self, DeduceEnv, Target};
 use crate::stmt::{Block, StmtKind};
 use crate::types::Type;
 use crate::value::ValueId;
+use rayon::prelude::*;
 use std::collections::HashMap;
 
 /// Verifies a whole program for the default target.
@@ -59,8 +60,19 @@ pub fn verify_functions_for(
     for f in &p.functions {
         by_name.entry(f.name.as_str()).or_insert(f);
     }
-    for f in p.functions.iter().filter(|f| select(f)) {
-        verify_function_in(f, Some(&by_name), target, &mut diags);
+    // Functions are verified independently (on rayon's pool: a large program has thousands),
+    // and their diagnostics kept in program order.
+    let selected: Vec<&Function> = p.functions.iter().filter(|f| select(f)).collect();
+    let each: Vec<Diagnostics> = selected
+        .par_iter()
+        .map(|f| {
+            let mut d = Diagnostics::new();
+            verify_function_in(f, Some(&by_name), target, &mut d);
+            d
+        })
+        .collect();
+    for d in each {
+        diags.extend(d);
     }
     diags.into_result(())
 }

@@ -54,6 +54,37 @@ pub fn apply_lowerings(
     lower_selected(program, kind, target, select, &mut |_| {})
 }
 
+/// Runs `each` on every function `select` picks, independently and in parallel (rayon's
+/// pool), for passes that rewrite one function at a time. `each` returns whether it changed
+/// the function (reported to `cx`, which the caller has asked to collect) and pushes its
+/// diagnostics; they come back in program order, so nothing depends on threads.
+pub fn per_function(
+    program: &mut Program,
+    cx: &mut PassCx,
+    select: impl Fn(&Function) -> bool + Sync,
+    each: impl Fn(&mut Function, &mut Diagnostics) -> bool + Sync,
+) -> Diagnostics {
+    use rayon::prelude::*;
+    let results: Vec<(Option<String>, Diagnostics)> = program
+        .functions
+        .par_iter_mut()
+        .filter(|f| select(f))
+        .map(|f| {
+            let mut d = Diagnostics::new();
+            let changed = each(f, &mut d);
+            (changed.then(|| f.name.clone()), d)
+        })
+        .collect();
+    let mut diags = Diagnostics::new();
+    for (name, d) in results {
+        if let Some(n) = name {
+            cx.changed(&n);
+        }
+        diags.extend(d);
+    }
+    diags
+}
+
 /// [`apply_lowerings`] for a pass that reports its changes: opts in with
 /// [`PassCx::report_changes`] and reports every function in which a lowering applied
 /// (functions the lowerings add are new, so the manager verifies them anyway).

@@ -16,12 +16,7 @@ impl Pass for DeadCodeElimination {
     }
     fn run(&self, program: &mut Program, cx: &mut PassCx) -> Result<(), pld_ir::Diagnostics> {
         cx.report_changes();
-        for f in &mut program.functions {
-            if dce_block(&mut f.body) {
-                cx.changed(&f.name);
-            }
-        }
-        Ok(())
+        crate::util::per_function(program, cx, |_| true, |f, _| dce_block(&mut f.body)).into_result(())
     }
 }
 

@@ -20,49 +20,54 @@ impl Pass for FlattenTileNdTo2D {
         "FlattenTileNdTo2D"
     }
     fn run(&self, program: &mut Program, cx: &mut PassCx) -> Result<(), Diagnostics> {
-        let mut diags = Diagnostics::new();
         cx.report_changes();
-        for f in program.functions.iter_mut().filter(|f| f.kind.is_incore()) {
-            // Most kernels push 2-D tiles only: a read-only scan leaves them untouched.
-            let mut any = false;
-            f.body.walk(&mut |s| any |= flattened_source(s, &f.values).is_some());
-            if !any {
-                continue;
-            }
-            cx.changed(&f.name);
-            let mut body = std::mem::take(&mut f.body);
-            let kind = f.kind;
-            let values = &mut f.values;
-            map_block(
-                &mut body,
-                &mut |s| {
-                    let Some((src, t)) = flattened_source(&s, values) else { return Ok(vec![s]) };
-                    let rank = t.shape.len();
-                    let mut b = Builder::new(values, kind);
-                    b.target = cx.target;
-                    b.span = s.span;
-                    let base = src.as_var().map_or("src".to_string(), |v| b.values.name(v).to_string());
-                    let flat = b.assign_op(
-                        format!("{base}_2d"),
-                        "tile.reshape",
-                        vec![src.clone(), Expr::tuple(t.shape[rank - 2..].to_vec())],
-                        vec![],
-                    )?;
-                    let mut s = s.clone();
-                    if let StmtKind::Eval(e) | StmtKind::Assign { value: e, .. } = &mut s.kind {
-                        if let Some(c) = e.as_call_mut() {
-                            c.args[0] = Expr::var(flat);
+        let target = cx.target;
+        crate::util::per_function(
+            program,
+            cx,
+            |f| f.kind.is_incore(),
+            |f, diags| {
+                // Most kernels push 2-D tiles only: a read-only scan leaves them untouched.
+                let mut any = false;
+                f.body.walk(&mut |s| any |= flattened_source(s, &f.values).is_some());
+                if !any {
+                    return false;
+                }
+                let mut body = std::mem::take(&mut f.body);
+                let kind = f.kind;
+                let values = &mut f.values;
+                map_block(
+                    &mut body,
+                    &mut |s| {
+                        let Some((src, t)) = flattened_source(&s, values) else { return Ok(vec![s]) };
+                        let rank = t.shape.len();
+                        let mut b = Builder::new(values, kind);
+                        b.target = target;
+                        b.span = s.span;
+                        let base = src.as_var().map_or("src".to_string(), |v| b.values.name(v).to_string());
+                        let flat = b.assign_op(
+                            format!("{base}_2d"),
+                            "tile.reshape",
+                            vec![src.clone(), Expr::tuple(t.shape[rank - 2..].to_vec())],
+                            vec![],
+                        )?;
+                        let mut s = s.clone();
+                        if let StmtKind::Eval(e) | StmtKind::Assign { value: e, .. } = &mut s.kind {
+                            if let Some(c) = e.as_call_mut() {
+                                c.args[0] = Expr::var(flat);
+                            }
                         }
-                    }
-                    let (mut out, _) = b.finish();
-                    out.push(s);
-                    Ok(out)
-                },
-                &mut diags,
-            );
-            f.body = body;
-        }
-        diags.into_result(())
+                        let (mut out, _) = b.finish();
+                        out.push(s);
+                        Ok(out)
+                    },
+                    diags,
+                );
+                f.body = body;
+                true
+            },
+        )
+        .into_result(())
     }
 }
 

@@ -25,18 +25,20 @@ impl Pass for InsertCommFence {
         "InsertCommFence"
     }
     fn run(&self, program: &mut Program, cx: &mut PassCx) -> Result<(), Diagnostics> {
-        let mut diags = Diagnostics::new();
         cx.report_changes();
-        for f in program.functions.iter_mut().filter(|f| f.kind.is_incore()) {
-            let mut body = std::mem::take(&mut f.body);
-            let mut inserted = false;
-            fence_block(&mut body, f, &mut inserted, &mut diags);
-            f.body = body;
-            if inserted {
-                cx.changed(&f.name);
-            }
-        }
-        diags.into_result(())
+        crate::util::per_function(
+            program,
+            cx,
+            |f| f.kind.is_incore(),
+            |f, diags| {
+                let mut body = std::mem::take(&mut f.body);
+                let mut inserted = false;
+                fence_block(&mut body, f, &mut inserted, diags);
+                f.body = body;
+                inserted
+            },
+        )
+        .into_result(())
     }
 }
 

@@ -27,12 +27,8 @@ impl Pass for NormalizeReturns {
     }
     fn run(&self, program: &mut Program, cx: &mut PassCx) -> Result<(), Diagnostics> {
         cx.report_changes();
-        for f in program.functions.iter_mut().filter(|f| f.kind.is_incore()) {
-            if normalize_function(f) {
-                cx.changed(&f.name);
-            }
-        }
-        Ok(())
+        crate::util::per_function(program, cx, |f| f.kind.is_incore(), |f, _| normalize_function(f))
+            .into_result(())
     }
 }
 
