@@ -27,39 +27,43 @@ impl Pass for LowerAutoVectorSplit {
         &[Property::SplitAivLowered]
     }
     fn run(&self, program: &mut Program, cx: &mut PassCx) -> Result<(), Diagnostics> {
-        let mut diags = Diagnostics::new();
         cx.report_changes();
-        for f in program.functions.iter_mut() {
-            // Functions without a region are left untouched (no body rebuild).
-            let mut any = false;
-            f.body.walk(&mut |s| {
-                any |= matches!(s.kind, StmtKind::Scope { kind: ScopeKind::SplitAiv { .. }, .. })
-            });
-            if !any {
-                continue;
-            }
-            cx.changed(&f.name);
-            let mut found = false;
-            let mut body = std::mem::take(&mut f.body);
-            lower_regions(&mut body, f, &mut found, &mut diags);
-            f.body = body;
-            if found {
-                if f.kind != FunctionKind::InCore {
-                    diags.push(Diagnostic::error(
-                        f.span,
-                        format!(
-                            "pl.split_aiv regions are only allowed in InCore kernels, but `{}` is {}",
-                            f.name,
-                            f.kind.dsl_name()
-                        ),
-                    ));
+        crate::util::per_function(
+            program,
+            cx,
+            |_| true,
+            |f, diags| {
+                // Functions without a region are left untouched (no body rebuild).
+                let mut any = false;
+                f.body.walk(&mut |s| {
+                    any |= matches!(s.kind, StmtKind::Scope { kind: ScopeKind::SplitAiv { .. }, .. })
+                });
+                if !any {
+                    return false;
                 }
-                if !f.attrs.iter().any(|(k, _)| k == "split_aiv") {
-                    f.attrs.push(("split_aiv".into(), Attr::Bool(true)));
+                let mut found = false;
+                let mut body = std::mem::take(&mut f.body);
+                lower_regions(&mut body, f, &mut found, diags);
+                f.body = body;
+                if found {
+                    if f.kind != FunctionKind::InCore {
+                        diags.push(Diagnostic::error(
+                            f.span,
+                            format!(
+                                "pl.split_aiv regions are only allowed in InCore kernels, but `{}` is {}",
+                                f.name,
+                                f.kind.dsl_name()
+                            ),
+                        ));
+                    }
+                    if !f.attrs.iter().any(|(k, _)| k == "split_aiv") {
+                        f.attrs.push(("split_aiv".into(), Attr::Bool(true)));
+                    }
                 }
-            }
-        }
-        diags.into_result(())
+                true
+            },
+        )
+        .into_result(())
     }
 }
 
