@@ -190,7 +190,7 @@ fn arenas(n: usize, size: usize, zeroed: &[(usize, usize)], threads: usize) -> V
     out.into_iter().map(|a| a.unwrap_or_else(make)).collect()
 }
 
-/// Tries of a contended window lock before [`lock`] sleeps.
+/// Tries of a contended window lock (see [`spin_then`]) before the thread sleeps.
 const LOCK_SPINS: u32 = 2000;
 
 /// Interned (op, kernel) names of race records.
@@ -414,7 +414,7 @@ pub struct World {
     drop_ids: Vec<u32>,
     /// Interned (op, kernel) names of race records (shared by the handles of a run).
     sites: Arc<Mutex<Sites>>,
-    /// The site last interned by this handle.
+    /// The sites this handle interned, with their ids (a run has a handful).
     site_cache: Vec<(String, String, u32)>,
     /// Vector clock of each global rank.
     pub vc: Vec<Vec<u32>>,
@@ -969,8 +969,8 @@ impl World {
                     self.resolve(g, view, peer, (hi_e + 1) * eb - 1, span, op)?
                 };
                 let al = &self.allocs[alloc];
-                let write = kind != AccessKind::Read;
-                let limit = if write { al.offset + al.size } else { al.offset + al.rounded };
+                let writes = kind != AccessKind::Read;
+                let limit = if writes { al.offset + al.size } else { al.offset + al.rounded };
                 if first.owner != last.owner || first.offset < al.offset || last.offset >= limit {
                     return Err(Fault::new(
                         ReportKind::OutOfBounds,
@@ -992,7 +992,7 @@ impl World {
                     g,
                     first.offset,
                     last.offset + 1,
-                    write,
+                    writes,
                     op,
                 );
                 // Base byte of element 0 in the owner's window.
@@ -1023,12 +1023,12 @@ impl World {
                 // other ranks' accesses to this window are checked meanwhile, and reads share
                 // the bytes.
                 drop(guard);
-                if write {
-                    rows.apply(dt, &mut crate::world::write(&win), data);
+                if writes {
+                    rows.apply(dt, &mut write(&win), data);
                 } else {
                     rows.apply_read(dt, &read(&win), data);
                 }
-                if write && self.check_fences {
+                if writes && self.check_fences {
                     let list = &mut self.unfenced[g];
                     if list.len() < 64 {
                         list.push((op.to_string(), self.allocs[alloc].name.clone(), span));
