@@ -1,16 +1,16 @@
 //! A yardstick for the simulator's data rate: the data movement of the host mesh allreduce
-//! builtin (every rank, in 16 KiB chunks: load its own chunk and every peer's, combine in
-//! rank order, store the result back) done directly on `f32` slices, with no interpretation,
+//! builtin (every rank, in the builtin's 256-element tiles: load its own tile, combine every
+//! peer's into it in rank order, store the result back) done directly on `f32` slices, with no interpretation,
 //! no signals and no checks. Its rate is what a slice-based simulator could approach; the
 //! simulator's rate divided by it is the interpretation overhead.
 //!
 //! Guarantees: [`mesh_allreduce`] computes the real sum (every rank's window ends up holding
-//! the elementwise sum of all ranks' inputs, in rank order) and returns the bytes read and
+//! the elementwise sum of all ranks' inputs, its own first, then its peers' in rank order) and returns the bytes read and
 //! written counted as the simulator counts them (each chunk load and store).
 
-/// Elements per chunk, as the simulator's single-block host builtin chunks FP32 data (16 KiB,
-/// the rendered kernel's UB chunk; `pld_sim::sem::collective::mesh_chunk`).
-pub const CHUNK: usize = (pld_sim::sem::collective::SINGLE_BLOCK_CHUNK_BYTES / 4) as usize;
+/// Elements per chunk, as the simulator's host builtin tiles data
+/// (`pld_sim::sem::collective::BUILTIN_TILE`, the seed's 256 elements).
+pub const CHUNK: usize = pld_sim::sem::collective::BUILTIN_TILE as usize;
 
 /// Runs the mesh allreduce over `windows` (one per rank, equal lengths) in place; returns the
 /// bytes read plus written.
@@ -25,15 +25,12 @@ pub fn mesh_allreduce(windows: &mut [Vec<f32>]) -> u64 {
     let mut off = 0;
     while off < n {
         let len = CHUNK.min(n - off);
-        for a in acc.iter_mut() {
+        for (r, a) in acc.iter_mut().enumerate() {
             let a = &mut a[..len];
-            for (q, w) in windows.iter().enumerate() {
-                let src = &w[off..off + len];
-                if q == 0 {
-                    a.copy_from_slice(src);
-                } else {
-                    a.iter_mut().zip(src).for_each(|(x, y)| *x += *y);
-                }
+            a.copy_from_slice(&windows[r][off..off + len]);
+            moved += 4 * len as u64;
+            for (_, w) in windows.iter().enumerate().filter(|&(q, _)| q != r) {
+                a.iter_mut().zip(&w[off..off + len]).for_each(|(x, y)| *x += *y);
                 moved += 4 * len as u64;
             }
         }

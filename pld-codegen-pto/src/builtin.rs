@@ -234,7 +234,13 @@ pub fn render(
             });
         }
         let c = b.op(&composite, args, attrs.clone())?;
-        let Some(c) = c.as_call().cloned() else { return Ok(()) };
+        let Some(mut c) = c.as_call().cloned() else { return Ok(()) };
+        if short == "allreduce" {
+            // The seed's host builtin works in 256-element tiles (one ready barrier, one
+            // read-done barrier per tile), not the InCore lowering's 16 KiB chunks. Set on
+            // the deduced call, which goes straight to the lowering (never into the IR).
+            c.set_attr(pld_ir::BUILTIN_TILE_ELEMS_ATTR, Attr::Int(MULTI_BLOCK_TILE));
+        }
         (lowering.run)(b, &c, &[], span)?;
         if let Some((signal, row, nr)) = return_row.take() {
             return_barrier(b, signal, row, nr, span)?;
@@ -284,8 +290,8 @@ fn return_barrier(
 /// Emits the reduction of one tile: `(builder, [chunk, signal column])`.
 type ReduceTile<'r> = dyn Fn(&mut pld_ir::Builder<'_>, Vec<Expr>) -> Result<(), Diagnostic> + 'r;
 
-/// Elements of one block-cyclic tile of the multi-block mesh allreduce (seed: "Blocks own
-/// 256-element tiles block-cyclically").
+/// Elements of one tile of the builtin mesh allreduce (seed: "the host builtin uses
+/// 256-element chunks"; with several blocks, "Blocks own 256-element tiles block-cyclically").
 pub const MULTI_BLOCK_TILE: i64 = 256;
 
 /// The body of a `core_num = C > 1` mesh allreduce kernel. Block `b` (`pto.get_block_idx`,

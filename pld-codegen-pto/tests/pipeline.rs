@@ -332,6 +332,56 @@ fn compile_text(text: &str) -> Result<CodegenOutput, Vec<String>> {
     emit_program(&p, &CodegenOptions::default()).map_err(|d| d.iter().map(|x| x.message.clone()).collect())
 }
 
+/// Seed: "InCore lowering uses UB-bounded chunks; the host builtin uses 256-element chunks".
+/// The single-block builtin kernel is the InCore mesh expansion, asked for the builtin's tile:
+/// a 1000-element FP32 allreduce runs four 256-element tiles (not one 16 KiB chunk), each with
+/// its read-done barrier, as the simulator's model of the builtin does.
+#[test]
+fn single_block_host_allreduce_kernel_works_in_the_seeds_256_element_tiles() {
+    let out = compile_text(SINGLE_BLOCK_1000).unwrap_or_else(|e| panic!("{e:?}"));
+    let k = module(&out, "builtin_tensor_allreduce__sum__fp32_kernel.pto");
+    check(
+        k,
+        r#"
+        CHECK: pto.comm.twait(
+        CHECK: scf.for %col_idx = %c0_index to %c1000_index step %c256_index {
+        CHECK: pto.alloc_tile
+        CHECK-SAME: rows=1, cols=256
+        CHECK: pto.tadd ins(
+        CHECK: pto.comm.twait(
+        CHECK: pto.tstore ins(%store_value
+        "#,
+    );
+}
+
+const SINGLE_BLOCK_1000: &str = r#"import pypto.language as pl
+import pypto.language.distributed as pld
+
+SIZE = 1000
+NR = pl.dynamic("NR")
+
+@pl.program
+class AR:
+    @pl.function(type=pl.FunctionType.InCore)
+    def fill(self, inp: pl.Tensor[[1, SIZE], pl.FP32], data: pl.Out[pld.DistributedTensor[[1, SIZE], pl.FP32]]):
+        t = pl.load(inp, [0, 0], [1, SIZE])
+        pl.store(t, [0, 0], data)
+        return data
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def fill_orch(self, inp: pl.Tensor[[1, SIZE], pl.FP32], data: pl.Out[pld.DistributedTensor[[1, SIZE], pl.FP32]]):
+        data = self.fill(inp, data)
+        return data
+
+    @pl.function(level=pl.Level.HOST, role=pl.Role.Orchestrator)
+    def host(self, inputs: pl.Tensor[[NR, 1, SIZE], pl.FP32]):
+        data_buf = pld.alloc_window_buffer(SIZE * 4, name="data")
+        data = pld.window(data_buf, [1, SIZE], dtype=pl.FP32)
+        for r in pl.range(pld.world_size()):
+            self.fill_orch(inputs[r], data, device=r)
+        data = pld.tensor.allreduce(data, op=pld.ReduceOp.Sum)
+"#;
+
 #[test]
 fn a_variant_called_with_one_and_four_blocks_renders_the_multi_block_kernel() {
     let base = std::fs::read_to_string(program_file("host_allreduce_multicore.py")).unwrap();

@@ -376,6 +376,12 @@ pub type DeduceFn = fn(&DeduceCx<'_>) -> Result<Type, Diagnostic>;
 /// AtomicAdd). Returns one effect per argument.
 pub type EffectsFn = fn(&Call) -> Vec<Effect>;
 
+/// Internal call attribute (never a DSL kwarg: the frontend rejects unknown kwargs) that a
+/// builtin kernel renderer sets on the collective call it expands: the tile width, in elements,
+/// the seed gives the host builtin ("the host builtin uses 256-element chunks"), in place of
+/// the InCore lowering's UB-bounded chunk.
+pub const BUILTIN_TILE_ELEMS_ATTR: &str = "__builtin_tile_elems";
+
 /// The lowering stages an op may take part in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum LoweringKind {

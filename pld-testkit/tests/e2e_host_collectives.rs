@@ -132,10 +132,10 @@ fn host_allreduce_sum_fp32_ranks_and_odd_lengths() {
     for p in [2, 3, 4, 8] {
         for size in [1, 17, 256, 4097] {
             let out = check_allreduce(p, size, DataType::FP32, ReduceOp::Sum, Schedule::Deterministic);
-            // Mesh: every rank reads (P-1)·S from its peers, in the rendered kernel's 16 KiB
-            // (4096-element FP32) chunks, with a ready barrier plus one read-done barrier per
-            // chunk and the credit epilogue.
-            let barriers = 1 + size.div_ceil(4096) as u64;
+            // Mesh: every rank reads (P-1)·S from its peers, in the seed's 256-element host
+            // builtin tiles (as the rendered kernel), with a ready barrier plus one read-done
+            // barrier per tile and the credit epilogue.
+            let barriers = 1 + size.div_ceil(256) as u64;
             for r in 0..p {
                 assert_eq!(
                     out.stats.remote_total(r),

@@ -485,7 +485,8 @@ fn main() {
         let (moved, time, _) = measured(|| pld_bench::model::mesh_allreduce(&mut windows));
         let rate = moved as f64 / time.as_secs_f64();
         println!(
-            "yardstick: the mesh allreduce's data movement on f32 slices (P=4, 16MiB, 4096-element chunks, no interpretation): {:.0} ms, {} GB/s = {:.3} of memcpy",
+            "yardstick: the mesh allreduce's data movement on f32 slices (P=4, 16MiB, {}-element tiles, no interpretation): {:.0} ms, {} GB/s = {:.3} of memcpy",
+            pld_bench::model::CHUNK,
             time.as_secs_f64() * 1e3,
             gbs(rate),
             rate / memcpy

@@ -196,7 +196,12 @@ fn mesh(
         return mesh_rect(b, &mut comm, &cells, tt, &target, reduce, chunk_elems, results);
     }
     let e = product(&tt.shape);
-    let chunk = mesh_chunk_cols(dtype, e.as_int());
+    // A builtin kernel's renderer asks for the seed's host-builtin tile; a kernel's own
+    // allreduce uses the UB-bounded chunk.
+    let chunk = match call.attr_int(pld_ir::BUILTIN_TILE_ELEMS_ATTR) {
+        Some(t) if t > 0 => t.min(chunk_elems),
+        _ => mesh_chunk_cols(dtype, e.as_int()),
+    };
     let t2d = b.assign_op(
         "target_2d",
         "tensor.view",

@@ -9,9 +9,9 @@
 //! Reductions combine a rank's own value first, then its peers' in rank order, as the rendered
 //! kernels and the reference templates do (so, as on hardware, floating-point results may
 //! differ between ranks in the last bit).
-//! Data movement: mesh allreduce reads (P−1)·S per rank in chunks with a read-done barrier
-//! before each store-back (16 KiB chunks for one block, as the rendered kernel's UB chunk;
-//! 256-element tiles block-cyclically for several); ring allreduce reads 2(P−1)/P·S per rank, each
+//! Data movement: mesh allreduce reads (P−1)·S per rank in the seed's 256-element tiles
+//! (block-cyclic over several blocks) with a read-done barrier before each store-back;
+//! ring allreduce reads 2(P−1)/P·S per rank, each
 //! segment in pieces of at most [`RING_PIECE`] elements;
 //! all_to_all_v clamps counts to [0, MAX_RECV], publishes the clamped count with a Set notify
 //! and moves exactly that many rows.
@@ -26,22 +26,9 @@ use pld_ir::DataType;
 use pld_runtime_abi::{NotifyOp, ReduceOp};
 use std::sync::Arc;
 
-/// Multi-block mesh allreduce tile, in elements (seed: blocks own 256-element tiles
-/// block-cyclically).
-pub const MULTI_BLOCK_TILE: i64 = 256;
-/// Bytes of one single-block mesh chunk: the UB chunk of the InCore mesh expansion that the
-/// builtin kernel is rendered from (D-cg-9), so the simulated protocol has the kernel's
-/// barrier count.
-pub const SINGLE_BLOCK_CHUNK_BYTES: i64 = 16384;
-
-/// Elements per mesh chunk for `cores` blocks.
-pub fn mesh_chunk(dtype: DataType, cores: i64) -> i64 {
-    if cores > 1 {
-        MULTI_BLOCK_TILE
-    } else {
-        SINGLE_BLOCK_CHUNK_BYTES / dtype.bytes().max(1) as i64
-    }
-}
+/// Builtin mesh allreduce tile, in elements (seed: "the host builtin uses 256-element chunks";
+/// with several blocks, blocks own them block-cyclically), as the rendered builtin kernel.
+pub const BUILTIN_TILE: i64 = 256;
 
 #[derive(Clone)]
 struct Proto {
@@ -167,7 +154,7 @@ fn allreduce(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Vec<Micro>, Fault> {
     let mut p = Proto::new(cx, &sig)?;
     let stride = if sig.shape.len() >= 2 { sig.shape[1] } else { 1 };
     let s = data.shape[1];
-    let chunk = mesh_chunk(data.dtype, cores);
+    let chunk = BUILTIN_TILE;
     let nchunks = (s + chunk - 1) / chunk;
     // Blocks run one after another on the rank: a valid interleaving of the SPMD grid,
     // since every rank runs them in the same order.
