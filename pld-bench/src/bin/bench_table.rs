@@ -156,14 +156,18 @@ fn sim_best(w: &Workload, schedule: Schedule) -> Result<SimRow, String> {
 /// Runs of each schedule in the deterministic vs parallel comparison.
 const PAIRS: usize = 3;
 
-/// The fastest of [`PAIRS`] deterministic and [`PAIRS`] parallel runs, alternated so both see
-/// the same machine state (page-fault cost on this VM varies from run to run); every run's
-/// outputs and traffic must equal the first deterministic run's, else that run is returned.
-fn best_pair(w: &Workload) -> (Result<SimRow, String>, Result<SimRow, String>) {
+/// The fastest of [`PAIRS`] runs under each of two configurations, alternated so both see the
+/// same machine state (page-fault cost on this VM varies from run to run, and the first large
+/// run of a process pays most); every run's outputs and traffic must equal the first run's
+/// under `cfgs[0]`, else that run is returned.
+fn best_pair(
+    w: &Workload,
+    cfgs: [pld_sim::SimConfig; 2],
+) -> (Result<SimRow, String>, Result<SimRow, String>) {
     let mut best: [Option<SimRow>; 2] = [None, None];
     for _ in 0..PAIRS {
-        for (k, schedule) in [Schedule::Deterministic, Schedule::Parallel].into_iter().enumerate() {
-            let r = match sim_once(w, schedule) {
+        for (k, cfg) in cfgs.iter().enumerate() {
+            let r = match sim_with(w, cfg) {
                 Ok(r) => r,
                 Err(e) => return (Err(e.clone()), Err(e)),
             };
@@ -187,12 +191,8 @@ fn best_pair(w: &Workload) -> (Result<SimRow, String>, Result<SimRow, String>) {
     (d.ok_or_else(|| "no run".to_string()), p.ok_or_else(|| "no run".to_string()))
 }
 
+/// The row's text.
 fn sim_row(w: &Workload, schedule: Schedule, memcpy: f64) -> Result<String, String> {
-    sim_row_kept(w, schedule, memcpy).map(|(line, _)| line)
-}
-
-/// The row's text and its measured run (kept for later sections).
-fn sim_row_kept(w: &Workload, schedule: Schedule, memcpy: f64) -> Result<(String, SimRow), String> {
     let r = sim_best(w, schedule)?;
     let kind = w.coll.stats_kind();
     let moved = moved_bytes(&r.outcome.stats, kind);
@@ -216,7 +216,7 @@ fn sim_row_kept(w: &Workload, schedule: Schedule, memcpy: f64) -> Result<(String
     if w.iters > 1 {
         line.push_str(&format!("  ({} iterations)", w.iters));
     }
-    Ok((line, r))
+    Ok(line)
 }
 
 /// Parses, lowers and emits `text`: `(source statements, [parse, pipeline, emit] seconds)`.
@@ -358,15 +358,9 @@ fn main() {
             rows.push(Workload::new(coll, 4, 64 << 20));
         }
     }
-    let mut kept: Vec<(Workload, SimRow)> = Vec::new();
     for w in &rows {
-        match sim_row_kept(w, Schedule::Deterministic, memcpy) {
-            Ok((line, r)) => {
-                println!("{line}");
-                if w.p == 4 && w.bytes == 16 << 20 {
-                    kept.push((*w, r));
-                }
-            }
+        match sim_row(w, Schedule::Deterministic, memcpy) {
+            Ok(line) => println!("{line}"),
             Err(e) => {
                 ok = false;
                 println!(
@@ -386,7 +380,7 @@ fn main() {
     sim_header();
     for coll in [Coll::MeshAllreduce, Coll::RingAllreduce] {
         let w = Workload::new(coll, 4, 16 << 20);
-        let (det, par) = best_pair(&w);
+        let (det, par) = best_pair(&w, [w.config(Schedule::Deterministic), w.config(Schedule::Parallel)]);
         match (det, par) {
             (Ok(d), Ok(p)) => {
                 for (s, r) in [(Schedule::Deterministic, &d), (Schedule::Parallel, &p)] {
@@ -447,17 +441,12 @@ fn main() {
     }
     println!();
     println!(
-        "== where the time goes: the same runs without the race checker (SimConfig::check_races = false)"
+        "== where the time goes: the same runs without the race checker (SimConfig::check_races = false; best of {PAIRS} alternating runs each)"
     );
     for coll in [Coll::MeshAllreduce, Coll::RingAllreduce] {
         let w = Workload::new(coll, 4, 16 << 20);
-        // The run with race checks is the main table's (same workload, same scheduler).
-        let on = match kept.iter().position(|(k, _)| *k == w) {
-            Some(i) => Ok(kept.swap_remove(i).1),
-            None => sim_once(&w, Schedule::Deterministic),
-        };
-        let off =
-            sim_with(&w, &pld_sim::SimConfig { check_races: false, ..w.config(Schedule::Deterministic) });
+        let det = w.config(Schedule::Deterministic);
+        let (on, off) = best_pair(&w, [det.clone(), pld_sim::SimConfig { check_races: false, ..det }]);
         match (on, off) {
             (Ok(a), Ok(b)) => {
                 let moved = moved_bytes(&b.outcome.stats, coll.stats_kind()) as f64;
