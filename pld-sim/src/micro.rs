@@ -12,10 +12,10 @@
 use crate::report::Fault;
 use crate::sem::{system, Park};
 use crate::value::TRef;
-use crate::world::World;
+use crate::world::{Resolved, World};
 use pld_ir::Span;
 use pld_runtime_abi::{NotifyOp, ReduceOp};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 /// One micro instruction.
 #[derive(Clone, Debug)]
@@ -32,6 +32,9 @@ pub enum Micro {
         value: i32,
         /// Set or AtomicAdd.
         op: NotifyOp,
+        /// The cell, resolved at the first execution (a rank's instruction always addresses
+        /// the same cell; generated segments patch only other fields).
+        at: OnceLock<Resolved>,
     },
     /// TWAIT (signed).
     Wait {
@@ -43,6 +46,8 @@ pub enum Micro {
         expected: i32,
         /// Ge (true) or Eq.
         ge: bool,
+        /// The cell, resolved at the first execution (see `Notify::at`).
+        at: OnceLock<Resolved>,
     },
     /// Load a region (of the peer's copy when `peer` is set) into register `reg`.
     Load {
@@ -244,15 +249,31 @@ impl MicroRun {
             regs.resize(need, Reg::default());
         }
         match ins {
-            Micro::Notify { sig, peer, idx, value, op } => {
+            Micro::Notify { sig, peer, idx, value, op, at } => {
                 // Builtin templates fence their data before every notify.
                 if let Some(l) = world.unfenced.get_mut(g) {
                     l.clear();
                 }
-                system::notify(world, g, sig, *peer, idx, *value, *op, span, who)?;
+                let r = match at.get() {
+                    Some(&r) => r,
+                    None => {
+                        let r = world.cell_addr(g, sig, Some(*peer), idx, span, "pld.system.notify")?;
+                        let _ = at.set(r);
+                        r
+                    }
+                };
+                system::notify_at(world, g, r, *value, *op, span, who)?;
             }
-            Micro::Wait { sig, idx, expected, ge } => {
-                if let Some(p) = system::wait(world, g, sig, idx, *expected, *ge, span)? {
+            Micro::Wait { sig, idx, expected, ge, at } => {
+                let r = match at.get() {
+                    Some(&r) => r,
+                    None => {
+                        let r = world.cell_addr(g, sig, None, idx, span, "pld.system.wait")?;
+                        let _ = at.set(r);
+                        r
+                    }
+                };
+                if let Some(p) = system::wait_at(world, g, r, *expected, *ge) {
                     return Ok(MicroStep::Park(p));
                 }
             }

@@ -71,11 +71,18 @@ impl Proto {
                 idx,
                 value: 1,
                 op: NotifyOp::AtomicAdd,
+                at: Default::default(),
             });
         }
         for src in (0..self.n).filter(|&p| p != self.me) {
             let idx = self.cell(src, lane, ring_row);
-            self.prog.push(Micro::Wait { sig: self.sig.clone(), idx, expected: g, ge: true });
+            self.prog.push(Micro::Wait {
+                sig: self.sig.clone(),
+                idx,
+                expected: g,
+                ge: true,
+                at: Default::default(),
+            });
         }
     }
 
@@ -88,6 +95,7 @@ impl Proto {
                 idx,
                 value: -credits,
                 op: NotifyOp::AtomicAdd,
+                at: Default::default(),
             });
         }
     }
@@ -482,6 +490,7 @@ fn all_to_all_v(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Vec<Micro>, Fault> {
             idx: vec![me, 0],
             value: c as i32,
             op: NotifyOp::Set,
+            at: Default::default(),
         });
         if c > 0 {
             p.prog.extend(transfer(

@@ -12,7 +12,7 @@ use super::{Flow, Level, OpCx, Park};
 use crate::register_semantics;
 use crate::report::{Fault, ReportKind};
 use crate::value::{Mem, TRef, Val};
-use crate::world::World;
+use crate::world::{Resolved, World};
 use pld_ir::{DataType, Span};
 use pld_runtime_abi::{NotifyOp, WaitCmp};
 
@@ -113,6 +113,19 @@ pub fn notify(
     who: &str,
 ) -> Result<(), Fault> {
     let r = world.cell_addr(g, sig, Some(peer), idx, span, "pld.system.notify")?;
+    notify_at(world, g, r, value, op, span, who)
+}
+
+/// [`notify`] on a cell already resolved.
+pub fn notify_at(
+    world: &mut World,
+    g: usize,
+    r: Resolved,
+    value: i32,
+    op: NotifyOp,
+    span: Span,
+    who: &str,
+) -> Result<(), Fault> {
     let me = world.domains[r.domain].drank(g);
     // The cell's value and metadata change together under its window's lock (a waiter on
     // another thread sees both or neither).
@@ -193,15 +206,20 @@ pub fn wait(
     span: Span,
 ) -> Result<Option<Park>, Fault> {
     let r = world.cell_addr(g, sig, None, idx, span, "pld.system.wait")?;
+    Ok(wait_at(world, g, r, expected, ge))
+}
+
+/// [`wait`] on a cell already resolved.
+pub fn wait_at(world: &mut World, g: usize, r: Resolved, expected: i32, ge: bool) -> Option<Park> {
     let park = Park { cell: r, ge, unsigned: false, expected };
     if world.acquire_if(g, r, |v| park.holds(v)) {
         world.stats.waits[g] += 1;
         if std::mem::take(&mut world.notified[g]) {
             world.stats.barrier_rounds[g] += 1;
         }
-        Ok(None)
+        None
     } else {
-        Ok(Some(park))
+        Some(park)
     }
 }
 
