@@ -139,6 +139,19 @@ impl std::fmt::Debug for Lazy {
     }
 }
 
+/// The cell in `at`, resolved by `resolve` and kept there on first use.
+fn cached(
+    at: &OnceLock<Resolved>,
+    resolve: impl FnOnce() -> Result<Resolved, Fault>,
+) -> Result<Resolved, Fault> {
+    if let Some(&r) = at.get() {
+        return Ok(r);
+    }
+    let r = resolve()?;
+    let _ = at.set(r);
+    Ok(r)
+}
+
 /// A register: raw little-endian elements of `dtype` (no widening to `f64`).
 #[derive(Clone, Debug)]
 pub struct Reg {
@@ -254,25 +267,11 @@ impl MicroRun {
                 if let Some(l) = world.unfenced.get_mut(g) {
                     l.clear();
                 }
-                let r = match at.get() {
-                    Some(&r) => r,
-                    None => {
-                        let r = world.cell_addr(g, sig, Some(*peer), idx, span, "pld.system.notify")?;
-                        let _ = at.set(r);
-                        r
-                    }
-                };
+                let r = cached(at, || world.cell_addr(g, sig, Some(*peer), idx, span, "pld.system.notify"))?;
                 system::notify_at(world, g, r, *value, *op, span, who)?;
             }
             Micro::Wait { sig, idx, expected, ge, at } => {
-                let r = match at.get() {
-                    Some(&r) => r,
-                    None => {
-                        let r = world.cell_addr(g, sig, None, idx, span, "pld.system.wait")?;
-                        let _ = at.set(r);
-                        r
-                    }
-                };
+                let r = cached(at, || world.cell_addr(g, sig, None, idx, span, "pld.system.wait"))?;
                 if let Some(p) = system::wait_at(world, g, r, *expected, *ge) {
                     return Ok(MicroStep::Park(p));
                 }
@@ -375,21 +374,8 @@ mod tests {
 
     /// A 1-rank world with an 8-element FP32 buffer holding 0..8 and its view.
     fn world1() -> (World, TRef) {
-        let mut w = World::new(1);
-        let d = w.add_domain(vec![0]);
-        let a = w.alloc(d, "buf", 8 * 4);
-        w.finalize().expect("finalize");
-        let v = TRef {
-            mem: Mem::Window { domain: d, alloc: a },
-            owner: 0,
-            base: 0,
-            shape: vec![1, 8],
-            strides: vec![8, 1],
-            dtype: DataType::FP32,
-        };
         let vals: Vec<f64> = (0..8).map(f64::from).collect();
-        w.write(0, &v, None, &[0, 0], &[1, 8], &vals, false, Span::DUMMY, "init", "t").expect("init");
-        (w, v)
+        world_of(DataType::FP32, 1, &vals)
     }
 
     /// Segment `i`: element `i` += element `i + 4`.
@@ -461,28 +447,28 @@ mod tests {
         assert_eq!(got, vec![4.0, 6.0, 8.0, 10.0, 4.0, 5.0, 6.0, 7.0]);
     }
 
-    /// A 1-rank world with a `[2, 8]` buffer of `dt` holding `vals` and its view.
-    fn world_of(dt: DataType, vals: &[f64]) -> (World, TRef) {
+    /// A 1-rank world with a `[rows, 8]` buffer of `dt` holding `vals` and its view.
+    fn world_of(dt: DataType, rows: i64, vals: &[f64]) -> (World, TRef) {
         let mut w = World::new(1);
         let d = w.add_domain(vec![0]);
-        let a = w.alloc(d, "buf", 16 * dt.bytes());
+        let a = w.alloc(d, "buf", rows as u64 * 8 * dt.bytes());
         w.finalize().expect("finalize");
         let v = TRef {
             mem: Mem::Window { domain: d, alloc: a },
             owner: 0,
             base: 0,
-            shape: vec![2, 8],
+            shape: vec![rows, 8],
             strides: vec![8, 1],
             dtype: dt,
         };
-        w.write(0, &v, None, &[0, 0], &[2, 8], vals, false, Span::DUMMY, "init", "t").expect("init");
+        w.write(0, &v, None, &[0, 0], &[rows, 8], vals, false, Span::DUMMY, "init", "t").expect("init");
         (w, v)
     }
 
     /// Row 0 = reduce(row 0, row 1) through `combine` (two loads, or one load and a fused
     /// load-combine), stored back; returns row 0 as read afterwards.
     fn reduce_rows(dt: DataType, vals: &[f64], op: ReduceOp, fused: bool) -> Vec<f64> {
-        let (mut w, v) = world_of(dt, vals);
+        let (mut w, v) = world_of(dt, 2, vals);
         let ld = |reg, row| Micro::Load {
             reg,
             src: v.clone(),

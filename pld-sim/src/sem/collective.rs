@@ -197,15 +197,7 @@ fn allreduce(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Vec<Micro>, Fault> {
             let mut q = Proto { me: t.me, n: t.n, sig: t.sig.clone(), prog: Vec::new() };
             q.reduce_into(&data, &[0, off], &[1, len], op, "builtin.tensor.allreduce");
             q.barrier(2 + i as i32, b, None);
-            q.prog.push(Micro::Store {
-                reg: 0,
-                dst: data.clone(),
-                peer: None,
-                offs: vec![0, off],
-                shape: vec![1, len],
-                atomic: false,
-                op: "builtin.tensor.allreduce",
-            });
+            q.prog.push(store_local(&data, off, len, "builtin.tensor.allreduce"));
             *out = q.prog;
         };
         p.prog.push(Micro::Lazy(Lazy { count: mine, gen: Arc::new(gen) }));
@@ -272,14 +264,7 @@ fn allreduce_ring(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Vec<Micro>, Fault> 
         let (off, len) = sg(me - 1 - st);
         // Combine in ring order: left's partial (lower ranks first) then my own value.
         for (off, len) in pieces(off, len) {
-            q.prog.push(Micro::Load {
-                reg: 0,
-                src: d.clone(),
-                peer: Some(left),
-                offs: vec![0, off],
-                shape: vec![1, len],
-                op: name,
-            });
+            q.prog.push(load_row(&d, left, off, len, name));
             q.prog.push(Micro::LoadCombine {
                 acc: 0,
                 src: d.clone(),
@@ -299,14 +284,7 @@ fn allreduce_ring(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Vec<Micro>, Fault> 
         q.barrier(1, 0, Some(n - 1 + t));
         let (off, len) = seg(me - t);
         for (off, len) in pieces(off, len) {
-            q.prog.push(Micro::Load {
-                reg: 0,
-                src: data.clone(),
-                peer: Some(left),
-                offs: vec![0, off],
-                shape: vec![1, len],
-                op: name,
-            });
+            q.prog.push(load_row(&data, left, off, len, name));
             q.prog.push(store_local(&data, off, len, name));
         }
     }));
@@ -317,6 +295,11 @@ fn allreduce_ring(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Vec<Micro>, Fault> 
     }
     p.prog.push(lazy(&p, rows.len(), move |i, q| q.epilogue(1, 0, Some(rows[i]))));
     Ok(p.prog)
+}
+
+/// A load of `[0, off .. off + len)` of `peer`'s copy of `data` into register 0.
+fn load_row(data: &TRef, peer: i64, off: i64, len: i64, op: &'static str) -> Micro {
+    Micro::Load { reg: 0, src: data.clone(), peer: Some(peer), offs: vec![0, off], shape: vec![1, len], op }
 }
 
 /// A plain store of register 0 into `[0, off .. off + len)` of my own `data`.
