@@ -676,7 +676,7 @@ impl<'p, 'c> Sched<'p, 'c> {
             world.allocs.iter_mut().for_each(|a| a.zeroed = true);
         }
         if self.cfg.schedule == Schedule::Parallel {
-            world.finalize_on(parallel_workers(self.cfg.nranks))?;
+            world.finalize_parallel()?;
             self.parallel_loop(world)?;
         } else {
             world.finalize()?;

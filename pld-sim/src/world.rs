@@ -21,7 +21,10 @@ use crate::value::{Mem, TRef};
 use pld_ir::{DataType, Span};
 use pld_runtime_abi::{CommContext, ReduceOp};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::sync::{Arc, Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard, TryLockError};
+use std::sync::{
+    Arc, LockResult, Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard, TryLockError,
+    TryLockResult,
+};
 
 /// The byte window memory is filled with before anything writes it.
 pub const GARBAGE: u8 = 0xFF;
@@ -100,51 +103,31 @@ pub struct WinState {
 // microseconds, so a contended one (parallel schedule only) is spun on for a while before the
 // thread sleeps: a futex sleep and wake-up costs far more than that on a VM.
 
-/// Takes a lock by `attempt` (`None` = busy), spinning [`LOCK_SPINS`] times before `block`.
-fn spin_then<G>(attempt: impl Fn() -> Option<G>, block: impl FnOnce() -> G) -> G {
+/// Takes a lock by `attempt`, spinning [`LOCK_SPINS`] times while it is busy before `block`.
+fn spin_then<G>(attempt: impl Fn() -> TryLockResult<G>, block: impl FnOnce() -> LockResult<G>) -> G {
     for _ in 0..LOCK_SPINS {
-        if let Some(g) = attempt() {
-            return g;
+        match attempt() {
+            Ok(g) => return g,
+            Err(TryLockError::Poisoned(e)) => return e.into_inner(),
+            Err(TryLockError::WouldBlock) => std::hint::spin_loop(),
         }
-        std::hint::spin_loop();
     }
-    block()
+    block().unwrap_or_else(|e| e.into_inner())
 }
 
 /// Locks a window's checker state.
 pub fn lock(w: &Mutex<WinState>) -> MutexGuard<'_, WinState> {
-    spin_then(
-        || match w.try_lock() {
-            Ok(g) => Some(g),
-            Err(TryLockError::Poisoned(e)) => Some(e.into_inner()),
-            Err(TryLockError::WouldBlock) => None,
-        },
-        || w.lock().unwrap_or_else(|e| e.into_inner()),
-    )
+    spin_then(|| w.try_lock(), || w.lock())
 }
 
 /// Shares a window's bytes for reading.
 pub fn read(w: &Window) -> RwLockReadGuard<'_, Arena> {
-    spin_then(
-        || match w.bytes.try_read() {
-            Ok(g) => Some(g),
-            Err(TryLockError::Poisoned(e)) => Some(e.into_inner()),
-            Err(TryLockError::WouldBlock) => None,
-        },
-        || w.bytes.read().unwrap_or_else(|e| e.into_inner()),
-    )
+    spin_then(|| w.bytes.try_read(), || w.bytes.read())
 }
 
 /// Takes a window's bytes for writing.
 pub fn write(w: &Window) -> RwLockWriteGuard<'_, Arena> {
-    spin_then(
-        || match w.bytes.try_write() {
-            Ok(g) => Some(g),
-            Err(TryLockError::Poisoned(e)) => Some(e.into_inner()),
-            Err(TryLockError::WouldBlock) => None,
-        },
-        || w.bytes.write().unwrap_or_else(|e| e.into_inner()),
-    )
+    spin_then(|| w.bytes.try_write(), || w.bytes.write())
 }
 
 /// `n` window arenas of `size` bytes: [`GARBAGE`] except the `zeroed` byte ranges (sorted or
@@ -152,9 +135,9 @@ pub fn write(w: &Window) -> RwLockWriteGuard<'_, Arena> {
 /// in up front, by one write each (left to the run, the first touches fault inside the
 /// protocol — a read fault on the zero page, then a copying one at the first store — and in the
 /// parallel schedule two workers fault into one address space at once, which measured slower
-/// and far more erratic). With `threads > 1` the arenas are made by that many scoped threads
-/// (page faults are most of the cost of a large window).
-fn arenas(n: usize, size: usize, zeroed: &[(usize, usize)], threads: usize) -> Vec<Arena> {
+/// and far more erratic). With `parallel` the arenas are made on rayon's pool (page faults are
+/// most of the cost of a large window).
+fn arenas(n: usize, size: usize, zeroed: &[(usize, usize)], parallel: bool) -> Vec<Arena> {
     let mut cuts: Vec<(usize, usize)> = zeroed.iter().map(|&(lo, hi)| (lo.min(size), hi.min(size))).collect();
     cuts.sort_unstable();
     let make = || {
@@ -170,24 +153,12 @@ fn arenas(n: usize, size: usize, zeroed: &[(usize, usize)], threads: usize) -> V
         bytes[done..].fill(GARBAGE);
         bytes
     };
-    let threads = threads.clamp(1, n.max(1));
-    if threads == 1 {
-        return (0..n).map(|_| make()).collect();
+    if parallel {
+        use rayon::prelude::*;
+        (0..n).into_par_iter().map(|_| make()).collect()
+    } else {
+        (0..n).map(|_| make()).collect()
     }
-    let mut out: Vec<Option<Arena>> = (0..n).map(|_| None).collect();
-    std::thread::scope(|scope| {
-        let make = &make;
-        let handles: Vec<_> = (0..threads)
-            .map(|t| scope.spawn(move || (t..n).step_by(threads).map(|k| (k, make())).collect::<Vec<_>>()))
-            .collect();
-        for h in handles {
-            // A thread that panicked (allocation failure aborts instead) leaves its slots empty.
-            for (k, a) in h.join().unwrap_or_default() {
-                out[k] = Some(a);
-            }
-        }
-    });
-    out.into_iter().map(|a| a.unwrap_or_else(make)).collect()
 }
 
 /// Tries of a contended window lock (see [`spin_then`]) before the thread sleeps.
@@ -534,12 +505,16 @@ impl World {
     /// Creates the arenas and CommContexts of every domain (after the host pass carved them),
     /// on the calling thread.
     pub fn finalize(&mut self) -> Result<(), Fault> {
-        self.finalize_on(1)
+        self.materialize(false)
     }
 
-    /// [`World::finalize`] with the windows' bytes written by up to `threads` threads (the
-    /// parallel schedule's per-rank setup; every other schedule stays on the calling thread).
-    pub fn finalize_on(&mut self, threads: usize) -> Result<(), Fault> {
+    /// [`World::finalize`] with the windows' bytes written on rayon's pool (the parallel
+    /// schedule's per-rank setup; every other schedule stays on the calling thread).
+    pub fn finalize_parallel(&mut self) -> Result<(), Fault> {
+        self.materialize(true)
+    }
+
+    fn materialize(&mut self, parallel: bool) -> Result<(), Fault> {
         for (di, dom) in self.domains.iter_mut().enumerate() {
             if dom.wins.len() == dom.members.len()
                 && dom.wins.first().is_some_and(|w| read(w).len() as u64 == dom.win_size)
@@ -556,7 +531,7 @@ impl World {
                 .filter(|al| al.zeroed)
                 .map(|al| (al.offset as usize, (al.offset + al.rounded) as usize))
                 .collect();
-            let arenas = arenas(n, dom.win_size as usize, &zeroed, threads);
+            let arenas = arenas(n, dom.win_size as usize, &zeroed, parallel);
             dom.wins = arenas
                 .into_iter()
                 .map(|bytes| Arc::new(Window { bytes: RwLock::new(bytes), ..Window::default() }))
@@ -1691,10 +1666,10 @@ mod tests {
     use super::*;
 
     #[test]
-    fn arenas_are_garbage_outside_zeroed_ranges_on_any_thread_count() {
+    fn arenas_are_garbage_outside_zeroed_ranges_made_in_parallel_or_not() {
         // Unsorted, overlapping, and one range past the end.
         let zeroed = [(40, 64), (8, 16), (12, 20), (90, 200)];
-        let one = arenas(3, 100, &zeroed, 1);
+        let one = arenas(3, 100, &zeroed, false);
         assert_eq!(one.len(), 3);
         for a in &one {
             assert_eq!(a.len(), 100);
@@ -1703,11 +1678,12 @@ mod tests {
                 assert_eq!(b, if zero { 0 } else { GARBAGE }, "byte {i}");
             }
         }
-        for threads in [2, 3, 8] {
-            let many = arenas(3, 100, &zeroed, threads);
-            assert!(many.iter().zip(&one).all(|(a, b)| a[..] == b[..]), "{threads} threads");
+        for n in [1, 3, 8] {
+            let many = arenas(n, 100, &zeroed, true);
+            assert_eq!(many.len(), n);
+            assert!(many.iter().all(|a| a[..] == one[0][..]), "{n} arenas in parallel");
         }
-        assert!(arenas(0, 100, &zeroed, 2).is_empty());
+        assert!(arenas(0, 100, &zeroed, true).is_empty());
     }
 
     fn world2() -> (World, TRef, TRef) {
