@@ -285,6 +285,12 @@ impl Call {
         })
     }
 
+    /// The attributes in the form `Builder::op` takes them (to re-issue this call as another
+    /// op).
+    pub fn attr_args(&self) -> Vec<(&str, Attr)> {
+        self.attrs.iter().map(|(k, v)| (k.as_str(), v.clone())).collect()
+    }
+
     /// Sets (or replaces) attribute `name`.
     pub fn set_attr(&mut self, name: &str, value: Attr) {
         if let Some(slot) = self.attrs.iter_mut().find(|(k, _)| k == name) {

@@ -41,7 +41,7 @@ fn lower_chip(b: &mut Builder<'_>, call: &Call, results: &[ValueId], span: Span)
             kernel_args.push(a.clone());
         }
     }
-    let attrs: Vec<(&str, Attr)> = call.attrs.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
+    let attrs = call.attr_args();
     fb.body(|kb| {
         kb.span = span;
         kb.eval_op(op, kernel_args, attrs)?;

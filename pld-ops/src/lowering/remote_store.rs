@@ -31,7 +31,7 @@ fn lower_remote_store(
         )?;
         args[0] = Expr::var(v);
     }
-    let attrs: Vec<(&str, Attr)> = call.attrs.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
+    let attrs = call.attr_args();
     let e = b.op("pld.tile.remote_store", args, attrs)?;
     emit(b, results, e);
     Ok(())

@@ -36,7 +36,7 @@ fn lower(b: &mut Builder<'_>, call: &Call, results: &[ValueId], span: Span) -> R
             i == 0 || b.type_of(a).as_tensor_like().is_some() || b.type_of(a).as_tile().is_some();
         args.push(if is_operand { as_tile(b, a)? } else { a.clone() });
     }
-    let attrs: Vec<(&str, Attr)> = call.attrs.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
+    let attrs = call.attr_args();
     let e = b.op(&tile_op, args, attrs)?;
     emit(b, results, e);
     Ok(())
@@ -49,7 +49,7 @@ fn lower_assemble(
     span: Span,
 ) -> Result<(), Diagnostic> {
     b.span = span;
-    let attrs: Vec<(&str, Attr)> = call.attrs.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
+    let attrs = call.attr_args();
     let [target, source, offsets] = call.args.as_slice() else {
         return Err(Diagnostic::error(span, "tensor.assemble takes (target, source, offsets)"));
     };

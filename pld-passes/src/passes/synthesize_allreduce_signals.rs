@@ -122,7 +122,7 @@ fn with_signal(
     )?;
     let mut args = call.args.clone();
     args.push(Expr::var(sig));
-    let attrs: Vec<(&str, Attr)> = call.attrs.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
+    let attrs = call.attr_args();
     let e = b.op(op, args, attrs)?;
     prologue.extend(b.finish().0);
     Ok(e)
