@@ -551,19 +551,24 @@ impl<'u, 'a> FnCx<'u, 'a> {
         }
         let Ok(v) = self.expr(value) else { return };
         let offsets = Expr::new(ExprKind::Tuple(offsets), span_of(file, sub.slice.as_ref()));
-        let env = pld_ir::DeduceEnv {
-            values: &self.values,
-            target: self.unit.opts.target,
-            func_kind: Some(self.kind),
-        };
-        match Expr::op_call("tensor.assemble", vec![base, v, offsets], Vec::new(), span, &env) {
-            Ok(e) => {
-                let ty = e.ty(&self.values);
-                let t = self.define(n.id.as_str(), ty, span_of(file, sub.value.as_ref()));
-                out.push(Stmt::new(StmtKind::Assign { targets: vec![t], value: e }, span));
-            }
-            Err(d) => self.error(d),
-        }
+        let def = span_of(file, sub.value.as_ref());
+        self.rebind_op(n.id.as_str(), "tensor.assemble", vec![base, v, offsets], span, def, out);
+    }
+
+    /// `name = op(args)`, rebinding `name` (SSA) at `def`; a deduction error is reported.
+    fn rebind_op(
+        &mut self,
+        name: &str,
+        op: &str,
+        args: Vec<Expr>,
+        span: Span,
+        def: Span,
+        out: &mut Vec<Stmt>,
+    ) {
+        let Ok(e) = self.build_op(op, args, Vec::new(), span) else { return };
+        let ty = e.ty(&self.values);
+        let t = self.define(name, ty, def);
+        out.push(Stmt::new(StmtKind::Assign { targets: vec![t], value: e }, span));
     }
 
     /// `arr[i] = v` on an on-core array: `arr = array.update_element(arr, i, v)` (SSA rebinding,
@@ -579,19 +584,8 @@ impl<'u, 'a> FnCx<'u, 'a> {
     ) {
         let file = self.file();
         let (Ok(index), Ok(v)) = (self.array_index(sub.slice.as_ref()), self.expr(value)) else { return };
-        let env = pld_ir::DeduceEnv {
-            values: &self.values,
-            target: self.unit.opts.target,
-            func_kind: Some(self.kind),
-        };
-        match Expr::op_call("array.update_element", vec![base, index, v], Vec::new(), span, &env) {
-            Ok(e) => {
-                let ty = e.ty(&self.values);
-                let t = self.define(name, ty, span_of(file, sub.value.as_ref()));
-                out.push(Stmt::new(StmtKind::Assign { targets: vec![t], value: e }, span));
-            }
-            Err(d) => self.error(d),
-        }
+        let def = span_of(file, sub.value.as_ref());
+        self.rebind_op(name, "array.update_element", vec![base, index, v], span, def, out);
     }
 
     fn ann_assign(&mut self, a: &ast::StmtAnnAssign, span: Span, out: &mut Vec<Stmt>) {

@@ -267,7 +267,7 @@ impl FnCx<'_, '_> {
         DeduceEnv { values: &self.values, target: self.unit.opts.target, func_kind: Some(self.func_kind()) }
     }
 
-    fn build_op(
+    pub(crate) fn build_op(
         &mut self,
         name: &str,
         args: Vec<Expr>,
