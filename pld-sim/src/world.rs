@@ -699,6 +699,28 @@ impl World {
         (cols, col_stride)
     }
 
+    /// The region as one contiguous run of elements, when it is one: `(first element relative
+    /// to the view base, element count)`. It is when, from the innermost dimension out, every
+    /// dimension the region spans more than once continues the packed layout of the ones inside
+    /// it, and only the outermost such dimension is partial.
+    fn single_run(view: &TRef, offs: &[i64], shape: &[i64]) -> Option<(i64, i64)> {
+        let (mut start, mut numel, mut partial) = (0i64, 1i64, false);
+        for d in (0..shape.len()).rev() {
+            let stride = view.strides.get(d).copied().unwrap_or(1);
+            start += offs.get(d).copied().unwrap_or(0) * stride;
+            let n = shape[d];
+            if n == 1 {
+                continue;
+            }
+            if partial || stride != numel {
+                return None;
+            }
+            numel *= n;
+            partial = n != view.shape.get(d).copied().unwrap_or(1);
+        }
+        Some((start, numel))
+    }
+
     /// Checks a region lies inside its tensor (static shape) — the view's own extent.
     fn check_in_view(
         view: &TRef,
@@ -868,6 +890,10 @@ impl World {
         Self::check_in_view(view, offs, shape, span, op, g)?;
         let kind = data.kind();
         let eb = dt.bytes() as i64;
+        if let Some((start, numel)) = Self::single_run(view, offs, shape) {
+            // One contiguous run (every tile row, every packed chunk): no row list to build.
+            return self.access_rows(g, view, peer, span, op, who, &mut data, kind, eb, &[start], numel, 1);
+        }
         let mut starts = std::mem::take(&mut self.starts);
         let (cols, cstride) = Self::region_rows(view, offs, shape, &mut starts);
         let r = self.access_rows(g, view, peer, span, op, who, &mut data, kind, eb, &starts, cols, cstride);
