@@ -4,7 +4,8 @@
 //! payload, plus the algorithm's lower bound of bytes moved per rank.
 //!
 //! Guarantees: [`Workload::text`] is a complete DSL program with entry `host` that needs no
-//! host inputs (windows start zeroed, see [`Workload::config`]); [`Workload::payload`] is the
+//! host inputs (windows start zeroed, see [`Workload::config`], and the collective's source
+//! window is then filled with nonzero values); [`Workload::payload`] is the
 //! `S` of the lower-bound formulas; [`Workload::must_hold`] counts every byte the run has to
 //! keep (all ranks' windows plus the host tensors).
 
@@ -162,8 +163,9 @@ impl Workload {
     /// The DSL program (entry `host`).
     ///
     /// A per-rank `prepare` kernel takes every window (a window must reach a chip dispatch)
-    /// and copies one element of the first; for all_to_all_v it also publishes the send
-    /// counts. Then the host runs the collective (`iters` times in a loop when above 1).
+    /// and fills the collective's source window with real values (see `fill_source`); for
+    /// all_to_all_v it also publishes the send counts. Then the host runs the collective
+    /// (`iters` times in a loop; none with `iters == 0`, which times the preparation alone).
     pub fn text(&self) -> String {
         let wins = self.windows();
         let a2av = self.coll == Coll::AllToAllV;
@@ -182,9 +184,7 @@ impl Workload {
         k.push_str(&format!(
             "    @pl.function(type=pl.FunctionType.InCore)\n    def prepare(self, {params}):\n"
         ));
-        k.push_str(&format!(
-            "        z = pl.load({first}, [0, 0], [1, 1])\n        pl.store(z, [0, 0], {first})\n"
-        ));
+        k.push_str(&self.fill_source());
         if a2av {
             k.push_str("        c = pl.load(cnt, [0, 0], [NR, 1])\n        pl.store(c, [0, 0], counts)\n");
         }
@@ -220,11 +220,42 @@ impl Workload {
             Coll::Allgather => "data = pld.tensor.allgather(stage, data, signal)",
             Coll::AllToAllV => "data = pld.tensor.all_to_all_v(stage, data, signal, counts, recv)",
         };
-        h.push_str(&format!("{IND}{}{call}\n", self.loop_head()));
+        if self.iters > 0 {
+            h.push_str(&format!("{IND}{}{call}\n", self.loop_head()));
+        }
         format!(
             "import pypto.language as pl\nimport pypto.language.distributed as pld\n\n\
              NR = pl.dynamic(\"NR\")\n\n@pl.program\nclass Bench:\n{k}{h}"
         )
+    }
+
+    /// The prepare kernel's body that fills the collective's source window with real values
+    /// (`rank + 1` in every element): a reduction then changes every byte it stores back, and
+    /// a copy moves values its target does not hold yet, so no store is an idempotent re-store
+    /// (which the race checker may skip) as it would be over zeroed windows.
+    fn fill_source(&self) -> String {
+        let n = self.size();
+        let tile = (1..=n.min(FILL_TILE)).rev().find(|t| n % t == 0).unwrap_or(1);
+        let (src, rows) = match self.coll {
+            Coll::MeshAllreduce | Coll::RingAllreduce => ("data", None),
+            Coll::Allgather => ("stage", None),
+            Coll::AllToAllV => ("stage", Some("NR")),
+        };
+        let mut b = format!(
+            "{IND}ctx = pld.get_comm_ctx({src})\n{IND}fill = pl.full([1, {tile}], pld.rank(ctx) + 1, dtype=pl.FP32)\n"
+        );
+        let count = n / tile;
+        let store = |indent: &str, row: &str| {
+            format!("{indent}for i in pl.range({count}):\n{indent}    pl.store(fill, [{row}, i * {tile}], {src})\n")
+        };
+        match rows {
+            None => b.push_str(&store(IND, "0")),
+            Some(nr) => {
+                b.push_str(&format!("{IND}for j in pl.range({nr}):\n"));
+                b.push_str(&store(&format!("{IND}    "), "j"));
+            }
+        }
+        b
     }
 
     fn loop_head(&self) -> String {
@@ -247,3 +278,6 @@ impl Workload {
 }
 
 const IND: &str = "        ";
+
+/// Elements per tile of the source fill (16 KiB of FP32).
+const FILL_TILE: usize = 4096;

@@ -1,7 +1,8 @@
 //! The benchmark workloads are real programs: the generated compiler workloads parse, go
 //! through the whole pipeline and emit PTO, and grow linearly in statements with their scale;
 //! every collective workload compiles, simulates, and moves exactly the bytes its algorithm
-//! should (so the table's moved/LB column measures the simulator, not a broken workload).
+//! should (so the table's moved/LB column measures the simulator, not a broken workload), over
+//! a source window its prepare kernel filled completely.
 
 use pld_bench::coll::{Coll, Workload};
 use pld_bench::{compile, count_stmts, emit, gen, moved_bytes, parse, simulate};
@@ -58,6 +59,17 @@ fn collective_workloads_move_the_expected_bytes() {
                 );
             }
             assert!(w.must_hold() >= s * p as u64, "{coll:?}: must_hold counts every rank's data");
+            // The prepare kernel fills the whole source window (all_to_all_v also stores its
+            // [P, 1] send counts), so the collective never runs on zeroed windows.
+            let row = w.size() as u64 * 4;
+            let filled = match coll {
+                Coll::AllToAllV => p as u64 * row + 4 * p as u64,
+                _ => row,
+            };
+            for r in 0..p {
+                let stored = out.stats.local_bytes.get(&(r, "tile.store".to_string())).copied();
+                assert_eq!(stored, Some(filled), "{coll:?} P={p} rank {r}: prepare stores");
+            }
         }
     }
 }
