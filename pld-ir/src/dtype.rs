@@ -24,6 +24,7 @@ macro_rules! dtypes {
             }
 
             /// Width in bits.
+            #[inline]
             pub fn bits(self) -> u32 {
                 match self { $(DataType::$variant => $bits),* }
             }
@@ -39,6 +40,7 @@ macro_rules! dtypes {
             }
 
             /// The class of the type.
+            #[inline]
             pub fn class(self) -> DTypeClass {
                 match self { $(DataType::$variant => DTypeClass::$class),* }
             }
@@ -88,6 +90,7 @@ pub enum DTypeClass {
 
 impl DataType {
     /// Width in bytes, sub-byte types rounded up to one.
+    #[inline]
     pub fn bytes(self) -> u64 {
         u64::from(self.bits().div_ceil(8))
     }

@@ -194,6 +194,7 @@ impl CommContext {
     }
 
     /// `windows_in[rank]` if `rank` is a member of the domain.
+    #[inline]
     fn window_base(&self, rank: u32) -> Option<u64> {
         if rank >= self.rank_num {
             return None;
@@ -206,6 +207,7 @@ impl CommContext {
     /// domain (`< rank_num`, `< 64`).
     ///
     /// `peer == rank_id` is legal and gives 0.
+    #[inline]
     pub fn peer_offset_bytes(&self, peer: u32) -> Option<i64> {
         let mine = self.window_base(self.rank_id)?;
         let theirs = self.window_base(peer)?;
@@ -232,6 +234,7 @@ impl CommContext {
     /// The address of `local` (an address inside this rank's window) in `peer`'s
     /// window: `local + windowsIn[peer] - windowsIn[rankId]`, wrapping like the
     /// hardware. Nothing checks that `local` lies inside the window.
+    #[inline]
     pub fn peer_address(&self, local: u64, peer: u32) -> Option<u64> {
         Some(local.wrapping_add(self.peer_offset_bytes(peer)? as u64))
     }

@@ -35,15 +35,18 @@ pub fn tile_region(t: &Tile, rank: usize) -> Vec<i64> {
 }
 
 /// The valid lanes of a tile, row-major.
-pub fn valid_lanes(t: &Tile) -> Vec<f64> {
+pub fn valid_lanes(t: &Tile) -> std::borrow::Cow<'_, [f64]> {
     let (pr, pc) = Tile::rows_cols(&t.shape);
     let (vr, vc) = Tile::rows_cols(&t.valid);
-    let _ = pr;
+    if vc >= pc && vr >= pr {
+        // Fully valid: the lanes are the tile's own, in order.
+        return std::borrow::Cow::Borrowed(&t.data[..(pr * pc).min(t.data.len())]);
+    }
     let mut out = Vec::with_capacity(vr * vc);
     for r in 0..vr {
         out.extend_from_slice(&t.data[r * pc..r * pc + vc.min(pc)]);
     }
-    out
+    std::borrow::Cow::Owned(out)
 }
 
 /// A tile of physical `shape` whose valid region `valid` holds `lanes` (row-major).
