@@ -12,7 +12,7 @@
 use crate::report::Fault;
 use crate::sem::{system, Park};
 use crate::value::TRef;
-use crate::world::{Resolved, World};
+use crate::world::{Data, Located, Resolved, World};
 use pld_ir::Span;
 use pld_runtime_abi::{NotifyOp, ReduceOp};
 use std::sync::{Arc, OnceLock};
@@ -63,6 +63,9 @@ pub enum Micro {
         shape: Vec<i64>,
         /// Op kind for accounting.
         op: &'static str,
+        /// The view as this rank addresses it, located at the first execution (see
+        /// `World::access_at`).
+        at: OnceLock<Located>,
     },
     /// Store register `reg` into a region (accumulate when `atomic`).
     Store {
@@ -80,6 +83,9 @@ pub enum Micro {
         atomic: bool,
         /// Op kind for accounting.
         op: &'static str,
+        /// The view as this rank addresses it, located at the first execution (see
+        /// `World::access_at`).
+        at: OnceLock<Located>,
     },
     /// `reg[acc] = reduce(reg[acc], region)`, rounded to `dtype`: a load of the region (of
     /// the peer's copy when `peer` is set) combined straight into the accumulator, as
@@ -101,6 +107,9 @@ pub enum Micro {
         dtype: pld_ir::DataType,
         /// Op kind for accounting.
         op: &'static str,
+        /// The view as this rank addresses it, located at the first execution (see
+        /// `World::access_at`).
+        at: OnceLock<Located>,
     },
     /// `reg[acc] = reduce(reg[acc], reg[other])`, rounded to `dtype`.
     Combine {
@@ -276,19 +285,36 @@ impl MicroRun {
                     return Ok(MicroStep::Park(p));
                 }
             }
-            Micro::Load { reg, src, peer, offs, shape, op } => {
+            Micro::Load { reg, src, peer, offs, shape, op, at } => {
                 let r = &mut regs[*reg];
                 r.dtype = src.dtype;
-                world.read_bytes_into(g, src, *peer, offs, shape, span, op, who, &mut r.bytes)?;
+                r.bytes.clear();
+                world.access_at(
+                    at,
+                    g,
+                    src,
+                    *peer,
+                    offs,
+                    shape,
+                    span,
+                    op,
+                    who,
+                    Data::ReadBytes(&mut r.bytes),
+                )?;
             }
-            Micro::LoadCombine { acc, src, peer, offs, shape, rop, dtype, op } => {
+            Micro::LoadCombine { acc, src, peer, offs, shape, rop, dtype, op, at } => {
                 let r = &mut regs[*acc];
                 let n: i64 = shape.iter().map(|&d| d.max(0)).product();
                 if r.len() as i64 != n {
                     return Err(Fault::runtime(span, format!("{who}: reduce of {} and {n} lanes", r.len())));
                 }
                 if r.dtype == *dtype {
-                    world.read_reduce(
+                    let data = Data::ReadReduce { acc: &mut r.bytes, acc_dt: *dtype, rop: *rop };
+                    world.access_at(at, g, src, *peer, offs, shape, span, op, who, data)?;
+                } else {
+                    let mut tmp = Vec::new();
+                    world.access_at(
+                        at,
                         g,
                         src,
                         *peer,
@@ -297,19 +323,25 @@ impl MicroRun {
                         span,
                         op,
                         who,
-                        &mut r.bytes,
-                        *dtype,
-                        *rop,
+                        Data::ReadBytes(&mut tmp),
                     )?;
-                } else {
-                    let mut tmp = Vec::new();
-                    world.read_bytes_into(g, src, *peer, offs, shape, span, op, who, &mut tmp)?;
                     combine_into(r, *dtype, src.dtype, &tmp, *rop);
                 }
             }
-            Micro::Store { reg, dst, peer, offs, shape, atomic, op } => {
+            Micro::Store { reg, dst, peer, offs, shape, atomic, op, at } => {
                 let r = &regs[*reg];
-                world.write_bytes(g, dst, *peer, offs, shape, &r.bytes, r.dtype, *atomic, span, op, who)?;
+                let data = match (*atomic, r.dtype == dst.dtype) {
+                    (true, _) => Data::AtomicBytes(&r.bytes, r.dtype),
+                    (false, true) => Data::WriteBytes(&r.bytes),
+                    // A converting store: element by element, as `World::write_bytes` does.
+                    (false, false) => {
+                        world.write_bytes(
+                            g, dst, *peer, offs, shape, &r.bytes, r.dtype, false, span, op, who,
+                        )?;
+                        return self.advance(in_seg);
+                    }
+                };
+                world.access_at(at, g, dst, *peer, offs, shape, span, op, who, data)?;
             }
             // `settle` has expanded it; nothing to run at its own position.
             Micro::Lazy(_) => {}
@@ -336,6 +368,11 @@ impl MicroRun {
                 }
             }
         }
+        self.advance(in_seg)
+    }
+
+    /// Moves past the instruction just run (in the current segment or the program).
+    fn advance(&mut self, in_seg: bool) -> Result<MicroStep, Fault> {
         if in_seg {
             self.seg_pc += 1;
         } else {
@@ -382,6 +419,7 @@ mod tests {
     fn segment(v: &TRef, i: usize, out: &mut Vec<Micro>) {
         let i = i as i64;
         let ld = |reg, off| Micro::Load {
+            at: Default::default(),
             reg,
             src: v.clone(),
             peer: None,
@@ -393,6 +431,7 @@ mod tests {
         out.push(ld(1, i + 4));
         out.push(Micro::Combine { acc: 0, other: 1, op: ReduceOp::Sum, dtype: DataType::FP32 });
         out.push(Micro::Store {
+            at: Default::default(),
             reg: 0,
             dst: v.clone(),
             peer: None,
@@ -411,6 +450,43 @@ mod tests {
                 MicroStep::Ran => ran.push(true),
                 MicroStep::Done => return ran,
                 MicroStep::Park(_) => panic!("no waits here"),
+            }
+        }
+    }
+
+    /// A load of `v` at `offs`/`shape` into register 0.
+    fn load(v: &TRef, offs: [i64; 2], shape: [i64; 2]) -> Micro {
+        Micro::Load {
+            reg: 0,
+            src: v.clone(),
+            peer: None,
+            offs: offs.to_vec(),
+            shape: shape.to_vec(),
+            op: "t",
+            at: Default::default(),
+        }
+    }
+
+    #[test]
+    fn a_located_access_reads_and_faults_as_the_full_path() {
+        let vals: Vec<f64> = (0..16).map(f64::from).collect();
+        let (mut w, v) = world_of(DataType::FP32, 2, &vals);
+        // One run, a strided 2x3 block (not one run: full path), and one past the view.
+        for (offs, shape) in [([1, 2], [1, 5]), ([0, 1], [2, 3]), ([1, 4], [1, 5])] {
+            let mut full = Vec::new();
+            let want = w.read_bytes_into(0, &v, None, &offs, &shape, Span::DUMMY, "t", "t", &mut full);
+            let mut r = MicroRun::new(vec![load(&v, [0, 0], [1, 1])], Span::DUMMY);
+            // The first execution locates the view; the patched region then uses the cache.
+            assert!(matches!(r.step(&mut w, 0, "t"), Ok(MicroStep::Done)));
+            if let Micro::Load { offs: o, shape: s, .. } = &mut r.prog[0] {
+                (*o, *s) = (offs.to_vec(), shape.to_vec());
+            }
+            r.pc = 0;
+            let got = r.step(&mut w, 0, "t").map(|_| r.regs[0].bytes.clone());
+            match (want, got) {
+                (Ok(()), Ok(bytes)) => assert_eq!(bytes, full, "{offs:?} {shape:?}"),
+                (Err(a), Err(b)) => assert_eq!(format!("{a:?}"), format!("{b:?}")),
+                (a, b) => panic!("{offs:?} {shape:?}: full path {a:?}, located {:?}", b.map(|_| ())),
             }
         }
     }
@@ -470,6 +546,7 @@ mod tests {
     fn reduce_rows(dt: DataType, vals: &[f64], op: ReduceOp, fused: bool) -> Vec<f64> {
         let (mut w, v) = world_of(dt, 2, vals);
         let ld = |reg, row| Micro::Load {
+            at: Default::default(),
             reg,
             src: v.clone(),
             peer: None,
@@ -480,6 +557,7 @@ mod tests {
         let mut prog = vec![ld(0, 0)];
         if fused {
             prog.push(Micro::LoadCombine {
+                at: Default::default(),
                 acc: 0,
                 src: v.clone(),
                 peer: None,
@@ -494,6 +572,7 @@ mod tests {
             prog.push(Micro::Combine { acc: 0, other: 1, op, dtype: dt });
         }
         prog.push(Micro::Store {
+            at: Default::default(),
             reg: 0,
             dst: v.clone(),
             peer: None,

@@ -22,7 +22,7 @@ use pld_ir::{DataType, Span};
 use pld_runtime_abi::{CommContext, ReduceOp};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{
-    Arc, LockResult, Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard, TryLockError,
+    Arc, LockResult, Mutex, MutexGuard, OnceLock, RwLock, RwLockReadGuard, RwLockWriteGuard, TryLockError,
     TryLockResult,
 };
 
@@ -169,6 +169,48 @@ const LOCK_SPINS: u32 = 2000;
 struct Sites {
     list: Vec<(String, String)>,
     ids: HashMap<(String, String), u32>,
+}
+
+/// A window-bound view as rank `g` addresses it through `peer`: the region-independent checks
+/// of an access, done once (see [`World::access_at`]).
+#[derive(Clone, Debug)]
+pub struct Located {
+    g: usize,
+    peer: Option<i64>,
+    mem: Mem,
+    view_owner: usize,
+    dtype: DataType,
+    domain: usize,
+    alloc: usize,
+    /// Domain rank whose window is accessed.
+    owner: usize,
+    /// Domain rank of `g`.
+    me: usize,
+}
+
+impl Located {
+    /// Whether this location was made for rank `g` accessing `view` through `peer`.
+    fn serves(&self, g: usize, view: &TRef, peer: Option<i64>) -> bool {
+        self.g == g
+            && self.peer == peer
+            && self.mem == view.mem
+            && self.view_owner == view.owner
+            && self.dtype == view.dtype
+    }
+}
+
+/// The bytes `[lo, hi)` of domain rank `owner`'s window that one checked access touches.
+#[derive(Clone, Copy, Debug)]
+struct Touch {
+    domain: usize,
+    alloc: usize,
+    owner: usize,
+    lo: u64,
+    hi: u64,
+    /// Bytes moved (`hi - lo` unless the region is strided).
+    bytes: u64,
+    /// Whether the accessing rank is not the owner.
+    remote: bool,
 }
 
 /// Access kinds for the race checker.
@@ -982,63 +1024,182 @@ impl World {
                         ),
                     ));
                 }
-                let owner = first.owner;
-                let win = Arc::clone(&self.domains[domain].wins[owner]);
-                let mut guard = lock(&win.state);
-                let st = &mut *guard;
-                self.track_defined(
-                    &mut st.written,
-                    owner,
-                    alloc,
-                    g,
-                    first.offset,
-                    last.offset + 1,
-                    writes,
-                    op,
-                );
                 // Base byte of element 0 in the owner's window.
                 let base0 = first.offset as i64 - lo_e * eb;
-                // A plain write that leaves every byte as it was (a self-copy, an idempotent
-                // re-store) cannot be observed by anyone, so it is not a race candidate.
+                let remote = self.domains[domain].drank(g) != Some(first.owner);
+                let (lo, hi) = (first.offset, last.offset + 1);
+                let at = Touch { domain, alloc, owner: first.owner, lo, hi, bytes, remote };
                 let rows = Rows { base: base0, starts, cols, cstride, eb };
-                let silent = match data {
-                    Data::WriteBytes(src) => rows.equal(&read(&win), src),
-                    _ => false,
-                };
-                if self.check_races && !silent {
-                    self.check_race(
-                        st,
-                        domain,
-                        owner,
-                        g,
-                        first.offset,
-                        last.offset + 1,
-                        kind,
-                        span,
-                        op,
-                        who,
-                    )?;
-                }
-                let me = self.domains[domain].drank(g);
-                // Checked and recorded: the bytes move without holding the checker state, so
-                // other ranks' accesses to this window are checked meanwhile, and reads share
-                // the bytes.
-                drop(guard);
-                if writes {
-                    rows.apply(dt, &mut write(&win), data);
-                } else {
-                    rows.apply_read(dt, &read(&win), data);
-                }
-                if writes && self.check_fences {
-                    let list = &mut self.unfenced[g];
-                    if list.len() < 64 {
-                        list.push((op.to_string(), self.allocs[alloc].name.clone(), span));
-                    }
-                }
-                self.count(g, op, me != Some(owner), bytes);
+                self.touch(g, at, &rows, dt, data, kind, span, op, who)?;
             }
         }
         Ok(())
+    }
+
+    /// The part of a window access after its address checks: records defined bytes, checks
+    /// and records the race candidate (unless a plain write leaves every byte as it was),
+    /// moves the bytes, notes unfenced writes and counts the traffic.
+    #[allow(clippy::too_many_arguments)]
+    fn touch(
+        &mut self,
+        g: usize,
+        at: Touch,
+        rows: &Rows<'_>,
+        dt: DataType,
+        data: &mut Data<'_>,
+        kind: AccessKind,
+        span: Span,
+        op: &str,
+        who: &str,
+    ) -> Result<(), Fault> {
+        let Touch { domain, alloc, owner, lo, hi, bytes, remote } = at;
+        let writes = kind != AccessKind::Read;
+        let win = Arc::clone(&self.domains[domain].wins[owner]);
+        let mut guard = lock(&win.state);
+        let st = &mut *guard;
+        self.track_defined(&mut st.written, owner, alloc, g, lo, hi, writes, op);
+        // A plain write that leaves every byte as it was (a self-copy, an idempotent re-store)
+        // cannot be observed by anyone, so it is not a race candidate.
+        let silent = match data {
+            Data::WriteBytes(src) => rows.equal(&read(&win), src),
+            _ => false,
+        };
+        if self.check_races && !silent {
+            self.check_race(st, domain, owner, g, lo, hi, kind, span, op, who)?;
+        }
+        // Checked and recorded: the bytes move without holding the checker state, so other
+        // ranks' accesses to this window are checked meanwhile, and reads share the bytes.
+        drop(guard);
+        if writes {
+            rows.apply(dt, &mut write(&win), data);
+        } else {
+            rows.apply_read(dt, &read(&win), data);
+        }
+        if writes && self.check_fences {
+            let list = &mut self.unfenced[g];
+            if list.len() < 64 {
+                list.push((op.to_string(), self.allocs[alloc].name.clone(), span));
+            }
+        }
+        self.count(g, op, remote, bytes);
+        Ok(())
+    }
+
+    /// The checks of an access by rank `g` to `view` through `peer` that do not depend on
+    /// the region, done once: `None` when any fails (the full path then reports it).
+    fn locate(&self, g: usize, view: &TRef, peer: Option<i64>) -> Option<Located> {
+        let Mem::Window { domain, alloc } = view.mem else { return None };
+        let dom = &self.domains[domain];
+        let me = dom.drank(g)?;
+        let n = dom.ctx.get(me)?.rank_num as usize;
+        let owner = match peer {
+            None => me,
+            Some(p) => usize::try_from(p).ok().filter(|&p| p < n)?,
+        };
+        if view.owner != me || !elem::supported(view.dtype) {
+            return None;
+        }
+        Some(Located {
+            g,
+            peer,
+            mem: view.mem.clone(),
+            view_owner: view.owner,
+            dtype: view.dtype,
+            domain,
+            alloc,
+            owner,
+            me,
+        })
+    }
+
+    /// [`World::access`] through a location cache (`at`, kept by the caller for repeated
+    /// accesses to the same view): a region that is one contiguous run inside its buffer goes
+    /// straight to [`World::touch`]; anything else — first use, another rank or view than
+    /// the cached one, a strided region, a bounds error — takes the full path, so faults and
+    /// their messages are those of [`World::access`].
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn access_at(
+        &mut self,
+        at: &OnceLock<Located>,
+        g: usize,
+        view: &TRef,
+        peer: Option<i64>,
+        offs: &[i64],
+        shape: &[i64],
+        span: Span,
+        op: &str,
+        who: &str,
+        mut data: Data<'_>,
+    ) -> Result<(), Fault> {
+        let fresh;
+        let loc = match at.get() {
+            Some(l) if l.serves(g, view, peer) => Some(l),
+            Some(_) => {
+                fresh = self.locate(g, view, peer);
+                fresh.as_ref()
+            }
+            None => {
+                if let Some(l) = self.locate(g, view, peer) {
+                    let _ = at.set(l);
+                }
+                at.get()
+            }
+        };
+        let kind = data.kind();
+        let plan = loc.and_then(|loc| self.plan_run(loc, view, offs, shape, &data, kind));
+        let Some((at, start, numel)) = plan else {
+            return self.access(g, view, peer, offs, shape, span, op, who, data);
+        };
+        let eb = view.dtype.bytes() as i64;
+        let rows = Rows { base: view.base as i64, starts: &[start], cols: numel, cstride: 1, eb };
+        self.touch(g, at, &rows, view.dtype, &mut data, kind, span, op, who)
+    }
+
+    /// The bytes a located access touches, when its region is one contiguous run that passes
+    /// every check of [`World::access`]: `(touch, first element, element count)`.
+    fn plan_run(
+        &self,
+        loc: &Located,
+        view: &TRef,
+        offs: &[i64],
+        shape: &[i64],
+        data: &Data<'_>,
+        kind: AccessKind,
+    ) -> Option<(Touch, i64, i64)> {
+        if let Data::AtomicBytes(_, sdt) | Data::ReadReduce { acc_dt: sdt, .. } = data {
+            if !elem::supported(*sdt) {
+                return None;
+            }
+        }
+        if shape.len() != offs.len() || shape.iter().any(|&s| s <= 0) {
+            return None;
+        }
+        let in_view = offs.iter().zip(shape).zip(&view.shape).all(|((&o, &s), &d)| o >= 0 && o + s <= d);
+        if !in_view || offs.len() > view.shape.len() {
+            return None;
+        }
+        let (start, numel) = Self::single_run(view, offs, shape)?;
+        let eb = view.dtype.bytes() as i64;
+        if data.elems(eb as usize).is_some_and(|n| n as i64 != numel) {
+            return None;
+        }
+        let lo = view.base as i64 + start * eb;
+        let hi = lo + numel * eb;
+        let al = &self.allocs[loc.alloc];
+        let limit = if kind == AccessKind::Read { al.offset + al.rounded } else { al.offset + al.size };
+        if lo < al.offset as i64 || hi > limit as i64 {
+            return None;
+        }
+        let at = Touch {
+            domain: loc.domain,
+            alloc: loc.alloc,
+            owner: loc.owner,
+            lo: lo as u64,
+            hi: hi as u64,
+            bytes: (hi - lo) as u64,
+            remote: loc.owner != loc.me,
+        };
+        Some((at, start, numel))
     }
 
     /// Adds `bytes` to the traffic of `(g, op)` (a short list of pending counters; the last
@@ -1527,7 +1688,7 @@ pub fn reduce_bytes(acc_dt: DataType, acc: &mut [u8], src_dt: DataType, src: &[u
 }
 
 /// What an access does with its region (row-major element order throughout).
-enum Data<'a> {
+pub(crate) enum Data<'a> {
     /// Append the elements as `f64`.
     ReadF64(&'a mut Vec<f64>),
     /// Append the raw bytes.

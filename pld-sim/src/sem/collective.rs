@@ -107,6 +107,7 @@ impl Proto {
     fn reduce_into(&mut self, data: &TRef, offs: &[i64], shape: &[i64], op: ReduceOp, op_name: &'static str) {
         let (src, offs, shape) = (data.clone(), offs.to_vec(), shape.to_vec());
         self.prog.push(Micro::Load {
+            at: Default::default(),
             reg: 0,
             src,
             peer: None,
@@ -117,6 +118,7 @@ impl Proto {
         for q in (0..self.n).filter(|&q| q != self.me) {
             let (src, offs, shape) = (data.clone(), offs.clone(), shape.clone());
             self.prog.push(Micro::LoadCombine {
+                at: Default::default(),
                 acc: 0,
                 src,
                 peer: Some(q),
@@ -266,6 +268,7 @@ fn allreduce_ring(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Vec<Micro>, Fault> 
         for (off, len) in pieces(off, len) {
             q.prog.push(load_row(&d, left, off, len, name));
             q.prog.push(Micro::LoadCombine {
+                at: Default::default(),
                 acc: 0,
                 src: d.clone(),
                 peer: None,
@@ -299,12 +302,21 @@ fn allreduce_ring(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Vec<Micro>, Fault> 
 
 /// A load of `[0, off .. off + len)` of `peer`'s copy of `data` into register 0.
 fn load_row(data: &TRef, peer: i64, off: i64, len: i64, op: &'static str) -> Micro {
-    Micro::Load { reg: 0, src: data.clone(), peer: Some(peer), offs: vec![0, off], shape: vec![1, len], op }
+    Micro::Load {
+        reg: 0,
+        src: data.clone(),
+        peer: Some(peer),
+        offs: vec![0, off],
+        shape: vec![1, len],
+        op,
+        at: Default::default(),
+    }
 }
 
 /// A plain store of register 0 into `[0, off .. off + len)` of my own `data`.
 fn store_local(data: &TRef, off: i64, len: i64, op: &'static str) -> Micro {
     Micro::Store {
+        at: Default::default(),
         reg: 0,
         dst: data.clone(),
         peer: None,
@@ -383,6 +395,7 @@ fn reduce_scatter(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Vec<Micro>, Fault> 
     p.reduce_into(&data, &[me, 0], &[1, size], op, "builtin.tensor.reduce_scatter");
     p.barrier(2, 0, None);
     p.prog.push(Micro::Store {
+        at: Default::default(),
         reg: 0,
         dst: data,
         peer: None,

@@ -68,6 +68,7 @@ pub fn transfer(
         };
         let (src_peer, dst_peer) = if put { (None, Some(peer)) } else { (Some(peer), None) };
         prog.push(Micro::Load {
+            at: Default::default(),
             reg: 0,
             src: src.clone(),
             peer: src_peer,
@@ -76,6 +77,7 @@ pub fn transfer(
             op,
         });
         prog.push(Micro::Store {
+            at: Default::default(),
             reg: 0,
             dst: dst.clone(),
             peer: dst_peer,
