@@ -186,6 +186,9 @@ pub struct Located {
     owner: usize,
     /// Domain rank of `g`.
     me: usize,
+    /// The interned (op, kernel) race site of the accessing instruction (whose op and kernel
+    /// never change).
+    site: u32,
 }
 
 impl Located {
@@ -209,6 +212,8 @@ struct Touch {
     hi: u64,
     /// Bytes moved (`hi - lo` unless the region is strided).
     bytes: u64,
+    /// The interned (op, kernel) race site, when the caller knows it.
+    site: Option<u32>,
     /// Whether the accessing rank is not the owner.
     remote: bool,
 }
@@ -457,8 +462,9 @@ pub struct World {
     /// Traffic not yet merged into `stats`: (rank, op kind, remote, bytes); see
     /// [`World::flush_traffic`].
     traffic: Vec<(usize, String, bool, u64)>,
-    /// Index of the last traffic entry hit, for local and for remote traffic.
-    traffic_hit: [usize; 2],
+    /// Per rank: index of the last traffic entry it hit, for local and for remote traffic
+    /// (ranks take turns, so one shared "last hit" would miss at every switch).
+    traffic_hit: Vec<[usize; 2]>,
 }
 
 const ADDR_BASE: u64 = 0x4000_0000_0000;
@@ -497,7 +503,7 @@ impl World {
             scratch: Vec::new(),
             starts: Vec::new(),
             traffic: Vec::new(),
-            traffic_hit: [0; 2],
+            traffic_hit: vec![[0; 2]; nranks],
             wake: None,
         }
     }
@@ -1028,7 +1034,7 @@ impl World {
                 let base0 = first.offset as i64 - lo_e * eb;
                 let remote = self.domains[domain].drank(g) != Some(first.owner);
                 let (lo, hi) = (first.offset, last.offset + 1);
-                let at = Touch { domain, alloc, owner: first.owner, lo, hi, bytes, remote };
+                let at = Touch { domain, alloc, owner: first.owner, lo, hi, bytes, site: None, remote };
                 let rows = Rows { base: base0, starts, cols, cstride, eb };
                 self.touch(g, at, &rows, dt, data, kind, span, op, who)?;
             }
@@ -1052,7 +1058,7 @@ impl World {
         op: &str,
         who: &str,
     ) -> Result<(), Fault> {
-        let Touch { domain, alloc, owner, lo, hi, bytes, remote } = at;
+        let Touch { domain, alloc, owner, lo, hi, bytes, site, remote } = at;
         let writes = kind != AccessKind::Read;
         let win = Arc::clone(&self.domains[domain].wins[owner]);
         let mut guard = lock(&win.state);
@@ -1065,7 +1071,8 @@ impl World {
             _ => false,
         };
         if self.check_races && !silent {
-            self.check_race(st, domain, owner, g, lo, hi, kind, span, op, who)?;
+            let site = site.unwrap_or_else(|| self.intern(op, who));
+            self.check_race(st, domain, owner, g, lo, hi, kind, span, site, op, who)?;
         }
         // Checked and recorded: the bytes move without holding the checker state, so other
         // ranks' accesses to this window are checked meanwhile, and reads share the bytes.
@@ -1087,7 +1094,7 @@ impl World {
 
     /// The checks of an access by rank `g` to `view` through `peer` that do not depend on
     /// the region, done once: `None` when any fails (the full path then reports it).
-    fn locate(&self, g: usize, view: &TRef, peer: Option<i64>) -> Option<Located> {
+    fn locate(&mut self, g: usize, view: &TRef, peer: Option<i64>, op: &str, who: &str) -> Option<Located> {
         let Mem::Window { domain, alloc } = view.mem else { return None };
         let dom = &self.domains[domain];
         let me = dom.drank(g)?;
@@ -1099,6 +1106,7 @@ impl World {
         if view.owner != me || !elem::supported(view.dtype) {
             return None;
         }
+        let site = self.intern(op, who);
         Some(Located {
             g,
             peer,
@@ -1109,6 +1117,7 @@ impl World {
             alloc,
             owner,
             me,
+            site,
         })
     }
 
@@ -1135,11 +1144,11 @@ impl World {
         let loc = match at.get() {
             Some(l) if l.serves(g, view, peer) => Some(l),
             Some(_) => {
-                fresh = self.locate(g, view, peer);
+                fresh = self.locate(g, view, peer, op, who);
                 fresh.as_ref()
             }
             None => {
-                if let Some(l) = self.locate(g, view, peer) {
+                if let Some(l) = self.locate(g, view, peer, op, who) {
                     let _ = at.set(l);
                 }
                 at.get()
@@ -1197,6 +1206,7 @@ impl World {
             lo: lo as u64,
             hi: hi as u64,
             bytes: (hi - lo) as u64,
+            site: Some(loc.site),
             remote: loc.owner != loc.me,
         };
         Some((at, start, numel))
@@ -1206,7 +1216,10 @@ impl World {
     /// local and the last remote one hit are tried first, so a chunked protocol never searches).
     fn count(&mut self, g: usize, op: &str, remote: bool, bytes: u64) {
         let hit = |t: &(usize, String, bool, u64)| t.0 == g && t.2 == remote && t.1 == op;
-        let last = &mut self.traffic_hit[usize::from(remote)];
+        if self.traffic_hit.len() <= g {
+            self.traffic_hit.resize(g + 1, [0; 2]);
+        }
+        let last = &mut self.traffic_hit[g][usize::from(remote)];
         if let Some(t) = self.traffic.get_mut(*last).filter(|t| hit(t)) {
             t.3 += bytes;
             return;
@@ -1220,7 +1233,7 @@ impl World {
             self.flush_traffic();
         }
         self.traffic.push((g, op.to_string(), remote, bytes));
-        self.traffic_hit[usize::from(remote)] = self.traffic.len() - 1;
+        self.traffic_hit[g][usize::from(remote)] = self.traffic.len() - 1;
     }
 
     /// Merges the pending traffic counters into `stats.local_bytes` / `stats.remote_bytes`
@@ -1230,7 +1243,7 @@ impl World {
             let map = if remote { &mut self.stats.remote_bytes } else { &mut self.stats.local_bytes };
             bump(map, g, &op, bytes);
         }
-        self.traffic_hit = [0; 2];
+        self.traffic_hit.fill([0; 2]);
     }
 
     /// Records written bytes; warns (once per rank and buffer) when a read touches bytes of a
@@ -1319,10 +1332,10 @@ impl World {
         hi: u64,
         kind: AccessKind,
         span: Span,
+        site: u32,
         op: &str,
         who: &str,
     ) -> Result<(), Fault> {
-        let site = self.intern(op, who);
         let clock = self.vc[g][g];
         let vc = &self.vc[g];
         let recs = &mut win.shadow;
@@ -1571,7 +1584,7 @@ impl World {
             scratch: Vec::new(),
             starts: Vec::new(),
             traffic: Vec::new(),
-            traffic_hit: [0; 2],
+            traffic_hit: vec![[0; 2]; n],
             wake: self.wake.clone(),
         }
     }
@@ -1704,6 +1717,7 @@ pub(crate) enum Data<'a> {
 }
 
 impl Data<'_> {
+    #[inline]
     fn kind(&self) -> AccessKind {
         match self {
             Data::ReadF64(_) | Data::ReadBytes(_) | Data::ReadReduce { .. } => AccessKind::Read,
@@ -1714,6 +1728,7 @@ impl Data<'_> {
 
     /// The element count the data side brings (`None` for appending reads); `eb` = bytes of
     /// the view's dtype.
+    #[inline]
     fn elems(&self, eb: usize) -> Option<usize> {
         match self {
             Data::ReadF64(_) | Data::ReadBytes(_) => None,
