@@ -1,9 +1,10 @@
 //! `cargo xtask bench`: the short benchmark run. Builds and runs `pld-bench`'s `bench_table`
 //! binary in release (`cargo run --release -p pld-bench --bin bench_table`), which prints one
 //! table: compile time per statement at 1×/10×/100× program sizes, and per simulated collective
-//! the data rate against this machine's memcpy rate, bytes moved over the lower bound, peak
-//! memory, plus the deterministic vs parallel scheduler comparison. Arguments after `bench` go
-//! to the binary (`--sim COLL P BYTES [SCHED] [ITERS]`, `--compile SCALE [REPS]`, `--passes`).
+//! (on real data) the whole run's time, the collective's own time and its data rate against this
+//! machine's memcpy rate, bytes moved over the lower bound, peak memory, plus the deterministic vs
+//! parallel scheduler comparison. Arguments after `bench` go to the binary
+//! (`--sim COLL P BYTES [SCHED] [ITERS] [norace|race [RUNS]]`, `--compile SCALE [REPS]`, `--passes`).
 //!
 //! The full criterion benches (`cargo bench -p pld-bench`) are separate and much longer.
 

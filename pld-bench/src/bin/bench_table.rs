@@ -1,6 +1,8 @@
 //! `bench_table`: the short benchmark run behind `cargo xtask bench`. Prints one table of
-//! compile time per statement at growing program sizes, and for each simulated collective its
-//! data rate next to this machine's single-thread memcpy rate (measured in the same run), the
+//! compile time per statement at growing program sizes, and for each simulated collective (on
+//! real data, see `Workload::fill_source`) the whole run's time, the collective's own time (the
+//! run minus the same program without it) and its data rate next to this machine's
+//! single-thread memcpy rate (measured in the same run), the
 //! bytes moved per rank over the algorithm's lower bound, and the run's peak memory relative to
 //! the bytes it must hold; then the deterministic vs parallel scheduler comparison and the
 //! allocation growth over a 100-iteration loop of collectives.
