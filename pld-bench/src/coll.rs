@@ -164,8 +164,9 @@ impl Workload {
     ///
     /// A per-rank `prepare` kernel takes every window (a window must reach a chip dispatch)
     /// and fills the collective's source window with real values (see `fill_source`); for
-    /// all_to_all_v it also publishes the send counts. Then the host runs the collective
-    /// (`iters` times in a loop; none with `iters == 0`, which times the preparation alone).
+    /// all_to_all_v it also publishes the send counts. Then the host runs the collective; with
+    /// `iters > 1` both run in a loop (fresh data every iteration), with `iters == 0` the
+    /// collective is left out (the preparation alone, to time it).
     pub fn text(&self) -> String {
         let wins = self.windows();
         let a2av = self.coll == Coll::AllToAllV;
@@ -207,8 +208,16 @@ impl Workload {
             h.push_str(&format!("{IND}{w} = pld.window({w}_buf, {shape}, dtype={dt})\n"));
         }
         let dargs = if a2av { format!("ones[r], {}", names.join(", ")) } else { names.join(", ") };
+        // In a loop every iteration prepares fresh data, as a training step brings new
+        // gradients: an allreduce then never runs on its own (equal or overflowed) results.
+        let (head, pad) = if self.iters > 1 {
+            (format!("{IND}for it in pl.range({}):\n", self.iters), format!("{IND}    "))
+        } else {
+            (String::new(), IND.to_string())
+        };
+        h.push_str(&head);
         h.push_str(&format!(
-            "{IND}for r in pl.range(pld.world_size()):\n{IND}    self.prepare_orch({dargs}, device=r)\n"
+            "{pad}for r in pl.range(pld.world_size()):\n{pad}    self.prepare_orch({dargs}, device=r)\n"
         ));
         let call = match self.coll {
             Coll::MeshAllreduce => {
@@ -221,7 +230,7 @@ impl Workload {
             Coll::AllToAllV => "data = pld.tensor.all_to_all_v(stage, data, signal, counts, recv)",
         };
         if self.iters > 0 {
-            h.push_str(&format!("{IND}{}{call}\n", self.loop_head()));
+            h.push_str(&format!("{pad}{call}\n"));
         }
         format!(
             "import pypto.language as pl\nimport pypto.language.distributed as pld\n\n\
@@ -256,14 +265,6 @@ impl Workload {
             }
         }
         b
-    }
-
-    fn loop_head(&self) -> String {
-        if self.iters > 1 {
-            format!("for it in pl.range({}):\n{IND}    ", self.iters)
-        } else {
-            String::new()
-        }
     }
 
     /// Host inputs: all_to_all_v needs its send counts (1 row to every destination).

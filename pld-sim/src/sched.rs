@@ -9,8 +9,8 @@
 //! holds. The deterministic schedule is a round robin over runnable units in a fixed order
 //! (same input → same interleaving → same bytes), each turn running the unit until it parks,
 //! ends or has executed [`QUANTUM_OPS`] ops; `Random(seed)` picks the unit and the turn length
-//! with a seeded xorshift generator. Dispatch queues are run-length encoded (a host loop of
-//! identical dispatches is held once with a count). The run always ends: completion, a fault, a deadlock report when nothing
+//! with a seeded xorshift generator. Dispatch queues are run-length encoded (a host loop that
+//! repeats a sequence of up to `MAX_PERIOD` dispatches holds it once with a count). The run always ends: completion, a fault, a deadlock report when nothing
 //! can run but something waits, or a budget report.
 
 use crate::interp::{Env, Job, Req, StepOut, Thread};
@@ -43,31 +43,76 @@ struct Task<'p> {
     conds: Vec<(Park, Span)>,
 }
 
-/// A rank's dispatch queue, run-length encoded: a host loop that dispatches the same job N
-/// times holds it once with a count, so queued work does not grow with the iteration count.
+/// A rank's dispatch queue, run-length encoded over short periods: a host loop whose body
+/// dispatches the same sequence of up to [`MAX_PERIOD`] jobs N times holds the sequence once
+/// with a count, so queued work does not grow with the iteration count.
 #[derive(Default)]
 struct JobQueue<'p> {
-    runs: VecDeque<(Job<'p>, usize)>,
+    runs: VecDeque<Run<'p>>,
 }
+
+/// `jobs`, `count` times over; `pos` is the next job of the current repetition.
+struct Run<'p> {
+    jobs: Vec<Job<'p>>,
+    count: usize,
+    pos: usize,
+}
+
+/// Longest repeating dispatch sequence the queue folds.
+const MAX_PERIOD: usize = 8;
 
 impl<'p> JobQueue<'p> {
     fn push_back(&mut self, job: Job<'p>) {
-        if let Some((last, n)) = self.runs.back_mut() {
-            if same_job(last, &job) {
-                *n += 1;
+        self.runs.push_back(Run { jobs: vec![job], count: 1, pos: 0 });
+        self.fold();
+    }
+
+    /// Folds the newest single jobs into a run when they repeat the run before them (one
+    /// more repetition) or the same number of single jobs before them (a new run of two).
+    fn fold(&mut self) {
+        let single = |r: &Run<'_>| r.count == 1 && r.jobs.len() == 1 && r.pos == 0;
+        for k in 1..=MAX_PERIOD {
+            let n = self.runs.len();
+            if n < k || !self.runs.range(n - k..).all(single) {
+                return;
+            }
+            if n > k {
+                let prev = &self.runs[n - k - 1];
+                if prev.jobs.len() == k
+                    && prev.pos == 0
+                    && (0..k).all(|j| same_job(&prev.jobs[j], &self.runs[n - k + j].jobs[0]))
+                {
+                    self.runs.truncate(n - k);
+                    if let Some(r) = self.runs.back_mut() {
+                        r.count += 1;
+                    }
+                    return;
+                }
+            }
+            if n >= 2 * k
+                && self.runs.range(n - 2 * k..n - k).all(single)
+                && (0..k).all(|j| same_job(&self.runs[n - 2 * k + j].jobs[0], &self.runs[n - k + j].jobs[0]))
+            {
+                self.runs.truncate(n - k);
+                let jobs = self.runs.drain(n - 2 * k..).flat_map(|r| r.jobs).collect();
+                self.runs.push_back(Run { jobs, count: 2, pos: 0 });
                 return;
             }
         }
-        self.runs.push_back((job, 1));
     }
 
     fn pop_front(&mut self) -> Option<Job<'p>> {
-        let (job, n) = self.runs.front_mut()?;
-        if *n > 1 {
-            *n -= 1;
-            return Some(job.clone());
+        let run = self.runs.front_mut()?;
+        let job = run.jobs[run.pos].clone();
+        run.pos += 1;
+        if run.pos == run.jobs.len() {
+            run.pos = 0;
+            run.count -= 1;
+            if run.count == 0 {
+                self.runs.pop_front();
+            }
         }
-        self.runs.pop_front().map(|(j, _)| j)
+        Some(job)
     }
 
     fn is_empty(&self) -> bool {
@@ -1007,4 +1052,54 @@ pub fn chrome_trace(events: &[TraceEvent]) -> String {
         ));
     }
     format!("{{\"traceEvents\":[\n{}\n]}}\n", lines.join(",\n"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pld_ir::{Function, FunctionKind};
+
+    /// Pops every job, naming each by its function and first argument.
+    fn drain(q: &mut JobQueue<'_>) -> Vec<String> {
+        let mut out = Vec::new();
+        while let Some(job) = q.pop_front() {
+            if let Job::Func { func, args } = job {
+                out.push(format!("{}{:?}", func.name, args.first().and_then(Val::as_f64)));
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn repeating_dispatch_sequences_are_held_once_and_replayed_in_order() {
+        let (a, b, c) = (
+            Function::new("a", FunctionKind::ChipOrch),
+            Function::new("b", FunctionKind::ChipOrch),
+            Function::new("c", FunctionKind::ChipOrch),
+        );
+        fn push<'p>(q: &mut JobQueue<'p>, want: &mut Vec<String>, f: &'p Function, x: i64) {
+            q.push_back(Job::Func { func: f, args: vec![Val::Int(x)] });
+            want.push(format!("{}{:?}", f.name, Some(x as f64)));
+        }
+        let mut q = JobQueue::default();
+        let mut want = Vec::new();
+        // c, then (a b) x 100 as a host loop with a prepare and a collective dispatch gives,
+        // then a with another argument, then (a b c) x 3. (Folding is greedy: a period whose
+        // own jobs repeat back to back, like a a b, is held as (a x 2) b per iteration.)
+        push(&mut q, &mut want, &c, 0);
+        for _ in 0..100 {
+            push(&mut q, &mut want, &a, 1);
+            push(&mut q, &mut want, &b, 1);
+        }
+        push(&mut q, &mut want, &a, 2);
+        for _ in 0..3 {
+            push(&mut q, &mut want, &a, 1);
+            push(&mut q, &mut want, &b, 1);
+            push(&mut q, &mut want, &c, 1);
+        }
+        let held: Vec<(usize, usize)> = q.runs.iter().map(|r| (r.jobs.len(), r.count)).collect();
+        assert_eq!(held, [(1, 1), (2, 100), (1, 1), (3, 3)], "c | (a b) x 100 | a2 | (a b c) x 3");
+        assert_eq!(drain(&mut q), want);
+        assert!(q.is_empty());
+    }
 }
