@@ -172,7 +172,7 @@ struct Sites {
 }
 
 /// A window-bound view as rank `g` addresses it through `peer`: the region-independent checks
-/// of an access, done once (see [`World::access_at`]).
+/// of an access, done once (see `World::access_at`).
 #[derive(Clone, Debug)]
 pub struct Located {
     g: usize,
