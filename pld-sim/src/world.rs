@@ -254,10 +254,49 @@ struct AccessRec {
 #[derive(Clone, Debug, Default)]
 struct Shadow {
     /// Record slab: `(lo, seq, record)`; `None` = free slot.
-    recs: Vec<Option<(u64, u64, AccessRec)>>,
+    recs: Slab,
     free: Vec<u32>,
     /// Record ids listed per granule.
     grains: Vec<Grain>,
+}
+
+/// The record slots of a [`Shadow`], in chunks of `1 << SLAB_SHIFT`: growing it moves (copies)
+/// no records beyond the first chunk's, where one growing vector would copy them all at every
+/// doubling.
+#[derive(Clone, Debug, Default)]
+struct Slab {
+    chunks: Vec<Vec<Option<(u64, u64, AccessRec)>>>,
+    len: usize,
+}
+
+/// Record slots per [`Slab`] chunk (log2).
+const SLAB_SHIFT: u32 = 12;
+
+impl Slab {
+    fn get(&self, id: u32) -> Option<&(u64, u64, AccessRec)> {
+        let id = id as usize;
+        self.chunks.get(id >> SLAB_SHIFT)?.get(id & ((1 << SLAB_SHIFT) - 1))?.as_ref()
+    }
+
+    fn slot(&mut self, id: u32) -> &mut Option<(u64, u64, AccessRec)> {
+        let id = id as usize;
+        &mut self.chunks[id >> SLAB_SHIFT][id & ((1 << SLAB_SHIFT) - 1)]
+    }
+
+    /// A new empty slot.
+    fn push_free(&mut self) -> u32 {
+        if self.len >> SLAB_SHIFT == self.chunks.len() {
+            // The first chunk grows as needed (a small run keeps few records); later ones are
+            // allocated whole.
+            let cap = if self.chunks.is_empty() { 0 } else { 1 << SLAB_SHIFT };
+            self.chunks.push(Vec::with_capacity(cap));
+        }
+        if let Some(chunk) = self.chunks.last_mut() {
+            chunk.push(None);
+        }
+        self.len += 1;
+        (self.len - 1) as u32
+    }
 }
 
 /// The record ids of one granule: a few inline (no allocation for the common case of a chunk
@@ -318,7 +357,7 @@ impl Shadow {
         let end = range.end.min(self.grains.len());
         for gi in range.start..end {
             for id in self.grains[gi].ids() {
-                let Some((o_lo, seq, o)) = &self.recs[id as usize] else { continue };
+                let Some((o_lo, seq, o)) = self.recs.get(id) else { continue };
                 if o.hi > lo && *o_lo < hi && (lo.max(*o_lo) >> GRAIN_SHIFT) as usize == gi {
                     f((*o_lo, *seq), id, o);
                 }
@@ -327,7 +366,7 @@ impl Shadow {
     }
 
     fn remove(&mut self, id: u32) {
-        let Some((lo, _, rec)) = self.recs[id as usize].take() else { return };
+        let Some((lo, _, rec)) = self.recs.slot(id).take() else { return };
         for gi in Self::grain_range(lo, rec.hi) {
             if let Some(list) = self.grains.get_mut(gi) {
                 list.remove(id);
@@ -336,28 +375,29 @@ impl Shadow {
         self.free.push(id);
     }
 
-    fn insert(&mut self, lo: u64, seq: u64, rec: AccessRec) {
+    /// Adds a record; `win_size` (the window's bytes) sizes the granule table once, on its
+    /// first growth, instead of regrowing (and copying) it as accesses reach further.
+    fn insert(&mut self, lo: u64, seq: u64, rec: AccessRec, win_size: u64) {
         let range = Self::grain_range(lo, rec.hi);
         if self.grains.len() < range.end {
+            let all = win_size.div_ceil(GRAIN) as usize;
+            self.grains.reserve_exact(all.max(range.end) - self.grains.len());
             self.grains.resize_with(range.end, Grain::default);
         }
         let id = match self.free.pop() {
             Some(id) => id,
-            None => {
-                self.recs.push(None);
-                (self.recs.len() - 1) as u32
-            }
+            None => self.recs.push_free(),
         };
         for gi in range {
             self.grains[gi].push(id);
         }
-        self.recs[id as usize] = Some((lo, seq, rec));
+        *self.recs.slot(id) = Some((lo, seq, rec));
     }
 
     /// Live records.
     #[cfg(test)]
     fn len(&self) -> usize {
-        self.recs.iter().flatten().count()
+        self.recs.chunks.iter().flat_map(|c| c.iter()).flatten().count()
     }
 }
 
@@ -1401,7 +1441,9 @@ impl World {
         self.drop_ids = drop;
         let seq = win.seq;
         win.seq += 1;
-        recs.insert(lo, seq, AccessRec { hi, rank: g as u32, clock, site, span, kind });
+        let win_size = self.domains[domain].win_size;
+        let recs = &mut win.shadow;
+        recs.insert(lo, seq, AccessRec { hi, rank: g as u32, clock, site, span, kind }, win_size);
         Ok(())
     }
 
