@@ -280,5 +280,7 @@ impl Workload {
 
 const IND: &str = "        ";
 
-/// Elements per tile of the source fill (16 KiB of FP32).
-const FILL_TILE: usize = 4096;
+/// Elements per tile of the source fill (4 KiB of FP32). The simulator holds a tile as `f64`
+/// lanes, so a 16 KiB FP32 fill tile (32 KiB in the simulator, plus its encoded copy) was the
+/// largest single allocation of a 64 KiB run — the preparation's memory, not the collective's.
+const FILL_TILE: usize = 1024;
