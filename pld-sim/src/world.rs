@@ -505,6 +505,9 @@ pub struct World {
     /// Per rank: index of the last traffic entry it hit, for local and for remote traffic
     /// (ranks take turns, so one shared "last hit" would miss at every switch).
     traffic_hit: Vec<[usize; 2]>,
+    /// Traffic of accesses with an interned race site, not yet merged into `stats`:
+    /// `[site * nranks + g] = [local, remote]` bytes (see [`World::count_site`]).
+    site_traffic: Vec<[u64; 2]>,
 }
 
 const ADDR_BASE: u64 = 0x4000_0000_0000;
@@ -544,6 +547,7 @@ impl World {
             starts: Vec::new(),
             traffic: Vec::new(),
             traffic_hit: vec![[0; 2]; nranks],
+            site_traffic: Vec::new(),
             wake: None,
         }
     }
@@ -1128,7 +1132,10 @@ impl World {
                 list.push((op.to_string(), self.allocs[alloc].name.clone(), span));
             }
         }
-        self.count(g, op, remote, bytes);
+        match site {
+            Some(site) => self.count_site(g, site, remote, bytes),
+            None => self.count(g, op, remote, bytes),
+        }
         Ok(())
     }
 
@@ -1276,6 +1283,16 @@ impl World {
         self.traffic_hit[g][usize::from(remote)] = self.traffic.len() - 1;
     }
 
+    /// [`World::count`] for an access whose race site (op, kernel) is interned: a counter per
+    /// site and rank, no name comparison.
+    fn count_site(&mut self, g: usize, site: u32, remote: bool, bytes: u64) {
+        let at = site as usize * self.nranks + g;
+        if self.site_traffic.len() <= at {
+            self.site_traffic.resize(at + 1, [0; 2]);
+        }
+        self.site_traffic[at][usize::from(remote)] += bytes;
+    }
+
     /// Merges the pending traffic counters into `stats.local_bytes` / `stats.remote_bytes`
     /// (the run calls it before handing out its stats).
     pub fn flush_traffic(&mut self) {
@@ -1284,6 +1301,15 @@ impl World {
             bump(map, g, &op, bytes);
         }
         self.traffic_hit.fill([0; 2]);
+        let per_site = std::mem::take(&mut self.site_traffic);
+        for (at, counts) in per_site.iter().enumerate().filter(|(_, c)| c.iter().any(|&b| b > 0)) {
+            let (site, g) = (at / self.nranks.max(1), at % self.nranks.max(1));
+            let (op, _) = self.site(site as u32);
+            for (remote, &bytes) in [false, true].into_iter().zip(counts).filter(|(_, &b)| b > 0) {
+                let map = if remote { &mut self.stats.remote_bytes } else { &mut self.stats.local_bytes };
+                bump(map, g, &op, bytes);
+            }
+        }
     }
 
     /// Records written bytes; warns (once per rank and buffer) when a read touches bytes of a
@@ -1627,6 +1653,7 @@ impl World {
             starts: Vec::new(),
             traffic: Vec::new(),
             traffic_hit: vec![[0; 2]; n],
+            site_traffic: Vec::new(),
             wake: self.wake.clone(),
         }
     }
