@@ -12,7 +12,7 @@
 use crate::report::Fault;
 use crate::sem::{system, Park};
 use crate::value::TRef;
-use crate::world::{Data, Located, Resolved, World};
+use crate::world::{Access, Data, Located, Resolved, World};
 use pld_ir::Span;
 use pld_runtime_abi::{NotifyOp, ReduceOp};
 use std::sync::{Arc, OnceLock};
@@ -286,62 +286,44 @@ impl MicroRun {
                 }
             }
             Micro::Load { reg, src, peer, offs, shape, op, at } => {
+                let a = Access { g, view: src, peer: *peer, offs, shape, span, op, who };
                 let r = &mut regs[*reg];
                 r.dtype = src.dtype;
                 r.bytes.clear();
-                world.access_at(
-                    at,
-                    g,
-                    src,
-                    *peer,
-                    offs,
-                    shape,
-                    span,
-                    op,
-                    who,
-                    Data::ReadBytes(&mut r.bytes),
-                )?;
+                world.access_at(at, &a, Data::ReadBytes(&mut r.bytes))?;
             }
             Micro::LoadCombine { acc, src, peer, offs, shape, rop, dtype, op, at } => {
+                let a = Access { g, view: src, peer: *peer, offs, shape, span, op, who };
                 let r = &mut regs[*acc];
                 let n: i64 = shape.iter().map(|&d| d.max(0)).product();
                 if r.len() as i64 != n {
                     return Err(Fault::runtime(span, format!("{who}: reduce of {} and {n} lanes", r.len())));
                 }
                 if r.dtype == *dtype {
-                    let data = Data::ReadReduce { acc: &mut r.bytes, acc_dt: *dtype, rop: *rop };
-                    world.access_at(at, g, src, *peer, offs, shape, span, op, who, data)?;
-                } else {
-                    let mut tmp = Vec::new();
                     world.access_at(
                         at,
-                        g,
-                        src,
-                        *peer,
-                        offs,
-                        shape,
-                        span,
-                        op,
-                        who,
-                        Data::ReadBytes(&mut tmp),
+                        &a,
+                        Data::ReadReduce { acc: &mut r.bytes, acc_dt: *dtype, rop: *rop },
                     )?;
+                } else {
+                    let mut tmp = Vec::new();
+                    world.access_at(at, &a, Data::ReadBytes(&mut tmp))?;
                     combine_into(r, *dtype, src.dtype, &tmp, *rop);
                 }
             }
             Micro::Store { reg, dst, peer, offs, shape, atomic, op, at } => {
+                let a = Access { g, view: dst, peer: *peer, offs, shape, span, op, who };
                 let r = &regs[*reg];
                 let data = match (*atomic, r.dtype == dst.dtype) {
                     (true, _) => Data::AtomicBytes(&r.bytes, r.dtype),
                     (false, true) => Data::WriteBytes(&r.bytes),
                     // A converting store: element by element, as `World::write_bytes` does.
                     (false, false) => {
-                        world.write_bytes(
-                            g, dst, *peer, offs, shape, &r.bytes, r.dtype, false, span, op, who,
-                        )?;
+                        world.write_bytes(&a, &r.bytes, r.dtype, false)?;
                         return self.advance(in_seg);
                     }
                 };
-                world.access_at(at, g, dst, *peer, offs, shape, span, op, who, data)?;
+                world.access_at(at, &a, data)?;
             }
             // `settle` has expanded it; nothing to run at its own position.
             Micro::Lazy(_) => {}
@@ -409,6 +391,18 @@ mod tests {
     use crate::value::Mem;
     use pld_ir::DataType;
 
+    /// An access by rank `g` as op `op` of kernel "t" (no source span).
+    fn acc<'a>(
+        g: usize,
+        view: &'a TRef,
+        peer: Option<i64>,
+        offs: &'a [i64],
+        shape: &'a [i64],
+        op: &'a str,
+    ) -> Access<'a> {
+        Access { g, view, peer, offs, shape, span: Span::DUMMY, op, who: "t" }
+    }
+
     /// A 1-rank world with an 8-element FP32 buffer holding 0..8 and its view.
     fn world1() -> (World, TRef) {
         let vals: Vec<f64> = (0..8).map(f64::from).collect();
@@ -474,7 +468,7 @@ mod tests {
         // One run, a strided 2x3 block (not one run: full path), and one past the view.
         for (offs, shape) in [([1, 2], [1, 5]), ([0, 1], [2, 3]), ([1, 4], [1, 5])] {
             let mut full = Vec::new();
-            let want = w.read_bytes_into(0, &v, None, &offs, &shape, Span::DUMMY, "t", "t", &mut full);
+            let want = w.read_bytes_into(&acc(0, &v, None, &offs, &shape, "t"), &mut full);
             let mut r = MicroRun::new(vec![load(&v, [0, 0], [1, 1])], Span::DUMMY);
             // The first execution locates the view; the patched region then uses the cache.
             assert!(matches!(r.step(&mut w, 0, "t"), Ok(MicroStep::Done)));
@@ -515,9 +509,7 @@ mod tests {
         let lazy_steps = run(lazy, &mut wl);
         assert_eq!(flat_steps.len(), 15, "16 instructions: 15 Ran then Done");
         assert_eq!(lazy_steps, flat_steps);
-        let read = |w: &mut World, v: &TRef| {
-            w.read(0, v, None, &[0, 0], &[1, 8], Span::DUMMY, "t", "t").expect("read")
-        };
+        let read = |w: &mut World, v: &TRef| w.read(&acc(0, v, None, &[0, 0], &[1, 8], "t")).expect("read");
         let got = read(&mut wl, &v2);
         assert_eq!(got, read(&mut wf, &v));
         assert_eq!(got, vec![4.0, 6.0, 8.0, 10.0, 4.0, 5.0, 6.0, 7.0]);
@@ -537,7 +529,7 @@ mod tests {
             strides: vec![8, 1],
             dtype: dt,
         };
-        w.write(0, &v, None, &[0, 0], &[rows, 8], vals, false, Span::DUMMY, "init", "t").expect("init");
+        w.write(&acc(0, &v, None, &[0, 0], &[rows, 8], "init"), vals, false).expect("init");
         (w, v)
     }
 
@@ -582,7 +574,7 @@ mod tests {
             op: "t",
         });
         run(prog, &mut w);
-        w.read(0, &v, None, &[0, 0], &[1, 8], Span::DUMMY, "t", "t").expect("read")
+        w.read(&acc(0, &v, None, &[0, 0], &[1, 8], "t")).expect("read")
     }
 
     #[test]

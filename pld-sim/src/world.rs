@@ -171,6 +171,29 @@ struct Sites {
     ids: HashMap<(String, String), u32>,
 }
 
+/// One access: rank `g` touches the region `offs`/`shape` of `view` (of `peer`'s copy when
+/// set) as op `op` of kernel `who` at `span` — what every window and host-tensor access of
+/// [`World`] is given.
+#[derive(Clone, Copy, Debug)]
+pub struct Access<'a> {
+    /// Global rank.
+    pub g: usize,
+    /// The local view.
+    pub view: &'a TRef,
+    /// Domain rank whose copy is accessed, or the local one.
+    pub peer: Option<i64>,
+    /// Region offsets.
+    pub offs: &'a [i64],
+    /// Region shape.
+    pub shape: &'a [i64],
+    /// Source span, for reports.
+    pub span: Span,
+    /// Op kind, for accounting and reports.
+    pub op: &'a str,
+    /// Kernel name, for reports.
+    pub who: &'a str,
+}
+
 /// A window-bound view as rank `g` addresses it through `peer`: the region-independent checks
 /// of an access, done once (see `World::access_at`).
 #[derive(Clone, Debug)]
@@ -838,131 +861,56 @@ impl World {
         Ok(())
     }
 
-    /// Reads a region of `view` (optionally through `peer`) as `f64` lanes, row-major over `shape`.
-    #[allow(clippy::too_many_arguments)]
-    pub fn read(
-        &mut self,
-        g: usize,
-        view: &TRef,
-        peer: Option<i64>,
-        offs: &[i64],
-        shape: &[i64],
-        span: Span,
-        op: &str,
-        who: &str,
-    ) -> Result<Vec<f64>, Fault> {
+    /// Reads the region of `a` as `f64` lanes, row-major over its shape.
+    pub fn read(&mut self, a: &Access<'_>) -> Result<Vec<f64>, Fault> {
         let mut out = Vec::new();
-        self.access(g, view, peer, offs, shape, span, op, who, Data::ReadF64(&mut out))?;
+        self.access(a, Data::ReadF64(&mut out))?;
         Ok(out)
     }
 
-    /// Reads a region as its raw little-endian `view.dtype` bytes (row-major over `shape`)
-    /// into `out` (cleared first): the same checks and accounting as [`World::read`].
-    #[allow(clippy::too_many_arguments)]
-    pub fn read_bytes_into(
-        &mut self,
-        g: usize,
-        view: &TRef,
-        peer: Option<i64>,
-        offs: &[i64],
-        shape: &[i64],
-        span: Span,
-        op: &str,
-        who: &str,
-        out: &mut Vec<u8>,
-    ) -> Result<(), Fault> {
+    /// Reads the region of `a` as its raw little-endian `view.dtype` bytes (row-major) into
+    /// `out` (cleared first): the same checks and accounting as [`World::read`].
+    pub fn read_bytes_into(&mut self, a: &Access<'_>, out: &mut Vec<u8>) -> Result<(), Fault> {
         out.clear();
-        self.access(g, view, peer, offs, shape, span, op, who, Data::ReadBytes(out))
+        self.access(a, Data::ReadBytes(out))
     }
 
-    /// Reads a region and reduces it into `acc` (the raw bytes of `acc_dt` elements, row-major
-    /// over `shape`): `acc[i] = round(acc_dt, reduce(rop, acc[i], region[i]))`, without an
-    /// intermediate copy of the region. Checks and accounting are those of a read.
-    #[allow(clippy::too_many_arguments)]
-    pub fn read_reduce(
-        &mut self,
-        g: usize,
-        view: &TRef,
-        peer: Option<i64>,
-        offs: &[i64],
-        shape: &[i64],
-        span: Span,
-        op: &str,
-        who: &str,
-        acc: &mut [u8],
-        acc_dt: DataType,
-        rop: ReduceOp,
-    ) -> Result<(), Fault> {
-        self.access(g, view, peer, offs, shape, span, op, who, Data::ReadReduce { acc, acc_dt, rop })
-    }
-
-    /// Writes `data` (row-major over `shape`) into a region; `atomic` accumulates instead.
-    #[allow(clippy::too_many_arguments)]
-    pub fn write(
-        &mut self,
-        g: usize,
-        view: &TRef,
-        peer: Option<i64>,
-        offs: &[i64],
-        shape: &[i64],
-        data: &[f64],
-        atomic: bool,
-        span: Span,
-        op: &str,
-        who: &str,
-    ) -> Result<(), Fault> {
+    /// Writes `data` (row-major over the region's shape) into the region of `a`; `atomic`
+    /// accumulates instead.
+    pub fn write(&mut self, a: &Access<'_>, data: &[f64], atomic: bool) -> Result<(), Fault> {
         if atomic {
-            return self.access(g, view, peer, offs, shape, span, op, who, Data::AtomicF64(data));
+            return self.access(a, Data::AtomicF64(data));
         }
         let mut scratch = std::mem::take(&mut self.scratch);
-        encode_values(view.dtype, data, &mut scratch);
-        let r = self.access(g, view, peer, offs, shape, span, op, who, Data::WriteBytes(&scratch));
+        encode_values(a.view.dtype, data, &mut scratch);
+        let r = self.access(a, Data::WriteBytes(&scratch));
         self.scratch = scratch;
         r
     }
 
-    /// Writes raw elements of `src_dt` (row-major over `shape`) into a region; `atomic`
-    /// accumulates instead. A plain write of another dtype than the view's converts per element
-    /// exactly as [`World::write`] of the decoded values would.
-    #[allow(clippy::too_many_arguments)]
+    /// Writes raw elements of `src_dt` (row-major) into the region of `a`; `atomic` accumulates
+    /// instead. A plain write of another dtype than the view's converts per element exactly as
+    /// [`World::write`] of the decoded values would.
     pub fn write_bytes(
         &mut self,
-        g: usize,
-        view: &TRef,
-        peer: Option<i64>,
-        offs: &[i64],
-        shape: &[i64],
+        a: &Access<'_>,
         src: &[u8],
         src_dt: DataType,
         atomic: bool,
-        span: Span,
-        op: &str,
-        who: &str,
     ) -> Result<(), Fault> {
         if atomic {
-            return self.access(g, view, peer, offs, shape, span, op, who, Data::AtomicBytes(src, src_dt));
+            return self.access(a, Data::AtomicBytes(src, src_dt));
         }
-        if src_dt == view.dtype {
-            return self.access(g, view, peer, offs, shape, span, op, who, Data::WriteBytes(src));
+        if src_dt == a.view.dtype {
+            return self.access(a, Data::WriteBytes(src));
         }
         let eb = src_dt.bytes().max(1) as usize;
         let vals: Vec<f64> = src.chunks_exact(eb).map(|b| elem::decode(src_dt, b)).collect();
-        self.write(g, view, peer, offs, shape, &vals, false, span, op, who)
+        self.write(a, &vals, false)
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn access(
-        &mut self,
-        g: usize,
-        view: &TRef,
-        peer: Option<i64>,
-        offs: &[i64],
-        shape: &[i64],
-        span: Span,
-        op: &str,
-        who: &str,
-        mut data: Data<'_>,
-    ) -> Result<(), Fault> {
+    fn access(&mut self, a: &Access<'_>, mut data: Data<'_>) -> Result<(), Fault> {
+        let Access { g, view, offs, shape, span, op, .. } = *a;
         let dt = view.dtype;
         if !elem::supported(dt) {
             return Err(Fault::runtime(span, format!("{op}: dtype {dt} is not supported by the simulator")));
@@ -980,35 +928,28 @@ impl World {
         }
         // Remote views share the local view's shape; a region past it is a bounds error too.
         Self::check_in_view(view, offs, shape, span, op, g)?;
-        let kind = data.kind();
-        let eb = dt.bytes() as i64;
         if let Some((start, numel)) = Self::single_run(view, offs, shape) {
             // One contiguous run (every tile row, every packed chunk): no row list to build.
-            return self.access_rows(g, view, peer, span, op, who, &mut data, kind, eb, &[start], numel, 1);
+            return self.access_rows(a, &mut data, &[start], numel, 1);
         }
         let mut starts = std::mem::take(&mut self.starts);
         let (cols, cstride) = Self::region_rows(view, offs, shape, &mut starts);
-        let r = self.access_rows(g, view, peer, span, op, who, &mut data, kind, eb, &starts, cols, cstride);
+        let r = self.access_rows(a, &mut data, &starts, cols, cstride);
         self.starts = starts;
         r
     }
 
-    #[allow(clippy::too_many_arguments)]
     fn access_rows(
         &mut self,
-        g: usize,
-        view: &TRef,
-        peer: Option<i64>,
-        span: Span,
-        op: &str,
-        who: &str,
+        a: &Access<'_>,
         data: &mut Data<'_>,
-        kind: AccessKind,
-        eb: i64,
         starts: &[i64],
         cols: i64,
         cstride: i64,
     ) -> Result<(), Fault> {
+        let Access { g, view, peer, span, op, .. } = *a;
+        let kind = data.kind();
+        let eb = view.dtype.bytes() as i64;
         let dt = view.dtype;
         let numel = starts.len() as i64 * cols;
         if let Some(n) = data.elems(eb as usize) {
@@ -1080,7 +1021,7 @@ impl World {
                 let (lo, hi) = (first.offset, last.offset + 1);
                 let at = Touch { domain, alloc, owner: first.owner, lo, hi, bytes, site: None, remote };
                 let rows = Rows { base: base0, starts, cols, cstride, eb };
-                self.touch(g, at, &rows, dt, data, kind, span, op, who)?;
+                self.touch(a, at, &rows, data)?;
             }
         }
         Ok(())
@@ -1089,19 +1030,15 @@ impl World {
     /// The part of a window access after its address checks: records defined bytes, checks
     /// and records the race candidate (unless a plain write leaves every byte as it was),
     /// moves the bytes, notes unfenced writes and counts the traffic.
-    #[allow(clippy::too_many_arguments)]
     fn touch(
         &mut self,
-        g: usize,
+        a: &Access<'_>,
         at: Touch,
         rows: &Rows<'_>,
-        dt: DataType,
         data: &mut Data<'_>,
-        kind: AccessKind,
-        span: Span,
-        op: &str,
-        who: &str,
     ) -> Result<(), Fault> {
+        let Access { g, view, span, op, who, .. } = *a;
+        let (dt, kind) = (view.dtype, data.kind());
         let Touch { domain, alloc, owner, lo, hi, bytes, site, remote } = at;
         let writes = kind != AccessKind::Read;
         let win = Arc::clone(&self.domains[domain].wins[owner]);
@@ -1141,7 +1078,8 @@ impl World {
 
     /// The checks of an access by rank `g` to `view` through `peer` that do not depend on
     /// the region, done once: `None` when any fails (the full path then reports it).
-    fn locate(&mut self, g: usize, view: &TRef, peer: Option<i64>, op: &str, who: &str) -> Option<Located> {
+    fn locate(&mut self, a: &Access<'_>) -> Option<Located> {
+        let Access { g, view, peer, op, who, .. } = *a;
         let Mem::Window { domain, alloc } = view.mem else { return None };
         let dom = &self.domains[domain];
         let me = dom.drank(g)?;
@@ -1173,55 +1111,40 @@ impl World {
     /// straight to [`World::touch`]; anything else — first use, another rank or view than
     /// the cached one, a strided region, a bounds error — takes the full path, so faults and
     /// their messages are those of [`World::access`].
-    #[allow(clippy::too_many_arguments)]
     pub(crate) fn access_at(
         &mut self,
         at: &OnceLock<Located>,
-        g: usize,
-        view: &TRef,
-        peer: Option<i64>,
-        offs: &[i64],
-        shape: &[i64],
-        span: Span,
-        op: &str,
-        who: &str,
+        a: &Access<'_>,
         mut data: Data<'_>,
     ) -> Result<(), Fault> {
         let fresh;
         let loc = match at.get() {
-            Some(l) if l.serves(g, view, peer) => Some(l),
+            Some(l) if l.serves(a.g, a.view, a.peer) => Some(l),
             Some(_) => {
-                fresh = self.locate(g, view, peer, op, who);
+                fresh = self.locate(a);
                 fresh.as_ref()
             }
             None => {
-                if let Some(l) = self.locate(g, view, peer, op, who) {
+                if let Some(l) = self.locate(a) {
                     let _ = at.set(l);
                 }
                 at.get()
             }
         };
-        let kind = data.kind();
-        let plan = loc.and_then(|loc| self.plan_run(loc, view, offs, shape, &data, kind));
-        let Some((at, start, numel)) = plan else {
-            return self.access(g, view, peer, offs, shape, span, op, who, data);
+        let plan = loc.and_then(|loc| self.plan_run(loc, a, &data));
+        let Some((touch, start, numel)) = plan else {
+            return self.access(a, data);
         };
-        let eb = view.dtype.bytes() as i64;
-        let rows = Rows { base: view.base as i64, starts: &[start], cols: numel, cstride: 1, eb };
-        self.touch(g, at, &rows, view.dtype, &mut data, kind, span, op, who)
+        let eb = a.view.dtype.bytes() as i64;
+        let rows = Rows { base: a.view.base as i64, starts: &[start], cols: numel, cstride: 1, eb };
+        self.touch(a, touch, &rows, &mut data)
     }
 
     /// The bytes a located access touches, when its region is one contiguous run that passes
     /// every check of [`World::access`]: `(touch, first element, element count)`.
-    fn plan_run(
-        &self,
-        loc: &Located,
-        view: &TRef,
-        offs: &[i64],
-        shape: &[i64],
-        data: &Data<'_>,
-        kind: AccessKind,
-    ) -> Option<(Touch, i64, i64)> {
+    fn plan_run(&self, loc: &Located, a: &Access<'_>, data: &Data<'_>) -> Option<(Touch, i64, i64)> {
+        let Access { view, offs, shape, .. } = *a;
+        let kind = data.kind();
         if let Data::AtomicBytes(_, sdt) | Data::ReadReduce { acc_dt: sdt, .. } = data {
             if !elem::supported(*sdt) {
                 return None;
@@ -1936,6 +1859,18 @@ pub fn check_dtype(dt: DataType, span: Span, op: &str) -> Result<(), Fault> {
 mod tests {
     use super::*;
 
+    /// An access by rank `g` as op `op` of kernel "k" (no source span).
+    fn acc<'a>(
+        g: usize,
+        view: &'a TRef,
+        peer: Option<i64>,
+        offs: &'a [i64],
+        shape: &'a [i64],
+        op: &'a str,
+    ) -> Access<'a> {
+        Access { g, view, peer, offs, shape, span: Span::DUMMY, op, who: "k" }
+    }
+
     #[test]
     fn arenas_are_garbage_outside_zeroed_ranges_made_in_parallel_or_not() {
         // Unsorted, overlapping, and one range past the end.
@@ -1999,12 +1934,12 @@ mod tests {
         let (mut w, dv, _) = world2();
         let e = w.resolve(0, &dv, Some(2), 0, Span::DUMMY, "t").expect_err("peer 2");
         assert_eq!(e.kind, ReportKind::PeerOutOfRange);
-        let e = w.read(0, &dv, Some(1), &[0, 8], &[1, 4], Span::DUMMY, "t", "k").expect_err("past the view");
+        let e = w.read(&acc(0, &dv, Some(1), &[0, 8], &[1, 4], "t")).expect_err("past the view");
         assert_eq!(e.kind, ReportKind::OutOfBounds);
         // A view whose base was moved past its buffer is caught at the address level.
         let shifted = TRef { base: dv.base + 40, ..dv.clone() };
         let e = w
-            .write(0, &shifted, Some(1), &[0, 0], &[1, 2], &[1.0, 2.0], false, Span::DUMMY, "t", "k")
+            .write(&acc(0, &shifted, Some(1), &[0, 0], &[1, 2], "t"), &[1.0, 2.0], false)
             .expect_err("outside");
         assert_eq!(e.kind, ReportKind::OutOfBounds);
         assert!(e.message.contains("outside buffer 'data'"), "{}", e.message);
@@ -2013,31 +1948,27 @@ mod tests {
     #[test]
     fn races_need_a_notify_wait_edge() {
         let (mut w, dv, _) = world2();
-        w.write(0, &dv, None, &[0, 0], &[1, 4], &[1.0, 2.0, 3.0, 4.0], false, Span::DUMMY, "store", "k")
-            .expect("write");
+        w.write(&acc(0, &dv, None, &[0, 0], &[1, 4], "store"), &[1.0, 2.0, 3.0, 4.0], false).expect("write");
         let mut r1 = dv.clone();
         r1.owner = 1;
-        let e = w.read(1, &r1, Some(0), &[0, 0], &[1, 4], Span::DUMMY, "remote_load", "k").expect_err("race");
+        let e = w.read(&acc(1, &r1, Some(0), &[0, 0], &[1, 4], "remote_load")).expect_err("race");
         assert_eq!(e.kind, ReportKind::Race);
         // Release by rank 0 into a cell, acquire by rank 1: ordered.
         let (mut w, dv, _) = world2();
-        w.write(0, &dv, None, &[0, 0], &[1, 4], &[1.0, 2.0, 3.0, 4.0], false, Span::DUMMY, "store", "k")
-            .expect("write");
+        w.write(&acc(0, &dv, None, &[0, 0], &[1, 4], "store"), &[1.0, 2.0, 3.0, 4.0], false).expect("write");
         w.release_into(0, (0, 1, 64));
         w.acquire_from(1, (0, 1, 64));
-        let v = w.read(1, &r1, Some(0), &[0, 0], &[1, 4], Span::DUMMY, "remote_load", "k").expect("ordered");
+        let v = w.read(&acc(1, &r1, Some(0), &[0, 0], &[1, 4], "remote_load")).expect("ordered");
         assert_eq!(v, vec![1.0, 2.0, 3.0, 4.0]);
         // Atomic adds from two ranks commute.
         let (mut w, dv, _) = world2();
-        w.write(0, &dv, None, &[0, 0], &[1, 2], &[0.0, 0.0], false, Span::DUMMY, "store", "k").expect("init");
+        w.write(&acc(0, &dv, None, &[0, 0], &[1, 2], "store"), &[0.0, 0.0], false).expect("init");
         w.release_into(0, (0, 1, 64));
         w.acquire_from(1, (0, 1, 64));
-        w.write(0, &dv, None, &[0, 0], &[1, 2], &[1.0, 1.0], true, Span::DUMMY, "put", "k")
-            .expect("atomic 0");
-        w.write(1, &r1, Some(0), &[0, 0], &[1, 2], &[2.0, 2.0], true, Span::DUMMY, "put", "k")
-            .expect("atomic 1");
+        w.write(&acc(0, &dv, None, &[0, 0], &[1, 2], "put"), &[1.0, 1.0], true).expect("atomic 0");
+        w.write(&acc(1, &r1, Some(0), &[0, 0], &[1, 2], "put"), &[2.0, 2.0], true).expect("atomic 1");
         assert_eq!(
-            w.read(0, &dv, None, &[0, 0], &[1, 2], Span::DUMMY, "load", "k").ok(),
+            w.read(&acc(0, &dv, None, &[0, 0], &[1, 2], "load")).ok(),
             None,
             "plain read vs unordered atomic races"
         );
@@ -2059,20 +1990,17 @@ mod tests {
             dtype: DataType::FP32,
         };
         for i in 0..10_000 {
-            w.write(0, &v, None, &[0, i], &[1, 1], &[i as f64], false, Span::DUMMY, "store", "k")
-                .expect("write");
+            w.write(&acc(0, &v, None, &[0, i], &[1, 1], "store"), &[i as f64], false).expect("write");
         }
         let r1 = TRef { owner: 1, ..v.clone() };
-        let e = w.read(1, &r1, Some(0), &[0, 0], &[1, 2], Span::DUMMY, "remote_load", "k").expect_err("race");
+        let e = w.read(&acc(1, &r1, Some(0), &[0, 0], &[1, 2], "remote_load")).expect_err("race");
         assert_eq!(e.kind, ReportKind::Race);
         assert!(e.message.contains("touch bytes [0, 4)"), "{}", e.message);
         // A wide write by rank 0 subsumes the small records it covers and is ordered after them.
-        w.write(0, &v, None, &[0, 0], &[1, 10_000], &vec![1.0; 10_000], false, Span::DUMMY, "store", "k")
-            .expect("cover");
+        w.write(&acc(0, &v, None, &[0, 0], &[1, 10_000], "store"), &vec![1.0; 10_000], false).expect("cover");
         let recs: usize = w.domains.iter().flat_map(|d| &d.wins).map(|x| lock(&x.state).shadow.len()).sum();
         assert_eq!(recs, 1, "covered records are dropped");
-        let e =
-            w.read(1, &r1, Some(0), &[0, 9_999], &[1, 1], Span::DUMMY, "remote_load", "k").expect_err("race");
+        let e = w.read(&acc(1, &r1, Some(0), &[0, 9_999], &[1, 1], "remote_load")).expect_err("race");
         assert!(e.message.contains("[39996, 40000)"), "{}", e.message);
     }
 }

@@ -478,7 +478,7 @@ fn all_to_all_v(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Vec<Micro>, Fault> {
     for dest in 0..n {
         let idx: Vec<i64> = if counts.shape.len() == 1 { vec![dest] } else { vec![dest, 0] };
         let ones = vec![1i64; idx.len()];
-        let raw = cx.world.read(cx.rank, &counts, None, &idx, &ones, cx.span, name, cx.who)?;
+        let raw = cx.world.read(&cx.access(&counts, None, &idx, &ones, name))?;
         let c = (raw.first().copied().unwrap_or(0.0) as i64).clamp(0, max_recv);
         p.prog.push(Micro::Notify {
             sig: recv.clone(),

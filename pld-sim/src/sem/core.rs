@@ -81,7 +81,7 @@ fn tile_load(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
     let shape = cx.ints(args, 2)?;
     let valid = if args.len() > 3 { cx.ints(args, 3)? } else { shape.clone() };
     check_valid(cx, &shape, &valid)?;
-    let lanes = cx.world.read(cx.rank, &t, None, &offs, &valid, cx.span, "tile.load", cx.who)?;
+    let lanes = cx.world.read(&cx.access(&t, None, &offs, &valid, "tile.load"))?;
     let tile = tile_from(t.dtype, dims_usize(cx, &shape)?, dims_usize(cx, &valid)?, &lanes);
     Ok(Flow::Val(Val::Tile(Arc::new(tile))))
 }
@@ -93,7 +93,7 @@ fn tile_store(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
     let atomic = cx.attr_int("atomic").unwrap_or(0) == 1;
     let region = tile_region(&tile, t.shape.len());
     let lanes = valid_lanes(&tile);
-    cx.world.write(cx.rank, &t, None, &offs, &region, &lanes, atomic, cx.span, "tile.store", cx.who)?;
+    cx.world.write(&cx.access(&t, None, &offs, &region, "tile.store"), &lanes, atomic)?;
     Ok(Flow::Val(Val::Tensor(t)))
 }
 
@@ -369,7 +369,7 @@ fn tensor_read(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
     let t = cx.tensor(args, 0)?.clone();
     let idx = cx.ints(args, 1)?;
     let ones = vec![1i64; idx.len()];
-    let v = cx.world.read(cx.rank, &t, None, &idx, &ones, cx.span, "tensor.read", cx.who)?;
+    let v = cx.world.read(&cx.access(&t, None, &idx, &ones, "tensor.read"))?;
     Ok(Flow::Val(scalar_of(t.dtype, v.first().copied().unwrap_or(0.0))))
 }
 
@@ -378,7 +378,7 @@ fn tensor_write(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
     let idx = cx.ints(args, 1)?;
     let v = cx.float(args, 2)?;
     let ones = vec![1i64; idx.len()];
-    cx.world.write(cx.rank, &t, None, &idx, &ones, &[v], false, cx.span, "tensor.write", cx.who)?;
+    cx.world.write(&cx.access(&t, None, &idx, &ones, "tensor.write"), &[v], false)?;
     Ok(Flow::Val(Val::Tensor(t)))
 }
 
@@ -449,19 +449,8 @@ fn tensor_assemble(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
     let offs = cx.ints(args, 2)?;
     let atomic = cx.attr_int("atomic").unwrap_or(0) == 1;
     let zeros = vec![0i64; src.shape.len()];
-    let lanes = cx.world.read(cx.rank, &src, None, &zeros, &src.shape, cx.span, "tensor.assemble", cx.who)?;
-    cx.world.write(
-        cx.rank,
-        &target,
-        None,
-        &offs,
-        &src.shape,
-        &lanes,
-        atomic,
-        cx.span,
-        "tensor.assemble",
-        cx.who,
-    )?;
+    let lanes = cx.world.read(&cx.access(&src, None, &zeros, &src.shape, "tensor.assemble"))?;
+    cx.world.write(&cx.access(&target, None, &offs, &src.shape, "tensor.assemble"), &lanes, atomic)?;
     Ok(Flow::Val(Val::Tensor(target)))
 }
 
@@ -471,7 +460,7 @@ fn whole(cx: &mut OpCx<'_>, v: &Val, i: usize) -> Result<(TRef, Vec<f64>), Fault
     };
     let zeros = vec![0i64; t.shape.len()];
     let name = cx.name().to_string();
-    let lanes = cx.world.read(cx.rank, t, None, &zeros, &t.shape, cx.span, &name, cx.who)?;
+    let lanes = cx.world.read(&cx.access(t, None, &zeros, &t.shape, &name))?;
     Ok((t.clone(), lanes))
 }
 
@@ -495,7 +484,7 @@ fn tensor_binary(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
     let zeros = vec![0i64; out.shape.len()];
     let shape = out.shape.clone();
     let name = cx.name().to_string();
-    cx.world.write(cx.rank, &out, None, &zeros, &shape, &lanes, false, cx.span, &name, cx.who)?;
+    cx.world.write(&cx.access(&out, None, &zeros, &shape, &name), &lanes, false)?;
     Ok(Flow::Val(Val::Tensor(out)))
 }
 
@@ -506,7 +495,7 @@ fn tensor_cast(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
     let out = new_tensor(cx, dt, a.shape.clone());
     let zeros = vec![0i64; out.shape.len()];
     let shape = out.shape.clone();
-    cx.world.write(cx.rank, &out, None, &zeros, &shape, &la, false, cx.span, "tensor.cast", cx.who)?;
+    cx.world.write(&cx.access(&out, None, &zeros, &shape, "tensor.cast"), &la, false)?;
     Ok(Flow::Val(Val::Tensor(out)))
 }
 

@@ -17,7 +17,7 @@ pub mod system;
 use crate::micro::Micro;
 use crate::report::Fault;
 use crate::value::{TRef, Tile, Val};
-use crate::world::{Resolved, World};
+use crate::world::{Access, Resolved, World};
 use pld_ir::{Call, Span};
 use std::collections::HashMap;
 use std::sync::{Arc, LazyLock};
@@ -100,7 +100,23 @@ pub struct OpCx<'a> {
     pub group: Option<&'a str>,
 }
 
-impl OpCx<'_> {
+impl<'a> OpCx<'a> {
+    /// An access of this call's rank to the region `offs`/`shape` of `view` (of `peer`'s copy
+    /// when set), reported as op `op` of the running function at this call.
+    pub fn access<'v>(
+        &self,
+        view: &'v TRef,
+        peer: Option<i64>,
+        offs: &'v [i64],
+        shape: &'v [i64],
+        op: &'v str,
+    ) -> Access<'v>
+    where
+        'a: 'v,
+    {
+        Access { g: self.rank, view, peer, offs, shape, span: self.span, op, who: self.who }
+    }
+
     /// The op name.
     pub fn name(&self) -> &str {
         self.call.callee.name()

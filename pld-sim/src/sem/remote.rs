@@ -41,8 +41,7 @@ fn remote_load(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
             }
         }
     }
-    let lanes =
-        cx.world.read(cx.rank, &t, Some(peer), &offs, &read, cx.span, "pld.tile.remote_load", cx.who)?;
+    let lanes = cx.world.read(&cx.access(&t, Some(peer), &offs, &read, "pld.tile.remote_load"))?;
     let lanes = if read == valid { lanes } else { pad_rows(&lanes, &read, &valid) };
     let to_us = |v: &[i64]| v.iter().map(|&x| x.max(0) as usize).collect::<Vec<usize>>();
     let tile = tile_from(t.dtype, to_us(&shape), to_us(&valid), &lanes);
@@ -73,7 +72,7 @@ fn store_tile(cx: &mut OpCx<'_>, tile: &Tile, args: &[Val], op: &str) -> Result<
     let atomic = cx.attr_int("atomic").unwrap_or(0) == 1;
     let region = tile_region(tile, target.shape.len());
     let lanes = valid_lanes(tile);
-    cx.world.write(cx.rank, &target, Some(peer), &offs, &region, &lanes, atomic, cx.span, op, cx.who)?;
+    cx.world.write(&cx.access(&target, Some(peer), &offs, &region, op), &lanes, atomic)?;
     Ok(Flow::Val(Val::Unit))
 }
 
@@ -88,16 +87,7 @@ fn tensor_remote_store(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
         Some(Val::Tensor(t)) => {
             let t = t.clone();
             let zeros = vec![0i64; t.shape.len()];
-            let lanes = cx.world.read(
-                cx.rank,
-                &t,
-                None,
-                &zeros,
-                &t.shape,
-                cx.span,
-                "pld.tensor.remote_store",
-                cx.who,
-            )?;
+            let lanes = cx.world.read(&cx.access(&t, None, &zeros, &t.shape, "pld.tensor.remote_store"))?;
             let (r, c) = match t.shape.split_last() {
                 Some((c, lead)) => (lead.iter().product::<i64>() as usize, *c as usize),
                 None => (1, 1),
