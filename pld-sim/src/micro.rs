@@ -391,18 +391,6 @@ mod tests {
     use crate::value::Mem;
     use pld_ir::DataType;
 
-    /// An access by rank `g` as op `op` of kernel "t" (no source span).
-    fn acc<'a>(
-        g: usize,
-        view: &'a TRef,
-        peer: Option<i64>,
-        offs: &'a [i64],
-        shape: &'a [i64],
-        op: &'a str,
-    ) -> Access<'a> {
-        Access { g, view, peer, offs, shape, span: Span::DUMMY, op, who: "t" }
-    }
-
     /// A 1-rank world with an 8-element FP32 buffer holding 0..8 and its view.
     fn world1() -> (World, TRef) {
         let vals: Vec<f64> = (0..8).map(f64::from).collect();
@@ -468,7 +456,7 @@ mod tests {
         // One run, a strided 2x3 block (not one run: full path), and one past the view.
         for (offs, shape) in [([1, 2], [1, 5]), ([0, 1], [2, 3]), ([1, 4], [1, 5])] {
             let mut full = Vec::new();
-            let want = w.read_bytes_into(&acc(0, &v, None, &offs, &shape, "t"), &mut full);
+            let want = w.read_bytes_into(&Access::of(0, &v, None, &offs, &shape, "t"), &mut full);
             let mut r = MicroRun::new(vec![load(&v, [0, 0], [1, 1])], Span::DUMMY);
             // The first execution locates the view; the patched region then uses the cache.
             assert!(matches!(r.step(&mut w, 0, "t"), Ok(MicroStep::Done)));
@@ -509,7 +497,8 @@ mod tests {
         let lazy_steps = run(lazy, &mut wl);
         assert_eq!(flat_steps.len(), 15, "16 instructions: 15 Ran then Done");
         assert_eq!(lazy_steps, flat_steps);
-        let read = |w: &mut World, v: &TRef| w.read(&acc(0, v, None, &[0, 0], &[1, 8], "t")).expect("read");
+        let read =
+            |w: &mut World, v: &TRef| w.read(&Access::of(0, v, None, &[0, 0], &[1, 8], "t")).expect("read");
         let got = read(&mut wl, &v2);
         assert_eq!(got, read(&mut wf, &v));
         assert_eq!(got, vec![4.0, 6.0, 8.0, 10.0, 4.0, 5.0, 6.0, 7.0]);
@@ -529,7 +518,7 @@ mod tests {
             strides: vec![8, 1],
             dtype: dt,
         };
-        w.write(&acc(0, &v, None, &[0, 0], &[rows, 8], "init"), vals, false).expect("init");
+        w.write(&Access::of(0, &v, None, &[0, 0], &[rows, 8], "init"), vals, false).expect("init");
         (w, v)
     }
 
@@ -574,7 +563,7 @@ mod tests {
             op: "t",
         });
         run(prog, &mut w);
-        w.read(&acc(0, &v, None, &[0, 0], &[1, 8], "t")).expect("read")
+        w.read(&Access::of(0, &v, None, &[0, 0], &[1, 8], "t")).expect("read")
     }
 
     #[test]

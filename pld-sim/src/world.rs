@@ -194,6 +194,21 @@ pub struct Access<'a> {
     pub who: &'a str,
 }
 
+#[cfg(test)]
+impl<'a> Access<'a> {
+    /// A test access by rank `g` as op `op` of kernel `k` (no source span).
+    pub(crate) fn of(
+        g: usize,
+        view: &'a TRef,
+        peer: Option<i64>,
+        offs: &'a [i64],
+        shape: &'a [i64],
+        op: &'a str,
+    ) -> Access<'a> {
+        Access { g, view, peer, offs, shape, span: Span::DUMMY, op, who: "k" }
+    }
+}
+
 /// A window-bound view as rank `g` addresses it through `peer`: the region-independent checks
 /// of an access, done once (see `World::access_at`).
 #[derive(Clone, Debug)]
@@ -1859,18 +1874,6 @@ pub fn check_dtype(dt: DataType, span: Span, op: &str) -> Result<(), Fault> {
 mod tests {
     use super::*;
 
-    /// An access by rank `g` as op `op` of kernel "k" (no source span).
-    fn acc<'a>(
-        g: usize,
-        view: &'a TRef,
-        peer: Option<i64>,
-        offs: &'a [i64],
-        shape: &'a [i64],
-        op: &'a str,
-    ) -> Access<'a> {
-        Access { g, view, peer, offs, shape, span: Span::DUMMY, op, who: "k" }
-    }
-
     #[test]
     fn arenas_are_garbage_outside_zeroed_ranges_made_in_parallel_or_not() {
         // Unsorted, overlapping, and one range past the end.
@@ -1934,12 +1937,12 @@ mod tests {
         let (mut w, dv, _) = world2();
         let e = w.resolve(0, &dv, Some(2), 0, Span::DUMMY, "t").expect_err("peer 2");
         assert_eq!(e.kind, ReportKind::PeerOutOfRange);
-        let e = w.read(&acc(0, &dv, Some(1), &[0, 8], &[1, 4], "t")).expect_err("past the view");
+        let e = w.read(&Access::of(0, &dv, Some(1), &[0, 8], &[1, 4], "t")).expect_err("past the view");
         assert_eq!(e.kind, ReportKind::OutOfBounds);
         // A view whose base was moved past its buffer is caught at the address level.
         let shifted = TRef { base: dv.base + 40, ..dv.clone() };
         let e = w
-            .write(&acc(0, &shifted, Some(1), &[0, 0], &[1, 2], "t"), &[1.0, 2.0], false)
+            .write(&Access::of(0, &shifted, Some(1), &[0, 0], &[1, 2], "t"), &[1.0, 2.0], false)
             .expect_err("outside");
         assert_eq!(e.kind, ReportKind::OutOfBounds);
         assert!(e.message.contains("outside buffer 'data'"), "{}", e.message);
@@ -1948,27 +1951,29 @@ mod tests {
     #[test]
     fn races_need_a_notify_wait_edge() {
         let (mut w, dv, _) = world2();
-        w.write(&acc(0, &dv, None, &[0, 0], &[1, 4], "store"), &[1.0, 2.0, 3.0, 4.0], false).expect("write");
+        w.write(&Access::of(0, &dv, None, &[0, 0], &[1, 4], "store"), &[1.0, 2.0, 3.0, 4.0], false)
+            .expect("write");
         let mut r1 = dv.clone();
         r1.owner = 1;
-        let e = w.read(&acc(1, &r1, Some(0), &[0, 0], &[1, 4], "remote_load")).expect_err("race");
+        let e = w.read(&Access::of(1, &r1, Some(0), &[0, 0], &[1, 4], "remote_load")).expect_err("race");
         assert_eq!(e.kind, ReportKind::Race);
         // Release by rank 0 into a cell, acquire by rank 1: ordered.
         let (mut w, dv, _) = world2();
-        w.write(&acc(0, &dv, None, &[0, 0], &[1, 4], "store"), &[1.0, 2.0, 3.0, 4.0], false).expect("write");
+        w.write(&Access::of(0, &dv, None, &[0, 0], &[1, 4], "store"), &[1.0, 2.0, 3.0, 4.0], false)
+            .expect("write");
         w.release_into(0, (0, 1, 64));
         w.acquire_from(1, (0, 1, 64));
-        let v = w.read(&acc(1, &r1, Some(0), &[0, 0], &[1, 4], "remote_load")).expect("ordered");
+        let v = w.read(&Access::of(1, &r1, Some(0), &[0, 0], &[1, 4], "remote_load")).expect("ordered");
         assert_eq!(v, vec![1.0, 2.0, 3.0, 4.0]);
         // Atomic adds from two ranks commute.
         let (mut w, dv, _) = world2();
-        w.write(&acc(0, &dv, None, &[0, 0], &[1, 2], "store"), &[0.0, 0.0], false).expect("init");
+        w.write(&Access::of(0, &dv, None, &[0, 0], &[1, 2], "store"), &[0.0, 0.0], false).expect("init");
         w.release_into(0, (0, 1, 64));
         w.acquire_from(1, (0, 1, 64));
-        w.write(&acc(0, &dv, None, &[0, 0], &[1, 2], "put"), &[1.0, 1.0], true).expect("atomic 0");
-        w.write(&acc(1, &r1, Some(0), &[0, 0], &[1, 2], "put"), &[2.0, 2.0], true).expect("atomic 1");
+        w.write(&Access::of(0, &dv, None, &[0, 0], &[1, 2], "put"), &[1.0, 1.0], true).expect("atomic 0");
+        w.write(&Access::of(1, &r1, Some(0), &[0, 0], &[1, 2], "put"), &[2.0, 2.0], true).expect("atomic 1");
         assert_eq!(
-            w.read(&acc(0, &dv, None, &[0, 0], &[1, 2], "load")).ok(),
+            w.read(&Access::of(0, &dv, None, &[0, 0], &[1, 2], "load")).ok(),
             None,
             "plain read vs unordered atomic races"
         );
@@ -1990,17 +1995,18 @@ mod tests {
             dtype: DataType::FP32,
         };
         for i in 0..10_000 {
-            w.write(&acc(0, &v, None, &[0, i], &[1, 1], "store"), &[i as f64], false).expect("write");
+            w.write(&Access::of(0, &v, None, &[0, i], &[1, 1], "store"), &[i as f64], false).expect("write");
         }
         let r1 = TRef { owner: 1, ..v.clone() };
-        let e = w.read(&acc(1, &r1, Some(0), &[0, 0], &[1, 2], "remote_load")).expect_err("race");
+        let e = w.read(&Access::of(1, &r1, Some(0), &[0, 0], &[1, 2], "remote_load")).expect_err("race");
         assert_eq!(e.kind, ReportKind::Race);
         assert!(e.message.contains("touch bytes [0, 4)"), "{}", e.message);
         // A wide write by rank 0 subsumes the small records it covers and is ordered after them.
-        w.write(&acc(0, &v, None, &[0, 0], &[1, 10_000], "store"), &vec![1.0; 10_000], false).expect("cover");
+        w.write(&Access::of(0, &v, None, &[0, 0], &[1, 10_000], "store"), &vec![1.0; 10_000], false)
+            .expect("cover");
         let recs: usize = w.domains.iter().flat_map(|d| &d.wins).map(|x| lock(&x.state).shadow.len()).sum();
         assert_eq!(recs, 1, "covered records are dropped");
-        let e = w.read(&acc(1, &r1, Some(0), &[0, 9_999], &[1, 1], "remote_load")).expect_err("race");
+        let e = w.read(&Access::of(1, &r1, Some(0), &[0, 9_999], &[1, 1], "remote_load")).expect_err("race");
         assert!(e.message.contains("[39996, 40000)"), "{}", e.message);
     }
 }
