@@ -704,6 +704,8 @@ impl World {
         self.notified.iter_mut().for_each(|x| *x = false);
         let n = self.nranks;
         self.traffic.clear();
+        self.traffic_hit.fill([0; 2]);
+        self.site_traffic.clear();
         self.stats =
             Stats { notifies: vec![0; n], waits: vec![0; n], barrier_rounds: vec![0; n], ..Stats::default() };
     }
@@ -1873,6 +1875,17 @@ pub fn check_dtype(dt: DataType, span: Span, op: &str) -> Result<(), Fault> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_new_persistent_call_drops_the_last_calls_pending_traffic() {
+        // A call that faulted before its end-of-run flush leaves counters pending.
+        let mut w = World::new(2);
+        w.count(1, "t", false, 8);
+        w.count_site(1, 0, true, 16);
+        w.next_call(false);
+        w.flush_traffic();
+        assert!(w.stats.local_bytes.is_empty() && w.stats.remote_bytes.is_empty(), "{:?}", w.stats);
+    }
 
     #[test]
     fn arenas_are_garbage_outside_zeroed_ranges_made_in_parallel_or_not() {
