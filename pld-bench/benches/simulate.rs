@@ -1,7 +1,9 @@
 //! Criterion benches of the simulator: mesh and ring allreduce, allgather and all_to_all_v at
 //! P = 2, 4, 8 with FP32 payloads from 4 KiB to 64 MiB (deterministic scheduler), plus the
 //! parallel scheduler on the 16 MiB P=4 allreduces. Throughput is the bytes read and written
-//! by the collective's tile operations (from the simulator's Stats of a warm-up run).
+//! by the collective's tile operations (from the simulator's Stats of a warm-up run) over a
+//! whole run — window set-up, the prepare kernel that fills the source window, the collective;
+//! `cargo xtask bench` also reports the collective's own time (D-bench-1).
 //!
 //! Big payloads take long per iteration (a 64 MiB mesh allreduce at P=8 runs for minutes
 //! before the simulator's fixes land): set `PLD_BENCH_MAX_BYTES` (e.g. 1048576) to cap the
