@@ -537,15 +537,10 @@ pub struct World {
     scratch: Vec<u8>,
     /// Reused buffer for the row starts of an access.
     starts: Vec<i64>,
-    /// Traffic not yet merged into `stats`: (rank, op kind, remote, bytes); see
-    /// [`World::flush_traffic`].
-    traffic: Vec<(usize, String, bool, u64)>,
-    /// Per rank: index of the last traffic entry it hit, for local and for remote traffic
-    /// (ranks take turns, so one shared "last hit" would miss at every switch).
-    traffic_hit: Vec<[usize; 2]>,
-    /// Traffic of accesses with an interned race site, not yet merged into `stats`:
-    /// `[site * nranks + g] = [local, remote]` bytes (see [`World::count_site`]).
-    site_traffic: Vec<[u64; 2]>,
+    /// Traffic not yet merged into `stats` (see [`World::flush_traffic`]): `[local, remote]`
+    /// bytes per interned (op, kernel) site and rank, at `site * (nranks + 1) + column`, the
+    /// last column being the host orchestrator's (rank `usize::MAX`).
+    traffic: Vec<[u64; 2]>,
 }
 
 const ADDR_BASE: u64 = 0x4000_0000_0000;
@@ -584,8 +579,6 @@ impl World {
             scratch: Vec::new(),
             starts: Vec::new(),
             traffic: Vec::new(),
-            traffic_hit: vec![[0; 2]; nranks],
-            site_traffic: Vec::new(),
             wake: None,
         }
     }
@@ -704,8 +697,6 @@ impl World {
         self.notified.iter_mut().for_each(|x| *x = false);
         let n = self.nranks;
         self.traffic.clear();
-        self.traffic_hit.fill([0; 2]);
-        self.site_traffic.clear();
         self.stats =
             Stats { notifies: vec![0; n], waits: vec![0; n], barrier_rounds: vec![0; n], ..Stats::default() };
     }
@@ -964,7 +955,7 @@ impl World {
         cols: i64,
         cstride: i64,
     ) -> Result<(), Fault> {
-        let Access { g, view, peer, span, op, .. } = *a;
+        let Access { g, view, peer, span, op, who, .. } = *a;
         let kind = data.kind();
         let eb = view.dtype.bytes() as i64;
         let dt = view.dtype;
@@ -1007,7 +998,8 @@ impl World {
                 let rows = Rows { base: b, starts, cols, cstride, eb };
                 rows.apply(dt, &mut mem, data);
                 drop(mem);
-                self.count(g, op, false, bytes);
+                let site = self.intern(op, who);
+                self.count(g, site, false, bytes);
             }
             Mem::Window { domain, alloc } => {
                 let first = self.resolve(g, view, peer, lo_e * eb, span, op)?;
@@ -1058,6 +1050,7 @@ impl World {
         let (dt, kind) = (view.dtype, data.kind());
         let Touch { domain, alloc, owner, lo, hi, bytes, site, remote } = at;
         let writes = kind != AccessKind::Read;
+        let site = site.unwrap_or_else(|| self.intern(op, who));
         let win = Arc::clone(&self.domains[domain].wins[owner]);
         let mut guard = lock(&win.state);
         let st = &mut *guard;
@@ -1069,7 +1062,6 @@ impl World {
             _ => false,
         };
         if self.check_races && !silent {
-            let site = site.unwrap_or_else(|| self.intern(op, who));
             self.check_race(st, domain, owner, g, lo, hi, kind, span, site, op, who)?;
         }
         // Checked and recorded: the bytes move without holding the checker state, so other
@@ -1086,10 +1078,7 @@ impl World {
                 list.push((op.to_string(), self.allocs[alloc].name.clone(), span));
             }
         }
-        match site {
-            Some(site) => self.count_site(g, site, remote, bytes),
-            None => self.count(g, op, remote, bytes),
-        }
+        self.count(g, site, remote, bytes);
         Ok(())
     }
 
@@ -1199,53 +1188,28 @@ impl World {
         Some((at, start, numel))
     }
 
-    /// Adds `bytes` to the traffic of `(g, op)` (a short list of pending counters; the last
-    /// local and the last remote one hit are tried first, so a chunked protocol never searches).
-    fn count(&mut self, g: usize, op: &str, remote: bool, bytes: u64) {
-        let hit = |t: &(usize, String, bool, u64)| t.0 == g && t.2 == remote && t.1 == op;
-        if self.traffic_hit.len() <= g {
-            self.traffic_hit.resize(g + 1, [0; 2]);
+    /// Adds `bytes` to the traffic of rank `g` (`usize::MAX`: the host orchestrator) under
+    /// the op of race site `site`: one counter per site and rank, no name comparison.
+    fn count(&mut self, g: usize, site: u32, remote: bool, bytes: u64) {
+        let at = site as usize * (self.nranks + 1) + g.min(self.nranks);
+        if self.traffic.len() <= at {
+            self.traffic.resize(at + 1, [0; 2]);
         }
-        let last = &mut self.traffic_hit[g][usize::from(remote)];
-        if let Some(t) = self.traffic.get_mut(*last).filter(|t| hit(t)) {
-            t.3 += bytes;
-            return;
-        }
-        if let Some(i) = self.traffic.iter().position(hit) {
-            *last = i;
-            self.traffic[i].3 += bytes;
-            return;
-        }
-        if self.traffic.len() >= 32 {
-            self.flush_traffic();
-        }
-        self.traffic.push((g, op.to_string(), remote, bytes));
-        self.traffic_hit[g][usize::from(remote)] = self.traffic.len() - 1;
-    }
-
-    /// [`World::count`] for an access whose race site (op, kernel) is interned: a counter per
-    /// site and rank, no name comparison.
-    fn count_site(&mut self, g: usize, site: u32, remote: bool, bytes: u64) {
-        let at = site as usize * self.nranks + g;
-        if self.site_traffic.len() <= at {
-            self.site_traffic.resize(at + 1, [0; 2]);
-        }
-        self.site_traffic[at][usize::from(remote)] += bytes;
+        self.traffic[at][usize::from(remote)] += bytes;
     }
 
     /// Merges the pending traffic counters into `stats.local_bytes` / `stats.remote_bytes`
-    /// (the run calls it before handing out its stats).
+    /// by op name (the run calls it before handing out its stats).
     pub fn flush_traffic(&mut self) {
-        for (g, op, remote, bytes) in self.traffic.drain(..) {
-            let map = if remote { &mut self.stats.remote_bytes } else { &mut self.stats.local_bytes };
-            bump(map, g, &op, bytes);
-        }
-        self.traffic_hit.fill([0; 2]);
-        let per_site = std::mem::take(&mut self.site_traffic);
-        for (at, counts) in per_site.iter().enumerate().filter(|(_, c)| c.iter().any(|&b| b > 0)) {
-            let (site, g) = (at / self.nranks.max(1), at % self.nranks.max(1));
+        let columns = self.nranks + 1;
+        for (at, counts) in std::mem::take(&mut self.traffic).into_iter().enumerate() {
+            if counts == [0; 2] {
+                continue;
+            }
+            let (site, col) = (at / columns, at % columns);
+            let g = if col == self.nranks { usize::MAX } else { col };
             let (op, _) = self.site(site as u32);
-            for (remote, &bytes) in [false, true].into_iter().zip(counts).filter(|(_, &b)| b > 0) {
+            for (remote, bytes) in [false, true].into_iter().zip(counts).filter(|&(_, b)| b > 0) {
                 let map = if remote { &mut self.stats.remote_bytes } else { &mut self.stats.local_bytes };
                 bump(map, g, &op, bytes);
             }
@@ -1592,8 +1556,6 @@ impl World {
             scratch: Vec::new(),
             starts: Vec::new(),
             traffic: Vec::new(),
-            traffic_hit: vec![[0; 2]; n],
-            site_traffic: Vec::new(),
             wake: self.wake.clone(),
         }
     }
@@ -1877,11 +1839,34 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_host_orchestrators_traffic_is_its_own() {
+        // The host runs as rank usize::MAX; its host-tensor accesses count under that rank,
+        // apart from the ranks' traffic under the same op.
+        let mut w = World::new(2);
+        let buf = w.host_buffer(vec![0; 16]);
+        let v = TRef {
+            mem: Mem::Host(buf),
+            owner: usize::MAX,
+            base: 0,
+            shape: vec![4],
+            strides: vec![1],
+            dtype: DataType::FP32,
+        };
+        w.read(&Access::of(usize::MAX, &v, None, &[0], &[4], "tensor.read")).expect("host read");
+        w.read(&Access::of(1, &v, None, &[1], &[2], "tensor.read")).expect("rank read");
+        w.flush_traffic();
+        let op = "tensor.read".to_string();
+        assert_eq!(w.stats.local_bytes.get(&(usize::MAX, op.clone())), Some(&16));
+        assert_eq!(w.stats.local_bytes.get(&(1, op)), Some(&8));
+        assert_eq!(w.stats.local_bytes.len(), 2);
+    }
+
+    #[test]
     fn a_new_persistent_call_drops_the_last_calls_pending_traffic() {
         // A call that faulted before its end-of-run flush leaves counters pending.
         let mut w = World::new(2);
-        w.count(1, "t", false, 8);
-        w.count_site(1, 0, true, 16);
+        w.count(1, 0, false, 8);
+        w.count(1, 0, true, 16);
         w.next_call(false);
         w.flush_traffic();
         assert!(w.stats.local_bytes.is_empty() && w.stats.remote_bytes.is_empty(), "{:?}", w.stats);
