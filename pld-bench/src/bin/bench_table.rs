@@ -199,14 +199,17 @@ fn best_pair(
 /// of its runs — from which the data rate is computed.
 fn sim_row(w: &Workload, schedule: Schedule, memcpy: f64) -> Result<String, String> {
     let r = sim_best(w, schedule)?;
-    let prep = sim_best(&Workload { iters: 0, ..*w }, schedule)?;
-    let coll = r.time.saturating_sub(prep.time);
+    // In a loop every iteration prepares again, which a one-preparation run cannot subtract:
+    // a loop row has no collective time of its own (and its preparation is not timed).
+    let coll = match w.iters {
+        0 | 1 => r.time.saturating_sub(sim_best(&Workload { iters: 0, ..*w }, schedule)?.time),
+        _ => Duration::ZERO,
+    };
     let kind = w.coll.stats_kind();
     let moved = moved_bytes(&r.outcome.stats, kind);
     let rate = moved as f64 / coll.as_secs_f64();
-    // A collective shorter than the two runs' noise has no measurable time of its own; in a
-    // loop every iteration prepares again, which the one-preparation run does not subtract.
-    let measured = coll > r.time / 20 && w.iters <= 1;
+    // A collective shorter than the two runs' noise has no measurable time of its own.
+    let measured = coll > r.time / 20;
     let shown = |x: f64, digits: usize| if measured { format!("{x:.digits$}") } else { "n/a".to_string() };
     let per_rank_max = (0..w.p).map(|k| r.outcome.stats.remote_of(k, kind)).max().unwrap_or(0) as f64;
     let bound = w.coll.lower_bound(w.p, w.payload()) * w.iters as f64;
