@@ -105,29 +105,17 @@ impl Proto {
     /// then each peer's combined into it in rank order. Floating-point results may therefore
     /// differ in the last bit between ranks, as they do on hardware.
     fn reduce_into(&mut self, data: &TRef, offs: &[i64], shape: &[i64], op: ReduceOp, op_name: &'static str) {
-        let (src, offs, shape) = (data.clone(), offs.to_vec(), shape.to_vec());
         self.prog.push(Micro::Load {
             at: Default::default(),
             reg: 0,
-            src,
+            src: data.clone(),
             peer: None,
-            offs: offs.clone(),
-            shape: shape.clone(),
+            offs: offs.to_vec(),
+            shape: shape.to_vec(),
             op: op_name,
         });
         for q in (0..self.n).filter(|&q| q != self.me) {
-            let (src, offs, shape) = (data.clone(), offs.clone(), shape.clone());
-            self.prog.push(Micro::LoadCombine {
-                at: Default::default(),
-                acc: 0,
-                src,
-                peer: Some(q),
-                offs,
-                shape,
-                rop: op,
-                dtype: data.dtype,
-                op: op_name,
-            });
+            self.prog.push(combine_region(data, Some(q), offs, shape, op, op_name));
         }
     }
 }
@@ -267,17 +255,7 @@ fn allreduce_ring(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Vec<Micro>, Fault> 
         // Combine in ring order: left's partial (lower ranks first) then my own value.
         for (off, len) in pieces(off, len) {
             q.prog.push(load_row(&d, left, off, len, name));
-            q.prog.push(Micro::LoadCombine {
-                at: Default::default(),
-                acc: 0,
-                src: d.clone(),
-                peer: None,
-                offs: vec![0, off],
-                shape: vec![1, len],
-                rop: op,
-                dtype: d.dtype,
-                op: name,
-            });
+            q.prog.push(combine_region(&d, None, &[0, off], &[1, len], op, name));
             q.prog.push(store_local(&d, off, len, name));
         }
     }));
@@ -308,6 +286,29 @@ fn load_row(data: &TRef, peer: i64, off: i64, len: i64, op: &'static str) -> Mic
         peer: Some(peer),
         offs: vec![0, off],
         shape: vec![1, len],
+        op,
+        at: Default::default(),
+    }
+}
+
+/// Register 0 combined (`rop`, in `data`'s dtype) with region `offs`/`shape` of `peer`'s copy
+/// of `data` (my own when `None`).
+fn combine_region(
+    data: &TRef,
+    peer: Option<i64>,
+    offs: &[i64],
+    shape: &[i64],
+    rop: ReduceOp,
+    op: &'static str,
+) -> Micro {
+    Micro::LoadCombine {
+        acc: 0,
+        src: data.clone(),
+        peer,
+        offs: offs.to_vec(),
+        shape: shape.to_vec(),
+        rop,
+        dtype: data.dtype,
         op,
         at: Default::default(),
     }
