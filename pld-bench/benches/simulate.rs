@@ -12,7 +12,7 @@
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use pld_bench::coll::{Coll, Workload};
-use pld_bench::{compile, moved_bytes, simulate};
+use pld_bench::{compile, rw_bytes, simulate};
 use pld_sim::Schedule;
 use std::time::Duration;
 
@@ -71,7 +71,7 @@ fn bench_one(
     let inputs = w.inputs();
     let cfg = w.config(s);
     let moved = match simulate(&prog, &inputs, &cfg) {
-        Ok(o) => moved_bytes(&o.stats, w.coll.stats_kind()),
+        Ok(o) => rw_bytes(&o.stats, w.coll.stats_kind()),
         Err(e) => {
             eprintln!("{} P={} {} B {s:?}: simulation failed: {e}", w.coll.name(), w.p, w.bytes);
             return;

@@ -55,16 +55,11 @@ pub fn simulate(program: &Program, inputs: &Inputs, cfg: &SimConfig) -> Result<S
     pld_sim::run(program, "host", inputs, cfg).map_err(|e| e.to_string())
 }
 
-/// Bytes read and written by the tile operations of op kinds containing `kind`, over all ranks
-/// (local and remote).
-pub fn moved_bytes(stats: &pld_sim::Stats, kind: &str) -> u64 {
-    stats
-        .local_bytes
-        .iter()
-        .chain(&stats.remote_bytes)
-        .filter(|((_, k), _)| k.contains(kind))
-        .map(|(_, b)| b)
-        .sum()
+/// Bytes read plus bytes written by the tile operations of op kinds containing `kind`, over all
+/// ranks, on both sides of each operation (`pld_sim::Stats::rw_bytes`: a copy of `n` bytes
+/// counts `2n`, as the memcpy rate it is compared with does).
+pub fn rw_bytes(stats: &pld_sim::Stats, kind: &str) -> u64 {
+    stats.rw_bytes.iter().filter(|((_, k), _)| k.contains(kind)).map(|(_, b)| b).sum()
 }
 
 /// Statements of a program: every statement node in every function body, nested ones included.

@@ -5,15 +5,17 @@
 //! simulator's rate divided by it is the interpretation overhead.
 //!
 //! Guarantees: [`mesh_allreduce`] computes the real sum (every rank's window ends up holding
-//! the elementwise sum of all ranks' inputs, its own first, then its peers' in rank order) and returns the bytes read and
-//! written counted as the simulator counts them (each chunk load and store).
+//! the elementwise sum of all ranks' inputs, its own first, then its peers' in rank order) and
+//! returns the bytes read plus written, counted as the simulator counts them
+//! (`pld_sim::Stats::rw_bytes`: both sides of every chunk load, combine and store).
 
 /// Elements per chunk, as the simulator's host builtin tiles data
 /// (`pld_sim::sem::collective::BUILTIN_TILE`, the seed's 256 elements).
 pub const CHUNK: usize = pld_sim::sem::collective::BUILTIN_TILE as usize;
 
 /// Runs the mesh allreduce over `windows` (one per rank, equal lengths) in place; returns the
-/// bytes read plus written.
+/// bytes read plus written: a load or store of `n` bytes counts `2n`, a combine `3n` (the peer's
+/// bytes read, the accumulator read and written).
 ///
 /// Like the protocol, every rank first reads all ranks' chunk into an accumulator, and the
 /// store-back happens after all ranks have read the chunk (the read-done barrier).
@@ -28,15 +30,15 @@ pub fn mesh_allreduce(windows: &mut [Vec<f32>]) -> u64 {
         for (r, a) in acc.iter_mut().enumerate() {
             let a = &mut a[..len];
             a.copy_from_slice(&windows[r][off..off + len]);
-            moved += 4 * len as u64;
+            moved += 2 * 4 * len as u64;
             for (_, w) in windows.iter().enumerate().filter(|&(q, _)| q != r) {
                 a.iter_mut().zip(&w[off..off + len]).for_each(|(x, y)| *x += *y);
-                moved += 4 * len as u64;
+                moved += 3 * 4 * len as u64;
             }
         }
         for (w, a) in windows.iter_mut().zip(&acc) {
             w[off..off + len].copy_from_slice(&a[..len]);
-            moved += 4 * len as u64;
+            moved += 2 * 4 * len as u64;
         }
         off += len;
     }
@@ -58,7 +60,8 @@ mod tests {
                 assert_eq!(*x, (3000 + 3 * i) as f32, "rank {r} element {i}");
             }
         }
-        // Per rank: P loads and one store of every element.
-        assert_eq!(moved, (p * (p + 1) * n * 4) as u64);
+        // Per rank, of every element: a load and a store (2 × 4 bytes each), P-1 combines
+        // (3 × 4 bytes each).
+        assert_eq!(moved, (p * (2 * 8 + 3 * (p - 1) * 4) * n) as u64);
     }
 }

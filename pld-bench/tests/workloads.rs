@@ -5,7 +5,7 @@
 //! a source window its prepare kernel filled completely.
 
 use pld_bench::coll::{Coll, Workload};
-use pld_bench::{compile, count_stmts, emit, gen, moved_bytes, parse, simulate};
+use pld_bench::{compile, count_stmts, emit, gen, parse, rw_bytes, simulate};
 use pld_sim::Schedule;
 
 fn setup() {
@@ -42,8 +42,15 @@ fn collective_workloads_move_the_expected_bytes() {
             let out = simulate(&prog, &w.inputs(), &w.config(Schedule::Deterministic))
                 .unwrap_or_else(|e| panic!("{coll:?} P={p}: {e}"));
             let kind = coll.stats_kind();
-            assert!(moved_bytes(&out.stats, kind) > 0, "{coll:?} P={p}: no tile traffic counted");
             let s = w.payload();
+            let rw = rw_bytes(&out.stats, kind);
+            if coll == Coll::MeshAllreduce {
+                // Per rank: its own tiles loaded (S read, S written to the tile), P-1 peers'
+                // combined in (S read, S read and written in the accumulator), the result
+                // stored (S read from the tile, S written).
+                assert_eq!(rw, p as u64 * (2 * s + 3 * (p as u64 - 1) * s + 2 * s), "{coll:?} P={p}");
+            }
+            assert!(rw > 0, "{coll:?} P={p}: no tile traffic counted");
             for r in 0..p {
                 let got = out.stats.remote_of(r, kind);
                 // Mesh reads (P-1)·S; ring allreduce, allgather and all-to-all meet their bound

@@ -472,6 +472,12 @@ pub struct Stats {
     pub remote_bytes: BTreeMap<(usize, String), u64>,
     /// `(rank, op kind) -> bytes` moved to or from the rank's own window or local memory.
     pub local_bytes: BTreeMap<(usize, String), u64>,
+    /// `(rank, op kind) -> bytes` read plus bytes written by the accesses' tile operations on
+    /// both of their sides: the memory side (the bytes of `remote_bytes` + `local_bytes`; an
+    /// atomic add also reads what it adds into) and the tile side (a load writes its tile, a
+    /// store reads it, a load-combine reads and writes its accumulator). A plain copy of `n`
+    /// bytes counts `2n`, as a memcpy's read+write rate does.
+    pub rw_bytes: BTreeMap<(usize, String), u64>,
     /// Notifies issued per rank.
     pub notifies: Vec<u64>,
     /// Waits completed per rank.
@@ -537,10 +543,11 @@ pub struct World {
     scratch: Vec<u8>,
     /// Reused buffer for the row starts of an access.
     starts: Vec<i64>,
-    /// Traffic not yet merged into `stats` (see [`World::flush_traffic`]): `[local, remote]`
-    /// bytes per interned (op, kernel) site and rank, at `site * (nranks + 1) + column`, the
-    /// last column being the host orchestrator's (rank `usize::MAX`).
-    traffic: Vec<[u64; 2]>,
+    /// Traffic not yet merged into `stats` (see [`World::flush_traffic`]): `[local, remote,
+    /// read+written]` bytes per interned (op, kernel) site and rank, at
+    /// `site * (nranks + 1) + column`, the last column being the host orchestrator's (rank
+    /// `usize::MAX`).
+    traffic: Vec<[u64; 3]>,
 }
 
 const ADDR_BASE: u64 = 0x4000_0000_0000;
@@ -999,7 +1006,8 @@ impl World {
                 rows.apply(dt, &mut mem, data);
                 drop(mem);
                 let site = self.intern(op, who);
-                self.count(g, site, false, bytes);
+                let rw = bytes + data.tile_side_bytes(bytes, eb as u64);
+                self.count(g, site, false, bytes, rw);
             }
             Mem::Window { domain, alloc } => {
                 let first = self.resolve(g, view, peer, lo_e * eb, span, op)?;
@@ -1078,7 +1086,8 @@ impl World {
                 list.push((op.to_string(), self.allocs[alloc].name.clone(), span));
             }
         }
-        self.count(g, site, remote, bytes);
+        let rw = bytes + data.tile_side_bytes(bytes, dt.bytes() as u64);
+        self.count(g, site, remote, bytes, rw);
         Ok(())
     }
 
@@ -1190,12 +1199,15 @@ impl World {
 
     /// Adds `bytes` to the traffic of rank `g` (`usize::MAX`: the host orchestrator) under
     /// the op of race site `site`: one counter per site and rank, no name comparison.
-    fn count(&mut self, g: usize, site: u32, remote: bool, bytes: u64) {
+    /// `rw` is the access's read+written bytes on both sides (see [`Stats::rw_bytes`]).
+    fn count(&mut self, g: usize, site: u32, remote: bool, bytes: u64, rw: u64) {
         let at = site as usize * (self.nranks + 1) + g.min(self.nranks);
         if self.traffic.len() <= at {
-            self.traffic.resize(at + 1, [0; 2]);
+            self.traffic.resize(at + 1, [0; 3]);
         }
-        self.traffic[at][usize::from(remote)] += bytes;
+        let c = &mut self.traffic[at];
+        c[usize::from(remote)] += bytes;
+        c[2] += rw;
     }
 
     /// Merges the pending traffic counters into `stats.local_bytes` / `stats.remote_bytes`
@@ -1203,14 +1215,15 @@ impl World {
     pub fn flush_traffic(&mut self) {
         let columns = self.nranks + 1;
         for (at, counts) in std::mem::take(&mut self.traffic).into_iter().enumerate() {
-            if counts == [0; 2] {
+            if counts == [0; 3] {
                 continue;
             }
             let (site, col) = (at / columns, at % columns);
             let g = if col == self.nranks { usize::MAX } else { col };
             let (op, _) = self.site(site as u32);
-            for (remote, bytes) in [false, true].into_iter().zip(counts).filter(|&(_, b)| b > 0) {
-                let map = if remote { &mut self.stats.remote_bytes } else { &mut self.stats.local_bytes };
+            let stats = &mut self.stats;
+            let maps = [&mut stats.local_bytes, &mut stats.remote_bytes, &mut stats.rw_bytes];
+            for (map, bytes) in maps.into_iter().zip(counts).filter(|&(_, b)| b > 0) {
                 bump(map, g, &op, bytes);
             }
         }
@@ -1577,6 +1590,7 @@ impl World {
         for (map, theirs) in [
             (&mut self.stats.remote_bytes, &h.stats.remote_bytes),
             (&mut self.stats.local_bytes, &h.stats.local_bytes),
+            (&mut self.stats.rw_bytes, &h.stats.rw_bytes),
         ] {
             for ((r, op), b) in theirs {
                 *map.entry((*r, op.clone())).or_default() += b;
@@ -1707,6 +1721,21 @@ impl Data<'_> {
             Data::WriteBytes(b) => Some(b.len() / eb.max(1)),
             Data::AtomicF64(d) => Some(d.len()),
             Data::AtomicBytes(b, dt) => Some(b.len() / dt.bytes().max(1) as usize),
+        }
+    }
+
+    /// The bytes the tile side of an access of `bytes` memory bytes (elements of `eb` bytes)
+    /// reads and writes, plus the memory an atomic add reads: a load writes its tile, a store
+    /// reads it, a load-combine reads and writes its accumulator, an atomic add reads its
+    /// operand and the memory it adds into.
+    #[inline]
+    fn tile_side_bytes(&self, bytes: u64, eb: u64) -> u64 {
+        let n = bytes / eb.max(1);
+        match self {
+            Data::ReadF64(_) | Data::ReadBytes(_) | Data::WriteBytes(_) => bytes,
+            Data::ReadReduce { acc_dt, .. } => 2 * n * acc_dt.bytes() as u64,
+            Data::AtomicF64(_) => 2 * bytes,
+            Data::AtomicBytes(_, sdt) => n * sdt.bytes() as u64 + bytes,
         }
     }
 
@@ -1865,11 +1894,12 @@ mod tests {
     fn a_new_persistent_call_drops_the_last_calls_pending_traffic() {
         // A call that faulted before its end-of-run flush leaves counters pending.
         let mut w = World::new(2);
-        w.count(1, 0, false, 8);
-        w.count(1, 0, true, 16);
+        w.count(1, 0, false, 8, 16);
+        w.count(1, 0, true, 16, 32);
         w.next_call(false);
         w.flush_traffic();
         assert!(w.stats.local_bytes.is_empty() && w.stats.remote_bytes.is_empty(), "{:?}", w.stats);
+        assert!(w.stats.rw_bytes.is_empty(), "{:?}", w.stats);
     }
 
     #[test]
@@ -1944,6 +1974,28 @@ mod tests {
             .expect_err("outside");
         assert_eq!(e.kind, ReportKind::OutOfBounds);
         assert!(e.message.contains("outside buffer 'data'"), "{}", e.message);
+    }
+
+    #[test]
+    fn read_written_bytes_count_both_sides_of_each_tile_operation() {
+        let (mut w, dv, _) = world2();
+        let a = |op| Access::of(0, &dv, None, &[0, 0], &[1, 4], op);
+        w.write(&a("store"), &[1.0, 2.0, 3.0, 4.0], false).expect("store");
+        w.read(&a("load")).expect("load");
+        let mut acc = vec![0u8; 4 * 4];
+        let combine = Data::ReadReduce { acc: &mut acc, acc_dt: DataType::FP32, rop: ReduceOp::Sum };
+        w.access(&a("combine"), combine).expect("combine");
+        w.write(&a("atomic"), &[1.0; 4], true).expect("atomic");
+        w.flush_traffic();
+        let rw = |op: &str| w.stats.rw_bytes.get(&(0, op.to_string())).copied();
+        // 16 window bytes each: a copy counts them twice (window + tile); the combine reads
+        // them and reads and writes its 4 accumulators; the atomic reads its 4 operands and
+        // reads and writes the window.
+        assert_eq!(rw("store"), Some(32));
+        assert_eq!(rw("load"), Some(32));
+        assert_eq!(rw("combine"), Some(16 + 2 * 16));
+        assert_eq!(rw("atomic"), Some(16 + 32));
+        assert_eq!(w.stats.local_bytes.values().sum::<u64>(), 4 * 16, "the memory side alone");
     }
 
     #[test]

@@ -24,7 +24,7 @@
 #![allow(unsafe_code)]
 
 use pld_bench::coll::{Coll, Workload};
-use pld_bench::{compile, count_stmts, emit, gen, lower, moved_bytes, parse, simulate};
+use pld_bench::{compile, count_stmts, emit, gen, lower, parse, rw_bytes, simulate};
 use pld_sim::{Schedule, SimOutcome};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -206,8 +206,7 @@ fn sim_row(w: &Workload, schedule: Schedule, memcpy: f64) -> Result<String, Stri
         _ => Duration::ZERO,
     };
     let kind = w.coll.stats_kind();
-    let moved = moved_bytes(&r.outcome.stats, kind);
-    let rate = moved as f64 / coll.as_secs_f64();
+    let rate = rw_bytes(&r.outcome.stats, kind) as f64 / coll.as_secs_f64();
     // A collective shorter than the two runs' noise has no measurable time of its own.
     let measured = coll > r.time / 20;
     let shown = |x: f64, digits: usize| if measured { format!("{x:.digits$}") } else { "n/a".to_string() };
@@ -358,7 +357,7 @@ fn main() {
         "== simulator (host collectives lowered to builtin dispatches; deterministic scheduler unless noted)"
     );
     println!("   run ms = wall time of pld_sim::run (window set-up, a prepare kernel filling the source window with nonzero values, the collective);");
-    println!("   coll ms = run ms minus the same program without the collective (n/a: under 5% of the run, within noise, or a loop); GB/s = bytes read+written by the collective's tile operations (all ranks) / coll ms");
+    println!("   coll ms = run ms minus the same program without the collective (n/a: under 5% of the run, within noise, or a loop); GB/s = bytes read + bytes written by the collective's tile operations, on both sides (window and tile; all ranks) / coll ms");
     println!("   moved/LB = max over ranks of bytes crossing to/from other ranks / lower bound; peak/need = peak memory during the run (heap + windows mapped outside it) / (all ranks' windows + host tensors)");
     sim_header();
     let mut rows: Vec<Workload> = Vec::new();
