@@ -390,7 +390,7 @@ impl Shadow {
 
     /// Calls `f` with the key `(lo, seq)`, slab id and record of every record overlapping
     /// `[lo, hi)`, each once.
-    fn for_overlapping(&self, lo: u64, hi: u64, mut f: impl FnMut((u64, u64), u32, &AccessRec)) {
+    fn for_overlapping<'a>(&'a self, lo: u64, hi: u64, mut f: impl FnMut((u64, u64), u32, &'a AccessRec)) {
         let range = Self::grain_range(lo, hi);
         let end = range.end.min(self.grains.len());
         for gi in range.start..end {
@@ -436,6 +436,82 @@ impl Shadow {
     #[cfg(test)]
     fn len(&self) -> usize {
         self.recs.chunks.iter().flat_map(|c| c.iter()).flatten().count()
+    }
+}
+
+impl WinState {
+    /// Records written bytes `[lo, hi)` (`write`), or tells whether the read bytes `[lo, hi)`
+    /// are all defined: written in this run, or in a buffer that starts zeroed (runtime.md
+    /// §8.12: the others start as garbage).
+    fn note_defined(&mut self, lo: u64, hi: u64, write: bool, zeroed: bool) -> bool {
+        let iv = &mut self.written;
+        if write {
+            let (mut a, mut b) = (lo, hi);
+            iv.retain(|&(x, y)| {
+                let touches = x <= b && a <= y;
+                if touches {
+                    a = a.min(x);
+                    b = b.max(y);
+                }
+                !touches
+            });
+            let at = iv.partition_point(|&(x, _)| x < a);
+            iv.insert(at, (a, b));
+            return true;
+        }
+        zeroed || iv.iter().any(|&(x, y)| x <= lo && hi <= y)
+    }
+
+    /// Checks an access of `kind` by rank `g` (vector clock `vc`) to bytes `[lo, hi)` against
+    /// the race records, then records it, dropping the records it subsumes (covered and
+    /// ordered before it; `drop` is reused scratch space). `Err` carries the oldest conflicting
+    /// record unordered with it (lowest insertion number, as a linear scan would find), as
+    /// `(its first byte, record)`; nothing is recorded then.
+    #[allow(clippy::too_many_arguments)]
+    fn record(
+        &mut self,
+        vc: &[u32],
+        drop: &mut Vec<u32>,
+        win_size: u64,
+        g: usize,
+        lo: u64,
+        hi: u64,
+        kind: AccessKind,
+        site: u32,
+        span: Span,
+    ) -> Result<(), Box<(u64, AccessRec)>> {
+        let clock = vc[g];
+        let mut conflict: Option<((u64, u64), &AccessRec)> = None;
+        drop.clear();
+        self.shadow.for_overlapping(lo, hi, |key, id, o| {
+            let (o_lo, o_rank) = (key.0, o.rank as usize);
+            if o_rank != g {
+                let clash = !matches!(
+                    (o.kind, kind),
+                    (AccessKind::Read, AccessKind::Read) | (AccessKind::Atomic, AccessKind::Atomic)
+                );
+                if clash && vc[o_rank] < o.clock && conflict.is_none_or(|(k, _)| key.1 < k.1) {
+                    conflict = Some((key, o));
+                }
+            }
+            // Records the new access subsumes (covered and ordered before it).
+            let covered = o_lo >= lo && o.hi <= hi;
+            let ordered = o_rank == g || vc[o_rank] >= o.clock;
+            let subsumes = kind == AccessKind::Write || kind == o.kind;
+            if covered && ordered && subsumes {
+                drop.push(id);
+            }
+        });
+        if let Some(((o_lo, _), o)) = conflict {
+            return Err(Box::new((o_lo, o.clone())));
+        }
+        for &id in drop.iter() {
+            self.shadow.remove(id);
+        }
+        let seq = self.seq;
+        self.seq += 1;
+        self.shadow.insert(lo, seq, AccessRec { hi, rank: g as u32, clock, site, span, kind }, win_size);
+        Ok(())
     }
 }
 
@@ -1059,26 +1135,36 @@ impl World {
         let Touch { domain, alloc, owner, lo, hi, bytes, site, remote } = at;
         let writes = kind != AccessKind::Read;
         let site = site.unwrap_or_else(|| self.intern(op, who));
-        let win = Arc::clone(&self.domains[domain].wins[owner]);
+        let win_size = self.domains[domain].win_size;
+        // Borrowed, not cloned: the window's reference count is shared by the workers of a
+        // parallel run, and bumping it on every access made its cache line bounce.
+        let win: &Window = &self.domains[domain].wins[owner];
         let mut guard = lock(&win.state);
         let st = &mut *guard;
-        self.track_defined(&mut st.written, owner, alloc, g, lo, hi, writes, op);
+        let defined = st.note_defined(lo, hi, writes, self.allocs[alloc].zeroed);
         // A plain write that leaves every byte as it was (a self-copy, an idempotent re-store)
         // cannot be observed by anyone, so it is not a race candidate.
         let silent = match data {
-            Data::WriteBytes(src) => rows.equal(&read(&win), src),
+            Data::WriteBytes(src) => rows.equal(&read(win), src),
             _ => false,
         };
         if self.check_races && !silent {
-            self.check_race(st, domain, owner, g, lo, hi, kind, span, site, op, who)?;
+            let vc = &self.vc[g];
+            if let Err(other) = st.record(vc, &mut self.drop_ids, win_size, g, lo, hi, kind, site, span) {
+                drop(guard);
+                return Err(self.race_fault(domain, owner, g, lo, hi, kind, span, op, who, &other));
+            }
         }
         // Checked and recorded: the bytes move without holding the checker state, so other
         // ranks' accesses to this window are checked meanwhile, and reads share the bytes.
         drop(guard);
         if writes {
-            rows.apply(dt, &mut write(&win), data);
+            rows.apply(dt, &mut write(win), data);
         } else {
-            rows.apply_read(dt, &read(&win), data);
+            rows.apply_read(dt, &read(win), data);
+        }
+        if !defined {
+            self.warn_undefined(owner, alloc, g, lo, hi, op);
         }
         if writes && self.check_fences {
             let list = &mut self.unfenced[g];
@@ -1086,7 +1172,7 @@ impl World {
                 list.push((op.to_string(), self.allocs[alloc].name.clone(), span));
             }
         }
-        let rw = bytes + data.tile_side_bytes(bytes, dt.bytes() as u64);
+        let rw = bytes + data.tile_side_bytes(bytes, dt.bytes());
         self.count(g, site, remote, bytes, rw);
         Ok(())
     }
@@ -1229,42 +1315,10 @@ impl World {
         }
     }
 
-    /// Records written bytes; warns (once per rank and buffer) when a read touches bytes of a
-    /// garbage-initialised buffer that nothing wrote in this run (runtime.md §8.12).
-    #[allow(clippy::too_many_arguments)]
-    fn track_defined(
-        &mut self,
-        iv: &mut Vec<(u64, u64)>,
-        owner: usize,
-        alloc: usize,
-        g: usize,
-        lo: u64,
-        hi: u64,
-        write: bool,
-        op: &str,
-    ) {
-        if !write && self.allocs[alloc].zeroed {
-            return;
-        }
-        if write {
-            let (mut a, mut b) = (lo, hi);
-            iv.retain(|&(x, y)| {
-                let touches = x <= b && a <= y;
-                if touches {
-                    a = a.min(x);
-                    b = b.max(y);
-                }
-                !touches
-            });
-            let at = iv.partition_point(|&(x, _)| x < a);
-            iv.insert(at, (a, b));
-            return;
-        }
-        if self.allocs[alloc].zeroed {
-            return;
-        }
-        let covered = iv.iter().any(|&(x, y)| x <= lo && hi <= y);
-        if !covered && self.warned.insert((g, alloc, "undefined")) {
+    /// Warns (once per rank and buffer) that rank `g` read bytes `[lo, hi)` of buffer `alloc`
+    /// in the window of domain rank `owner` that nothing wrote in this run.
+    fn warn_undefined(&mut self, owner: usize, alloc: usize, g: usize, lo: u64, hi: u64, op: &str) {
+        if self.warned.insert((g, alloc, "undefined")) {
             let al = &self.allocs[alloc];
             self.warnings.push(format!(
                 "rank {g} read bytes [{}, {}) of buffer '{}' (window of domain rank {owner}) with {op}, but nothing wrote all of them in this run: they hold undefined (garbage) bytes",
@@ -1304,10 +1358,11 @@ impl World {
         s.list.get(i as usize).cloned().unwrap_or_default()
     }
 
+    /// The race report of an access by rank `g` to bytes `[lo, hi)` of the window of domain
+    /// rank `owner` that `other` (the oldest unordered conflicting record) clashes with.
     #[allow(clippy::too_many_arguments)]
-    fn check_race(
-        &mut self,
-        win: &mut WinState,
+    fn race_fault(
+        &self,
         domain: usize,
         owner: usize,
         g: usize,
@@ -1315,79 +1370,41 @@ impl World {
         hi: u64,
         kind: AccessKind,
         span: Span,
-        site: u32,
         op: &str,
         who: &str,
-    ) -> Result<(), Fault> {
-        let clock = self.vc[g][g];
-        let vc = &self.vc[g];
-        let recs = &mut win.shadow;
-        // The oldest conflicting record (lowest insertion number), as a linear scan would find.
-        let mut conflict: Option<((u64, u64), AccessRec)> = None;
-        let mut drop = std::mem::take(&mut self.drop_ids);
-        drop.clear();
-        recs.for_overlapping(lo, hi, |key, id, o| {
-            let (o_lo, o_rank) = (key.0, o.rank as usize);
-            if o_rank != g {
-                let clash = !matches!(
-                    (o.kind, kind),
-                    (AccessKind::Read, AccessKind::Read) | (AccessKind::Atomic, AccessKind::Atomic)
-                );
-                if clash && vc[o_rank] < o.clock && conflict.as_ref().is_none_or(|(k, _)| key.1 < k.1) {
-                    conflict = Some((key, o.clone()));
-                }
-            }
-            // Records the new access subsumes (covered and ordered before it).
-            let covered = o_lo >= lo && o.hi <= hi;
-            let ordered = o_rank == g || vc[o_rank] >= o.clock;
-            let subsumes = kind == AccessKind::Write || kind == o.kind;
-            if covered && ordered && subsumes {
-                drop.push(id);
-            }
-        });
-        if let Some(((o_lo, _), o)) = conflict {
-            let site = self.site(o.site);
-            let dname = |k: AccessKind| match k {
-                AccessKind::Read => "read",
-                AccessKind::Write => "write",
-                AccessKind::Atomic => "atomic add",
-            };
-            let buf = self.domains[domain]
-                .allocs
-                .iter()
-                .find(|&&a| {
-                    let al = &self.allocs[a];
-                    lo.max(o_lo) >= al.offset && lo.max(o_lo) < al.offset + al.rounded
-                })
-                .map_or("?".to_string(), |&a| self.allocs[a].name.clone());
-            return Err(Fault::new(
-                ReportKind::Race,
-                span,
-                format!(
-                    "{} by rank {g} ({op} in {who}) and {} by rank {} ({} in {}) touch bytes [{}, {}) of buffer '{buf}' in the window of domain rank {owner} with no notify→wait ordering between them",
-                    dname(kind),
-                    dname(o.kind),
-                    o.rank,
-                    site.0,
-                    site.1,
-                    lo.max(o_lo),
-                    hi.min(o.hi)
-                ),
-            )
-            .note_at("the other access is at", o.span)
-            .note("publish data before the notify that releases it, and wait before touching what a peer may still read or write"));
-        }
-        let recs = &mut win.shadow;
-        for &id in &drop {
-            recs.remove(id);
-        }
-        self.drop_ids = drop;
-        let seq = win.seq;
-        win.seq += 1;
-        let win_size = self.domains[domain].win_size;
-        let recs = &mut win.shadow;
-        recs.insert(lo, seq, AccessRec { hi, rank: g as u32, clock, site, span, kind }, win_size);
-        Ok(())
+        other: &(u64, AccessRec),
+    ) -> Fault {
+        let (o_lo, o) = other;
+        let site = self.site(o.site);
+        let dname = |k: AccessKind| match k {
+            AccessKind::Read => "read",
+            AccessKind::Write => "write",
+            AccessKind::Atomic => "atomic add",
+        };
+        let at = lo.max(*o_lo);
+        let buf = self.domains[domain]
+            .allocs
+            .iter()
+            .find(|&&a| {
+                let al = &self.allocs[a];
+                at >= al.offset && at < al.offset + al.rounded
+            })
+            .map_or("?".to_string(), |&a| self.allocs[a].name.clone());
+        Fault::new(
+            ReportKind::Race,
+            span,
+            format!(
+                "{} by rank {g} ({op} in {who}) and {} by rank {} ({} in {}) touch bytes [{at}, {}) of buffer '{buf}' in the window of domain rank {owner} with no notify→wait ordering between them",
+                dname(kind),
+                dname(o.kind),
+                o.rank,
+                site.0,
+                site.1,
+                hi.min(o.hi)
+            ),
+        )
+        .note_at("the other access is at", o.span)
+        .note("publish data before the notify that releases it, and wait before touching what a peer may still read or write")
     }
 
     /// Reads a signal cell (flat element index `idx` of the local view, through `peer`).
@@ -1448,11 +1465,6 @@ impl World {
     pub fn set_cell(&mut self, r: Resolved, v: i32) {
         let o = r.offset as usize;
         write(&self.domains[r.domain].wins[r.owner])[o..o + 4].copy_from_slice(&v.to_le_bytes());
-    }
-
-    /// The window holding a cell.
-    pub fn win_of(&self, r: Resolved) -> Arc<Window> {
-        Arc::clone(&self.domains[r.domain].wins[r.owner])
     }
 
     /// Every rank that ever wrote the cell.
@@ -1733,9 +1745,9 @@ impl Data<'_> {
         let n = bytes / eb.max(1);
         match self {
             Data::ReadF64(_) | Data::ReadBytes(_) | Data::WriteBytes(_) => bytes,
-            Data::ReadReduce { acc_dt, .. } => 2 * n * acc_dt.bytes() as u64,
+            Data::ReadReduce { acc_dt, .. } => 2 * n * acc_dt.bytes(),
             Data::AtomicF64(_) => 2 * bytes,
-            Data::AtomicBytes(_, sdt) => n * sdt.bytes() as u64 + bytes,
+            Data::AtomicBytes(_, sdt) => n * sdt.bytes() + bytes,
         }
     }
 

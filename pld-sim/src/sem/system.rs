@@ -129,9 +129,10 @@ pub fn notify_at(
     let me = world.domains[r.domain].drank(g);
     // The cell's value and metadata change together under its window's lock (a waiter on
     // another thread sees both or neither).
-    let win = world.win_of(r);
+    // Borrowed, not cloned (see `World::touch`).
+    let win = &world.domains[r.domain].wins[r.owner];
     let mut st = crate::world::lock(&win.state);
-    let mut bytes = crate::world::write(&win);
+    let mut bytes = crate::world::write(win);
     let o = r.offset as usize;
     let old = i32::from_le_bytes([bytes[o], bytes[o + 1], bytes[o + 2], bytes[o + 3]]);
     // Named only for a report (formatting it on every notify is most of a notify's cost).
