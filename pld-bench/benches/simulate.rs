@@ -87,7 +87,7 @@ fn benches(c: &mut Criterion) {
         panic!("op registry: {e}");
     }
     let max: u64 = std::env::var("PLD_BENCH_MAX_BYTES").ok().and_then(|s| s.parse().ok()).unwrap_or(u64::MAX);
-    for coll in Coll::ALL {
+    for coll in Coll::CORE {
         let mut g = c.benchmark_group(coll.name());
         g.sample_size(10);
         g.warm_up_time(Duration::from_millis(200));

@@ -22,11 +22,26 @@ pub enum Coll {
     Allgather,
     /// All-to-all-v with one row per destination (every count 1).
     AllToAllV,
+    /// Reduce-scatter of a `[P, SIZE]` window: rank `r` ends with the sum of every rank's row `r`.
+    ReduceScatter,
+    /// Broadcast of a `[1, SIZE]` window from rank 0.
+    Broadcast,
 }
 
 impl Coll {
     /// Every collective, in table order.
-    pub const ALL: [Coll; 4] = [Coll::MeshAllreduce, Coll::RingAllreduce, Coll::Allgather, Coll::AllToAllV];
+    pub const ALL: [Coll; 6] = [
+        Coll::MeshAllreduce,
+        Coll::RingAllreduce,
+        Coll::Allgather,
+        Coll::AllToAllV,
+        Coll::ReduceScatter,
+        Coll::Broadcast,
+    ];
+
+    /// The collectives the simulator benchmarks name (criterion runs these; the table
+    /// also has reduce_scatter and broadcast, for their lower bounds).
+    pub const CORE: [Coll; 4] = [Coll::MeshAllreduce, Coll::RingAllreduce, Coll::Allgather, Coll::AllToAllV];
 
     /// Short name for tables and bench ids.
     pub fn name(self) -> &'static str {
@@ -35,6 +50,8 @@ impl Coll {
             Coll::RingAllreduce => "allreduce_ring",
             Coll::Allgather => "allgather",
             Coll::AllToAllV => "all_to_all_v",
+            Coll::ReduceScatter => "reduce_scatter",
+            Coll::Broadcast => "broadcast",
         }
     }
 
@@ -44,6 +61,8 @@ impl Coll {
             Coll::MeshAllreduce | Coll::RingAllreduce => "allreduce",
             Coll::Allgather => "allgather",
             Coll::AllToAllV => "all_to_all_v",
+            Coll::ReduceScatter => "reduce_scatter",
+            Coll::Broadcast => "broadcast",
         }
     }
 
@@ -51,7 +70,8 @@ impl Coll {
     pub fn bound_name(self) -> &'static str {
         match self {
             Coll::MeshAllreduce | Coll::RingAllreduce => "2(P-1)/P*S",
-            Coll::Allgather | Coll::AllToAllV => "(P-1)/P*S",
+            Coll::Allgather | Coll::AllToAllV | Coll::ReduceScatter => "(P-1)/P*S",
+            Coll::Broadcast => "S",
         }
     }
 
@@ -60,7 +80,8 @@ impl Coll {
         let (p, s) = (p as f64, s as f64);
         match self {
             Coll::MeshAllreduce | Coll::RingAllreduce => 2.0 * (p - 1.0) / p * s,
-            Coll::Allgather | Coll::AllToAllV => (p - 1.0) / p * s,
+            Coll::Allgather | Coll::AllToAllV | Coll::ReduceScatter => (p - 1.0) / p * s,
+            Coll::Broadcast => s,
         }
     }
 }
@@ -86,13 +107,14 @@ impl Workload {
 
     /// FP32 row length in elements.
     ///
-    /// Allreduce: one `[1, SIZE]` vector of `bytes`. Allgather: the gathered `[P, SIZE]`
-    /// output is `bytes`. All-to-all-v: each rank's `[P, SIZE]` send buffer is `bytes`.
+    /// Allreduce and broadcast: one `[1, SIZE]` vector of `bytes`. Allgather: the gathered
+    /// `[P, SIZE]` output is `bytes`. All-to-all-v and reduce-scatter: each rank's `[P, SIZE]`
+    /// window is `bytes`.
     pub fn size(&self) -> usize {
         let elems = (self.bytes / 4) as usize;
         match self.coll {
-            Coll::MeshAllreduce | Coll::RingAllreduce => elems.max(1),
-            Coll::Allgather | Coll::AllToAllV => (elems / self.p).max(1),
+            Coll::MeshAllreduce | Coll::RingAllreduce | Coll::Broadcast => elems.max(1),
+            Coll::Allgather | Coll::AllToAllV | Coll::ReduceScatter => (elems / self.p).max(1),
         }
     }
 
@@ -100,8 +122,8 @@ impl Workload {
     pub fn payload(&self) -> u64 {
         let row = self.size() as u64 * 4;
         match self.coll {
-            Coll::MeshAllreduce | Coll::RingAllreduce => row,
-            Coll::Allgather | Coll::AllToAllV => row * self.p as u64,
+            Coll::MeshAllreduce | Coll::RingAllreduce | Coll::Broadcast => row,
+            Coll::Allgather | Coll::AllToAllV | Coll::ReduceScatter => row * self.p as u64,
         }
     }
 
@@ -110,7 +132,8 @@ impl Workload {
         let p = self.p as u64;
         let row = self.size() as u64 * 4;
         let per_rank = match self.coll {
-            Coll::MeshAllreduce => row + 4 * p,
+            Coll::MeshAllreduce | Coll::Broadcast => row + 4 * p,
+            Coll::ReduceScatter => row * p + 4 * p,
             Coll::RingAllreduce => row + 4 * (2 * (p - 1) + 1) * p,
             // stage [1, SIZE] + data [P, SIZE] + signal [P]
             Coll::Allgather => row + row * p + 4 * p,
@@ -132,8 +155,12 @@ impl Workload {
         let f = "pl.FP32";
         let i = "pl.INT32";
         match self.coll {
-            Coll::MeshAllreduce => vec![
+            Coll::MeshAllreduce | Coll::Broadcast => vec![
                 ("data", format!("[1, {n}]"), f, format!("{n}")),
+                ("signal", "[NR]".into(), i, "pld.world_size()".into()),
+            ],
+            Coll::ReduceScatter => vec![
+                ("data", format!("[NR, {n}]"), f, format!("pld.world_size() * {n}")),
                 ("signal", "[NR]".into(), i, "pld.world_size()".into()),
             ],
             Coll::RingAllreduce => vec![
@@ -228,6 +255,8 @@ impl Workload {
             }
             Coll::Allgather => "data = pld.tensor.allgather(stage, data, signal)",
             Coll::AllToAllV => "data = pld.tensor.all_to_all_v(stage, data, signal, counts, recv)",
+            Coll::ReduceScatter => "data = pld.tensor.reduce_scatter(data, signal, op=pld.ReduceOp.Sum)",
+            Coll::Broadcast => "data = pld.tensor.broadcast(data, signal, root=0)",
         };
         if self.iters > 0 {
             h.push_str(&format!("{pad}{call}\n"));
@@ -246,9 +275,10 @@ impl Workload {
         let n = self.size();
         let tile = (1..=n.min(FILL_TILE)).rev().find(|t| n % t == 0).unwrap_or(1);
         let (src, rows) = match self.coll {
-            Coll::MeshAllreduce | Coll::RingAllreduce => ("data", None),
+            Coll::MeshAllreduce | Coll::RingAllreduce | Coll::Broadcast => ("data", None),
             Coll::Allgather => ("stage", None),
             Coll::AllToAllV => ("stage", Some("NR")),
+            Coll::ReduceScatter => ("data", Some("NR")),
         };
         let mut b = format!(
             "{IND}ctx = pld.get_comm_ctx({src})\n{IND}fill = pl.full([1, {tile}], pld.rank(ctx) + 1, dtype=pl.FP32)\n"

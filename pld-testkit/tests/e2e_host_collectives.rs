@@ -422,6 +422,35 @@ fn host_barrier_broadcast_reduce_scatter_allgather_all_to_all() {
 }
 
 #[test]
+fn host_broadcast_larger_than_one_piece() {
+    // The simulator pulls the root's data in pieces of at most PIECE elements (whole rows, or
+    // column pieces of a longer row): an odd-length row over two pieces, and rows that pack
+    // several to a piece, still arrive whole on every rank.
+    let piece = pld_sim::sem::collective::PIECE as usize;
+    for (rows, irows, size) in [(1usize, "1", 2 * piece + 5), (3, "NR", piece / 2 + 3)] {
+        let p = 3;
+        let prog = generic(&Generic {
+            size,
+            in_rows: irows,
+            out_rows: irows,
+            rounds: 1,
+            sig_cells: "pld.world_size()",
+            sig_shape: "[NR]",
+            body: "data = pld.tensor.broadcast(stage, signal, root=2)",
+        });
+        let rows = if rows == 1 { 1 } else { p };
+        let per = rounds_of(p, 1, |r| (0..rows * size).map(|i| (r * 1_000_000 + i) as f64).collect());
+        let (got, out) = run_generic(&prog, p, &per, &[rows, size], Schedule::Deterministic);
+        assert_ranks(&got[0], &gold::broadcast(&per[0], 2), 0.0, 0.0, &format!("broadcast {rows}x{size}"));
+        // Every non-root rank read the root's whole payload once, in pieces.
+        for r in 0..p {
+            let want = if r == 2 { 0 } else { (rows * size * 4) as u64 };
+            assert_eq!(out.stats.remote_of(r, "broadcast"), want, "rank {r}");
+        }
+    }
+}
+
+#[test]
 fn host_collectives_under_random_schedules() {
     let p = 4;
     let size = 40;

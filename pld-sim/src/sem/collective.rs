@@ -12,7 +12,8 @@
 //! Data movement: mesh allreduce reads (P−1)·S per rank in the seed's 256-element tiles
 //! (block-cyclic over several blocks) with a read-done barrier before each store-back;
 //! ring allreduce reads 2(P−1)/P·S per rank, each
-//! segment in pieces of at most [`RING_PIECE`] elements;
+//! segment in pieces of at most [`PIECE`] elements (a broadcast pulls the root's data in such
+//! pieces too);
 //! all_to_all_v clamps counts to [0, MAX_RECV], publishes the clamped count with a Set notify
 //! and moves exactly that many rows.
 
@@ -210,14 +211,15 @@ pub fn ring_bounds(s: i64, n: i64, dtype: DataType) -> Vec<i64> {
         .collect()
 }
 
-/// Elements a ring step moves per load/combine/store: a segment is processed in pieces of at
-/// most this many elements (between the same barriers, so no other rank can observe the
-/// split), which bounds the register a rank holds instead of holding a whole `S/P` segment.
-pub const RING_PIECE: i64 = 16 * 1024;
+/// Elements a ring step or a broadcast moves per load/combine/store: a segment is processed
+/// in pieces of at most this many elements (between the same barriers, so no other rank can
+/// observe the split), which bounds the register a rank holds instead of holding a whole
+/// segment (or, in a broadcast, the whole payload on every non-root rank at once).
+pub const PIECE: i64 = 16 * 1024;
 
 /// `(offset, length)` of the consecutive pieces of segment `(off, len)` (none when empty).
 fn pieces(off: i64, len: i64) -> impl Iterator<Item = (i64, i64)> {
-    (0..len.max(0)).step_by(RING_PIECE as usize).map(move |k| (off + k, RING_PIECE.min(len - k)))
+    (0..len.max(0)).step_by(PIECE as usize).map(move |k| (off + k, PIECE.min(len - k)))
 }
 
 fn allreduce_ring(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Vec<Micro>, Fault> {
@@ -360,6 +362,9 @@ fn broadcast(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Vec<Micro>, Fault> {
     p.barrier(1, 0, None);
     if p.me != root {
         let zeros = vec![0i64; data.shape.len()];
+        // Whole rows of at most PIECE elements per chunk (column pieces when a row is longer).
+        let cols = data.shape.last().copied().unwrap_or(1).max(1);
+        let stage = ((PIECE / cols).max(1), cols.min(PIECE));
         p.prog.extend(transfer(
             &data,
             &zeros,
@@ -367,7 +372,7 @@ fn broadcast(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Vec<Micro>, Fault> {
             &zeros,
             &data.shape,
             root,
-            (0, 0),
+            stage,
             false,
             false,
             "builtin.tensor.broadcast",
