@@ -213,7 +213,7 @@ fn sim_row(w: &Workload, schedule: Schedule, memcpy: f64) -> Result<String, Stri
     let per_rank_max = (0..w.p).map(|k| r.outcome.stats.remote_of(k, kind)).max().unwrap_or(0) as f64;
     let bound = w.coll.lower_bound(w.p, w.payload()) * w.iters as f64;
     let mut line = format!(
-        "{:<15} {:>2} {:>7} {:>6} {:>8.2} {:>8} {:>9} {:>8} {:>9.2} {:>11} {:>9.2} {:>10}",
+        "{:<15} {:>2} {:>7} {:>6} {:>8.2} {:>8} {:>9} {:>8} {:>9.2} {:>11} {:>9.2} {:>10} {:>8}",
         w.coll.name(),
         w.p,
         human(w.bytes),
@@ -226,6 +226,7 @@ fn sim_row(w: &Workload, schedule: Schedule, memcpy: f64) -> Result<String, Stri
         w.coll.bound_name(),
         r.peak as f64 / w.must_hold() as f64,
         human(w.must_hold().max(1024)),
+        human((r.peak as u64).saturating_sub(w.must_hold())),
     );
     if w.iters > 1 {
         line.push_str(&format!("  ({} iterations)", w.iters));
@@ -318,7 +319,7 @@ fn compile_table(ok: &mut bool) {
 
 fn sim_header() {
     println!(
-        "{:<15} {:>2} {:>7} {:>6} {:>8} {:>8} {:>9} {:>8} {:>9} {:>11} {:>9} {:>10}",
+        "{:<15} {:>2} {:>7} {:>6} {:>8} {:>8} {:>9} {:>8} {:>9} {:>11} {:>9} {:>10} {:>8}",
         "collective",
         "P",
         "payload",
@@ -330,7 +331,8 @@ fn sim_header() {
         "moved/LB",
         "LB",
         "peak/need",
-        "need"
+        "need",
+        "extra"
     );
 }
 
@@ -358,7 +360,7 @@ fn main() {
     );
     println!("   run ms = wall time of pld_sim::run (window set-up, a prepare kernel filling the source window with nonzero values, the collective);");
     println!("   coll ms = run ms minus the same program without the collective (n/a: under 5% of the run, within noise, or a loop); GB/s = bytes read + bytes written by the collective's tile operations, on both sides (window and tile; all ranks) / coll ms");
-    println!("   moved/LB = max over ranks of bytes crossing to/from other ranks / lower bound; peak/need = peak memory during the run (heap + windows mapped outside it) / (all ranks' windows + host tensors)");
+    println!("   moved/LB = max over ranks of bytes crossing to/from other ranks / lower bound; peak/need = peak memory during the run (heap + windows mapped outside it) / need (all ranks' windows + host tensors); extra = peak - need");
     sim_header();
     let mut rows: Vec<Workload> = Vec::new();
     for coll in Coll::ALL {
