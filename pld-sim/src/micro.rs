@@ -17,17 +17,44 @@ use pld_ir::Span;
 use pld_runtime_abi::{NotifyOp, ReduceOp};
 use std::sync::{Arc, OnceLock};
 
+/// A signal cell's index, held inline: the builtin protocols address cells of signals of at
+/// most two dimensions (`[NR]`, `[NR, lanes]`, ring `[rows, NR]`, `[NR, 1]` counts), and a
+/// generated protocol step has two such instructions per peer, so a heap vector each was most
+/// of a large-P ring's allocations.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CellIdx {
+    dims: [i64; 2],
+    len: u8,
+}
+
+impl CellIdx {
+    /// The index `[a]`.
+    pub fn one(a: i64) -> CellIdx {
+        CellIdx { dims: [a, 0], len: 1 }
+    }
+
+    /// The index `[a, b]`.
+    pub fn two(a: i64, b: i64) -> CellIdx {
+        CellIdx { dims: [a, b], len: 2 }
+    }
+
+    /// The index as a slice.
+    pub fn as_slice(&self) -> &[i64] {
+        &self.dims[..usize::from(self.len)]
+    }
+}
+
 /// One micro instruction.
 #[derive(Clone, Debug)]
 pub enum Micro {
     /// TNOTIFY.
     Notify {
-        /// Local view of the signal.
-        sig: TRef,
+        /// Local view of the signal (shared by a protocol's instructions).
+        sig: Arc<TRef>,
         /// Domain rank to notify.
         peer: i64,
         /// Cell index.
-        idx: Vec<i64>,
+        idx: CellIdx,
         /// Value.
         value: i32,
         /// Set or AtomicAdd.
@@ -38,10 +65,10 @@ pub enum Micro {
     },
     /// TWAIT (signed).
     Wait {
-        /// Local view of the signal.
-        sig: TRef,
+        /// Local view of the signal (shared by a protocol's instructions).
+        sig: Arc<TRef>,
         /// Cell index.
-        idx: Vec<i64>,
+        idx: CellIdx,
         /// Expected value.
         expected: i32,
         /// Ge (true) or Eq.
@@ -276,11 +303,14 @@ impl MicroRun {
                 if let Some(l) = world.unfenced.get_mut(g) {
                     l.clear();
                 }
-                let r = cached(at, || world.cell_addr(g, sig, Some(*peer), idx, span, "pld.system.notify"))?;
+                let r = cached(at, || {
+                    world.cell_addr(g, sig, Some(*peer), idx.as_slice(), span, "pld.system.notify")
+                })?;
                 system::notify_at(world, g, r, *value, *op, span, who)?;
             }
             Micro::Wait { sig, idx, expected, ge, at } => {
-                let r = cached(at, || world.cell_addr(g, sig, None, idx, span, "pld.system.wait"))?;
+                let r =
+                    cached(at, || world.cell_addr(g, sig, None, idx.as_slice(), span, "pld.system.wait"))?;
                 if let Some(p) = system::wait_at(world, g, r, *expected, *ge) {
                     return Ok(MicroStep::Park(p));
                 }

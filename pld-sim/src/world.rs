@@ -61,12 +61,16 @@ pub struct Domain {
     pub wins: Vec<Arc<Window>>,
     /// One CommContext per member.
     pub ctx: Vec<CommContext>,
+    /// Domain rank of each global rank (`None`: not a member), from `members`: every access
+    /// and notify asks, so it is a lookup rather than a scan over the members.
+    drank_of: Vec<Option<usize>>,
 }
 
 impl Domain {
     /// Domain rank of global rank `g`.
+    #[inline]
     pub fn drank(&self, g: usize) -> Option<usize> {
-        self.members.iter().position(|&m| m == g)
+        self.drank_of.get(g).copied().flatten()
     }
 }
 
@@ -668,7 +672,15 @@ impl World {
 
     /// Adds a domain over `members` (global ranks); windows are materialised by [`World::finalize`].
     pub fn add_domain(&mut self, members: Vec<usize>) -> usize {
+        // Members are global ranks of this run (the interpreter rejects others before).
+        let mut drank_of = vec![None; self.nranks];
+        for (d, &g) in members.iter().enumerate() {
+            if let Some(slot) = drank_of.get_mut(g) {
+                slot.get_or_insert(d);
+            }
+        }
         self.domains.push(Domain {
+            drank_of,
             members,
             allocs: Vec::new(),
             win_size: 0,

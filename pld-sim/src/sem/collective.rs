@@ -19,7 +19,7 @@
 
 use super::put_get::transfer;
 use super::OpCx;
-use crate::micro::{Lazy, Micro};
+use crate::micro::{CellIdx, Lazy, Micro};
 use crate::register_collective;
 use crate::report::Fault;
 use crate::value::{Mem, TRef, Val};
@@ -35,7 +35,7 @@ pub const BUILTIN_TILE: i64 = 256;
 struct Proto {
     me: i64,
     n: i64,
-    sig: TRef,
+    sig: Arc<TRef>,
     prog: Vec<Micro>,
 }
 
@@ -51,15 +51,15 @@ impl Proto {
         if sig.dtype != DataType::INT32 {
             return Err(cx.err(format!("signal must be INT32, got {}", sig.dtype)));
         }
-        Ok(Proto { me: me as i64, n: dom.members.len() as i64, sig: sig.clone(), prog: Vec::new() })
+        Ok(Proto { me: me as i64, n: dom.members.len() as i64, sig: Arc::new(sig.clone()), prog: Vec::new() })
     }
 
     /// The cell rank `r` owns in signal row/lane `lane` (rank-1 `[NR]`, `[NR, stride]`, or ring rows).
-    fn cell(&self, r: i64, lane: i64, ring_row: Option<i64>) -> Vec<i64> {
+    fn cell(&self, r: i64, lane: i64, ring_row: Option<i64>) -> CellIdx {
         match (ring_row, self.sig.shape.len()) {
-            (Some(row), _) => vec![row, r],
-            (None, 1) => vec![r],
-            (None, _) => vec![r, lane],
+            (Some(row), _) => CellIdx::two(row, r),
+            (None, 1) => CellIdx::one(r),
+            (None, _) => CellIdx::two(r, lane),
         }
     }
 
@@ -67,7 +67,7 @@ impl Proto {
         for peer in (0..self.n).filter(|&p| p != self.me) {
             let idx = self.cell(self.me, lane, ring_row);
             self.prog.push(Micro::Notify {
-                sig: self.sig.clone(),
+                sig: Arc::clone(&self.sig),
                 peer,
                 idx,
                 value: 1,
@@ -78,7 +78,7 @@ impl Proto {
         for src in (0..self.n).filter(|&p| p != self.me) {
             let idx = self.cell(src, lane, ring_row);
             self.prog.push(Micro::Wait {
-                sig: self.sig.clone(),
+                sig: Arc::clone(&self.sig),
                 idx,
                 expected: g,
                 ge: true,
@@ -91,7 +91,7 @@ impl Proto {
         for src in (0..self.n).filter(|&p| p != self.me) {
             let idx = self.cell(src, lane, ring_row);
             self.prog.push(Micro::Notify {
-                sig: self.sig.clone(),
+                sig: Arc::clone(&self.sig),
                 peer: self.me,
                 idx,
                 value: -credits,
@@ -481,15 +481,16 @@ fn all_to_all_v(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Vec<Micro>, Fault> {
     let max_recv = target.shape[0] / n;
     let size = target.shape[1];
     let name = "builtin.tensor.all_to_all_v";
+    let recv_sig = Arc::new(recv.clone());
     for dest in 0..n {
         let idx: Vec<i64> = if counts.shape.len() == 1 { vec![dest] } else { vec![dest, 0] };
         let ones = vec![1i64; idx.len()];
         let raw = cx.world.read(&cx.access(&counts, None, &idx, &ones, name))?;
         let c = (raw.first().copied().unwrap_or(0.0) as i64).clamp(0, max_recv);
         p.prog.push(Micro::Notify {
-            sig: recv.clone(),
+            sig: Arc::clone(&recv_sig),
             peer: dest,
-            idx: vec![me, 0],
+            idx: CellIdx::two(me, 0),
             value: c as i32,
             op: NotifyOp::Set,
             at: Default::default(),
