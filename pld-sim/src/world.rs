@@ -519,6 +519,120 @@ impl WinState {
     }
 }
 
+/// A rank's state between a release (notify) and its next clock change: the clock advance
+/// that must follow a release, left pending until the rank's next access or clock change, so
+/// that the cells a rank
+/// notifies without touching data in between can share one snapshot of its clock.
+#[derive(Clone, Debug, Default)]
+pub struct Release {
+    /// A release happened since the rank's clock last advanced.
+    advance: bool,
+    /// The snapshot of the (unchanged) clock those releases shared, in runs of more than
+    /// [`SHARE_FROM`] ranks.
+    snap: Option<Arc<[u32]>>,
+}
+
+impl Release {
+    /// Applies the pending advance to the clock `vc` of rank `g`.
+    #[inline]
+    fn settle(&mut self, vc: &mut [u32], g: usize) {
+        if std::mem::take(&mut self.advance) {
+            self.snap = None;
+            vc[g] += 1;
+        }
+    }
+}
+
+/// Clocks of at most this many ranks are joined into each cell's own copy in place (cheapest
+/// for few ranks); longer ones are shared snapshots, as a P-rank protocol's O(P²) cells would
+/// otherwise each hold a P-entry clock.
+pub const SHARE_FROM: usize = 8;
+
+/// The vector clock released into a signal cell.
+#[derive(Clone, Debug, Default)]
+pub enum CellClock {
+    /// Nothing released yet.
+    #[default]
+    None,
+    /// The cell's own clock, joined in place (runs of at most [`SHARE_FROM`] ranks).
+    Own(Vec<u32>),
+    /// A snapshot shared with the other cells its notifier released it into.
+    Shared(Arc<[u32]>),
+}
+
+impl CellClock {
+    /// The clock (empty when nothing was released).
+    #[inline]
+    pub fn as_slice(&self) -> &[u32] {
+        match self {
+            CellClock::None => &[],
+            CellClock::Own(v) => v,
+            CellClock::Shared(a) => a,
+        }
+    }
+}
+
+/// Releases clock `vc` (of a rank in release state `rel`) into a cell's clock: the cell's
+/// clock becomes the join of both, and the rank's clock advance is left pending. In runs of
+/// more than [`SHARE_FROM`] ranks the cells a rank notifies meanwhile share one snapshot of its
+/// clock, and a cell whose clock the snapshot covers (an epilogue into cells the rank has waited
+/// on) takes it as is.
+#[inline]
+pub fn release_clock(vc: &[u32], rel: &mut Release, cell: &mut CellClock) {
+    rel.advance = true;
+    if vc.len() <= SHARE_FROM {
+        if let CellClock::Own(c) = cell {
+            if c.len() < vc.len() {
+                c.resize(vc.len(), 0);
+            }
+            for (a, b) in c.iter_mut().zip(vc) {
+                *a = (*a).max(*b);
+            }
+        } else {
+            let old = cell.as_slice();
+            *cell = CellClock::Own((0..vc.len().max(old.len())).map(|i| join_at(old, vc, i)).collect());
+        }
+        return;
+    }
+    let snap = rel.snap.get_or_insert_with(|| Arc::from(vc));
+    let old = cell.as_slice();
+    *cell = if covers(snap, old) {
+        CellClock::Shared(Arc::clone(snap))
+    } else {
+        CellClock::Shared((0..old.len().max(snap.len())).map(|i| join_at(old, snap, i)).collect())
+    };
+}
+
+/// Joins a cell's released clock into rank `g`'s clock `vc` (a satisfied wait); a clock that
+/// changes applies the rank's pending advance (the join never raises `vc[g]`: no clock knows
+/// more of rank `g` than `g` itself).
+#[inline]
+fn acquire_clock(vc: &mut Vec<u32>, rel: &mut Release, g: usize, cell: &[u32]) {
+    if vc.len() < cell.len() {
+        vc.resize(cell.len(), 0);
+    }
+    let mut changed = false;
+    for (a, &b) in vc.iter_mut().zip(cell) {
+        changed |= b > *a;
+        *a = (*a).max(b);
+    }
+    if changed {
+        rel.settle(vc, g);
+    }
+}
+
+/// Whether clock `a` is at least `b` in every entry (missing entries are 0).
+#[inline]
+fn covers(a: &[u32], b: &[u32]) -> bool {
+    let (head, tail) = b.split_at(a.len().min(b.len()));
+    a.iter().zip(head).all(|(x, y)| x >= y) && tail.iter().all(|&y| y == 0)
+}
+
+#[inline]
+fn join_at(a: &[u32], b: &[u32], i: usize) -> u32 {
+    a.get(i).copied().unwrap_or(0).max(b.get(i).copied().unwrap_or(0))
+}
+
 /// Per-signal-cell bookkeeping.
 #[derive(Clone, Debug, Default)]
 pub struct CellMeta {
@@ -528,8 +642,8 @@ pub struct CellMeta {
     pub add_by: Option<(usize, Span)>,
     /// Every global rank that ever wrote the cell: bit `g` (a run has at most 64 ranks).
     pub writers: u64,
-    /// The vector clock released into the cell.
-    pub vc: Vec<u32>,
+    /// The vector clock released into the cell (see [`release_clock`]).
+    pub vc: CellClock,
     /// Whether a self-clearing epilogue (negative self AtomicAdd) touched it.
     pub credit: bool,
 }
@@ -600,6 +714,9 @@ pub struct World {
     site_cache: Vec<(String, String, u32)>,
     /// Vector clock of each global rank.
     pub vc: Vec<Vec<u32>>,
+    /// Per rank: its pending clock advance after a release (applied before the rank's next
+    /// recorded access or clock change).
+    pub released: Vec<Release>,
     /// Accounting.
     pub stats: Stats,
     /// Whether races are checked.
@@ -648,6 +765,7 @@ impl World {
             sites: Arc::default(),
             site_cache: Vec::new(),
             vc,
+            released: vec![Release::default(); nranks],
             stats: Stats {
                 notifies: vec![0; nranks],
                 waits: vec![0; nranks],
@@ -1161,6 +1279,8 @@ impl World {
             _ => false,
         };
         if self.check_races && !silent {
+            // A release since this rank's last access advances its clock now.
+            self.released[g].settle(&mut self.vc[g], g);
             let vc = &self.vc[g];
             if let Err(other) = st.record(vc, &mut self.drop_ids, win_size, g, lo, hi, kind, site, span) {
                 drop(guard);
@@ -1511,9 +1631,7 @@ impl World {
             return false;
         }
         if let Some(meta) = st.cells.get(&r.offset) {
-            for (a, b) in self.vc[g].iter_mut().zip(&meta.vc) {
-                *a = (*a).max(*b);
-            }
+            acquire_clock(&mut self.vc[g], &mut self.released[g], g, meta.vc.as_slice());
         }
         true
     }
@@ -1538,25 +1656,15 @@ impl World {
     /// Releases rank `g`'s clock into a cell it notifies and advances the clock.
     pub fn release_into(&mut self, g: usize, key: (usize, usize, u64)) {
         let mut st = lock(&self.domains[key.0].wins[key.1].state);
-        let vc = &self.vc[g];
         let meta = st.cells.entry(key.2).or_default();
-        if meta.vc.len() < vc.len() {
-            meta.vc.resize(vc.len(), 0);
-        }
-        for (a, b) in meta.vc.iter_mut().zip(vc) {
-            *a = (*a).max(*b);
-        }
-        drop(st);
-        self.vc[g][g] += 1;
+        release_clock(&self.vc[g], &mut self.released[g], &mut meta.vc);
     }
 
     /// Acquires the clock of a cell into rank `g` (a satisfied wait).
     pub fn acquire_from(&mut self, g: usize, key: (usize, usize, u64)) {
         let st = lock(&self.domains[key.0].wins[key.1].state);
         if let Some(meta) = st.cells.get(&key.2) {
-            for (a, b) in self.vc[g].iter_mut().zip(&meta.vc) {
-                *a = (*a).max(*b);
-            }
+            acquire_clock(&mut self.vc[g], &mut self.released[g], g, meta.vc.as_slice());
         }
     }
 
@@ -1575,6 +1683,7 @@ impl World {
             sites: Arc::clone(&self.sites),
             site_cache: Vec::new(),
             vc: self.vc.clone(),
+            released: self.released.clone(),
             stats: Stats {
                 notifies: vec![0; n],
                 waits: vec![0; n],
@@ -1603,6 +1712,9 @@ impl World {
         for &g in ranks {
             if let (Some(mine), Some(theirs)) = (self.vc.get_mut(g), h.vc.get(g)) {
                 mine.clone_from(theirs);
+            }
+            if let (Some(mine), Some(theirs)) = (self.released.get_mut(g), h.released.get_mut(g)) {
+                *mine = std::mem::take(theirs);
             }
             if let (Some(x), Some(y)) = (self.notified.get_mut(g), h.notified.get(g)) {
                 *x = *y;
@@ -1948,8 +2060,13 @@ mod tests {
     }
 
     fn world2() -> (World, TRef, TRef) {
-        let mut w = World::new(2);
-        let d = w.add_domain(vec![0, 1]);
+        world_n(2)
+    }
+
+    /// `n` ranks in one domain: a 10-element FP32 `data` buffer and a 2-cell `signal`.
+    fn world_n(n: usize) -> (World, TRef, TRef) {
+        let mut w = World::new(n);
+        let d = w.add_domain((0..n).collect());
         let a = w.alloc(d, "data", 10 * 4);
         let s = w.alloc(d, "signal", 2 * 4);
         w.allocs[s].zeroed = true;
@@ -2052,6 +2169,80 @@ mod tests {
             "plain read vs unordered atomic races"
         );
     }
+    #[test]
+    fn notifies_in_a_row_order_what_came_before_them_and_not_what_came_after() {
+        // Both clock representations: joined in place (few ranks) and shared snapshots.
+        for n in [2, SHARE_FROM + 2] {
+            let store = |w: &mut World, dv: &TRef, vals: &[f64]| {
+                w.write(&Access::of(0, dv, None, &[0, 0], &[1, 2], "store"), vals, false)
+            };
+            let load = |w: &mut World, dv: &TRef| {
+                let r1 = TRef { owner: 1, ..dv.clone() };
+                w.read(&Access::of(1, &r1, Some(0), &[0, 0], &[1, 2], "remote_load"))
+            };
+            // Written before both notifies: ordered for whoever acquires either cell.
+            let (mut w, dv, _) = world_n(n);
+            store(&mut w, &dv, &[1.0, 2.0]).expect("write");
+            w.release_into(0, (0, 1, 64));
+            w.release_into(0, (0, 1, 68));
+            w.acquire_from(1, (0, 1, 68));
+            assert_eq!(load(&mut w, &dv).expect("ordered"), vec![1.0, 2.0], "P={n}");
+            // Written after the notifies: the pending clock advance makes it unordered with
+            // the reader, though rank 0 neither notified nor waited in between.
+            let (mut w, dv, _) = world_n(n);
+            store(&mut w, &dv, &[1.0, 2.0]).expect("write");
+            w.release_into(0, (0, 1, 64));
+            w.release_into(0, (0, 1, 68));
+            store(&mut w, &dv, &[3.0, 4.0]).expect("write after the notifies");
+            w.acquire_from(1, (0, 1, 68));
+            assert_eq!(load(&mut w, &dv).expect_err("race").kind, ReportKind::Race, "P={n}");
+        }
+    }
+
+    #[test]
+    fn many_ranks_share_released_clocks_between_cells() {
+        let cells = |w: &World| {
+            let st = lock(&w.domains[0].wins[1].state);
+            let shared = |o: u64| match &st.cells[&o].vc {
+                CellClock::Shared(a) => Arc::clone(a),
+                other => panic!("not a shared clock: {other:?}"),
+            };
+            (shared(64), shared(68))
+        };
+        let n = SHARE_FROM + 2;
+        let (mut w, _, _) = world_n(n);
+        w.release_into(0, (0, 1, 64));
+        w.release_into(0, (0, 1, 68));
+        let (a, b) = cells(&w);
+        assert!(Arc::ptr_eq(&a, &b), "two cells notified back to back hold one snapshot");
+        // A notify after the rank acquired the cell's clock (an epilogue) takes its snapshot
+        // as the cell's clock; one into a clock it has not acquired joins the two.
+        let (mut w, _, _) = world_n(n);
+        w.release_into(1, (0, 1, 64));
+        w.release_into(1, (0, 1, 68));
+        w.acquire_from(0, (0, 1, 64));
+        w.release_into(0, (0, 1, 64));
+        w.release_into(0, (0, 1, 68));
+        let (a, b) = cells(&w);
+        assert!(Arc::ptr_eq(&a, &b), "the acquired cell's clock is covered by the notifier's");
+        let (mut w, _, _) = world_n(n);
+        w.release_into(1, (0, 1, 64));
+        w.release_into(0, (0, 1, 68));
+        w.release_into(0, (0, 1, 64));
+        let (a, b) = cells(&w);
+        assert!(!Arc::ptr_eq(&a, &b), "an unacquired clock is joined, not replaced");
+        assert_eq!(&a[..2], &[1, 1], "rank 0's clock joined with rank 1's");
+        // Few ranks: each cell keeps its own clock.
+        let (mut w, _, _) = world_n(2);
+        w.release_into(0, (0, 1, 64));
+        w.release_into(0, (0, 1, 68));
+        let st = lock(&w.domains[0].wins[1].state);
+        assert!(
+            matches!(st.cells[&64].vc, CellClock::Own(_)) && matches!(st.cells[&68].vc, CellClock::Own(_))
+        );
+        assert_eq!(st.cells[&64].vc.as_slice(), st.cells[&68].vc.as_slice());
+    }
+
     #[test]
     fn races_are_found_among_many_records() {
         // 10,000 disjoint writes by rank 0 (more than any fixed record cap), then an unordered

@@ -175,15 +175,8 @@ pub fn notify_at(
     }
     meta.writers |= 1u64.checked_shl(g as u32).unwrap_or(0);
     // Release the notifier's clock into the cell (`World::release_into`, on the entry at hand).
-    let vc = &world.vc[g];
-    if meta.vc.len() < vc.len() {
-        meta.vc.resize(vc.len(), 0);
-    }
-    for (a, b) in meta.vc.iter_mut().zip(vc) {
-        *a = (*a).max(*b);
-    }
+    crate::world::release_clock(&world.vc[g], &mut world.released[g], &mut meta.vc);
     bytes[o..o + 4].copy_from_slice(&new.to_le_bytes());
-    world.vc[g][g] += 1;
     if overflow {
         let name = cell_name(world);
         world.warnings.push(format!("pld.system.notify by rank {g} ({who}) wraps signal cell {name} from {old} by {value} past the int32 range"));
