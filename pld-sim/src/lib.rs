@@ -42,6 +42,7 @@
 //! SPMD grids of InCore kernels, explicit TaskId dependencies (`deps=[...]`).
 
 pub mod arena;
+pub mod clock;
 pub mod elem;
 pub mod interp;
 pub mod micro;

@@ -175,7 +175,7 @@ pub fn notify_at(
     }
     meta.writers |= 1u64.checked_shl(g as u32).unwrap_or(0);
     // Release the notifier's clock into the cell (`World::release_into`, on the entry at hand).
-    crate::world::release_clock(&world.vc[g], &mut world.released[g], &mut meta.vc);
+    crate::clock::release_clock(&world.vc[g], &mut world.released[g], &mut meta.vc);
     bytes[o..o + 4].copy_from_slice(&new.to_le_bytes());
     if overflow {
         let name = cell_name(world);
