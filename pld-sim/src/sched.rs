@@ -925,7 +925,32 @@ fn worker<'p>(
         if progressed {
             continue;
         }
-        // Every unfinished rank of this worker is blocked: park them all at epoch `e`.
+        // Every unfinished rank of this worker is blocked. A peer usually notifies within
+        // microseconds (a condvar round trip costs more), so first spin on the epoch — busy
+        // (the other worker is usually mid-turn on the other core), then yielding — without
+        // the shared lock: registering as blocked takes it and describes every parked rank for
+        // a deadlock report, which a protocol with a barrier per tile would otherwise pay at
+        // every tile.
+        let start = std::time::Instant::now();
+        while epoch.load(Ordering::SeqCst) == e && !failed.load(Ordering::Relaxed) {
+            let spent = start.elapsed();
+            if spent >= SPIN_FOR {
+                break;
+            }
+            if spent < SPIN_BUSY_FOR {
+                for _ in 0..64 {
+                    std::hint::spin_loop();
+                }
+            } else {
+                std::thread::yield_now();
+            }
+        }
+        if epoch.load(Ordering::SeqCst) != e {
+            continue;
+        }
+        // Still blocked: park them all at epoch `e`, then sleep until a notify (every check
+        // runs again under the lock before each wait; a rank that finished meanwhile notified
+        // nobody).
         let mut s = shared.lock().unwrap_or_else(|e| e.into_inner());
         let mine: Vec<usize> = (0..group.len()).filter(|&k| !finished[k]).collect();
         for &k in &mine {
@@ -934,7 +959,6 @@ fn worker<'p>(
             s.waiting[r] = Some(e);
         }
         s.blocked += mine.len();
-        let mut spun = false;
         loop {
             if s.fault.is_some() {
                 return trace;
@@ -953,32 +977,6 @@ fn worker<'p>(
                 drop(s);
                 cv.notify_all();
                 return trace;
-            }
-            // Spin (yielding the core) once before sleeping: a peer usually notifies within
-            // microseconds, and a condvar round trip costs more than that. Then every check
-            // above runs again under the lock before the wait (a rank that finished meanwhile
-            // notified nobody).
-            if !spun {
-                spun = true;
-                drop(s);
-                let start = std::time::Instant::now();
-                while epoch.load(Ordering::SeqCst) == e && !failed.load(Ordering::Relaxed) {
-                    // Busy first (the other worker is usually mid-turn on the other core),
-                    // then yielding.
-                    let spent = start.elapsed();
-                    if spent >= SPIN_FOR {
-                        break;
-                    }
-                    if spent < SPIN_BUSY_FOR {
-                        for _ in 0..64 {
-                            std::hint::spin_loop();
-                        }
-                    } else {
-                        std::thread::yield_now();
-                    }
-                }
-                s = shared.lock().unwrap_or_else(|e| e.into_inner());
-                continue;
             }
             sleepers.fetch_add(1, Ordering::SeqCst);
             if epoch.load(Ordering::SeqCst) == e {
