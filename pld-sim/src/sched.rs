@@ -439,12 +439,11 @@ impl<'p> RankLocal<'p> {
         Ok(changed)
     }
 
-    fn runnable(&self) -> Vec<usize> {
+    fn runnable(&self) -> impl Iterator<Item = usize> + '_ {
         self.units
             .iter()
             .enumerate()
             .filter_map(|(i, u)| u.as_ref().filter(|u| u.thread.parked.is_none()).map(|_| i))
-            .collect()
     }
 
     /// Appends `(rank, unit)` for every runnable unit, in unit order.
@@ -887,8 +886,8 @@ fn worker<'p>(
                     }
                 }
             }
-            let runnable = rl.runnable();
-            if runnable.is_empty() {
+            let runnable = rl.runnable().count();
+            if runnable == 0 {
                 if rl.idle() {
                     finished[k] = true;
                     let mut s = shared.lock().unwrap_or_else(|e| e.into_inner());
@@ -902,7 +901,7 @@ fn worker<'p>(
             }
             progressed = true;
             rl.rr = rl.rr.wrapping_add(1);
-            let i = runnable[rl.rr % runnable.len()];
+            let Some(i) = rl.runnable().nth(rl.rr % runnable) else { continue };
             match rl.quantum(i, w, &env, cfg, QUANTUM_OPS, cfg.trace.then_some(&mut trace)) {
                 Ok(q) => {
                     // The notifies bumped the epoch already (spinning workers see that); a
