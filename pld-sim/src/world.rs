@@ -2089,7 +2089,17 @@ mod tests {
 
     #[test]
     fn many_ranks_share_released_clocks_between_cells() {
-        let cells = |w: &World| {
+        // Runs `(rank, release?, cell offset)` steps on a world of more than SHARE_FROM ranks
+        // and returns the clocks of cells 64 and 68.
+        let run = |steps: &[(usize, bool, u64)]| {
+            let (mut w, _, _) = world_n(SHARE_FROM + 2);
+            for &(g, release, cell) in steps {
+                if release {
+                    w.release_into(g, (0, 1, cell));
+                } else {
+                    w.acquire_from(g, (0, 1, cell));
+                }
+            }
             let st = lock(&w.domains[0].wins[1].state);
             let shared = |o: u64| match &st.cells[&o].vc {
                 CellClock::Shared(a) => Arc::clone(a),
@@ -2097,27 +2107,13 @@ mod tests {
             };
             (shared(64), shared(68))
         };
-        let n = SHARE_FROM + 2;
-        let (mut w, _, _) = world_n(n);
-        w.release_into(0, (0, 1, 64));
-        w.release_into(0, (0, 1, 68));
-        let (a, b) = cells(&w);
+        let (a, b) = run(&[(0, true, 64), (0, true, 68)]);
         assert!(Arc::ptr_eq(&a, &b), "two cells notified back to back hold one snapshot");
         // A notify after the rank acquired the cell's clock (an epilogue) takes its snapshot
         // as the cell's clock; one into a clock it has not acquired joins the two.
-        let (mut w, _, _) = world_n(n);
-        w.release_into(1, (0, 1, 64));
-        w.release_into(1, (0, 1, 68));
-        w.acquire_from(0, (0, 1, 64));
-        w.release_into(0, (0, 1, 64));
-        w.release_into(0, (0, 1, 68));
-        let (a, b) = cells(&w);
+        let (a, b) = run(&[(1, true, 64), (1, true, 68), (0, false, 64), (0, true, 64), (0, true, 68)]);
         assert!(Arc::ptr_eq(&a, &b), "the acquired cell's clock is covered by the notifier's");
-        let (mut w, _, _) = world_n(n);
-        w.release_into(1, (0, 1, 64));
-        w.release_into(0, (0, 1, 68));
-        w.release_into(0, (0, 1, 64));
-        let (a, b) = cells(&w);
+        let (a, b) = run(&[(1, true, 64), (0, true, 68), (0, true, 64)]);
         assert!(!Arc::ptr_eq(&a, &b), "an unacquired clock is joined, not replaced");
         assert_eq!(&a[..2], &[1, 1], "rank 0's clock joined with rank 1's");
         // Few ranks: each cell keeps its own clock.
