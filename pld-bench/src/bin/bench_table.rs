@@ -157,7 +157,7 @@ fn sim_best(w: &Workload, schedule: Schedule) -> Result<SimRow, String> {
 }
 
 /// Runs of each schedule in the deterministic vs parallel comparison.
-const PAIRS: usize = 3;
+const PAIRS: usize = 5;
 
 /// The fastest of [`PAIRS`] runs under each of two configurations, alternated so both see the
 /// same machine state (page-fault cost on this VM varies from run to run, and the first large
