@@ -19,7 +19,7 @@ use crate::CodegenOptions;
 use pld_ir::registry::{DeduceEnv, LoweringKind};
 use pld_ir::{
     Attr, Block, Call, Callee, Diagnostic, Direction, Expr, Function, FunctionBuilder, FunctionKind, Program,
-    Span, Stmt, StmtKind, TensorType, Type, Values,
+    Span, Stmt, StmtKind, TensorType, Type, Values, BUILTIN_MESH_TILE,
 };
 use std::collections::BTreeMap;
 
@@ -239,7 +239,7 @@ pub fn render(
             // The seed's host builtin works in 256-element tiles (one ready barrier, one
             // read-done barrier per tile), not the InCore lowering's 16 KiB chunks. Set on
             // the deduced call, which goes straight to the lowering (never into the IR).
-            c.set_attr(pld_ir::BUILTIN_TILE_ELEMS_ATTR, Attr::Int(MULTI_BLOCK_TILE));
+            c.set_attr(pld_ir::BUILTIN_TILE_ELEMS_ATTR, Attr::Int(BUILTIN_MESH_TILE));
         }
         (lowering.run)(b, &c, &[], span)?;
         if let Some((signal, row, nr)) = return_row.take() {
@@ -290,10 +290,6 @@ fn return_barrier(
 /// Emits the reduction of one tile: `(builder, [chunk, signal column])`.
 type ReduceTile<'r> = dyn Fn(&mut pld_ir::Builder<'_>, Vec<Expr>) -> Result<(), Diagnostic> + 'r;
 
-/// Elements of one tile of the builtin mesh allreduce (seed: "the host builtin uses
-/// 256-element chunks"; with several blocks, "Blocks own 256-element tiles block-cyclically").
-pub const MULTI_BLOCK_TILE: i64 = 256;
-
 /// The body of a `core_num = C > 1` mesh allreduce kernel. Block `b` (`pto.get_block_idx`,
 /// see [`crate::func::BLOCK_IDX_SYM`]) of the `C = pto.get_block_num` launched blocks owns
 /// the 256-element tiles `b, b + C, …` of the
@@ -323,7 +319,7 @@ fn multi_block_mesh(
     let Some(numel) = tt.shape.iter().try_fold(1i64, |a, d| d.as_int().and_then(|x| a.checked_mul(x))) else {
         return Err(Diagnostic::error(
             span,
-            format!("core_num={blocks} needs a static data extent (block-cyclic {MULTI_BLOCK_TILE}-element tiles), got a dynamic shape"),
+            format!("core_num={blocks} needs a static data extent (block-cyclic {BUILTIN_MESH_TILE}-element tiles), got a dynamic shape"),
         ));
     };
     let st = b.type_of(signal);
@@ -339,8 +335,8 @@ fn multi_block_mesh(
     // The launched block count, read at run time like the reference template's trailing
     // `core_num` scalar: one rendered variant serves every core_num.
     let nblk = Expr::sym(crate::func::BLOCK_NUM_SYM);
-    let full = numel / MULTI_BLOCK_TILE;
-    let tail = numel % MULTI_BLOCK_TILE;
+    let full = numel / BUILTIN_MESH_TILE;
+    let tail = numel % BUILTIN_MESH_TILE;
     let owns_lane = Expr::binary(BinOp::Lt, bid.clone(), sig.shape[1].clone());
     b.if_then(owns_lane, |b| {
         let lane = b.assign_op(
@@ -363,8 +359,8 @@ fn multi_block_mesh(
         };
         if full > 0 {
             b.for_range("t", (bid.clone(), Expr::int(full), nblk.clone()), vec![], |b, t, _| {
-                let off = Expr::binary(BinOp::Mul, Expr::var(t), Expr::int(MULTI_BLOCK_TILE));
-                let chunk = tile_at(b, "chunk", off, MULTI_BLOCK_TILE)?;
+                let off = Expr::binary(BinOp::Mul, Expr::var(t), Expr::int(BUILTIN_MESH_TILE));
+                let chunk = tile_at(b, "chunk", off, BUILTIN_MESH_TILE)?;
                 reduce(b, vec![Expr::var(chunk), Expr::var(lane)])?;
                 Ok(vec![])
             })?;
@@ -373,7 +369,7 @@ fn multi_block_mesh(
             let owner_blk = Expr::binary(BinOp::Mod, Expr::int(full), nblk.clone());
             let owner = Expr::binary(BinOp::Eq, bid.clone(), owner_blk);
             b.if_then(owner, |b| {
-                let chunk = tile_at(b, "tail", Expr::int(full * MULTI_BLOCK_TILE), tail)?;
+                let chunk = tile_at(b, "tail", Expr::int(full * BUILTIN_MESH_TILE), tail)?;
                 reduce(b, vec![Expr::var(chunk), Expr::var(lane)])
             })?;
         }

@@ -382,6 +382,11 @@ pub type EffectsFn = fn(&Call) -> Vec<Effect>;
 /// the InCore lowering's UB-bounded chunk.
 pub const BUILTIN_TILE_ELEMS_ATTR: &str = "__builtin_tile_elems";
 
+/// The host builtin mesh allreduce's tile, in elements (seed: "the host builtin uses
+/// 256-element chunks"; with several blocks, "Blocks own 256-element tiles block-cyclically"):
+/// the one value the rendered builtin kernel and the simulator's model of it both use.
+pub const BUILTIN_MESH_TILE: i64 = 256;
+
 /// The lowering stages an op may take part in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum LoweringKind {

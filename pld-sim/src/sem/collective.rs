@@ -27,10 +27,6 @@ use pld_ir::DataType;
 use pld_runtime_abi::{NotifyOp, ReduceOp};
 use std::sync::Arc;
 
-/// Builtin mesh allreduce tile, in elements (seed: "the host builtin uses 256-element chunks";
-/// with several blocks, blocks own them block-cyclically), as the rendered builtin kernel.
-pub const BUILTIN_TILE: i64 = 256;
-
 #[derive(Clone)]
 struct Proto {
     me: i64,
@@ -153,7 +149,9 @@ fn allreduce(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Vec<Micro>, Fault> {
     let mut p = Proto::new(cx, &sig)?;
     let stride = if sig.shape.len() >= 2 { sig.shape[1] } else { 1 };
     let s = data.shape[1];
-    let chunk = BUILTIN_TILE;
+    // The seed's host-builtin tile, as the rendered builtin kernel (with several blocks,
+    // blocks own tiles block-cyclically).
+    let chunk = pld_ir::BUILTIN_MESH_TILE;
     let nchunks = (s + chunk - 1) / chunk;
     // Blocks run one after another on the rank: a valid interleaving of the SPMD grid,
     // since every rank runs them in the same order.
