@@ -448,11 +448,7 @@ impl<'p> RankLocal<'p> {
 
     /// Appends `(rank, unit)` for every runnable unit, in unit order.
     fn push_runnable(&self, r: usize, out: &mut Vec<(usize, usize)>) {
-        for (i, u) in self.units.iter().enumerate() {
-            if u.as_ref().is_some_and(|u| u.thread.parked.is_none()) {
-                out.push((r, i));
-            }
-        }
+        out.extend(self.runnable().map(|i| (r, i)));
     }
 
     /// Runs unit `i` until it parks, ends, or has executed `budget` ops (scheduling points;

@@ -308,8 +308,8 @@ struct Shadow {
 /// doubling.
 #[derive(Clone, Debug, Default)]
 struct Slab {
+    /// Every chunk but the last is full.
     chunks: Vec<Vec<Option<(u64, u64, AccessRec)>>>,
-    len: usize,
 }
 
 /// Record slots per [`Slab`] chunk (log2).
@@ -328,17 +328,17 @@ impl Slab {
 
     /// A new empty slot.
     fn push_free(&mut self) -> u32 {
-        if self.len >> SLAB_SHIFT == self.chunks.len() {
+        let full = self.chunks.last().is_none_or(|c| c.len() == 1 << SLAB_SHIFT);
+        if full {
             // The first chunk grows as needed (a small run keeps few records); later ones are
             // allocated whole.
             let cap = if self.chunks.is_empty() { 0 } else { 1 << SLAB_SHIFT };
             self.chunks.push(Vec::with_capacity(cap));
         }
-        if let Some(chunk) = self.chunks.last_mut() {
-            chunk.push(None);
-        }
-        self.len += 1;
-        (self.len - 1) as u32
+        let k = self.chunks.len() - 1;
+        let chunk = &mut self.chunks[k];
+        chunk.push(None);
+        ((k << SLAB_SHIFT) + chunk.len() - 1) as u32
     }
 }
 
@@ -811,6 +811,15 @@ impl World {
         self.allocs.get(a).map_or("?", |x| x.name.as_str())
     }
 
+    /// The buffer of domain `domain` whose (rounded) extent holds window byte `offset`.
+    fn alloc_at(&self, domain: usize, offset: u64) -> Option<&Alloc> {
+        self.domains[domain]
+            .allocs
+            .iter()
+            .map(|&a| &self.allocs[a])
+            .find(|al| offset >= al.offset && offset < al.offset + al.rounded)
+    }
+
     /// Resolves the byte at `view.base + byte_off` of a local window view as seen through
     /// `peer` by global rank `g`, via the CommContext address arithmetic.
     pub fn resolve(
@@ -1099,8 +1108,7 @@ impl World {
                 rows.apply(dt, &mut mem, data);
                 drop(mem);
                 let site = self.intern(op, who);
-                let rw = bytes + data.tile_side_bytes(bytes, eb as u64);
-                self.count(g, site, false, bytes, rw);
+                self.count(g, site, false, bytes, data.read_written(bytes, eb as u64));
             }
             Mem::Window { domain, alloc } => {
                 let first = self.resolve(g, view, peer, lo_e * eb, span, op)?;
@@ -1191,8 +1199,7 @@ impl World {
                 list.push((op.to_string(), self.allocs[alloc].name.clone(), span));
             }
         }
-        let rw = bytes + data.tile_side_bytes(bytes, dt.bytes());
-        self.count(g, site, remote, bytes, rw);
+        self.count(g, site, remote, bytes, data.read_written(bytes, dt.bytes()));
         Ok(())
     }
 
@@ -1401,14 +1408,7 @@ impl World {
             AccessKind::Atomic => "atomic add",
         };
         let at = lo.max(*o_lo);
-        let buf = self.domains[domain]
-            .allocs
-            .iter()
-            .find(|&&a| {
-                let al = &self.allocs[a];
-                at >= al.offset && at < al.offset + al.rounded
-            })
-            .map_or("?".to_string(), |&a| self.allocs[a].name.clone());
+        let buf = self.alloc_at(domain, at).map_or("?", |al| al.name.as_str());
         Fault::new(
             ReportKind::Race,
             span,
@@ -1525,22 +1525,15 @@ impl World {
 
     /// Buffer name and element index of a cell, for reports.
     pub fn cell_name(&self, r: Resolved) -> String {
-        let dom = &self.domains[r.domain];
-        for &a in &dom.allocs {
-            let al = &self.allocs[a];
-            if r.offset >= al.offset && r.offset < al.offset + al.rounded {
-                return format!(
-                    "{}[{}] on rank {}",
-                    al.name,
-                    (r.offset - al.offset) / 4,
-                    dom.members[r.owner]
-                );
-            }
+        let rank = self.domains[r.domain].members[r.owner];
+        match self.alloc_at(r.domain, r.offset) {
+            Some(al) => format!("{}[{}] on rank {rank}", al.name, (r.offset - al.offset) / 4),
+            None => format!("byte {} on rank {rank}", r.offset),
         }
-        format!("byte {} on rank {}", r.offset, dom.members[r.owner])
     }
 
-    /// Releases rank `g`'s clock into a cell it notifies and advances the clock.
+    /// Releases rank `g`'s clock into a cell it notifies (its clock advances before its next
+    /// recorded access or clock change, see [`crate::clock`]).
     pub fn release_into(&mut self, g: usize, key: (usize, usize, u64)) {
         let mut st = lock(&self.domains[key.0].wins[key.1].state);
         let meta = st.cells.entry(key.2).or_default();
@@ -1747,19 +1740,20 @@ impl Data<'_> {
         }
     }
 
-    /// The bytes the tile side of an access of `bytes` memory bytes (elements of `eb` bytes)
-    /// reads and writes, plus the memory an atomic add reads: a load writes its tile, a store
-    /// reads it, a load-combine reads and writes its accumulator, an atomic add reads its
-    /// operand and the memory it adds into.
+    /// The bytes an access of `bytes` memory bytes (elements of `eb` bytes) reads plus writes
+    /// on both sides ([`Stats::rw_bytes`]): the memory bytes, and the tile side — a load writes
+    /// its tile, a store reads it, a load-combine reads and writes its accumulator, an atomic
+    /// add reads its operand (and the memory it adds into).
     #[inline]
-    fn tile_side_bytes(&self, bytes: u64, eb: u64) -> u64 {
+    fn read_written(&self, bytes: u64, eb: u64) -> u64 {
         let n = bytes / eb.max(1);
-        match self {
-            Data::ReadF64(_) | Data::ReadBytes(_) | Data::WriteBytes(_) => bytes,
-            Data::ReadReduce { acc_dt, .. } => 2 * n * acc_dt.bytes(),
-            Data::AtomicF64(_) => 2 * bytes,
-            Data::AtomicBytes(_, sdt) => n * sdt.bytes() + bytes,
-        }
+        bytes
+            + match self {
+                Data::ReadF64(_) | Data::ReadBytes(_) | Data::WriteBytes(_) => bytes,
+                Data::ReadReduce { acc_dt, .. } => 2 * n * acc_dt.bytes(),
+                Data::AtomicF64(_) => 2 * bytes,
+                Data::AtomicBytes(_, sdt) => n * sdt.bytes() + bytes,
+            }
     }
 
     fn reserve(&mut self, numel: usize, eb: usize) {
