@@ -520,19 +520,30 @@ impl WinState {
     }
 }
 
-/// Per-signal-cell bookkeeping.
+/// Per-signal-cell bookkeeping (one entry per notified cell; a full-barrier protocol has
+/// O(P²) cells per window, so the entry is kept small).
 #[derive(Clone, Debug, Default)]
 pub struct CellMeta {
-    /// First Set since the last zero: (rank, span).
-    pub set_by: Option<(usize, Span)>,
-    /// First AtomicAdd since the last zero.
-    pub add_by: Option<(usize, Span)>,
+    /// The first notify since the cell was last zero. Mixing Set and AtomicAdd on a cell is a
+    /// fault, so all notifies since the last zero are of this one's kind.
+    pub first: Option<FirstNotify>,
     /// Every global rank that ever wrote the cell: bit `g` (a run has at most 64 ranks).
     pub writers: u64,
     /// The vector clock released into the cell (see [`release_clock`]).
     pub vc: CellClock,
     /// Whether a self-clearing epilogue (negative self AtomicAdd) touched it.
     pub credit: bool,
+}
+
+/// Who first notified a cell since it was last zero, and how.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct FirstNotify {
+    /// Set (`true`) or AtomicAdd.
+    pub set: bool,
+    /// Global rank.
+    pub rank: u16,
+    /// Where.
+    pub span: Span,
 }
 
 /// A resolved window address.
@@ -2079,6 +2090,12 @@ mod tests {
             w.acquire_from(1, (0, 1, 68));
             assert_eq!(load(&mut w, &dv).expect_err("race").kind, ReportKind::Race, "P={n}");
         }
+    }
+
+    #[test]
+    fn a_cell_entry_stays_small() {
+        // A full-barrier protocol keeps O(P²) cells per window (~260k in all at P=64).
+        assert!(std::mem::size_of::<CellMeta>() <= 56, "{}", std::mem::size_of::<CellMeta>());
     }
 
     #[test]

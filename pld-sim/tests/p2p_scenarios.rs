@@ -256,6 +256,16 @@ fn notify_wait_handshake_and_self_credit_reset() {
         }
         other => panic!("expected a mixing report, got {other:?}"),
     }
+    // And AtomicAdd after Set, naming the Set's rank.
+    let mixed = p2p(1, 1, DataType::INT32, "pld.system.notify(signal, peer, [0, 0], 5, op=pld.NotifyOp.Set)\n        pld.system.notify(signal, peer, [0, 0], 1, op=pld.NotifyOp.AtomicAdd)");
+    match go(&mixed, 2, inputs_of(DataType::INT32, &vec![vec![0.0]; 2], 1, 1), Schedule::Deterministic) {
+        Err(SimError::Fault(r)) => {
+            assert_eq!(r.kind, ReportKind::MixedNotify, "{r}");
+            assert!(r.text.contains("AtomicAdd by rank") && r.text.contains("already wrote with Set"), "{r}");
+            assert!(r.to_string().contains("the earlier Set is at"), "{r}");
+        }
+        other => panic!("expected a mixing report, got {other:?}"),
+    }
 }
 
 const RAW: &str = r#"

@@ -12,7 +12,7 @@ use super::{Flow, Level, OpCx, Park};
 use crate::register_semantics;
 use crate::report::{Fault, ReportKind};
 use crate::value::{Mem, TRef, Val};
-use crate::world::{Resolved, World};
+use crate::world::{FirstNotify, Resolved, World};
 use pld_ir::{DataType, Span};
 use pld_runtime_abi::{NotifyOp, WaitCmp};
 
@@ -138,40 +138,32 @@ pub fn notify_at(
     // Named only for a report (formatting it on every notify is most of a notify's cost).
     let cell_name = |world: &World| world.cell_name(r);
     let meta = st.cells.entry(r.offset).or_default();
-    let other = match op {
-        NotifyOp::Set => meta.add_by,
-        NotifyOp::AtomicAdd => meta.set_by,
-    };
-    if let Some((orank, ospan)) = other {
-        let (this, that) = match op {
-            NotifyOp::Set => ("Set", "AtomicAdd"),
-            NotifyOp::AtomicAdd => ("AtomicAdd", "Set"),
-        };
-        return Err(Fault::new(
-            ReportKind::MixedNotify,
-            span,
-            format!("pld.system.notify {this} by rank {g} ({who}) on signal cell {} which rank {orank} already wrote with {that}", cell_name(world)),
-        )
-        .note_at(format!("the earlier {that} is at"), ospan)
-        .note("never mix Set and AtomicAdd on one cell: a Set can clobber an advanced counter"));
+    let set = op == NotifyOp::Set;
+    match meta.first {
+        Some(first) if first.set != set => {
+            let (this, that) = if set { ("Set", "AtomicAdd") } else { ("AtomicAdd", "Set") };
+            return Err(Fault::new(
+                ReportKind::MixedNotify,
+                span,
+                format!(
+                    "pld.system.notify {this} by rank {g} ({who}) on signal cell {} which rank {} already wrote with {that}",
+                    cell_name(world),
+                    first.rank
+                ),
+            )
+            .note_at(format!("the earlier {that} is at"), first.span)
+            .note("never mix Set and AtomicAdd on one cell: a Set can clobber an advanced counter"));
+        }
+        Some(_) => {}
+        None => meta.first = Some(FirstNotify { set, rank: g as u16, span }),
     }
-    let new = match op {
-        NotifyOp::Set => {
-            meta.set_by.get_or_insert((g, span));
-            value
-        }
-        NotifyOp::AtomicAdd => {
-            meta.add_by.get_or_insert((g, span));
-            old.wrapping_add(value)
-        }
-    };
+    let new = if set { value } else { old.wrapping_add(value) };
     let overflow = op == NotifyOp::AtomicAdd && old.checked_add(value).is_none();
     if op == NotifyOp::AtomicAdd && value < 0 && me == Some(r.owner) {
         meta.credit = true;
     }
     if op == NotifyOp::AtomicAdd && new == 0 {
-        meta.set_by = None;
-        meta.add_by = None;
+        meta.first = None;
     }
     meta.writers |= 1u64.checked_shl(g as u32).unwrap_or(0);
     // Release the notifier's clock into the cell (`World::release_into`, on the entry at hand).
