@@ -27,49 +27,27 @@ pub fn type_str(dtype: DataType) -> Option<&'static str> {
     })
 }
 
-/// Serialises a tensor as `.npy` bytes.
+/// Serialises a tensor as `.npy` bytes: npyz writes the header for [`type_str`]'s dtype, and
+/// the data is the tensor's own bytes (little-endian elements, as every type string says), so
+/// nothing is converted element by element.
 pub fn to_npy(t: &HostTensor) -> Result<Vec<u8>, String> {
-    let shape: Vec<u64> = t.shape.iter().map(|&d| d as u64).collect();
-    macro_rules! typed {
-        ($ty:ty, $n:literal) => {{
-            let vals: Vec<$ty> = t
-                .data
-                .chunks_exact($n)
-                .map(|c| <$ty>::from_le_bytes(c.try_into().unwrap_or([0; $n])))
-                .collect();
-            encode::<$ty>(&shape, vals)
-        }};
-    }
-    match t.dtype {
-        DataType::FP32 => typed!(f32, 4),
-        DataType::FP16 => {
-            let vals: Vec<half::f16> =
-                t.data.chunks_exact(2).map(|c| half::f16::from_le_bytes([c[0], c[1]])).collect();
-            encode::<half::f16>(&shape, vals)
-        }
-        DataType::BF16 | DataType::UINT16 => typed!(u16, 2),
-        DataType::INT8 => typed!(i8, 1),
-        DataType::INT16 => typed!(i16, 2),
-        DataType::INT32 => typed!(i32, 4),
-        DataType::INT64 | DataType::INDEX => typed!(i64, 8),
-        DataType::UINT8 | DataType::BOOL => typed!(u8, 1),
-        DataType::UINT32 => typed!(u32, 4),
-        DataType::UINT64 => typed!(u64, 8),
-        other => Err(format!("dtype {other} has no .npy form")),
-    }
-}
-
-fn encode<T: npyz::Serialize + npyz::AutoSerialize>(shape: &[u64], vals: Vec<T>) -> Result<Vec<u8>, String> {
     use npyz::WriterBuilder;
-    let mut out = Vec::new();
-    let mut w = npyz::WriteOptions::<T>::new()
-        .default_dtype()
-        .shape(shape)
+    let ts = type_str(t.dtype).ok_or_else(|| format!("dtype {} has no .npy form", t.dtype))?;
+    let dtype = npyz::DType::Plain(ts.parse().map_err(|e| format!("type string {ts}: {e}"))?);
+    let shape: Vec<u64> = t.shape.iter().map(|&d| d as u64).collect();
+    let nbytes = t.numel() * t.dtype.bytes() as usize;
+    let data = t
+        .data
+        .get(..nbytes)
+        .ok_or_else(|| format!("tensor of shape {:?} holds {} bytes, not {nbytes}", t.shape, t.data.len()))?;
+    let mut out = Vec::with_capacity(128 + nbytes);
+    npyz::WriteOptions::new_header_only()
+        .dtype(dtype)
+        .shape(&shape)
         .writer(&mut out)
-        .begin_nd()
+        .write_header_only()
         .map_err(|e| e.to_string())?;
-    w.extend(vals).map_err(|e| e.to_string())?;
-    w.finish().map_err(|e| e.to_string())?;
+    out.extend_from_slice(data);
     Ok(out)
 }
 
@@ -130,6 +108,46 @@ mod tests {
             assert_eq!(back, t);
             assert!(read(&p, DataType::INT32).unwrap_err().contains("does not match"));
         }
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn every_dtype_is_written_as_its_type_string_and_reads_back() {
+        // What `to_npy` writes is what `read` accepts (BOOL as `|b1`, BF16 as `<u2` bits), and
+        // npyz's own typed reader sees the same values.
+        let dir = std::env::temp_dir().join(format!("pld-npy-all-{}", std::process::id()));
+        let vals = [0.0, 1.0, -2.0, 3.5, 100.0, -7.25];
+        for dtype in [
+            DataType::FP32,
+            DataType::FP16,
+            DataType::BF16,
+            DataType::INT8,
+            DataType::INT16,
+            DataType::INT32,
+            DataType::INT64,
+            DataType::UINT8,
+            DataType::UINT16,
+            DataType::UINT32,
+            DataType::BOOL,
+        ] {
+            let t = HostTensor::from_f64(dtype, vec![2, 3], &vals);
+            let p = dir.join(format!("{}.npy", dtype.display_name()));
+            write(&p, &t).unwrap();
+            assert_eq!(read(&p, dtype).unwrap(), t, "{dtype}");
+            let bytes = std::fs::read(&p).unwrap();
+            let npy = npyz::NpyFile::new(&bytes[..]).unwrap();
+            assert_eq!(npy.shape(), &[2, 3], "{dtype}");
+            let npyz::DType::Plain(ts) = npy.dtype() else { panic!("{dtype}: not a plain dtype") };
+            assert_eq!(normalise(&ts.to_string()), normalise(type_str(dtype).unwrap()), "{dtype}");
+        }
+        let f32s: Vec<f32> = {
+            let t = HostTensor::from_f64(DataType::FP32, vec![6], &vals);
+            let p = dir.join("typed.npy");
+            write(&p, &t).unwrap();
+            let bytes = std::fs::read(&p).unwrap();
+            npyz::NpyFile::new(&bytes[..]).unwrap().into_vec().unwrap()
+        };
+        assert_eq!(f32s, vals.iter().map(|&v| v as f32).collect::<Vec<_>>());
         let _ = std::fs::remove_dir_all(dir);
     }
 }

@@ -286,16 +286,11 @@ impl SplitMix {
 fn random_tensor(dtype: DataType, shape: Vec<usize>, rng: &mut SplitMix) -> HostTensor {
     let n: usize = shape.iter().product();
     // Floats: multiples of 1/8 in [-8, 8) (exact in FP16 too); integers: 0..=9.
-    let vals: Vec<f64> =
-        (0..n)
-            .map(|_| {
-                if dtype.is_float() {
-                    (rng.next() % 128) as f64 / 8.0 - 8.0
-                } else {
-                    (rng.next() % 10) as f64
-                }
-            })
-            .collect();
+    let vals: Vec<f64> = if dtype.is_float() {
+        (0..n).map(|_| (rng.next() % 128) as f64 / 8.0 - 8.0).collect()
+    } else {
+        (0..n).map(|_| (rng.next() % 10) as f64).collect()
+    };
     HostTensor::from_f64(dtype, shape, &vals)
 }
 

@@ -5,6 +5,9 @@
 //! (floats round-to-nearest, integers truncate toward zero and wrap in two's complement), so
 //! atomic adds and reductions round per element to the destination type as runtime.md §10.6
 //! prescribes. Unsupported dtypes are reported as `None`, never a panic.
+//!
+//! The slice forms ([`decode_all`], [`encode_all`], [`round_all`]) dispatch on the dtype once per
+//! slice, not per element, and give exactly what the one-element forms give lane by lane.
 
 use pld_ir::DataType;
 use pld_runtime_abi::ReduceOp;
@@ -68,9 +71,69 @@ pub fn encode(dt: DataType, v: f64, b: &mut [u8]) {
 
 /// `v` rounded to what `dt` can hold (the value a store then a load would give).
 pub fn round(dt: DataType, v: f64) -> f64 {
-    let mut b = [0u8; 8];
-    encode(dt, v, &mut b);
-    decode(dt, &b)
+    let mut one = [v];
+    round_all(dt, &mut one);
+    one[0]
+}
+
+/// Appends the elements of `bytes` (whole `dt` elements, row-major) to `out` as `f64`, as
+/// [`decode`] gives each.
+pub fn decode_all(dt: DataType, bytes: &[u8], out: &mut Vec<f64>) {
+    fn each<const N: usize>(bytes: &[u8], out: &mut Vec<f64>, f: impl Fn([u8; N]) -> f64) {
+        out.extend(bytes.chunks_exact(N).map(|c| f(c.try_into().unwrap_or([0; N]))));
+    }
+    match dt {
+        DataType::FP32 => each(bytes, out, |b| f64::from(f32::from_le_bytes(b))),
+        DataType::FP16 => each(bytes, out, |b| half::f16::from_le_bytes(b).to_f64()),
+        DataType::BF16 => each(bytes, out, |b| half::bf16::from_le_bytes(b).to_f64()),
+        DataType::INT8 => each(bytes, out, |[b]: [u8; 1]| f64::from(b as i8)),
+        DataType::UINT8 | DataType::BOOL => each(bytes, out, |[b]: [u8; 1]| f64::from(b)),
+        DataType::INT16 => each(bytes, out, |b| f64::from(i16::from_le_bytes(b))),
+        DataType::UINT16 => each(bytes, out, |b| f64::from(u16::from_le_bytes(b))),
+        DataType::INT32 => each(bytes, out, |b| f64::from(i32::from_le_bytes(b))),
+        DataType::UINT32 => each(bytes, out, |b| f64::from(u32::from_le_bytes(b))),
+        _ => each(bytes, out, |b| i64::from_le_bytes(b) as f64),
+    }
+}
+
+/// Encodes `vals` as `dt` elements into `out` (`vals.len() * dt.bytes()` bytes; a shorter `out`
+/// takes the elements that fit), rounding as [`encode`] does.
+pub fn encode_all(dt: DataType, vals: &[f64], out: &mut [u8]) {
+    fn each<const N: usize>(vals: &[f64], out: &mut [u8], f: impl Fn(f64) -> [u8; N]) {
+        for (b, &v) in out.chunks_exact_mut(N).zip(vals) {
+            b.copy_from_slice(&f(v));
+        }
+    }
+    match dt {
+        DataType::FP32 => each(vals, out, |v| (v as f32).to_le_bytes()),
+        DataType::FP16 => each(vals, out, |v| half::f16::from_f64(v).to_le_bytes()),
+        DataType::BF16 => each(vals, out, |v| half::bf16::from_f64(v).to_le_bytes()),
+        DataType::INT8 | DataType::UINT8 => each(vals, out, |v| [to_int(v) as u8]),
+        DataType::BOOL => each(vals, out, |v| [u8::from(v != 0.0)]),
+        DataType::INT16 | DataType::UINT16 => each(vals, out, |v| (to_int(v) as u16).to_le_bytes()),
+        DataType::INT32 | DataType::UINT32 => each(vals, out, |v| (to_int(v) as u32).to_le_bytes()),
+        _ => each(vals, out, |v| to_int(v).to_le_bytes()),
+    }
+}
+
+/// Rounds every lane to what `dt` can hold, as [`round`] does each.
+pub fn round_all(dt: DataType, vals: &mut [f64]) {
+    fn each(vals: &mut [f64], f: impl Fn(f64) -> f64) {
+        vals.iter_mut().for_each(|v| *v = f(*v));
+    }
+    match dt {
+        DataType::FP32 => each(vals, |v| f64::from(v as f32)),
+        DataType::FP16 => each(vals, |v| half::f16::from_f64(v).to_f64()),
+        DataType::BF16 => each(vals, |v| half::bf16::from_f64(v).to_f64()),
+        DataType::INT8 => each(vals, |v| f64::from(to_int(v) as i8)),
+        DataType::UINT8 => each(vals, |v| f64::from(to_int(v) as u8)),
+        DataType::BOOL => each(vals, |v| if v != 0.0 { 1.0 } else { 0.0 }),
+        DataType::INT16 => each(vals, |v| f64::from(to_int(v) as i16)),
+        DataType::UINT16 => each(vals, |v| f64::from(to_int(v) as u16)),
+        DataType::INT32 => each(vals, |v| f64::from(to_int(v) as i32)),
+        DataType::UINT32 => each(vals, |v| f64::from(to_int(v) as u32)),
+        _ => each(vals, |v| to_int(v) as f64),
+    }
 }
 
 /// Combines two lanes with a reduce op (no rounding).
@@ -111,6 +174,71 @@ mod tests {
         assert!(decode(DataType::FP32, &b).is_nan());
         encode(DataType::INT32, -4.0, &mut b);
         assert_eq!(i32::from_le_bytes(b), -4);
+    }
+
+    /// Every supported dtype, and values that exercise rounding, wrapping, signs and NaN.
+    const DTYPES: [DataType; 11] = [
+        DataType::FP32,
+        DataType::FP16,
+        DataType::BF16,
+        DataType::INT8,
+        DataType::INT16,
+        DataType::INT32,
+        DataType::INT64,
+        DataType::UINT8,
+        DataType::UINT16,
+        DataType::UINT32,
+        DataType::BOOL,
+    ];
+    const TRICKY: [f64; 16] = [
+        0.0,
+        -0.0,
+        1.0 / 3.0,
+        -2.7,
+        130.0,
+        -129.5,
+        65504.0,
+        70000.0,
+        1e-8,
+        1e30,
+        -1e30,
+        4294967297.0,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        f64::NAN,
+        1.0 + 1.0 / 4096.0,
+    ];
+
+    fn same(a: f64, b: f64) -> bool {
+        a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan())
+    }
+
+    #[test]
+    fn slice_forms_agree_with_the_element_forms() {
+        for dt in DTYPES {
+            let eb = dt.bytes() as usize;
+            // encode_all = encode lane by lane.
+            let mut bytes = vec![0u8; TRICKY.len() * eb];
+            encode_all(dt, &TRICKY, &mut bytes);
+            for (i, &v) in TRICKY.iter().enumerate() {
+                let mut one = [0u8; 8];
+                encode(dt, v, &mut one);
+                assert_eq!(bytes[i * eb..(i + 1) * eb], one[..eb], "{dt} encode {v}");
+            }
+            // decode_all = decode lane by lane.
+            let mut back = Vec::new();
+            decode_all(dt, &bytes, &mut back);
+            assert_eq!(back.len(), TRICKY.len(), "{dt}");
+            for (i, &got) in back.iter().enumerate() {
+                assert!(same(got, decode(dt, &bytes[i * eb..])), "{dt} decode lane {i}");
+            }
+            // round_all = a store then a load, lane by lane.
+            let mut r = TRICKY;
+            round_all(dt, &mut r);
+            for (i, (&got, &want)) in r.iter().zip(&back).enumerate() {
+                assert!(same(got, want), "{dt} round {}: {got} vs {want}", TRICKY[i]);
+            }
+        }
     }
 
     #[test]

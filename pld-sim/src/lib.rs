@@ -77,11 +77,8 @@ pub struct HostTensor {
 impl HostTensor {
     /// A tensor from `f64` values, rounded to `dtype`.
     pub fn from_f64(dtype: DataType, shape: Vec<usize>, vals: &[f64]) -> HostTensor {
-        let eb = dtype.bytes() as usize;
-        let mut data = vec![0u8; vals.len() * eb];
-        for (i, v) in vals.iter().enumerate() {
-            elem::encode(dtype, *v, &mut data[i * eb..]);
-        }
+        let mut data = vec![0u8; vals.len() * dtype.bytes() as usize];
+        elem::encode_all(dtype, vals, &mut data);
         HostTensor { dtype, shape, data }
     }
 
@@ -114,7 +111,9 @@ impl HostTensor {
         if !elem::supported(self.dtype) || eb == 0 {
             return Vec::new();
         }
-        self.data.chunks_exact(eb).map(|c| elem::decode(self.dtype, c)).collect()
+        let mut out = Vec::with_capacity(self.data.len() / eb);
+        elem::decode_all(self.dtype, &self.data, &mut out);
+        out
     }
 
     /// The elements as `f32`.

@@ -1665,32 +1665,8 @@ fn bump(map: &mut BTreeMap<(usize, String), u64>, g: usize, op: &str, bytes: u64
 /// [`elem::encode`] does.
 fn encode_values(dt: DataType, d: &[f64], out: &mut Vec<u8>) {
     out.clear();
-    let eb = dt.bytes() as usize;
-    out.resize(d.len() * eb, 0);
-    match dt {
-        DataType::FP32 => {
-            for (v, c) in d.iter().zip(out.chunks_exact_mut(4)) {
-                c.copy_from_slice(&(*v as f32).to_le_bytes());
-            }
-        }
-        _ => {
-            for (v, c) in d.iter().zip(out.chunks_exact_mut(eb.max(1))) {
-                elem::encode(dt, *v, c);
-            }
-        }
-    }
-}
-
-/// Decodes a contiguous run of elements, appending them to `out`.
-fn decode_run(dt: DataType, bytes: &[u8], out: &mut Vec<f64>) {
-    match dt {
-        DataType::FP32 => {
-            out.extend(
-                bytes.chunks_exact(4).map(|b| f64::from(f32::from_le_bytes([b[0], b[1], b[2], b[3]]))),
-            );
-        }
-        _ => out.extend(bytes.chunks_exact(dt.bytes() as usize).map(|b| elem::decode(dt, b))),
-    }
+    out.resize(d.len() * dt.bytes() as usize, 0);
+    elem::encode_all(dt, d, out);
 }
 
 /// `acc[i] = round(acc_dt, reduce(op, acc[i], src[i]))` over raw elements (`acc` of `acc_dt`,
@@ -1840,7 +1816,7 @@ impl Rows<'_> {
     fn apply_read(&self, dt: DataType, mem: &[u8], data: &mut Data<'_>) {
         let eb = self.eb as usize;
         match data {
-            Data::ReadF64(out) => self.runs_read(mem, |run, _| decode_run(dt, run, out)),
+            Data::ReadF64(out) => self.runs_read(mem, |run, _| elem::decode_all(dt, run, out)),
             Data::ReadBytes(out) => self.runs_read(mem, |run, _| out.extend_from_slice(run)),
             Data::ReadReduce { acc, acc_dt, rop } => {
                 let ae = acc_dt.bytes() as usize;

@@ -49,19 +49,21 @@ pub fn valid_lanes(t: &Tile) -> std::borrow::Cow<'_, [f64]> {
     std::borrow::Cow::Owned(out)
 }
 
-/// A tile of physical `shape` whose valid region `valid` holds `lanes` (row-major).
+/// A tile of physical `shape` whose valid region `valid` holds `lanes` (row-major), rounded to
+/// `dtype`; lanes missing from `lanes` stay zero.
 pub fn tile_from(dtype: DataType, shape: Vec<usize>, valid: Vec<usize>, lanes: &[f64]) -> Tile {
     let mut t = Tile::zeros(dtype, shape);
     let (_, pc) = Tile::rows_cols(&t.shape);
     let (vr, vc) = Tile::rows_cols(&valid);
     for r in 0..vr {
-        for c in 0..vc.min(pc) {
-            if let Some(v) = lanes.get(r * vc + c) {
-                if let Some(slot) = t.data.get_mut(r * pc + c) {
-                    *slot = elem::round(dtype, *v);
-                }
-            }
+        let (src, dst) = (r * vc, r * pc);
+        let n = vc.min(pc).min(lanes.len().saturating_sub(src)).min(t.data.len().saturating_sub(dst));
+        if n == 0 {
+            break;
         }
+        let row = &mut t.data[dst..dst + n];
+        row.copy_from_slice(&lanes[src..src + n]);
+        elem::round_all(dtype, row);
     }
     t.valid = valid;
     t
@@ -115,14 +117,44 @@ fn tile_full(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
     Ok(Flow::Val(Val::Tile(Arc::new(t))))
 }
 
-fn binop(name: &str) -> fn(f64, f64) -> f64 {
-    match name.rsplit('.').next().unwrap_or("") {
-        "add" | "adds" => |a, b| a + b,
-        "sub" | "subs" => |a, b| a - b,
-        "mul" | "muls" => |a, b| a * b,
-        "div" | "divs" => |a, b| a / b,
-        "maximum" => |a: f64, b: f64| if a.is_nan() || b.is_nan() { f64::NAN } else { a.max(b) },
-        _ => |a: f64, b: f64| if a.is_nan() || b.is_nan() { f64::NAN } else { a.min(b) },
+/// The elementwise binary ops, chosen once per op call (not per lane).
+#[derive(Clone, Copy)]
+enum Bin {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Max,
+    Min,
+}
+
+impl Bin {
+    /// The op of `tile.add` / `tile.adds` / `tensor.add` …, by the last segment of its name.
+    fn of(name: &str) -> Bin {
+        match name.rsplit('.').next().unwrap_or("") {
+            "add" | "adds" => Bin::Add,
+            "sub" | "subs" => Bin::Sub,
+            "mul" | "muls" => Bin::Mul,
+            "div" | "divs" => Bin::Div,
+            "maximum" => Bin::Max,
+            _ => Bin::Min,
+        }
+    }
+
+    /// `x = x op y` for every lane of `xs`, `y` the next of `ys` (NaN-propagating max/min).
+    fn apply(self, xs: &mut [f64], ys: impl Iterator<Item = f64>) {
+        fn each(xs: &mut [f64], ys: impl Iterator<Item = f64>, f: impl Fn(f64, f64) -> f64) {
+            xs.iter_mut().zip(ys).for_each(|(x, y)| *x = f(*x, y));
+        }
+        let nan = |a: f64, b: f64| a.is_nan() || b.is_nan();
+        match self {
+            Bin::Add => each(xs, ys, |a, b| a + b),
+            Bin::Sub => each(xs, ys, |a, b| a - b),
+            Bin::Mul => each(xs, ys, |a, b| a * b),
+            Bin::Div => each(xs, ys, |a, b| a / b),
+            Bin::Max => each(xs, ys, |a, b| if nan(a, b) { f64::NAN } else { a.max(b) }),
+            Bin::Min => each(xs, ys, |a, b| if nan(a, b) { f64::NAN } else { a.min(b) }),
+        }
     }
 }
 
@@ -132,22 +164,18 @@ fn tile_binary(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
     if a.data.len() != b.data.len() {
         return Err(cx.err(format!("tiles of shapes {:?} and {:?}", a.shape, b.shape)));
     }
-    let f = binop(cx.name());
     let mut out = (**a).clone();
-    for (x, y) in out.data.iter_mut().zip(&b.data) {
-        *x = elem::round(a.dtype, f(*x, *y));
-    }
+    Bin::of(cx.name()).apply(&mut out.data, b.data.iter().copied());
+    elem::round_all(a.dtype, &mut out.data);
     Ok(Flow::Val(Val::Tile(Arc::new(out))))
 }
 
 fn tile_scalar(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
     let a = cx.tile(args, 0)?;
     let s = cx.float(args, 1)?;
-    let f = binop(cx.name());
     let mut out = (**a).clone();
-    for x in &mut out.data {
-        *x = elem::round(a.dtype, f(*x, s));
-    }
+    Bin::of(cx.name()).apply(&mut out.data, std::iter::repeat(s));
+    elem::round_all(a.dtype, &mut out.data);
     Ok(Flow::Val(Val::Tile(Arc::new(out))))
 }
 
@@ -157,9 +185,7 @@ fn tile_cast(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
     crate::world::check_dtype(dt, cx.span, "tile.cast")?;
     let mut out = (**a).clone();
     out.dtype = dt;
-    for x in &mut out.data {
-        *x = elem::round(dt, *x);
-    }
+    elem::round_all(dt, &mut out.data);
     Ok(Flow::Val(Val::Tile(Arc::new(out))))
 }
 
@@ -466,20 +492,18 @@ fn whole(cx: &mut OpCx<'_>, v: &Val, i: usize) -> Result<(TRef, Vec<f64>), Fault
 
 fn tensor_binary(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
     let (a, la) = whole(cx, args.first().unwrap_or(&Val::Unit), 0)?;
-    let f = binop(cx.name());
-    let lanes: Vec<f64> = match args.get(1) {
+    let op = Bin::of(cx.name());
+    let mut lanes = la;
+    match args.get(1) {
         Some(Val::Tensor(_)) => {
             let (_, lb) = whole(cx, &args[1], 1)?;
-            if lb.len() != la.len() {
-                return Err(cx.err(format!("tensors of {} and {} elements", la.len(), lb.len())));
+            if lb.len() != lanes.len() {
+                return Err(cx.err(format!("tensors of {} and {} elements", lanes.len(), lb.len())));
             }
-            la.iter().zip(&lb).map(|(x, y)| f(*x, *y)).collect()
+            op.apply(&mut lanes, lb.into_iter());
         }
-        _ => {
-            let s = cx.float(args, 1)?;
-            la.iter().map(|x| f(*x, s)).collect()
-        }
-    };
+        _ => op.apply(&mut lanes, std::iter::repeat(cx.float(args, 1)?)),
+    }
     let out = new_tensor(cx, a.dtype, a.shape.clone());
     let zeros = vec![0i64; out.shape.len()];
     let shape = out.shape.clone();
