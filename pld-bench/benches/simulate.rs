@@ -1,6 +1,8 @@
 //! Criterion benches of the simulator: mesh and ring allreduce, allgather and all_to_all_v at
 //! P = 2, 4, 8 with FP32 payloads from 4 KiB to 64 MiB (deterministic scheduler), plus the
-//! parallel scheduler on the 16 MiB P=4 allreduces. Throughput is the bytes read and written
+//! parallel scheduler on the 16 MiB P=4 allreduces; and a hand-written DSL mesh allreduce the
+//! interpreter runs op by op (`interpreted_allreduce`, P=4, 64 KiB to 64 MiB per rank, all its
+//! tile operations counted). Throughput is the bytes read and written
 //! by the collective's tile operations (from the simulator's Stats of a warm-up run) over a
 //! whole run — window set-up, the prepare kernel that fills the source window, the collective;
 //! `cargo xtask bench` also reports the collective's own time (D-bench-1).
@@ -102,6 +104,41 @@ fn benches(c: &mut Criterion) {
         }
         g.finish();
     }
+    interpreted(c, max);
+}
+
+/// The hand-written DSL mesh allreduce ([`pld_bench::kernel`]), run op by op by the
+/// interpreter, at P = 4 (throughput: every tile operation's read + written bytes).
+fn interpreted(c: &mut Criterion, max: u64) {
+    let mut g = c.benchmark_group("interpreted_allreduce");
+    g.sample_size(10);
+    g.warm_up_time(Duration::from_millis(200));
+    g.measurement_time(Duration::from_secs(2));
+    for bytes in PAYLOADS.into_iter().filter(|&b| b <= max && b >= 64 << 10) {
+        let k = pld_bench::kernel::HandAllreduce { p: 4, size: (bytes / 4) as usize, tile: 2048 };
+        let full = format!("interpreted_allreduce/P4_det/{bytes}");
+        let f = filters();
+        if !f.is_empty() && !f.iter().any(|x| full.contains(x.as_str())) {
+            continue;
+        }
+        let (prog, inputs, cfg) = match compile(&k.text()) {
+            Ok(p) => (p, k.inputs(), pld_sim::SimConfig::ranks(k.p)),
+            Err(e) => {
+                eprintln!("hand-written allreduce {bytes} B: does not compile: {e}");
+                continue;
+            }
+        };
+        match simulate(&prog, &inputs, &cfg) {
+            Ok(o) => g.throughput(Throughput::Bytes(rw_bytes(&o.stats, ""))),
+            Err(e) => {
+                eprintln!("hand-written allreduce {bytes} B: simulation failed: {e}");
+                continue;
+            }
+        };
+        let id = BenchmarkId::new("P4_det", bytes);
+        g.bench_with_input(id, &prog, |b, p| b.iter(|| simulate(p, &inputs, &cfg)));
+    }
+    g.finish();
 }
 
 criterion_group!(simulate_benches, benches);

@@ -2,7 +2,8 @@
 //!
 //! Workload generators shared by the criterion benches (`benches/`) and the
 //! `bench_table` binary that `cargo xtask bench` runs: [`gen`] emits DSL programs of growing
-//! size for the compiler, [`coll`] emits collective programs for the simulator, [`model`] is
+//! size for the compiler, [`coll`] emits collective programs for the simulator, [`kernel`] a
+//! hand-written kernel for the simulator's interpreter, [`model`] is
 //! the slice-based yardstick for the simulator's data rate. [`compile`]
 //! and [`simulate`] run them through the public APIs exactly as the CLI does.
 //!
@@ -11,6 +12,7 @@
 
 pub mod coll;
 pub mod gen;
+pub mod kernel;
 pub mod model;
 
 use pld_ir::Program;

@@ -2,11 +2,13 @@
 //! through the whole pipeline and emit PTO, and grow linearly in statements with their scale;
 //! every collective workload compiles, simulates, and moves exactly the bytes its algorithm
 //! should (so the table's moved/LB column measures the simulator, not a broken workload), over
-//! a source window its prepare kernel filled completely.
+//! a source window its prepare kernel filled completely; the hand-written kernel computes its
+//! allreduce and reads each peer once.
 
 use pld_bench::coll::{Coll, Workload};
+use pld_bench::kernel::HandAllreduce;
 use pld_bench::{compile, count_stmts, emit, gen, parse, rw_bytes, simulate};
-use pld_sim::Schedule;
+use pld_sim::{Schedule, SimConfig};
 
 fn setup() {
     pld_bench::init().expect("op registry is consistent");
@@ -96,5 +98,21 @@ fn a_loop_of_collectives_repeats_the_traffic() {
     let (a, b) = (run(&one), run(&three));
     for r in 0..4 {
         assert_eq!(b.stats.remote_of(r, "allreduce"), 3 * a.stats.remote_of(r, "allreduce"), "rank {r}");
+    }
+}
+
+#[test]
+fn the_hand_written_kernel_sums_every_rank_and_reads_each_peer_once() {
+    setup();
+    for p in [2usize, 3] {
+        let k = HandAllreduce { p, size: 3 * 256, tile: 256 };
+        let prog = compile(&k.text()).unwrap_or_else(|e| panic!("{e}"));
+        let cfg = SimConfig::ranks(p);
+        let out = simulate(&prog, &k.inputs(), &cfg).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(out.outputs["outputs"], k.expected(), "P={p}");
+        for r in 0..p {
+            let remote = out.stats.remote_of(r, "remote_load");
+            assert_eq!(remote, ((p - 1) * k.size * 4) as u64, "P={p} rank {r}");
+        }
     }
 }

@@ -4,7 +4,8 @@
 //! (on real data) the whole run's time, the collective's own time and its data rate against this
 //! machine's memcpy rate, bytes moved over the lower bound, peak memory, plus the deterministic vs
 //! parallel scheduler comparison. Arguments after `bench` go to the binary
-//! (`--sim COLL P BYTES [SCHED] [ITERS] [norace|race [RUNS]]`, `--compile SCALE [REPS]`, `--passes`).
+//! (`--sim COLL P BYTES [SCHED] [ITERS] [norace|race [RUNS]]`, `--compile SCALE [REPS]`, `--passes`,
+//! `--kernel`).
 //!
 //! The full criterion benches (`cargo bench -p pld-bench`) are separate and much longer.
 

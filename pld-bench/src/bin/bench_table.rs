@@ -15,7 +15,8 @@
 //!
 //! `bench_table --sim COLL P BYTES [det|parallel] [ITERS] [norace|race [RUNS]]` runs one simulation and prints its
 //! row only (for profilers: `perf record target/release/bench_table --sim allreduce_mesh 4 1048576`);
-//! `bench_table --compile SCALE [REPS]` compiles the generated program of that scale.
+//! `bench_table --compile SCALE [REPS]` compiles the generated program of that scale;
+//! `bench_table --kernel` runs the hand-written DSL allreduce ([`pld_bench::kernel`]) only.
 
 // The one unsafe item of the workspace's benchmarks: `GlobalAlloc` is an `unsafe trait`, so a
 // counting allocator needs `unsafe impl` and calls into `System`'s unsafe methods. The impl only
@@ -336,6 +337,53 @@ fn sim_header() {
     );
 }
 
+/// The hand-written DSL mesh allreduce ([`pld_bench::kernel`]) run by the interpreter: its
+/// whole run's data rate (every tile operation's read + written bytes, the publish stores
+/// included, over the whole run) and whether it computed the sum.
+fn interpreted_kernel(memcpy: f64, ok: &mut bool) {
+    let k = pld_bench::kernel::HandAllreduce { p: 4, size: 4 << 20, tile: 2048 };
+    println!(
+        "== an interpreted kernel: mesh allreduce written by hand in the DSL (pl.load/pl.store, notify/wait, remote_load + pl.add), P={}, {} per rank, {}-element tiles, det",
+        k.p,
+        human(k.size as u64 * 4),
+        k.tile
+    );
+    let run = || -> Result<(Duration, usize, SimOutcome), String> {
+        let prog = compile(&k.text())?;
+        let inputs = k.inputs();
+        let cfg = pld_sim::SimConfig::ranks(k.p);
+        let (res, time, peak) = measured(|| simulate(&prog, &inputs, &cfg));
+        Ok((time, peak, res?))
+    };
+    let mut best: Option<(Duration, usize, SimOutcome)> = None;
+    for _ in 0..3 {
+        match run() {
+            Ok(r) => {
+                if best.as_ref().is_none_or(|b| r.0 < b.0) {
+                    best = Some(r);
+                }
+            }
+            Err(e) => {
+                *ok = false;
+                println!("FAILED: {}", e.lines().next().unwrap_or(""));
+                return;
+            }
+        }
+    }
+    let Some((time, peak, out)) = best else { return };
+    let right = out.outputs.get("outputs") == Some(&k.expected());
+    *ok &= right;
+    let rate = rw_bytes(&out.stats, "") as f64 / time.as_secs_f64();
+    println!(
+        "   whole run {:.0} ms, {} GB/s = {:.3} of memcpy; peak/need {:.2}; sums right: {}",
+        time.as_secs_f64() * 1e3,
+        gbs(rate),
+        rate / memcpy,
+        peak as f64 / k.must_hold() as f64,
+        if right { "yes" } else { "NO" }
+    );
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if let Err(e) = pld_bench::init() {
@@ -346,6 +394,11 @@ fn main() {
         Some("--sim") => std::process::exit(one(&args[1..])),
         Some("--compile") => std::process::exit(compile_only(&args[1..])),
         Some("--passes") => std::process::exit(passes(&args[1..])),
+        Some("--kernel") => {
+            let mut ok = true;
+            interpreted_kernel(memcpy_rate(), &mut ok);
+            std::process::exit(if ok { 0 } else { 1 });
+        }
         _ => {}
     }
     let started = Instant::now();
@@ -453,6 +506,8 @@ fn main() {
             hundred as f64 / one as f64
         );
     }
+    println!();
+    interpreted_kernel(memcpy, &mut ok);
     println!();
     println!(
         "== where the time goes: the same runs without the race checker (SimConfig::check_races = false; best of {PAIRS} alternating runs each)"
