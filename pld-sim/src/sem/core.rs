@@ -50,8 +50,13 @@ pub fn valid_lanes(t: &Tile) -> std::borrow::Cow<'_, [f64]> {
 }
 
 /// A tile of physical `shape` whose valid region `valid` holds `lanes` (row-major), rounded to
-/// `dtype`; lanes missing from `lanes` stay zero.
-pub fn tile_from(dtype: DataType, shape: Vec<usize>, valid: Vec<usize>, lanes: &[f64]) -> Tile {
+/// `dtype`; lanes missing from `lanes` stay zero. A fully valid tile takes `lanes` as its data.
+pub fn tile_from(dtype: DataType, shape: Vec<usize>, valid: Vec<usize>, mut lanes: Vec<f64>) -> Tile {
+    let n: usize = shape.iter().product();
+    if valid == shape && lanes.len() == n {
+        elem::round_all(dtype, &mut lanes);
+        return Tile { dtype, shape, valid, data: lanes };
+    }
     let mut t = Tile::zeros(dtype, shape);
     let (_, pc) = Tile::rows_cols(&t.shape);
     let (vr, vc) = Tile::rows_cols(&valid);
@@ -84,7 +89,7 @@ fn tile_load(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
     let valid = if args.len() > 3 { cx.ints(args, 3)? } else { shape.clone() };
     check_valid(cx, &shape, &valid)?;
     let lanes = cx.world.read(&cx.access(&t, None, &offs, &valid, "tile.load"))?;
-    let tile = tile_from(t.dtype, dims_usize(cx, &shape)?, dims_usize(cx, &valid)?, &lanes);
+    let tile = tile_from(t.dtype, dims_usize(cx, &shape)?, dims_usize(cx, &valid)?, lanes);
     Ok(Flow::Val(Val::Tile(Arc::new(tile))))
 }
 
@@ -141,10 +146,10 @@ impl Bin {
         }
     }
 
-    /// `x = x op y` for every lane of `xs`, `y` the next of `ys` (NaN-propagating max/min).
-    fn apply(self, xs: &mut [f64], ys: impl Iterator<Item = f64>) {
-        fn each(xs: &mut [f64], ys: impl Iterator<Item = f64>, f: impl Fn(f64, f64) -> f64) {
-            xs.iter_mut().zip(ys).for_each(|(x, y)| *x = f(*x, y));
+    /// `x op y` for every lane `x` of `xs`, `y` the next of `ys` (NaN-propagating max/min).
+    fn zip(self, xs: &[f64], ys: impl Iterator<Item = f64>) -> Vec<f64> {
+        fn each(xs: &[f64], ys: impl Iterator<Item = f64>, f: impl Fn(f64, f64) -> f64) -> Vec<f64> {
+            xs.iter().zip(ys).map(|(&x, y)| f(x, y)).collect()
         }
         let nan = |a: f64, b: f64| a.is_nan() || b.is_nan();
         match self {
@@ -158,25 +163,27 @@ impl Bin {
     }
 }
 
+/// `a`'s shape and valid region holding `data` rounded to `a`'s dtype.
+fn tile_like(a: &Tile, mut data: Vec<f64>) -> Tile {
+    elem::round_all(a.dtype, &mut data);
+    Tile { dtype: a.dtype, shape: a.shape.clone(), valid: a.valid.clone(), data }
+}
+
 fn tile_binary(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
     let a = cx.tile(args, 0)?;
     let b = cx.tile(args, 1)?;
     if a.data.len() != b.data.len() {
         return Err(cx.err(format!("tiles of shapes {:?} and {:?}", a.shape, b.shape)));
     }
-    let mut out = (**a).clone();
-    Bin::of(cx.name()).apply(&mut out.data, b.data.iter().copied());
-    elem::round_all(a.dtype, &mut out.data);
-    Ok(Flow::Val(Val::Tile(Arc::new(out))))
+    let data = Bin::of(cx.name()).zip(&a.data, b.data.iter().copied());
+    Ok(Flow::Val(Val::Tile(Arc::new(tile_like(a, data)))))
 }
 
 fn tile_scalar(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
     let a = cx.tile(args, 0)?;
     let s = cx.float(args, 1)?;
-    let mut out = (**a).clone();
-    Bin::of(cx.name()).apply(&mut out.data, std::iter::repeat(s));
-    elem::round_all(a.dtype, &mut out.data);
-    Ok(Flow::Val(Val::Tile(Arc::new(out))))
+    let data = Bin::of(cx.name()).zip(&a.data, std::iter::repeat(s));
+    Ok(Flow::Val(Val::Tile(Arc::new(tile_like(a, data)))))
 }
 
 fn tile_cast(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
@@ -493,17 +500,16 @@ fn whole(cx: &mut OpCx<'_>, v: &Val, i: usize) -> Result<(TRef, Vec<f64>), Fault
 fn tensor_binary(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
     let (a, la) = whole(cx, args.first().unwrap_or(&Val::Unit), 0)?;
     let op = Bin::of(cx.name());
-    let mut lanes = la;
-    match args.get(1) {
+    let lanes = match args.get(1) {
         Some(Val::Tensor(_)) => {
             let (_, lb) = whole(cx, &args[1], 1)?;
-            if lb.len() != lanes.len() {
-                return Err(cx.err(format!("tensors of {} and {} elements", lanes.len(), lb.len())));
+            if lb.len() != la.len() {
+                return Err(cx.err(format!("tensors of {} and {} elements", la.len(), lb.len())));
             }
-            op.apply(&mut lanes, lb.into_iter());
+            op.zip(&la, lb.into_iter())
         }
-        _ => op.apply(&mut lanes, std::iter::repeat(cx.float(args, 1)?)),
-    }
+        _ => op.zip(&la, std::iter::repeat(cx.float(args, 1)?)),
+    };
     let out = new_tensor(cx, a.dtype, a.shape.clone());
     let zeros = vec![0i64; out.shape.len()];
     let shape = out.shape.clone();

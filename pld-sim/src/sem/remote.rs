@@ -44,7 +44,7 @@ fn remote_load(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
     let lanes = cx.world.read(&cx.access(&t, Some(peer), &offs, &read, "pld.tile.remote_load"))?;
     let lanes = if read == valid { lanes } else { pad_rows(&lanes, &read, &valid) };
     let to_us = |v: &[i64]| v.iter().map(|&x| x.max(0) as usize).collect::<Vec<usize>>();
-    let tile = tile_from(t.dtype, to_us(&shape), to_us(&valid), &lanes);
+    let tile = tile_from(t.dtype, to_us(&shape), to_us(&valid), lanes);
     Ok(Flow::Val(Val::Tile(Arc::new(tile))))
 }
 
@@ -92,7 +92,7 @@ fn tensor_remote_store(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
                 Some((c, lead)) => (lead.iter().product::<i64>() as usize, *c as usize),
                 None => (1, 1),
             };
-            tile_from(t.dtype, vec![r, c], vec![r, c], &lanes)
+            tile_from(t.dtype, vec![r, c], vec![r, c], lanes)
         }
         _ => return Err(cx.err("argument 0 must be a tensor or a tile")),
     };
