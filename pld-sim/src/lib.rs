@@ -433,12 +433,14 @@ fn run_in(
     if let Err(f) = result {
         return Err(SimError::Fault(f.render(cfg.sources.as_ref())));
     }
+    // The run is over and `host` is ours: each output takes its buffer's bytes (a copy would
+    // hold every output twice at the end of the run).
     let outputs = outs
         .into_iter()
         .map(|(name, buf, dtype, shape)| {
             let data = host
                 .get(buf)
-                .map(|h| h.lock().unwrap_or_else(|e| e.into_inner()).clone())
+                .map(|h| std::mem::take(&mut *h.lock().unwrap_or_else(|e| e.into_inner())))
                 .unwrap_or_default();
             (name, HostTensor { dtype, shape: shape.iter().map(|&x| x as usize).collect(), data })
         })
