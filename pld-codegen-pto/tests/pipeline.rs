@@ -354,6 +354,61 @@ fn single_block_host_allreduce_kernel_works_in_the_seeds_256_element_tiles() {
     );
 }
 
+/// D-ops-12: the host reduce_scatter's kernel reduces its row in UB chunks, so a 128 Ki-element
+/// FP32 row (512 KiB, where the reference's one-tile kernel needs three such tiles of a 192 KiB
+/// UB) renders 4096-element tiles that fit: every tile gets a planned UB address, and each
+/// chunk is stored before the read-done wait.
+#[test]
+fn host_reduce_scatter_kernel_fits_ub_for_a_long_row() {
+    let out =
+        compile_text(&REDUCE_SCATTER_LONG.replace("__SIZE__", "131072")).unwrap_or_else(|e| panic!("{e:?}"));
+    let k = module(&out, "builtin_tensor_reduce_scatter__sum__fp32_kernel.pto");
+    assert!(!k.contains("cols=131072"), "{k}");
+    assert!(k.matches("pto.alloc_tile").count() == k.matches("pto.alloc_tile addr = ").count(), "{k}");
+    check(
+        k,
+        r#"
+        CHECK: pto.comm.twait(
+        CHECK: scf.for %col_idx = %c0_index to %c131072_index step %c4096_index {
+        CHECK: pto.alloc_tile addr =
+        CHECK-SAME: rows=1, cols=4096
+        CHECK: pto.tadd ins(
+        CHECK: pto.tstore ins(%store_value
+        CHECK: pto.comm.twait(
+        "#,
+    );
+}
+
+const REDUCE_SCATTER_LONG: &str = r#"import pypto.language as pl
+import pypto.language.distributed as pld
+
+NR = pl.dynamic("NR")
+SIZE = __SIZE__
+
+@pl.program
+class RS:
+    @pl.function(type=pl.FunctionType.InCore)
+    def fill(self, data: pl.InOut[pld.DistributedTensor[[NR, SIZE], pl.FP32]]):
+        t = pl.full([1, 1024], 1.0, dtype=pl.FP32)
+        pl.store(t, [0, 0], data)
+        return data
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def fill_orch(self, data: pl.InOut[pld.DistributedTensor[[NR, SIZE], pl.FP32]]):
+        data = self.fill(data)
+        return data
+
+    @pl.function(level=pl.Level.HOST, role=pl.Role.Orchestrator)
+    def host(self):
+        data_buf = pld.alloc_window_buffer(pld.world_size() * SIZE * 4, name="data")
+        sig_buf = pld.alloc_window_buffer(pld.world_size() * 4, name="signal")
+        data = pld.window(data_buf, [NR, SIZE], dtype=pl.FP32)
+        signal = pld.window(sig_buf, [NR], dtype=pl.INT32)
+        for r in pl.range(pld.world_size()):
+            self.fill_orch(data, device=r)
+        data = pld.tensor.reduce_scatter(data, signal, op=pld.ReduceOp.Sum)
+"#;
+
 const SINGLE_BLOCK_1000: &str = r#"import pypto.language as pl
 import pypto.language.distributed as pld
 

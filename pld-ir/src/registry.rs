@@ -387,6 +387,11 @@ pub const BUILTIN_TILE_ELEMS_ATTR: &str = "__builtin_tile_elems";
 /// the one value the rendered builtin kernel and the simulator's model of it both use.
 pub const BUILTIN_MESH_TILE: i64 = 256;
 
+/// Bytes of one UB chunk of the InCore collective lowerings (seed: "processed in UB chunks of
+/// at most 16 KiB"): the mesh allreduce's chunk and the reduce_scatter's (D-ops-12), which the
+/// simulator's model of the host reduce_scatter kernel also uses.
+pub const UB_CHUNK_BYTES: i64 = 16384;
+
 /// The lowering stages an op may take part in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum LoweringKind {

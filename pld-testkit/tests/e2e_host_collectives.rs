@@ -451,6 +451,31 @@ fn host_broadcast_larger_than_one_piece() {
 }
 
 #[test]
+fn host_reduce_scatter_longer_than_one_ub_chunk() {
+    // The simulated host reduce_scatter reduces its row in UB chunks, as its rendered kernel
+    // does (D-ops-12): a row of two whole chunks and an odd tail is still every rank's sum, and
+    // every rank reads each peer's row once.
+    let chunk = (pld_ir::UB_CHUNK_BYTES / 4) as usize;
+    let (p, size) = (3usize, 2 * chunk + 5);
+    let prog = generic(&Generic {
+        size,
+        in_rows: "NR",
+        out_rows: "NR",
+        rounds: 1,
+        sig_cells: "pld.world_size()",
+        sig_shape: "[NR]",
+        body: "data = pld.tensor.reduce_scatter(stage, signal, op=pld.ReduceOp.Sum)",
+    });
+    let per = rounds_of(p, 1, |r| (0..p * size).map(|i| (r * 7 + i % 1000) as f64).collect());
+    let (got, out) = run_generic(&prog, p, &per, &[p, size], Schedule::Deterministic);
+    let want = gold::reduce_scatter(&per[0], ReduceOp::Sum, DataType::FP32);
+    for r in 0..p {
+        assert_eq!(&got[0][r][r * size..(r + 1) * size], &want[r][..], "rank {r}");
+        assert_eq!(out.stats.remote_of(r, "reduce_scatter"), ((p - 1) * size * 4) as u64, "rank {r}");
+    }
+}
+
+#[test]
 fn host_collectives_under_random_schedules() {
     let p = 4;
     let size = 40;

@@ -25,7 +25,7 @@ use pld_ir::{
 use pld_runtime_abi::ReduceOp;
 
 /// Bytes of one UB chunk.
-pub const CHUNK_BYTES: i64 = 16384;
+pub const CHUNK_BYTES: i64 = pld_ir::UB_CHUNK_BYTES;
 /// PTO tile alignment in bytes.
 pub const ALIGN_BYTES: i64 = 32;
 
@@ -120,10 +120,12 @@ fn is_packed(shape: &[Expr], stride: &[Expr]) -> bool {
     true
 }
 
-/// Loads `[1, chunk]` at `[0, col]` with `valid` columns, zero-padded to a fully valid tile.
-fn load_chunk(
+/// Loads `[1, chunk]` at `[row, col]` with `valid` columns, zero-padded to a fully valid tile.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn load_chunk(
     b: &mut Builder<'_>,
     t2d: &Expr,
+    row: Expr,
     col: Expr,
     chunk: i64,
     valid: Expr,
@@ -134,7 +136,7 @@ fn load_chunk(
         "tile.load",
         vec![
             t2d.clone(),
-            Expr::tuple(vec![Expr::int(0), col]),
+            Expr::tuple(vec![row, col]),
             Expr::ints(&[1, chunk]),
             Expr::tuple(vec![Expr::int(1), valid]),
         ],
@@ -143,18 +145,20 @@ fn load_chunk(
     b.assign_op(name, "tile.fillpad_inplace", vec![Expr::var(loaded), Expr::float(0.0)], vec![])
 }
 
-/// Pulls `[1, chunk]` at `[0, col]` from `peer` with `valid` columns; FP16 rounds only the
+/// Pulls `[1, chunk]` at `[row, col]` from `peer` with `valid` columns; FP16 rounds only the
 /// physical read span to 32 bytes and restores the logical valid shape; zero-padded.
+#[allow(clippy::too_many_arguments)]
 fn remote_chunk(
     b: &mut Builder<'_>,
     t2d: &Expr,
     peer: Expr,
+    row: Expr,
     col: Expr,
     chunk: i64,
     valid: Expr,
     dtype: DataType,
 ) -> Result<ValueId, Diagnostic> {
-    let offsets = Expr::tuple(vec![Expr::int(0), col]);
+    let offsets = Expr::tuple(vec![row, col]);
     let shape = Expr::ints(&[1, chunk]);
     let recv = if dtype.bytes() == 2 {
         let align = ALIGN_BYTES / 2;
@@ -217,7 +221,7 @@ fn mesh(
         let col = Expr::var(col);
         let valid = b.assign("valid_cols", min(Expr::int(chunk), sub(e.clone(), col.clone())));
         let valid = Expr::var(valid);
-        let acc0 = load_chunk(b, &t2d, col.clone(), chunk, valid.clone(), "acc")?;
+        let acc0 = load_chunk(b, &t2d, Expr::int(0), col.clone(), chunk, valid.clone(), "acc")?;
         let acc = b.for_range(
             "peer",
             (Expr::int(0), Expr::var(nranks), Expr::int(1)),
@@ -229,8 +233,16 @@ fn mesh(
                     cond,
                     &["acc_next"],
                     |b| {
-                        let recv =
-                            remote_chunk(b, &t2d, Expr::var(peer), col.clone(), chunk, valid.clone(), dtype)?;
+                        let recv = remote_chunk(
+                            b,
+                            &t2d,
+                            Expr::var(peer),
+                            Expr::int(0),
+                            col.clone(),
+                            chunk,
+                            valid.clone(),
+                            dtype,
+                        )?;
                         let r =
                             b.assign_op("acc_sum", reduce, vec![Expr::var(acc), Expr::var(recv)], vec![])?;
                         Ok(vec![Expr::var(r)])
@@ -510,6 +522,7 @@ fn ring(
                                 b,
                                 &t2d,
                                 Expr::var(left),
+                                Expr::int(0),
                                 col.clone(),
                                 chunk,
                                 valid.clone(),
@@ -517,8 +530,15 @@ fn ring(
                             )?;
                             let v = match phase {
                                 Phase::ReduceScatter => {
-                                    let local =
-                                        load_chunk(b, &t2d, col.clone(), chunk, valid.clone(), "local")?;
+                                    let local = load_chunk(
+                                        b,
+                                        &t2d,
+                                        Expr::int(0),
+                                        col.clone(),
+                                        chunk,
+                                        valid.clone(),
+                                        "local",
+                                    )?;
                                     b.assign_op(
                                         "reduced",
                                         reduce,

@@ -4,8 +4,9 @@
 //! - `barrier(signal)`: one barrier, epilogue 1.
 //! - `broadcast(target, signal, root)`: ready barrier, every rank pulls root's slice through a
 //!   `[rows, cols]` Vec stage with `pld.tile.get`, epilogue 1.
-//! - `reduce_scatter(target [NR, SIZE], signal)`: ready barrier, accumulate every peer's row
-//!   `my_rank`, read-done barrier, store, epilogue 2.
+//! - `reduce_scatter(target [NR, SIZE], signal)`: ready barrier; row `my_rank` in UB chunks
+//!   (as the mesh allreduce's), each loaded, summed with every peer's and stored back; read-done
+//!   barrier; epilogue 2.
 //! - `allgather(local [1, SIZE], target [NR, SIZE], signal)`: push the local row into row
 //!   `my_rank` of every rank (self included), barrier, epilogue 1.
 //! - `all_to_all(input [NR, SIZE], target, signal)`: push row `dest` into row `my_rank` of
@@ -16,8 +17,9 @@
 //!   rows through a `[1, SIZE]` stage; barrier, epilogue 1. `MAX_RECV` is folded when the
 //!   rank count is static, else computed as `target.shape[0] // nranks` at run time.
 
+use super::allreduce::{load_chunk, mesh_chunk_cols};
 use super::comm::{
-    bind_result, check_mesh_signal, floordiv, max, min, mul, stage_tile, tensor_of, Cells, Comm,
+    bind_result, check_mesh_signal, floordiv, max, min, mul, stage_tile, sub, tensor_of, Cells, Comm,
 };
 use pld_ir::{
     register_lowering, Attr, BinOp, Builder, Call, Diagnostic, Expr, LoweringKind, Span, Type, ValueId,
@@ -112,43 +114,73 @@ fn lower_reduce_scatter(
         ));
     }
     let size = static_dim(b, OP, "SIZE", &t.shape[1])?;
+    // Row `my_rank` in UB chunks (D-ops-12): each is reduced and stored before the next, so no
+    // tile outgrows UB however long the row.
+    let chunk = mesh_chunk_cols(t.dtype, Some(size));
     let mut comm = Comm::setup(b, &target, signal)?;
     comm.barrier(b, &Cells::Mesh)?;
-    let me = comm.my_rank;
-    let row = Expr::tuple(vec![Expr::var(me), Expr::int(0)]);
-    let acc0 = b.assign_op(
-        "acc",
-        "tile.load",
-        vec![target.clone(), row.clone(), Expr::ints(&[1, size]), Expr::ints(&[1, size])],
-        vec![("target_memory", Attr::Str("Vec".into()))],
-    )?;
-    let acc = b.for_range(
-        "peer",
-        (Expr::int(0), Expr::var(comm.nranks), Expr::int(1)),
-        vec![("acc", Expr::var(acc0))],
-        |b, peer, c| {
-            let acc = c[0];
-            let merged = b.if_else(
-                Expr::binary(BinOp::Ne, Expr::var(peer), Expr::var(me)),
-                &["acc_next"],
-                |b| {
-                    let recv = b.assign_op(
-                        "recv",
-                        "pld.tile.remote_load",
-                        vec![target.clone(), Expr::var(peer), row.clone(), Expr::ints(&[1, size])],
-                        vec![],
-                    )?;
-                    let r =
-                        b.assign_op("acc_sum", "tile.add", vec![Expr::var(acc), Expr::var(recv)], vec![])?;
-                    Ok(vec![Expr::var(r)])
-                },
-                |_| Ok(vec![Expr::var(acc)]),
-            )?;
-            Ok(vec![Expr::var(merged[0])])
-        },
-    )?;
+    let (me, nranks) = (comm.my_rank, comm.nranks);
+    b.for_range("col", (Expr::int(0), Expr::int(size), Expr::int(chunk)), vec![], |b, col, _| {
+        let col = Expr::var(col);
+        let valid = b.assign("valid_cols", min(Expr::int(chunk), sub(Expr::int(size), col.clone())));
+        let valid = Expr::var(valid);
+        let acc0 = load_chunk(b, &target, Expr::var(me), col.clone(), chunk, valid.clone(), "acc")?;
+        let acc = b.for_range(
+            "peer",
+            (Expr::int(0), Expr::var(nranks), Expr::int(1)),
+            vec![("acc", Expr::var(acc0))],
+            |b, peer, c| {
+                let acc = c[0];
+                let merged = b.if_else(
+                    Expr::binary(BinOp::Ne, Expr::var(peer), Expr::var(me)),
+                    &["acc_next"],
+                    |b| {
+                        let recv = b.assign_op(
+                            "recv",
+                            "pld.tile.remote_load",
+                            vec![
+                                target.clone(),
+                                Expr::var(peer),
+                                Expr::tuple(vec![Expr::var(me), col.clone()]),
+                                Expr::ints(&[1, chunk]),
+                                Expr::tuple(vec![Expr::int(1), valid.clone()]),
+                            ],
+                            vec![],
+                        )?;
+                        let recv = b.assign_op(
+                            "recv_full",
+                            "tile.fillpad_inplace",
+                            vec![Expr::var(recv), Expr::float(0.0)],
+                            vec![],
+                        )?;
+                        let r = b.assign_op(
+                            "acc_sum",
+                            "tile.add",
+                            vec![Expr::var(acc), Expr::var(recv)],
+                            vec![],
+                        )?;
+                        Ok(vec![Expr::var(r)])
+                    },
+                    |_| Ok(vec![Expr::var(acc)]),
+                )?;
+                Ok(vec![Expr::var(merged[0])])
+            },
+        )?;
+        let store = b.assign_op(
+            "store_value",
+            "tile.set_validshape",
+            vec![Expr::var(acc[0]), Expr::int(1), valid],
+            vec![],
+        )?;
+        b.eval_op(
+            "tile.store",
+            vec![Expr::var(store), Expr::tuple(vec![Expr::var(me), col]), target.clone()],
+            vec![],
+        )?;
+        Ok(vec![])
+    })?;
+    // Read done: every peer has finished reading my window before I return.
     comm.barrier(b, &Cells::Mesh)?;
-    b.eval_op("tile.store", vec![Expr::var(acc[0]), row, target.clone()], vec![])?;
     comm.epilogue(b, &Cells::Mesh, Expr::int(2))?;
     bind_result(b, results, target);
     Ok(())

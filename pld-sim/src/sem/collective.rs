@@ -9,7 +9,9 @@
 //! Reductions combine a rank's own value first, then its peers' in rank order, as the rendered
 //! kernels and the reference templates do (so, as on hardware, floating-point results may
 //! differ between ranks in the last bit).
-//! Data movement: mesh allreduce reads (P−1)·S per rank in the seed's 256-element tiles
+//! Data movement: reduce_scatter reduces and stores its row in UB chunks before its read-done
+//! barrier, as its rendered kernel does (D-ops-12); mesh allreduce reads (P−1)·S per rank in
+//! the seed's 256-element tiles
 //! (block-cyclic over several blocks) with a read-done barrier before each store-back;
 //! ring allreduce reads 2(P−1)/P·S per rank, each
 //! segment in pieces of at most [`PIECE`] elements (a broadcast pulls the root's data in such
@@ -186,7 +188,7 @@ fn allreduce(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Vec<Micro>, Fault> {
             let mut q = Proto { me: t.me, n: t.n, sig: t.sig.clone(), prog: Vec::new() };
             q.reduce_into(&data, &[0, off], &[1, len], op, "builtin.tensor.allreduce");
             q.barrier(2 + i as i32, b, None);
-            q.prog.push(store_local(&data, off, len, "builtin.tensor.allreduce"));
+            q.prog.push(store_local(&data, 0, off, len, "builtin.tensor.allreduce"));
             *out = q.prog;
         };
         p.prog.push(Micro::Lazy(Lazy { count: mine, gen: Arc::new(gen) }));
@@ -256,7 +258,7 @@ fn allreduce_ring(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Vec<Micro>, Fault> 
         for (off, len) in pieces(off, len) {
             q.prog.push(load_row(&d, left, off, len, name));
             q.prog.push(combine_region(&d, None, &[0, off], &[1, len], op, name));
-            q.prog.push(store_local(&d, off, len, name));
+            q.prog.push(store_local(&d, 0, off, len, name));
         }
     }));
     // Allgather: step t copies left's final segment (me-t).
@@ -266,7 +268,7 @@ fn allreduce_ring(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Vec<Micro>, Fault> 
         let (off, len) = seg(me - t);
         for (off, len) in pieces(off, len) {
             q.prog.push(load_row(&data, left, off, len, name));
-            q.prog.push(store_local(&data, off, len, name));
+            q.prog.push(store_local(&data, 0, off, len, name));
         }
     }));
     let mut rows: Vec<i64> = (0..2 * (n - 1)).collect();
@@ -314,14 +316,14 @@ fn combine_region(
     }
 }
 
-/// A plain store of register 0 into `[0, off .. off + len)` of my own `data`.
-fn store_local(data: &TRef, off: i64, len: i64, op: &'static str) -> Micro {
+/// A plain store of register 0 into `[row, off .. off + len)` of my own `data`.
+fn store_local(data: &TRef, row: i64, off: i64, len: i64, op: &'static str) -> Micro {
     Micro::Store {
         at: Default::default(),
         reg: 0,
         dst: data.clone(),
         peer: None,
-        offs: vec![0, off],
+        offs: vec![row, off],
         shape: vec![1, len],
         atomic: false,
         op,
@@ -394,20 +396,20 @@ fn reduce_scatter(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Vec<Micro>, Fault> 
         return Err(cx.err(format!("target has {} rows for {} ranks", data.shape[0], p.n)));
     }
     let size = data.shape[1];
-    p.barrier(1, 0, None);
     let me = p.me;
-    p.reduce_into(&data, &[me, 0], &[1, size], op, "builtin.tensor.reduce_scatter");
+    let name = "builtin.tensor.reduce_scatter";
+    // As the rendered kernel (D-ops-12): row `me` in UB chunks, each reduced and stored before
+    // the next, then the read-done barrier.
+    let chunk = pld_ir::UB_CHUNK_BYTES / data.dtype.bytes().max(1) as i64;
+    p.barrier(1, 0, None);
+    let chunks = (size.max(0) + chunk - 1) / chunk;
+    p.prog.push(lazy(&p, chunks as usize, move |i, q| {
+        let off = i as i64 * chunk;
+        let len = chunk.min(size - off);
+        q.reduce_into(&data, &[me, off], &[1, len], op, name);
+        q.prog.push(store_local(&data, me, off, len, name));
+    }));
     p.barrier(2, 0, None);
-    p.prog.push(Micro::Store {
-        at: Default::default(),
-        reg: 0,
-        dst: data,
-        peer: None,
-        offs: vec![me, 0],
-        shape: vec![1, size],
-        atomic: false,
-        op: "builtin.tensor.reduce_scatter",
-    });
     p.epilogue(2, 0, None);
     Ok(p.prog)
 }
