@@ -379,6 +379,57 @@ fn host_reduce_scatter_kernel_fits_ub_for_a_long_row() {
     );
 }
 
+/// D-ops-13: a host allgather of 128 Ki-element FP32 rows stages its puts through a
+/// 4096-element tile (pto-isa slides the full-row transfer through it), so the kernel fits UB.
+#[test]
+fn host_allgather_kernel_stages_long_rows_within_ub() {
+    let out = compile_text(&ALLGATHER_LONG.replace("__SIZE__", "131072")).unwrap_or_else(|e| panic!("{e:?}"));
+    let k = module(&out, "builtin_tensor_allgather__fp32_kernel.pto");
+    assert!(!k.contains("cols=131072"), "{k}");
+    assert!(k.matches("pto.alloc_tile").count() == k.matches("pto.alloc_tile addr = ").count(), "{k}");
+    check(
+        k,
+        r#"
+        CHECK: pto.alloc_tile addr =
+        CHECK-SAME: rows=1, cols=4096
+        CHECK: pto.comm.tput(
+        CHECK-SAME: 1x131072xf32
+        "#,
+    );
+}
+
+const ALLGATHER_LONG: &str = r#"import pypto.language as pl
+import pypto.language.distributed as pld
+
+NR = pl.dynamic("NR")
+SIZE = __SIZE__
+
+@pl.program
+class AG:
+    @pl.function(type=pl.FunctionType.InCore)
+    def fill(self, stage: pl.InOut[pld.DistributedTensor[[1, SIZE], pl.FP32]]):
+        t = pl.full([1, 1024], 1.0, dtype=pl.FP32)
+        pl.store(t, [0, 0], stage)
+        return stage
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def fill_orch(self, stage: pl.InOut[pld.DistributedTensor[[1, SIZE], pl.FP32]]):
+        stage = self.fill(stage)
+        return stage
+
+    @pl.function(level=pl.Level.HOST, role=pl.Role.Orchestrator)
+    def host(self):
+        stage_buf = pld.alloc_window_buffer(SIZE * 4, name="stage")
+        data_buf = pld.alloc_window_buffer(pld.world_size() * SIZE * 4, name="data")
+        sig_buf = pld.alloc_window_buffer(pld.world_size() * 4, name="signal")
+        stage = pld.window(stage_buf, [1, SIZE], dtype=pl.FP32)
+        data = pld.window(data_buf, [NR, SIZE], dtype=pl.FP32)
+        signal = pld.window(sig_buf, [NR], dtype=pl.INT32)
+        for r in pl.range(pld.world_size()):
+            self.fill_orch(stage, device=r)
+        data = pld.tensor.allgather(stage, data, signal)
+"#;
+
 const REDUCE_SCATTER_LONG: &str = r#"import pypto.language as pl
 import pypto.language.distributed as pld
 

@@ -392,6 +392,16 @@ pub const BUILTIN_MESH_TILE: i64 = 256;
 /// simulator's model of the host reduce_scatter kernel also uses.
 pub const UB_CHUNK_BYTES: i64 = 16384;
 
+/// The staging tile of a `[rows, cols]` put/get inside a collective (D-ops-13): at most one
+/// UB chunk — at most `UB_CHUNK_BYTES / elem_bytes` columns, and as many whole rows of that
+/// width as fit, at least one. pto-isa slides a transfer through a smaller stage, so every
+/// collective's kernel fits UB however long its rows.
+pub fn ub_stage(rows: i64, cols: i64, elem_bytes: i64) -> (i64, i64) {
+    let per = (UB_CHUNK_BYTES / elem_bytes.max(1)).max(1);
+    let c = cols.clamp(1, per);
+    (rows.clamp(1, (per / c).max(1)), c)
+}
+
 /// The lowering stages an op may take part in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum LoweringKind {

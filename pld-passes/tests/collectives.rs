@@ -474,6 +474,47 @@ fn allgather_and_all_to_all_push_rows_then_barrier() {
 }
 
 #[test]
+fn collective_stages_never_outgrow_one_ub_chunk() {
+    // D-ops-13: a put/get inside a collective stages through at most 16 KiB, and the transfer
+    // keeps its full extent (pto-isa slides it through the smaller stage).
+    init();
+    let p = coll_kernel(
+        |b, v| {
+            b.eval_op("pld.tensor.allgather", vec![Expr::var(v[0]), Expr::var(v[1]), Expr::var(v[2])], vec![])
+        },
+        &[
+            ("local", tensor(&[1, 10000], DataType::FP32)),
+            ("gathered", dist(&[4, 10000], DataType::FP32)),
+            ("sig", dist(&[4, 1], DataType::INT32)),
+        ],
+    );
+    check_in_order(
+        &lowered(p),
+        &[
+            "gather_stage: pl.Tile[[1, 4096]",
+            "pld.tile.put(gathered, peer, local, gather_stage, [my_rank, 0], [0, 0], [1, 10000]",
+        ],
+    );
+    // Broadcast: whole rows while they fit (3 rows of 1000 FP16 = 6 KB), else column pieces.
+    for (shape, stage) in [([3i64, 1000], "[[3, 1000]"), ([3, 9000], "[[1, 8192]")] {
+        let p = coll_kernel(
+            |b, v| {
+                b.eval_op(
+                    "pld.tensor.broadcast",
+                    vec![Expr::var(v[0]), Expr::var(v[1])],
+                    vec![("root", Attr::Int(1))],
+                )
+            },
+            &[("data", dist(&shape, DataType::FP16)), ("sig", dist(&[4, 1], DataType::INT32))],
+        );
+        check_in_order(
+            &lowered(p),
+            &[&format!("bcast_stage: pl.Tile{stage}"), "pld.tile.get(data, 1, data, bcast_stage)"],
+        );
+    }
+}
+
+#[test]
 fn all_to_all_v_clamps_two_sided_publishes_with_set_and_sends_exactly_the_rows() {
     init();
     let p = coll_kernel(

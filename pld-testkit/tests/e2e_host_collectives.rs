@@ -422,12 +422,12 @@ fn host_barrier_broadcast_reduce_scatter_allgather_all_to_all() {
 }
 
 #[test]
-fn host_broadcast_larger_than_one_piece() {
-    // The simulator pulls the root's data in pieces of at most PIECE elements (whole rows, or
-    // column pieces of a longer row): an odd-length row over two pieces, and rows that pack
-    // several to a piece, still arrive whole on every rank.
-    let piece = pld_sim::sem::collective::PIECE as usize;
-    for (rows, irows, size) in [(1usize, "1", 2 * piece + 5), (3, "NR", piece / 2 + 3)] {
+fn host_broadcast_larger_than_one_ub_stage() {
+    // The simulator pulls the root's data through the rendered kernel's UB-bounded stage
+    // (D-ops-13: whole rows while they fit in 16 KiB, else column pieces): an odd-length row
+    // over three pieces, and rows that pack three to a stage, still arrive whole everywhere.
+    let chunk = (pld_ir::UB_CHUNK_BYTES / 4) as usize;
+    for (rows, irows, size) in [(1usize, "1", 2 * chunk + 5), (3, "NR", chunk / 4 + 3)] {
         let p = 3;
         let prog = generic(&Generic {
             size,
@@ -447,6 +447,42 @@ fn host_broadcast_larger_than_one_piece() {
             let want = if r == 2 { 0 } else { (rows * size * 4) as u64 };
             assert_eq!(out.stats.remote_of(r, "broadcast"), want, "rank {r}");
         }
+    }
+}
+
+#[test]
+fn host_allgather_and_all_to_all_of_rows_longer_than_one_ub_stage() {
+    // Rows of two whole UB stages and an odd tail (D-ops-13) arrive whole, each pushed once.
+    let (p, size) = (3usize, 2 * (pld_ir::UB_CHUNK_BYTES / 4) as usize + 3);
+    let prog = generic(&Generic {
+        size,
+        in_rows: "1",
+        out_rows: "NR",
+        rounds: 1,
+        sig_cells: "pld.world_size()",
+        sig_shape: "[NR]",
+        body: "data = pld.tensor.allgather(stage, data, signal)",
+    });
+    let per = rounds_of(p, 1, |r| gold::ramp(r, size));
+    let (got, out) = run_generic(&prog, p, &per, &[1, size], Schedule::Deterministic);
+    assert_ranks(&got[0], &gold::allgather(&per[0]), 0.0, 0.0, "allgather");
+    for r in 0..p {
+        assert_eq!(out.stats.remote_of(r, "allgather"), ((p - 1) * size * 4) as u64, "allgather rank {r}");
+    }
+    let prog = generic(&Generic {
+        size,
+        in_rows: "NR",
+        out_rows: "NR",
+        rounds: 1,
+        sig_cells: "pld.world_size()",
+        sig_shape: "[NR]",
+        body: "data = pld.tensor.all_to_all(stage, data, signal)",
+    });
+    let per = rounds_of(p, 1, |r| (0..p * size).map(|i| (1000 * r + i % 977) as f64).collect());
+    let (got, out) = run_generic(&prog, p, &per, &[p, size], Schedule::Deterministic);
+    assert_ranks(&got[0], &gold::all_to_all(&per[0], size), 0.0, 0.0, "all_to_all");
+    for r in 0..p {
+        assert_eq!(out.stats.remote_of(r, "all_to_all"), ((p - 1) * size * 4) as u64, "all_to_all rank {r}");
     }
 }
 

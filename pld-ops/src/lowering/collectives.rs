@@ -2,8 +2,8 @@
 //! shared self-clearing credit barrier of [`super::comm`] with a mesh `[NR, 1]` signal:
 //!
 //! - `barrier(signal)`: one barrier, epilogue 1.
-//! - `broadcast(target, signal, root)`: ready barrier, every rank pulls root's slice through a
-//!   `[rows, cols]` Vec stage with `pld.tile.get`, epilogue 1.
+//! - `broadcast(target, signal, root)`: ready barrier, every rank pulls root's slice with
+//!   `pld.tile.get`, epilogue 1.
 //! - `reduce_scatter(target [NR, SIZE], signal)`: ready barrier; row `my_rank` in UB chunks
 //!   (as the mesh allreduce's), each loaded, summed with every peer's and stored back; read-done
 //!   barrier; epilogue 2.
@@ -14,12 +14,16 @@
 //! - `all_to_all_v(input, target [NR*MAX_RECV, SIZE], signal, send_counts, recv_counts)`: per
 //!   destination, clamp `send_counts[dest]` to `[0, MAX_RECV]`, publish the clamped count
 //!   into `recv_counts[my_rank, 0]` on `dest` with a Set notify, and push exactly that many
-//!   rows through a `[1, SIZE]` stage; barrier, epilogue 1. `MAX_RECV` is folded when the
-//!   rank count is static, else computed as `target.shape[0] // nranks` at run time.
+//!   rows; barrier, epilogue 1. `MAX_RECV` is folded when the rank count is static, else
+//!   computed as `target.shape[0] // nranks` at run time.
+//!
+//! Every put/get stages through a Vec tile of at most one UB chunk (`pld_ir::ub_stage`,
+//! D-ops-13), which pto-isa slides over the transfer, and reduce_scatter's row goes in UB
+//! chunks (D-ops-12): no collective's kernel outgrows UB, however long its rows.
 
 use super::allreduce::{load_chunk, mesh_chunk_cols};
 use super::comm::{
-    bind_result, check_mesh_signal, floordiv, max, min, mul, stage_tile, sub, tensor_of, Cells, Comm,
+    bind_result, check_mesh_signal, floordiv, max, min, mul, sub, tensor_of, ub_stage_tile, Cells, Comm,
 };
 use pld_ir::{
     register_lowering, Attr, BinOp, Builder, Call, Diagnostic, Expr, LoweringKind, Span, Type, ValueId,
@@ -84,7 +88,7 @@ fn lower_broadcast(
     let root = call.attr_int("root").unwrap_or(0);
     let mut comm = Comm::setup(b, &target, signal)?;
     comm.barrier(b, &Cells::Mesh)?;
-    let stage = stage_tile(b, "bcast_stage", lead.iter().product(), *last, t.dtype)?;
+    let stage = ub_stage_tile(b, "bcast_stage", lead.iter().product(), *last, t.dtype)?;
     b.eval_op(
         "pld.tile.get",
         vec![target.clone(), Expr::int(root), target.clone(), Expr::var(stage)],
@@ -218,7 +222,7 @@ fn lower_row_push(
     check_mesh_signal(b, op, &signal)?;
     let size = static_dim(b, op, "SIZE", i.shape.last().unwrap_or(&Expr::int(0)))?;
     let mut comm = Comm::setup(b, &target, signal)?;
-    let stage = stage_tile(b, spec.stage, 1, size, i.dtype)?;
+    let stage = ub_stage_tile(b, spec.stage, 1, size, i.dtype)?;
     let me = comm.my_rank;
     b.for_range(
         spec.loop_var,
@@ -322,7 +326,7 @@ fn lower_all_to_all_v(
         Some(m) => Expr::int(m),
         None => Expr::var(b.assign("max_recv", floordiv(t.shape[0].clone(), Expr::var(comm.nranks)))),
     };
-    let stage = stage_tile(b, "a2av_stage", 1, size, t.dtype)?;
+    let stage = ub_stage_tile(b, "a2av_stage", 1, size, t.dtype)?;
     let me = comm.my_rank;
     b.for_range("dest", (Expr::int(0), Expr::var(comm.nranks), Expr::int(1)), vec![], |b, dest, _| {
         let idx = if sc.rank() == 1 {

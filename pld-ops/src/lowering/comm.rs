@@ -206,18 +206,20 @@ pub fn emit(b: &mut Builder<'_>, results: &[ValueId], e: Expr) {
     }
 }
 
-/// A `[rows, cols]` Vec staging tile of `dtype`.
-pub fn stage_tile(
+/// A Vec staging tile for a `[rows, cols]` put/get of a collective, bounded to one UB chunk
+/// ([`pld_ir::ub_stage`]; D-ops-13).
+pub fn ub_stage_tile(
     b: &mut Builder<'_>,
     name: &str,
     rows: i64,
     cols: i64,
     dtype: DataType,
 ) -> Result<ValueId, Diagnostic> {
+    let (r, c) = pld_ir::ub_stage(rows, cols, dtype.bytes() as i64);
     b.assign_op(
         name,
         "tile.create",
-        vec![Expr::ints(&[rows, cols])],
+        vec![Expr::ints(&[r, c])],
         vec![("dtype", Attr::DType(dtype)), ("target_memory", Attr::Str("Vec".into()))],
     )
 }

@@ -10,14 +10,13 @@
 //! kernels and the reference templates do (so, as on hardware, floating-point results may
 //! differ between ranks in the last bit).
 //! Data movement: reduce_scatter reduces and stores its row in UB chunks before its read-done
-//! barrier, as its rendered kernel does (D-ops-12); mesh allreduce reads (P−1)·S per rank in
-//! the seed's 256-element tiles
-//! (block-cyclic over several blocks) with a read-done barrier before each store-back;
-//! ring allreduce reads 2(P−1)/P·S per rank, each
-//! segment in pieces of at most [`PIECE`] elements (a broadcast pulls the root's data in such
-//! pieces too);
-//! all_to_all_v clamps counts to [0, MAX_RECV], publishes the clamped count with a Set notify
-//! and moves exactly that many rows.
+//! barrier (D-ops-12), and broadcast, allgather, all_to_all and all_to_all_v move their rows
+//! through a stage of at most one UB chunk (D-ops-13), as their rendered kernels do; mesh
+//! allreduce reads (P−1)·S per rank in the seed's 256-element tiles (block-cyclic over several
+//! blocks) with a read-done barrier before each store-back; ring allreduce reads 2(P−1)/P·S per
+//! rank, each segment in pieces of at most [`PIECE`] elements; all_to_all_v clamps counts to
+//! [0, MAX_RECV], publishes the clamped count with a Set notify and moves exactly that many
+//! rows.
 
 use super::put_get::transfer;
 use super::OpCx;
@@ -211,10 +210,9 @@ pub fn ring_bounds(s: i64, n: i64, dtype: DataType) -> Vec<i64> {
         .collect()
 }
 
-/// Elements a ring step or a broadcast moves per load/combine/store: a segment is processed
-/// in pieces of at most this many elements (between the same barriers, so no other rank can
-/// observe the split), which bounds the register a rank holds instead of holding a whole
-/// segment (or, in a broadcast, the whole payload on every non-root rank at once).
+/// Elements a ring step moves per load/combine/store: a segment is processed in pieces of at
+/// most this many elements (between the same barriers, so no other rank can observe the
+/// split), which bounds the register a rank holds instead of holding a whole segment.
 pub const PIECE: i64 = 16 * 1024;
 
 /// `(offset, length)` of the consecutive pieces of segment `(off, len)` (none when empty).
@@ -362,9 +360,10 @@ fn broadcast(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Vec<Micro>, Fault> {
     p.barrier(1, 0, None);
     if p.me != root {
         let zeros = vec![0i64; data.shape.len()];
-        // Whole rows of at most PIECE elements per chunk (column pieces when a row is longer).
+        // Through the rendered kernel's UB-bounded stage (D-ops-13).
         let cols = data.shape.last().copied().unwrap_or(1).max(1);
-        let stage = ((PIECE / cols).max(1), cols.min(PIECE));
+        let rows = data.shape.iter().rev().skip(1).product::<i64>();
+        let stage = pld_ir::ub_stage(rows, cols, data.dtype.bytes() as i64);
         p.prog.extend(transfer(
             &data,
             &zeros,
@@ -429,7 +428,7 @@ fn allgather(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Vec<Micro>, Fault> {
             &[0, 0],
             &[1, size],
             peer,
-            (0, 0),
+            pld_ir::ub_stage(1, size, target.dtype.bytes() as i64),
             true,
             false,
             "builtin.tensor.allgather",
@@ -455,7 +454,7 @@ fn all_to_all(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Vec<Micro>, Fault> {
             &[dest, 0],
             &[1, size],
             dest,
-            (0, 0),
+            pld_ir::ub_stage(1, size, target.dtype.bytes() as i64),
             true,
             false,
             "builtin.tensor.all_to_all",
@@ -503,7 +502,7 @@ fn all_to_all_v(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Vec<Micro>, Fault> {
                 &[dest * max_recv, 0],
                 &[c, size],
                 dest,
-                (0, 0),
+                pld_ir::ub_stage(1, size, target.dtype.bytes() as i64),
                 true,
                 false,
                 name,
