@@ -117,19 +117,7 @@ mod tests {
         // npyz's own typed reader sees the same values.
         let dir = std::env::temp_dir().join(format!("pld-npy-all-{}", std::process::id()));
         let vals = [0.0, 1.0, -2.0, 3.5, 100.0, -7.25];
-        for dtype in [
-            DataType::FP32,
-            DataType::FP16,
-            DataType::BF16,
-            DataType::INT8,
-            DataType::INT16,
-            DataType::INT32,
-            DataType::INT64,
-            DataType::UINT8,
-            DataType::UINT16,
-            DataType::UINT32,
-            DataType::BOOL,
-        ] {
+        for dtype in pld_sim::elem::SUPPORTED {
             let t = HostTensor::from_f64(dtype, vec![2, 3], &vals);
             let p = dir.join(format!("{}.npy", dtype.display_name()));
             write(&p, &t).unwrap();

@@ -354,19 +354,27 @@ fn single_block_host_allreduce_kernel_works_in_the_seeds_256_element_tiles() {
     );
 }
 
-/// D-ops-12: the host reduce_scatter's kernel reduces its row in UB chunks, so a 128 Ki-element
-/// FP32 row (512 KiB, where the reference's one-tile kernel needs three such tiles of a 192 KiB
-/// UB) renders 4096-element tiles that fit: every tile gets a planned UB address, and each
-/// chunk is stored before the read-done wait.
+/// D-ops-12/13: host collectives over 128 Ki-element FP32 rows (512 KiB, where the reference's
+/// kernels hold whole-row tiles against a 192 KiB UB) render kernels that fit: every tile gets a
+/// planned UB address. The reduce_scatter reduces its row in 4096-element chunks, each stored
+/// before the read-done wait; the allgather's puts slide the full-row transfer through a
+/// 4096-element stage.
 #[test]
-fn host_reduce_scatter_kernel_fits_ub_for_a_long_row() {
-    let out =
-        compile_text(&REDUCE_SCATTER_LONG.replace("__SIZE__", "131072")).unwrap_or_else(|e| panic!("{e:?}"));
-    let k = module(&out, "builtin_tensor_reduce_scatter__sum__fp32_kernel.pto");
-    assert!(!k.contains("cols=131072"), "{k}");
-    assert!(k.matches("pto.alloc_tile").count() == k.matches("pto.alloc_tile addr = ").count(), "{k}");
+fn host_collectives_over_long_rows_render_kernels_that_fit_ub() {
+    let out = compile_text(LONG_ROWS).unwrap_or_else(|e| panic!("{e:?}"));
+    for name in
+        ["builtin_tensor_reduce_scatter__sum__fp32_kernel.pto", "builtin_tensor_allgather__fp32_kernel.pto"]
+    {
+        let k = module(&out, name);
+        assert!(!k.contains("cols=131072"), "{name}:\n{k}");
+        assert_eq!(
+            k.matches("pto.alloc_tile").count(),
+            k.matches("pto.alloc_tile addr = ").count(),
+            "{name}:\n{k}"
+        );
+    }
     check(
-        k,
+        module(&out, "builtin_tensor_reduce_scatter__sum__fp32_kernel.pto"),
         r#"
         CHECK: pto.comm.twait(
         CHECK: scf.for %col_idx = %c0_index to %c131072_index step %c4096_index {
@@ -377,18 +385,8 @@ fn host_reduce_scatter_kernel_fits_ub_for_a_long_row() {
         CHECK: pto.comm.twait(
         "#,
     );
-}
-
-/// D-ops-13: a host allgather of 128 Ki-element FP32 rows stages its puts through a
-/// 4096-element tile (pto-isa slides the full-row transfer through it), so the kernel fits UB.
-#[test]
-fn host_allgather_kernel_stages_long_rows_within_ub() {
-    let out = compile_text(&ALLGATHER_LONG.replace("__SIZE__", "131072")).unwrap_or_else(|e| panic!("{e:?}"));
-    let k = module(&out, "builtin_tensor_allgather__fp32_kernel.pto");
-    assert!(!k.contains("cols=131072"), "{k}");
-    assert!(k.matches("pto.alloc_tile").count() == k.matches("pto.alloc_tile addr = ").count(), "{k}");
     check(
-        k,
+        module(&out, "builtin_tensor_allgather__fp32_kernel.pto"),
         r#"
         CHECK: pto.alloc_tile addr =
         CHECK-SAME: rows=1, cols=4096
@@ -398,24 +396,25 @@ fn host_allgather_kernel_stages_long_rows_within_ub() {
     );
 }
 
-const ALLGATHER_LONG: &str = r#"import pypto.language as pl
+const LONG_ROWS: &str = r#"import pypto.language as pl
 import pypto.language.distributed as pld
 
 NR = pl.dynamic("NR")
-SIZE = __SIZE__
+SIZE = 131072
 
 @pl.program
-class AG:
+class LongRows:
     @pl.function(type=pl.FunctionType.InCore)
-    def fill(self, stage: pl.InOut[pld.DistributedTensor[[1, SIZE], pl.FP32]]):
+    def fill(self, stage: pl.InOut[pld.DistributedTensor[[1, SIZE], pl.FP32]], data: pl.InOut[pld.DistributedTensor[[NR, SIZE], pl.FP32]]):
         t = pl.full([1, 1024], 1.0, dtype=pl.FP32)
         pl.store(t, [0, 0], stage)
-        return stage
+        pl.store(t, [0, 0], data)
+        return data
 
     @pl.function(type=pl.FunctionType.Orchestration)
-    def fill_orch(self, stage: pl.InOut[pld.DistributedTensor[[1, SIZE], pl.FP32]]):
-        stage = self.fill(stage)
-        return stage
+    def fill_orch(self, stage: pl.InOut[pld.DistributedTensor[[1, SIZE], pl.FP32]], data: pl.InOut[pld.DistributedTensor[[NR, SIZE], pl.FP32]]):
+        data = self.fill(stage, data)
+        return data
 
     @pl.function(level=pl.Level.HOST, role=pl.Role.Orchestrator)
     def host(self):
@@ -426,38 +425,9 @@ class AG:
         data = pld.window(data_buf, [NR, SIZE], dtype=pl.FP32)
         signal = pld.window(sig_buf, [NR], dtype=pl.INT32)
         for r in pl.range(pld.world_size()):
-            self.fill_orch(stage, device=r)
-        data = pld.tensor.allgather(stage, data, signal)
-"#;
-
-const REDUCE_SCATTER_LONG: &str = r#"import pypto.language as pl
-import pypto.language.distributed as pld
-
-NR = pl.dynamic("NR")
-SIZE = __SIZE__
-
-@pl.program
-class RS:
-    @pl.function(type=pl.FunctionType.InCore)
-    def fill(self, data: pl.InOut[pld.DistributedTensor[[NR, SIZE], pl.FP32]]):
-        t = pl.full([1, 1024], 1.0, dtype=pl.FP32)
-        pl.store(t, [0, 0], data)
-        return data
-
-    @pl.function(type=pl.FunctionType.Orchestration)
-    def fill_orch(self, data: pl.InOut[pld.DistributedTensor[[NR, SIZE], pl.FP32]]):
-        data = self.fill(data)
-        return data
-
-    @pl.function(level=pl.Level.HOST, role=pl.Role.Orchestrator)
-    def host(self):
-        data_buf = pld.alloc_window_buffer(pld.world_size() * SIZE * 4, name="data")
-        sig_buf = pld.alloc_window_buffer(pld.world_size() * 4, name="signal")
-        data = pld.window(data_buf, [NR, SIZE], dtype=pl.FP32)
-        signal = pld.window(sig_buf, [NR], dtype=pl.INT32)
-        for r in pl.range(pld.world_size()):
-            self.fill_orch(data, device=r)
+            self.fill_orch(stage, data, device=r)
         data = pld.tensor.reduce_scatter(data, signal, op=pld.ReduceOp.Sum)
+        data = pld.tensor.allgather(stage, data, signal)
 "#;
 
 const SINGLE_BLOCK_1000: &str = r#"import pypto.language as pl

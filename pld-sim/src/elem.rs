@@ -12,23 +12,25 @@
 use pld_ir::DataType;
 use pld_runtime_abi::ReduceOp;
 
+/// Every dtype the simulator can hold.
+pub const SUPPORTED: [DataType; 12] = [
+    DataType::FP32,
+    DataType::FP16,
+    DataType::BF16,
+    DataType::INT8,
+    DataType::INT16,
+    DataType::INT32,
+    DataType::INT64,
+    DataType::INDEX,
+    DataType::UINT8,
+    DataType::UINT16,
+    DataType::UINT32,
+    DataType::BOOL,
+];
+
 /// Whether the simulator can hold elements of `dt`.
 pub fn supported(dt: DataType) -> bool {
-    matches!(
-        dt,
-        DataType::FP32
-            | DataType::FP16
-            | DataType::BF16
-            | DataType::INT8
-            | DataType::INT16
-            | DataType::INT32
-            | DataType::INT64
-            | DataType::INDEX
-            | DataType::UINT8
-            | DataType::UINT16
-            | DataType::UINT32
-            | DataType::BOOL
-    )
+    SUPPORTED.contains(&dt)
 }
 
 /// Decodes one element from `b` (which holds at least `dt.bytes()` bytes).
@@ -176,20 +178,7 @@ mod tests {
         assert_eq!(i32::from_le_bytes(b), -4);
     }
 
-    /// Every supported dtype, and values that exercise rounding, wrapping, signs and NaN.
-    const DTYPES: [DataType; 11] = [
-        DataType::FP32,
-        DataType::FP16,
-        DataType::BF16,
-        DataType::INT8,
-        DataType::INT16,
-        DataType::INT32,
-        DataType::INT64,
-        DataType::UINT8,
-        DataType::UINT16,
-        DataType::UINT32,
-        DataType::BOOL,
-    ];
+    /// Values that exercise rounding, wrapping, signs and NaN.
     const TRICKY: [f64; 16] = [
         0.0,
         -0.0,
@@ -215,7 +204,7 @@ mod tests {
 
     #[test]
     fn slice_forms_agree_with_the_element_forms() {
-        for dt in DTYPES {
+        for dt in SUPPORTED {
             let eb = dt.bytes() as usize;
             // encode_all = encode lane by lane.
             let mut bytes = vec![0u8; TRICKY.len() * eb];

@@ -511,19 +511,11 @@ fn host_reduce_scatter_longer_than_one_ub_chunk() {
     }
 }
 
-#[test]
-fn chunked_and_staged_collectives_under_random_schedules() {
-    // D-ops-12/13 move long rows in UB chunks and stages, and reduce_scatter stores each chunk
-    // before its read-done barrier: under random interleavings (race checker on) every run of
-    // two back-to-back calls on one signal gives the deterministic run's bytes.
-    let p = 3;
-    let size = 2 * (pld_ir::UB_CHUNK_BYTES / 4) as usize + 5;
-    let cases: Vec<(&str, &str, &str)> = vec![
-        ("NR", "NR", "data = pld.tensor.reduce_scatter(stage, signal, op=pld.ReduceOp.Sum)"),
-        ("1", "NR", "data = pld.tensor.allgather(stage, data, signal)"),
-        ("1", "1", "data = pld.tensor.broadcast(stage, signal, root=1)"),
-    ];
-    for (irows, orows, body) in cases {
+/// Each `(input rows, output rows, collective)` case, twice on one signal at `p` ranks and
+/// `size`-element rows, gives the deterministic run's bytes under every seed of `seeds` random
+/// schedules (race checker on).
+fn same_under_random_schedules(p: usize, size: usize, cases: &[(&str, &str, &str)], seeds: u64) {
+    for &(irows, orows, body) in cases {
         let prog = generic(&Generic {
             size,
             in_rows: irows,
@@ -536,7 +528,7 @@ fn chunked_and_staged_collectives_under_random_schedules() {
         let rows = if irows == "1" { 1 } else { p };
         let per = rounds_of(p, 2, |r| (0..rows * size).map(|i| (1000 * r + i % 997) as f64).collect());
         let (base, _) = run_generic(&prog, p, &per, &[rows, size], Schedule::Deterministic);
-        for seed in 0..12 {
+        for seed in 0..seeds {
             let (got, _) = run_generic(&prog, p, &per, &[rows, size], Schedule::Random(seed));
             assert_eq!(got, base, "{body} seed {seed}");
         }
@@ -544,34 +536,28 @@ fn chunked_and_staged_collectives_under_random_schedules() {
 }
 
 #[test]
+fn chunked_and_staged_collectives_under_random_schedules() {
+    // D-ops-12/13 move long rows in UB chunks and stages, and reduce_scatter stores each chunk
+    // before its read-done barrier.
+    let size = 2 * (pld_ir::UB_CHUNK_BYTES / 4) as usize + 5;
+    let cases = [
+        ("NR", "NR", "data = pld.tensor.reduce_scatter(stage, signal, op=pld.ReduceOp.Sum)"),
+        ("1", "NR", "data = pld.tensor.allgather(stage, data, signal)"),
+        ("1", "1", "data = pld.tensor.broadcast(stage, signal, root=1)"),
+    ];
+    same_under_random_schedules(3, size, &cases, 12);
+}
+
+#[test]
 fn host_collectives_under_random_schedules() {
-    let p = 4;
-    let size = 40;
-    let cases: Vec<(&str, &str, &str)> = vec![
+    let cases = [
         ("1", "1", "data = pld.tensor.allreduce(stage, signal, op=pld.ReduceOp.Sum)"),
         ("1", "1", "data = pld.tensor.broadcast(stage, signal, root=1)"),
         ("NR", "NR", "data = pld.tensor.reduce_scatter(stage, signal, op=pld.ReduceOp.Sum)"),
         ("1", "NR", "data = pld.tensor.allgather(stage, data, signal)"),
         ("NR", "NR", "data = pld.tensor.all_to_all(stage, data, signal)"),
     ];
-    for (irows, orows, body) in cases {
-        let prog = generic(&Generic {
-            size,
-            in_rows: irows,
-            out_rows: orows,
-            rounds: 2,
-            sig_cells: "pld.world_size()",
-            sig_shape: "[NR]",
-            body,
-        });
-        let rows = if irows == "1" { 1 } else { p };
-        let per = rounds_of(p, 2, |r| (0..rows * size).map(|i| (1000 * r + i) as f64).collect());
-        let (base, _) = run_generic(&prog, p, &per, &[rows, size], Schedule::Deterministic);
-        for seed in 0..100 {
-            let (got, _) = run_generic(&prog, p, &per, &[rows, size], Schedule::Random(seed));
-            assert_eq!(got, base, "{body} seed {seed}");
-        }
-    }
+    same_under_random_schedules(4, 40, &cases, 100);
 }
 
 const A2AV: &str = r#"

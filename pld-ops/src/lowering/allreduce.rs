@@ -181,6 +181,38 @@ fn remote_chunk(
     b.assign_op("recv_full", "tile.fillpad_inplace", vec![Expr::var(recv), Expr::float(0.0)], vec![])
 }
 
+/// `acc0` combined (`reduce`) with what `pull(b, peer)` brings from every other rank, in rank
+/// order: the peer loop of every mesh-style reduction (the allreduce's chunks and rectangle,
+/// the reduce_scatter's chunks). Returns the combined tile.
+pub(super) fn fold_peers(
+    b: &mut Builder<'_>,
+    (me, nranks): (ValueId, ValueId),
+    acc0: ValueId,
+    reduce: &str,
+    pull: impl FnOnce(&mut Builder<'_>, ValueId) -> Result<ValueId, Diagnostic>,
+) -> Result<ValueId, Diagnostic> {
+    let acc = b.for_range(
+        "peer",
+        (Expr::int(0), Expr::var(nranks), Expr::int(1)),
+        vec![("acc", Expr::var(acc0))],
+        |b, peer, carried| {
+            let acc = carried[0];
+            let merged = b.if_else(
+                Expr::binary(BinOp::Ne, Expr::var(peer), Expr::var(me)),
+                &["acc_next"],
+                |b| {
+                    let recv = pull(b, peer)?;
+                    let r = b.assign_op("acc_sum", reduce, vec![Expr::var(acc), Expr::var(recv)], vec![])?;
+                    Ok(vec![Expr::var(r)])
+                },
+                |_| Ok(vec![Expr::var(acc)]),
+            )?;
+            Ok(vec![Expr::var(merged[0])])
+        },
+    )?;
+    Ok(acc[0])
+}
+
 fn mesh(
     b: &mut Builder<'_>,
     call: &Call,
@@ -222,41 +254,14 @@ fn mesh(
         let valid = b.assign("valid_cols", min(Expr::int(chunk), sub(e.clone(), col.clone())));
         let valid = Expr::var(valid);
         let acc0 = load_chunk(b, &t2d, Expr::int(0), col.clone(), chunk, valid.clone(), "acc")?;
-        let acc = b.for_range(
-            "peer",
-            (Expr::int(0), Expr::var(nranks), Expr::int(1)),
-            vec![("acc", Expr::var(acc0))],
-            |b, peer, carried| {
-                let acc = carried[0];
-                let cond = Expr::binary(BinOp::Ne, Expr::var(peer), Expr::var(me));
-                let merged = b.if_else(
-                    cond,
-                    &["acc_next"],
-                    |b| {
-                        let recv = remote_chunk(
-                            b,
-                            &t2d,
-                            Expr::var(peer),
-                            Expr::int(0),
-                            col.clone(),
-                            chunk,
-                            valid.clone(),
-                            dtype,
-                        )?;
-                        let r =
-                            b.assign_op("acc_sum", reduce, vec![Expr::var(acc), Expr::var(recv)], vec![])?;
-                        Ok(vec![Expr::var(r)])
-                    },
-                    |_| Ok(vec![Expr::var(acc)]),
-                )?;
-                Ok(vec![Expr::var(merged[0])])
-            },
-        )?;
+        let acc = fold_peers(b, (me, nranks), acc0, reduce, |b, peer| {
+            remote_chunk(b, &t2d, Expr::var(peer), Expr::int(0), col.clone(), chunk, valid.clone(), dtype)
+        })?;
         comm_ref.barrier_at(b, &cells, add(Expr::int(2), floordiv(col.clone(), Expr::int(chunk))))?;
         let store = b.assign_op(
             "store_value",
             "tile.set_validshape",
-            vec![Expr::var(acc[0]), Expr::int(1), valid.clone()],
+            vec![Expr::var(acc), Expr::int(1), valid.clone()],
             vec![],
         )?;
         b.eval_op(
@@ -328,40 +333,22 @@ fn mesh_rect(
         vec![t2d.clone(), zero.clone(), Expr::tuple(rect.to_vec()), Expr::tuple(vrect.to_vec())],
         vec![("target_memory", Attr::Str("Vec".into()))],
     )?;
-    let me = comm.my_rank;
-    let acc = b.for_range(
-        "peer",
-        (Expr::int(0), Expr::var(comm.nranks), Expr::int(1)),
-        vec![("acc", Expr::var(acc0))],
-        |b, peer, carried| {
-            let acc = carried[0];
-            let cond = Expr::binary(BinOp::Ne, Expr::var(peer), Expr::var(me));
-            let merged = b.if_else(
-                cond,
-                &["acc_next"],
-                |b| {
-                    let recv = b.assign_op(
-                        "recv",
-                        "pld.tile.remote_load",
-                        vec![
-                            t2d.clone(),
-                            Expr::var(peer),
-                            zero.clone(),
-                            Expr::tuple(rect.to_vec()),
-                            Expr::tuple(vrect.to_vec()),
-                        ],
-                        vec![],
-                    )?;
-                    let r = b.assign_op("acc_sum", reduce, vec![Expr::var(acc), Expr::var(recv)], vec![])?;
-                    Ok(vec![Expr::var(r)])
-                },
-                |_| Ok(vec![Expr::var(acc)]),
-            )?;
-            Ok(vec![Expr::var(merged[0])])
-        },
-    )?;
+    let acc = fold_peers(b, (comm.my_rank, comm.nranks), acc0, reduce, |b, peer| {
+        b.assign_op(
+            "recv",
+            "pld.tile.remote_load",
+            vec![
+                t2d.clone(),
+                Expr::var(peer),
+                zero.clone(),
+                Expr::tuple(rect.to_vec()),
+                Expr::tuple(vrect.to_vec()),
+            ],
+            vec![],
+        )
+    })?;
     comm.barrier(b, cells)?;
-    b.eval_op("tile.store", vec![Expr::var(acc[0]), zero, t2d], vec![])?;
+    b.eval_op("tile.store", vec![Expr::var(acc), zero, t2d], vec![])?;
     comm.epilogue(b, cells, Expr::int(2))?;
     bind_result(b, results, target.clone());
     Ok(())

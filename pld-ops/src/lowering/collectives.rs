@@ -21,13 +21,11 @@
 //! D-ops-13), which pto-isa slides over the transfer, and reduce_scatter's row goes in UB
 //! chunks (D-ops-12): no collective's kernel outgrows UB, however long its rows.
 
-use super::allreduce::{load_chunk, mesh_chunk_cols};
+use super::allreduce::{fold_peers, load_chunk, mesh_chunk_cols};
 use super::comm::{
     bind_result, check_mesh_signal, floordiv, max, min, mul, sub, tensor_of, ub_stage_tile, Cells, Comm,
 };
-use pld_ir::{
-    register_lowering, Attr, BinOp, Builder, Call, Diagnostic, Expr, LoweringKind, Span, Type, ValueId,
-};
+use pld_ir::{register_lowering, Attr, Builder, Call, Diagnostic, Expr, LoweringKind, Span, Type, ValueId};
 use pld_runtime_abi::NotifyOp;
 
 fn arity(call: &Call, n: usize, span: Span) -> Result<(), Diagnostic> {
@@ -129,51 +127,25 @@ fn lower_reduce_scatter(
         let valid = b.assign("valid_cols", min(Expr::int(chunk), sub(Expr::int(size), col.clone())));
         let valid = Expr::var(valid);
         let acc0 = load_chunk(b, &target, Expr::var(me), col.clone(), chunk, valid.clone(), "acc")?;
-        let acc = b.for_range(
-            "peer",
-            (Expr::int(0), Expr::var(nranks), Expr::int(1)),
-            vec![("acc", Expr::var(acc0))],
-            |b, peer, c| {
-                let acc = c[0];
-                let merged = b.if_else(
-                    Expr::binary(BinOp::Ne, Expr::var(peer), Expr::var(me)),
-                    &["acc_next"],
-                    |b| {
-                        let recv = b.assign_op(
-                            "recv",
-                            "pld.tile.remote_load",
-                            vec![
-                                target.clone(),
-                                Expr::var(peer),
-                                Expr::tuple(vec![Expr::var(me), col.clone()]),
-                                Expr::ints(&[1, chunk]),
-                                Expr::tuple(vec![Expr::int(1), valid.clone()]),
-                            ],
-                            vec![],
-                        )?;
-                        let recv = b.assign_op(
-                            "recv_full",
-                            "tile.fillpad_inplace",
-                            vec![Expr::var(recv), Expr::float(0.0)],
-                            vec![],
-                        )?;
-                        let r = b.assign_op(
-                            "acc_sum",
-                            "tile.add",
-                            vec![Expr::var(acc), Expr::var(recv)],
-                            vec![],
-                        )?;
-                        Ok(vec![Expr::var(r)])
-                    },
-                    |_| Ok(vec![Expr::var(acc)]),
-                )?;
-                Ok(vec![Expr::var(merged[0])])
-            },
-        )?;
+        let acc = fold_peers(b, (me, nranks), acc0, "tile.add", |b, peer| {
+            let recv = b.assign_op(
+                "recv",
+                "pld.tile.remote_load",
+                vec![
+                    target.clone(),
+                    Expr::var(peer),
+                    Expr::tuple(vec![Expr::var(me), col.clone()]),
+                    Expr::ints(&[1, chunk]),
+                    Expr::tuple(vec![Expr::int(1), valid.clone()]),
+                ],
+                vec![],
+            )?;
+            b.assign_op("recv_full", "tile.fillpad_inplace", vec![Expr::var(recv), Expr::float(0.0)], vec![])
+        })?;
         let store = b.assign_op(
             "store_value",
             "tile.set_validshape",
-            vec![Expr::var(acc[0]), Expr::int(1), valid],
+            vec![Expr::var(acc), Expr::int(1), valid],
             vec![],
         )?;
         b.eval_op(
