@@ -128,6 +128,44 @@ fn incore_all_to_all_and_allgather() {
 }
 
 #[test]
+fn incore_collectives_over_rows_longer_than_one_ub_chunk() {
+    // D-ops-12/13 as the interpreter runs them: reduce_scatter's row in UB chunks (two and a
+    // tail), and allgather / broadcast staging their put/get through a stage smaller than the
+    // transfer, as written and lowered, under det and random schedules.
+    let size = 2 * (pld_ir::UB_CHUNK_BYTES / 4) as usize + 5;
+    let long = |text: String| {
+        let t = text.replace("SIZE = 64\n", &format!("SIZE = {size}\n"));
+        assert!(t.contains(&format!("SIZE = {size}\n")), "{t}");
+        t
+    };
+    let p = 3;
+    let first: Vec<Vec<f64>> =
+        (0..p).map(|r| (0..p * size).map(|i| (100 * r + i % 991) as f64).collect()).collect();
+    let body = "t = pl.load(inp, [0, 0], [NR, SIZE])\n        pl.store(t, [0, 0], data)\n        res = pld.tensor.reduce_scatter(data, signal, op=pld.ReduceOp.Sum)\n        x = pl.load(res, [me, 0], [1, SIZE])\n        pl.store(x, [0, 0], out)";
+    for got in
+        run_both(&long(program(p, "NR", "1", "NR", body)), p, &first, &first, &[p, size], "reduce_scatter")
+    {
+        assert_ranks(
+            &got,
+            &gold::reduce_scatter(&first, ReduceOp::Sum, DataType::FP32),
+            0.0,
+            0.0,
+            "reduce_scatter",
+        );
+    }
+    let first: Vec<Vec<f64>> = (0..p).map(|r| gold::ramp(r, size)).collect();
+    let body = format!("res = pld.tensor.allgather(inp, data, signal)\n        {COPY_OUT}");
+    for got in run_both(&long(program(p, "1", "NR", "NR", &body)), p, &first, &first, &[1, size], "allgather")
+    {
+        assert_ranks(&got, &gold::allgather(&first), 0.0, 0.0, "allgather");
+    }
+    let body = "if me == 0:\n            t = pl.load(inp, [0, 0], [1, SIZE])\n            pl.store(t, [0, 0], data)\n        res = pld.tensor.broadcast(data, signal, root=0)\n        x = pl.load(res, [0, 0], [1, SIZE])\n        pl.store(x, [0, 0], out)";
+    for got in run_both(&long(program(p, "1", "1", "1", body)), p, &first, &first, &[1, size], "broadcast") {
+        assert_ranks(&got, &gold::broadcast(&first, 0), 0.0, 0.0, "broadcast");
+    }
+}
+
+#[test]
 fn incore_barrier_broadcast_reduce_scatter() {
     for p in [2, 3, 4, 8] {
         let first: Vec<Vec<f64>> = (0..p).map(|r| gold::ramp(r, 64)).collect();
