@@ -133,26 +133,42 @@ fn sim_once(w: &Workload, schedule: Schedule) -> Result<SimRow, String> {
 }
 
 fn sim_with(w: &Workload, cfg: &pld_sim::SimConfig) -> Result<SimRow, String> {
-    let prog = compile(&w.text())?;
-    let inputs = w.inputs();
-    let (res, time, peak) = measured(|| simulate(&prog, &inputs, cfg));
+    sim_run(&compile(&w.text())?, &w.inputs(), cfg)
+}
+
+/// One measured run of `prog`: its wall time, its peak memory and its outcome.
+fn sim_run(
+    prog: &pld_ir::Program,
+    inputs: &pld_sim::Inputs,
+    cfg: &pld_sim::SimConfig,
+) -> Result<SimRow, String> {
+    let (res, time, peak) = measured(|| simulate(prog, inputs, cfg));
     Ok(SimRow { time, peak, outcome: res? })
 }
 
-/// Best of three runs, or of up to five while they take under ~0.3 s in all (the first large
-/// run of a process pays most of this VM's page-fault cost; later ones reuse its pages).
+/// A workload's best run ([`best_of`]).
 fn sim_best(w: &Workload, schedule: Schedule) -> Result<SimRow, String> {
-    let mut best = sim_once(w, schedule)?;
+    let (prog, inputs, cfg) = (compile(&w.text())?, w.inputs(), w.config(schedule));
+    best_of(|| sim_run(&prog, &inputs, &cfg))
+}
+
+/// The fastest of three runs, or of up to five while they take under ~0.3 s in all (the first
+/// large run of a process pays most of this VM's page-fault cost; later ones reuse its pages),
+/// with the highest peak memory of them all.
+fn best_of(mut run: impl FnMut() -> Result<SimRow, String>) -> Result<SimRow, String> {
+    let mut best = run()?;
     let mut spent = best.time;
     for k in 0..4 {
         if k >= 2 && spent > Duration::from_millis(300) {
             break;
         }
-        let r = sim_once(w, schedule)?;
+        let r = run()?;
         spent += r.time;
-        if r.time < best.time {
-            best = SimRow { peak: best.peak.max(r.peak), ..r };
-        }
+        best = if r.time < best.time {
+            SimRow { peak: best.peak.max(r.peak), ..r }
+        } else {
+            SimRow { peak: best.peak.max(r.peak), ..best }
+        };
     }
     Ok(best)
 }
@@ -353,29 +369,16 @@ fn interpreted_kernel(memcpy: f64, ok: &mut bool) {
         human(k.size as u64 * 4),
         k.tile
     );
-    let run = || -> Result<(Duration, usize, SimOutcome), String> {
-        let prog = compile(&k.text())?;
-        let inputs = k.inputs();
-        let cfg = pld_sim::SimConfig::ranks(k.p);
-        let (res, time, peak) = measured(|| simulate(&prog, &inputs, &cfg));
-        Ok((time, peak, res?))
-    };
-    let mut best: Option<(Duration, usize, SimOutcome)> = None;
-    for _ in 0..3 {
-        match run() {
-            Ok(r) => {
-                if best.as_ref().is_none_or(|b| r.0 < b.0) {
-                    best = Some(r);
-                }
-            }
-            Err(e) => {
-                *ok = false;
-                println!("FAILED: {}", e.lines().next().unwrap_or(""));
-                return;
-            }
+    let (inputs, cfg) = (k.inputs(), pld_sim::SimConfig::ranks(k.p));
+    let best = compile(&k.text()).and_then(|prog| best_of(|| sim_run(&prog, &inputs, &cfg)));
+    let SimRow { time, peak, outcome: out } = match best {
+        Ok(r) => r,
+        Err(e) => {
+            *ok = false;
+            println!("FAILED: {}", e.lines().next().unwrap_or(""));
+            return;
         }
-    }
-    let Some((time, peak, out)) = best else { return };
+    };
     let right = out.outputs.get("outputs") == Some(&k.expected());
     *ok &= right;
     let rate = rw_bytes(&out.stats, "") as f64 / time.as_secs_f64();
