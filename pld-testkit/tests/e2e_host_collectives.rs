@@ -251,6 +251,19 @@ struct Generic<'a> {
     body: &'a str,
 }
 
+/// [`generic`] with the mesh collectives' one-cell-per-rank `[NR]` signal.
+fn mesh_program(size: usize, in_rows: &str, out_rows: &str, rounds: usize, body: &str) -> pld_ir::Program {
+    generic(&Generic {
+        size,
+        in_rows,
+        out_rows,
+        rounds,
+        sig_cells: "pld.world_size()",
+        sig_shape: "[NR]",
+        body,
+    })
+}
+
 fn generic(g: &Generic<'_>) -> pld_ir::Program {
     parse(
         &GENERIC
@@ -332,15 +345,7 @@ fn host_barrier_broadcast_reduce_scatter_allgather_all_to_all() {
     for p in [2, 3, 4, 8] {
         let size = 64;
         // Broadcast from root 0, two rounds in a host loop on one signal.
-        let prog = generic(&Generic {
-            size,
-            in_rows: "1",
-            out_rows: "1",
-            rounds: 2,
-            sig_cells: "pld.world_size()",
-            sig_shape: "[NR]",
-            body: "data = pld.tensor.broadcast(stage, signal, root=0)",
-        });
+        let prog = mesh_program(size, "1", "1", 2, "data = pld.tensor.broadcast(stage, signal, root=0)");
         let per = rounds_of(p, 2, |r| gold::ramp(r, size));
         let (got, _) = run_generic(&prog, p, &per, &[1, size], Schedule::Deterministic);
         for rd in 0..2 {
@@ -353,15 +358,13 @@ fn host_barrier_broadcast_reduce_scatter_allgather_all_to_all() {
             );
         }
         // Reduce-scatter over [NR, SIZE] windows.
-        let prog = generic(&Generic {
+        let prog = mesh_program(
             size,
-            in_rows: "NR",
-            out_rows: "NR",
-            rounds: 2,
-            sig_cells: "pld.world_size()",
-            sig_shape: "[NR]",
-            body: "data = pld.tensor.reduce_scatter(stage, signal, op=pld.ReduceOp.Sum)",
-        });
+            "NR",
+            "NR",
+            2,
+            "data = pld.tensor.reduce_scatter(stage, signal, op=pld.ReduceOp.Sum)",
+        );
         let per = rounds_of(p, 2, |r| (0..p * size).map(|i| (100 * r + i) as f64).collect());
         let (got, _) = run_generic(&prog, p, &per, &[p, size], Schedule::Deterministic);
         for rd in 0..2 {
@@ -375,15 +378,7 @@ fn host_barrier_broadcast_reduce_scatter_allgather_all_to_all() {
             }
         }
         // Allgather: [1, SIZE] stage into [NR, SIZE] data.
-        let prog = generic(&Generic {
-            size,
-            in_rows: "1",
-            out_rows: "NR",
-            rounds: 2,
-            sig_cells: "pld.world_size()",
-            sig_shape: "[NR]",
-            body: "data = pld.tensor.allgather(stage, data, signal)",
-        });
+        let prog = mesh_program(size, "1", "NR", 2, "data = pld.tensor.allgather(stage, data, signal)");
         let per = rounds_of(p, 2, |r| gold::ramp(r, size));
         let (got, _) = run_generic(&prog, p, &per, &[1, size], Schedule::Deterministic);
         for rd in 0..2 {
@@ -396,15 +391,7 @@ fn host_barrier_broadcast_reduce_scatter_allgather_all_to_all() {
             );
         }
         // All-to-all: in[r][d][j] = 1000r + 100d + j.
-        let prog = generic(&Generic {
-            size,
-            in_rows: "NR",
-            out_rows: "NR",
-            rounds: 2,
-            sig_cells: "pld.world_size()",
-            sig_shape: "[NR]",
-            body: "data = pld.tensor.all_to_all(stage, data, signal)",
-        });
+        let prog = mesh_program(size, "NR", "NR", 2, "data = pld.tensor.all_to_all(stage, data, signal)");
         let per = rounds_of(p, 2, |r| {
             (0..p).flat_map(|d| (0..size).map(move |j| (1000 * r + 100 * d + j) as f64)).collect()
         });
@@ -429,15 +416,7 @@ fn host_broadcast_larger_than_one_ub_stage() {
     let chunk = (pld_ir::UB_CHUNK_BYTES / 4) as usize;
     for (rows, irows, size) in [(1usize, "1", 2 * chunk + 5), (3, "NR", chunk / 4 + 3)] {
         let p = 3;
-        let prog = generic(&Generic {
-            size,
-            in_rows: irows,
-            out_rows: irows,
-            rounds: 1,
-            sig_cells: "pld.world_size()",
-            sig_shape: "[NR]",
-            body: "data = pld.tensor.broadcast(stage, signal, root=2)",
-        });
+        let prog = mesh_program(size, irows, irows, 1, "data = pld.tensor.broadcast(stage, signal, root=2)");
         let rows = if rows == 1 { 1 } else { p };
         let per = rounds_of(p, 1, |r| (0..rows * size).map(|i| (r * 1_000_000 + i) as f64).collect());
         let (got, out) = run_generic(&prog, p, &per, &[rows, size], Schedule::Deterministic);
@@ -454,30 +433,14 @@ fn host_broadcast_larger_than_one_ub_stage() {
 fn host_allgather_and_all_to_all_of_rows_longer_than_one_ub_stage() {
     // Rows of two whole UB stages and an odd tail (D-ops-13) arrive whole, each pushed once.
     let (p, size) = (3usize, 2 * (pld_ir::UB_CHUNK_BYTES / 4) as usize + 3);
-    let prog = generic(&Generic {
-        size,
-        in_rows: "1",
-        out_rows: "NR",
-        rounds: 1,
-        sig_cells: "pld.world_size()",
-        sig_shape: "[NR]",
-        body: "data = pld.tensor.allgather(stage, data, signal)",
-    });
+    let prog = mesh_program(size, "1", "NR", 1, "data = pld.tensor.allgather(stage, data, signal)");
     let per = rounds_of(p, 1, |r| gold::ramp(r, size));
     let (got, out) = run_generic(&prog, p, &per, &[1, size], Schedule::Deterministic);
     assert_ranks(&got[0], &gold::allgather(&per[0]), 0.0, 0.0, "allgather");
     for r in 0..p {
         assert_eq!(out.stats.remote_of(r, "allgather"), ((p - 1) * size * 4) as u64, "allgather rank {r}");
     }
-    let prog = generic(&Generic {
-        size,
-        in_rows: "NR",
-        out_rows: "NR",
-        rounds: 1,
-        sig_cells: "pld.world_size()",
-        sig_shape: "[NR]",
-        body: "data = pld.tensor.all_to_all(stage, data, signal)",
-    });
+    let prog = mesh_program(size, "NR", "NR", 1, "data = pld.tensor.all_to_all(stage, data, signal)");
     let per = rounds_of(p, 1, |r| (0..p * size).map(|i| (1000 * r + i % 977) as f64).collect());
     let (got, out) = run_generic(&prog, p, &per, &[p, size], Schedule::Deterministic);
     assert_ranks(&got[0], &gold::all_to_all(&per[0], size), 0.0, 0.0, "all_to_all");
@@ -493,15 +456,13 @@ fn host_reduce_scatter_longer_than_one_ub_chunk() {
     // every rank reads each peer's row once.
     let chunk = (pld_ir::UB_CHUNK_BYTES / 4) as usize;
     let (p, size) = (3usize, 2 * chunk + 5);
-    let prog = generic(&Generic {
+    let prog = mesh_program(
         size,
-        in_rows: "NR",
-        out_rows: "NR",
-        rounds: 1,
-        sig_cells: "pld.world_size()",
-        sig_shape: "[NR]",
-        body: "data = pld.tensor.reduce_scatter(stage, signal, op=pld.ReduceOp.Sum)",
-    });
+        "NR",
+        "NR",
+        1,
+        "data = pld.tensor.reduce_scatter(stage, signal, op=pld.ReduceOp.Sum)",
+    );
     let per = rounds_of(p, 1, |r| (0..p * size).map(|i| (r * 7 + i % 1000) as f64).collect());
     let (got, out) = run_generic(&prog, p, &per, &[p, size], Schedule::Deterministic);
     let want = gold::reduce_scatter(&per[0], ReduceOp::Sum, DataType::FP32);
@@ -516,15 +477,7 @@ fn host_reduce_scatter_longer_than_one_ub_chunk() {
 /// schedules (race checker on).
 fn same_under_random_schedules(p: usize, size: usize, cases: &[(&str, &str, &str)], seeds: u64) {
     for &(irows, orows, body) in cases {
-        let prog = generic(&Generic {
-            size,
-            in_rows: irows,
-            out_rows: orows,
-            rounds: 2,
-            sig_cells: "pld.world_size()",
-            sig_shape: "[NR]",
-            body,
-        });
+        let prog = mesh_program(size, irows, orows, 2, body);
         let rows = if irows == "1" { 1 } else { p };
         let per = rounds_of(p, 2, |r| (0..rows * size).map(|i| (1000 * r + i % 997) as f64).collect());
         let (base, _) = run_generic(&prog, p, &per, &[rows, size], Schedule::Deterministic);
