@@ -30,7 +30,7 @@ fn kwargs(d: &OpDef) -> Vec<String> {
     d.attrs
         .iter()
         .map(|a| match a.default {
-            Some(AttrDefault::Int(v)) => format!("{}={v}", a.name),
+            Some(AttrDefault::Int(v)) => format!("{}={}", a.name, a.ty.spell_int(v)),
             Some(AttrDefault::Bool(b)) => format!("{}={}", a.name, if b { "True" } else { "False" }),
             Some(AttrDefault::Str(s)) => format!("{}={s:?}", a.name),
             None if a.required => format!("{}!", a.name),

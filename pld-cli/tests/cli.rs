@@ -222,6 +222,9 @@ fn ops_lists_the_registry() {
     assert!(out.status.success());
     let t = text(&out.stdout);
     assert!(t.contains("pld.system.notify") && t.contains("yes"), "{t}");
+    // Enum defaults read as the DSL spells them, not as their ABI integers.
+    let allreduce = t.lines().find(|l| l.starts_with("pld.tensor.allreduce ")).expect("allreduce row");
+    assert!(allreduce.contains("op=Sum") && !allreduce.contains("op=0"), "{allreduce}");
     let out = pld(&["ops", "--json"]);
     let t = text(&out.stdout);
     assert!(t.trim_start().starts_with('[') && t.trim_end().ends_with(']'));

@@ -524,17 +524,35 @@ impl FnCx<'_, '_> {
         if !ok {
             return Err(());
         }
-        // Arguments must fill a prefix of the parameters.
+        // Arguments must fill a prefix of the parameters that covers every required one.
         let filled = slots.iter().rposition(Option::is_some).map_or(0, |i| i + 1);
+        let missing: Vec<String> =
+            def.params[filled..].iter().filter(|p| !p.optional).map(|p| format!("`{}`", p.name)).collect();
+        if !missing.is_empty() && extra.is_empty() {
+            let (noun, list) = match missing.split_last() {
+                Some((last, rest)) if !rest.is_empty() => {
+                    ("arguments", format!("{} and {last}", rest.join(", ")))
+                }
+                _ => ("argument", missing.join("")),
+            };
+            self.error(
+                Diagnostic::error(span, format!("missing {noun} {list} of {}", def.name))
+                    .with_note(signature(def)),
+            );
+            return Err(());
+        }
         let mut args = Vec::new();
         for (j, s) in slots.into_iter().take(filled).enumerate() {
             match s {
                 Some(e) => args.push(e),
                 None => {
-                    self.error(Diagnostic::error(
-                        span,
-                        format!("missing argument `{}` of {}", def.params[j].name, def.name),
-                    ));
+                    self.error(
+                        Diagnostic::error(
+                            span,
+                            format!("missing argument `{}` of {}", def.params[j].name, def.name),
+                        )
+                        .with_note(signature(def)),
+                    );
                     return Err(());
                 }
             }
@@ -930,4 +948,14 @@ impl FnCx<'_, '_> {
         }
         self.build_op(op, args, attrs, span)
     }
+}
+
+/// `op(a, b[, c])`: an op's parameters in IR order, optional ones bracketed.
+fn signature(def: &OpDef) -> String {
+    let params: Vec<String> = def
+        .params
+        .iter()
+        .map(|p| if p.optional { format!("[{}]", p.name) } else { p.name.to_string() })
+        .collect();
+    format!("{}({})", def.name, params.join(", "))
 }

@@ -51,6 +51,7 @@ mod consts;
 mod equal;
 mod expr;
 mod module;
+mod syntax;
 mod util;
 
 pub use equal::structurally_equal;

@@ -107,9 +107,11 @@ pub fn parse_module(
         Err(e) => {
             let at = e.offset.to_u32();
             let end = next_char_end(text, at);
-            return Err(
-                Diagnostic::error(Span::new(file, at, end), format!("syntax error: {}", e.error)).into()
-            );
+            return Err(Diagnostic::error(
+                Span::new(file, at, end),
+                format!("syntax error: {}", crate::syntax::message(text, &e)),
+            )
+            .into());
         }
     };
     let mut env = ConstEnv::default();

@@ -79,8 +79,9 @@ fn slices_and_multi_indices_are_rejected() {
 
 #[test]
 fn wrong_arity_and_value_dtype_are_rejected() {
-    let (msg, line, col, _) = one(&kernel(&format!("{CREATE}        v = pl.array.get_element(a)\n")));
-    assert_eq!(msg, "array.get_element takes 2 positional arguments, but got 1");
+    let (msg, line, col, notes) = one(&kernel(&format!("{CREATE}        v = pl.array.get_element(a)\n")));
+    assert_eq!(msg, "missing argument `index` of array.get_element");
+    assert_eq!(notes, vec!["array.get_element(array, index)".to_string()]);
     assert_eq!((line, col), (L + 1, 13));
     let (msg, _, _, _) = one(&kernel(&format!("{CREATE}        v = pl.array.get_element(a, 0, 1)\n")));
     assert_eq!(msg, "array.get_element takes 2 positional arguments, but got 3");

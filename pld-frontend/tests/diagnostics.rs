@@ -498,3 +498,29 @@ fn internal_only_ops_are_rejected_in_user_programs() {
     let opts = ParseOptions { allow_internal: true, ..ParseOptions::default() };
     assert!(parse_program(&mut sm, "t.py", &src, &opts).is_ok());
 }
+
+#[test]
+fn a_missing_colon_says_what_was_expected() {
+    let (msg, line, _, _) = one("@pl.jit.incore\ndef k(a: pl.Scalar[pl.INT32])\n    return\n");
+    assert_eq!(msg, "syntax error: expected ':'");
+    assert_eq!(line, 5);
+}
+
+#[test]
+fn a_missing_trailing_argument_is_named_even_with_keywords() {
+    // `peer` and `src` given by keyword, `dst` positionally: `offsets` and the rest are absent.
+    let (msg, line, col, notes) =
+        one(&incore("        pld.system.notify(data, peer=n, value=1, op=pld.NotifyOp.AtomicAdd)\n"));
+    assert_eq!(msg, "missing argument `offsets` of pld.system.notify");
+    assert_eq!((line, col), (L, 9));
+    assert_eq!(notes, vec!["pld.system.notify(target, peer, offsets, value)".to_string()]);
+}
+
+#[test]
+fn missing_trailing_arguments_are_all_named() {
+    let (msg, line, col, notes) =
+        one(&incore("        pld.system.notify(data, n, op=pld.NotifyOp.AtomicAdd)\n"));
+    assert_eq!(msg, "missing arguments `offsets` and `value` of pld.system.notify");
+    assert_eq!((line, col), (L, 9));
+    assert_eq!(notes, vec!["pld.system.notify(target, peer, offsets, value)".to_string()]);
+}

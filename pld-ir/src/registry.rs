@@ -178,6 +178,15 @@ pub enum AttrType {
 }
 
 impl AttrType {
+    /// An integer value of this type as the DSL spells it: an ABI enum's member name
+    /// (`AtomicAdd`), else the number.
+    pub fn spell_int(self, v: i64) -> String {
+        match self {
+            AttrType::Enum(kind) => kind.member_name(v).map_or_else(|| v.to_string(), str::to_owned),
+            _ => v.to_string(),
+        }
+    }
+
     /// Name for diagnostics.
     pub fn name(self) -> &'static str {
         match self {
@@ -876,7 +885,7 @@ pub fn describe(d: &OpDef) -> String {
             let mut s = format!("{}: {}", a.name, a.ty.name());
             if let Some(def) = a.default {
                 match def {
-                    AttrDefault::Int(v) => s.push_str(&format!(" = {v}")),
+                    AttrDefault::Int(v) => s.push_str(&format!(" = {}", a.ty.spell_int(v))),
                     AttrDefault::Bool(b) => s.push_str(&format!(" = {b}")),
                     AttrDefault::Str(v) => s.push_str(&format!(" = {v:?}")),
                 }
