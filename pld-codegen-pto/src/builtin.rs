@@ -16,10 +16,10 @@
 //! (`multi_block_mesh`); every other builtin is single-block.
 
 use crate::CodegenOptions;
-use pld_ir::registry::{DeduceEnv, LoweringKind};
+use pld_ir::registry::LoweringKind;
 use pld_ir::{
-    Attr, Block, Call, Callee, Diagnostic, Direction, Expr, Function, FunctionBuilder, FunctionKind, Program,
-    Span, Stmt, StmtKind, TensorType, Type, Values, BUILTIN_MESH_TILE,
+    Attr, Call, Callee, Diagnostic, Direction, Expr, Function, FunctionBuilder, FunctionKind, Program, Span,
+    TensorType, Type, BUILTIN_MESH_TILE,
 };
 use std::collections::BTreeMap;
 
@@ -249,8 +249,11 @@ pub fn render(
     });
     built.map_err(|d| err(d.message))?;
     let mut f = fb.finish();
-    let env_values = f.values.clone();
-    insert_fences(&env_values, &mut f.body, opts).map_err(|d| err(d.message))?;
+    let mut diags = pld_ir::Diagnostics::new();
+    pld_ir::comm_fence::insert_comm_fences(&mut f, &mut diags);
+    if let Some(d) = diags.iter().next() {
+        return Err(err(d.message.clone()));
+    }
     Ok(f)
 }
 
@@ -375,47 +378,4 @@ fn multi_block_mesh(
         }
         Ok(())
     })
-}
-
-fn op_stmt(values: &Values, opts: &CodegenOptions, op: &str, args: Vec<Expr>) -> Result<Stmt, Diagnostic> {
-    let env = DeduceEnv { values, target: opts.target, func_kind: Some(FunctionKind::Aiv) };
-    let e = Expr::op_call(op, args, Vec::new(), Span::DUMMY, &env)?;
-    Ok(Stmt::new(StmtKind::Eval(e), Span::DUMMY))
-}
-
-/// The data-before-signal markers of `InsertCommFence` (passes.md §9.5) for a synthesized
-/// body: region invalidate + fence after a local publishing write into a window, a fence after
-/// a remote write, a whole-GM invalidate after a wait.
-fn insert_fences(values: &Values, block: &mut Block, opts: &CodegenOptions) -> Result<(), Diagnostic> {
-    let mut out = Vec::with_capacity(block.stmts.len());
-    for mut s in std::mem::take(&mut block.stmts) {
-        for b in s.blocks_mut() {
-            insert_fences(values, b, opts)?;
-        }
-        let call = s.call().cloned();
-        out.push(s);
-        let Some(c) = call else { continue };
-        let window_arg =
-            |i: usize| c.args.get(i).filter(|a| matches!(a.ty(values), Type::DistTensor(_))).cloned();
-        match c.callee.name() {
-            "tile.store" | "pld.tile.get" => {
-                let i = if c.callee.name() == "tile.store" { 2 } else { 0 };
-                if let Some(t) = window_arg(i) {
-                    if let Some(tt) = t.ty(values).as_tensor_like().cloned() {
-                        let shape = Expr::tuple(tt.shape.clone());
-                        let zeros = Expr::tuple(vec![Expr::int(0); tt.rank()]);
-                        out.push(op_stmt(values, opts, "system.cacheinvalid", vec![t, shape, zeros])?);
-                        out.push(op_stmt(values, opts, "system.fence", vec![])?);
-                    }
-                }
-            }
-            "pld.tile.remote_store" | "pld.tile.put" => {
-                out.push(op_stmt(values, opts, "system.fence", vec![])?)
-            }
-            "pld.system.wait" => out.push(op_stmt(values, opts, "system.cacheinvalid", vec![])?),
-            _ => {}
-        }
-    }
-    block.stmts = out;
-    Ok(())
 }

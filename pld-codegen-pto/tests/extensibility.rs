@@ -6,8 +6,8 @@ mod common;
 use common::*;
 use pld_codegen_pto::{register_emitter, FnCx, Val};
 use pld_ir::{
-    register_op, Affinity, Call, DataType, DeduceCx, Diagnostic, Effect, FunctionKind, OpDef, ParamDef, Type,
-    ValueId,
+    register_op, Affinity, Call, DataType, DeduceCx, Diagnostic, Effect, FunctionKind, OpDef, ParamDef,
+    SignalRole, Type, ValueId,
 };
 
 static TEST_NEG: OpDef = OpDef {
@@ -19,6 +19,7 @@ static TEST_NEG: OpDef = OpDef {
     attrs: &[],
     affinity: Affinity::Vector,
     no_duplicate: false,
+    signal_role: SignalRole::None,
     internal: false,
     effects: None,
     deduce: deduce_neg,

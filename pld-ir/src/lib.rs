@@ -32,8 +32,10 @@
 #![deny(missing_docs)]
 
 pub mod builder;
+pub mod comm_fence;
 pub mod diag;
 pub mod dtype;
+pub mod effects;
 pub mod expr;
 pub mod func;
 pub mod printer;
@@ -50,6 +52,9 @@ pub use inventory;
 pub use builder::{Builder, FunctionBuilder};
 pub use diag::{Diagnostic, Diagnostics, Severity};
 pub use dtype::DataType;
+pub use effects::{
+    arg_accesses, comm_class, pushed_sources, ArgAccess, CommClass, Side, SignalRole, StoreKind,
+};
 pub use expr::{Attr, BinOp, Call, Callee, Expr, ExprKind, UnOp};
 pub use func::{Direction, Function, FunctionKind, Param, Program};
 pub use printer::{print_function, print_program};

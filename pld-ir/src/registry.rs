@@ -7,6 +7,7 @@
 //! and the simulator see ops only through these records, never by family.
 
 use crate::diag::Diagnostic;
+pub use crate::effects::{Effect, Side, SignalRole, StoreKind};
 use crate::expr::{Attr, Call, Expr, ExprKind};
 use crate::func::FunctionKind;
 use crate::span::Span;
@@ -42,30 +43,6 @@ impl Affinity {
     }
 }
 
-/// What an op does to one argument.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Effect {
-    /// Not a memory operand.
-    None,
-    /// Read.
-    Read,
-    /// Written.
-    Write,
-    /// Read and written.
-    ReadWrite,
-}
-
-impl Effect {
-    /// Whether the argument is written.
-    pub fn writes(self) -> bool {
-        matches!(self, Effect::Write | Effect::ReadWrite)
-    }
-    /// Whether the argument is read.
-    pub fn reads(self) -> bool {
-        matches!(self, Effect::Read | Effect::ReadWrite)
-    }
-}
-
 /// One positional-or-keyword parameter of an op.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct ParamDef {
@@ -73,26 +50,42 @@ pub struct ParamDef {
     pub name: &'static str,
     /// Whether it may be omitted (only trailing parameters may be).
     pub optional: bool,
-    /// What the op does to it.
+    /// What the op does to it (static; [`OpDef::effects`] may refine it per call).
     pub effect: Effect,
+    /// Whose memory it is: this rank's, or a peer's window region.
+    pub side: Side,
+    /// For a local GM store: bulk or scalar.
+    pub store: StoreKind,
 }
 
 impl ParamDef {
     /// A required parameter that is not a memory operand.
     pub const fn value(name: &'static str) -> ParamDef {
-        ParamDef { name, optional: false, effect: Effect::None }
+        ParamDef { name, optional: false, effect: Effect::None, side: Side::Local, store: StoreKind::None }
     }
-    /// A required parameter with an effect.
+    /// A required local memory operand with an effect.
     pub const fn mem(name: &'static str, effect: Effect) -> ParamDef {
-        ParamDef { name, optional: false, effect }
+        ParamDef { name, optional: false, effect, side: Side::Local, store: StoreKind::None }
     }
     /// An optional parameter.
     pub const fn optional(name: &'static str) -> ParamDef {
-        ParamDef { name, optional: true, effect: Effect::None }
+        ParamDef { name, optional: true, effect: Effect::None, side: Side::Local, store: StoreKind::None }
     }
-    /// An optional parameter with an effect.
+    /// An optional local memory operand with an effect.
     pub const fn optional_mem(name: &'static str, effect: Effect) -> ParamDef {
-        ParamDef { name, optional: true, effect }
+        ParamDef { name, optional: true, effect, side: Side::Local, store: StoreKind::None }
+    }
+    /// The same operand, in a peer's window region (addressed through the call's peer index).
+    pub const fn peer(self) -> ParamDef {
+        ParamDef { side: Side::Peer, ..self }
+    }
+    /// The same operand, written by a bulk (MTE3) store.
+    pub const fn bulk_store(self) -> ParamDef {
+        ParamDef { store: StoreKind::Bulk, ..self }
+    }
+    /// The same operand, written by a scalar store.
+    pub const fn scalar_store(self) -> ParamDef {
+        ParamDef { store: StoreKind::Scalar, ..self }
     }
 }
 
@@ -470,6 +463,8 @@ pub struct OpDef {
     pub affinity: Affinity,
     /// Pin to the AIV lane inside `split_aiv` regions (only `notify` sets it).
     pub no_duplicate: bool,
+    /// Its part in the signal protocol (notify, blocking wait, deferred wait).
+    pub signal_role: SignalRole,
     /// Only compiler passes may create it.
     pub internal: bool,
     /// Effects computed from the call, overriding the static per-parameter effects.

@@ -14,7 +14,7 @@ use crate::util::{describe, window_arg};
 use pld_ir::registry::{AbiEnumKind, AttrDefault, AttrType};
 use pld_ir::{
     register_op, Affinity, AttrDef, DataType, DeduceCx, Diagnostic, Effect, Expr, FunctionKind, Layout,
-    OpDef, ParamDef, TensorType, Type,
+    OpDef, ParamDef, SignalRole, TensorType, Type,
 };
 
 const FAMILY: &str = "collectives";
@@ -35,6 +35,7 @@ const fn coll(
         attrs,
         affinity: Affinity::Shared,
         no_duplicate: false,
+        signal_role: SignalRole::None,
         internal: false,
         effects: None,
         deduce,

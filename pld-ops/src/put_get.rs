@@ -13,8 +13,8 @@
 use crate::util::{check_atomic_dtype, describe, peer_arg, window_arg};
 use pld_ir::registry::{AbiEnumKind, AttrDefault, AttrType};
 use pld_ir::{
-    register_op, Affinity, AttrDef, Call, DeduceCx, Diagnostic, Effect, Expr, OpDef, ParamDef, TensorType,
-    Type,
+    register_op, Affinity, AttrDef, Call, DeduceCx, Diagnostic, Effect, Expr, OpDef, ParamDef, SignalRole,
+    TensorType, Type,
 };
 
 const FAMILY: &str = "put_get";
@@ -31,8 +31,9 @@ const CHUNK_ATTRS_GET: &[AttrDef] = &[
     AttrDef::with_default("pipeline", AttrType::Bool, AttrDefault::Bool(false)),
 ];
 
-const TENSOR_PARAMS: &[ParamDef] = &[
-    ParamDef::mem("dst", Effect::Write),
+/// `put` pushes into the peer's `dst`; `get` pulls from the peer's `src` into a local `dst`.
+const TENSOR_PUT_PARAMS: &[ParamDef] = &[
+    ParamDef::mem("dst", Effect::Write).peer(),
     ParamDef::value("peer"),
     ParamDef::mem("src", Effect::Read),
     ParamDef::optional("dst_offsets"),
@@ -40,10 +41,30 @@ const TENSOR_PARAMS: &[ParamDef] = &[
     ParamDef::optional("shape"),
 ];
 
-const TILE_PARAMS: &[ParamDef] = &[
+const TENSOR_GET_PARAMS: &[ParamDef] = &[
     ParamDef::mem("dst", Effect::Write),
     ParamDef::value("peer"),
+    ParamDef::mem("src", Effect::Read).peer(),
+    ParamDef::optional("dst_offsets"),
+    ParamDef::optional("src_offsets"),
+    ParamDef::optional("shape"),
+];
+
+const TILE_PUT_PARAMS: &[ParamDef] = &[
+    ParamDef::mem("dst", Effect::Write).peer(),
+    ParamDef::value("peer"),
     ParamDef::mem("src", Effect::Read),
+    ParamDef::mem("stage", Effect::Write),
+    ParamDef::optional_mem("stage2", Effect::Write),
+    ParamDef::optional("dst_offsets"),
+    ParamDef::optional("src_offsets"),
+    ParamDef::optional("shape"),
+];
+
+const TILE_GET_PARAMS: &[ParamDef] = &[
+    ParamDef::mem("dst", Effect::Write),
+    ParamDef::value("peer"),
+    ParamDef::mem("src", Effect::Read).peer(),
     ParamDef::mem("stage", Effect::Write),
     ParamDef::optional_mem("stage2", Effect::Write),
     ParamDef::optional("dst_offsets"),
@@ -58,7 +79,7 @@ pub static TENSOR_PUT: OpDef = OpDef {
     family: FAMILY,
     summary: "write local GM data into a peer rank's window slice through a Vec staging tile (TPUT)",
     aliases: &[],
-    params: TENSOR_PARAMS,
+    params: TENSOR_PUT_PARAMS,
     attrs: &[
         AttrDef::with_default("atomic", AttrType::Enum(AbiEnumKind::AtomicType), AttrDefault::Int(0)),
         AttrDef::with_default("chunk_rows", AttrType::Int, AttrDefault::Int(0)),
@@ -67,6 +88,7 @@ pub static TENSOR_PUT: OpDef = OpDef {
     ],
     affinity: Affinity::Vector,
     no_duplicate: false,
+    signal_role: SignalRole::None,
     internal: false,
     effects: Some(put_effects),
     deduce: deduce_tensor_put,
@@ -80,10 +102,11 @@ pub static TENSOR_GET: OpDef = OpDef {
     family: FAMILY,
     summary: "read a peer rank's window slice into local GM through a Vec staging tile (TGET)",
     aliases: &[],
-    params: TENSOR_PARAMS,
+    params: TENSOR_GET_PARAMS,
     attrs: CHUNK_ATTRS_GET,
     affinity: Affinity::Vector,
     no_duplicate: false,
+    signal_role: SignalRole::None,
     internal: false,
     effects: None,
     deduce: deduce_tensor_get,
@@ -97,10 +120,11 @@ pub static TILE_PUT: OpDef = OpDef {
     family: FAMILY,
     summary: "TPUT with explicit Vec staging tile(s); created by ConvertTensorToTileOps",
     aliases: &[],
-    params: TILE_PARAMS,
+    params: TILE_PUT_PARAMS,
     attrs: &[AttrDef::required("atomic", AttrType::Enum(AbiEnumKind::AtomicType))],
     affinity: Affinity::Vector,
     no_duplicate: false,
+    signal_role: SignalRole::None,
     internal: true,
     effects: Some(put_effects),
     deduce: deduce_tile_put,
@@ -113,10 +137,11 @@ pub static TILE_GET: OpDef = OpDef {
     family: FAMILY,
     summary: "TGET with explicit Vec staging tile(s); created by ConvertTensorToTileOps",
     aliases: &[],
-    params: TILE_PARAMS,
+    params: TILE_GET_PARAMS,
     attrs: &[],
     affinity: Affinity::Vector,
     no_duplicate: false,
+    signal_role: SignalRole::None,
     internal: true,
     effects: None,
     deduce: deduce_tile_get,

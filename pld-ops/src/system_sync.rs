@@ -9,7 +9,7 @@ use crate::util::{describe, offsets_tuple, peer_arg, window_arg};
 use pld_ir::registry::{AbiEnumKind, AttrType};
 use pld_ir::{
     register_op, Affinity, AttrDef, Call, DataType, DeduceCx, Diagnostic, Effect, ExprKind, Layout, OpDef,
-    ParamDef, Type,
+    ParamDef, SignalRole, Type,
 };
 
 const FAMILY: &str = "system_sync";
@@ -21,7 +21,7 @@ pub static NOTIFY: OpDef = OpDef {
     summary: "write or atomically add a scalar into a peer rank's signal slot (TNOTIFY)",
     aliases: &[],
     params: &[
-        ParamDef::mem("target", Effect::ReadWrite),
+        ParamDef::mem("target", Effect::ReadWrite).peer(),
         ParamDef::value("peer"),
         ParamDef::value("offsets"),
         ParamDef::value("value"),
@@ -29,6 +29,7 @@ pub static NOTIFY: OpDef = OpDef {
     attrs: &[AttrDef::required("op", AttrType::Enum(AbiEnumKind::NotifyOp))],
     affinity: Affinity::Shared,
     no_duplicate: true,
+    signal_role: SignalRole::Notify,
     internal: false,
     effects: Some(notify_effects),
     deduce: deduce_notify,
@@ -64,6 +65,7 @@ pub static WAIT: OpDef = OpDef {
     attrs: &[AttrDef::required("cmp", AttrType::Enum(AbiEnumKind::WaitCmp))],
     affinity: Affinity::Shared,
     no_duplicate: false,
+    signal_role: SignalRole::BlockingWait,
     internal: false,
     effects: None,
     deduce: deduce_wait,
@@ -93,6 +95,7 @@ pub static DEFER_WAIT: OpDef = OpDef {
     attrs: &[AttrDef::required("cmp", AttrType::Enum(AbiEnumKind::WaitCmp))],
     affinity: Affinity::Shared,
     no_duplicate: false,
+    signal_role: SignalRole::DeferredWait,
     internal: false,
     effects: None,
     deduce: deduce_defer_wait,

@@ -12,7 +12,7 @@ use crate::util::{check_atomic_dtype, describe, offsets_tuple, peer_arg, window_
 use pld_ir::registry::{AbiEnumKind, AttrDefault, AttrType, Overload};
 use pld_ir::{
     register_op, register_overload, Affinity, AttrDef, BinOp, Call, DataType, DeduceCx, Diagnostic, Effect,
-    Expr, OpDef, ParamDef, TileType, Type,
+    Expr, OpDef, ParamDef, SignalRole, TileType, Type,
 };
 
 const FAMILY: &str = "tile_remote";
@@ -24,7 +24,7 @@ pub static REMOTE_LOAD: OpDef = OpDef {
     summary: "read a region of a peer rank's window slice into a local tile (TLOAD)",
     aliases: &["pld.remote_load"],
     params: &[
-        ParamDef::mem("target", Effect::Read),
+        ParamDef::mem("target", Effect::Read).peer(),
         ParamDef::value("peer"),
         ParamDef::value("offsets"),
         ParamDef::value("shape"),
@@ -33,6 +33,7 @@ pub static REMOTE_LOAD: OpDef = OpDef {
     attrs: &[AttrDef::with_default("allow_physical_tail_padding", AttrType::Bool, AttrDefault::Bool(false))],
     affinity: Affinity::Shared,
     no_duplicate: false,
+    signal_role: SignalRole::None,
     internal: false,
     effects: None,
     deduce: deduce_remote_load,
@@ -195,13 +196,13 @@ fn remote_store_effects(call: &Call) -> Vec<Effect> {
 
 const REMOTE_STORE_PARAMS: &[ParamDef] = &[
     ParamDef::mem("src", Effect::Read),
-    ParamDef::mem("target", Effect::Write),
+    ParamDef::mem("target", Effect::Write).peer(),
     ParamDef::value("peer"),
     ParamDef::value("offsets"),
 ];
 const TILE_REMOTE_STORE_PARAMS: &[ParamDef] = &[
     ParamDef::mem("src_tile", Effect::Read),
-    ParamDef::mem("target", Effect::Write),
+    ParamDef::mem("target", Effect::Write).peer(),
     ParamDef::value("peer"),
     ParamDef::value("offsets"),
 ];
@@ -218,6 +219,7 @@ pub static TILE_REMOTE_STORE: OpDef = OpDef {
     attrs: &[ATOMIC_OPT],
     affinity: Affinity::FromFirstTileArg,
     no_duplicate: false,
+    signal_role: SignalRole::None,
     internal: false,
     effects: Some(remote_store_effects),
     deduce: deduce_tile_remote_store,
@@ -234,6 +236,7 @@ pub static TENSOR_REMOTE_STORE: OpDef = OpDef {
     attrs: &[ATOMIC_OPT],
     affinity: Affinity::Shared,
     no_duplicate: false,
+    signal_role: SignalRole::None,
     internal: false,
     effects: Some(remote_store_effects),
     deduce: deduce_tensor_remote_store,

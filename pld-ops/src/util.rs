@@ -2,7 +2,7 @@
 //! panicking, names the op (`cx.def.name`) in its message, and treats dynamic dims as
 //! trusted (rules fire only when every participating value is static).
 
-use pld_ir::{DeduceCx, Diagnostic, Expr, MemorySpace, TensorType, TileType, Type};
+use pld_ir::{DeduceCx, Diagnostic, Expr, MemorySpace, SignalRole, TensorType, TileType, Type};
 
 /// The items of the tuple argument `i` (shape, offsets, indices).
 pub(crate) fn tuple_arg<'a>(cx: &'a DeduceCx<'_>, i: usize, what: &str) -> Result<&'a [Expr], Diagnostic> {
@@ -251,6 +251,7 @@ pub(crate) const fn def(
         attrs,
         affinity,
         no_duplicate: false,
+        signal_role: SignalRole::None,
         internal: false,
         effects: None,
         deduce,

@@ -7,7 +7,8 @@
 
 use pld_ir::registry::AttrType;
 use pld_ir::{
-    register_op, Affinity, AttrDef, DataType, DeduceCx, Diagnostic, FunctionKind, OpDef, ParamDef, Type,
+    register_op, Affinity, AttrDef, DataType, DeduceCx, Diagnostic, FunctionKind, OpDef, ParamDef,
+    SignalRole, Type,
 };
 
 /// `pld.tensor.alloc_window_buffer(size, *, name)`: reserve `size` bytes in every rank's window.
@@ -20,6 +21,7 @@ pub static ALLOC_WINDOW_BUFFER: OpDef = OpDef {
     attrs: &[AttrDef::required("name", AttrType::Str)],
     affinity: Affinity::Shared,
     no_duplicate: false,
+    signal_role: SignalRole::None,
     internal: false,
     effects: None,
     deduce: deduce_alloc,
@@ -63,6 +65,7 @@ pub static WINDOW: OpDef = OpDef {
     attrs: &[AttrDef::required("dtype", AttrType::DType)],
     affinity: Affinity::Shared,
     no_duplicate: false,
+    signal_role: SignalRole::None,
     internal: false,
     effects: None,
     deduce: deduce_window,
@@ -111,6 +114,7 @@ pub static WORLD_SIZE: OpDef = OpDef {
     attrs: &[],
     affinity: Affinity::Shared,
     no_duplicate: false,
+    signal_role: SignalRole::None,
     internal: false,
     effects: None,
     deduce: deduce_world_size,
@@ -137,6 +141,7 @@ pub static GET_COMM_CTX: OpDef = OpDef {
     attrs: &[],
     affinity: Affinity::Shared,
     no_duplicate: false,
+    signal_role: SignalRole::None,
     internal: false,
     effects: None,
     deduce: deduce_get_comm_ctx,
@@ -180,6 +185,7 @@ pub static RANK: OpDef = OpDef {
     attrs: &[],
     affinity: Affinity::Shared,
     no_duplicate: false,
+    signal_role: SignalRole::None,
     internal: false,
     effects: None,
     deduce: deduce_ctx_query,
@@ -196,6 +202,7 @@ pub static NRANKS: OpDef = OpDef {
     attrs: &[],
     affinity: Affinity::Shared,
     no_duplicate: false,
+    signal_role: SignalRole::None,
     internal: false,
     effects: None,
     deduce: deduce_ctx_query,

@@ -1,7 +1,7 @@
 //! Registering an op name twice is reported with both definition sites. This test lives in
 //! its own file (its own test binary) because it deliberately pollutes the global registry.
 
-use pld_ir::{register_op, Affinity, DeduceCx, Diagnostic, OpDef, Type};
+use pld_ir::{register_op, Affinity, DeduceCx, Diagnostic, OpDef, SignalRole, Type};
 
 fn deduce_unknown(_: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
     Ok(Type::Unknown)
@@ -16,6 +16,7 @@ static SHADOW_RANK: OpDef = OpDef {
     attrs: &[],
     affinity: Affinity::Shared,
     no_duplicate: false,
+    signal_role: SignalRole::None,
     internal: false,
     effects: None,
     deduce: deduce_unknown,

@@ -5,7 +5,7 @@
 use pld_ir::registry::{AttrDefault, AttrType};
 use pld_ir::{
     register_op, Affinity, Attr, AttrDef, DataType, DeduceCx, Diagnostic, Direction, Effect, Expr,
-    FunctionBuilder, FunctionKind, OpDef, ParamDef, Type,
+    FunctionBuilder, FunctionKind, OpDef, ParamDef, SignalRole, Type,
 };
 
 /// `pld.tile.scale_rows(tile, *, factor=1)`: a made-up vector op for this test.
@@ -18,6 +18,7 @@ static SCALE_ROWS: OpDef = OpDef {
     attrs: &[AttrDef::with_default("factor", AttrType::Int, AttrDefault::Int(1))],
     affinity: Affinity::Vector,
     no_duplicate: false,
+    signal_role: SignalRole::None,
     internal: false,
     effects: None,
     deduce: deduce_scale_rows,

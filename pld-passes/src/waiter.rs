@@ -5,8 +5,7 @@
 //! flow; after the first registration nothing may read a tensor; loops that register need a
 //! static positive trip count; at most [`MAX_DEFERRED_CONDITIONS`] registrations in total.
 
-use crate::ops::DEFER_WAIT;
-use pld_ir::{Block, Diagnostic, Expr, ExprKind, ForKind, StmtKind, Values};
+use pld_ir::{Block, Diagnostic, Expr, ExprKind, ForKind, SignalRole, StmtKind, Values};
 
 /// The runtime's per-task completion budget.
 pub const MAX_DEFERRED_CONDITIONS: u64 = 64;
@@ -82,7 +81,7 @@ fn block(b: &Block, values: &Values) -> Result<Summary, Diagnostic> {
 fn stmt(s: &pld_ir::Stmt, values: &Values) -> Result<Summary, Diagnostic> {
     match &s.kind {
         StmtKind::Eval(e) => match e.as_call() {
-            Some(c) if c.callee.name() == DEFER_WAIT => {
+            Some(c) if c.signal_role() == SignalRole::DeferredWait => {
                 for a in &c.args[1..] {
                     scalar_expr(a, values, false)?;
                 }
@@ -94,7 +93,7 @@ fn stmt(s: &pld_ir::Stmt, values: &Values) -> Result<Summary, Diagnostic> {
             )),
         },
         StmtKind::Assign { targets, value } => {
-            if value.as_call().is_some_and(|c| c.callee.name() == DEFER_WAIT) {
+            if value.as_call().is_some_and(|c| c.signal_role() == SignalRole::DeferredWait) {
                 return Err(Diagnostic::error(
                     s.span,
                     "pld.system.defer_wait must be a standalone statement",

@@ -6,7 +6,8 @@ mod common;
 use common::*;
 use pld_ir::{
     register_lowering, register_op, Affinity, Builder, Call, DataType, DeduceCx, Diagnostic, Direction,
-    Effect, Expr, FunctionBuilder, FunctionKind, LoweringKind, OpDef, ParamDef, Program, Span, Type, ValueId,
+    Effect, Expr, FunctionBuilder, FunctionKind, LoweringKind, OpDef, ParamDef, Program, SignalRole, Span,
+    Type, ValueId,
 };
 
 /// `test.tensor.double(win)`: doubles a window-bound tensor in place.
@@ -19,6 +20,7 @@ static DOUBLE: OpDef = OpDef {
     attrs: &[],
     affinity: Affinity::Shared,
     no_duplicate: false,
+    signal_role: SignalRole::None,
     internal: false,
     effects: None,
     deduce: deduce_double,

@@ -1,7 +1,7 @@
 //! An op defined only in this test file runs on the simulator once it registers semantics
 //! here (no edit to the simulator); an op without semantics is a runtime report naming it.
 
-use pld_ir::{register_op, Affinity, DeduceCx, Diagnostic, OpDef, ParamDef, Type};
+use pld_ir::{register_op, Affinity, DeduceCx, Diagnostic, OpDef, ParamDef, SignalRole, Type};
 use pld_sim::sem::{Flow, OpCx};
 use pld_sim::value::{Tile, Val};
 use pld_sim::{register_semantics, run, HostTensor, Inputs, ReportKind, SimConfig, SimError};
@@ -20,6 +20,7 @@ static TEST_SQUARE: OpDef = OpDef {
     attrs: &[],
     affinity: Affinity::FromFirstTileArg,
     no_duplicate: false,
+    signal_role: SignalRole::None,
     internal: false,
     effects: None,
     deduce: deduce_same_tile,

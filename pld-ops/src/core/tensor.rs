@@ -62,7 +62,11 @@ pub static TENSOR_WRITE: OpDef = def(
     FAMILY,
     "write one element of a (window-bound) tensor; returns the tensor",
     &["pl.tensor.write"],
-    &[ParamDef::mem("tensor", Effect::Write), ParamDef::value("indices"), ParamDef::value("value")],
+    &[
+        ParamDef::mem("tensor", Effect::Write).scalar_store(),
+        ParamDef::value("indices"),
+        ParamDef::value("value"),
+    ],
     &[],
     Affinity::Shared,
     deduce_write,
@@ -194,7 +198,7 @@ pub static TENSOR_ASSEMBLE: OpDef = def(
     "write a tensor into a region of another; returns the target",
     &["pl.assemble", "pl.tensor.assemble"],
     &[
-        ParamDef::mem("target", Effect::Write),
+        ParamDef::mem("target", Effect::Write).bulk_store(),
         ParamDef::mem("source", Effect::Read),
         ParamDef::value("offsets"),
     ],

@@ -105,7 +105,7 @@ pub static TILE_STORE: OpDef = def(
     &[
         ParamDef::mem("tile", Effect::Read),
         ParamDef::value("offsets"),
-        ParamDef::mem("output_tensor", Effect::Write),
+        ParamDef::mem("output_tensor", Effect::Write).bulk_store(),
     ],
     &[AttrDef::with_default("atomic", AttrType::Enum(AbiEnumKind::AtomicType), AttrDefault::Int(0))],
     Affinity::FromFirstTileArg,

@@ -10,12 +10,11 @@
 //! declared tensor type, which every caller allocates with `tensor.create` and passes. A GM
 //! parameter written both by a bulk tile store and by a scalar `tensor.write` is rejected.
 
-use crate::ops::{BULK_STORES, SCALAR_STORES};
 use crate::pass::{Pass, PassCx, Property};
 use crate::util::apply_lowerings;
 use pld_ir::{
     Block, Diagnostic, Diagnostics, Direction, Effect, ExprKind, Function, FunctionKind, LoweringKind,
-    Program, StmtKind, ValueId,
+    Program, StmtKind, StoreKind, ValueId,
 };
 use std::collections::HashMap;
 
@@ -109,19 +108,14 @@ fn scan(block: &Block, f: &Function, origin: &mut HashMap<ValueId, usize>, acces
         s.for_each_expr(&mut |e| {
             e.walk(&mut |x| {
                 if let ExprKind::Call(c) = &x.kind {
-                    let effects = c.op().map(|d| d.arg_effects(c)).unwrap_or_default();
+                    let accesses = c.op().map(|d| pld_ir::arg_accesses(d, c)).unwrap_or_default();
                     let top = std::ptr::eq(x, e);
-                    let name = c.callee.name();
-                    for (list, scalar) in [(BULK_STORES, false), (SCALAR_STORES, true)] {
-                        for &(_, i) in list.iter().filter(|(n, _)| *n == name) {
-                            if let Some(&p) =
-                                c.args.get(i).and_then(|a| a.as_var()).and_then(|v| origin.get(&v))
-                            {
-                                if scalar {
-                                    access[p].scalar = true;
-                                } else {
-                                    access[p].bulk = true;
-                                }
+                    for (a, acc) in c.args.iter().zip(&accesses) {
+                        if let Some(&p) = a.as_var().and_then(|v| origin.get(&v)) {
+                            match acc.store {
+                                StoreKind::Bulk => access[p].bulk = true,
+                                StoreKind::Scalar => access[p].scalar = true,
+                                StoreKind::None => {}
                             }
                         }
                     }
@@ -130,7 +124,7 @@ fn scan(block: &Block, f: &Function, origin: &mut HashMap<ValueId, usize>, acces
                             continue;
                         }
                         if let Some(&p) = a.as_var().and_then(|v| origin.get(&v)) {
-                            match effects.get(i).copied().unwrap_or(Effect::Read) {
+                            match accesses.get(i).map_or(Effect::Read, |acc| acc.effect) {
                                 Effect::Write => access[p].write = true,
                                 Effect::ReadWrite => {
                                     access[p].write = true;

@@ -19,13 +19,12 @@
 //! AIV, has no `core_num`/`sync_start`, is called from a chip orchestration, and lowers to a
 //! pure AIV kernel.
 
-use crate::ops::DEFER_WAIT;
 use crate::pass::{Pass, PassCx, Property};
 use crate::passes::dce::dce_block;
 use crate::util::{call_stmt, for_each_call, is_placement_stamp};
 use pld_ir::{
     Attr, Block, Call, Callee, Diagnostic, Diagnostics, Expr, ExprKind, Function, FunctionKind, Program,
-    Stmt, StmtKind, Values,
+    SignalRole, Stmt, StmtKind, Values,
 };
 use std::collections::HashSet;
 
@@ -322,7 +321,7 @@ fn rewrite_group_calls(block: &mut Block, split: &HashSet<String>, diags: &mut D
 /// Whether `block` contains a deferred-wait registration anywhere.
 pub fn contains_defer_wait(block: &Block) -> bool {
     let mut found = false;
-    for_each_call(block, &mut |c, _| found |= c.callee.name() == DEFER_WAIT);
+    for_each_call(block, &mut |c, _| found |= c.signal_role() == SignalRole::DeferredWait);
     found
 }
 

@@ -1,16 +1,16 @@
 //! `FlattenTileNdTo2D`: N-D tiles become 2-D where the comm ops push them as 2-D regions.
 //!
-//! Afterwards: every tile pushed as a 2-D region (`pld.tile.remote_store`'s source) that is
+//! Afterwards: every tile pushed as a 2-D region (the local tile operand of an op that writes
+//! a peer's window, `pld_ir::pushed_sources`: `pld.tile.remote_store`'s source) that is
 //! fully valid, of rank > 2 and whose leading dims are statically 1 is reshaped
 //! (`tile.reshape`) to its inner two dims first; the target and offsets keep their rank
 //! (the op's contract addresses the leading target dims with extent 1). Sources with a
 //! partial valid region or non-unit leading dims are left as they are (their leading dims
 //! are rejected by the op's own deducer, or fold into the rows in codegen).
 
-use crate::ops::PUSHES_2D_TILE;
 use crate::pass::{Pass, PassCx};
 use crate::util::{call_stmt, map_block};
-use pld_ir::{Builder, Diagnostics, Expr, Program, Stmt, StmtKind, TileType, Values};
+use pld_ir::{pushed_sources, Builder, Diagnostics, Expr, Program, Stmt, StmtKind, TileType, Values};
 
 /// See the module docs.
 pub struct FlattenTileNdTo2D;
@@ -39,7 +39,7 @@ impl Pass for FlattenTileNdTo2D {
                 map_block(
                     &mut body,
                     &mut |s| {
-                        let Some((src, t)) = flattened_source(&s, values) else { return Ok(vec![s]) };
+                        let Some((i, src, t)) = flattened_source(&s, values) else { return Ok(vec![s]) };
                         let rank = t.shape.len();
                         let mut b = Builder::new(values, kind);
                         b.target = target;
@@ -54,7 +54,7 @@ impl Pass for FlattenTileNdTo2D {
                         let mut s = s.clone();
                         if let StmtKind::Eval(e) | StmtKind::Assign { value: e, .. } = &mut s.kind {
                             if let Some(c) = e.as_call_mut() {
-                                c.args[0] = Expr::var(flat);
+                                c.args[i] = Expr::var(flat);
                             }
                         }
                         let (mut out, _) = b.finish();
@@ -73,14 +73,14 @@ impl Pass for FlattenTileNdTo2D {
 
 /// The source argument of a 2-D push in `s` and its tile type, when that tile is to be
 /// flattened (fully valid, rank > 2, leading dims statically 1).
-fn flattened_source<'s>(s: &'s Stmt, values: &Values) -> Option<(&'s Expr, TileType)> {
+fn flattened_source<'s>(s: &'s Stmt, values: &Values) -> Option<(usize, &'s Expr, TileType)> {
     let (call, _) = call_stmt(s)?;
-    if !PUSHES_2D_TILE.contains(&call.callee.name()) {
-        return None;
-    }
-    let src = call.args.first()?;
-    let t = src.ty(values).as_tile().cloned()?;
-    let rank = t.shape.len();
-    let leading_ones = t.shape[..rank.saturating_sub(2)].iter().all(|d| d.as_int() == Some(1));
-    (rank > 2 && t.valid_shape.is_empty() && leading_ones).then_some((src, t))
+    let def = call.op()?;
+    pushed_sources(def, call).into_iter().find_map(|i| {
+        let src = call.args.get(i)?;
+        let t = src.ty(values).as_tile().cloned()?;
+        let rank = t.shape.len();
+        let leading_ones = t.shape[..rank.saturating_sub(2)].iter().all(|d| d.as_int() == Some(1));
+        (rank > 2 && t.valid_shape.is_empty() && leading_ones).then_some((i, src, t))
+    })
 }

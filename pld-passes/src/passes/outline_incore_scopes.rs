@@ -14,12 +14,11 @@
 //! contract (registrations, scalar bookkeeping and control flow only; at most 64
 //! registrations); its function is marked `deferred_completion_waiter=True`.
 
-use crate::ops::DEFER_WAIT;
 use crate::pass::{Pass, PassCx, Property};
 use crate::util::{for_each_call, is_placement_stamp, used_values};
 use pld_ir::{
     Attr, Block, Call, Callee, DataType, Diagnostic, Diagnostics, Direction, Expr, ExprKind, Function,
-    FunctionKind, Param, Program, ScopeKind, Stmt, StmtKind, Type, ValueId, Values,
+    FunctionKind, Param, Program, ScopeKind, SignalRole, Stmt, StmtKind, Type, ValueId, Values,
 };
 use std::collections::{HashMap, HashSet};
 
@@ -168,7 +167,7 @@ fn outline(
     }
     let mut has_waiter = false;
     if kernel {
-        for_each_call(body, &mut |c, _| has_waiter |= c.callee.name() == DEFER_WAIT);
+        for_each_call(body, &mut |c, _| has_waiter |= c.signal_role() == SignalRole::DeferredWait);
     }
     // Values defined in the region (anywhere) and at its top level (visible after it).
     let mut inner_defs: HashSet<ValueId> = HashSet::new();
