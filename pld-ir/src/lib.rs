@@ -45,6 +45,7 @@ pub mod stmt;
 pub mod types;
 pub mod value;
 pub mod verify;
+pub mod vocab;
 
 #[doc(hidden)]
 pub use inventory;

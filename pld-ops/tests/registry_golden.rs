@@ -18,3 +18,11 @@ fn every_op_resolves_by_name_and_alias() {
         }
     }
 }
+
+#[test]
+fn the_pass_vocabulary_names_registered_ops() {
+    let reg = pld_testkit::init();
+    for name in pld_ir::vocab::ALL {
+        assert_eq!(reg.lookup(name).map(|d| d.name), Some(*name), "pld_ir::vocab names unknown op {name}");
+    }
+}

@@ -10,7 +10,7 @@ use pld_ir::{Block, Diagnostic, Expr, ExprKind, ForKind, SignalRole, StmtKind, V
 /// The runtime's per-task completion budget.
 pub const MAX_DEFERRED_CONDITIONS: u64 = 64;
 
-const READ_OP: &str = "tensor.read";
+const READ_OP: &str = crate::ops::TENSOR_READ;
 
 struct Summary {
     count: u64,

@@ -8,7 +8,10 @@
 //!   `tests/`, `benches/` and `examples/` alike;
 //! * no test is switched off: no `#[ignore]` and no `#[should_panic]` attribute.
 //!   A test that cannot run is deleted or fixed, and a panic on any input is a bug,
-//!   so a test that expects one has nothing to assert.
+//!   so a test that expects one has nothing to assert;
+//! * `pld-passes/src` spells no op name in a string literal: what an op does is data in
+//!   its record (`pld_ir::effects`), and the few ops passes build or recognise by identity
+//!   are named once, in `pld_ir::vocab`.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -39,7 +42,19 @@ pub fn check_file(path: &str, text: &str) -> Vec<Violation> {
             message: "file must begin with a `//!` comment saying what it is for".to_owned(),
         });
     }
+    let in_passes = path.replace('\\', "/").starts_with("pld-passes/src/");
     for (i, line) in text.lines().enumerate() {
+        if in_passes {
+            if let Some(name) = op_name_literal(line) {
+                found.push(Violation {
+                    location: format!("{path}:{}", i + 1),
+                    message: format!(
+                        "op name \"{name}\" spelled in pld-passes: read what the op does from its record \
+                         (pld_ir::effects), or name it once in pld_ir::vocab"
+                    ),
+                });
+            }
+        }
         let line = line.trim_start();
         for attr in FORBIDDEN_ATTRS {
             let Some(rest) = line.strip_prefix(attr) else {
@@ -58,6 +73,25 @@ pub fn check_file(path: &str, text: &str) -> Vec<Violation> {
         }
     }
     found
+}
+
+/// Op namespaces: a string literal `"<ns>.<name>"` names an op.
+const OP_NAMESPACES: [&str; 8] = ["pld", "builtin", "tile", "tensor", "scalar", "system", "array", "test"];
+
+/// The first string literal on `line` (outside a `//` comment) that is an op name.
+fn op_name_literal(line: &str) -> Option<&str> {
+    let code = line.split("//").next().unwrap_or("");
+    let mut parts = code.split('"');
+    parts.next();
+    while let (Some(lit), Some(_)) = (parts.next(), parts.next()) {
+        let Some((ns, rest)) = lit.split_once('.') else { continue };
+        let well_formed = !rest.is_empty()
+            && rest.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '.');
+        if OP_NAMESPACES.contains(&ns) && well_formed {
+            return Some(lit);
+        }
+    }
+    None
 }
 
 /// Top-level folders of the workspace that hold a crate.
@@ -183,6 +217,26 @@ mod tests {
         ] {
             assert!(messages(&text).is_empty(), "{text:?}");
         }
+    }
+
+    #[test]
+    fn op_names_are_not_spelled_in_passes() {
+        let text =
+            "//! p\nlet a = b.assign_op(\"v\", \"tile.load\", args);\nif name == \"pld.system.wait\" {}\n";
+        let found: Vec<Violation> = check_file("pld-passes/src/passes/x.rs", text);
+        let lines: Vec<&str> = found.iter().map(|v| v.location.as_str()).collect();
+        assert_eq!(lines, ["pld-passes/src/passes/x.rs:2", "pld-passes/src/passes/x.rs:3"]);
+        assert!(found[0].message.contains("\"tile.load\""), "{found:?}");
+        // Other crates, comments, and strings that only look dotted are fine.
+        assert!(check_file("pld-ops/src/x.rs", text).is_empty());
+        let fine = "//! p\n// \"tile.load\" in a comment\nlet f = format!(\"{base}_2d\");\nlet s = \"a.b\";\nlet t = \"tile.\";\n";
+        assert!(check_file("pld-passes/src/x.rs", fine).is_empty());
+    }
+
+    #[test]
+    fn the_passes_spell_no_op_names() {
+        let root = workspace_root();
+        assert_eq!(check_crates(&[root.join("pld-passes")]).unwrap(), []);
     }
 
     #[test]

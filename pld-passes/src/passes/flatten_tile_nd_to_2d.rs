@@ -47,7 +47,7 @@ impl Pass for FlattenTileNdTo2D {
                         let base = src.as_var().map_or("src".to_string(), |v| b.values.name(v).to_string());
                         let flat = b.assign_op(
                             format!("{base}_2d"),
-                            "tile.reshape",
+                            crate::ops::TILE_RESHAPE,
                             vec![src.clone(), Expr::tuple(t.shape[rank - 2..].to_vec())],
                             vec![],
                         )?;

@@ -1,0 +1,41 @@
+//! The ops the IR's own structure is defined over, by name: the only op names compiler passes
+//! may spell.
+//!
+//! Everything a pass needs to know about what an op *does* is data in its record
+//! (`pld_ir::effects`: effects, sides, store kinds, signal roles; affinity; lowerings). What
+//! remains is vocabulary a pass must *recognise or build* by identity: window allocation and
+//! views (allocation identity for comm domains), the rank-count and context queries, and the
+//! few core ops a lowering emits (a reshape, an exit store, an `Out` allocation, a scalar
+//! read). They are named here once; `cargo xtask tidy` rejects op-name literals in
+//! `pld-passes`, and a registry test checks that every name here is a registered op.
+
+/// `pld.tensor.alloc_window_buffer`: allocation identity.
+pub const ALLOC_WINDOW_BUFFER: &str = "pld.tensor.alloc_window_buffer";
+/// `pld.tensor.window`: a view of an allocation.
+pub const WINDOW: &str = "pld.tensor.window";
+/// `pld.system.world_size`: the host's rank count.
+pub const WORLD_SIZE: &str = "pld.system.world_size";
+/// `pld.system.get_comm_ctx`: the context query.
+pub const GET_COMM_CTX: &str = "pld.system.get_comm_ctx";
+/// `tile.store`: the exit store of a kernel result that became a tile.
+pub const TILE_STORE: &str = "tile.store";
+/// `tensor.create`: the allocation of the `Out` tensor a caller passes for such a result.
+pub const TENSOR_CREATE: &str = "tensor.create";
+/// `tile.reshape`: the 2-D view of an N-D tile a push sends.
+pub const TILE_RESHAPE: &str = "tile.reshape";
+/// `tensor.read`: a scalar read of one element.
+pub const TENSOR_READ: &str = "tensor.read";
+
+/// Every name above, for the registry test.
+pub const ALL: &[&str] = &[
+    ALLOC_WINDOW_BUFFER,
+    WINDOW,
+    WORLD_SIZE,
+    GET_COMM_CTX,
+    TILE_STORE,
+    TENSOR_CREATE,
+    TILE_RESHAPE,
+    TENSOR_READ,
+    crate::comm_fence::FENCE,
+    crate::comm_fence::CACHE_INVALID,
+];
