@@ -213,19 +213,13 @@ fn emission_is_deterministic() {
     assert_eq!(emit(&m), emit(&mixed()));
 }
 
-/// The §2 reference kernel (every comm op) pinned as a golden module. Bless with
-/// `PLD_BLESS=1 cargo test -p pld-codegen-pto --test module`.
+/// The §2 reference kernel (every comm op) pinned as a golden module (`cargo xtask bless`
+/// rewrites it).
 #[test]
 fn kernel_p_golden() {
     let out = emit(&full_kernel());
     let text = only(&out);
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/kernel_p.pto");
-    if std::env::var_os("PLD_BLESS").is_some() {
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(&path, text).unwrap();
-    }
-    let expected = std::fs::read_to_string(&path).unwrap_or_default();
-    assert_eq!(text, expected, "golden {} differs (PLD_BLESS=1 to rewrite)", path.display());
+    pld_testkit::golden::check_file(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/golden/kernel_p.pto"), text);
     assert_peer_sequences(text, 5);
     assert_eq!(count(text, "pto.load_scalar"), 15);
 }

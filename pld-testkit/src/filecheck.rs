@@ -182,6 +182,20 @@ mod tests {
     }
 
     #[test]
+    fn same_continues_the_matched_line() {
+        assert!(check(TEXT, &parse_directives("# CHECK: load\n# CHECK-NEXT: add\n# CHECK-SAME: b)")).is_ok());
+        assert!(check(TEXT, &parse_directives("# CHECK: add(a\n# CHECK-SAME: b)")).is_ok());
+        assert!(check(TEXT, &parse_directives("# CHECK: add(a\n# CHECK-SAME: add")).is_err());
+        assert!(check(TEXT, &parse_directives("# CHECK: load\n# CHECK-NEXT: store")).is_err());
+    }
+
+    #[test]
+    fn an_expectation_without_directives_is_an_error() {
+        assert!(parse_directives("no directives").is_empty());
+        assert!(std::panic::catch_unwind(|| assert_checks(TEXT, "no directives")).is_err());
+    }
+
+    #[test]
     fn next_must_be_adjacent_and_count_is_exact() {
         assert!(check(TEXT, &parse_directives("# CHECK: a = 1\n# CHECK-NEXT: add")).is_err());
         assert!(check(TEXT, &parse_directives("# CHECK-COUNT-2: = ")).is_err());

@@ -1,11 +1,13 @@
 //! # pld-testkit — what every pld test needs
 //!
 //! Links `pld-ops` so every test sees the full registry ([`init`]), and offers golden-file
-//! comparison ([`golden`]). Later parts add the golden reference collectives, the CHECK-line
-//! matcher, program fixtures, the file-test runner and the end-to-end harness.
+//! comparison ([`golden`]), the golden reference collectives ([`reference`]), the one CHECK-line
+//! matcher ([`filecheck`]), the one file-test runner ([`filetest`]) and the end-to-end harness
+//! ([`e2e`]).
 
 pub mod e2e;
 pub mod filecheck;
+pub mod filetest;
 pub mod golden;
 pub mod reference;
 

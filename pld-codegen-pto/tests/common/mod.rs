@@ -1,8 +1,7 @@
 //! Shared test support for pld-codegen-pto: building kernels with the IR builder, running
-//! codegen, CHECK-line assertions ([`filecheck`]) and structural queries on emitted PTO text.
+//! codegen, CHECK-line assertions (`pld_testkit::filecheck`, the workspace's one matcher) and
+//! structural queries on emitted PTO text.
 #![allow(dead_code)]
-
-pub mod filecheck;
 
 use pld_codegen_pto::{emit_program, CodegenOptions, CodegenOutput};
 use pld_ir::{
@@ -118,7 +117,7 @@ pub fn only(out: &CodegenOutput) -> &str {
 /// Asserts `// CHECK:`-style directives against `text`.
 #[track_caller]
 pub fn check(text: &str, checks: &str) {
-    filecheck::assert_checks(text, checks);
+    pld_testkit::filecheck::assert_checks(text, checks);
 }
 
 /// Codegen error messages.
