@@ -4,8 +4,9 @@
 //! parameter of type `CommCtx` per such parameter (named `<param>_ctx`, unique in the
 //! function), in DistributedTensor-parameter order; every call of such a function passes the
 //! context of each window argument — the caller's own context parameter for its parameters
-//! and anything aliasing them (plain copies, views and rebinding ops whose first argument is
-//! the window, loop carries), or, in a host orchestration only, a fresh
+//! and anything aliasing them (plain copies, views of the window, the result of any op that
+//! writes the window and returns it — per the registry's effects, at any operand position —
+//! and loop carries), or, in a host orchestration only, a fresh
 //! `pld.system.get_comm_ctx(arg)` just before the call. Outside host orchestration every
 //! `pld.system.get_comm_ctx(x)` is replaced by the context of `x`; a context that cannot be
 //! resolved there is a user error.
@@ -122,9 +123,13 @@ fn rewrite(
             StmtKind::Assign { targets, value } if targets.len() == 1 => {
                 let src = match &value.kind {
                     ExprKind::Var(_) => resolve(value, ctx_of),
-                    ExprKind::Call(c) if matches!(c.ty, Type::DistTensor(_)) => {
-                        c.args.first().and_then(|a| resolve(a, ctx_of))
-                    }
+                    // A writing op returning the window it wrote (`w = pl.store(t, offs, w)`,
+                    // a collective's window-as-result) is that window, whatever the operand's
+                    // position; a view is its first argument's window.
+                    ExprKind::Call(c) if matches!(c.ty, Type::DistTensor(_)) => c
+                        .written_result_operand(&f.values)
+                        .map_or_else(|| c.args.first(), |i| c.args.get(i))
+                        .and_then(|a| resolve(a, ctx_of)),
                     _ => None,
                 };
                 if let Some(c) = src {
