@@ -77,7 +77,9 @@ pub struct Bindable {
 pub fn bind_value(text: &str, kind: BindKind) -> Result<Expr, String> {
     use rustpython_parser::Parse;
     let digits = text.strip_prefix(['-', '+']).unwrap_or(text);
-    if !digits.is_empty() && digits.chars().all(|c| c.is_ascii_digit() || c == '_') && text.parse::<i64>().is_err()
+    if !digits.is_empty()
+        && digits.chars().all(|c| c.is_ascii_digit() || c == '_')
+        && text.parse::<i64>().is_err()
     {
         return Err(format!("`{text}` is out of range (an integer binding must fit in 64 signed bits)"));
     }
@@ -117,18 +119,18 @@ pub(crate) struct WalkCx<'a, 'o> {
 impl<'a> WalkCx<'a, '_> {
     /// Walks a block of non-DSL statements; `builder` names the enclosing program-building
     /// function, if any.
-    pub fn walk_block(&mut self, stmts: &'a [ast::Stmt], env: &mut ConstEnv, builder: Option<&str>) {
-        for s in stmts {
-            self.walk(s, env, builder);
-        }
+    /// Whether the block ends the function there (a `return` or `raise` that runs).
+    pub fn walk_block(&mut self, stmts: &'a [ast::Stmt], env: &mut ConstEnv, builder: Option<&str>) -> bool {
+        stmts.iter().any(|s| self.walk(s, env, builder))
     }
 
     fn binding(&self, name: &str, kind: BindKind) -> Option<Result<Expr, String>> {
         self.opts.bindings.iter().find(|(k, _)| k == name).map(|(_, v)| bind_value(v, kind))
     }
 
-    /// Walks one non-DSL statement for constants and `@pl.program` classes.
-    pub fn walk(&mut self, stmt: &'a ast::Stmt, env: &mut ConstEnv, builder: Option<&str>) {
+    /// Walks one non-DSL statement for constants and `@pl.program` classes; whether it ends
+    /// the enclosing builder (a `return` or `raise` that runs there).
+    pub fn walk(&mut self, stmt: &'a ast::Stmt, env: &mut ConstEnv, builder: Option<&str>) -> bool {
         let file = self.file;
         match stmt {
             ast::Stmt::Assign(a) => {
@@ -156,7 +158,9 @@ impl<'a> WalkCx<'a, '_> {
                             span_of(file, stmt),
                             format!("program `{}` defines no DSL functions", c.name),
                         )
-                        .with_note("decorate methods with @pl.function(type=pl.FunctionType.InCore) or similar"),
+                        .with_note(
+                            "decorate methods with @pl.function(type=pl.FunctionType.InCore) or similar",
+                        ),
                     );
                 }
                 self.units.push(UnitSrc {
@@ -172,27 +176,37 @@ impl<'a> WalkCx<'a, '_> {
                 self.walk_block(&c.body, &mut local, builder);
             }
             ast::Stmt::If(i) => match folded(file, env, &i.test) {
-                Some(taken) => self.walk_block(if taken { &i.body } else { &i.orelse }, env, builder),
+                Some(taken) => return self.walk_block(if taken { &i.body } else { &i.orelse }, env, builder),
                 None => {
                     if let Some(b) = builder {
-                        self.mark_control_flow(stmt, env, b);
+                        // Names assigned under a condition on a run-time name depend on it.
+                        let cause = env.runtime_in(&i.test).map(|(name, why)| {
+                            if why.starts_with("depends on") {
+                                why
+                            } else {
+                                format!("depends on `{name}`, which {why}")
+                            }
+                        });
+                        self.mark_control_flow(stmt, env, b, cause.as_deref());
                     }
                 }
             },
-            ast::Stmt::Raise(_) => {
-                if let Some(b) = builder {
-                    self.diags.push(Diagnostic::error(
-                        span_of(file, stmt),
-                        format!("`{b}` raises here with the bound values, so it builds no program"),
-                    ));
-                }
+            ast::Stmt::Raise(_) if builder.is_some() => {
+                let b = builder.unwrap_or_default();
+                self.diags.push(Diagnostic::error(
+                    span_of(file, stmt),
+                    format!("`{b}` raises here with the bound values, so it builds no program"),
+                ));
+                return true;
             }
+            ast::Stmt::Return(_) if builder.is_some() => return true,
             _ => {
                 if let Some(b) = builder {
-                    self.mark_control_flow(stmt, env, b);
+                    self.mark_control_flow(stmt, env, b, None);
                 }
             }
         }
+        false
     }
 
     /// An ordinary Python function: look inside for program classes (tests build them
@@ -204,7 +218,12 @@ impl<'a> WalkCx<'a, '_> {
         for p in a.posonlyargs.iter().chain(&a.args).chain(&a.kwonlyargs) {
             let name = p.def.arg.as_str();
             let kind = BindKind::of(p.def.annotation.as_deref());
-            local.bindable.push(Bindable { name: name.to_string(), builder: f.name.to_string(), kind, param: true });
+            local.bindable.push(Bindable {
+                name: name.to_string(),
+                builder: f.name.to_string(),
+                kind,
+                param: true,
+            });
             match self.binding(name, kind) {
                 Some(Ok(v)) => local.bind(name, v),
                 Some(Err(why)) => local.mark_runtime(name, format!("is bound to a bad value: {why}")),
@@ -223,7 +242,8 @@ impl<'a> WalkCx<'a, '_> {
     /// Names assigned under Python control flow that does not fold (`if` on a run-time value,
     /// `for`, `while`, `try`, `with`) in a program-building function are only known at run
     /// time, unless the caller binds them.
-    fn mark_control_flow(&mut self, s: &ast::Stmt, env: &mut ConstEnv, func: &str) {
+    /// `cause` says why when the control flow is an `if` on a run-time name.
+    fn mark_control_flow(&mut self, s: &ast::Stmt, env: &mut ConstEnv, func: &str, cause: Option<&str>) {
         let bodies: Vec<&[ast::Stmt]> = match s {
             ast::Stmt::If(i) => vec![&i.body, &i.orelse],
             ast::Stmt::For(f) => vec![&f.body, &f.orelse],
@@ -238,7 +258,7 @@ impl<'a> WalkCx<'a, '_> {
                 ast::Stmt::AnnAssign(a) => vec![a.target.as_ref()],
                 ast::Stmt::AugAssign(a) => vec![a.target.as_ref()],
                 _ => {
-                    self.mark_control_flow(st, env, func);
+                    self.mark_control_flow(st, env, func, cause);
                     continue;
                 }
             };
@@ -256,7 +276,13 @@ impl<'a> WalkCx<'a, '_> {
                 match self.binding(name, BindKind::Any) {
                     Some(Ok(v)) => env.bind(name, v),
                     Some(Err(why)) => env.mark_runtime(name, format!("is bound to a bad value: {why}")),
-                    None => env.mark_runtime(name, format!("is assigned under Python control flow in `{func}`")),
+                    None => env.mark_runtime(
+                        name,
+                        cause.map_or_else(
+                            || format!("is assigned under Python control flow in `{func}`"),
+                            str::to_string,
+                        ),
+                    ),
                 }
             }
         }
@@ -317,7 +343,9 @@ fn collect_assign<'e>(
         return;
     }
     let unpacked = match env.evaluate(file, value) {
-        Assigned::Const(Expr { kind: ExprKind::Tuple(items), .. }) if items.len() == elts.len() => Some(items),
+        Assigned::Const(Expr { kind: ExprKind::Tuple(items), .. }) if items.len() == elts.len() => {
+            Some(items)
+        }
         Assigned::Runtime(why) => {
             let mut names = Vec::new();
             target_names(target, &mut names);

@@ -294,7 +294,9 @@ fn same_value(l: &Expr, r: &Expr) -> Option<bool> {
         (ExprKind::Str(a), ExprKind::Str(b)) => Some(a == b),
         (ExprKind::Bool(a), ExprKind::Bool(b)) => Some(a == b),
         (ExprKind::DType(a), ExprKind::DType(b)) => Some(a == b),
-        (ExprKind::Str(_) | ExprKind::DType(_), _) | (_, ExprKind::Str(_) | ExprKind::DType(_)) => Some(false),
+        (ExprKind::Str(_) | ExprKind::DType(_), _) | (_, ExprKind::Str(_) | ExprKind::DType(_)) => {
+            Some(false)
+        }
         _ => None,
     }
 }

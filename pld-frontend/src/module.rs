@@ -134,7 +134,9 @@ fn discover<'a>(file: FileId, opts: &ParseOptions, body: &'a [ast::Stmt]) -> (Ve
     for stmt in body {
         match stmt {
             ast::Stmt::FunctionDef(f) if is_dsl_function(f) => jit.push(f),
-            _ => cx.walk(stmt, &mut env, None),
+            _ => {
+                cx.walk(stmt, &mut env, None);
+            }
         }
     }
     let mut units = cx.units;
@@ -145,7 +147,12 @@ fn discover<'a>(file: FileId, opts: &ParseOptions, body: &'a [ast::Stmt]) -> (Ve
 
 /// What the module's program units are, without lowering any: each unit's name, host
 /// functions, functions and bindable names (syntax errors are the only failure).
-pub fn module_units(file: FileId, file_name: &str, text: &str, opts: &ParseOptions) -> Result<Vec<UnitInfo>, Diagnostics> {
+pub fn module_units(
+    file: FileId,
+    file_name: &str,
+    text: &str,
+    opts: &ParseOptions,
+) -> Result<Vec<UnitInfo>, Diagnostics> {
     let module = parse_syntax(file, file_name, text)?;
     let (units, _) = discover(file, opts, &module.body);
     Ok(units

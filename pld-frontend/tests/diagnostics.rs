@@ -307,10 +307,7 @@ fn unbound_builder_parameter_is_explained_and_bindable() {
         "`nr` depends on `n_ranks`, which is a parameter of the enclosing Python function `build`; its value is only known at run time"
     );
     assert_eq!((line, col), (10, 47));
-    assert_eq!(
-        notes,
-        vec!["bind it with `--bind n_ranks=VALUE`".to_string()]
-    );
+    assert_eq!(notes, vec!["bind it with `--bind n_ranks=VALUE`".to_string()]);
     let opts = ParseOptions { bindings: vec![("n_ranks".into(), "4".into())], ..ParseOptions::default() };
     let mut sm = SourceMap::new();
     let p = parse_program(&mut sm, "b.py", &format!("{HEAD}{body}"), &opts).expect("binding resolves it");
