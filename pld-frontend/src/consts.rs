@@ -227,6 +227,18 @@ pub fn eval_const(file: FileId, env: &ConstEnv, e: &ast::Expr) -> Option<Expr> {
                     _ => None,
                 };
             }
+            if let (ExprKind::Float(_), _) | (_, ExprKind::Float(_)) = (&l.kind, &r.kind) {
+                let (a, b) = (number(&l)?, number(&r)?);
+                let v = match op {
+                    BinOp::Eq => a == b,
+                    BinOp::Ne => a != b,
+                    BinOp::Lt => a < b,
+                    BinOp::Le => a <= b,
+                    BinOp::Gt => a > b,
+                    _ => a >= b,
+                };
+                return Some(Expr::new(ExprKind::Bool(v), span));
+            }
             let v = op.fold_int(l.as_int()?, r.as_int()?)?;
             Some(Expr::new(ExprKind::Bool(v != 0), span))
         }
@@ -277,11 +289,21 @@ pub fn eval_const(file: FileId, env: &ConstEnv, e: &ast::Expr) -> Option<Expr> {
     }
 }
 
+/// A numeric literal as `f64` (integers convert exactly up to 2^53, as in Python).
+fn number(e: &Expr) -> Option<f64> {
+    match &e.kind {
+        ExprKind::Int(v) => Some(*v as f64),
+        ExprKind::Float(f) => Some(f.get()),
+        _ => None,
+    }
+}
+
 /// Python truth of a folded constant: booleans, integers and strings (empty is false).
 pub fn truth(e: &Expr) -> Option<bool> {
     match &e.kind {
         ExprKind::Bool(b) => Some(*b),
         ExprKind::Int(v) => Some(*v != 0),
+        ExprKind::Float(f) => Some(f.get() != 0.0),
         ExprKind::Str(s) => Some(!s.is_empty()),
         _ => None,
     }
