@@ -69,9 +69,7 @@ fn load(
     let mut diags = pld_ir::Diagnostics::new();
     if chosen.is_empty() {
         // No unit at all: the frontend says so, with the file's position.
-        let e = pld_frontend::parse_program(&mut sources, &name, &text, &opts)
-            .err()
-            .unwrap_or_else(pld_ir::Diagnostics::new);
+        let e = pld_frontend::parse_program(&mut sources, &name, &text, &opts).err().unwrap_or_default();
         return Err(Failure::Diagnostics(e, sources));
     }
     // Every unit: one parse (the module's own diagnostics once); a selection: that unit only.

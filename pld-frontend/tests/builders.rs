@@ -46,11 +46,11 @@ fn bindings(pairs: &[(&str, &str)]) -> ParseOptions {
     }
 }
 
+/// A diagnostic as `(message, line, col, notes, label count)`.
+type Seen = (String, usize, usize, Vec<String>, usize);
+
 /// The printed parameter types of the only function of the only unit.
-fn param_types(
-    src: &str,
-    opts: &ParseOptions,
-) -> Result<Vec<String>, Vec<(String, usize, usize, Vec<String>, usize)>> {
+fn param_types(src: &str, opts: &ParseOptions) -> Result<Vec<String>, Vec<Seen>> {
     let mut sm = SourceMap::new();
     match parse_program(&mut sm, "b.py", src, opts) {
         Ok(p) => Ok(p.functions[0].param_types().iter().map(|t| t.to_string()).collect()),
