@@ -4,15 +4,17 @@
 //! Guarantees:
 //! - a builder parameter takes its binding (checked against its annotation — `int`, `bool`,
 //!   `str`, `float` — by [`bind_value`]), else its default, else it is known only at run time;
+//! - assignments, augmented assignments (`rows *= 2`) and tuple assignments of constants
+//!   define constants;
 //! - an `if` / `elif` / `else` whose condition folds with the bindings in place runs its taken
-//!   branch only: assignments there (tuple assignments included, every right-hand side read
+//!   branch only: assignments there (in a tuple assignment every right-hand side is read
 //!   before any target is bound) are constants, classes there are found, and a `raise` there
 //!   is an error at the `raise`; a condition that does not fold makes the names assigned under
 //!   it known only at run time, unless bound;
 //! - every name a binding may set (builder parameters, names assigned under control flow that
 //!   does not fold) is recorded, with its builder and kind, in the environment each unit sees.
 
-use crate::consts::{eval_const, truth, Assigned, ConstEnv};
+use crate::consts::{bin_op, eval_const, truth, Assigned, ConstEnv};
 use crate::module::{is_dsl_function, is_program_decorator, UnitSrc};
 use crate::util::{dotted, span_of};
 use crate::ParseOptions;
@@ -141,6 +143,22 @@ impl<'a> WalkCx<'a, '_> {
             ast::Stmt::AnnAssign(a) => {
                 if let (ast::Expr::Name(n), Some(v)) = (a.target.as_ref(), &a.value) {
                     env.assign(file, n.id.as_str(), v);
+                }
+            }
+            ast::Stmt::AugAssign(a) => {
+                if let ast::Expr::Name(n) = a.target.as_ref() {
+                    let name = n.id.as_str();
+                    let v = match (env.get(name).cloned(), env.evaluate(file, &a.value), bin_op(&a.op)) {
+                        (_, Assigned::Runtime(why), _) => Assigned::Runtime(why),
+                        (Some(old), Assigned::Const(rhs), Some(op)) => {
+                            Assigned::Const(Expr::binary(op, old, rhs))
+                        }
+                        _ => match env.runtime_origin(name) {
+                            Some(why) => Assigned::Runtime(why.clone()),
+                            None => Assigned::Unknown,
+                        },
+                    };
+                    env.set(name, v);
                 }
             }
             ast::Stmt::ClassDef(c) if c.decorator_list.iter().any(is_program_decorator) => {

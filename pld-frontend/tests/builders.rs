@@ -1,6 +1,6 @@
 //! Program-building functions as users write them: `if`/`elif` chains on bound parameters
-//! fold (tuple assignments included), string, bool and float bindings, one diagnostic per
-//! unbound parameter, and units listed — and lowered — one at a time.
+//! fold (tuple and augmented assignments included), string, bool and float bindings, one
+//! diagnostic per unbound parameter, and units listed — and lowered — one at a time.
 
 use pld_frontend::{bind_value, parse_program, parse_programs, program_units, BindKind, ParseOptions};
 use pld_ir::{ExprKind, SourceMap};
@@ -20,6 +20,7 @@ def build(mode: str, rows: int = 4, pipelined: bool = False):
     else:
         raise ValueError("unknown mode")
     data_rows = rows * 2 if pipelined else rows
+    data_rows += 2
 
     @pl.program
     class Modes:
@@ -69,14 +70,14 @@ fn an_if_elif_chain_on_bound_parameters_folds_with_tuple_assignments() {
     let src = format!("{HEAD}{MODES}");
     let ring = param_types(&src, &bindings(&[("mode", "ring")])).expect("ring builds");
     assert_eq!(ring[1], "pld.DistributedTensor[[2 * (NR - 1), NR], pl.INT32]");
-    assert_eq!(ring[0], "pld.DistributedTensor[[4, 64], pl.FP32]");
+    assert_eq!(ring[0], "pld.DistributedTensor[[6, 64], pl.FP32]");
     let mesh = param_types(&src, &bindings(&[("mode", "\"mesh\"")])).expect("a quoted string binds too");
     assert_eq!(mesh[1], "pld.DistributedTensor[[NR, 1], pl.INT32]");
     let piped = param_types(&src, &bindings(&[("mode", "mesh"), ("pipelined", "True"), ("rows", "3")]))
         .expect("builds");
     assert_eq!(
         piped,
-        vec!["pld.DistributedTensor[[6, 64], pl.FP32]", "pld.DistributedTensor[[NR, 2], pl.INT32]"]
+        vec!["pld.DistributedTensor[[8, 64], pl.FP32]", "pld.DistributedTensor[[NR, 2], pl.INT32]"]
     );
 }
 
@@ -101,7 +102,7 @@ fn an_unbound_parameter_is_one_diagnostic_at_its_first_use() {
         msg,
         "`sig_rows` depends on `mode`, which is a parameter of the enclosing Python function `build`; its value is only known at run time"
     );
-    assert_eq!((*line, *col), (24, 50));
+    assert_eq!((*line, *col), (25, 50));
     assert_eq!(notes, &vec!["bind it with `--bind mode=VALUE`".to_string()]);
     assert_eq!(*labels, 1, "the use in `k2` is a label of the same diagnostic");
 }
