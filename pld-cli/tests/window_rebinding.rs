@@ -1,7 +1,8 @@
 //! A window rebound by a writing op keeps its identity end to end (`pld check`, `pld
 //! compile`, `pld run`): `data = pl.store(tile, offs, data)` followed by a context query, an
 //! allreduce and a broadcast on the rebound `data`; and a collective's window-as-result
-//! written at its second operand (`g = pld.tensor.allgather(x, g, sig)`).
+//! written at its second operand (`g = pld.tensor.allgather(x, g, sig)`); and a kernel's
+//! returned window rebinding its caller's (`data = self.publish(x, data)`).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -33,6 +34,7 @@ fn load_f32(path: &Path) -> (Vec<u64>, Vec<f32>) {
 
 const STORE_THEN_ALLREDUCE: &str = "pld-cli/tests/corpus/rebind_store_then_allreduce.py";
 const ALLGATHER_POSITION: &str = "pld-cli/tests/corpus/rebind_allgather_position.py";
+const KERNEL_RETURNS_WINDOW: &str = "pld-cli/tests/corpus/rebind_kernel_returns_window.py";
 
 #[test]
 fn a_window_rebound_by_store_is_queried_reduced_and_broadcast() {
@@ -151,4 +153,34 @@ def host(inputs: pl.Tensor[[NR, 2, 16], pl.FP32], outputs: pl.Out[pl.Tensor[[NR,
         let prev = (r + 2) % 3;
         assert_eq!(got[r * 32..(r + 1) * 32], inp[prev * 32..(prev + 1) * 32], "rank {r}");
     }
+}
+
+#[test]
+fn a_window_returned_by_a_kernel_is_the_callers_window() {
+    for ranks in [2usize, 3, 4] {
+        let dir = out_dir(&format!("returned-{ranks}"));
+        let out = pld(&[
+            "run",
+            KERNEL_RETURNS_WINDOW,
+            "--ranks",
+            &ranks.to_string(),
+            "--out",
+            dir.to_str().unwrap(),
+        ]);
+        assert!(out.status.success(), "ranks {ranks}: {}", text(&out.stderr));
+        let (_, inp) = load_f32(&dir.join("inputs/inputs.npy"));
+        let (_, got) = load_f32(&dir.join("outputs.npy"));
+        let row = inp.len() / ranks;
+        for i in 0..row {
+            let want: f32 = (0..ranks).map(|k| inp[k * row + i]).sum();
+            for r in 0..ranks {
+                assert_eq!(got[r * row + i], want, "ranks {ranks}, rank {r}, element {i}");
+            }
+        }
+    }
+    let dir = out_dir("returned-compile");
+    let out = pld(&["compile", KERNEL_RETURNS_WINDOW, "--emit", "ir", "--out", dir.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let ir = std::fs::read_to_string(dir.join("rebind_kernel_returns_window.ir.py")).unwrap();
+    assert!(ir.contains("self.reduce(data_1, signal, out, data_ctx, signal_ctx)"), "{ir}");
 }
