@@ -6,9 +6,9 @@
 //! right after that pass instead of running codegen.
 //!
 //! Without `--program`, every program unit of the file is compiled; with more than one,
-//! each unit's artifacts go to their own subdirectory `DIR/<program>/` (and on stdout each
-//! unit's output follows a `// ===== program NAME =====` line). One unit keeps the flat
-//! layout.
+//! each unit's artifacts go to their own subdirectory `DIR/<program>/` (`DIR/<program>-<host>/`
+//! when two units share a name), and on stdout each unit's output follows a
+//! `// ===== program NAME =====` line. One unit keeps the flat layout.
 
 use crate::driver::{self, Failure};
 use crate::select::{self, Selection};
@@ -65,9 +65,17 @@ pub fn run(args: &CompileArgs) -> Result<(), Failure> {
     let sel = Selection { program: args.program.as_deref(), entry: None };
     let (programs, sources) = select::load_all(&args.file, args.target, sel, &args.bind)?;
     let several = programs.len() > 1;
+    let names: Vec<String> = programs.iter().map(|p| p.name.clone()).collect();
     for program in programs {
+        // Units sharing a name (two builders' `class P`) are told apart by their host.
+        let sub = match program.host_functions().next() {
+            Some(h) if names.iter().filter(|n| **n == program.name).count() > 1 => {
+                format!("{}-{}", program.name, h.name)
+            }
+            _ => program.name.clone(),
+        };
         let out = match &args.out {
-            Some(dir) if several => Some(dir.join(&program.name)),
+            Some(dir) if several => Some(dir.join(&sub)),
             other => other.clone(),
         };
         if several && out.is_none() {

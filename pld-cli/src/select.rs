@@ -82,6 +82,10 @@ fn load(
             Err(d) => diags.extend(d),
         }
     }
+    if let (Some(entry), true) = (sel.entry, programs.len() > 1) {
+        // Units sharing a name (two builders' `class P`): the entry tells them apart.
+        programs.retain(|p| p.function(entry).is_some());
+    }
     let unknown = unknown_binds(bind, &picked, &programs);
     if !unknown.is_empty() {
         return Err(Failure::usage(unknown_message(&unknown, &picked)));
@@ -100,7 +104,11 @@ fn choose(file: &str, units: &[UnitInfo], sel: Selection<'_>, all: bool) -> Resu
                 "--program {want}: {file} defines no program named `{want}` (programs: {})",
                 listing(units)
             ))),
-            _ => Ok(vec![want.to_string()]),
+            1 => Ok(vec![want.to_string()]),
+            n => Err(Failure::usage(format!(
+                "--program {want} is ambiguous: {n} programs of {file} are named `{want}` ({}); select one with --entry HOST",
+                listing(&units.iter().filter(|u| u.name == want).cloned().collect::<Vec<_>>())
+            ))),
         };
     }
     if let Some(entry) = sel.entry {

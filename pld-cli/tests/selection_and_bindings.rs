@@ -310,3 +310,76 @@ fn selecting_one_program_needs_only_its_own_builder_bound() {
     let out = pld(&["check", TWO_BUILDERS, "--bind", "hops=1", "--bind", "bias=0"]);
     assert!(out.status.success(), "{}", stderr(&out));
 }
+
+/// Two builders defining a class of the same name, each with its own host.
+const SAME_NAMES: &str = r#"import pypto.language as pl
+import pypto.language.distributed as pld
+
+
+def build_a(n: int = 4):
+    @pl.program
+    class P:
+        @pl.function(type=pl.FunctionType.InCore)
+        def k(self, x: pl.Tensor[[n, 16], pl.FP32], y: pl.Out[pl.Tensor[[n, 16], pl.FP32]]):
+            t = pl.load(x, [0, 0], [n, 16])
+            y = pl.store(t, [0, 0], y)
+
+        @pl.function(type=pl.FunctionType.Orchestration)
+        def chip(self, x: pl.Tensor[[n, 16], pl.FP32], y: pl.Out[pl.Tensor[[n, 16], pl.FP32]]):
+            self.k(x, y)
+
+        @pl.function(level=pl.Level.HOST, role=pl.Role.Orchestrator)
+        def host_a(self, x: pl.Tensor[[n, 16], pl.FP32], y: pl.Out[pl.Tensor[[n, 16], pl.FP32]]):
+            self.chip(x, y, device=0)
+
+    return P
+
+
+def build_b(n: int = 2):
+    @pl.program
+    class P:
+        @pl.function(type=pl.FunctionType.InCore)
+        def k(self, x: pl.Tensor[[n, 16], pl.FP32], y: pl.Out[pl.Tensor[[n, 16], pl.FP32]]):
+            t = pl.load(x, [0, 0], [n, 16])
+            y = pl.store(pl.add(t, t), [0, 0], y)
+
+        @pl.function(type=pl.FunctionType.Orchestration)
+        def chip(self, x: pl.Tensor[[n, 16], pl.FP32], y: pl.Out[pl.Tensor[[n, 16], pl.FP32]]):
+            self.k(x, y)
+
+        @pl.function(level=pl.Level.HOST, role=pl.Role.Orchestrator)
+        def host_b(self, x: pl.Tensor[[n, 16], pl.FP32], y: pl.Out[pl.Tensor[[n, 16], pl.FP32]]):
+            self.chip(x, y, device=0)
+
+    return P
+"#;
+
+#[test]
+fn programs_sharing_a_name_are_told_apart_by_their_entry() {
+    let dir = out_dir("same-names");
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("same.py");
+    std::fs::write(&file, SAME_NAMES).unwrap();
+    let f = file.to_str().unwrap();
+    let out = pld(&["run", f, "--program", "P"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("--program P is ambiguous: 2 programs of")
+            && stderr(&out)
+                .contains("are named `P` (P (entry host_a), P (entry host_b)); select one with --entry HOST"),
+        "{}",
+        stderr(&out)
+    );
+    let o = dir.join("o");
+    let out = pld(&["run", f, "--entry", "host_b", "--out", o.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let (x, y) = (load_f32(&o.join("inputs/x.npy")), load_f32(&o.join("y.npy")));
+    assert_eq!(y, x.iter().map(|v| v + v).collect::<Vec<_>>());
+    assert_eq!(x.len(), 2 * 16, "build_b's default n = 2");
+    let c = dir.join("c");
+    let out = pld(&["compile", f, "--out", c.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        c.join("P-host_a/orchestration.json").is_file() && c.join("P-host_b/orchestration.json").is_file()
+    );
+}
