@@ -21,7 +21,8 @@
 //! functions (`@pl.jit`, `@pl.jit.incore`, `@pl.jit.host`, `@pl.function`) form one program
 //! per host entry — the host and the functions it reaches through calls, named after the
 //! host — or a single program (named after its host, else its first function) when the
-//! module has at most one host.
+//! module has at most one host. [`program_units`] lists the units (names, hosts, bindable
+//! names) without lowering any; [`ParseOptions::program`] lowers only the selected unit.
 //!
 //! ## What is read
 //!
