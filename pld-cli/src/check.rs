@@ -1,7 +1,7 @@
 //! `pld check FILE.py`: parse, verify and run the whole pipeline; print diagnostics only.
 //!
-//! Without `--program`, every program unit of the file is checked, and the diagnostics of
-//! all of them are reported together.
+//! Without `--program` or `--entry`, every program unit of the file is checked, and the
+//! diagnostics of all of them are reported together.
 
 use crate::driver::{self, Failure};
 use crate::select::{self, Selection};
@@ -19,6 +19,9 @@ pub struct CheckArgs {
     /// Check only this program (`@pl.program` class or host entry); default: every one.
     #[arg(long)]
     program: Option<String>,
+    /// Check only the program whose host function this is.
+    #[arg(long, value_name = "HOST")]
+    entry: Option<String>,
     /// Binds a parameter of a program-building Python function: NAME=VALUE (repeatable).
     #[arg(long = "bind", value_name = "NAME=VALUE", value_parser = driver::parse_binding)]
     bind: Vec<(String, String)>,
@@ -26,7 +29,7 @@ pub struct CheckArgs {
 
 /// Runs `pld check`.
 pub fn run(args: &CheckArgs) -> Result<(), Failure> {
-    let sel = Selection { program: args.program.as_deref(), entry: None };
+    let sel = Selection { program: args.program.as_deref(), entry: args.entry.as_deref() };
     let (programs, sources) = select::load_all(&args.file, args.target, sel, &args.bind)?;
     let opts = pld_passes::PipelineOptions { target: args.target, ..Default::default() };
     let mut diags = pld_ir::Diagnostics::new();

@@ -5,7 +5,7 @@
 //! orchestration description to `DIR/orchestration.json`. `--dump-after PASS` prints the IR
 //! right after that pass instead of running codegen.
 //!
-//! Without `--program`, every program unit of the file is compiled; with more than one,
+//! Without `--program` or `--entry`, every program unit of the file is compiled; with more than one,
 //! each unit's artifacts go to their own subdirectory `DIR/<program>/` (`DIR/<program>-<host>/`
 //! when two units share a name), and on stdout each unit's output follows a
 //! `// ===== program NAME =====` line. One unit keeps the flat layout.
@@ -47,6 +47,9 @@ pub struct CompileArgs {
     /// each into its own subdirectory of `--out` when there are several.
     #[arg(long)]
     program: Option<String>,
+    /// Compile only the program whose host function this is.
+    #[arg(long, value_name = "HOST")]
+    entry: Option<String>,
     /// Binds a parameter of a program-building Python function: NAME=VALUE (repeatable).
     #[arg(long = "bind", value_name = "NAME=VALUE", value_parser = driver::parse_binding)]
     bind: Vec<(String, String)>,
@@ -62,7 +65,7 @@ pub fn run(args: &CompileArgs) -> Result<(), Failure> {
             )));
         }
     }
-    let sel = Selection { program: args.program.as_deref(), entry: None };
+    let sel = Selection { program: args.program.as_deref(), entry: args.entry.as_deref() };
     let (programs, sources) = select::load_all(&args.file, args.target, sel, &args.bind)?;
     let several = programs.len() > 1;
     let names: Vec<String> = programs.iter().map(|p| p.name.clone()).collect();

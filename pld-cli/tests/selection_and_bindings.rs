@@ -155,9 +155,13 @@ fn check_checks_every_program_of_the_file() {
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     assert!(stderr(&out).contains("undefined name `undefined_factor`"), "{}", stderr(&out));
     assert!(stderr(&out).contains("broken.py:39:20"), "{}", stderr(&out));
-    // `--program` checks one program only: the broken one is not looked at.
-    let out = pld(&["check", file.to_str().unwrap(), "--program", "host_ring"]);
-    assert!(out.status.success(), "{}", stderr(&out));
+    // `--program` or `--entry` checks one program only: the broken one is not looked at.
+    for sel in ["--program", "--entry"] {
+        let out = pld(&["check", file.to_str().unwrap(), sel, "host_ring"]);
+        assert!(out.status.success(), "{sel}: {}", stderr(&out));
+        let out = pld(&["check", file.to_str().unwrap(), sel, "host_scale"]);
+        assert_eq!(out.status.code(), Some(1), "{sel}: {}", stderr(&out));
+    }
 }
 
 #[test]
@@ -175,10 +179,12 @@ fn compile_writes_each_program_to_its_own_subdirectory() {
     assert!(!ring_ir.contains("def host_scale("), "each unit holds its own functions only");
     assert!(!dir.join("orchestration.json").exists(), "nothing at the top level with several units");
     // One selected unit keeps the flat layout.
-    let flat = out_dir("compile-one");
-    let out = pld(&["compile", MULTI_ENTRY, "--program", "host_ring", "--out", flat.to_str().unwrap()]);
-    assert!(out.status.success(), "{}", stderr(&out));
-    assert!(flat.join("orchestration.json").is_file());
+    for sel in ["--program", "--entry"] {
+        let flat = out_dir(&format!("compile-one{sel}"));
+        let out = pld(&["compile", MULTI_ENTRY, sel, "host_ring", "--out", flat.to_str().unwrap()]);
+        assert!(out.status.success(), "{sel}: {}", stderr(&out));
+        assert!(flat.join("orchestration.json").is_file(), "{sel}");
+    }
     // On stdout, each unit's output follows its header.
     let out = pld(&["compile", MULTI_ENTRY, "--emit", "ir"]);
     assert!(out.status.success(), "{}", stderr(&out));
