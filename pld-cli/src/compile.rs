@@ -4,10 +4,16 @@
 //! final IR goes to `DIR/<program>.ir.py`, every PTO module to `DIR/<module>`, and the
 //! orchestration description to `DIR/orchestration.json`. `--dump-after PASS` prints the IR
 //! right after that pass instead of running codegen.
+//!
+//! Without `--program` or `--entry`, every program unit of the file is compiled; with more than one,
+//! each unit's artifacts go to their own subdirectory `DIR/<program>/` (`DIR/<program>-<host>/`
+//! when two units share a name), and on stdout each unit's output follows a
+//! `// ===== program NAME =====` line. One unit keeps the flat layout.
 
 use crate::driver::{self, Failure};
+use crate::select::{self, Selection};
 use clap::{Args, ValueEnum};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// What `pld compile` emits.
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -37,9 +43,13 @@ pub struct CompileArgs {
     /// Target profile.
     #[arg(long, default_value = "a2a3", value_parser = driver::parse_target)]
     target: pld_ir::Target,
-    /// The program to use when the file defines several (`@pl.program` class or host entry).
+    /// Compile only this program (`@pl.program` class or host entry); default: every one,
+    /// each into its own subdirectory of `--out` when there are several.
     #[arg(long)]
     program: Option<String>,
+    /// Compile only the program whose host function this is.
+    #[arg(long, value_name = "HOST")]
+    entry: Option<String>,
     /// Binds a parameter of a program-building Python function: NAME=VALUE (repeatable).
     #[arg(long = "bind", value_name = "NAME=VALUE", value_parser = driver::parse_binding)]
     bind: Vec<(String, String)>,
@@ -47,8 +57,6 @@ pub struct CompileArgs {
 
 /// Runs `pld compile`.
 pub fn run(args: &CompileArgs) -> Result<(), Failure> {
-    let (mut program, sources) = driver::load(&args.file, args.target, args.program.as_deref(), &args.bind)?;
-    let mut opts = pld_passes::PipelineOptions { target: args.target, ..Default::default() };
     if let Some(pass) = &args.dump_after {
         if !pld_passes::pass_names().contains(&pass.as_str()) {
             return Err(Failure::usage(format!(
@@ -56,9 +64,43 @@ pub fn run(args: &CompileArgs) -> Result<(), Failure> {
                 pld_passes::pass_names().join(", ")
             )));
         }
+    }
+    let sel = Selection { program: args.program.as_deref(), entry: args.entry.as_deref() };
+    let (programs, sources) = select::load_all(&args.file, args.target, sel, &args.bind)?;
+    let several = programs.len() > 1;
+    let names: Vec<String> = programs.iter().map(|p| p.name.clone()).collect();
+    for program in programs {
+        // Units sharing a name (two builders' `class P`) are told apart by their host.
+        let sub = match program.host_functions().next() {
+            Some(h) if names.iter().filter(|n| **n == program.name).count() > 1 => {
+                format!("{}-{}", program.name, h.name)
+            }
+            _ => program.name.clone(),
+        };
+        let out = match &args.out {
+            Some(dir) if several => Some(dir.join(&sub)),
+            other => other.clone(),
+        };
+        if several && out.is_none() {
+            println!("// ===== program {} =====", program.name);
+        }
+        compile_one(args, program, out.as_deref(), &sources)?;
+    }
+    Ok(())
+}
+
+/// Compiles one program unit; artifacts go to `out` (stdout when `None`).
+fn compile_one(
+    args: &CompileArgs,
+    mut program: pld_ir::Program,
+    out: Option<&Path>,
+    sources: &pld_ir::SourceMap,
+) -> Result<(), Failure> {
+    let mut opts = pld_passes::PipelineOptions { target: args.target, ..Default::default() };
+    if let Some(pass) = &args.dump_after {
         opts.stop_after = Some(pass.clone());
         let text = pld_passes::run_pipeline_with_dumps(&mut program, &opts, pass)
-            .map_err(|d| Failure::Diagnostics(d, sources))?;
+            .map_err(|d| Failure::Diagnostics(d, sources.clone()))?;
         print!("{text}");
         return Ok(());
     }
@@ -67,34 +109,34 @@ pub fn run(args: &CompileArgs) -> Result<(), Failure> {
         args.file.file_stem().map_or_else(|| "program".to_string(), |s| s.to_string_lossy().into_owned());
     if matches!(args.emit, Emit::Ir | Emit::All) {
         let text = pld_ir::print_program(&program);
-        match &args.out {
+        match out {
             Some(dir) => driver::write_file(&dir.join(format!("{stem}.ir.py")), text.as_bytes())?,
             None => print!("{text}"),
         }
     }
     if matches!(args.emit, Emit::Pto | Emit::All) {
         let cg = pld_codegen_pto::CodegenOptions { target: args.target };
-        let out =
-            pld_codegen_pto::emit_program(&program, &cg).map_err(|d| Failure::Diagnostics(d, sources))?;
-        match &args.out {
+        let emitted = pld_codegen_pto::emit_program(&program, &cg)
+            .map_err(|d| Failure::Diagnostics(d, sources.clone()))?;
+        match out {
             Some(dir) => {
-                for (name, text) in &out.modules {
+                for (name, text) in &emitted.modules {
                     driver::write_file(&dir.join(name), text.as_bytes())?;
                 }
-                driver::write_file(&dir.join("orchestration.json"), out.orchestration.as_bytes())?;
+                driver::write_file(&dir.join("orchestration.json"), emitted.orchestration.as_bytes())?;
                 eprintln!(
                     "wrote {} module(s) and orchestration.json to {}",
-                    out.modules.len(),
+                    emitted.modules.len(),
                     dir.display()
                 );
             }
             None => {
-                for (name, text) in &out.modules {
+                for (name, text) in &emitted.modules {
                     println!("// ----- {name} -----");
                     print!("{text}");
                 }
                 println!("// ----- orchestration.json -----");
-                println!("{}", out.orchestration);
+                println!("{}", emitted.orchestration);
             }
         }
     }

@@ -3,7 +3,7 @@
 //! Diagnostics render rustc-style (`file:line:col`, source line, caret, notes); the word
 //! `error`/`warning` is coloured only when stderr is a terminal.
 
-use pld_ir::{Diagnostics, Program, SourceMap, Target};
+use pld_ir::{Diagnostics, SourceMap, Target};
 use std::io::IsTerminal;
 use std::path::Path;
 
@@ -21,29 +21,6 @@ impl Failure {
     /// A usage failure.
     pub fn usage(msg: impl Into<String>) -> Failure {
         Failure::Usage(msg.into())
-    }
-}
-
-/// Reads and parses `path` for `target`; `program` selects one program unit of a file that
-/// defines several; `bind` holds `NAME=VALUE` bindings of program-building function parameters.
-pub fn load(
-    path: &Path,
-    target: Target,
-    program: Option<&str>,
-    bind: &[(String, String)],
-) -> Result<(Program, SourceMap), Failure> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| Failure::usage(format!("cannot read {}: {e}", path.display())))?;
-    let mut sources = SourceMap::new();
-    let name = path.display().to_string();
-    let opts = pld_frontend::ParseOptions {
-        program: program.map(str::to_string),
-        bindings: bind.to_vec(),
-        ..pld_frontend::ParseOptions::for_target(target)
-    };
-    match pld_frontend::parse_program(&mut sources, &name, &text, &opts) {
-        Ok(p) => Ok((p, sources)),
-        Err(d) => Err(Failure::Diagnostics(d, sources)),
     }
 }
 

@@ -9,6 +9,7 @@ mod driver;
 mod npy;
 mod ops;
 mod run;
+mod select;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;

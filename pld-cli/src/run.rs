@@ -7,6 +7,7 @@
 
 use crate::driver::{self, Failure};
 use crate::npy;
+use crate::select::{self, Selection};
 use clap::Args;
 use pld_ir::{DataType, Direction, ExprKind, FunctionKind, Program, Type};
 use pld_sim::{HostTensor, Inputs, Schedule, SimConfig};
@@ -18,7 +19,8 @@ use std::path::PathBuf;
 pub struct RunArgs {
     /// The DSL program.
     file: PathBuf,
-    /// The host function to run (default: the only one).
+    /// The host function to run (default: the only one); in a file of several programs it
+    /// also selects the program whose host function it is.
     #[arg(long)]
     entry: Option<String>,
     /// Number of simulated ranks.
@@ -65,7 +67,8 @@ pub fn run(args: &RunArgs) -> Result<(), Failure> {
     if !(1..=4096).contains(&args.cores) {
         return Err(Failure::usage(format!("--cores {} is outside 1..=4096", args.cores)));
     }
-    let (mut program, sources) = driver::load(&args.file, args.target, args.program.as_deref(), &args.bind)?;
+    let sel = Selection { program: args.program.as_deref(), entry: args.entry.as_deref() };
+    let (mut program, sources) = select::load_one(&args.file, args.target, sel, &args.bind)?;
     let entry = pick_entry(&program, args.entry.as_deref())?;
     let opts = pld_passes::PipelineOptions { target: args.target, ..Default::default() };
     pld_passes::run_pipeline(&mut program, &opts).map_err(|d| Failure::Diagnostics(d, sources.clone()))?;

@@ -522,8 +522,8 @@ impl Walker<'_> {
         }
     }
 
-    /// Remembers which window buffer a value views (through `pld.tensor.window`, aliases and
-    /// `get_comm_ctx`).
+    /// Remembers which window buffer a value views (through `pld.tensor.window`, aliases,
+    /// writing ops returning the window they wrote, and `get_comm_ctx`).
     fn track(&mut self, fi: usize, f: &Function, targets: &[ValueId], value: &Expr) {
         let Some(&t) = targets.first() else { return };
         if value.as_call().is_some_and(|c| c.callee.name() == "pld.system.world_size") {
@@ -547,6 +547,10 @@ impl Walker<'_> {
                     }
                 }
                 None
+            }
+            // A writing op's result is the window it wrote (per the registry's effects).
+            ExprKind::Call(c) => {
+                c.written_result_operand(&f.values).and_then(|i| c.args.get(i)).and_then(Expr::as_var)
             }
             _ => None,
         };

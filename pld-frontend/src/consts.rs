@@ -19,6 +19,9 @@ pub struct ConstEnv {
     runtime: HashMap<String, String>,
     /// `pl.dynamic` symbols in declaration order.
     pub dyn_syms: Vec<String>,
+    /// Names a `--bind` may set here: parameters of the enclosing program-building
+    /// functions and names they assign under Python control flow that does not fold.
+    pub bindable: Vec<crate::builders::Bindable>,
 }
 
 impl ConstEnv {
@@ -60,16 +63,30 @@ impl ConstEnv {
     /// Records `target = value` when `value` is a constant; otherwise forgets `target`
     /// (a later non-constant assignment shadows an earlier constant).
     pub fn assign(&mut self, file: FileId, target: &str, value: &ast::Expr) {
+        let v = self.evaluate(file, value);
+        self.set(target, v);
+    }
+
+    /// What `value` is in this environment, for a later [`ConstEnv::set`] (so that a tuple
+    /// assignment evaluates every right-hand side before binding any target).
+    pub fn evaluate(&self, file: FileId, value: &ast::Expr) -> Assigned {
         if let Some((name, why)) = self.runtime_in(value) {
-            self.vars.remove(target);
             let why =
                 if why.starts_with("depends on") { why } else { format!("depends on `{name}`, which {why}") };
-            self.runtime.insert(target.to_string(), why);
-            return;
+            return Assigned::Runtime(why);
         }
-        self.runtime.remove(target);
-        match eval_const(file, self, value) {
-            Some(e) => {
+        eval_const(file, self, value).map_or(Assigned::Unknown, Assigned::Const)
+    }
+
+    /// Binds `target` to an evaluated value.
+    pub fn set(&mut self, target: &str, value: Assigned) {
+        match value {
+            Assigned::Runtime(why) => {
+                self.vars.remove(target);
+                self.runtime.insert(target.to_string(), why);
+            }
+            Assigned::Const(e) => {
+                self.runtime.remove(target);
                 if let ExprKind::Sym(s) = &e.kind {
                     if !self.dyn_syms.contains(s) {
                         self.dyn_syms.push(s.clone());
@@ -77,11 +94,23 @@ impl ConstEnv {
                 }
                 self.vars.insert(target.to_string(), e);
             }
-            None => {
+            Assigned::Unknown => {
+                self.runtime.remove(target);
                 self.vars.remove(target);
             }
         }
     }
+}
+
+/// The value of an assignment's right-hand side.
+#[derive(Clone, Debug)]
+pub enum Assigned {
+    /// A DSL constant.
+    Const(Expr),
+    /// Known only at run time, with the reason (completes "`name` ...").
+    Runtime(String),
+    /// Ordinary Python the frontend does not evaluate.
+    Unknown,
 }
 
 /// A dtype (`pl.FP32`) or ABI enum member (`pld.NotifyOp.AtomicAdd`) named by `path`.
@@ -164,6 +193,10 @@ pub fn eval_const(file: FileId, env: &ConstEnv, e: &ast::Expr) -> Option<Expr> {
             scalar_like(&r)?;
             Some(Expr::binary(op, l, r).at(span))
         }
+        ast::Expr::UnaryOp(u) if matches!(u.op, ast::UnaryOp::Not) => {
+            let t = truth(&eval_const(file, env, &u.operand)?)?;
+            Some(Expr::new(ExprKind::Bool(!t), span))
+        }
         ast::Expr::UnaryOp(u) => {
             let v = eval_const(file, env, &u.operand)?;
             scalar_like(&v)?;
@@ -186,16 +219,44 @@ pub fn eval_const(file: FileId, env: &ConstEnv, e: &ast::Expr) -> Option<Expr> {
             };
             let l = eval_const(file, env, &c.left)?;
             let r = eval_const(file, env, rhs)?;
+            if let Some(eq) = same_value(&l, &r) {
+                // Strings, booleans and dtypes compare for (in)equality only.
+                return match op {
+                    BinOp::Eq => Some(Expr::new(ExprKind::Bool(eq), span)),
+                    BinOp::Ne => Some(Expr::new(ExprKind::Bool(!eq), span)),
+                    _ => None,
+                };
+            }
+            if let (ExprKind::Float(_), _) | (_, ExprKind::Float(_)) = (&l.kind, &r.kind) {
+                let (a, b) = (number(&l)?, number(&r)?);
+                let v = match op {
+                    BinOp::Eq => a == b,
+                    BinOp::Ne => a != b,
+                    BinOp::Lt => a < b,
+                    BinOp::Le => a <= b,
+                    BinOp::Gt => a > b,
+                    _ => a >= b,
+                };
+                return Some(Expr::new(ExprKind::Bool(v), span));
+            }
             let v = op.fold_int(l.as_int()?, r.as_int()?)?;
             Some(Expr::new(ExprKind::Bool(v != 0), span))
         }
+        ast::Expr::BoolOp(b) => {
+            // `and` / `or` over folded truth values (Python's short-circuit on constants).
+            let mut acc = matches!(b.op, ast::BoolOp::And);
+            for v in &b.values {
+                let t = truth(&eval_const(file, env, v)?)?;
+                match b.op {
+                    ast::BoolOp::And if !t => return Some(Expr::new(ExprKind::Bool(false), span)),
+                    ast::BoolOp::Or if t => return Some(Expr::new(ExprKind::Bool(true), span)),
+                    _ => acc = t,
+                }
+            }
+            Some(Expr::new(ExprKind::Bool(acc), span))
+        }
         ast::Expr::IfExp(i) => {
-            let test = eval_const(file, env, &i.test)?;
-            let taken = match test.kind {
-                ExprKind::Bool(b) => b,
-                ExprKind::Int(v) => v != 0,
-                _ => return None,
-            };
+            let taken = truth(&eval_const(file, env, &i.test)?)?;
             eval_const(file, env, if taken { &i.body } else { &i.orelse }).map(|x| x.at(span))
         }
         ast::Expr::List(l) => tuple(file, env, &l.elts, span),
@@ -223,6 +284,40 @@ pub fn eval_const(file: FileId, env: &ConstEnv, e: &ast::Expr) -> Option<Expr> {
                 }
                 _ => None,
             }
+        }
+        _ => None,
+    }
+}
+
+/// A numeric literal as `f64` (integers convert exactly up to 2^53, as in Python).
+fn number(e: &Expr) -> Option<f64> {
+    match &e.kind {
+        ExprKind::Int(v) => Some(*v as f64),
+        ExprKind::Float(f) => Some(f.get()),
+        _ => None,
+    }
+}
+
+/// Python truth of a folded constant: booleans, integers and strings (empty is false).
+pub fn truth(e: &Expr) -> Option<bool> {
+    match &e.kind {
+        ExprKind::Bool(b) => Some(*b),
+        ExprKind::Int(v) => Some(*v != 0),
+        ExprKind::Float(f) => Some(f.get() != 0.0),
+        ExprKind::Str(s) => Some(!s.is_empty()),
+        _ => None,
+    }
+}
+
+/// Equality of two folded non-numeric constants (strings, booleans, dtypes); `None` when
+/// either side is numeric or not a literal, left to integer folding.
+fn same_value(l: &Expr, r: &Expr) -> Option<bool> {
+    match (&l.kind, &r.kind) {
+        (ExprKind::Str(a), ExprKind::Str(b)) => Some(a == b),
+        (ExprKind::Bool(a), ExprKind::Bool(b)) => Some(a == b),
+        (ExprKind::DType(a), ExprKind::DType(b)) => Some(a == b),
+        (ExprKind::Str(_) | ExprKind::DType(_), _) | (_, ExprKind::Str(_) | ExprKind::DType(_)) => {
+            Some(false)
         }
         _ => None,
     }
@@ -281,6 +376,7 @@ pub fn visit_names(e: &ast::Expr, f: &mut dyn FnMut(&str)) {
             visit_names(&c.left, f);
             c.comparators.iter().for_each(|x| visit_names(x, f));
         }
+        ast::Expr::BoolOp(b) => b.values.iter().for_each(|x| visit_names(x, f)),
         ast::Expr::IfExp(i) => {
             visit_names(&i.test, f);
             visit_names(&i.body, f);
@@ -295,5 +391,5 @@ pub fn runtime_error(span: pld_ir::Span, name: &str, why: &str) -> pld_ir::Diagn
     // The name to bind: the parameter a derived name depends on, else the name itself.
     let root = why.strip_prefix("depends on `").and_then(|r| r.split('`').next()).unwrap_or(name);
     pld_ir::Diagnostic::error(span, format!("`{name}` {why}; its value is only known at run time"))
-        .with_note(format!("bind it when parsing: ParseOptions::bindings, e.g. (\"{root}\", \"2\")"))
+        .with_note(format!("bind it with `--bind {root}=VALUE`"))
 }

@@ -21,13 +21,19 @@
 //! functions (`@pl.jit`, `@pl.jit.incore`, `@pl.jit.host`, `@pl.function`) form one program
 //! per host entry — the host and the functions it reaches through calls, named after the
 //! host — or a single program (named after its host, else its first function) when the
-//! module has at most one host.
+//! module has at most one host. [`program_units`] lists the units (names, hosts, bindable
+//! names) without lowering any; [`ParseOptions::program`] lowers only the selected unit.
 //!
 //! ## What is read
 //!
 //! - module constants and integer arithmetic on them (`SIZE = 256`, `N * SIZE`,
 //!   `8 if size == 1 else 1`), `pl.FP32.get_byte()`, `NR = pl.dynamic("NR")`, dtype objects;
-//!   parameters of program-building Python functions via [`ParseOptions::bindings`];
+//!   parameters of program-building Python functions via [`ParseOptions::bindings`]
+//!   (checked against their `int` / `bool` / `str` / `float` annotations by [`bind_value`]),
+//!   and what those functions compute from them: assignments (tuple ones too) and
+//!   `if`/`elif`/`else` chains whose conditions fold once the parameters are bound
+//!   (`if mode == "ring": rows, cols = 2 * (n - 1), n`); a name whose value is only known
+//!   at run time is reported once, at its first use, naming the `--bind` that fixes it;
 //! - decorators `@pl.function(type=pl.FunctionType.InCore | Orchestration | AIC | AIV |
 //!   Opaque)`, `@pl.function(level=pl.Level.HOST, role=pl.Role.Orchestrator)`,
 //!   `@pl.jit` / `@pl.jit.incore` / `@pl.jit.host`; other decorator keywords become function
@@ -47,6 +53,7 @@
 
 mod annot;
 mod body;
+mod builders;
 mod consts;
 mod equal;
 mod expr;
@@ -54,6 +61,7 @@ mod module;
 mod syntax;
 mod util;
 
+pub use builders::{bind_value, BindKind, Bindable};
 pub use equal::structurally_equal;
 
 use pld_ir::{Diagnostic, Diagnostics, Program, SourceMap, Span, Target};
@@ -88,7 +96,8 @@ impl ParseOptions {
 /// Parses `text` (added to `sources` as `file_name`) into its one program unit.
 ///
 /// A file with several units (e.g. several `@pl.program` classes) needs
-/// [`ParseOptions::program`]; without it the error lists the unit names.
+/// [`ParseOptions::program`]; without it the error lists the unit names. Only the selected
+/// unit is lowered, so the other units' builders need no bindings.
 pub fn parse_program(
     sources: &mut SourceMap,
     file_name: &str,
@@ -115,6 +124,35 @@ pub fn parse_program(
             .with_note(format!("programs defined: {}", names(&programs)))
             .into()),
     }
+}
+
+/// One program unit of a file, as found before any function is lowered.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UnitInfo {
+    /// The unit's name ([`ParseOptions::program`] selects it).
+    pub name: String,
+    /// Its host functions (`@pl.jit.host`, `level=pl.Level.HOST`), in source order.
+    pub hosts: Vec<String>,
+    /// Every DSL function of the unit, in source order.
+    pub functions: Vec<String>,
+    /// The names a binding may set for it (parameters of its enclosing program-building
+    /// functions, names they assign under control flow that does not fold).
+    pub bindable: Vec<Bindable>,
+    /// The `pl.dynamic` symbols declared by module or builder constants it sees.
+    pub dyn_syms: Vec<String>,
+}
+
+/// The program units of `text` (added to `sources` as `file_name`), in source order,
+/// without lowering any: what a caller needs to select one. `opts.bindings` matter (an
+/// `if` on a bound builder parameter decides which classes exist); only a syntax error fails.
+pub fn program_units(
+    sources: &mut SourceMap,
+    file_name: &str,
+    text: &str,
+    opts: &ParseOptions,
+) -> Result<Vec<UnitInfo>, Diagnostics> {
+    let file = sources.add(file_name, text);
+    module::module_units(file, file_name, text, opts)
 }
 
 /// Parses every program unit of `text` (added to `sources` as `file_name`), in source order.

@@ -10,9 +10,10 @@
 
 use crate::annot;
 use crate::body::FnCx;
+use crate::builders::WalkCx;
 use crate::consts::{eval_const, ConstEnv};
 use crate::util::{dotted, span_of};
-use crate::ParseOptions;
+use crate::{ParseOptions, UnitInfo};
 use pld_ir::{Diagnostic, Diagnostics, Direction, Expr, FileId, Function, FunctionKind, Program, Span, Type};
 use rustpython_parser::ast;
 
@@ -87,11 +88,16 @@ impl<'a> UnitCx<'a> {
     }
 }
 
-struct UnitSrc<'a> {
-    name: String,
-    funcs: Vec<(&'a ast::StmtFunctionDef, bool)>,
-    consts: ConstEnv,
-    start: u32,
+/// One program unit's source, found by the module walk.
+pub(crate) struct UnitSrc<'a> {
+    /// The unit's name (class name, or the host's / first function's).
+    pub name: String,
+    /// Its DSL functions, each with whether it is a method (takes `self`).
+    pub funcs: Vec<(&'a ast::StmtFunctionDef, bool)>,
+    /// The constants it sees.
+    pub consts: ConstEnv,
+    /// Where it starts in the file.
+    pub start: u32,
 }
 
 /// Parses a whole module into its program units.
@@ -101,33 +107,11 @@ pub fn parse_module(
     text: &str,
     opts: &ParseOptions,
 ) -> Result<Vec<Program>, Diagnostics> {
-    let module = match rustpython_parser::parse(text, rustpython_parser::Mode::Module, file_name) {
-        Ok(ast::Mod::Module(m)) => m,
-        Ok(_) => return Err(Diagnostic::error(Span::new(file, 0, 0), "expected a Python module").into()),
-        Err(e) => {
-            let at = e.offset.to_u32();
-            let end = next_char_end(text, at);
-            return Err(Diagnostic::error(
-                Span::new(file, at, end),
-                format!("syntax error: {}", crate::syntax::message(text, &e)),
-            )
-            .into());
-        }
-    };
-    let mut env = ConstEnv::default();
-    let mut units: Vec<UnitSrc<'_>> = Vec::new();
-    let mut jit: Vec<&ast::StmtFunctionDef> = Vec::new();
-    let mut diags = Diagnostics::new();
-    for stmt in &module.body {
-        match stmt {
-            ast::Stmt::FunctionDef(f) if is_dsl_function(f) => jit.push(f),
-            _ => walk(file, opts, stmt, &mut env, &mut units, &mut diags),
-        }
-    }
-    units.extend(jit_units(file, &jit, &env));
-    units.sort_by_key(|u| u.start);
+    let module = parse_syntax(file, file_name, text)?;
+    let (units, mut diags) = discover(file, opts, &module.body);
     let mut programs = Vec::new();
-    for u in units {
+    // A selected unit is the only one lowered: the others' builders need no bindings.
+    for u in units.into_iter().filter(|u| opts.program.as_ref().is_none_or(|want| *want == u.name)) {
         let (p, d) = lower_unit(file, opts, u);
         // Whatever the lowering let through, the structural verifier catches (misplaced
         // yields, arity mismatches), with the source spans the nodes carry.
@@ -139,7 +123,89 @@ pub fn parse_module(
         diags.extend(d);
         programs.push(p);
     }
-    diags.into_result(programs)
+    one_error_per_unbound_name(diags).into_result(programs)
+}
+
+/// The module's program units in source order, with the walk's diagnostics.
+fn discover<'a>(file: FileId, opts: &ParseOptions, body: &'a [ast::Stmt]) -> (Vec<UnitSrc<'a>>, Diagnostics) {
+    let mut env = ConstEnv::default();
+    let mut cx = WalkCx { file, opts, units: Vec::new(), diags: Diagnostics::new() };
+    let mut jit: Vec<&ast::StmtFunctionDef> = Vec::new();
+    for stmt in body {
+        match stmt {
+            ast::Stmt::FunctionDef(f) if is_dsl_function(f) => jit.push(f),
+            _ => {
+                cx.walk(stmt, &mut env, None);
+            }
+        }
+    }
+    let mut units = cx.units;
+    units.extend(jit_units(file, &jit, &env));
+    units.sort_by_key(|u| u.start);
+    (units, cx.diags)
+}
+
+/// What the module's program units are, without lowering any: each unit's name, host
+/// functions, functions and bindable names (syntax errors are the only failure).
+pub fn module_units(
+    file: FileId,
+    file_name: &str,
+    text: &str,
+    opts: &ParseOptions,
+) -> Result<Vec<UnitInfo>, Diagnostics> {
+    let module = parse_syntax(file, file_name, text)?;
+    let (units, _) = discover(file, opts, &module.body);
+    Ok(units
+        .iter()
+        .map(|u| {
+            let kind = |f: &ast::StmtFunctionDef| decorator_kind(file, &u.consts, f).ok().map(|k| k.0);
+            UnitInfo {
+                name: u.name.clone(),
+                hosts: u
+                    .funcs
+                    .iter()
+                    .filter(|(f, _)| kind(f) == Some(FunctionKind::Host))
+                    .map(|(f, _)| f.name.to_string())
+                    .collect(),
+                functions: u.funcs.iter().map(|(f, _)| f.name.to_string()).collect(),
+                bindable: u.consts.bindable.clone(),
+                dyn_syms: u.consts.dyn_syms.clone(),
+            }
+        })
+        .collect())
+}
+
+/// A run-time name reported at every use is reported once, at its first use, with the
+/// others as labels: the binding that fixes it is the same (the note names it).
+fn one_error_per_unbound_name(diags: Diagnostics) -> Diagnostics {
+    let mut out = Diagnostics::new();
+    let mut first: Vec<(String, usize)> = Vec::new();
+    for d in diags.0 {
+        if let Some(k) = d.notes.iter().find(|n| n.starts_with("bind it with `--bind ")).cloned() {
+            if let Some(&(_, i)) = first.iter().find(|(n, _)| *n == k) {
+                if out.0[i].labels.len() < 3 {
+                    out.0[i].labels.push((d.span, "also used here".to_string()));
+                }
+                continue;
+            }
+            first.push((k, out.0.len()));
+        }
+        out.push(d);
+    }
+    out
+}
+
+fn parse_syntax(file: FileId, file_name: &str, text: &str) -> Result<ast::ModModule, Diagnostics> {
+    match rustpython_parser::parse(text, rustpython_parser::Mode::Module, file_name) {
+        Ok(ast::Mod::Module(m)) => Ok(m),
+        Ok(_) => Err(Diagnostic::error(Span::new(file, 0, 0), "expected a Python module").into()),
+        Err(e) => {
+            let at = e.offset.to_u32();
+            let end = next_char_end(text, at);
+            Err(Diagnostic::error(Span::new(file, at, end), format!("syntax error: {}", crate::syntax::message(text, &e)))
+                .into())
+        }
+    }
 }
 
 fn next_char_end(text: &str, at: u32) -> u32 {
@@ -253,128 +319,6 @@ fn calls_in_expr(e: &ast::Expr, out: &mut Vec<String>) {
     }
 }
 
-/// Walks non-DSL statements for constants and `@pl.program` classes.
-fn walk<'a>(
-    file: FileId,
-    opts: &ParseOptions,
-    stmt: &'a ast::Stmt,
-    env: &mut ConstEnv,
-    units: &mut Vec<UnitSrc<'a>>,
-    diags: &mut Diagnostics,
-) {
-    match stmt {
-        ast::Stmt::Assign(a) => {
-            if let [ast::Expr::Name(n)] = a.targets.as_slice() {
-                env.assign(file, n.id.as_str(), &a.value);
-            }
-        }
-        ast::Stmt::AnnAssign(a) => {
-            if let (ast::Expr::Name(n), Some(v)) = (a.target.as_ref(), &a.value) {
-                env.assign(file, n.id.as_str(), v);
-            }
-        }
-        ast::Stmt::ClassDef(c) if c.decorator_list.iter().any(is_program_decorator) => {
-            let funcs: Vec<(&ast::StmtFunctionDef, bool)> = c
-                .body
-                .iter()
-                .filter_map(|s| match s {
-                    ast::Stmt::FunctionDef(f) if is_dsl_function(f) => Some((f, true)),
-                    _ => None,
-                })
-                .collect();
-            if funcs.is_empty() {
-                diags.push(
-                    Diagnostic::error(
-                        span_of(file, stmt),
-                        format!("program `{}` defines no DSL functions", c.name),
-                    )
-                    .with_note("decorate methods with @pl.function(type=pl.FunctionType.InCore) or similar"),
-                );
-            }
-            units.push(UnitSrc {
-                name: c.name.to_string(),
-                funcs,
-                consts: env.clone(),
-                start: span_of(file, stmt).lo,
-            });
-        }
-        ast::Stmt::FunctionDef(f) => {
-            // Ordinary Python function: look inside for program classes (tests build them
-            // lazily); its local constants are visible to them. Its parameters are bound by
-            // the caller's bindings, else their defaults, else known only at run time.
-            let mut local = env.clone();
-            let a = &f.args;
-            for p in a.posonlyargs.iter().chain(&a.args).chain(&a.kwonlyargs) {
-                let name = p.def.arg.as_str();
-                if let Some(v) = opts.bindings.iter().find(|(k, _)| k == name).and_then(|(_, v)| binding(v)) {
-                    local.bind(name, v);
-                } else if let Some(d) = p.default.as_deref().and_then(|d| eval_const(file, &local, d)) {
-                    local.bind(name, d);
-                } else {
-                    local.mark_runtime(
-                        name,
-                        format!("is a parameter of the enclosing Python function `{}`", f.name),
-                    );
-                }
-            }
-            for s in &f.body {
-                walk(file, opts, s, &mut local, units, diags);
-                mark_control_flow(opts, s, &mut local, f.name.as_str());
-            }
-        }
-        ast::Stmt::ClassDef(c) => {
-            let mut local = env.clone();
-            for s in &c.body {
-                walk(file, opts, s, &mut local, units, diags);
-            }
-        }
-        _ => {}
-    }
-}
-
-/// Names assigned under Python control flow (`if` / `for` / `while`) in a program-building
-/// function are only known at run time, unless the caller binds them.
-fn mark_control_flow(opts: &ParseOptions, s: &ast::Stmt, env: &mut ConstEnv, func: &str) {
-    let bodies: Vec<&[ast::Stmt]> = match s {
-        ast::Stmt::If(i) => vec![&i.body, &i.orelse],
-        ast::Stmt::For(f) => vec![&f.body, &f.orelse],
-        ast::Stmt::While(w) => vec![&w.body, &w.orelse],
-        ast::Stmt::Try(t) => vec![&t.body, &t.orelse, &t.finalbody],
-        ast::Stmt::With(w) => vec![&w.body],
-        _ => return,
-    };
-    for b in bodies {
-        for st in b {
-            let targets: Vec<&ast::Expr> = match st {
-                ast::Stmt::Assign(a) => a.targets.iter().collect(),
-                ast::Stmt::AnnAssign(a) => vec![a.target.as_ref()],
-                ast::Stmt::AugAssign(a) => vec![a.target.as_ref()],
-                _ => {
-                    mark_control_flow(opts, st, env, func);
-                    continue;
-                }
-            };
-            for t in targets {
-                if let ast::Expr::Name(n) = t {
-                    let name = n.id.as_str();
-                    match opts.bindings.iter().find(|(k, _)| k == name).and_then(|(_, v)| binding(v)) {
-                        Some(v) => env.bind(name, v),
-                        None => env
-                            .mark_runtime(name, format!("is assigned under Python control flow in `{func}`")),
-                    }
-                }
-            }
-        }
-    }
-}
-
-/// A binding's value: a DSL constant expression such as `2` or `pl.FP32`.
-fn binding(text: &str) -> Option<Expr> {
-    use rustpython_parser::Parse;
-    let e = ast::Expr::parse(text, "<binding>").ok()?;
-    eval_const(FileId(u32::MAX), &ConstEnv::default(), &e).map(|x| x.at(Span::DUMMY))
-}
-
 fn decorator_path(d: &ast::Expr) -> Option<String> {
     match d {
         ast::Expr::Call(c) => dotted(&c.func),
@@ -382,11 +326,11 @@ fn decorator_path(d: &ast::Expr) -> Option<String> {
     }
 }
 
-fn is_program_decorator(d: &ast::Expr) -> bool {
+pub(crate) fn is_program_decorator(d: &ast::Expr) -> bool {
     decorator_path(d).as_deref() == Some("pl.program")
 }
 
-fn is_dsl_function(f: &ast::StmtFunctionDef) -> bool {
+pub(crate) fn is_dsl_function(f: &ast::StmtFunctionDef) -> bool {
     f.decorator_list.iter().any(|d| {
         matches!(
             decorator_path(d).as_deref(),

@@ -307,10 +307,7 @@ fn unbound_builder_parameter_is_explained_and_bindable() {
         "`nr` depends on `n_ranks`, which is a parameter of the enclosing Python function `build`; its value is only known at run time"
     );
     assert_eq!((line, col), (10, 47));
-    assert_eq!(
-        notes,
-        vec!["bind it when parsing: ParseOptions::bindings, e.g. (\"n_ranks\", \"2\")".to_string()]
-    );
+    assert_eq!(notes, vec!["bind it with `--bind n_ranks=VALUE`".to_string()]);
     let opts = ParseOptions { bindings: vec![("n_ranks".into(), "4".into())], ..ParseOptions::default() };
     let mut sm = SourceMap::new();
     let p = parse_program(&mut sm, "b.py", &format!("{HEAD}{body}"), &opts).expect("binding resolves it");
@@ -404,7 +401,9 @@ fn decorator_attributes_and_host_callbacks() {
 #[test]
 fn builder_locals_fold_conditionals_and_control_flow_bindings() {
     let _ = pld_ops::registry();
-    let body = "def build(n: int, cols=16):\n    rows = 8 if n == 1 else 2\n    if n > 4:\n        extra = 3\n    else:\n        extra = 5\n\n    @pl.program\n    class B:\n        @pl.function(type=pl.FunctionType.InCore)\n        def k(self, t: pl.Tensor[[rows, cols * extra], pl.FP32]):\n            return\n\n    return B\n";
+    // The `if` folds once `n` is bound (Python's branch is taken); a name assigned in a
+    // `for` is only known at run time unless bound.
+    let body = "def build(n: int, cols=16):\n    rows = 8 if n == 1 else 2\n    if n > 4:\n        extra = 3\n    else:\n        extra = 5\n    for i in range(2):\n        more = i\n\n    @pl.program\n    class B:\n        @pl.function(type=pl.FunctionType.InCore)\n        def k(self, t: pl.Tensor[[rows, cols * extra + more], pl.FP32]):\n            return\n\n    return B\n";
     let src = format!("{HEAD}{body}");
     let shape = |bindings: Vec<(String, String)>| {
         let opts = ParseOptions { bindings, ..ParseOptions::default() };
@@ -412,11 +411,11 @@ fn builder_locals_fold_conditionals_and_control_flow_bindings() {
         let p = parse_program(&mut sm, "b.py", &src, &opts).map_err(|d| d.0[0].message.clone())?;
         Ok::<_, String>(p.functions[0].param_types()[0].shape().and_then(pld_ir::types::static_dims))
     };
-    assert_eq!(shape(vec![("n".into(), "1".into()), ("extra".into(), "3".into())]), Ok(Some(vec![8, 48])));
-    assert_eq!(shape(vec![("n".into(), "7".into()), ("extra".into(), "5".into())]), Ok(Some(vec![2, 80])));
+    assert_eq!(shape(vec![("n".into(), "1".into()), ("more".into(), "0".into())]), Ok(Some(vec![8, 80])));
+    assert_eq!(shape(vec![("n".into(), "7".into()), ("more".into(), "1".into())]), Ok(Some(vec![2, 49])));
     assert_eq!(
         shape(vec![("n".into(), "7".into())]),
-        Err("`extra` is assigned under Python control flow in `build`; its value is only known at run time"
+        Err("`more` is assigned under Python control flow in `build`; its value is only known at run time"
             .into())
     );
 }

@@ -304,6 +304,32 @@ impl Call {
     pub fn op(&self) -> Option<&'static OpDef> {
         self.callee.op()
     }
+
+    /// The argument this call's result *is*, when the op writes an operand and returns it
+    /// (`x = pl.store(t, offs, x)`, `w = pld.tensor.allreduce(w, sig)`): the written operand
+    /// (per the registry's effects for this call) whose type is the result's, whatever its
+    /// position. With several such operands the first is taken; `None` when the callee is a
+    /// function, or the op writes no operand of its result's type.
+    pub fn written_result_operand(&self, values: &crate::value::Values) -> Option<usize> {
+        let def = self.op()?;
+        let effects = def.arg_effects(self);
+        let written: Vec<usize> = (0..self.args.len())
+            .filter(|&i| effects.get(i).is_some_and(|e| e.writes()))
+            .filter(|&i| self.args[i].ty(values).as_tensor_like().is_some())
+            .collect();
+        written.iter().copied().find(|&i| self.args[i].ty(values) == self.ty).or_else(|| {
+            // A single written operand of the result's kind (a view type may differ in its
+            // layout annotation, not in what it is).
+            match written.as_slice() {
+                [i] if std::mem::discriminant(&self.args[*i].ty(values))
+                    == std::mem::discriminant(&self.ty) =>
+                {
+                    Some(*i)
+                }
+                _ => None,
+            }
+        })
+    }
 }
 
 impl Expr {

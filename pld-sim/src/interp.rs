@@ -777,7 +777,7 @@ fn if_results(act: &Act<'_>, _span: Span) -> Vec<ValueId> {
 }
 
 /// The value a launched function's call evaluates to: its returned parameters mapped to the
-/// arguments (kernels return the tensors they write).
+/// arguments (kernels return the tensors they write, also as rebound by a writing op).
 fn mapped_return(f: &Function, args: &[Val]) -> Val {
     let Some(Stmt { kind: StmtKind::Return(vals), .. }) = f.body.stmts.last() else {
         return Val::Unit;
@@ -786,7 +786,7 @@ fn mapped_return(f: &Function, args: &[Val]) -> Val {
         .iter()
         .map(|e| {
             e.as_var()
-                .and_then(|v| f.params.iter().position(|p| p.value == v))
+                .and_then(|v| f.params.iter().position(|p| p.value == v).or_else(|| f.param_of(v)))
                 .and_then(|i| args.get(i).cloned())
                 .unwrap_or(Val::Unit)
         })

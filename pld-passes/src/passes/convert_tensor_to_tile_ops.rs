@@ -150,9 +150,12 @@ fn scan(block: &Block, f: &Function, origin: &mut HashMap<ValueId, usize>, acces
             StmtKind::Assign { targets, value } => {
                 let src = match &value.kind {
                     ExprKind::Var(v) => Some(*v),
-                    ExprKind::Call(c) => {
-                        c.args.first().and_then(|a| a.as_var()).filter(|_| c.ty.as_tensor_like().is_some())
-                    }
+                    // The operand a writing op returns (any position), else a view's first.
+                    ExprKind::Call(c) => c
+                        .written_result_operand(&f.values)
+                        .map_or_else(|| c.args.first(), |i| c.args.get(i))
+                        .and_then(|a| a.as_var())
+                        .filter(|_| c.ty.as_tensor_like().is_some()),
                     _ => None,
                 };
                 if let (Some(src), [t]) = (src, targets.as_slice()) {

@@ -108,11 +108,12 @@ fn materialize(f: &mut Function, chips: &HashSet<String>, target: Target) -> Res
                         window_of.insert(*t, i);
                     }
                 } else if matches!(c.ty, Type::DistTensor(_)) {
-                    // A collective or view result aliases the operand of the same type.
+                    // A writing op's result is the operand it wrote (per the registry's
+                    // effects); a view's aliases the operand of the same type.
                     if let Some(i) = c
-                        .args
-                        .iter()
-                        .find(|a| a.ty(&f.values) == c.ty)
+                        .written_result_operand(&f.values)
+                        .and_then(|i| c.args.get(i))
+                        .or_else(|| c.args.iter().find(|a| a.ty(&f.values) == c.ty))
                         .and_then(|a| a.as_var())
                         .and_then(|v| window_of.get(&v).copied())
                     {

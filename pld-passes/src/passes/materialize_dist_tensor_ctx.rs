@@ -4,8 +4,10 @@
 //! parameter of type `CommCtx` per such parameter (named `<param>_ctx`, unique in the
 //! function), in DistributedTensor-parameter order; every call of such a function passes the
 //! context of each window argument — the caller's own context parameter for its parameters
-//! and anything aliasing them (plain copies, views and rebinding ops whose first argument is
-//! the window, loop carries), or, in a host orchestration only, a fresh
+//! and anything aliasing them (plain copies, views of the window, the result of any op that
+//! writes the window and returns it — per the registry's effects, at any operand position —
+//! or of a DSL function whose only written window parameter of the result's type it is bound
+//! to, and loop carries), or, in a host orchestration only, a fresh
 //! `pld.system.get_comm_ctx(arg)` just before the call. Outside host orchestration every
 //! `pld.system.get_comm_ctx(x)` is replaced by the context of `x`; a context that cannot be
 //! resolved there is a user error.
@@ -30,8 +32,15 @@ impl Pass for MaterializeDistTensorCtx {
     }
     fn run(&self, program: &mut Program, cx: &mut PassCx) -> Result<(), Diagnostics> {
         cx.report_changes();
-        // Plans: which parameter indices of each function are windows.
-        let mut plans: HashMap<String, Vec<usize>> = HashMap::new();
+        // Plans: which parameter indices of each function are windows; and which parameters
+        // each function writes (its signature's directions), for results of calls.
+        let mut plans = Plans::default();
+        for f in &program.functions {
+            plans.writes.insert(
+                f.name.clone(),
+                f.params.iter().map(|p| matches!(p.dir, Direction::Out | Direction::InOut)).collect(),
+            );
+        }
         for f in &program.functions {
             let idx: Vec<usize> = f
                 .params
@@ -41,14 +50,14 @@ impl Pass for MaterializeDistTensorCtx {
                 .map(|(i, _)| i)
                 .collect();
             if !idx.is_empty() && !f.params.iter().any(|p| *f.values.ty(p.value) == Type::CommCtx) {
-                plans.insert(f.name.clone(), idx);
+                plans.windows.insert(f.name.clone(), idx);
             }
         }
         let mut diags = Diagnostics::new();
         for f in program.functions.iter_mut() {
             let mut ctx_of: HashMap<ValueId, ValueId> = HashMap::new();
             let mut changed = false;
-            if let Some(idx) = plans.get(&f.name) {
+            if let Some(idx) = plans.windows.get(&f.name) {
                 changed = true;
                 // Fresh names as `fresh_name` picks them (first free `base`, `base_1`, …), against
                 // the function's value names borrowed rather than copied.
@@ -102,6 +111,29 @@ impl Pass for MaterializeDistTensorCtx {
     }
 }
 
+/// What the pass knows about every function's signature.
+#[derive(Default)]
+struct Plans {
+    /// Which parameter indices of each function are windows (functions gaining contexts).
+    windows: HashMap<String, Vec<usize>>,
+    /// Which parameters each function writes (`pl.Out` / `pl.InOut`).
+    writes: HashMap<String, Vec<bool>>,
+}
+
+impl Plans {
+    /// For a call of a DSL function returning a window (`data = self.publish(x, data)`): the
+    /// argument bound to the only parameter the callee writes whose argument has the result's
+    /// type — the function counterpart of an op's written operand.
+    fn written_result_argument(&self, c: &pld_ir::Call, values: &pld_ir::Values) -> Option<usize> {
+        let Callee::Func(name) = &c.callee else { return None };
+        let writes = self.writes.get(name)?;
+        let mut found = (0..c.args.len())
+            .filter(|&i| writes.get(i).copied().unwrap_or(false) && c.args[i].ty(values) == c.ty);
+        let first = found.next()?;
+        found.next().is_none().then_some(first)
+    }
+}
+
 fn resolve(e: &Expr, ctx_of: &HashMap<ValueId, ValueId>) -> Option<ValueId> {
     e.as_var().and_then(|v| ctx_of.get(&v).copied())
 }
@@ -109,7 +141,7 @@ fn resolve(e: &Expr, ctx_of: &HashMap<ValueId, ValueId>) -> Option<ValueId> {
 fn rewrite(
     block: &mut Block,
     f: &mut Function,
-    plans: &HashMap<String, Vec<usize>>,
+    plans: &Plans,
     ctx_of: &mut HashMap<ValueId, ValueId>,
     subst: &mut HashMap<ValueId, ValueId>,
     changed: &mut bool,
@@ -122,9 +154,14 @@ fn rewrite(
             StmtKind::Assign { targets, value } if targets.len() == 1 => {
                 let src = match &value.kind {
                     ExprKind::Var(_) => resolve(value, ctx_of),
-                    ExprKind::Call(c) if matches!(c.ty, Type::DistTensor(_)) => {
-                        c.args.first().and_then(|a| resolve(a, ctx_of))
-                    }
+                    // A writing op returning the window it wrote (`w = pl.store(t, offs, w)`,
+                    // a collective's window-as-result) is that window, whatever the operand's
+                    // position; a view is its first argument's window.
+                    ExprKind::Call(c) if matches!(c.ty, Type::DistTensor(_)) => c
+                        .written_result_operand(&f.values)
+                        .or_else(|| plans.written_result_argument(c, &f.values))
+                        .map_or_else(|| c.args.first(), |i| c.args.get(i))
+                        .and_then(|a| resolve(a, ctx_of)),
                     _ => None,
                 };
                 if let Some(c) = src {
@@ -198,7 +235,7 @@ fn rewrite(
             e.walk_mut(&mut |x| {
                 let Some(call) = x.as_call_mut() else { return };
                 let Callee::Func(name) = &call.callee else { return };
-                let Some(idx) = plans.get(name) else { return };
+                let Some(idx) = plans.windows.get(name) else { return };
                 let mut extra = Vec::new();
                 for &i in idx {
                     let Some(arg) = call.args.get(i) else { continue };

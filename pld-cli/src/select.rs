@@ -1,0 +1,215 @@
+//! Which program units of a file a command works on, and whether its `--bind`s fit them.
+//!
+//! Guarantees: `--program NAME` selects the unit named NAME; `--entry NAME` the unit whose
+//! host function (else whose function) is NAME; both together select by `--program` and
+//! leave the entry to the command. Without a selection, `check` and `compile` take every
+//! unit and `run` the only one. A selection that names nothing, or that several units match,
+//! is a usage error (exit 2) listing the candidates and naming `--entry` and `--program`.
+//! Only selected units are lowered. Every `--bind NAME=VALUE` must name a bindable name of a
+//! selected unit (a builder parameter, a local its builder assigns under control flow that
+//! does not fold, or a dynamic dimension) and its value must fit the parameter's annotation;
+//! otherwise it is a usage error with its own message.
+
+use crate::driver::Failure;
+use pld_frontend::{ParseOptions, UnitInfo};
+use pld_ir::{Program, SourceMap, Target};
+use std::path::Path;
+
+/// What the command line selects.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Selection<'a> {
+    /// `--program NAME`.
+    pub program: Option<&'a str>,
+    /// `--entry NAME` (`run` only).
+    pub entry: Option<&'a str>,
+}
+
+/// Loads the single unit `sel` selects (for `run`).
+pub fn load_one(
+    path: &Path,
+    target: Target,
+    sel: Selection<'_>,
+    bind: &[(String, String)],
+) -> Result<(Program, SourceMap), Failure> {
+    let (mut programs, sources) = load(path, target, sel, bind, false)?;
+    match programs.pop() {
+        Some(p) if programs.is_empty() => Ok((p, sources)),
+        _ => Err(Failure::usage(format!("{}: expected one program", path.display()))),
+    }
+}
+
+/// Loads the units `sel` selects, or every unit without a selection (for `check`, `compile`).
+pub fn load_all(
+    path: &Path,
+    target: Target,
+    sel: Selection<'_>,
+    bind: &[(String, String)],
+) -> Result<(Vec<Program>, SourceMap), Failure> {
+    load(path, target, sel, bind, true)
+}
+
+fn load(
+    path: &Path,
+    target: Target,
+    sel: Selection<'_>,
+    bind: &[(String, String)],
+    all: bool,
+) -> Result<(Vec<Program>, SourceMap), Failure> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| Failure::usage(format!("cannot read {}: {e}", path.display())))?;
+    let name = path.display().to_string();
+    let mut sources = SourceMap::new();
+    let opts = ParseOptions { bindings: bind.to_vec(), ..ParseOptions::for_target(target) };
+    let units = pld_frontend::program_units(&mut sources, &name, &text, &opts)
+        .map_err(|d| Failure::Diagnostics(d, sources.clone()))?;
+    let chosen = choose(&name, &units, sel, all)?;
+    let picked: Vec<&UnitInfo> = units.iter().filter(|u| chosen.contains(&u.name)).collect();
+    check_bind_values(bind, &picked)?;
+    let mut programs = Vec::new();
+    let mut diags = pld_ir::Diagnostics::new();
+    if chosen.is_empty() {
+        // No unit at all: the frontend says so, with the file's position.
+        let e = pld_frontend::parse_program(&mut sources, &name, &text, &opts).err().unwrap_or_default();
+        return Err(Failure::Diagnostics(e, sources));
+    }
+    // Every unit: one parse (the module's own diagnostics once); a selection: that unit only.
+    let each: Vec<Option<&String>> =
+        if chosen.len() == units.len() { vec![None] } else { chosen.iter().map(Some).collect() };
+    for unit in each {
+        let opts = ParseOptions { program: unit.cloned(), ..opts.clone() };
+        match pld_frontend::parse_programs(&mut sources, &name, &text, &opts) {
+            Ok(ps) => programs.extend(ps.into_iter().filter(|p| unit.is_none_or(|u| *u == p.name))),
+            Err(d) => diags.extend(d),
+        }
+    }
+    if let (Some(entry), true) = (sel.entry, programs.len() > 1) {
+        // Units sharing a name (two builders' `class P`): the entry tells them apart.
+        programs.retain(|p| p.function(entry).is_some());
+    }
+    let unknown = unknown_binds(bind, &picked, &programs);
+    if !unknown.is_empty() {
+        return Err(Failure::usage(unknown_message(&unknown, &picked)));
+    }
+    if diags.has_errors() {
+        return Err(Failure::Diagnostics(diags, sources));
+    }
+    Ok((programs, sources))
+}
+
+/// The names of the selected units.
+fn choose(file: &str, units: &[UnitInfo], sel: Selection<'_>, all: bool) -> Result<Vec<String>, Failure> {
+    if let Some(want) = sel.program {
+        return match units.iter().filter(|u| u.name == want).count() {
+            0 => Err(Failure::usage(format!(
+                "--program {want}: {file} defines no program named `{want}` (programs: {})",
+                listing(units)
+            ))),
+            1 => Ok(vec![want.to_string()]),
+            n => Err(Failure::usage(format!(
+                "--program {want} is ambiguous: {n} programs of {file} are named `{want}` ({}); select one with --entry HOST",
+                listing(&units.iter().filter(|u| u.name == want).cloned().collect::<Vec<_>>())
+            ))),
+        };
+    }
+    if let Some(entry) = sel.entry {
+        let hosts: Vec<&UnitInfo> = units.iter().filter(|u| u.hosts.iter().any(|h| h == entry)).collect();
+        let found = if hosts.is_empty() {
+            units.iter().filter(|u| u.functions.iter().any(|f| f == entry)).collect()
+        } else {
+            hosts
+        };
+        return match found.as_slice() {
+            [one] => Ok(vec![one.name.clone()]),
+            // The command reports the missing entry inside the only program.
+            [] if units.len() == 1 => Ok(vec![units[0].name.clone()]),
+            [] => Err(Failure::usage(format!(
+                "--entry {entry}: no function `{entry}` in any program of {file} (programs: {})",
+                listing(units)
+            ))),
+            many => Err(Failure::usage(format!(
+                "--entry {entry} is ambiguous: {} programs of {file} define it ({}); select one with --program NAME",
+                many.len(),
+                many.iter().map(|u| u.name.as_str()).collect::<Vec<_>>().join(", ")
+            ))),
+        };
+    }
+    match units {
+        [one] => Ok(vec![one.name.clone()]),
+        [] => Ok(Vec::new()),
+        _ if all => Ok(units.iter().map(|u| u.name.clone()).collect()),
+        many => Err(Failure::usage(format!(
+            "{file} defines {} programs: {}; select one with --entry HOST or --program NAME",
+            many.len(),
+            listing(many)
+        ))),
+    }
+}
+
+/// `name (entry host)` per unit, for messages.
+fn listing(units: &[UnitInfo]) -> String {
+    units
+        .iter()
+        .map(|u| match u.hosts.as_slice() {
+            [] => u.name.clone(),
+            [h] if *h == u.name => format!("{} (entry {h})", u.name),
+            hs => format!("{} (entry {})", u.name, hs.join(" or ")),
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// A bound value that does not fit its parameter's annotation.
+fn check_bind_values(bind: &[(String, String)], units: &[&UnitInfo]) -> Result<(), Failure> {
+    for (k, v) in bind {
+        let Some(b) = units.iter().flat_map(|u| &u.bindable).find(|b| &b.name == k) else { continue };
+        if let Err(why) = pld_frontend::bind_value(v, b.kind) {
+            return Err(Failure::usage(format!("--bind {k}={v}: {why}")));
+        }
+    }
+    Ok(())
+}
+
+/// Bound names that no selected unit can take.
+fn unknown_binds<'b>(
+    bind: &'b [(String, String)],
+    units: &[&UnitInfo],
+    programs: &[Program],
+) -> Vec<&'b str> {
+    bind.iter()
+        .map(|(k, _)| k.as_str())
+        .filter(|k| {
+            !units
+                .iter()
+                .any(|u| u.bindable.iter().any(|b| b.name == *k) || u.dyn_syms.iter().any(|s| s == k))
+                && !programs.iter().any(|p| p.dyn_syms.iter().any(|s| s == k))
+        })
+        .collect()
+}
+
+fn unknown_message(unknown: &[&str], units: &[&UnitInfo]) -> String {
+    let mut builders: Vec<(String, Vec<String>)> = Vec::new();
+    for b in units.iter().flat_map(|u| &u.bindable).filter(|b| b.param) {
+        match builders.iter_mut().find(|(n, _)| *n == b.builder) {
+            Some((_, ps)) if !ps.contains(&b.name) => ps.push(b.name.clone()),
+            Some(_) => {}
+            None => builders.push((b.builder.clone(), vec![b.name.clone()])),
+        }
+    }
+    let mut dims: Vec<&str> = Vec::new();
+    for d in units.iter().flat_map(|u| &u.dyn_syms) {
+        if !dims.contains(&d.as_str()) {
+            dims.push(d);
+        }
+    }
+    let mut known: Vec<String> =
+        builders.iter().map(|(b, ps)| format!("`{b}` takes {}", ps.join(", "))).collect();
+    if !dims.is_empty() {
+        known.push(format!("dynamic dimensions: {}", dims.join(", ")));
+    }
+    let names = unknown.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ");
+    if known.is_empty() {
+        format!("--bind {names}: the program has no builder parameter or dynamic dimension to bind")
+    } else {
+        format!("--bind {names}: no such builder parameter or dynamic dimension ({})", known.join("; "))
+    }
+}
