@@ -15,6 +15,7 @@
 //!   diagnostic naming the op (with a note when a pass would have lowered it).
 
 use crate::mlir::{self, MTy};
+use crate::verify::{Fact, KernelFacts, OpClass, TileBuf};
 use crate::{emitters, CodegenOptions};
 use pld_ir::registry::LoweringKind;
 use pld_ir::{
@@ -92,6 +93,8 @@ pub struct FnOut {
     pub text: String,
     /// Whether the function registered a deferred wait (the module needs the declaration).
     pub uses_deferred: bool,
+    /// What the PTO verifier checks before the module is written.
+    pub facts: KernelFacts,
 }
 
 /// An `index` operand that may still be folded.
@@ -150,6 +153,7 @@ pub struct FnCx<'a> {
     next_view: usize,
     bump: HashMap<&'static str, u64>,
     high: HashMap<&'static str, u64>,
+    facts: Vec<Fact>,
 }
 
 /// Sanitises an IR name into an MLIR identifier fragment.
@@ -200,6 +204,7 @@ pub fn emit_function(program: &Program, func: &Function, opts: &CodegenOptions) 
         next_view: 0,
         bump: HashMap::new(),
         high: HashMap::new(),
+        facts: Vec::new(),
     };
     let params = cx.bind_params()?;
     cx.emit_views()?;
@@ -692,6 +697,34 @@ impl<'a> FnCx<'a> {
         }
     }
 
+    /// Emits the tile instruction `text` (`inst ins(…) outs(…)`) and records its tile operands
+    /// `(ssa, type)`, sources first and destination last, for the PTO verifier.
+    pub fn tile_op(&mut self, inst: &str, class: OpClass, tiles: &[(&str, &str)], text: String) {
+        self.facts.push(Fact::TileOp {
+            inst: inst.to_string(),
+            class,
+            tiles: tiles.iter().map(|(s, t)| (s.to_string(), t.to_string())).collect(),
+            span: self.span,
+        });
+        self.line(text);
+    }
+
+    /// Records the staging tiles `(ssa, type)` of a comm transfer `inst` moving `src_dtype`
+    /// elements, for the PTO verifier.
+    pub fn comm_stages(&mut self, inst: &str, src_dtype: &str, stages: &[(String, String)]) {
+        self.facts.push(Fact::CommStage {
+            inst: inst.to_string(),
+            src_dtype: src_dtype.to_string(),
+            stages: stages.to_vec(),
+            span: self.span,
+        });
+    }
+
+    /// Records a scalar type the module spells (`what` names it), for the PTO verifier.
+    pub fn scalar_fact(&mut self, what: String, ty: &MTy) {
+        self.facts.push(Fact::Scalar { what, ty: ty.name(), span: self.span });
+    }
+
     /// Records that tile SSA `ssa` (a view such as a `pto.subview` result, not an allocation)
     /// has the tile-buffer type `ty`; later uses print that type. A view has no buffer of its
     /// own, so it cannot be aliased by `tile.set_validshape` / `tile.reshape`.
@@ -717,6 +750,38 @@ impl<'a> FnCx<'a> {
         if pad != 0 {
             ty = ty.replace("pad=0>", &format!("pad={pad}>"));
         }
+        self.alloc_typed(hint, t, ty, alias_of)
+    }
+
+    /// Allocates the destination of an elementwise op on `like` (its source's tile type):
+    /// the same type — shape, layouts, fractal, pad and static valid extent — so that one
+    /// tile type serves every operand (pto-isa's CPU build of TADD/TADDS/… takes one type);
+    /// only the element type follows `t` (a conversion). Falls back to `t`'s own type when
+    /// `like` describes a different buffer shape or valid extent.
+    pub fn alloc_tile_like(&mut self, hint: &str, t: &TileType, like: &str) -> Result<String, Diagnostic> {
+        let own = self.tile_type(t)?;
+        let (Some(mut want), Some(base)) = (TileBuf::parse(like), TileBuf::parse(&own)) else {
+            return self.alloc_typed(hint, t, own, None);
+        };
+        want.dtype = base.dtype.clone();
+        let (vr, vc) = self.tile_valid(t)?;
+        let agrees = |v: Option<i64>, i: &Idx| v.is_none() || matches!(i, Idx::Const(x) if Some(*x) == v);
+        let fits = want.rows == base.rows
+            && want.cols == base.cols
+            && want.loc == base.loc
+            && agrees(want.v_row, &vr)
+            && agrees(want.v_col, &vc);
+        let ty = if fits { want.to_string() } else { own };
+        self.alloc_typed(hint, t, ty, None)
+    }
+
+    fn alloc_typed(
+        &mut self,
+        hint: &str,
+        t: &TileType,
+        ty: String,
+        alias_of: Option<&str>,
+    ) -> Result<String, Diagnostic> {
         let (rows, cols) = self.tile_dims(t)?;
         let loc = mlir::loc(t.memory).map_err(|m| self.err(m))?;
         let (vr, vc) = self.tile_valid(t)?;
@@ -725,6 +790,10 @@ impl<'a> FnCx<'a> {
                 return Err(self.err(format!("tile valid extent {r}x{c} exceeds its {rows}x{cols} buffer")));
             }
         }
+        let valid_consts = [
+            if let Idx::Const(r) = vr { Some(r) } else { None },
+            if let Idx::Const(c) = vc { Some(c) } else { None },
+        ];
         let (vr, vc) = (self.idx(&vr), self.idx(&vc));
         let bytes = (rows * cols) as u64 * t.dtype.bytes();
         let alias = match alias_of {
@@ -751,12 +820,29 @@ impl<'a> FnCx<'a> {
         self.allocs.push(AllocSlot { addr, alias });
         let name = self.named(hint);
         self.tile_slots.insert(name.clone(), slot);
-        if pad != 0 {
+        if ty != self.tile_type(t)? {
             self.tile_types.insert(name.clone(), ty.clone());
         }
-        self.line(format!(
-            "{name} = pto.alloc_tile {ADDR_MARK}{slot}{ADDR_MARK}valid_row = {vr} valid_col = {vc} : {ty}"
-        ));
+        let Some(buf) = TileBuf::parse(&ty) else {
+            return Err(self.err(format!("tile {name} has no long-form tile buffer type ({ty})")));
+        };
+        // A static v_row/v_col in the type takes no operand (ptoas AllocTileOp::verify).
+        let mut operands = String::new();
+        if buf.v_row.is_none() {
+            operands.push_str(&format!("valid_row = {vr} "));
+        }
+        if buf.v_col.is_none() {
+            operands.push_str(&format!("valid_col = {vc} "));
+        }
+        self.facts.push(Fact::Alloc {
+            ssa: name.clone(),
+            ty: buf,
+            valid: valid_consts,
+            slot,
+            alias_of: alias,
+            span: self.span,
+        });
+        self.line(format!("{name} = pto.alloc_tile {ADDR_MARK}{slot}{ADDR_MARK}{operands}: {ty}"));
         Ok(name)
     }
 
@@ -1034,8 +1120,10 @@ impl<'a> FnCx<'a> {
         let mut offs = Vec::new();
         let mut szs = Vec::new();
         let mut dims = Vec::new();
+        let mut offsets_c = Vec::new();
         for (k, (o, (ss, sv))) in offsets.iter().zip(sizes).enumerate() {
             let (os, ov) = self.offset(o)?;
+            offsets_c.push(ov);
             if let Some(v) = *sv {
                 if v <= 0 {
                     return Err(self.err(format!(
@@ -1057,6 +1145,13 @@ impl<'a> FnCx<'a> {
             szs.push(ss.clone());
             dims.push(*sv);
         }
+        self.facts.push(Fact::Partition {
+            tensor: t.name.clone(),
+            dims: t.ty.shape.iter().map(|d| d.as_int()).collect(),
+            offsets: offsets_c,
+            sizes: dims.clone(),
+            span: self.span,
+        });
         let vty = self.view_type(t)?;
         let pty = mlir::partition_view(&dims, self.elem(t.ty.dtype)?);
         let name = self.named(hint);
@@ -1174,6 +1269,7 @@ impl<'a> FnCx<'a> {
                 }
                 Type::Scalar(d) => {
                     let t = MTy::of_scalar(*d).map_err(|m| self.err(m))?;
+                    self.scalar_fact(format!("parameter '{}'", f.values.name(p.value)), &t);
                     sig.push(format!("{a}: {}", t.name()));
                     self.env.insert(p.value, Val::Scalar { ssa: a, ty: t });
                 }
@@ -1223,10 +1319,20 @@ impl<'a> FnCx<'a> {
         if self.uses_deferred {
             sig.push("%__pypto_deferred_raw_args: !pto.ptr<i64>".into());
         }
-        // Tile addresses were assigned at allocation time; omit them all when a buffer's
-        // high-water mark exceeds its capacity (ptoas then plans the memory itself).
+        // Tile addresses were assigned at allocation time; none are printed when a buffer's
+        // high-water mark exceeds its capacity, which the verifier reports (level3-addresses).
         let fits = self.high.iter().all(|(loc, h)| *h <= mlir::capacity(loc, self.opts.target));
         let addrs: Vec<u64> = self.allocs.iter().map(|a| a.addr).collect();
+        let mut high: Vec<(String, u64)> = self.high.iter().map(|(l, h)| (l.to_string(), *h)).collect();
+        high.sort();
+        let facts = KernelFacts {
+            kernel: self.func.name.clone(),
+            span: self.func.span,
+            target: self.opts.target,
+            facts: std::mem::take(&mut self.facts),
+            addrs: fits.then(|| addrs.clone()),
+            high,
+        };
         if !fits && self.allocs.iter().any(|a| a.alias.is_some()) {
             return Err(self.err(format!(
                 "kernel '{}' needs more on-core buffer space than the target has while re-using a tile buffer with a new valid region",
@@ -1255,7 +1361,7 @@ impl<'a> FnCx<'a> {
             out.push('\n');
         }
         out.push_str("  return\n  }\n");
-        Ok(FnOut { text: out, uses_deferred: self.uses_deferred })
+        Ok(FnOut { text: out, uses_deferred: self.uses_deferred, facts })
     }
 
     // ----------------------------------------------------------------------------------
@@ -1280,8 +1386,10 @@ impl<'a> FnCx<'a> {
     /// the block are released at its end (values defined inside never escape it).
     fn emit_nested(&mut self, stmts: &[Stmt]) -> Result<Option<Vec<Expr>>, Diagnostic> {
         let saved = self.bump.clone();
+        let from = self.allocs.len();
         let r = self.emit_nested_inner(stmts);
         self.bump = saved;
+        self.facts.push(Fact::Release { from });
         r
     }
 

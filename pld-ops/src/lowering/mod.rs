@@ -20,3 +20,11 @@ mod remote_store;
 mod tensor_elementwise;
 
 pub use allreduce::{mesh_chunk_cols, ring_boundary};
+
+/// The physical width of a row-major tile row holding `cols` elements of `elem_bytes` each:
+/// `cols` rounded up to a whole number of 32-byte blocks (pto-isa `Tile` and ptoas
+/// `pto.alloc_tile` reject any other row size). The logical width goes in `valid_shape`.
+pub fn row_aligned_cols(cols: i64, elem_bytes: i64) -> i64 {
+    let per = (allreduce::ALIGN_BYTES / elem_bytes.max(1)).max(1);
+    cols.max(1).saturating_add(per - 1) / per * per
+}
