@@ -196,7 +196,8 @@ fn emit_get(cx: &mut FnCx<'_>, call: &Call, _targets: &[ValueId]) -> Result<Val,
 /// Hands the staging tiles of a transfer to the PTO verifier (V3).
 fn record_stages(cx: &mut FnCx<'_>, inst: &str, x: &Transfer, tys: &[String]) -> Result<(), Diagnostic> {
     let elem = mlir::elem(x.src.ty.dtype).map_err(|m| cx.err(m))?;
-    let stages: Vec<(String, String)> = x.stages.iter().map(|(s, _)| s.clone()).zip(tys.iter().cloned()).collect();
+    let stages: Vec<(String, String)> =
+        x.stages.iter().map(|(s, _)| s.clone()).zip(tys.iter().cloned()).collect();
     cx.comm_stages(inst, elem, &stages);
     Ok(())
 }

@@ -320,7 +320,8 @@ fn col_reduce(cx: &mut FnCx<'_>, call: &Call, targets: &[ValueId], inst: &str) -
         }
         Some((m, mt)) => {
             let mty = cx.tile_ty(&m, &mt)?;
-            let text = format!("{inst} ins({src}, {m} {{isBinary = true}} : {sty}, {mty}) outs({dst} : {dty})");
+            let text =
+                format!("{inst} ins({src}, {m} {{isBinary = true}} : {sty}, {mty}) outs({dst} : {dty})");
             cx.tile_op(inst, OpClass::Other, &[(&src, &sty), (&m, &mty), (&dst, &dty)], text)
         }
     }

@@ -84,7 +84,12 @@ fn row_align(k: &KernelFacts, out: &mut Vec<Diagnostic>) {
     for f in &k.facts {
         let Fact::Alloc { ssa, ty, valid, span, .. } = f else { continue };
         let Some(eb) = ty.elem_bytes() else {
-            out.push(error(k, *span, "tile-row-align", format!("tile {ssa} has element type {} with no known size", ty.dtype)));
+            out.push(error(
+                k,
+                *span,
+                "tile-row-align",
+                format!("tile {ssa} has element type {} with no known size", ty.dtype),
+            ));
             continue;
         };
         let (vr, vc) = (logical(valid[0], ty.v_row, ty.rows), logical(valid[1], ty.v_col, ty.cols));
@@ -146,7 +151,14 @@ fn row_align(k: &KernelFacts, out: &mut Vec<Diagnostic>) {
     }
 }
 
-fn check_valid(k: &KernelFacts, ssa: &str, ty: &TileBuf, valid: [Option<i64>; 2], span: Span, out: &mut Vec<Diagnostic>) {
+fn check_valid(
+    k: &KernelFacts,
+    ssa: &str,
+    ty: &TileBuf,
+    valid: [Option<i64>; 2],
+    span: Span,
+    out: &mut Vec<Diagnostic>,
+) {
     if ty.rows <= 0 || ty.cols <= 0 {
         out.push(error(
             k,
@@ -233,7 +245,12 @@ fn one_tile_type(k: &KernelFacts, out: &mut Vec<Diagnostic>) {
             match TileBuf::parse(t) {
                 Some(ty) => parsed.push((ssa, ty)),
                 None => {
-                    out.push(error(k, *span, "elementwise-one-tile-type", format!("{inst} operand {ssa} has no long-form tile type ({t})")));
+                    out.push(error(
+                        k,
+                        *span,
+                        "elementwise-one-tile-type",
+                        format!("{inst} operand {ssa} has no long-form tile type ({t})"),
+                    ));
                 }
             }
         }
@@ -241,7 +258,11 @@ fn one_tile_type(k: &KernelFacts, out: &mut Vec<Diagnostic>) {
         for (ssa, ty) in srcs {
             let d = differing(ty, dty, *class == OpClass::Convert);
             if !d.is_empty() {
-                let what = if *class == OpClass::Convert { "one tile type apart from the element type" } else { "one tile type" };
+                let what = if *class == OpClass::Convert {
+                    "one tile type apart from the element type"
+                } else {
+                    "one tile type"
+                };
                 out.push(
                     error(
                         k,
@@ -284,7 +305,12 @@ fn capacity(k: &KernelFacts, out: &mut Vec<Diagnostic>) {
                     ));
                 }
                 if addr % 32 != 0 {
-                    out.push(error(k, *span, "tile-buffer-capacity", format!("tile {ssa} address {addr} is not 32-byte aligned")));
+                    out.push(error(
+                        k,
+                        *span,
+                        "tile-buffer-capacity",
+                        format!("tile {ssa} address {addr} is not 32-byte aligned"),
+                    ));
                 }
                 if let Some(o) = live.iter().find(|l| l.1 == ty.loc && l.2 < end && addr < l.3) {
                     out.push(error(
@@ -337,7 +363,12 @@ fn comm_stage(k: &KernelFacts, out: &mut Vec<Diagnostic>) {
         let Fact::CommStage { inst, src_dtype, stages, span } = f else { continue };
         for (ssa, t) in stages {
             let Some(ty) = TileBuf::parse(t) else {
-                out.push(error(k, *span, "comm-stage-vec", format!("{inst} staging operand {ssa} is not a tile buffer ({t})")));
+                out.push(error(
+                    k,
+                    *span,
+                    "comm-stage-vec",
+                    format!("{inst} staging operand {ssa} is not a tile buffer ({t})"),
+                ));
                 continue;
             };
             if ty.loc != "vec" {
@@ -349,20 +380,33 @@ fn comm_stage(k: &KernelFacts, out: &mut Vec<Diagnostic>) {
                 ));
             }
             if ty.rows <= 0 || ty.cols <= 0 {
-                out.push(error(k, *span, "comm-stage-vec", format!("{inst} staging tile {ssa} needs static positive rows/cols")));
+                out.push(error(
+                    k,
+                    *span,
+                    "comm-stage-vec",
+                    format!("{inst} staging tile {ssa} needs static positive rows/cols"),
+                ));
             }
             if &ty.dtype != src_dtype {
                 out.push(error(
                     k,
                     *span,
                     "comm-stage-vec",
-                    format!("{inst} staging tile {ssa} has element type {}, the transfer moves {src_dtype}", ty.dtype),
+                    format!(
+                        "{inst} staging tile {ssa} has element type {}, the transfer moves {src_dtype}",
+                        ty.dtype
+                    ),
                 ));
             }
         }
         if let [(_, a), (pong, b)] = stages.as_slice() {
             if a != b {
-                out.push(error(k, *span, "comm-stage-vec", format!("{inst} pong tile {pong} must have the ping tile's type")));
+                out.push(error(
+                    k,
+                    *span,
+                    "comm-stage-vec",
+                    format!("{inst} pong tile {pong} must have the ping tile's type"),
+                ));
             }
         }
     }
@@ -388,12 +432,22 @@ fn partition(k: &KernelFacts, out: &mut Vec<Diagnostic>) {
         for (i, ((d, o), s)) in dims.iter().zip(offsets).zip(sizes).enumerate() {
             if let Some(o) = o {
                 if *o < 0 {
-                    out.push(error(k, *span, "partition-view", format!("partition of '{tensor}' has offset {o} < 0 in dimension {i}")));
+                    out.push(error(
+                        k,
+                        *span,
+                        "partition-view",
+                        format!("partition of '{tensor}' has offset {o} < 0 in dimension {i}"),
+                    ));
                 }
             }
             if let Some(s) = s {
                 if *s <= 0 {
-                    out.push(error(k, *span, "partition-view", format!("partition of '{tensor}' has size {s} <= 0 in dimension {i}")));
+                    out.push(error(
+                        k,
+                        *span,
+                        "partition-view",
+                        format!("partition of '{tensor}' has size {s} <= 0 in dimension {i}"),
+                    ));
                 }
                 if let Some(d) = d {
                     let end = o.unwrap_or(0).saturating_add(*s);
@@ -417,11 +471,17 @@ fn partition(k: &KernelFacts, out: &mut Vec<Diagnostic>) {
 fn signless(k: &KernelFacts, out: &mut Vec<Diagnostic>) {
     for f in &k.facts {
         let Fact::Scalar { what, ty, span } = f else { continue };
-        let ok = matches!(ty.as_str(), "i1" | "i8" | "i16" | "i32" | "i64" | "index" | "f16" | "bf16" | "f32");
+        let ok =
+            matches!(ty.as_str(), "i1" | "i8" | "i16" | "i32" | "i64" | "index" | "f16" | "bf16" | "f32");
         if !ok {
             out.push(
-                error(k, *span, "signless-scalar", format!("{what} has scalar type {ty}; pto scalars are signless (iN), index or float"))
-                    .with_note("unsigned integers are spelled as signless iN of the same width"),
+                error(
+                    k,
+                    *span,
+                    "signless-scalar",
+                    format!("{what} has scalar type {ty}; pto scalars are signless (iN), index or float"),
+                )
+                .with_note("unsigned integers are spelled as signless iN of the same width"),
             );
         }
     }
