@@ -1,4 +1,5 @@
-//! `pld check FILE.py`: parse, verify and run the whole pipeline; print diagnostics only.
+//! `pld check FILE.py`: parse, verify and run the whole pipeline, then render the PTO modules
+//! through the PTO verifier (nothing is written); print diagnostics only.
 
 use crate::driver::{self, Failure};
 use clap::Args;
@@ -24,7 +25,9 @@ pub struct CheckArgs {
 pub fn run(args: &CheckArgs) -> Result<(), Failure> {
     let (mut program, sources) = driver::load(&args.file, args.target, args.program.as_deref(), &args.bind)?;
     let opts = pld_passes::PipelineOptions { target: args.target, ..Default::default() };
-    pld_passes::run_pipeline(&mut program, &opts).map_err(|d| Failure::Diagnostics(d, sources))?;
+    pld_passes::run_pipeline(&mut program, &opts).map_err(|d| Failure::Diagnostics(d, sources.clone()))?;
+    let cg = pld_codegen_pto::CodegenOptions { target: args.target };
+    pld_codegen_pto::emit_program(&program, &cg).map_err(|d| Failure::Diagnostics(d, sources))?;
     eprintln!("{}: ok", args.file.display());
     Ok(())
 }
