@@ -401,6 +401,52 @@ fn regression_moe_count_tiles_are_padded_with_a_one_element_valid_region() {
     }
 }
 
+const NARROW_TENSORS: &str = r#"
+import pypto.language as pl
+import pypto.language.distributed as pld
+
+
+@pl.program
+class Narrow:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(
+        self,
+        x: pl.Tensor[[1, 5], pl.FP32],
+        y: pl.Tensor[[1, 5], pl.FP32],
+        out: pl.Out[pl.Tensor[[1, 5], pl.FP32]],
+        win: pl.InOut[pld.DistributedTensor[[1, 5], pl.FP32]],
+    ):
+        s = pl.add(x, y)
+        out = pl.assemble(out, s, [0, 0])
+        ctx = pld.get_comm_ctx(win)
+        me = pld.rank(ctx)
+        pld.tensor.remote_store(x, win, me, [0, 0])
+"#;
+
+#[test]
+fn tensor_level_ops_load_whole_32_byte_rows_with_the_tensor_as_valid_region() {
+    // Tensor arithmetic and remote_store on [1, 5] FP32 (20-byte rows) lower to [1, 8] tiles
+    // whose valid region is the tensor's [1, 5]; every tile-type rule holds on both targets.
+    for target in [Target::A2A3, Target::A5] {
+        let (out, _) = compile_src(NARROW_TENSORS, target);
+        let out = match out {
+            Ok(o) => o,
+            Err(d) => panic!("{:?}", d.iter().map(|x| &x.message).collect::<Vec<_>>()),
+        };
+        let text = only(&out);
+        assert!(!text.contains("cols=5,"), "{text}");
+        check(
+            text,
+            r#"
+            CHECK: %x_vec = pto.alloc_tile addr = %c0_i64 valid_row = %c1_index valid_col = %c5_index : !pto.tile_buf<loc=vec, dtype=f32, rows=1, cols=8,
+            CHECK: pto.tadd ins(%x_vec, %y_vec
+            CHECK: pto.tstore
+            CHECK-SAME: !pto.partition_tensor_view<1x5xf32>
+            "#,
+        );
+    }
+}
+
 const HOST_COLLECTIVE: &str = r#"
 import pypto.language as pl
 import pypto.language.distributed as pld

@@ -10,6 +10,7 @@
 //!   ([`TileBuf::parse`]), so the verifier sees what `ptoas` sees.
 //! - Nothing here panics on any input: an undecodable type is itself a violation.
 
+mod record;
 pub mod rules;
 
 use pld_ir::{Diagnostic, Span, Target};
