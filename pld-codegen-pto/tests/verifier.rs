@@ -114,8 +114,22 @@ fn elementwise_operands_are_one_tile_type() {
         &facts(Target::A2A3, vec![op(F32_ROW, OpClass::Elementwise)], None),
         "elementwise-one-tile-type",
     );
-    assert_eq!(v.len(), 2, "{v:?}");
-    assert!(v[0].contains("pad 1 vs 0"), "{}", v[0]);
+    assert_eq!(v.len(), 1, "{v:?}");
+    assert!(v[0].contains("source %a and destination %d") && v[0].contains("pad 1 vs 0"), "{}", v[0]);
+    // Two sources that disagree are named as such.
+    let mixed = Fact::TileOp {
+        inst: "pto.tmax".into(),
+        class: OpClass::Elementwise,
+        tiles: vec![
+            ("%a".into(), padded.clone()),
+            ("%b".into(), F32_ROW.into()),
+            ("%d".into(), padded.clone()),
+        ],
+        span: Span::DUMMY,
+    };
+    let v = violations(&facts(Target::A2A3, vec![mixed], None), "elementwise-one-tile-type");
+    assert_eq!(v.len(), 1, "{v:?}");
+    assert!(v[0].contains("sources %a and %b"), "{}", v[0]);
     assert!(violations(
         &facts(Target::A2A3, vec![op(&padded, OpClass::Elementwise)], None),
         "elementwise-one-tile-type"
@@ -135,7 +149,7 @@ fn elementwise_operands_are_one_tile_type() {
             "elementwise-one-tile-type"
         )
         .len(),
-        2
+        1
     );
     // Loads and stores relate nothing.
     assert!(violations(
@@ -338,6 +352,40 @@ fn tiles_past_ub_name_the_kernel_and_the_byte_counts() {
             "{msgs:?}"
         );
     }
+}
+
+const USER_MIXED_PADS: &str = r#"
+import pypto.language as pl
+
+
+@pl.program
+class MixPad:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, x: pl.Tensor[[1, 60], pl.FP32], y: pl.Out[pl.Tensor[[1, 64], pl.FP32]]):
+        a = pl.load(x, [0, 0], [1, 64], valid_shape=[1, 60])
+        f = pl.fillpad(a, 0.0)
+        b = pl.load(x, [0, 0], [1, 64], valid_shape=[1, 60])
+        c = pl.add(f, b)
+        pl.store(c, [0, 0], y)
+"#;
+
+#[test]
+fn a_users_elementwise_op_on_differently_filled_tiles_is_reported_at_its_line() {
+    let (out, sources) = compile_src(USER_MIXED_PADS, Target::A2A3);
+    let d = out.expect_err("a zero-filled and a plain source are two tile types");
+    let d: Vec<_> = d.iter().collect();
+    assert_eq!(d.len(), 1, "{:?}", d.iter().map(|x| &x.message).collect::<Vec<_>>());
+    assert!(
+        d[0].message.contains("sources %f and %b") && d[0].message.contains("pad 1 vs 0"),
+        "{}",
+        d[0].message
+    );
+    assert_eq!(line_of(&sources, d[0].span), 12, "the pl.add line");
+    assert!(d[0].notes.iter().any(|n| n.contains("pl.fillpad to both or to neither")), "{:?}", d[0].notes);
+    // Filling both is accepted.
+    let fixed =
+        USER_MIXED_PADS.replace("c = pl.add(f, b)", "g = pl.fillpad(b, 0.0)\n        c = pl.add(f, g)");
+    assert!(compile_src(&fixed, Target::A2A3).0.is_ok());
 }
 
 fn repo_file(rel: &str) -> std::path::PathBuf {

@@ -255,20 +255,33 @@ fn one_tile_type(k: &KernelFacts, out: &mut Vec<Diagnostic>) {
             }
         }
         let Some(((dst, dty), srcs)) = parsed.split_last() else { continue };
-        for (ssa, ty) in srcs {
-            let d = differing(ty, dty, *class == OpClass::Convert);
+        let convert = *class == OpClass::Convert;
+        let what = if convert { "one tile type apart from the element type" } else { "one tile type" };
+        // Two sources that differ are the program's to fix; a destination unlike its (agreeing)
+        // sources is how it was allocated.
+        if let Some((first, fty)) = srcs.first() {
+            for (ssa, ty) in &srcs[1..] {
+                let d = differing(fty, ty, false);
+                if !d.is_empty() {
+                    out.push(
+                        error(
+                            k,
+                            *span,
+                            "elementwise-one-tile-type",
+                            format!("{inst} sources {first} and {ssa} must be one tile type, but they differ in {}", d.join(", ")),
+                        )
+                        .with_note("give both operands the same shape, valid_shape and padding (apply pl.fillpad to both or to neither)"),
+                    );
+                }
+            }
+            let d = differing(fty, dty, convert);
             if !d.is_empty() {
-                let what = if *class == OpClass::Convert {
-                    "one tile type apart from the element type"
-                } else {
-                    "one tile type"
-                };
                 out.push(
                     error(
                         k,
                         *span,
                         "elementwise-one-tile-type",
-                        format!("{inst} source {ssa} and destination {dst} must be {what}, but they differ in {}", d.join(", ")),
+                        format!("{inst} source {first} and destination {dst} must be {what}, but they differ in {}", d.join(", ")),
                     )
                     .with_note("the ISA's CPU-simulation build instantiates the instruction with one tile type for every operand; allocate the destination like its sources (same shape, layout, fractal and pad)"),
                 );
