@@ -1,7 +1,8 @@
 //! `pld compile --ptoas PATH` / `PTOAS=PATH`: the real assembler run per module, tested with
 //! fake assemblers (shell scripts that record their arguments and accept or reject), plus the
 //! real `ptoas` when one is installed (skipped, and said so, when none is). Also: `pld check`
-//! and `pld compile` run the PTO verifier by default.
+//! and `pld compile` run the PTO verifier by default, and the simulator runs the padded tile
+//! shapes the lowerings now choose over their logical (valid) extent.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -197,4 +198,37 @@ fn check_runs_the_pto_verifier() {
     std::fs::write(&fixed, src).unwrap();
     let out = pld_env(&["check", fixed.to_str().unwrap()], &[]);
     assert!(out.status.success(), "{}", text(&out.stderr));
+}
+
+fn load_f32(path: &Path) -> (Vec<u64>, Vec<f32>) {
+    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let npy = npyz::NpyFile::new(&bytes[..]).expect("valid npy");
+    let shape = npy.shape().to_vec();
+    (shape, npy.into_vec::<f32>().expect("f32 data"))
+}
+
+#[test]
+fn padded_whole_tensor_tiles_compute_the_logical_extent() {
+    // [1, 5] FP32 tensors (20-byte rows) are added through [1, 8] tiles valid [1, 5].
+    let d = scratch("narrow");
+    let prog = d.join("narrow.py");
+    std::fs::write(
+        &prog,
+        "import pypto.language as pl\n\n\n@pl.program\nclass Narrow:\n    @pl.function(type=pl.FunctionType.InCore)\n    def k(self, x: pl.Tensor[[1, 5], pl.FP32], y: pl.Tensor[[1, 5], pl.FP32], out: pl.Out[pl.Tensor[[1, 5], pl.FP32]]):\n        s = pl.add(x, y)\n        out = pl.assemble(out, s, [0, 0])\n",
+    )
+    .unwrap();
+    let compiled = pld_env(&["compile", prog.to_str().unwrap()], &[]);
+    let pto = text(&compiled.stdout);
+    assert!(compiled.status.success(), "{}", text(&compiled.stderr));
+    assert!(pto.contains("rows=1, cols=8,") && !pto.contains("cols=5,"), "{pto}");
+    let out_dir = d.join("out");
+    let run =
+        pld_env(&["run", prog.to_str().unwrap(), "--entry", "k", "--out", out_dir.to_str().unwrap()], &[]);
+    assert!(run.status.success(), "{}", text(&run.stderr));
+    let (xs, x) = load_f32(&out_dir.join("inputs/x.npy"));
+    let (_, y) = load_f32(&out_dir.join("inputs/y.npy"));
+    let (os, o) = load_f32(&out_dir.join("out.npy"));
+    assert_eq!((xs, os.clone()), (vec![1, 5], vec![1, 5]));
+    let want: Vec<f32> = x.iter().zip(&y).map(|(a, b)| a + b).collect();
+    assert_eq!(o, want);
 }
