@@ -1283,12 +1283,6 @@ impl<'a> FnCx<'a> {
             addrs: fits.then(|| addrs.clone()),
             high,
         };
-        if !fits && self.allocs.iter().any(|a| a.alias.is_some()) {
-            return Err(self.err(format!(
-                "kernel '{}' needs more on-core buffer space than the target has while re-using a tile buffer with a new valid region",
-                self.func.name
-            )));
-        }
         let mut addr_text = Vec::new();
         for a in &addrs {
             addr_text.push(if fits {
