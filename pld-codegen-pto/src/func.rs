@@ -15,7 +15,7 @@
 //!   diagnostic naming the op (with a note when a pass would have lowered it).
 
 use crate::mlir::{self, MTy};
-use crate::verify::{Fact, KernelFacts, TileBuf};
+use crate::verify::{Fact, KernelFacts, OpClass, TileBuf};
 use crate::{emitters, CodegenOptions};
 use pld_ir::registry::LoweringKind;
 use pld_ir::{
@@ -1642,7 +1642,8 @@ impl<'a> FnCx<'a> {
             match (v, &yv) {
                 (Val::Tile { ssa: dst, tile: dt }, Val::Tile { ssa: src, tile: st }) if dst != src => {
                     let (sty, dty) = (self.tile_ty(src, st)?, self.tile_ty(dst, dt)?);
-                    self.line(format!("pto.tmov ins({src} : {sty}) outs({dst} : {dty})"));
+                    let text = format!("pto.tmov ins({src} : {sty}) outs({dst} : {dty})");
+                    self.tile_op("pto.tmov", OpClass::Other, &[(src, &sty), (dst, &dty)], text);
                 }
                 (Val::Tile { .. }, Val::Tile { .. }) => {}
                 (a, b) if a == b => {}
