@@ -87,6 +87,23 @@ fn row_alignment_per_layout() {
 }
 
 #[test]
+fn a_view_is_a_tile_type_of_its_own() {
+    // A `pto.subview` result (no allocation of its own) with 5-column f32 rows.
+    let view =
+        F32_ROW.replace("cols=256", "cols=5").replace("v_col=?", "v_col=5").replace("v_row=?", "v_row=1");
+    let op = Fact::TileOp {
+        inst: "pto.tadds".into(),
+        class: OpClass::Elementwise,
+        tiles: vec![("%view".into(), view.clone()), ("%d".into(), view)],
+        span: Span::DUMMY,
+    };
+    let k = facts(Target::A2A3, vec![alloc("%d", F32_ROW, 0), op], Some(vec![0]));
+    let v = violations(&k, "tile-row-align");
+    assert_eq!(v.len(), 1, "only the view, once: {v:?}");
+    assert!(v[0].contains("%view") && v[0].contains("20 bytes"), "{}", v[0]);
+}
+
+#[test]
 fn valid_shape_must_lie_within_the_shape() {
     let over = F32_ROW.replace("v_col=?", "v_col=300");
     let k = facts(Target::A2A3, vec![alloc("%t", &over, 0)], Some(vec![0]));

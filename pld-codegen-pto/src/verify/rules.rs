@@ -81,8 +81,29 @@ fn logical(valid: Option<i64>, ty_valid: Option<i64>, phys: i64) -> i64 {
 }
 
 fn row_align(k: &KernelFacts, out: &mut Vec<Diagnostic>) {
+    // Every allocation, and every other tile an instruction names (a `pto.subview` is a tile
+    // type of its own), once.
+    let mut seen = std::collections::HashSet::new();
+    let mut tiles: Vec<(&str, TileBuf, [Option<i64>; 2], Span)> = Vec::new();
     for f in &k.facts {
-        let Fact::Alloc { ssa, ty, valid, span, .. } = f else { continue };
+        if let Fact::Alloc { ssa, ty, valid, span, .. } = f {
+            seen.insert(ssa.as_str());
+            tiles.push((ssa, ty.clone(), *valid, *span));
+        }
+    }
+    for f in &k.facts {
+        if let Fact::TileOp { tiles: ops, span, .. } = f {
+            for (ssa, t) in ops {
+                if let Some(ty) = TileBuf::parse(t) {
+                    if seen.insert(ssa.as_str()) {
+                        tiles.push((ssa, ty, [None, None], *span));
+                    }
+                }
+            }
+        }
+    }
+    for (ssa, ty, valid, span) in &tiles {
+        let (ssa, ty, valid, span) = (*ssa, ty, valid, span);
         let Some(eb) = ty.elem_bytes() else {
             out.push(error(
                 k,
