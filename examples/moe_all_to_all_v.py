@@ -38,7 +38,7 @@ class MoeDispatch:
             t = pl.load(inp, [i, 0], [1, SIZE])
             pl.store(t, [i, 0], stage)
         for d in pl.range(NR):
-            c = pl.load(cnt, [d, 0], [1, 1])
+            c = pl.load(cnt, [d, 0], [1, 8], valid_shape=[1, 1])
             pl.store(c, [d, 0], counts)
 
     @pl.function(type=pl.FunctionType.InCore)
@@ -59,7 +59,7 @@ class MoeDispatch:
                 row = pl.load(data, [src * MAXR + k, 0], [1, SIZE])
                 pl.store(row, [src * MAXR + k, 0], tokens)
         for src in pl.range(NR):
-            c = pl.load(recv, [src, 0], [1, 1])
+            c = pl.load(recv, [src, 0], [1, 8], valid_shape=[1, 1])
             pl.store(c, [src, 0], recv_counts)
 
     @pl.function(type=pl.FunctionType.Orchestration)

@@ -1,4 +1,5 @@
-//! `pld check FILE.py`: parse, verify and run the whole pipeline; print diagnostics only.
+//! `pld check FILE.py`: parse, verify and run the whole pipeline, then render the PTO modules
+//! through the PTO verifier (nothing is written); print diagnostics only.
 //!
 //! Without `--program` or `--entry`, every program unit of the file is checked, and the
 //! diagnostics of all of them are reported together.
@@ -32,10 +33,13 @@ pub fn run(args: &CheckArgs) -> Result<(), Failure> {
     let sel = Selection { program: args.program.as_deref(), entry: args.entry.as_deref() };
     let (programs, sources) = select::load_all(&args.file, args.target, sel, &args.bind)?;
     let opts = pld_passes::PipelineOptions { target: args.target, ..Default::default() };
+    let cg = pld_codegen_pto::CodegenOptions { target: args.target };
     let mut diags = pld_ir::Diagnostics::new();
     let mut names = Vec::new();
     for mut program in programs {
-        if let Err(d) = pld_passes::run_pipeline(&mut program, &opts) {
+        let checked = pld_passes::run_pipeline(&mut program, &opts)
+            .and_then(|()| pld_codegen_pto::emit_program(&program, &cg).map(|_| ()));
+        if let Err(d) = checked {
             diags.extend(d);
         }
         names.push(program.name);

@@ -3,7 +3,9 @@
 //! Without `--out`, the requested artifacts are printed to stdout. With `--out DIR`, the
 //! final IR goes to `DIR/<program>.ir.py`, every PTO module to `DIR/<module>`, and the
 //! orchestration description to `DIR/orchestration.json`. `--dump-after PASS` prints the IR
-//! right after that pass instead of running codegen.
+//! right after that pass instead of running codegen. Every module passed the PTO verifier
+//! before anything is printed or written; `--ptoas PATH` (or `$PTOAS`) then runs the real
+//! assembler on each ([`crate::ptoas`]).
 //!
 //! Without `--program` or `--entry`, every program unit of the file is compiled; with more than one,
 //! each unit's artifacts go to their own subdirectory `DIR/<program>/` (`DIR/<program>-<host>/`
@@ -53,6 +55,10 @@ pub struct CompileArgs {
     /// Binds a parameter of a program-building Python function: NAME=VALUE (repeatable).
     #[arg(long = "bind", value_name = "NAME=VALUE", value_parser = driver::parse_binding)]
     bind: Vec<(String, String)>,
+    /// Runs this `ptoas` on every written module with the reference compiler's flags for the
+    /// target and reports its verdict per module (default: `$PTOAS` when set).
+    #[arg(long, value_name = "PATH")]
+    ptoas: Option<PathBuf>,
 }
 
 /// Runs `pld compile`.
@@ -137,6 +143,22 @@ fn compile_one(
                 }
                 println!("// ----- orchestration.json -----");
                 println!("{}", emitted.orchestration);
+            }
+        }
+        if let Some(ptoas) = crate::ptoas::resolve(args.ptoas.as_deref()) {
+            let names: Vec<String> = emitted.modules.iter().map(|(n, _)| n.clone()).collect();
+            match out {
+                Some(dir) => crate::ptoas::check_modules(&ptoas, dir, &names, args.target)?,
+                None => {
+                    // Nothing was written: assemble copies in a private scratch folder.
+                    let dir = std::env::temp_dir().join(format!("pld-ptoas-{}", std::process::id()));
+                    for (name, text) in &emitted.modules {
+                        driver::write_file(&dir.join(name), text.as_bytes())?;
+                    }
+                    let verdict = crate::ptoas::check_modules(&ptoas, &dir, &names, args.target);
+                    let _ = std::fs::remove_dir_all(&dir);
+                    verdict?;
+                }
             }
         }
     }

@@ -8,6 +8,7 @@ mod compile;
 mod driver;
 mod npy;
 mod ops;
+mod ptoas;
 mod run;
 mod select;
 
@@ -30,7 +31,7 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Parse, verify and run the pipeline; print diagnostics only.
+    /// Parse, verify and run the pipeline, then the PTO verifier; print diagnostics only.
     Check(check::CheckArgs),
     /// Compile to IR and/or PTO modules.
     Compile(compile::CompileArgs),

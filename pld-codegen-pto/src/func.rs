@@ -15,6 +15,7 @@
 //!   diagnostic naming the op (with a note when a pass would have lowered it).
 
 use crate::mlir::{self, MTy};
+use crate::verify::{Fact, KernelFacts, OpClass, TileBuf};
 use crate::{emitters, CodegenOptions};
 use pld_ir::registry::LoweringKind;
 use pld_ir::{
@@ -92,6 +93,8 @@ pub struct FnOut {
     pub text: String,
     /// Whether the function registered a deferred wait (the module needs the declaration).
     pub uses_deferred: bool,
+    /// What the PTO verifier checks before the module is written.
+    pub facts: KernelFacts,
 }
 
 /// An `index` operand that may still be folded.
@@ -150,6 +153,7 @@ pub struct FnCx<'a> {
     next_view: usize,
     bump: HashMap<&'static str, u64>,
     high: HashMap<&'static str, u64>,
+    pub(crate) facts: Vec<Fact>,
 }
 
 /// Sanitises an IR name into an MLIR identifier fragment.
@@ -200,6 +204,7 @@ pub fn emit_function(program: &Program, func: &Function, opts: &CodegenOptions) 
         next_view: 0,
         bump: HashMap::new(),
         high: HashMap::new(),
+        facts: Vec::new(),
     };
     let params = cx.bind_params()?;
     cx.emit_views()?;
@@ -717,6 +722,16 @@ impl<'a> FnCx<'a> {
         if pad != 0 {
             ty = ty.replace("pad=0>", &format!("pad={pad}>"));
         }
+        self.alloc_typed(hint, t, ty, alias_of)
+    }
+
+    pub(crate) fn alloc_typed(
+        &mut self,
+        hint: &str,
+        t: &TileType,
+        ty: String,
+        alias_of: Option<&str>,
+    ) -> Result<String, Diagnostic> {
         let (rows, cols) = self.tile_dims(t)?;
         let loc = mlir::loc(t.memory).map_err(|m| self.err(m))?;
         let (vr, vc) = self.tile_valid(t)?;
@@ -725,6 +740,10 @@ impl<'a> FnCx<'a> {
                 return Err(self.err(format!("tile valid extent {r}x{c} exceeds its {rows}x{cols} buffer")));
             }
         }
+        let valid_consts = [
+            if let Idx::Const(r) = vr { Some(r) } else { None },
+            if let Idx::Const(c) = vc { Some(c) } else { None },
+        ];
         let (vr, vc) = (self.idx(&vr), self.idx(&vc));
         let bytes = (rows * cols) as u64 * t.dtype.bytes();
         let alias = match alias_of {
@@ -751,12 +770,29 @@ impl<'a> FnCx<'a> {
         self.allocs.push(AllocSlot { addr, alias });
         let name = self.named(hint);
         self.tile_slots.insert(name.clone(), slot);
-        if pad != 0 {
+        if ty != self.tile_type(t)? {
             self.tile_types.insert(name.clone(), ty.clone());
         }
-        self.line(format!(
-            "{name} = pto.alloc_tile {ADDR_MARK}{slot}{ADDR_MARK}valid_row = {vr} valid_col = {vc} : {ty}"
-        ));
+        let Some(buf) = TileBuf::parse(&ty) else {
+            return Err(self.err(format!("tile {name} has no long-form tile buffer type ({ty})")));
+        };
+        // A static v_row/v_col in the type takes no operand (ptoas AllocTileOp::verify).
+        let mut operands = String::new();
+        if buf.v_row.is_none() {
+            operands.push_str(&format!("valid_row = {vr} "));
+        }
+        if buf.v_col.is_none() {
+            operands.push_str(&format!("valid_col = {vc} "));
+        }
+        self.facts.push(Fact::Alloc {
+            ssa: name.clone(),
+            ty: buf,
+            valid: valid_consts,
+            slot,
+            alias_of: alias,
+            span: self.span,
+        });
+        self.line(format!("{name} = pto.alloc_tile {ADDR_MARK}{slot}{ADDR_MARK}{operands}: {ty}"));
         Ok(name)
     }
 
@@ -1034,8 +1070,10 @@ impl<'a> FnCx<'a> {
         let mut offs = Vec::new();
         let mut szs = Vec::new();
         let mut dims = Vec::new();
+        let mut offsets_c = Vec::new();
         for (k, (o, (ss, sv))) in offsets.iter().zip(sizes).enumerate() {
             let (os, ov) = self.offset(o)?;
+            offsets_c.push(ov);
             if let Some(v) = *sv {
                 if v <= 0 {
                     return Err(self.err(format!(
@@ -1057,6 +1095,13 @@ impl<'a> FnCx<'a> {
             szs.push(ss.clone());
             dims.push(*sv);
         }
+        self.facts.push(Fact::Partition {
+            tensor: t.name.clone(),
+            dims: t.ty.shape.iter().map(|d| d.as_int()).collect(),
+            offsets: offsets_c,
+            sizes: dims.clone(),
+            span: self.span,
+        });
         let vty = self.view_type(t)?;
         let pty = mlir::partition_view(&dims, self.elem(t.ty.dtype)?);
         let name = self.named(hint);
@@ -1174,6 +1219,7 @@ impl<'a> FnCx<'a> {
                 }
                 Type::Scalar(d) => {
                     let t = MTy::of_scalar(*d).map_err(|m| self.err(m))?;
+                    self.scalar_fact(format!("parameter '{}'", f.values.name(p.value)), &t);
                     sig.push(format!("{a}: {}", t.name()));
                     self.env.insert(p.value, Val::Scalar { ssa: a, ty: t });
                 }
@@ -1223,16 +1269,20 @@ impl<'a> FnCx<'a> {
         if self.uses_deferred {
             sig.push("%__pypto_deferred_raw_args: !pto.ptr<i64>".into());
         }
-        // Tile addresses were assigned at allocation time; omit them all when a buffer's
-        // high-water mark exceeds its capacity (ptoas then plans the memory itself).
+        // Tile addresses were assigned at allocation time; none are printed when a buffer's
+        // high-water mark exceeds its capacity, which the verifier reports (level3-addresses).
         let fits = self.high.iter().all(|(loc, h)| *h <= mlir::capacity(loc, self.opts.target));
         let addrs: Vec<u64> = self.allocs.iter().map(|a| a.addr).collect();
-        if !fits && self.allocs.iter().any(|a| a.alias.is_some()) {
-            return Err(self.err(format!(
-                "kernel '{}' needs more on-core buffer space than the target has while re-using a tile buffer with a new valid region",
-                self.func.name
-            )));
-        }
+        let mut high: Vec<(String, u64)> = self.high.iter().map(|(l, h)| (l.to_string(), *h)).collect();
+        high.sort();
+        let facts = KernelFacts {
+            kernel: self.func.name.clone(),
+            span: self.func.span,
+            target: self.opts.target,
+            facts: std::mem::take(&mut self.facts),
+            addrs: fits.then(|| addrs.clone()),
+            high,
+        };
         let mut addr_text = Vec::new();
         for a in &addrs {
             addr_text.push(if fits {
@@ -1255,7 +1305,7 @@ impl<'a> FnCx<'a> {
             out.push('\n');
         }
         out.push_str("  return\n  }\n");
-        Ok(FnOut { text: out, uses_deferred: self.uses_deferred })
+        Ok(FnOut { text: out, uses_deferred: self.uses_deferred, facts })
     }
 
     // ----------------------------------------------------------------------------------
@@ -1280,8 +1330,10 @@ impl<'a> FnCx<'a> {
     /// the block are released at its end (values defined inside never escape it).
     fn emit_nested(&mut self, stmts: &[Stmt]) -> Result<Option<Vec<Expr>>, Diagnostic> {
         let saved = self.bump.clone();
+        let from = self.allocs.len();
         let r = self.emit_nested_inner(stmts);
         self.bump = saved;
+        self.facts.push(Fact::Release { from });
         r
     }
 
@@ -1590,7 +1642,8 @@ impl<'a> FnCx<'a> {
             match (v, &yv) {
                 (Val::Tile { ssa: dst, tile: dt }, Val::Tile { ssa: src, tile: st }) if dst != src => {
                     let (sty, dty) = (self.tile_ty(src, st)?, self.tile_ty(dst, dt)?);
-                    self.line(format!("pto.tmov ins({src} : {sty}) outs({dst} : {dty})"));
+                    let text = format!("pto.tmov ins({src} : {sty}) outs({dst} : {dty})");
+                    self.tile_op("pto.tmov", OpClass::Other, &[(src, &sty), (dst, &dty)], text);
                 }
                 (Val::Tile { .. }, Val::Tile { .. }) => {}
                 (a, b) if a == b => {}

@@ -14,6 +14,8 @@
 //! - Emission is deterministic: the same program gives byte-identical text.
 //! - The orchestration description (per-rank dispatches, window buffers, comm domains,
 //!   builtin collective variants) is machine-readable JSON ([`orch`]).
+//! - Every kernel, user-written or builtin, passes the PTO verifier ([`verify`]) before its
+//!   module is returned; a violation is a diagnostic at the op's source span and no module.
 
 #![deny(missing_docs)]
 
@@ -22,6 +24,7 @@ pub mod emit;
 pub mod func;
 pub mod mlir;
 pub mod orch;
+pub mod verify;
 
 #[doc(hidden)]
 pub use inventory;
@@ -145,6 +148,17 @@ fn group_name(program: &Program, name: &str) -> String {
     name.to_string()
 }
 
+/// The span of the expression in `host` that is the call `call` (dummy when not found).
+fn call_site(host: &pld_ir::Function, call: &Call) -> Span {
+    let mut site = Span::DUMMY;
+    host.body.walk_exprs(&mut |e| {
+        if site == Span::DUMMY && e.as_call() == Some(call) {
+            site = e.span;
+        }
+    });
+    site
+}
+
 /// One module's `(file name, text)` (none when a kernel failed) and its kernels' errors.
 type EmittedModule = (Option<(String, String)>, Vec<Diagnostic>);
 
@@ -177,6 +191,7 @@ pub fn emit_program(program: &Program, opts: &CodegenOptions) -> Result<CodegenO
             for f in funcs {
                 match func::emit_function(program, f, opts) {
                     Ok(out) => {
+                        errs.extend(verify::verify_kernel(&out.facts));
                         text.push_str(&out.text);
                         deferred |= out.uses_deferred;
                     }
@@ -209,6 +224,15 @@ pub fn emit_program(program: &Program, opts: &CodegenOptions) -> Result<CodegenO
             .and_then(|f| func::emit_function(program, &f, opts).map(|o| (f, o)));
         match rendered {
             Ok((f, out)) => {
+                let violations = verify::verify_kernel(&out.facts);
+                if !violations.is_empty() {
+                    // A builtin kernel has no source of its own: report at the host call.
+                    let site = call_site(host, &call);
+                    for d in violations {
+                        diags.push(d.or_span(site));
+                    }
+                    continue;
+                }
                 let name = f.name.clone();
                 builtins.push(f);
                 let mut text =

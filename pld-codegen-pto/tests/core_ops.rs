@@ -157,9 +157,10 @@ fn column_vector_gets_dn_view() {
     let f = kernel(
         "colv",
         FunctionKind::Aiv,
-        &[("s", tensor(&[4, 1], DataType::INT32)), ("o", tensor(&[4, 1], DataType::INT32))],
+        &[("s", tensor(&[8, 1], DataType::INT32)), ("o", tensor(&[8, 1], DataType::INT32))],
         |b, p| {
-            let t = b.assign_op("t", "tile.load", vec![v(p[0]), ints(&[0, 0]), ints(&[4, 1])], vec![])?;
+            // Eight INT32 rows: a col-major column of 32 bytes, the smallest the ISA accepts.
+            let t = b.assign_op("t", "tile.load", vec![v(p[0]), ints(&[0, 0]), ints(&[8, 1])], vec![])?;
             b.assign_op("o2", "tile.store", vec![v(t), ints(&[0, 0]), v(p[1])], vec![])?;
             Ok(())
         },
@@ -167,7 +168,7 @@ fn column_vector_gets_dn_view() {
     let out = emit(&program(vec![f]));
     check(
         only(&out),
-        "CHECK: %s_view = pto.make_tensor_view %arg0, shape = [%c4_index, %c1_index], strides = [%c1_index, %c4_index] {layout = #pto.layout<dn>} : !pto.tensor_view<?x?xi32>",
+        "CHECK: %s_view = pto.make_tensor_view %arg0, shape = [%c8_index, %c1_index], strides = [%c1_index, %c8_index] {layout = #pto.layout<dn>} : !pto.tensor_view<?x?xi32>",
     );
 }
 
@@ -783,15 +784,18 @@ fn tile_slice_is_a_subview_of_the_source_buffer() {
 fn tile_slice_valid_shape_sizes_the_view_and_later_stores() {
     init();
     // An explicit static valid_shape [16, 8] of a [16, 16] slice: v_col=8 in the view type and
-    // an 8-column store (V10: the tstore count equals the tile's valid count).
+    // an 8-column store (V10: the tstore count equals the tile's valid count). The adds result
+    // is allocated with the view's own type (static valid extent, so no valid operands): one
+    // tile type for the source and destination of an elementwise op.
     let out = emit(&slice_kernel(Some(&[16, 40]), &[16, 16], ints(&[0, 32]), Some(ints(&[16, 8])), false));
     check(
         only(&out),
         r#"
         CHECK: %s = pto.subview %t[%c0_index, %c32_index] sizes [16, 16] valid [%c16_index, %c8_index]
         CHECK-SAME: -> !pto.tile_buf<loc=vec, dtype=f32, rows=16, cols=16, v_row=16, v_col=8,
-        CHECK: %d = pto.alloc_tile
-        CHECK-SAME: valid_row = %c16_index valid_col = %c8_index
+        CHECK: %d = pto.alloc_tile addr = %c4096_i64 : !pto.tile_buf<loc=vec, dtype=f32, rows=16, cols=16, v_row=16, v_col=8,
+        CHECK-NEXT: pto.tadds ins(%s, %c1p0e0_f32
+        CHECK-SAME: outs(%d : !pto.tile_buf<loc=vec, dtype=f32, rows=16, cols=16, v_row=16, v_col=8,
         CHECK: pto.tstore ins(%d
         CHECK-SAME: !pto.partition_tensor_view<16x8xf32>
         "#,

@@ -419,7 +419,8 @@ fn deduce_tile(cx: &DeduceCx<'_>, dir: Dir) -> Result<Type, Diagnostic> {
                 );
             }
         }
-        stage_shape = Some(&t.shape);
+        // The stage's valid region is the chunk (its physical row is padded to 32 bytes).
+        stage_shape = Some(t.effective_valid_shape());
     }
     if dir == Dir::Put {
         check_atomic_dtype(cx, dst.dtype)?;
@@ -434,7 +435,7 @@ fn deduce_tile(cx: &DeduceCx<'_>, dir: Dir) -> Result<Type, Diagnostic> {
     Ok(Type::Unknown)
 }
 
-/// The staging tile may be a chunk of the flattened transfer, never larger (a compiler bug
+/// The staging tile's valid region may be a chunk of the flattened transfer, never larger (a compiler bug
 /// if violated: the stage is made by `ConvertTensorToTileOps`).
 fn stage_fits(cx: &DeduceCx<'_>, stage: &[Expr], transfer: &[Expr]) -> Result<(), Diagnostic> {
     let op = cx.def.name;

@@ -496,7 +496,11 @@ fn collective_stages_never_outgrow_one_ub_chunk() {
         ],
     );
     // Broadcast: whole rows while they fit (3 rows of 1000 FP16 = 6 KB), else column pieces.
-    for (shape, stage) in [([3i64, 1000], "[[3, 1000]"), ([3, 9000], "[[1, 8192]")] {
+    // A 2000-byte row is padded to whole 32-byte blocks (1008 columns) and keeps 1000 valid.
+    for (shape, stage) in [
+        ([3i64, 1000], "[[3, 1008], pl.FP16, pl.MemorySpace.Vec, pl.TileView(valid_shape=[3, 1000])]"),
+        ([3, 9000], "[[1, 8192]"),
+    ] {
         let p = coll_kernel(
             |b, v| {
                 b.eval_op(

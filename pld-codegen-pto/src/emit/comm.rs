@@ -17,6 +17,7 @@ use super::{atomic_for, check_tload_dst, check_tstore_src};
 use crate::func::{FnCx, TensorRef, Val};
 use crate::mlir::{self, MTy};
 use crate::register_emitter;
+use crate::verify::OpClass;
 use pld_ir::{Call, DataType, Diagnostic, Expr, MemorySpace, TileType, Type, ValueId};
 
 fn emit_remote_load(cx: &mut FnCx<'_>, call: &Call, targets: &[ValueId]) -> Result<Val, Diagnostic> {
@@ -35,7 +36,8 @@ fn emit_remote_load(cx: &mut FnCx<'_>, call: &Call, targets: &[ValueId]) -> Resu
     let sizes = tt.effective_valid_shape().to_vec();
     let (pv, pty) = cx.partition(&view, &t, &offsets, &sizes, &format!("{}_peer_pview", t.name))?;
     let tty = cx.tile_ty(&tile, &tt)?;
-    cx.line(format!("pto.tload ins({pv} : {pty}) outs({tile} : {tty})"));
+    let text = format!("pto.tload ins({pv} : {pty}) outs({tile} : {tty})");
+    cx.tile_op("pto.tload", OpClass::Other, &[(&tile, &tty)], text);
     Ok(Val::Tile { ssa: tile, tile: tt })
 }
 
@@ -52,7 +54,8 @@ fn emit_remote_store(cx: &mut FnCx<'_>, call: &Call, _targets: &[ValueId]) -> Re
     let (pv, pty) = cx.partition(&view, &t, &offsets, &sizes, &format!("{}_peer_pview", t.name))?;
     let tty = cx.tile_ty(&ts, &tt)?;
     let attr = if atomic == 1 { " {atomicType = #pto<atomic_type atomic_add>}" } else { "" };
-    cx.line(format!("pto.tstore ins({ts} : {tty}) outs({pv} : {pty}){attr}"));
+    let text = format!("pto.tstore ins({ts} : {tty}) outs({pv} : {pty}){attr}");
+    cx.tile_op("pto.tstore", OpClass::Other, &[(&ts, &tty)], text);
     cx.line(format!("pto.cmo.cacheinvalid {pv} single_cache_line : {pty}"));
     Ok(Val::Unit)
 }
@@ -160,6 +163,7 @@ fn emit_put(cx: &mut FnCx<'_>, call: &Call, _targets: &[ValueId]) -> Result<Val,
     same_signature(cx, op, &dty, &sty)?;
     let (buf, tys) = buf_group(cx, &x)?;
     let attr = mlir::atomic_attr(atomic).unwrap_or("#pto<atomic_type atomic_none>");
+    record_stages(cx, "pto.comm.tput", &x, &tys)?;
     cx.line("pto.barrier <PIPE_ALL>");
     cx.line(format!(
         "pto.comm.tput({dpv}, {spv}, {buf} : {dty}, {sty}, {}) {{atomicType = {attr}}}",
@@ -182,10 +186,20 @@ fn emit_get(cx: &mut FnCx<'_>, call: &Call, _targets: &[ValueId]) -> Result<Val,
     let (spv, sty) = cx.partition_sized(&view, &x.src, &x.src_offsets, &sizes, &hint)?;
     same_signature(cx, op, &dty, &sty)?;
     let (buf, tys) = buf_group(cx, &x)?;
+    record_stages(cx, "pto.comm.tget", &x, &tys)?;
     cx.line("pto.barrier <PIPE_ALL>");
     cx.line(format!("pto.comm.tget({dpv}, {spv}, {buf} : {dty}, {sty}, {})", tys.join(", ")));
     cx.line("pto.barrier <PIPE_ALL>");
     Ok(Val::Unit)
+}
+
+/// Hands the staging tiles of a transfer to the PTO verifier (V3).
+fn record_stages(cx: &mut FnCx<'_>, inst: &str, x: &Transfer, tys: &[String]) -> Result<(), Diagnostic> {
+    let elem = mlir::elem(x.src.ty.dtype).map_err(|m| cx.err(m))?;
+    let stages: Vec<(String, String)> =
+        x.stages.iter().map(|(s, _)| s.clone()).zip(tys.iter().cloned()).collect();
+    cx.comm_stages(inst, elem, &stages);
+    Ok(())
 }
 
 /// V2: both transfer views must print the identical shape signature.

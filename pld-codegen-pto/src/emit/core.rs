@@ -9,6 +9,7 @@ use super::{atomic_for, attr_int, check_tload_dst, check_tstore_src};
 use crate::func::{FnCx, Val};
 use crate::mlir::{self, MTy};
 use crate::register_emitter;
+use crate::verify::OpClass;
 use pld_ir::{Call, DataType, Diagnostic, TileType, Type, ValueId};
 
 fn result_tile(cx: &FnCx<'_>, call: &Call) -> Result<TileType, Diagnostic> {
@@ -31,7 +32,8 @@ fn emit_load(cx: &mut FnCx<'_>, call: &Call, targets: &[ValueId]) -> Result<Val,
     let sizes = tt.effective_valid_shape().to_vec();
     let (pv, pty) = cx.partition(&view, &t, &offsets, &sizes, &format!("{}_pview", t.name))?;
     let tty = cx.tile_ty(&tile, &tt)?;
-    cx.line(format!("pto.tload ins({pv} : {pty}) outs({tile} : {tty})"));
+    let text = format!("pto.tload ins({pv} : {pty}) outs({tile} : {tty})");
+    cx.tile_op("pto.tload", OpClass::Other, &[(&tile, &tty)], text);
     Ok(Val::Tile { ssa: tile, tile: tt })
 }
 
@@ -46,7 +48,8 @@ fn emit_store(cx: &mut FnCx<'_>, call: &Call, _targets: &[ValueId]) -> Result<Va
     let (pv, pty) = cx.partition(&view, &t, &offsets, &sizes, &format!("{}_pview", t.name))?;
     let tty = cx.tile_ty(&ts, &tt)?;
     let attr = if atomic == 1 { " {atomicType = #pto<atomic_type atomic_add>}" } else { "" };
-    cx.line(format!("pto.tstore ins({ts} : {tty}) outs({pv} : {pty}){attr}"));
+    let text = format!("pto.tstore ins({ts} : {tty}) outs({pv} : {pty}){attr}");
+    cx.tile_op("pto.tstore", OpClass::Other, &[(&ts, &tty)], text);
     Ok(Val::Tensor(t))
 }
 
@@ -63,7 +66,8 @@ fn unary_into(cx: &mut FnCx<'_>, call: &Call, targets: &[ValueId], inst: &str) -
     let hint = cx.result_hint(targets, "tile");
     let dst = cx.alloc_tile(&hint, &tt)?;
     let (sty, dty) = (cx.tile_ty(&src, &st)?, cx.tile_ty(&dst, &tt)?);
-    cx.line(format!("{inst} ins({src} : {sty}) outs({dst} : {dty})"));
+    let text = format!("{inst} ins({src} : {sty}) outs({dst} : {dty})");
+    cx.tile_op(inst, OpClass::Other, &[(&src, &sty), (&dst, &dty)], text);
     Ok(Val::Tile { ssa: dst, tile: tt })
 }
 
@@ -77,9 +81,12 @@ fn binary(cx: &mut FnCx<'_>, call: &Call, targets: &[ValueId], inst: &str) -> Re
     let (b, bt) = cx.tile(cx.arg(call, 1, "rhs")?, &format!("{op} rhs"))?;
     let tt = result_tile(cx, call)?;
     let hint = cx.result_hint(targets, "tile");
-    let dst = cx.alloc_tile(&hint, &tt)?;
+    // One tile type for sources and destination.
+    let like = cx.tile_ty(&a, &at)?;
+    let dst = cx.alloc_tile_like(&hint, &tt, &like)?;
     let (aty, bty, dty) = (cx.tile_ty(&a, &at)?, cx.tile_ty(&b, &bt)?, cx.tile_ty(&dst, &tt)?);
-    cx.line(format!("{inst} ins({a}, {b} : {aty}, {bty}) outs({dst} : {dty})"));
+    let text = format!("{inst} ins({a}, {b} : {aty}, {bty}) outs({dst} : {dty})");
+    cx.tile_op(inst, OpClass::Elementwise, &[(&a, &aty), (&b, &bty), (&dst, &dty)], text);
     Ok(Val::Tile { ssa: dst, tile: tt })
 }
 
@@ -90,9 +97,12 @@ fn with_scalar(cx: &mut FnCx<'_>, call: &Call, targets: &[ValueId], inst: &str) 
     let s = cx.scalar_as(cx.arg(call, 1, "scalar")?, sty)?;
     let tt = result_tile(cx, call)?;
     let hint = cx.result_hint(targets, "tile");
-    let dst = cx.alloc_tile(&hint, &tt)?;
+    let like = cx.tile_ty(&a, &at)?;
+    let dst = cx.alloc_tile_like(&hint, &tt, &like)?;
     let (aty, dty) = (cx.tile_ty(&a, &at)?, cx.tile_ty(&dst, &tt)?);
-    cx.line(format!("{inst} ins({a}, {s} : {aty}, {}) outs({dst} : {dty})", sty.name()));
+    cx.scalar_fact(format!("{inst} scalar operand"), &sty);
+    let text = format!("{inst} ins({a}, {s} : {aty}, {}) outs({dst} : {dty})", sty.name());
+    cx.tile_op(inst, OpClass::Elementwise, &[(&a, &aty), (&dst, &dty)], text);
     Ok(Val::Tile { ssa: dst, tile: tt })
 }
 
@@ -166,7 +176,8 @@ fn emit_fillpad(cx: &mut FnCx<'_>, call: &Call, targets: &[ValueId]) -> Result<V
     let hint = cx.result_hint(targets, "filled");
     let dst = cx.alloc_tile_with(&hint, &tt, pad, None)?;
     let (sty, dty) = (cx.tile_ty(&src, &st)?, cx.tile_ty(&dst, &tt)?);
-    cx.line(format!("pto.tfillpad ins({src} : {sty}) outs({dst} : {dty})"));
+    let text = format!("pto.tfillpad ins({src} : {sty}) outs({dst} : {dty})");
+    cx.tile_op("pto.tfillpad", OpClass::Other, &[(&src, &sty), (&dst, &dty)], text);
     Ok(Val::Tile { ssa: dst, tile: tt })
 }
 
@@ -188,7 +199,9 @@ fn emit_full(cx: &mut FnCx<'_>, call: &Call, targets: &[ValueId]) -> Result<Val,
     let hint = cx.result_hint(targets, "tile");
     let dst = cx.alloc_tile(&hint, &tt)?;
     let dty = cx.tile_ty(&dst, &tt)?;
-    cx.line(format!("pto.texpands ins({v} : {}) outs({dst} : {dty})", sty.name()));
+    cx.scalar_fact("pto.texpands scalar operand".into(), &sty);
+    let text = format!("pto.texpands ins({v} : {}) outs({dst} : {dty})", sty.name());
+    cx.tile_op("pto.texpands", OpClass::Other, &[(&dst, &dty)], text);
     Ok(Val::Tile { ssa: dst, tile: tt })
 }
 
@@ -218,9 +231,11 @@ fn emit_cast(cx: &mut FnCx<'_>, call: &Call, targets: &[ValueId]) -> Result<Val,
     };
     let tt = result_tile(cx, call)?;
     let hint = cx.result_hint(targets, "cast");
-    let dst = cx.alloc_tile(&hint, &tt)?;
+    let like = cx.tile_ty(&src, &st)?;
+    let dst = cx.alloc_tile_like(&hint, &tt, &like)?;
     let (sty, dty) = (cx.tile_ty(&src, &st)?, cx.tile_ty(&dst, &tt)?);
-    cx.line(format!("pto.tcvt ins({src}{rmode} : {sty}) outs({dst} : {dty})"));
+    let text = format!("pto.tcvt ins({src}{rmode} : {sty}) outs({dst} : {dty})");
+    cx.tile_op("pto.tcvt", OpClass::Convert, &[(&src, &sty), (&dst, &dty)], text);
     Ok(Val::Tile { ssa: dst, tile: tt })
 }
 
@@ -250,7 +265,8 @@ fn row_reduce(cx: &mut FnCx<'_>, call: &Call, targets: &[ValueId], inst: &str) -
     let hint = cx.result_hint(targets, "reduce");
     let dst = cx.alloc_tile(&hint, &tt)?;
     let (sty, mty, dty) = (cx.tile_ty(&src, &st)?, cx.tile_ty(&tmp, &mt)?, cx.tile_ty(&dst, &tt)?);
-    cx.line(format!("{inst} ins({src}, {tmp} : {sty}, {mty}) outs({dst} : {dty})"));
+    let text = format!("{inst} ins({src}, {tmp} : {sty}, {mty}) outs({dst} : {dty})");
+    cx.tile_op(inst, OpClass::Other, &[(&src, &sty), (&tmp, &mty), (&dst, &dty)], text);
     Ok(Val::Tile { ssa: dst, tile: tt })
 }
 
@@ -298,10 +314,15 @@ fn col_reduce(cx: &mut FnCx<'_>, call: &Call, targets: &[ValueId], inst: &str) -
     let dst = cx.alloc_tile(&hint, &tt)?;
     let (sty, dty) = (cx.tile_ty(&src, &st)?, cx.tile_ty(&dst, &tt)?);
     match tmp {
-        None => cx.line(format!("{inst} ins({src} : {sty}) outs({dst} : {dty})")),
+        None => {
+            let text = format!("{inst} ins({src} : {sty}) outs({dst} : {dty})");
+            cx.tile_op(inst, OpClass::Other, &[(&src, &sty), (&dst, &dty)], text)
+        }
         Some((m, mt)) => {
             let mty = cx.tile_ty(&m, &mt)?;
-            cx.line(format!("{inst} ins({src}, {m} {{isBinary = true}} : {sty}, {mty}) outs({dst} : {dty})"))
+            let text =
+                format!("{inst} ins({src}, {m} {{isBinary = true}} : {sty}, {mty}) outs({dst} : {dty})");
+            cx.tile_op(inst, OpClass::Other, &[(&src, &sty), (&m, &mty), (&dst, &dty)], text)
         }
     }
     Ok(Val::Tile { ssa: dst, tile: tt })
@@ -413,11 +434,13 @@ fn emit_tensor_assemble(cx: &mut FnCx<'_>, call: &Call, targets: &[ValueId]) -> 
     let zeros = vec![Expr::int(0); rank];
     let sview = cx.local_view(&source)?;
     let (spv, spty) = cx.partition(&sview, &source, &zeros, &sizes, &format!("{}_pview", source.name))?;
-    cx.line(format!("pto.tload ins({spv} : {spty}) outs({tile} : {tty})"));
+    let text = format!("pto.tload ins({spv} : {spty}) outs({tile} : {tty})");
+    cx.tile_op("pto.tload", OpClass::Other, &[(&tile, &tty)], text);
     let offsets = cx.tuple_arg(call, 2, "offsets")?.to_vec();
     let tview = cx.local_view(&target)?;
     let (tpv, tpty) = cx.partition(&tview, &target, &offsets, &sizes, &format!("{}_pview", target.name))?;
-    cx.line(format!("pto.tstore ins({tile} : {tty}) outs({tpv} : {tpty})"));
+    let text = format!("pto.tstore ins({tile} : {tty}) outs({tpv} : {tpty})");
+    cx.tile_op("pto.tstore", OpClass::Other, &[(&tile, &tty)], text);
     Ok(Val::Tensor(target))
 }
 
@@ -468,7 +491,8 @@ fn emit_matmul(cx: &mut FnCx<'_>, call: &Call, targets: &[ValueId]) -> Result<Va
     let hint = cx.result_hint(targets, "acc");
     let dst = cx.alloc_tile(&hint, &tt)?;
     let (aty, bty, dty) = (cx.tile_ty(&a, &at)?, cx.tile_ty(&b, &bt)?, cx.tile_ty(&dst, &tt)?);
-    cx.line(format!("pto.tmatmul ins({a}, {b} : {aty}, {bty}) outs({dst} : {dty})"));
+    let text = format!("pto.tmatmul ins({a}, {b} : {aty}, {bty}) outs({dst} : {dty})");
+    cx.tile_op("pto.tmatmul", OpClass::Other, &[(&a, &aty), (&b, &bty), (&dst, &dty)], text);
     Ok(Val::Tile { ssa: dst, tile: tt })
 }
 

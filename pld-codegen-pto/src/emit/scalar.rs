@@ -9,6 +9,7 @@
 use crate::func::{FnCx, Idx, TensorRef, Val};
 use crate::mlir::{self, MTy};
 use crate::register_emitter;
+use crate::verify::OpClass;
 use pld_ir::{Call, Diagnostic, Expr, ValueId};
 
 /// `Σ index_k × stride_k` as an `index` SSA value.
@@ -109,7 +110,9 @@ fn emit_tile_read(cx: &mut FnCx<'_>, call: &Call, targets: &[ValueId]) -> Result
     let tty = cx.tile_ty(&ts, &tt)?;
     let hint = cx.result_hint(targets, "elem");
     let r = cx.named(&hint);
-    cx.line(format!("{r} = pto.tgetval ins({ts}, {off} : {tty}, index) outs : {}", ty.name()));
+    cx.scalar_fact("pto.tgetval result".into(), &ty);
+    let text = format!("{r} = pto.tgetval ins({ts}, {off} : {tty}, index) outs : {}", ty.name());
+    cx.tile_op("pto.tgetval", OpClass::Other, &[(&ts, &tty)], text);
     Ok(Val::Scalar { ssa: r, ty })
 }
 
@@ -120,7 +123,9 @@ fn emit_tile_write(cx: &mut FnCx<'_>, call: &Call, _targets: &[ValueId]) -> Resu
     let v = cx.scalar_as(cx.arg(call, 2, "value")?, ty)?;
     let off = tile_offset(cx, &tt, &idx)?;
     let tty = cx.tile_ty(&ts, &tt)?;
-    cx.line(format!("pto.tsetval ins({off}, {v} : index, {}) outs({ts} : {tty})", ty.name()));
+    cx.scalar_fact("pto.tsetval value".into(), &ty);
+    let text = format!("pto.tsetval ins({off}, {v} : index, {}) outs({ts} : {tty})", ty.name());
+    cx.tile_op("pto.tsetval", OpClass::Other, &[(&ts, &tty)], text);
     Ok(Val::Tile { ssa: ts, tile: tt })
 }
 

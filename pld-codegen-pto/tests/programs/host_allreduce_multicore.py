@@ -13,7 +13,7 @@ class HostAllreduceMulticore:
     def fill(self,
              inp: pl.Tensor[[1, SIZE], pl.FP32],
              data: pl.InOut[pld.DistributedTensor[[1, SIZE], pl.FP32]]):
-        t = pl.load(inp, [0, 0], [1, SIZE])
+        t = pl.load(inp, [0, 0], [1, 1048], valid_shape=[1, SIZE])
         data = pl.store(t, [0, 0], data)
 
     @pl.function(type=pl.FunctionType.Orchestration)

@@ -303,7 +303,7 @@ fn mesh_rect(
     let (vlead, vlast) = valid.split_at(rank - 1);
     let phys = [product(lead), last[0].clone()];
     let vrect = [product(vlead), vlast[0].clone()];
-    let rect: [Expr; 2] =
+    let mut rect: [Expr; 2] =
         if vrect.iter().all(|d| d.as_int().is_some()) { vrect.clone() } else { phys.clone() };
     let elems = match (rect[0].as_int(), rect[1].as_int()) {
         (Some(r), Some(c)) => r * c,
@@ -317,6 +317,11 @@ fn mesh_rect(
                 if elems == i64::MAX { "a dynamic extent".to_string() } else { elems.to_string() }
             ),
         ));
+    }
+    // Whole 32-byte tile rows (the bound above is on the logical rectangle, which stays the
+    // tiles' valid extent).
+    if let Some(c) = rect[1].as_int() {
+        rect[1] = Expr::int(super::row_aligned_cols(c, tt.dtype.bytes() as i64));
     }
     let t2d = b.assign_op(
         "target_2d",

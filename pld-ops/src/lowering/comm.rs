@@ -207,7 +207,8 @@ pub fn emit(b: &mut Builder<'_>, results: &[ValueId], e: Expr) {
 }
 
 /// A Vec staging tile for a `[rows, cols]` put/get of a collective, bounded to one UB chunk
-/// ([`pld_ir::ub_stage`]; D-ops-13).
+/// ([`pld_ir::ub_stage`]; D-ops-13), its rows padded to whole 32-byte blocks with the chunk
+/// as its valid region.
 pub fn ub_stage_tile(
     b: &mut Builder<'_>,
     name: &str,
@@ -216,12 +217,18 @@ pub fn ub_stage_tile(
     dtype: DataType,
 ) -> Result<ValueId, Diagnostic> {
     let (r, c) = pld_ir::ub_stage(rows, cols, dtype.bytes() as i64);
-    b.assign_op(
-        name,
+    // Whole 32-byte rows; the stage's valid region is the chunk.
+    let pc = super::row_aligned_cols(c, dtype.bytes() as i64);
+    let buf = b.assign_op(
+        if pc == c { name.to_string() } else { format!("{name}_buf") },
         "tile.create",
-        vec![Expr::ints(&[r, c])],
+        vec![Expr::ints(&[r, pc])],
         vec![("dtype", Attr::DType(dtype)), ("target_memory", Attr::Str("Vec".into()))],
-    )
+    )?;
+    if pc == c {
+        return Ok(buf);
+    }
+    b.assign_op(name, "tile.set_validshape", vec![Expr::var(buf), Expr::int(r), Expr::int(c)], vec![])
 }
 
 /// The tensor fields of a tensor-like expression, or a diagnostic naming `op` and `what`.

@@ -3,7 +3,8 @@
 //! - `pld.tensor.put` / `pld.tensor.get` get a Vec staging tile `[rows, cols]` sized from the
 //!   flattened transfer (`rows` = product of the leading dims, `cols` = the innermost dim),
 //!   each capped by `chunk_rows` / `chunk_cols` when set (a dynamic dim takes the chunk), or
-//!   two distinct tiles (ping, pong) when `pipeline=True`; then the internal
+//!   two distinct tiles (ping, pong) when `pipeline=True` — each padded to whole 32-byte rows
+//!   with the transfer width as its valid region (`tile.set_validshape`); then the internal
 //!   `pld.tile.put` / `pld.tile.get` with the staging tile(s) and only `atomic` (put) kept.
 //! - `pld.tensor.put` of a computed value (a tile) is a user error pointing at
 //!   `pld.tensor.remote_store`.
@@ -74,12 +75,24 @@ fn lower_transfer(
     let cols = stage_dim(last, chunk_cols, op, "innermost", span)?;
     let rows = stage_dim(&product(lead), chunk_rows, op, "leading", span)?;
     let prefix = if is_put { "tput_stage" } else { "tget_stage" };
+    // A row-major tile row is a whole number of 32-byte blocks: the physical stage is padded
+    // to that width and carries the transfer's width as its valid region.
+    let phys_cols = super::row_aligned_cols(cols, dst.dtype.bytes() as i64);
     let mk = |b: &mut Builder<'_>, name: &str| {
+        let stage = b.assign_op(
+            if phys_cols == cols { name.to_string() } else { format!("{name}_buf") },
+            "tile.create",
+            vec![Expr::ints(&[rows, phys_cols])],
+            vec![("dtype", Attr::DType(dst.dtype)), ("target_memory", Attr::Str("Vec".into()))],
+        )?;
+        if phys_cols == cols {
+            return Ok(stage);
+        }
         b.assign_op(
             name,
-            "tile.create",
-            vec![Expr::ints(&[rows, cols])],
-            vec![("dtype", Attr::DType(dst.dtype)), ("target_memory", Attr::Str("Vec".into()))],
+            "tile.set_validshape",
+            vec![Expr::var(stage), Expr::int(rows), Expr::int(cols)],
+            vec![],
         )
     };
     let mut args = vec![call.args[0].clone(), call.args[1].clone(), call.args[2].clone()];

@@ -23,10 +23,11 @@ fn lower_remote_store(
     if let Type::Tensor(t) = b.type_of(&src) {
         let zeros = Expr::tuple(t.shape.iter().map(|_| Expr::int(0)).collect());
         let base = src.as_var().map_or("src".to_string(), |v| b.values.name(v).to_string());
+        let (phys, valid) = super::whole_tile_shapes(&t.shape, t.dtype.bytes() as i64);
         let v = b.assign_op(
             format!("{base}_vec"),
             "tile.load",
-            vec![src, zeros, Expr::tuple(t.shape.clone()), Expr::tuple(t.shape.clone())],
+            vec![src, zeros, Expr::tuple(phys), Expr::tuple(valid)],
             vec![("target_memory", Attr::Str("Vec".into()))],
         )?;
         args[0] = Expr::var(v);

@@ -8,7 +8,8 @@
 use super::comm::emit;
 use pld_ir::{register_lowering, Attr, Builder, Call, Diagnostic, Expr, LoweringKind, Span, ValueId};
 
-/// A tile operand for `e`: `e` itself when it is a tile, else a Vec load of the whole tensor.
+/// A tile operand for `e`: `e` itself when it is a tile, else a Vec load of the whole tensor
+/// (rows padded to whole 32-byte blocks, the tensor's shape as the valid region).
 pub fn as_tile(b: &mut Builder<'_>, e: &Expr) -> Result<Expr, Diagnostic> {
     let ty = b.type_of(e);
     let Some(t) = ty.as_tensor_like().cloned() else {
@@ -16,10 +17,11 @@ pub fn as_tile(b: &mut Builder<'_>, e: &Expr) -> Result<Expr, Diagnostic> {
     };
     let zeros = Expr::tuple(t.shape.iter().map(|_| Expr::int(0)).collect());
     let base = e.as_var().map_or("operand".to_string(), |v| b.values.name(v).to_string());
+    let (phys, valid) = super::whole_tile_shapes(&t.shape, t.dtype.bytes() as i64);
     let v = b.assign_op(
         format!("{base}_vec"),
         "tile.load",
-        vec![e.clone(), zeros, Expr::tuple(t.shape.clone())],
+        vec![e.clone(), zeros, Expr::tuple(phys), Expr::tuple(valid)],
         vec![("target_memory", Attr::Str("Vec".into()))],
     )?;
     Ok(Expr::var(v))

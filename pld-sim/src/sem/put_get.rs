@@ -163,7 +163,8 @@ fn tile_xfer(cx: &mut OpCx<'_>, args: &[Val], put: bool) -> Result<Flow, Fault> 
     };
     let p = parse(cx, args, region_at)?;
     let stage = cx.tile(args, 3)?;
-    let (sr, sc) = crate::value::Tile::rows_cols(&stage.shape);
+    // The stage's valid region is the chunk (its physical row may be padded to 32 bytes).
+    let (sr, sc) = crate::value::Tile::rows_cols(&stage.valid);
     if args.len() == 5 || args.len() == 8 {
         let s2 = cx.tile(args, 4)?;
         if s2.shape != stage.shape {

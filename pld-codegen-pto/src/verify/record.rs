@@ -1,0 +1,65 @@
+//! The emitter side of the PTO verifier: the `FnCx` helpers that render a tile instruction
+//! while recording its facts, and the allocation of an elementwise destination on its
+//! source's tile type.
+//!
+//! Guarantees: every tile instruction rendered through [`FnCx::tile_op`] and every comm
+//! staging group and scalar recorded here reaches [`super::verify_kernel`] with the span of
+//! the statement being emitted; [`FnCx::alloc_tile_like`] gives an elementwise op one tile
+//! type for its source and destination whenever the IR types allow it.
+
+use super::{Fact, OpClass, TileBuf};
+use crate::func::{FnCx, Idx};
+use crate::mlir::MTy;
+use pld_ir::{Diagnostic, TileType};
+
+impl FnCx<'_> {
+    /// Emits the tile instruction `text` (`inst ins(…) outs(…)`) and records its tile operands
+    /// `(ssa, type)`, sources first and destination last, for the PTO verifier.
+    pub fn tile_op(&mut self, inst: &str, class: OpClass, tiles: &[(&str, &str)], text: String) {
+        self.facts.push(Fact::TileOp {
+            inst: inst.to_string(),
+            class,
+            tiles: tiles.iter().map(|(s, t)| (s.to_string(), t.to_string())).collect(),
+            span: self.span,
+        });
+        self.line(text);
+    }
+
+    /// Records the staging tiles `(ssa, type)` of a comm transfer `inst` moving `src_dtype`
+    /// elements, for the PTO verifier.
+    pub fn comm_stages(&mut self, inst: &str, src_dtype: &str, stages: &[(String, String)]) {
+        self.facts.push(Fact::CommStage {
+            inst: inst.to_string(),
+            src_dtype: src_dtype.to_string(),
+            stages: stages.to_vec(),
+            span: self.span,
+        });
+    }
+
+    /// Records a scalar type the module spells (`what` names it), for the PTO verifier.
+    pub fn scalar_fact(&mut self, what: String, ty: &MTy) {
+        self.facts.push(Fact::Scalar { what, ty: ty.name(), span: self.span });
+    }
+
+    /// Allocates the destination of an elementwise op on `like` (its source's tile type):
+    /// the same type — shape, layouts, fractal, pad and static valid extent — so that one
+    /// tile type serves every operand (pto-isa's CPU build of TADD/TADDS/… takes one type);
+    /// only the element type follows `t` (a conversion). Falls back to `t`'s own type when
+    /// `like` describes a different buffer shape or valid extent.
+    pub fn alloc_tile_like(&mut self, hint: &str, t: &TileType, like: &str) -> Result<String, Diagnostic> {
+        let own = self.tile_type(t)?;
+        let (Some(mut want), Some(base)) = (TileBuf::parse(like), TileBuf::parse(&own)) else {
+            return self.alloc_typed(hint, t, own, None);
+        };
+        want.dtype = base.dtype.clone();
+        let (vr, vc) = self.tile_valid(t)?;
+        let agrees = |v: Option<i64>, i: &Idx| v.is_none() || matches!(i, Idx::Const(x) if Some(*x) == v);
+        let fits = want.rows == base.rows
+            && want.cols == base.cols
+            && want.loc == base.loc
+            && agrees(want.v_row, &vr)
+            && agrees(want.v_col, &vc);
+        let ty = if fits { want.to_string() } else { own };
+        self.alloc_typed(hint, t, ty, None)
+    }
+}
