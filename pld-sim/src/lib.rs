@@ -42,6 +42,7 @@
 //! SPMD grids of InCore kernels, explicit TaskId dependencies (`deps=[...]`).
 
 pub mod arena;
+pub mod callback;
 pub mod clock;
 pub mod elem;
 pub mod interp;
@@ -55,6 +56,7 @@ pub mod world;
 #[doc(hidden)]
 pub use inventory;
 
+pub use callback::{CallbackArg, CallbackError, CallbackParam, HostCall, HostCallbacks};
 pub use report::{ParkedCore, Report, ReportKind};
 pub use world::Stats;
 
@@ -181,6 +183,8 @@ pub struct SimConfig {
     pub bindings: HashMap<String, i64>,
     /// Sources, to render spans as `file:line:col`.
     pub sources: Option<SourceMap>,
+    /// Runs host callbacks (`role=pl.Role.SubWorker`); without it a callback call is a fault.
+    pub host_callbacks: Option<std::sync::Arc<dyn HostCallbacks>>,
 }
 
 impl Default for SimConfig {
@@ -197,6 +201,7 @@ impl Default for SimConfig {
             dual_aiv: false,
             bindings: HashMap::new(),
             sources: None,
+            host_callbacks: None,
         }
     }
 }
