@@ -149,7 +149,7 @@ pub struct Comparison {
 impl Comparison {
     fn describe(&self, dtype: DataType, rtol: f64, atol: f64) -> String {
         let tol = if dtype.is_float() { format!("rtol {rtol:e}, atol {atol:e}") } else { "exact".into() };
-        let errs = format!("max abs err {}, max rel err {}", fmt(self.max_abs), fmt(self.max_rel));
+        let errs = format!("max abs err {}, max rel err {:.3e}", fmt(self.max_abs), self.max_rel);
         if self.wrong == 0 {
             return format!("ok, {} elements, {errs} ({tol})", self.total);
         }
@@ -214,8 +214,10 @@ fn unflatten(mut i: usize, shape: &[usize]) -> Vec<usize> {
 fn fmt(v: f64) -> String {
     if v.fract() == 0.0 && v.abs() < 1e15 {
         format!("{v:.0}")
+    } else if (1e-4..1e9).contains(&v.abs()) {
+        format!("{v}")
     } else {
-        format!("{v:.6e}")
+        format!("{v:.3e}")
     }
 }
 

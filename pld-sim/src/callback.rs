@@ -140,7 +140,12 @@ pub fn run(
         call.params.push(CallbackParam { name, dir: p.dir, value });
     }
     let warnings = hooks.call(&mut call).map_err(|e| {
-        let mut fault = fail(format!("host callback '{}' failed: {}", f.name, e.message));
+        let prefix = format!("host callback '{}' ", f.name);
+        let msg = match e.message.strip_prefix(&prefix) {
+            Some(rest) => format!("'{}' {rest}", f.name),
+            None => format!("'{}': {}", f.name, e.message),
+        };
+        let mut fault = fail(msg);
         for n in e.notes {
             fault = fault.note(n);
         }
