@@ -149,7 +149,8 @@ pub struct Comparison {
 impl Comparison {
     fn describe(&self, dtype: DataType, rtol: f64, atol: f64) -> String {
         let tol = if dtype.is_float() { format!("rtol {rtol:e}, atol {atol:e}") } else { "exact".into() };
-        let errs = format!("max abs err {}, max rel err {:.3e}", fmt(self.max_abs), self.max_rel);
+        let rel = if self.max_rel == 0.0 { "0".to_string() } else { format!("{:.3e}", self.max_rel) };
+        let errs = format!("max abs err {}, max rel err {rel}", fmt(self.max_abs));
         if self.wrong == 0 {
             return format!("ok, {} elements, {errs} ({tol})", self.total);
         }
