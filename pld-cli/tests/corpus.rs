@@ -46,6 +46,38 @@ fn tail(s: &str, n: usize) -> String {
     lines[lines.len().saturating_sub(n)..].join("\n      ")
 }
 
+/// Runs one file × configuration × rank count; the failure text if it did not pass.
+fn run_one(
+    file: &Path,
+    name: &str,
+    ci: usize,
+    extra: &[String],
+    p: usize,
+    out_root: &Path,
+) -> Option<String> {
+    let out = out_root.join(format!("{name}-{ci}-{p}"));
+    let o = Command::new(env!("CARGO_BIN_EXE_pld"))
+        .arg("run")
+        .arg(file)
+        .args(["--ranks", &p.to_string(), "--out", out.to_str().unwrap(), "--check-golden"])
+        .args(extra)
+        .output()
+        .expect("run pld");
+    if o.status.code() != Some(0) {
+        return Some(format!(
+            "{name}.py --ranks {p} {}: exit {:?}\n      {}\n      {}",
+            extra.join(" "),
+            o.status.code(),
+            tail(&String::from_utf8_lossy(&o.stdout), 4),
+            tail(&String::from_utf8_lossy(&o.stderr), 12)
+        ));
+    }
+    if !String::from_utf8_lossy(&o.stdout).contains("golden: ") {
+        return Some(format!("{name}.py --ranks {p} {}: no golden was checked", extra.join(" ")));
+    }
+    None
+}
+
 #[test]
 fn header_lines_choose_the_runs() {
     let (runs, ranks) = plan("# pld-corpus-run: --entry a --bind mode=ring\n# pld-corpus-run: --entry b\n# pld-corpus-ranks: 2, 4\nx = 1\n").unwrap();
@@ -72,43 +104,39 @@ fn every_corpus_program_matches_its_golden() {
     assert!(files.len() >= 6, "the corpus has only {} programs", files.len());
     let out_root = std::env::temp_dir().join(format!("pld-corpus-{}", std::process::id()));
     let mut failures = Vec::new();
-    let mut runs_done = 0;
+    let mut jobs = Vec::new();
     for file in &files {
         let name = file.file_stem().unwrap().to_string_lossy().into_owned();
         let text = std::fs::read_to_string(file).unwrap();
-        let (runs, ranks) = match plan(&text) {
-            Ok(p) => p,
-            Err(e) => {
-                failures.push(format!("{name}: {e}"));
-                continue;
-            }
-        };
-        for (ci, extra) in runs.iter().enumerate() {
-            for &p in &ranks {
-                let out = out_root.join(format!("{name}-{ci}-{p}"));
-                let o = Command::new(env!("CARGO_BIN_EXE_pld"))
-                    .arg("run")
-                    .arg(file)
-                    .args(["--ranks", &p.to_string(), "--out", out.to_str().unwrap(), "--check-golden"])
-                    .args(extra)
-                    .output()
-                    .expect("run pld");
-                runs_done += 1;
-                if o.status.code() != Some(0) {
-                    failures.push(format!(
-                        "{name}.py --ranks {p} {}: exit {:?}\n      {}\n      {}",
-                        extra.join(" "),
-                        o.status.code(),
-                        tail(&String::from_utf8_lossy(&o.stdout), 4),
-                        tail(&String::from_utf8_lossy(&o.stderr), 12)
-                    ));
-                } else if !String::from_utf8_lossy(&o.stdout).contains("golden: ") {
-                    failures
-                        .push(format!("{name}.py --ranks {p} {}: no golden was checked", extra.join(" ")));
+        match plan(&text) {
+            Ok((runs, ranks)) => {
+                for (ci, extra) in runs.iter().enumerate() {
+                    for &p in &ranks {
+                        jobs.push((file.clone(), name.clone(), ci, extra.clone(), p));
+                    }
                 }
             }
+            Err(e) => failures.push(format!("{name}: {e}")),
         }
     }
+    let runs_done = jobs.len();
+    // A few runs at a time: each spends most of its time starting python3.
+    let workers = std::thread::available_parallelism().map_or(2, |n| n.get()).clamp(1, 4);
+    let queue = std::sync::Mutex::new(jobs.into_iter());
+    let found = std::sync::Mutex::new(Vec::new());
+    std::thread::scope(|scope| {
+        for _ in 0..workers {
+            scope.spawn(|| loop {
+                let Some((file, name, ci, extra, p)) = queue.lock().unwrap().next() else { break };
+                if let Some(f) = run_one(&file, &name, ci, &extra, p, &out_root) {
+                    found.lock().unwrap().push(f);
+                }
+            });
+        }
+    });
+    let mut found = found.into_inner().unwrap();
+    found.sort();
+    failures.extend(found);
     let _ = std::fs::remove_dir_all(&out_root);
     assert!(
         failures.is_empty(),
