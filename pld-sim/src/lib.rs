@@ -21,7 +21,8 @@
 //!   `local + windowsIn[peer] - windowsIn[me]` and resolved back (bounds = the named buffer).
 //!   Window bytes start as `0xFF` (NaN) except integer-only buffers (signals), which start at 0.
 //! - **Execution** ([`interp`], [`sched`]): the host function runs once and fills per-rank
-//!   FIFO queues; a chip orchestrator launches kernels as tasks ordered by overlapping tensor
+//!   FIFO queues (a host callback, [`callback`], is a fence: the queued work runs to the end,
+//!   then the callback through [`SimConfig::host_callbacks`]); a chip orchestrator launches kernels as tasks ordered by overlapping tensor
 //!   arguments (the two lanes of a split mixed kernel form one task), on at most
 //!   `cores_per_rank` cores; a kernel is a resumable frame-stack interpreter that parks on a
 //!   failed `wait` and resumes when its cell satisfies the predicate; `defer_wait` retires the

@@ -2,7 +2,8 @@
 //! deadlock detection and the end-of-run checks.
 //!
 //! Guarantees: the host orchestrator runs once, before any device work (it only allocates and
-//! enqueues); each rank executes its dispatches one at a time in host program order; inside a
+//! enqueues) — except that a host callback (`callback.rs`) first runs the work queued so far
+//! to the end on every rank, then the callback, then the host goes on; each rank executes its dispatches one at a time in host program order; inside a
 //! dispatch, kernels launched by the chip orchestrator become tasks ordered by overlapping
 //! tensor arguments (read/write by parameter direction or op effects) and run on at most
 //! `cores_per_rank` cores; a core parks on a failed wait and is resumed when its predicate

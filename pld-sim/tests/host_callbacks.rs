@@ -195,10 +195,15 @@ fn the_fence_orders_a_remote_write_before_it_and_a_read_after_it() {
     let fenced = parse(&FENCED_WRITE.replace("CALLBACK", "self.fold(mid, acc)"));
     let unfenced = parse(&FENCED_WRITE.replace("CALLBACK", "pass"));
     for schedule in [Schedule::Deterministic, Schedule::Random(9), Schedule::Parallel] {
-        let cfg = SimConfig { schedule, host_callbacks: Some(Arc::new(Fold::default())), ..SimConfig::ranks(2) };
+        let cfg =
+            SimConfig { schedule, host_callbacks: Some(Arc::new(Fold::default())), ..SimConfig::ranks(2) };
         let ins = inputs(2);
         let o = run(&fenced, "host", &ins, &cfg).unwrap_or_else(|e| panic!("{schedule:?}: {e}"));
-        assert_eq!(o.outputs["out"].to_f32()[N..], ins["x"].to_f32()[..N], "{schedule:?}: rank 1 read rank 0's row");
+        assert_eq!(
+            o.outputs["out"].to_f32()[N..],
+            ins["x"].to_f32()[..N],
+            "{schedule:?}: rank 1 read rank 0's row"
+        );
         if schedule == Schedule::Deterministic {
             match run(&unfenced, "host", &ins, &cfg) {
                 Err(SimError::Fault(r)) => assert_eq!(r.kind, ReportKind::Race, "{r}"),
