@@ -183,3 +183,20 @@ fn a_golden_that_disagrees_exits_4() {
     assert!(so.contains("check mid vs golden: ok"), "{so}");
     assert!(so.contains("check out vs golden: MISMATCH #wrong"), "{so}");
 }
+
+#[test]
+fn an_abstract_callback_is_an_error_and_an_unwritten_output_a_warning() {
+    require_numpy();
+    let d = dir("abstract");
+    let prog = program(&d, "", "        ...");
+    let out = run(&d, &prog, None);
+    let e = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{e}");
+    assert!(e.contains("'double' is abstract (its body is `...`)"), "{e}");
+    // Rebinding the name instead of writing into the array leaves the output as it was.
+    let prog = program(&d, "", "        out = mid * 2");
+    let out = run(&d, &prog, None);
+    let e = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{e}");
+    assert!(e.contains("warning: host callback 'double' left its output `out` as it was"), "{e}");
+}

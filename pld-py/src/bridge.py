@@ -223,6 +223,13 @@ def run_callback():
     d = find_def(name, M.get("line", 0), False)
     if d is None:
         fail("source", "no `def %s` in %s" % (name, FILE))
+    body = [b for b in d.body if not (isinstance(b, ast.Expr) and isinstance(b.value, ast.Constant) and isinstance(b.value.value, str))]
+    if len(body) == 1 and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) and body[0].value.value is Ellipsis:
+        fail(
+            "abstract",
+            "host callback '%s' is abstract (its body is `...`): there is nothing to run" % name,
+            ["the reference binds abstract SubWorkers at run time; give it a Python body to run it under pld"],
+        )
     uses_torch = any(
         isinstance(n, (ast.Import, ast.ImportFrom, ast.Name, ast.Attribute))
         and "torch" in ast.dump(n)
@@ -252,7 +259,7 @@ def run_callback():
         else:
             arrays.append(None)
             values.append(p["value"])
-    before = [a.copy() if (a is not None and p["dir"] == "in") else None for a, p in zip(arrays, M["params"])]
+    before = [a.copy() if (a is not None and p["dir"] != "inout") else None for a, p in zip(arrays, M["params"])]
     try:
         ret = fn(*values)
     except BaseException as e:
@@ -278,6 +285,11 @@ def run_callback():
                     "(declare it pl.InOut to keep them)" % (name, p["name"])
                 )
             continue
+        if p["dir"] == "out" and np.array_equal(before[i], a, equal_nan=a.dtype.kind == "f"):
+            warnings.append(
+                "host callback '%s' left its output `%s` as it was (did it rebind it instead of "
+                "writing `%s[:] = ...`?)" % (name, p["name"], p["name"])
+            )
         np.save(os.path.join(DIR, "out_" + p["file"]), np.ascontiguousarray(a))
     finish({"ok": True, "warnings": warnings, "torch": torch is not None})
 
