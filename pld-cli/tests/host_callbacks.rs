@@ -200,3 +200,29 @@ fn an_abstract_callback_is_an_error_and_an_unwritten_output_a_warning() {
     assert_eq!(out.status.code(), Some(0), "{e}");
     assert!(e.contains("warning: host callback 'double' left its output `out` as it was"), "{e}");
 }
+
+#[test]
+fn the_host_callback_example_matches_its_golden_and_computes_twice_a() {
+    require_numpy();
+    let d = dir("example");
+    let out = d.join("out");
+    let o = Command::new(env!("CARGO_BIN_EXE_pld"))
+        .args([
+            "run",
+            "examples/host_callback.py",
+            "--ranks",
+            "3",
+            "--out",
+            out.to_str().unwrap(),
+            "--check-golden",
+        ])
+        .current_dir(root())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}{}", text(&o.stdout), text(&o.stderr));
+    assert!(text(&o.stdout).contains("check f vs golden: ok"), "{}", text(&o.stdout));
+    let a = read_f32(&out.join("inputs/a.npy"));
+    let f = read_f32(&out.join("f.npy"));
+    assert_eq!(f.len(), 3 * 4 * 64);
+    assert!(a.iter().zip(&f).all(|(a, f)| *f == 2.0 * a));
+}
