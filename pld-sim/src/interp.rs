@@ -607,7 +607,17 @@ impl<'p> Thread<'p> {
                     ),
                     None => None,
                 };
-                if self.level == Level::Host && crate::callback::is_host_callback(f) {
+                if crate::callback::is_host_callback(f) {
+                    if self.level != Level::Host {
+                        return Err(Fault::new(
+                            crate::report::ReportKind::HostCallback,
+                            span,
+                            format!("host callback '{name}' is called on a device; it runs on the host only"),
+                        )
+                        .note(
+                            "call it from the host orchestrator, after the dispatches whose results it needs",
+                        ));
+                    }
                     if device.is_some() {
                         return Err(Fault::new(
                             crate::report::ReportKind::HostCallback,
