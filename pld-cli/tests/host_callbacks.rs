@@ -226,3 +226,18 @@ fn the_host_callback_example_matches_its_golden_and_computes_twice_a() {
     assert_eq!(f.len(), 3 * 4 * 64);
     assert!(a.iter().zip(&f).all(|(a, f)| *f == 2.0 * a));
 }
+
+#[test]
+fn check_golden_without_a_golden_is_a_usage_error() {
+    require_numpy();
+    let d = dir("nogolden");
+    let out = d.join("out");
+    let o = Command::new(env!("CARGO_BIN_EXE_pld"))
+        .args(["run", "examples/quickstart_allreduce.py", "--out", out.to_str().unwrap(), "--check-golden"])
+        .current_dir(root())
+        .output()
+        .unwrap();
+    let e = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{e}");
+    assert!(e.contains("defines no golden function (def golden_host_orch(tensors, params) or def golden(tensors, params))"), "{e}");
+}

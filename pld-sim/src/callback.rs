@@ -117,12 +117,8 @@ pub fn run(
         let name = f.values.name(p.value).to_string();
         let value = match a {
             Val::Tensor(t) => {
-                let h = gather(world, t).ok_or_else(|| {
-                    fail(format!(
-                        "host callback '{}': argument `{name}` is a window buffer; a callback takes host tensors",
-                        f.name
-                    ))
-                })?;
+                let h = gather(world, t)
+                    .map_err(|why| fail(format!("host callback '{}': argument `{name}` {why}", f.name)))?;
                 views.push((call.params.len(), t.clone()));
                 CallbackArg::Tensor(h)
             }
@@ -213,19 +209,17 @@ fn element_offsets(t: &TRef) -> Vec<usize> {
     out
 }
 
-/// A packed copy of host tensor view `t` (`None` for a window view).
-fn gather(world: &World, t: &TRef) -> Option<HostTensor> {
-    let Mem::Host(buf) = t.mem else { return None };
-    let bytes = world.host.get(buf)?.lock().unwrap_or_else(|e| e.into_inner()).clone();
+/// A packed copy of host tensor view `t`, or why it cannot be passed.
+fn gather(world: &World, t: &TRef) -> Result<HostTensor, &'static str> {
+    let Mem::Host(buf) = t.mem else { return Err("is a window buffer; a callback takes host tensors") };
+    let cell = world.host.get(buf).ok_or("has no host buffer")?;
+    let bytes = cell.lock().unwrap_or_else(|e| e.into_inner());
     let eb = t.dtype.bytes() as usize;
     let mut data = Vec::with_capacity(t.numel().max(0) as usize * eb);
     for off in element_offsets(t) {
-        match bytes.get(off..off + eb) {
-            Some(b) => data.extend_from_slice(b),
-            None => data.extend(std::iter::repeat_n(0u8, eb)),
-        }
+        data.extend_from_slice(bytes.get(off..off + eb).ok_or("reaches past the end of its host buffer")?);
     }
-    Some(HostTensor { dtype: t.dtype, shape: t.shape.iter().map(|&d| d.max(0) as usize).collect(), data })
+    Ok(HostTensor { dtype: t.dtype, shape: t.shape.iter().map(|&d| d.max(0) as usize).collect(), data })
 }
 
 /// Writes packed `data` into host tensor view `t`.
