@@ -241,3 +241,30 @@ fn check_golden_without_a_golden_is_a_usage_error() {
     assert_eq!(o.status.code(), Some(2), "{e}");
     assert!(e.contains("defines no golden function (def golden_host_orch(tensors, params) or def golden(tensors, params))"), "{e}");
 }
+
+#[test]
+fn with_torch_importable_the_callback_gets_torch_from_numpy_views() {
+    require_numpy();
+    let d = dir("torch");
+    // A stand-in `torch` whose from_numpy records each call and returns the array itself
+    // (a view of the same memory, as the real one is).
+    let fake = d.join("fake_torch");
+    std::fs::create_dir_all(fake.join("torch")).unwrap();
+    std::fs::write(
+        fake.join("torch/__init__.py"),
+        "wrapped = []\n\ndef from_numpy(a):\n    wrapped.append(a.shape)\n    return a\n",
+    )
+    .unwrap();
+    let prog = program(&d, "import torch", "        out[:] = mid * len(torch.wrapped)");
+    let out = d.join("out");
+    let o = Command::new(env!("CARGO_BIN_EXE_pld"))
+        .args(["run", prog.to_str().unwrap(), "--ranks", "2", "--out", out.to_str().unwrap()])
+        .env("PYTHONPATH", &fake)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let mid = read_f32(&out.join("mid.npy"));
+    let res = read_f32(&out.join("out.npy"));
+    // Both tensor arguments were wrapped, and the write through the view came back.
+    assert!(mid.iter().zip(&res).all(|(m, r)| *r == 2.0 * m), "{res:?}");
+}

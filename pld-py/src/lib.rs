@@ -423,3 +423,38 @@ fn tail_lines(path: &Path, n: usize) -> Vec<String> {
     let lines: Vec<String> = text.lines().map(str::to_string).collect();
     lines[lines.len().saturating_sub(n)..].to_vec()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bind_values_parse_by_kind_and_json_strings_escape() {
+        assert_eq!(ParamValue::parse("4"), ParamValue::Int(4));
+        assert_eq!(ParamValue::parse("0.5"), ParamValue::Float(0.5));
+        assert_eq!(ParamValue::parse("True"), ParamValue::Bool(true));
+        assert_eq!(ParamValue::parse("ring"), ParamValue::Str("ring".into()));
+        assert_eq!(ParamValue::Float(f64::NAN).json(), "null");
+        assert_eq!(json_str("a\"b\\c\nd"), "\"a\\\"b\\\\c\\u000ad\"");
+        assert_eq!(crossing_type(DataType::BF16), Some("<f4"));
+    }
+
+    #[test]
+    fn bf16_crosses_as_float32_and_rounds_back() {
+        let s = Session::new().unwrap();
+        let t = HostTensor::from_f64(DataType::BF16, vec![3], &[1.0, -2.5, 3.0]);
+        let (name, ts) = s.write_tensor(0, &t).unwrap();
+        assert_eq!((name.as_str(), ts), ("0.npy", "<f4"));
+        // Play Python: the result file is the float32 array, one value nudged below BF16's step.
+        let bytes = std::fs::read(s.dir.join("0.npy")).unwrap();
+        let mut out = bytes.clone();
+        let n = out.len();
+        out[n - 4..].copy_from_slice(&3.0001f32.to_le_bytes());
+        std::fs::write(s.dir.join("out_0.npy"), out).unwrap();
+        let back = s.read_tensor(0, &t).unwrap();
+        assert_eq!(back, t, "3.0001 rounds to BF16 3.0");
+        let dir = s.dir.clone();
+        drop(s);
+        assert!(!dir.exists(), "the session directory is removed");
+    }
+}
