@@ -165,6 +165,43 @@ def find_def(name, line, top_level_only):
     return min(found, key=distance)
 
 
+def enclosing_builders(d):
+    """The plain functions (program builders) that `d` is nested in, outermost first."""
+    parents = {}
+    for n in ast.walk(TREE):
+        for c in ast.iter_child_nodes(n):
+            parents[c] = n
+    chain = []
+    n = parents.get(d)
+    while n is not None:
+        if isinstance(n, ast.FunctionDef):
+            chain.append(n)
+        n = parents.get(n)
+    return list(reversed(chain))
+
+
+def builder_locals(d, namespace, binds):
+    """Runs the simple statements of the builders `d` is nested in (their parameters bound from
+    `binds`, else their defaults), so a callback sees a builder's locals as it would in Python."""
+    for b in enclosing_builders(d):
+        args = b.args.posonlyargs + b.args.args
+        defaults = [None] * (len(args) - len(b.args.defaults)) + list(b.args.defaults)
+        for a, dflt in zip(args, defaults):
+            if a.arg in binds:
+                namespace[a.arg] = binds[a.arg]
+            elif dflt is not None:
+                try:
+                    namespace[a.arg] = eval(compile(ast.Expression(dflt), FILE, "eval"), namespace)
+                except Exception:
+                    pass
+        for stmt in b.body:
+            if isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.If, ast.Import, ast.ImportFrom)):
+                try:
+                    exec(compile(ast.Module(body=[stmt], type_ignores=[]), FILE, "exec"), namespace)
+                except Exception:
+                    pass
+
+
 def compile_def(d, namespace):
     """Compiles `d` without decorators, annotations or a leading `self`; returns the function."""
     d.decorator_list = []
@@ -223,6 +260,7 @@ def run_callback():
     d = find_def(name, M.get("line", 0), False)
     if d is None:
         fail("source", "no `def %s` in %s" % (name, FILE))
+    builder_locals(d, ns, M.get("binds", {}))
     body = [b for b in d.body if not (isinstance(b, ast.Expr) and isinstance(b.value, ast.Constant) and isinstance(b.value.value, str))]
     if len(body) == 1 and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) and body[0].value.value is Ellipsis:
         fail(

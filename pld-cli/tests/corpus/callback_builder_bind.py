@@ -1,8 +1,9 @@
-"""A program-building function whose bound parameter the host callback uses too (a
-builder's parameters are visible to the functions it defines, callbacks included).
+"""A program-building function whose bound parameter, and a local computed from it, the
+host callback uses too (a builder's parameters and locals are visible to the functions it
+defines, callbacks included).
 
-    y[r]   = x[r] + r_offset      (chip: x plus ROW_BIAS)
-    out[r] = y[r] * factor        (host callback)
+    y[r]   = x[r] + ROW_BIAS                  (chip)
+    out[r] = y[r] * factor + shift            (host callback; shift = 1 if factor > 0 else -1)
 """
 # pld-corpus-run: --bind factor=3
 # pld-corpus-run: --bind factor=-2
@@ -15,6 +16,11 @@ ROW_BIAS = 0.25
 
 
 def build(factor: int):
+    if factor > 0:
+        shift = 1.0
+    else:
+        shift = -1.0
+
     @pl.program
     class Scaled:
         @pl.function(type=pl.FunctionType.InCore)
@@ -30,7 +36,7 @@ def build(factor: int):
 
         @pl.function(level=pl.Level.HOST, role=pl.Role.SubWorker)
         def scale(y: pl.Tensor[[NR, 2, N], pl.FP32], out: pl.Out[pl.Tensor[[NR, 2, N], pl.FP32]]):
-            out[:] = y * factor
+            out[:] = y * factor + shift
 
         @pl.function(level=pl.Level.HOST, role=pl.Role.Orchestrator)
         def host_orch(
@@ -49,4 +55,5 @@ def build(factor: int):
 def golden(tensors, params):
     y = tensors["x"] + ROW_BIAS
     tensors["y"][:] = y
-    tensors["out"][:] = y * params["factor"]
+    shift = 1.0 if params["factor"] > 0 else -1.0
+    tensors["out"][:] = y * params["factor"] + shift
