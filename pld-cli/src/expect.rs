@@ -157,7 +157,9 @@ impl Comparison {
         let shown: Vec<String> = self
             .first
             .iter()
-            .map(|&(i, g, w)| format!("{:?} got {} want {}", unflatten(i, &self.shape), fmt(g), fmt(w)))
+            .map(|&(i, g, w)| {
+                format!("{:?} got {} want {}", unflatten(i, &self.shape), value(dtype, g), value(dtype, w))
+            })
             .collect();
         format!(
             "MISMATCH #wrong {} of {}, {errs} ({tol}); first wrong: {}",
@@ -210,6 +212,15 @@ fn unflatten(mut i: usize, shape: &[usize]) -> Vec<usize> {
         i /= n;
     }
     idx
+}
+
+/// An element as its dtype prints it: floats (all 32 bits or narrower) by their shortest
+/// `f32` form (`0.1`, not `0.10000000149011612`).
+fn value(dtype: DataType, v: f64) -> String {
+    if dtype.is_float() && v.fract() != 0.0 && (1e-4..1e9).contains(&v.abs()) {
+        return format!("{}", v as f32);
+    }
+    fmt(v)
 }
 
 fn fmt(v: f64) -> String {
@@ -265,6 +276,8 @@ mod tests {
         assert_eq!(c.first.iter().map(|f| f.0).collect::<Vec<_>>(), vec![2, 5]);
         assert_eq!(unflatten(5, &[2, 3]), vec![1, 2]);
         assert_eq!(c.max_abs, 6.0);
+        assert_eq!(value(DataType::FP32, f64::from(0.1f32)), "0.1");
+        assert_eq!(value(DataType::INT32, 7.0), "7");
         let ints = HostTensor::from_f64(DataType::INT32, vec![2], &[1.0, 2.0]);
         let close = HostTensor::from_f64(DataType::INT32, vec![2], &[1.0, 3.0]);
         let (r, a) = tolerances(DataType::INT32, &CheckArgs { rtol: Some(1.0), atol: Some(5.0), ..args });
