@@ -701,7 +701,16 @@ impl<'p, 'c> Sched<'p, 'c> {
                         Req::Dispatch { rank, job } => self.ranks[rank].rt.queue.push_back(job),
                         // A host callback is a fence: the device work so far runs to the end first.
                         Req::Callback { func, args, span } => {
-                            self.device_epoch(world, &mut epochs)?;
+                            self.device_epoch(world, &mut epochs).map_err(|f| match f.kind {
+                                ReportKind::Deadlock(_) => f.note_at(
+                                    format!(
+                                        "the work issued before host callback '{}' had to finish first (work issued after it had not started)",
+                                        func.name
+                                    ),
+                                    span,
+                                ),
+                                _ => f,
+                            })?;
                             let hooks = self.cfg.host_callbacks.as_deref();
                             let warnings = crate::callback::run(world, func, &args, span, hooks)?;
                             world.warnings.extend(warnings);

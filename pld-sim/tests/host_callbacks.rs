@@ -231,3 +231,62 @@ fn a_callback_called_on_a_device_is_a_report() {
         other => panic!("expected a report, got {:?}", other.map(|o| o.outputs)),
     }
 }
+
+/// Rank 0 waits for a notify that rank 1 sends in a dispatch issued after the callback.
+const WAIT_ACROSS: &str = r#"
+import pypto.language as pl
+import pypto.language.distributed as pld
+
+NR = pl.dynamic("NR")
+N = 32
+
+@pl.program
+class WaitAcross:
+    @pl.function(type=pl.FunctionType.InCore)
+    def waiter(self, sig: pl.InOut[pld.DistributedTensor[[1, 1], pl.INT32]]):
+        pld.system.wait(sig, [0, 0], 1, cmp=pld.WaitCmp.Eq)
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def notifier(self, sig: pl.InOut[pld.DistributedTensor[[1, 1], pl.INT32]]):
+        pld.system.notify(sig, 0, [0, 0], 1, op=pld.NotifyOp.Set)
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def wait_orch(self, sig: pl.InOut[pld.DistributedTensor[[1, 1], pl.INT32]]):
+        self.waiter(sig)
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def notify_orch(self, sig: pl.InOut[pld.DistributedTensor[[1, 1], pl.INT32]]):
+        self.notifier(sig)
+
+    @pl.function(level=pl.Level.HOST, role=pl.Role.SubWorker)
+    def fold(mid: pl.Tensor[[NR, 1, N], pl.FP32], acc: pl.InOut[pl.Tensor[[NR, 1, N], pl.FP32]]):
+        pass
+
+    @pl.function(level=pl.Level.HOST, role=pl.Role.Orchestrator)
+    def host(self, x: pl.Tensor[[NR, 1, N], pl.FP32], mid: pl.Out[pl.Tensor[[NR, 1, N], pl.FP32]],
+             acc: pl.InOut[pl.Tensor[[NR, 1, N], pl.FP32]], out: pl.Out[pl.Tensor[[NR, 1, N], pl.FP32]]):
+        buf = pld.alloc_window_buffer(4)
+        sig = pld.window(buf, [1, 1], dtype=pl.INT32)
+        self.wait_orch(sig, device=0)
+        CALLBACK
+        self.notify_orch(sig, device=1)
+"#;
+
+#[test]
+fn a_wait_released_only_after_the_callback_is_a_deadlock_that_names_it() {
+    let cfg = SimConfig { host_callbacks: Some(Arc::new(Fold::default())), ..SimConfig::ranks(2) };
+    let ins = inputs(2);
+    let free = parse(&WAIT_ACROSS.replace("CALLBACK", "pass"));
+    run(&free, "host", &ins, &cfg).unwrap_or_else(|e| panic!("without the callback it runs: {e}"));
+    let fenced = parse(&WAIT_ACROSS.replace("CALLBACK", "self.fold(mid, acc)"));
+    match run(&fenced, "host", &ins, &cfg) {
+        Err(SimError::Fault(r)) => {
+            assert!(matches!(r.kind, ReportKind::Deadlock(_)), "{r}");
+            assert!(
+                r.text.contains("the work issued before host callback 'fold' had to finish first"),
+                "{r}"
+            );
+        }
+        other => panic!("expected a deadlock, got {:?}", other.map(|o| o.outputs)),
+    }
+}
