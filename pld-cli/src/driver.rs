@@ -15,6 +15,8 @@ pub enum Failure {
     Usage(String),
     /// A simulator fault (exit 3), with its report.
     Fault(String),
+    /// A checked output differs from what was expected (exit 4), as one line.
+    Mismatch(String),
 }
 
 impl Failure {

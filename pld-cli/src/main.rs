@@ -1,11 +1,13 @@
 //! The `pld` command.
 //!
 //! Subcommands follow ARCHITECTURE §8 exactly, since scripts depend on them. Exit codes:
-//! 0 success, 1 compile diagnostics, 2 usage errors, 3 a simulator fault.
+//! 0 success, 1 compile diagnostics, 2 usage errors, 3 a simulator fault, 4 a checked output
+//! (`pld run --expect` / `--check-golden`) differs.
 
 mod check;
 mod compile;
 mod driver;
+mod expect;
 mod npy;
 mod ops;
 mod ptoas;
@@ -21,6 +23,8 @@ pub const EXIT_DIAGNOSTICS: u8 = 1;
 pub const EXIT_USAGE: u8 = 2;
 /// Exit code for a simulator fault (deadlock, race, bounds).
 pub const EXIT_FAULT: u8 = 3;
+/// Exit code for a checked output that differs (`pld run --expect`, `--check-golden`).
+pub const EXIT_MISMATCH: u8 = 4;
 
 #[derive(Parser)]
 #[command(name = "pld", version, about = "Compile and simulate N6 distributed PTO programs")]
@@ -74,6 +78,10 @@ fn main() -> ExitCode {
         Err(driver::Failure::Fault(report)) => {
             eprint!("{report}");
             ExitCode::from(EXIT_FAULT)
+        }
+        Err(driver::Failure::Mismatch(msg)) => {
+            eprintln!("error: {msg}");
+            ExitCode::from(EXIT_MISMATCH)
         }
         Err(driver::Failure::Usage(msg)) => {
             eprintln!("error: {msg}");

@@ -53,6 +53,9 @@ pub struct RunArgs {
     /// Binds a parameter of a program-building Python function: NAME=VALUE (repeatable).
     #[arg(long = "bind", value_name = "NAME=VALUE", value_parser = driver::parse_binding)]
     bind: Vec<(String, String)>,
+    /// Checked outputs: `--expect`, `--check-golden`, `--rtol`, `--atol`.
+    #[command(flatten)]
+    checks: crate::expect::CheckArgs,
 }
 
 fn parse_schedule(s: &str) -> Result<Schedule, String> {
@@ -147,6 +150,11 @@ pub fn run(args: &RunArgs) -> Result<(), Failure> {
         schedule: args.schedule,
         trace: args.trace.is_some(),
         bindings: syms,
+        host_callbacks: Some(std::sync::Arc::new(pld_py::Bridge::new(
+            pld_py::Python::from_env(),
+            sources.clone(),
+            args.bind.iter().map(|(k, v)| (k.clone(), pld_py::ParamValue::parse(v))).collect(),
+        ))),
         sources: Some(sources),
         cores_per_rank: args.cores,
         ..SimConfig::ranks(args.ranks)
@@ -196,6 +204,17 @@ pub fn run(args: &RunArgs) -> Result<(), Failure> {
     if let (Some(path), Some(trace)) = (&args.trace, &outcome.trace) {
         driver::write_file(path, trace.as_bytes())?;
         println!("  trace -> {}", path.display());
+    }
+    if args.checks.any() {
+        let cx = crate::expect::GoldenCx {
+            file: &args.file,
+            entry: &entry,
+            func,
+            inputs: &inputs,
+            ranks: args.ranks,
+            binds: &args.bind,
+        };
+        crate::expect::check(&args.checks, &outcome.outputs, &cx)?;
     }
     Ok(())
 }

@@ -460,7 +460,10 @@ fn signature(
     let mut diags = Diagnostics::new();
     let span = span_of(file, f);
     let (kind, strict_ssa, attrs) = decorator_kind(file, consts, f).map_err(Diagnostics::from)?;
-    let external = attrs.iter().any(|(k, v)| k == "role" && v.as_str() == Some("SubWorker"));
+    // A HOST-level SubWorker is a Python callback; a kernel the reference prints with
+    // `role=pl.Role.SubWorker` (InCore, AIV, ...) is DSL like any other.
+    let external = kind == FunctionKind::Opaque
+        && attrs.iter().any(|(k, v)| k == "role" && v.as_str() == Some("SubWorker"));
     let mut dim = |e: &ast::Expr| -> Result<Expr, Diagnostic> {
         if let Some((name, why)) = consts.runtime_in(e) {
             return Err(crate::consts::runtime_error(span_of(file, e), &name, &why));

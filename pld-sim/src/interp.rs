@@ -70,6 +70,15 @@ pub enum Req<'p> {
         /// Launched inside `pl.manual_scope()`: only the explicit edges order it.
         manual: bool,
     },
+    /// Host → a host callback (`role=pl.Role.SubWorker`), run after every earlier dispatch.
+    Callback {
+        /// The callback.
+        func: &'p Function,
+        /// Its arguments.
+        args: Vec<Val>,
+        /// The call site.
+        span: Span,
+    },
 }
 
 enum Frame<'p> {
@@ -598,6 +607,31 @@ impl<'p> Thread<'p> {
                     ),
                     None => None,
                 };
+                if crate::callback::is_host_callback(f) {
+                    if self.level != Level::Host {
+                        return Err(Fault::new(
+                            crate::report::ReportKind::HostCallback,
+                            span,
+                            format!("host callback '{name}' is called on a device; it runs on the host only"),
+                        )
+                        .note(
+                            "call it from the host orchestrator, after the dispatches whose results it needs",
+                        ));
+                    }
+                    if device.is_some() {
+                        return Err(Fault::new(
+                            crate::report::ReportKind::HostCallback,
+                            span,
+                            format!("host callback '{name}' runs on the host; it takes no device="),
+                        ));
+                    }
+                    let result = crate::callback::call_result(f, &args, span)?;
+                    ecx.reqs.push(Req::Callback { func: f, args, span });
+                    let act = self.acts.last_mut().ok_or_else(|| Fault::runtime(span, "no frame"))?;
+                    assign_targets(&mut act.env, targets, result, span)?;
+                    self.advance();
+                    return Ok(StepOut::Visible);
+                }
                 let nested = match self.level {
                     Level::Host => {
                         device.is_none() && matches!(f.kind, FunctionKind::Host | FunctionKind::Opaque)

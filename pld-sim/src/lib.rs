@@ -21,7 +21,8 @@
 //!   `local + windowsIn[peer] - windowsIn[me]` and resolved back (bounds = the named buffer).
 //!   Window bytes start as `0xFF` (NaN) except integer-only buffers (signals), which start at 0.
 //! - **Execution** ([`interp`], [`sched`]): the host function runs once and fills per-rank
-//!   FIFO queues; a chip orchestrator launches kernels as tasks ordered by overlapping tensor
+//!   FIFO queues (a host callback, [`callback`], is a fence: the queued work runs to the end,
+//!   then the callback through [`SimConfig::host_callbacks`]); a chip orchestrator launches kernels as tasks ordered by overlapping tensor
 //!   arguments (the two lanes of a split mixed kernel form one task), on at most
 //!   `cores_per_rank` cores; a kernel is a resumable frame-stack interpreter that parks on a
 //!   failed `wait` and resumes when its cell satisfies the predicate; `defer_wait` retires the
@@ -42,6 +43,7 @@
 //! SPMD grids of InCore kernels, explicit TaskId dependencies (`deps=[...]`).
 
 pub mod arena;
+pub mod callback;
 pub mod clock;
 pub mod elem;
 pub mod interp;
@@ -55,6 +57,7 @@ pub mod world;
 #[doc(hidden)]
 pub use inventory;
 
+pub use callback::{CallbackArg, CallbackError, CallbackParam, HostCall, HostCallbacks};
 pub use report::{ParkedCore, Report, ReportKind};
 pub use world::Stats;
 
@@ -181,6 +184,8 @@ pub struct SimConfig {
     pub bindings: HashMap<String, i64>,
     /// Sources, to render spans as `file:line:col`.
     pub sources: Option<SourceMap>,
+    /// Runs host callbacks (`role=pl.Role.SubWorker`); without it a callback call is a fault.
+    pub host_callbacks: Option<std::sync::Arc<dyn HostCallbacks>>,
 }
 
 impl Default for SimConfig {
@@ -197,6 +202,7 @@ impl Default for SimConfig {
             dual_aiv: false,
             bindings: HashMap::new(),
             sources: None,
+            host_callbacks: None,
         }
     }
 }

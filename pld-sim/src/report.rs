@@ -51,6 +51,8 @@ pub enum ReportKind {
     Budget,
     /// A run-time error of the program (bad argument, unsupported dtype, no semantics).
     Runtime,
+    /// A host callback (`role=pl.Role.SubWorker`) could not run or failed.
+    HostCallback,
 }
 
 impl ReportKind {
@@ -68,6 +70,7 @@ impl ReportKind {
             ReportKind::Deferred => "deferred completion misuse",
             ReportKind::Budget => "step budget exhausted",
             ReportKind::Runtime => "runtime error",
+            ReportKind::HostCallback => "host callback failed",
         }
     }
 }

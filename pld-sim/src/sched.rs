@@ -2,7 +2,8 @@
 //! deadlock detection and the end-of-run checks.
 //!
 //! Guarantees: the host orchestrator runs once, before any device work (it only allocates and
-//! enqueues); each rank executes its dispatches one at a time in host program order; inside a
+//! enqueues) — except that a host callback (`callback.rs`) first runs the work queued so far
+//! to the end on every rank, then the callback, then the host goes on; each rank executes its dispatches one at a time in host program order; inside a
 //! dispatch, kernels launched by the chip orchestrator become tasks ordered by overlapping
 //! tensor arguments (read/write by parameter direction or op effects) and run on at most
 //! `cores_per_rank` cores; a core parks on a failed wait and is resumed when its predicate
@@ -685,7 +686,9 @@ impl<'p, 'c> Sched<'p, 'c> {
         entry: &'p pld_ir::Function,
         args: Vec<Val>,
     ) -> Result<(), Fault> {
-        let env = Env { syms: &self.syms, program: self.program };
+        let syms = self.syms.clone();
+        let env = Env { syms: &syms, program: self.program };
+        let mut epochs = Vec::new();
         if entry.kind == FunctionKind::Host {
             let mut host = Thread::new(entry, args, usize::MAX, Level::Host)?;
             let mut reqs = Vec::new();
@@ -694,8 +697,25 @@ impl<'p, 'c> Sched<'p, 'c> {
                 host.step(world, &env, &mut reqs)?;
                 // Queued as they come (in order), so a host loop holds no list of its dispatches.
                 for r in reqs.drain(..) {
-                    if let Req::Dispatch { rank, job } = r {
-                        self.ranks[rank].rt.queue.push_back(job);
+                    match r {
+                        Req::Dispatch { rank, job } => self.ranks[rank].rt.queue.push_back(job),
+                        // A host callback is a fence: the device work so far runs to the end first.
+                        Req::Callback { func, args, span } => {
+                            self.device_epoch(world, &mut epochs).map_err(|f| match f.kind {
+                                ReportKind::Deadlock(_) => f.note_at(
+                                    format!(
+                                        "the work issued before host callback '{}' had to finish first (work issued after it had not started)",
+                                        func.name
+                                    ),
+                                    span,
+                                ),
+                                _ => f,
+                            })?;
+                            let hooks = self.cfg.host_callbacks.as_deref();
+                            let warnings = crate::callback::run(world, func, &args, span, hooks)?;
+                            world.warnings.extend(warnings);
+                        }
+                        Req::Launch { .. } => {}
                     }
                 }
                 steps += 1;
@@ -712,17 +732,40 @@ impl<'p, 'c> Sched<'p, 'c> {
                 self.ranks[r].rt.queue.push_back(Job::Func { func: entry, args: args.clone() });
             }
         }
+        self.device_epoch(world, &mut epochs)?;
+        end_checks(world)
+    }
+
+    /// Runs the queued device work to the end (the whole run, or the part before a host
+    /// callback). `sizes` holds each domain's window size once materialised: a window buffer
+    /// allocated in such a domain after a host callback would re-create its windows, so it is
+    /// a fault rather than lost data.
+    fn device_epoch(&mut self, world: &mut World, sizes: &mut Vec<u64>) -> Result<(), Fault> {
+        for (d, &was) in world.domains.iter().zip(sizes.iter()) {
+            if was != d.win_size {
+                return Err(Fault::new(
+                    ReportKind::HostCallback,
+                    Span::DUMMY,
+                    "a window buffer was allocated after a host callback in a comm domain already in use",
+                )
+                .note("allocate every window buffer of a domain before the first host callback"));
+            }
+        }
         if self.cfg.zero_windows {
             world.allocs.iter_mut().for_each(|a| a.zeroed = true);
         }
         if self.cfg.schedule == Schedule::Parallel {
             world.finalize_parallel()?;
             self.parallel_loop(world)?;
+            // The workers consumed the (now idle) rank states; a later epoch starts afresh.
+            self.ranks = (0..self.cfg.nranks).map(RankLocal::new).collect();
         } else {
             world.finalize()?;
             self.device_loop(world)?;
         }
-        end_checks(world)
+        sizes.clear();
+        sizes.extend(world.domains.iter().map(|d| d.win_size));
+        Ok(())
     }
 
     fn device_loop(&mut self, world: &mut World) -> Result<(), Fault> {
@@ -824,7 +867,7 @@ impl<'p, 'c> Sched<'p, 'c> {
             all.extend(trace);
         }
         all.sort_by_key(|e| (e.ts, e.rank));
-        self.trace = all;
+        self.trace.extend(all);
         match shared.into_inner().unwrap_or_else(|e| e.into_inner()).fault {
             Some(f) => Err(f),
             None => Ok(()),

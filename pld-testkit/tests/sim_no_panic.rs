@@ -1,6 +1,7 @@
 //! The simulator never panics and never hangs: every program of the frontend corpus and of
 //! `examples/`, as written and after the pipeline, on 1–4 ranks, under every schedule, ends in
-//! outputs or a report; every example except the deliberately broken one runs cleanly.
+//! outputs or a report; every example except the deliberately broken one runs cleanly (host
+//! callbacks through python3, which needs numpy).
 
 use pld_ir::{ExprKind, FunctionKind, Program, Type};
 use pld_sim::{HostTensor, Inputs, Schedule, SimConfig};
@@ -83,10 +84,14 @@ fn corpus_and_examples_never_panic() {
                     for p in [1, 2, 4] {
                         let Some(inputs) = auto_inputs(variant, &entry, p) else { continue };
                         for schedule in [Schedule::Deterministic, Schedule::Random(3), Schedule::Parallel] {
+                            // Host callbacks run for real, through python3 as under `pld run`.
+                            let bridge =
+                                pld_py::Bridge::new(pld_py::Python::from_env(), sources.clone(), Vec::new());
                             let cfg = SimConfig {
                                 schedule,
                                 max_steps: 200_000,
                                 sources: Some(sources.clone()),
+                                host_callbacks: Some(std::sync::Arc::new(bridge)),
                                 ..SimConfig::ranks(p)
                             };
                             let r = catch_unwind(AssertUnwindSafe(|| {

@@ -1,0 +1,131 @@
+//! `pld run --expect NAME=PATH.npy`, `--rtol`/`--atol` and `--check-golden` through the
+//! built binary: a match exits 0, a mismatch exits 4 and prints the #wrong count with the
+//! first wrong indices, a shape or dtype mismatch or an unknown NAME exits 2.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("workspace root").to_path_buf()
+}
+
+fn pld(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_pld")).args(args).current_dir(root()).output().expect("run pld")
+}
+
+fn dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("pld-expect-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+fn write_f32(path: &Path, shape: &[u64], vals: &[f32]) {
+    use npyz::WriterBuilder;
+    let mut out = Vec::new();
+    let mut w = npyz::WriteOptions::new().default_dtype().shape(shape).writer(&mut out).begin_nd().unwrap();
+    w.extend(vals.iter().copied()).unwrap();
+    w.finish().unwrap();
+    std::fs::write(path, out).unwrap();
+}
+
+fn read_f32(path: &Path) -> (Vec<u64>, Vec<f32>) {
+    let bytes = std::fs::read(path).unwrap();
+    let npy = npyz::NpyFile::new(&bytes[..]).unwrap();
+    let shape = npy.shape().to_vec();
+    (shape, npy.into_vec::<f32>().unwrap())
+}
+
+/// Runs the quickstart allreduce on 3 ranks into `d`; returns the `outputs` array.
+fn reference_run(d: &Path) -> (Vec<u64>, Vec<f32>) {
+    let out = pld(&["run", "examples/quickstart_allreduce.py", "--ranks", "3", "--out", d.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    read_f32(&d.join("outputs.npy"))
+}
+
+fn run_expect(d: &Path, extra: &[&str]) -> Output {
+    let mut args = vec!["run", "examples/quickstart_allreduce.py", "--ranks", "3", "--out"];
+    let o = d.join("again");
+    args.push(o.to_str().unwrap());
+    args.extend_from_slice(extra);
+    pld(&args)
+}
+
+#[test]
+fn expected_output_that_matches_exits_0_with_its_errors() {
+    let d = dir("pass");
+    let (shape, vals) = reference_run(&d);
+    // An independent expectation: the sum over ranks of the run's own inputs.
+    let (ishape, inp) = read_f32(&d.join("inputs/inputs.npy"));
+    assert_eq!(ishape, shape);
+    let row = inp.len() / 3;
+    let want: Vec<f32> = (0..vals.len()).map(|i| (0..3).map(|k| inp[k * row + i % row]).sum()).collect();
+    let p = d.join("want.npy");
+    write_f32(&p, &shape, &want);
+    let out = run_expect(&d, &["--expect", &format!("outputs={}", p.display())]);
+    let so = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{so}{}", text(&out.stderr));
+    assert!(so.contains("check outputs vs") && so.contains(": ok, 768 elements, max abs err 0"), "{so}");
+}
+
+#[test]
+fn mismatch_exits_4_with_wrong_count_and_first_indices() {
+    let d = dir("mismatch");
+    let (shape, mut vals) = reference_run(&d);
+    // Rank 1's element 5 and rank 2's element 200 are off; element 7 is within --atol 0.5.
+    vals[256 + 5] += 3.0;
+    vals[512 + 200] -= 1.0;
+    vals[7] += 0.25;
+    let p = d.join("want.npy");
+    write_f32(&p, &shape, &vals);
+    let spec = format!("outputs={}", p.display());
+    let out = run_expect(&d, &["--expect", &spec, "--atol", "0.5", "--rtol", "0"]);
+    let so = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(4), "{so}{}", text(&out.stderr));
+    assert!(so.contains("MISMATCH #wrong 2 of 768"), "{so}");
+    assert!(so.contains("max abs err 3,") || so.contains("max abs err 3 "), "{so}");
+    assert!(so.contains("first wrong: [1, 0, 5] got"), "{so}");
+    assert!(so.contains("; [2, 0, 200] got"), "{so}");
+    assert!(text(&out.stderr).contains("1 of 1 checked output(s) differ: outputs"), "{}", text(&out.stderr));
+    // The default FP32 tolerance is tight: element 7 counts too.
+    let out = run_expect(&d, &["--expect", &spec]);
+    assert_eq!(out.status.code(), Some(4));
+    assert!(text(&out.stdout).contains("#wrong 3 of 768"), "{}", text(&out.stdout));
+}
+
+#[test]
+fn shape_dtype_and_name_mismatches_exit_2() {
+    let d = dir("usage");
+    let (shape, vals) = reference_run(&d);
+    let flat = d.join("flat.npy");
+    write_f32(&flat, &[vals.len() as u64], &vals);
+    let out = run_expect(&d, &["--expect", &format!("outputs={}", flat.display())]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("has shape [768], the output is [3, 1, 256]"),
+        "{}",
+        text(&out.stderr)
+    );
+
+    let ints = d.join("ints.npy");
+    {
+        use npyz::WriterBuilder;
+        let mut buf = Vec::new();
+        let mut w =
+            npyz::WriteOptions::new().default_dtype().shape(&shape).writer(&mut buf).begin_nd().unwrap();
+        w.extend(vals.iter().map(|&v| v as i32)).unwrap();
+        w.finish().unwrap();
+        std::fs::write(&ints, buf).unwrap();
+    }
+    let out = run_expect(&d, &["--expect", &format!("outputs={}", ints.display())]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("does not match"), "{}", text(&out.stderr));
+
+    let out = run_expect(&d, &["--expect", &format!("nosuch={}", flat.display())]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("has no output `nosuch` (outputs: outputs)"), "{}", text(&out.stderr));
+}
