@@ -15,6 +15,8 @@ pub enum Failure {
     Usage(String),
     /// A simulator fault (exit 3), with its report.
     Fault(String),
+    /// The run was interrupted by Ctrl-C (exit 130), with its report.
+    Interrupted(String),
 }
 
 impl Failure {
@@ -32,9 +34,8 @@ pub fn load(
     program: Option<&str>,
     bind: &[(String, String)],
 ) -> Result<(Program, SourceMap), Failure> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| Failure::usage(format!("cannot read {}: {e}", path.display())))?;
     let mut sources = SourceMap::new();
+    let text = crate::limits::read_source(path, &mut sources)?;
     let name = path.display().to_string();
     let opts = pld_frontend::ParseOptions {
         program: program.map(str::to_string),

@@ -50,10 +50,12 @@ mod body;
 mod consts;
 mod equal;
 mod expr;
+mod limits;
 mod module;
 mod util;
 
 pub use equal::structurally_equal;
+pub use limits::{MAX_NESTING, MAX_SOURCE_BYTES};
 
 use pld_ir::{Diagnostic, Diagnostics, Program, SourceMap, Span, Target};
 

@@ -101,6 +101,7 @@ pub fn parse_module(
     text: &str,
     opts: &ParseOptions,
 ) -> Result<Vec<Program>, Diagnostics> {
+    crate::limits::check(file, text)?;
     let module = match rustpython_parser::parse(text, rustpython_parser::Mode::Module, file_name) {
         Ok(ast::Mod::Module(m)) => m,
         Ok(_) => return Err(Diagnostic::error(Span::new(file, 0, 0), "expected a Python module").into()),
@@ -369,6 +370,7 @@ fn mark_control_flow(opts: &ParseOptions, s: &ast::Stmt, env: &mut ConstEnv, fun
 /// A binding's value: a DSL constant expression such as `2` or `pl.FP32`.
 fn binding(text: &str) -> Option<Expr> {
     use rustpython_parser::Parse;
+    crate::limits::check(FileId(u32::MAX), text).ok()?;
     let e = ast::Expr::parse(text, "<binding>").ok()?;
     eval_const(FileId(u32::MAX), &ConstEnv::default(), &e).map(|x| x.at(Span::DUMMY))
 }

@@ -51,6 +51,10 @@ pub enum ReportKind {
     Budget,
     /// A run-time error of the program (bad argument, unsupported dtype, no semantics).
     Runtime,
+    /// The run was interrupted (Ctrl-C) through [`SimConfig::interrupt`](crate::SimConfig::interrupt).
+    Interrupted,
+    /// The run would need more memory than [`SimConfig::max_memory`](crate::SimConfig::max_memory).
+    Memory,
 }
 
 impl ReportKind {
@@ -68,6 +72,8 @@ impl ReportKind {
             ReportKind::Deferred => "deferred completion misuse",
             ReportKind::Budget => "step budget exhausted",
             ReportKind::Runtime => "runtime error",
+            ReportKind::Interrupted => "interrupted",
+            ReportKind::Memory => "memory limit",
         }
     }
 }
@@ -111,6 +117,14 @@ impl Fault {
     /// A runtime error.
     pub fn runtime(span: Span, message: impl Into<String>) -> Fault {
         Fault::new(ReportKind::Runtime, span, message)
+    }
+
+    /// The same fault at `span` (when it had none).
+    pub fn at(mut self, span: Span) -> Fault {
+        if self.span.is_dummy() {
+            self.span = span;
+        }
+        self
     }
 
     /// Adds a note line.

@@ -475,14 +475,7 @@ impl<'p> RankLocal<'p> {
             let out = unit.thread.step(world, env, &mut reqs);
             world.stats.steps += 1;
             n += 1;
-            if world.stats.steps > cfg.max_steps {
-                return Err(Fault::new(
-                    ReportKind::Budget,
-                    Span::DUMMY,
-                    format!("the run took more than {} steps (a livelock or a runaway loop?)", cfg.max_steps),
-                )
-                .note(format!("last running: rank {} '{}'", unit.rank, unit.thread.name)));
-            }
+            crate::budget::check(world.stats.steps, cfg, &unit.thread.name)?;
             match out {
                 Ok(StepOut::Ran) if n < 4096 => continue,
                 Ok(StepOut::Visible) => {
@@ -540,6 +533,24 @@ impl<'p> RankLocal<'p> {
             }
         }
         Ok(Quantum { notified })
+    }
+
+    /// A budget or interrupt fault with this rank's running cores described (other faults
+    /// unchanged).
+    fn describe_budget(&self, f: Fault, world: &World, cfg: &SimConfig) -> Fault {
+        if !crate::budget::is_budget(&f) {
+            return f;
+        }
+        let cores: Vec<_> = self
+            .units
+            .iter()
+            .enumerate()
+            .filter_map(|(i, u)| u.as_ref().map(|u| (u.rank, i, &u.thread)))
+            .collect();
+        if cores.is_empty() {
+            return f.note(format!("rank {}: no core running", self.r));
+        }
+        crate::budget::describe_cores(f, cores.into_iter(), world, cfg)
     }
 
     /// Every wait of this rank that cannot complete now.
@@ -699,12 +710,9 @@ impl<'p, 'c> Sched<'p, 'c> {
                     }
                 }
                 steps += 1;
-                if steps > self.cfg.max_steps {
-                    return Err(Fault::new(
-                        ReportKind::Budget,
-                        Span::DUMMY,
-                        format!("host orchestrator '{}' ran {steps} steps", entry.name),
-                    ));
+                if let Err(f) = crate::budget::check(steps, self.cfg, &entry.name) {
+                    let cores = std::iter::once((usize::MAX, 0, &host));
+                    return Err(crate::budget::describe_cores(f, cores, world, self.cfg));
                 }
             }
         } else {
@@ -712,6 +720,7 @@ impl<'p, 'c> Sched<'p, 'c> {
                 self.ranks[r].rt.queue.push_back(Job::Func { func: entry, args: args.clone() });
             }
         }
+        crate::limits::check_windows(world)?;
         if self.cfg.zero_windows {
             world.allocs.iter_mut().for_each(|a| a.zeroed = true);
         }
@@ -762,7 +771,9 @@ impl<'p, 'c> Sched<'p, 'c> {
                 _ => QUANTUM_OPS,
             };
             let trace = self.cfg.trace.then_some(&mut self.trace);
-            self.ranks[r].quantum(i, world, &env, self.cfg, budget, trace)?;
+            if let Err(f) = self.ranks[r].quantum(i, world, &env, self.cfg, budget, trace) {
+                return Err(self.ranks.iter().fold(f, |f, rl| rl.describe_budget(f, world, self.cfg)));
+            }
         }
     }
 
@@ -909,7 +920,8 @@ fn worker<'p>(
                     }
                 }
                 Err(f) => {
-                    fail(f);
+                    // This worker sees only its own ranks' cores.
+                    fail(group.iter().fold(f, |f, rl| rl.describe_budget(f, w, cfg)));
                     return trace;
                 }
             }
