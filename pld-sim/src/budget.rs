@@ -86,7 +86,11 @@ pub fn describe_cores<'a, 'p: 'a>(
             None => "never waited".to_string(),
         };
         let parked = if t.parked.is_some() { ", parked" } else { "" };
-        f = f.note(format!("{who}: in '{func}' at {}{parked}; {waited}", span_text(span, src)));
+        let last = match &t.last_op {
+            Some((op, at)) => format!("last op '{op}' at {}; ", span_text(*at, src)),
+            None => String::new(),
+        };
+        f = f.note(format!("{who}: in '{func}' at {}{parked}; {last}{waited}", span_text(span, src)));
     }
     f
 }

@@ -872,9 +872,17 @@ fn worker<'p>(
         cv.notify_all();
     };
     let mut finished = vec![false; group.len()];
+    // A budget fault raised by another worker gets this worker's cores too.
+    let describe = |group: &[RankLocal<'p>], w: &World| {
+        let mut s = shared.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(f) = s.fault.take() {
+            s.fault = Some(group.iter().fold(f, |f, rl| rl.describe_budget(f, w, cfg)));
+        }
+    };
     loop {
         // A fault anywhere ends every worker (checked without taking the shared lock).
         if failed.load(Ordering::Relaxed) {
+            describe(group, w);
             return trace;
         }
         let e = epoch.load(Ordering::SeqCst);
@@ -968,6 +976,8 @@ fn worker<'p>(
         s.blocked += mine.len();
         loop {
             if s.fault.is_some() {
+                drop(s);
+                describe(group, w);
                 return trace;
             }
             if epoch.load(Ordering::SeqCst) != e {
