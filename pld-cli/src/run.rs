@@ -76,6 +76,8 @@ fn parse_schedule(s: &str) -> Result<Schedule, String> {
 
 /// Runs `pld run`.
 pub fn run(args: &RunArgs) -> Result<(), Failure> {
+    // First, so a Ctrl-C while the program compiles stops the run at its first poll too.
+    let interrupt = crate::limits::interrupt_flag();
     if !(1..=pld_runtime_abi::COMM_MAX_RANK_NUM).contains(&args.ranks) {
         return Err(Failure::usage(format!("--ranks {} is outside 1..=64", args.ranks)));
     }
@@ -186,7 +188,7 @@ pub fn run(args: &RunArgs) -> Result<(), Failure> {
         max_steps: args.max_steps,
         max_memory,
         deadline: args.timeout.map(|t| std::time::Instant::now() + t),
-        interrupt: Some(crate::limits::interrupt_flag()),
+        interrupt: Some(interrupt),
         ..SimConfig::ranks(args.ranks)
     };
     let progress = Progress::start(args.ranks);

@@ -95,6 +95,14 @@ fn a_huge_kernel_tile_is_a_fault_at_its_line_not_a_capacity_overflow() {
     assert_eq!(code, Some(3), "{err}");
     assert!(err.contains("tile shape [9223372036854775807, 64] overflows"), "{err}");
     assert!(err.contains(&format!("huge_tile.py:{}:", line_of(&src, "pl.full"))), "{err}");
+    // A tile that fits 64 bits but not the memory limit is refused before it exists.
+    let src = src.replace("[9223372036854775807, 64]", "[4096, 4096]");
+    let (code, err, _) = pld("big_tile", src.as_bytes(), "run", &["--max-memory", "64M"]);
+    assert_eq!(code, Some(3), "{err}");
+    assert!(
+        err.contains("a tile of shape [4096, 4096] needs 128.0 MiB") && err.contains("--max-memory"),
+        "{err}"
+    );
 }
 
 #[test]

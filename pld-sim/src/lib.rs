@@ -365,6 +365,7 @@ fn run_in(
     };
     world.mem.cap = cfg.max_memory;
     world.mem.host = 0;
+    world.mem.windows = 0;
     world.check_races = cfg.check_races;
     world.check_fences = cfg.check_fences;
     if world.domains.is_empty() {

@@ -39,17 +39,25 @@ fn physical_memory() -> Option<u64> {
 pub struct MemUse {
     /// Bytes of host tensors allocated so far.
     pub host: u64,
+    /// Bytes of every rank's windows (set when they are mapped).
+    pub windows: u64,
     /// The run's limit ([`SimConfig::max_memory`](crate::SimConfig::max_memory)).
     pub cap: u64,
 }
 
 impl Default for MemUse {
     fn default() -> MemUse {
-        MemUse { host: 0, cap: default_max_memory() }
+        MemUse { host: 0, windows: 0, cap: default_max_memory() }
     }
 }
 
 impl MemUse {
+    /// The most bytes one tile may take now: what the limit leaves after host tensors and
+    /// windows, and never more than [`MAX_TILE_BYTES`].
+    pub fn tile_cap(&self) -> u64 {
+        self.cap.saturating_sub(self.host.saturating_add(self.windows)).min(MAX_TILE_BYTES)
+    }
+
     /// Reserves `bytes` more of host tensors, or the fault saying they do not fit.
     pub fn reserve(&mut self, bytes: u64, what: &str) -> Result<(), Fault> {
         let total = self.host.saturating_add(bytes);
@@ -60,26 +68,22 @@ impl MemUse {
 }
 
 /// The windows of every comm domain (each member holds one) plus the host tensors, checked
-/// against the limit before the windows are mapped.
-pub fn check_windows(world: &crate::world::World) -> Result<(), Fault> {
-    let mut total = world.mem.host;
-    let mut biggest: Option<(&str, u64)> = None;
-    for d in &world.domains {
-        total = total.saturating_add(d.win_size.saturating_mul(d.members.len() as u64));
-    }
-    for a in &world.allocs {
-        if biggest.is_none_or(|(_, b)| a.size > b) {
-            biggest = Some((a.name.as_str(), a.size));
-        }
-    }
-    check_total(total, world.mem.cap, "its windows (every rank's) and host tensors").map_err(
-        |f| match biggest {
-            Some((name, size)) => {
-                f.note(format!("largest window buffer: '{name}', {} per rank", human(size)))
-            }
+/// against the limit before the windows are mapped; records the windows' bytes.
+pub fn check_windows(world: &mut crate::world::World) -> Result<(), Fault> {
+    let windows = world
+        .domains
+        .iter()
+        .fold(0u64, |t, d| t.saturating_add(d.win_size.saturating_mul(d.members.len() as u64)));
+    let total = world.mem.host.saturating_add(windows);
+    if let Err(f) = check_total(total, world.mem.cap, "its windows (every rank's) and host tensors") {
+        let biggest = world.allocs.iter().max_by_key(|a| a.size);
+        return Err(match biggest {
+            Some(a) => f.note(format!("largest window buffer: '{}', {} per rank", a.name, human(a.size))),
             None => f,
-        },
-    )
+        });
+    }
+    world.mem.windows = windows;
+    Ok(())
 }
 
 /// The element count of `shape`, or why there is none (a negative dim or an overflow).

@@ -21,7 +21,7 @@ fn dims_usize(cx: &OpCx<'_>, v: &[i64]) -> Result<Vec<usize>, Fault> {
 /// A tile's physical shape, its element count checked ([`crate::limits::tile_lanes`]).
 fn tile_dims(cx: &OpCx<'_>, v: &[i64]) -> Result<Vec<usize>, Fault> {
     let dims = dims_usize(cx, v)?;
-    crate::limits::tile_lanes(&dims, crate::limits::MAX_TILE_BYTES).map_err(|m| cx.err(m))?;
+    crate::limits::tile_lanes(&dims, cx.world.mem.tile_cap()).map_err(|m| cx.err(m))?;
     Ok(dims)
 }
 
