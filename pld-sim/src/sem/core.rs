@@ -377,6 +377,7 @@ fn tile_matmul(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
         return Err(cx.err(format!("matmul of [{m}, {k}] and [{k2}, {n}]")));
     }
     let dt = cx.call.attr("out_dtype").and_then(|x| x.as_dtype()).unwrap_or(DataType::FP32);
+    crate::limits::tile_lanes(&[m, n], cx.world.mem.tile_cap()).map_err(|e| cx.err(e))?;
     let mut out = Tile::zeros(dt, vec![m, n]);
     for i in 0..m {
         for j in 0..n {
@@ -458,7 +459,8 @@ fn tensor_slice(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
 }
 
 fn reshape_view(cx: &OpCx<'_>, t: &TRef, shape: Vec<i64>) -> Result<TRef, Fault> {
-    if shape.iter().product::<i64>() != t.numel() {
+    // Checked: a shape whose count overflows is no view of anything.
+    if crate::limits::numel(&shape).ok() != u64::try_from(t.numel()).ok() {
         return Err(cx.err(format!("cannot view {:?} as {shape:?}", t.shape)));
     }
     // Contiguity of the non-unit dims.
