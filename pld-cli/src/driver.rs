@@ -17,6 +17,8 @@ pub enum Failure {
     Fault(String),
     /// A checked output differs from what was expected (exit 4), as one line.
     Mismatch(String),
+    /// The run was interrupted by Ctrl-C (exit 130), with its report.
+    Interrupted(String),
 }
 
 impl Failure {

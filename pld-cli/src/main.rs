@@ -2,12 +2,13 @@
 //!
 //! Subcommands follow ARCHITECTURE §8 exactly, since scripts depend on them. Exit codes:
 //! 0 success, 1 compile diagnostics, 2 usage errors, 3 a simulator fault, 4 a checked output
-//! (`pld run --expect` / `--check-golden`) differs.
+//! (`pld run --expect` / `--check-golden`) differs, 130 a run stopped by Ctrl-C.
 
 mod check;
 mod compile;
 mod driver;
 mod expect;
+mod limits;
 mod npy;
 mod ops;
 mod ptoas;
@@ -21,10 +22,13 @@ use std::process::ExitCode;
 pub const EXIT_DIAGNOSTICS: u8 = 1;
 /// Exit code for command-line usage errors.
 pub const EXIT_USAGE: u8 = 2;
-/// Exit code for a simulator fault (deadlock, race, bounds).
+/// Exit code for a simulator fault (deadlock, race, bounds, step budget, memory limit).
 pub const EXIT_FAULT: u8 = 3;
 /// Exit code for a checked output that differs (`pld run --expect`, `--check-golden`).
 pub const EXIT_MISMATCH: u8 = 4;
+
+/// Exit code of a run stopped by Ctrl-C (128 + SIGINT, as shells report it).
+pub const EXIT_INTERRUPTED: u8 = 130;
 
 #[derive(Parser)]
 #[command(name = "pld", version, about = "Compile and simulate N6 distributed PTO programs")]
@@ -82,6 +86,10 @@ fn main() -> ExitCode {
         Err(driver::Failure::Mismatch(msg)) => {
             eprintln!("error: {msg}");
             ExitCode::from(EXIT_MISMATCH)
+        }
+        Err(driver::Failure::Interrupted(report)) => {
+            eprint!("{report}");
+            ExitCode::from(EXIT_INTERRUPTED)
         }
         Err(driver::Failure::Usage(msg)) => {
             eprintln!("error: {msg}");

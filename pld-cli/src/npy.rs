@@ -80,11 +80,30 @@ pub fn read(path: &Path, dtype: DataType) -> Result<HostTensor, String> {
         return Err(format!("{}: Fortran-ordered arrays are not supported", path.display()));
     }
     let shape: Vec<usize> = npy.shape().iter().map(|&d| d as usize).collect();
-    let numel: usize = shape.iter().product();
-    let nbytes = numel * dtype.bytes() as usize;
-    let offset =
-        bytes.len().checked_sub(nbytes).ok_or_else(|| format!("{}: truncated data", path.display()))?;
+    let dims: Vec<i64> = npy.shape().iter().map(|&d| i64::try_from(d).unwrap_or(-1)).collect();
+    let nbytes = pld_sim::limits::byte_size(dtype, &dims).map_err(|e| format!("{}: {e}", path.display()))?;
+    let offset = data_offset(&bytes).ok_or_else(|| format!("{}: malformed .npy header", path.display()))?;
+    let actual = (bytes.len() - offset) as u64;
+    if actual != nbytes {
+        return Err(format!(
+            "{}: the header's shape {shape:?} of {dtype} needs {nbytes} data bytes, but the file holds {actual}",
+            path.display()
+        ));
+    }
     Ok(HostTensor { dtype, shape, data: bytes[offset..].to_vec() })
+}
+
+/// Where the data of a `.npy` file starts: after the magic, the version, the header length
+/// (two bytes in version 1, four in 2 and 3) and the header.
+fn data_offset(bytes: &[u8]) -> Option<usize> {
+    let le = |r: std::ops::Range<usize>| -> Option<usize> {
+        Some(bytes.get(r)?.iter().rev().fold(0usize, |n, &b| (n << 8) | usize::from(b)))
+    };
+    let offset = match bytes.get(6)? {
+        1 => 10 + le(8..10)?,
+        _ => 12 + le(8..12)?,
+    };
+    (offset <= bytes.len()).then_some(offset)
 }
 
 fn normalise(ts: &str) -> String {
@@ -95,6 +114,28 @@ fn normalise(ts: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_size_that_disagrees_with_the_header_is_an_error() {
+        // Regression: extra bytes after the data were accepted and the elements read from the
+        // END of the file (every element shifted); a short file is an error too.
+        let dir = std::env::temp_dir().join(format!("pld-npy-size-{}", std::process::id()));
+        let t = HostTensor::from_f64(DataType::FP32, vec![2, 2], &[1.0, 2.0, 3.0, 4.0]);
+        let p = dir.join("t.npy");
+        write(&p, &t).unwrap();
+        let good = std::fs::read(&p).unwrap();
+        let mut long = good.clone();
+        long.extend_from_slice(&[0, 0, 0x80, 0x3f]);
+        std::fs::write(&p, &long).unwrap();
+        let e = read(&p, DataType::FP32).unwrap_err();
+        assert!(e.contains("needs 16 data bytes, but the file holds 20"), "{e}");
+        std::fs::write(&p, &good[..good.len() - 4]).unwrap();
+        let e = read(&p, DataType::FP32).unwrap_err();
+        assert!(e.contains("needs 16 data bytes, but the file holds 12"), "{e}");
+        std::fs::write(&p, &good).unwrap();
+        assert_eq!(read(&p, DataType::FP32).unwrap(), t);
+        let _ = std::fs::remove_dir_all(dir);
+    }
 
     #[test]
     fn round_trips_fp32_and_fp16() {

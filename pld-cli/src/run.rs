@@ -56,6 +56,23 @@ pub struct RunArgs {
     /// Checked outputs: `--expect`, `--check-golden`, `--rtol`, `--atol`.
     #[command(flatten)]
     checks: crate::expect::CheckArgs,
+    /// Step budget: every statement, op and loop iteration is a step.
+    #[arg(long, value_name = "N", default_value_t = pld_sim::budget::DEFAULT_MAX_STEPS)]
+    max_steps: u64,
+    /// Wall-clock limit of the simulation in seconds (default: none).
+    #[arg(long, value_name = "SECONDS", value_parser = parse_seconds)]
+    timeout: Option<std::time::Duration>,
+    /// Memory limit for inputs, windows and tiles: bytes or K/M/G/T (default: half the RAM).
+    #[arg(long, value_name = "BYTES", value_parser = crate::limits::parse_bytes)]
+    max_memory: Option<u64>,
+}
+
+fn parse_seconds(s: &str) -> Result<std::time::Duration, String> {
+    s.parse::<f64>()
+        .ok()
+        .filter(|v| v.is_finite() && *v > 0.0 && *v < 1e9)
+        .map(std::time::Duration::from_secs_f64)
+        .ok_or_else(|| format!("`{s}` is not a positive number of seconds"))
 }
 
 fn parse_schedule(s: &str) -> Result<Schedule, String> {
@@ -64,6 +81,8 @@ fn parse_schedule(s: &str) -> Result<Schedule, String> {
 
 /// Runs `pld run`.
 pub fn run(args: &RunArgs) -> Result<(), Failure> {
+    // First, so a Ctrl-C while the program compiles stops the run at its first poll too.
+    let interrupt = crate::limits::interrupt_flag();
     if !(1..=pld_runtime_abi::COMM_MAX_RANK_NUM).contains(&args.ranks) {
         return Err(Failure::usage(format!("--ranks {} is outside 1..=64", args.ranks)));
     }
@@ -98,6 +117,8 @@ pub fn run(args: &RunArgs) -> Result<(), Failure> {
     }
     let mut inputs = Inputs::new();
     let mut rng = SplitMix(args.seed);
+    let max_memory = args.max_memory.unwrap_or_else(pld_sim::limits::default_max_memory);
+    let mut reserved = 0u64;
     for p in &func.params {
         let name = func.values.name(p.value).to_string();
         let ty = func.values.ty(p.value);
@@ -115,6 +136,15 @@ pub fn run(args: &RunArgs) -> Result<(), Failure> {
             // (`NR * MAXR`) bind the same way as the inputs'.
             if let Some(t) = ty.as_tensor() {
                 let shape = static_shape(&name, &t.shape, &syms)?;
+                crate::limits::reserve_input(
+                    &name,
+                    t.dtype,
+                    &shape,
+                    &t.shape,
+                    &sources,
+                    &mut reserved,
+                    max_memory,
+                )?;
                 inputs.insert(name, HostTensor::zeros(t.dtype, shape));
             }
             continue;
@@ -122,6 +152,15 @@ pub fn run(args: &RunArgs) -> Result<(), Failure> {
         match ty {
             Type::Tensor(t) => {
                 let shape = static_shape(&name, &t.shape, &syms)?;
+                crate::limits::reserve_input(
+                    &name,
+                    t.dtype,
+                    &shape,
+                    &t.shape,
+                    &sources,
+                    &mut reserved,
+                    max_memory,
+                )?;
                 let h = random_tensor(t.dtype, shape, &mut rng);
                 npy::write(&args.out.join("inputs").join(format!("{name}.npy")), &h)
                     .map_err(Failure::usage)?;
@@ -157,6 +196,10 @@ pub fn run(args: &RunArgs) -> Result<(), Failure> {
         ))),
         sources: Some(sources),
         cores_per_rank: args.cores,
+        max_steps: args.max_steps,
+        max_memory,
+        deadline: args.timeout.map(|t| std::time::Instant::now() + t),
+        interrupt: Some(interrupt),
         ..SimConfig::ranks(args.ranks)
     };
     let progress = Progress::start(args.ranks);
@@ -164,6 +207,9 @@ pub fn run(args: &RunArgs) -> Result<(), Failure> {
     progress.stop();
     let outcome = match result {
         Ok(o) => o,
+        Err(pld_sim::SimError::Fault(report)) if report.kind == pld_sim::ReportKind::Interrupted => {
+            return Err(Failure::Interrupted(report.to_string()))
+        }
         Err(pld_sim::SimError::Fault(report)) => return Err(Failure::Fault(report.to_string())),
         Err(pld_sim::SimError::Invalid(d)) => {
             let msgs: Vec<String> = d.iter().map(|d| d.message.clone()).collect();

@@ -55,10 +55,9 @@ fn load(
     bind: &[(String, String)],
     all: bool,
 ) -> Result<(Vec<Program>, SourceMap), Failure> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| Failure::usage(format!("cannot read {}: {e}", path.display())))?;
-    let name = path.display().to_string();
     let mut sources = SourceMap::new();
+    let text = crate::limits::read_source(path, &mut sources)?;
+    let name = path.display().to_string();
     let opts = ParseOptions { bindings: bind.to_vec(), ..ParseOptions::for_target(target) };
     let units = pld_frontend::program_units(&mut sources, &name, &text, &opts)
         .map_err(|d| Failure::Diagnostics(d, sources.clone()))?;

@@ -1082,7 +1082,7 @@ impl<'a> FnCx<'a> {
                     )));
                 }
                 if let Some(d) = t.ty.shape[k].as_int() {
-                    if v + ov.unwrap_or(0) > d {
+                    if v.checked_add(ov.unwrap_or(0)).is_none_or(|end| end > d) {
                         return Err(self.err(format!(
                             "partition of '{}' exceeds dimension {k} (offset={}, size={v}, dim={d})",
                             t.name,

@@ -85,8 +85,9 @@ pub fn bind_value(text: &str, kind: BindKind) -> Result<Expr, String> {
     {
         return Err(format!("`{text}` is out of range (an integer binding must fit in 64 signed bits)"));
     }
-    let value = ast::Expr::parse(text, "<binding>")
+    let value = crate::limits::check(FileId(u32::MAX), text)
         .ok()
+        .and_then(|()| ast::Expr::parse(text, "<binding>").ok())
         .and_then(|e| eval_const(FileId(u32::MAX), &ConstEnv::default(), &e))
         .map(|e| e.at(Span::DUMMY));
     let word = crate::consts::is_ident(text).then(|| Expr::new(ExprKind::Str(text.to_string()), Span::DUMMY));

@@ -57,12 +57,14 @@ mod builders;
 mod consts;
 mod equal;
 mod expr;
+mod limits;
 mod module;
 mod syntax;
 mod util;
 
 pub use builders::{bind_value, BindKind, Bindable};
 pub use equal::structurally_equal;
+pub use limits::{MAX_NESTING, MAX_SOURCE_BYTES};
 
 use pld_ir::{Diagnostic, Diagnostics, Program, SourceMap, Span, Target};
 

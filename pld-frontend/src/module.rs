@@ -107,6 +107,7 @@ pub fn parse_module(
     text: &str,
     opts: &ParseOptions,
 ) -> Result<Vec<Program>, Diagnostics> {
+    crate::limits::check(file, text)?;
     let module = parse_syntax(file, file_name, text)?;
     let (units, mut diags) = discover(file, opts, &module.body);
     let mut programs = Vec::new();

@@ -91,6 +91,14 @@ fn deduce_window(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
         return Err(cx.arg_error(1, "pld.tensor.window shape must have at least one dimension"));
     }
     for (i, d) in shape.iter().enumerate() {
+        if d.ty(cx.env.values).as_scalar().is_some_and(DataType::is_float) {
+            return Err(Diagnostic::error(
+                d.span.or(cx.span),
+                format!(
+                    "pld.tensor.window shape dimension[{i}] `{d}` is a float; dimensions must be integers"
+                ),
+            ));
+        }
         if let Some(v) = d.as_int() {
             if v <= 0 {
                 return Err(cx.arg_error(

@@ -153,6 +153,8 @@ pub struct Thread<'p> {
     pub result: Option<Vec<Val>>,
     /// Span of the last op executed (trace and reports).
     pub last_op: Option<(String, Span)>,
+    /// The last wait this thread parked on (budget and interrupt reports).
+    pub last_wait: Option<(Park, Span)>,
     /// The mixed-kernel group this lane belongs to (`group` attribute of `k_aic`/`k_aiv`).
     pub group: Option<String>,
     /// Tasks this (chip orchestration) thread has launched; the next one's id.
@@ -189,6 +191,7 @@ impl<'p> Thread<'p> {
             domain: 0,
             result: None,
             last_op: None,
+            last_wait: None,
             group: func.attr("group").and_then(|a| a.as_str()).map(str::to_string),
             launched: 0,
             manual: 0,
@@ -211,6 +214,7 @@ impl<'p> Thread<'p> {
             domain: 0,
             result: None,
             last_op: None,
+            last_wait: None,
             group: None,
             launched: 0,
             manual: 0,
@@ -286,6 +290,7 @@ impl<'p> Thread<'p> {
                 MicroStep::Ran => Ok(StepOut::Visible),
                 MicroStep::Park(p) => {
                     self.parked = Some((p, m.span));
+                    self.last_wait.clone_from(&self.parked);
                     Ok(StepOut::Parked)
                 }
                 MicroStep::Done => {
@@ -335,6 +340,11 @@ impl<'p> Thread<'p> {
                                 let c = *cur;
                                 set(&mut act.env, *var, Val::Int(c));
                                 act.frames.push(Frame::Block { stmts: &body.stmts, pc: 0 });
+                                if body.stmts.is_empty() {
+                                    // An iteration with nothing to run is still a step, so the
+                                    // step budget bounds an empty loop (D-sim budget).
+                                    return Ok(StepOut::Ran);
+                                }
                             } else {
                                 for (ia, r) in iter_args.iter().zip(results) {
                                     let v = get(&act.env, ia.value, stmt.span)?;
@@ -353,6 +363,9 @@ impl<'p> Thread<'p> {
                                 .ok_or_else(|| Fault::runtime(cond.span, "while condition is not a scalar"))?
                             {
                                 act.frames.push(Frame::Block { stmts: &body.stmts, pc: 0 });
+                                if body.stmts.is_empty() {
+                                    return Ok(StepOut::Ran);
+                                }
                             } else {
                                 for (ia, r) in iter_args.iter().zip(results) {
                                     let v = get(&act.env, ia.value, stmt.span)?;
@@ -390,6 +403,23 @@ impl<'p> Thread<'p> {
         self.launched = ecx.launched;
         self.commless = ecx.commless;
         out
+    }
+
+    /// The function this thread is in and the span of the statement it runs next (or of
+    /// its running micro program), for budget and interrupt reports.
+    pub fn position(&self) -> (String, Span) {
+        if let Some(m) = &self.micro {
+            return (self.name.clone(), m.span);
+        }
+        let Some(act) = self.acts.last() else {
+            return (self.name.clone(), Span::DUMMY);
+        };
+        let span = act.frames.iter().rev().find_map(|f| match f {
+            Frame::Block { stmts, pc } => stmts.get(*pc).or(stmts.last()).map(|s| s.span),
+            Frame::For { stmt, .. } | Frame::While { stmt } => Some(stmt.span),
+            _ => None,
+        });
+        (act.func.name.clone(), span.unwrap_or(act.func.span))
     }
 
     fn advance(&mut self) {
@@ -755,6 +785,7 @@ impl<'p> Thread<'p> {
                     }
                     Flow::Park(p) => {
                         self.parked = Some((p, span));
+                        self.last_wait.clone_from(&self.parked);
                         Ok(StepOut::Parked)
                     }
                     Flow::Micro(prog, v) => {

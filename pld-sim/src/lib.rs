@@ -43,10 +43,12 @@
 //! SPMD grids of InCore kernels, explicit TaskId dependencies (`deps=[...]`).
 
 pub mod arena;
+pub mod budget;
 pub mod callback;
 pub mod clock;
 pub mod elem;
 pub mod interp;
+pub mod limits;
 pub mod micro;
 pub mod report;
 pub mod sched;
@@ -62,6 +64,7 @@ pub use report::{ParkedCore, Report, ReportKind};
 pub use world::Stats;
 
 use pld_ir::{DataType, Diagnostic, Diagnostics, Program, SourceMap, Span, Type};
+use report::Fault;
 use std::collections::HashMap;
 use std::str::FromStr;
 use value::{Mem, TRef, Val};
@@ -166,8 +169,16 @@ pub struct SimConfig {
     pub schedule: Schedule,
     /// Record a Chrome trace.
     pub trace: bool,
-    /// Step budget of the whole run.
+    /// Step budget of the whole run: every statement, micro instruction and loop iteration
+    /// is a step ([`budget`]).
     pub max_steps: u64,
+    /// Wall-clock limit: the run stops with a budget report at this instant.
+    pub deadline: Option<std::time::Instant>,
+    /// Set (e.g. by a Ctrl-C handler) to stop the run with an interrupt report.
+    pub interrupt: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
+    /// Most bytes the run may allocate for host tensors, windows (× ranks) and tiles
+    /// ([`limits`]).
+    pub max_memory: u64,
     /// Cores (kernels running at once) per rank.
     pub cores_per_rank: usize,
     /// Check races.
@@ -194,7 +205,10 @@ impl Default for SimConfig {
             nranks: 2,
             schedule: Schedule::Deterministic,
             trace: false,
-            max_steps: 50_000_000,
+            max_steps: budget::DEFAULT_MAX_STEPS,
+            deadline: None,
+            interrupt: None,
+            max_memory: limits::default_max_memory(),
             cores_per_rank: 48,
             check_races: true,
             check_fences: false,
@@ -355,6 +369,9 @@ fn run_in(
         },
         None => (world::World::new(cfg.nranks), None),
     };
+    world.mem.cap = cfg.max_memory;
+    world.mem.host = 0;
+    world.mem.windows = 0;
     world.check_races = cfg.check_races;
     world.check_fences = cfg.check_fences;
     if world.domains.is_empty() {
@@ -380,7 +397,23 @@ fn run_in(
                         t.dtype
                     )));
                 }
-                let numel: i64 = shape.iter().product();
+                let shape_span = t
+                    .shape
+                    .iter()
+                    .map(|d| d.span)
+                    .filter(|s| !s.is_dummy())
+                    .reduce(Span::to)
+                    .unwrap_or(func.span);
+                let size = limits::byte_size(t.dtype, &shape).map_err(|m| {
+                    SimError::Fault(
+                        Fault::runtime(shape_span, format!("parameter '{name}': {m}"))
+                            .render(cfg.sources.as_ref()),
+                    )
+                })?;
+                world
+                    .mem
+                    .reserve(size, &format!("host tensor '{name}'"))
+                    .map_err(|f| SimError::Fault(f.at(shape_span).render(cfg.sources.as_ref())))?;
                 let bytes = match inputs.get(&name) {
                     Some(h) => {
                         if h.dtype != t.dtype
@@ -393,9 +426,7 @@ fn run_in(
                         }
                         h.data.clone()
                     }
-                    None if p.dir != pld_ir::Direction::In => {
-                        vec![0u8; (numel as u64 * t.dtype.bytes()) as usize]
-                    }
+                    None if p.dir != pld_ir::Direction::In => vec![0u8; size as usize],
                     None => return Err(invalid(format!("missing input '{name}'"))),
                 };
                 let buf = world.host_buffer(bytes);

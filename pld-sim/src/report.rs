@@ -53,6 +53,10 @@ pub enum ReportKind {
     Runtime,
     /// A host callback (`role=pl.Role.SubWorker`) could not run or failed.
     HostCallback,
+    /// The run was interrupted (Ctrl-C) through [`SimConfig::interrupt`](crate::SimConfig::interrupt).
+    Interrupted,
+    /// The run would need more memory than [`SimConfig::max_memory`](crate::SimConfig::max_memory).
+    Memory,
 }
 
 impl ReportKind {
@@ -71,6 +75,8 @@ impl ReportKind {
             ReportKind::Budget => "step budget exhausted",
             ReportKind::Runtime => "runtime error",
             ReportKind::HostCallback => "host callback failed",
+            ReportKind::Interrupted => "interrupted",
+            ReportKind::Memory => "memory limit",
         }
     }
 }
@@ -114,6 +120,14 @@ impl Fault {
     /// A runtime error.
     pub fn runtime(span: Span, message: impl Into<String>) -> Fault {
         Fault::new(ReportKind::Runtime, span, message)
+    }
+
+    /// The same fault at `span` (when it had none).
+    pub fn at(mut self, span: Span) -> Fault {
+        if self.span.is_dummy() {
+            self.span = span;
+        }
+        self
     }
 
     /// Adds a note line.

@@ -476,14 +476,7 @@ impl<'p> RankLocal<'p> {
             let out = unit.thread.step(world, env, &mut reqs);
             world.stats.steps += 1;
             n += 1;
-            if world.stats.steps > cfg.max_steps {
-                return Err(Fault::new(
-                    ReportKind::Budget,
-                    Span::DUMMY,
-                    format!("the run took more than {} steps (a livelock or a runaway loop?)", cfg.max_steps),
-                )
-                .note(format!("last running: rank {} '{}'", unit.rank, unit.thread.name)));
-            }
+            crate::budget::check(world.stats.steps, cfg, &unit.thread.name)?;
             match out {
                 Ok(StepOut::Ran) if n < 4096 => continue,
                 Ok(StepOut::Visible) => {
@@ -541,6 +534,24 @@ impl<'p> RankLocal<'p> {
             }
         }
         Ok(Quantum { notified })
+    }
+
+    /// A budget or interrupt fault with this rank's running cores described (other faults
+    /// unchanged).
+    fn describe_budget(&self, f: Fault, world: &World, cfg: &SimConfig) -> Fault {
+        if !crate::budget::is_budget(&f) {
+            return f;
+        }
+        let cores: Vec<_> = self
+            .units
+            .iter()
+            .enumerate()
+            .filter_map(|(i, u)| u.as_ref().map(|u| (u.rank, i, &u.thread)))
+            .collect();
+        if cores.is_empty() {
+            return f.note(format!("rank {}: no core running", self.r));
+        }
+        crate::budget::describe_cores(f, cores.into_iter(), world, cfg)
     }
 
     /// Every wait of this rank that cannot complete now.
@@ -719,12 +730,9 @@ impl<'p, 'c> Sched<'p, 'c> {
                     }
                 }
                 steps += 1;
-                if steps > self.cfg.max_steps {
-                    return Err(Fault::new(
-                        ReportKind::Budget,
-                        Span::DUMMY,
-                        format!("host orchestrator '{}' ran {steps} steps", entry.name),
-                    ));
+                if let Err(f) = crate::budget::check(steps, self.cfg, &entry.name) {
+                    let cores = std::iter::once((usize::MAX, 0, &host));
+                    return Err(crate::budget::describe_cores(f, cores, world, self.cfg));
                 }
             }
         } else {
@@ -751,6 +759,7 @@ impl<'p, 'c> Sched<'p, 'c> {
                 .note("allocate every window buffer of a domain before the first host callback"));
             }
         }
+        crate::limits::check_windows(world)?;
         if self.cfg.zero_windows {
             world.allocs.iter_mut().for_each(|a| a.zeroed = true);
         }
@@ -805,7 +814,9 @@ impl<'p, 'c> Sched<'p, 'c> {
                 _ => QUANTUM_OPS,
             };
             let trace = self.cfg.trace.then_some(&mut self.trace);
-            self.ranks[r].quantum(i, world, &env, self.cfg, budget, trace)?;
+            if let Err(f) = self.ranks[r].quantum(i, world, &env, self.cfg, budget, trace) {
+                return Err(self.ranks.iter().fold(f, |f, rl| rl.describe_budget(f, world, self.cfg)));
+            }
         }
     }
 
@@ -904,9 +915,17 @@ fn worker<'p>(
         cv.notify_all();
     };
     let mut finished = vec![false; group.len()];
+    // A budget fault raised by another worker gets this worker's cores too.
+    let describe = |group: &[RankLocal<'p>], w: &World| {
+        let mut s = shared.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(f) = s.fault.take() {
+            s.fault = Some(group.iter().fold(f, |f, rl| rl.describe_budget(f, w, cfg)));
+        }
+    };
     loop {
         // A fault anywhere ends every worker (checked without taking the shared lock).
         if failed.load(Ordering::Relaxed) {
+            describe(group, w);
             return trace;
         }
         let e = epoch.load(Ordering::SeqCst);
@@ -952,7 +971,8 @@ fn worker<'p>(
                     }
                 }
                 Err(f) => {
-                    fail(f);
+                    // This worker sees only its own ranks' cores.
+                    fail(group.iter().fold(f, |f, rl| rl.describe_budget(f, w, cfg)));
                     return trace;
                 }
             }
@@ -999,6 +1019,8 @@ fn worker<'p>(
         s.blocked += mine.len();
         loop {
             if s.fault.is_some() {
+                drop(s);
+                describe(group, w);
                 return trace;
             }
             if epoch.load(Ordering::SeqCst) != e {

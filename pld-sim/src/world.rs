@@ -643,6 +643,8 @@ pub struct World {
     /// `site * (nranks + 1) + column`, the last column being the host orchestrator's (rank
     /// `usize::MAX`).
     traffic: Vec<[u64; 3]>,
+    /// Bytes of host tensors allocated so far and the run's memory limit ([`crate::limits`]).
+    pub mem: crate::limits::MemUse,
 }
 
 const ADDR_BASE: u64 = 0x4000_0000_0000;
@@ -683,6 +685,7 @@ impl World {
             starts: Vec::new(),
             traffic: Vec::new(),
             wake: None,
+            mem: crate::limits::MemUse::default(),
         }
     }
 
@@ -720,8 +723,9 @@ impl World {
         }
         let dom = &mut self.domains[d];
         let offset = dom.win_size;
-        let rounded = size.div_ceil(32) * 32;
-        dom.win_size += rounded;
+        let rounded = size.div_ceil(32).saturating_mul(32);
+        // Saturating: an absurd total is refused by the memory check before anything is mapped.
+        dom.win_size = dom.win_size.saturating_add(rounded);
         let id = self.allocs.len();
         dom.allocs.push(id);
         self.allocs.push(Alloc {
@@ -1594,6 +1598,7 @@ impl World {
             starts: Vec::new(),
             traffic: Vec::new(),
             wake: self.wake.clone(),
+            mem: self.mem,
         }
     }
 

@@ -18,6 +18,13 @@ fn dims_usize(cx: &OpCx<'_>, v: &[i64]) -> Result<Vec<usize>, Fault> {
     v.iter().map(|&x| usize::try_from(x).map_err(|_| cx.err(format!("negative extent {x}")))).collect()
 }
 
+/// A tile's physical shape, its element count checked ([`crate::limits::tile_lanes`]).
+fn tile_dims(cx: &OpCx<'_>, v: &[i64]) -> Result<Vec<usize>, Fault> {
+    let dims = dims_usize(cx, v)?;
+    crate::limits::tile_lanes(&dims, cx.world.mem.tile_cap()).map_err(|m| cx.err(m))?;
+    Ok(dims)
+}
+
 /// The region shape a tile's valid part covers when stored into a tensor of rank `rank`.
 pub fn tile_region(t: &Tile, rank: usize) -> Vec<i64> {
     let (vr, vc) = match t.valid.len() {
@@ -88,8 +95,9 @@ fn tile_load(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
     let shape = cx.ints(args, 2)?;
     let valid = if args.len() > 3 { cx.ints(args, 3)? } else { shape.clone() };
     check_valid(cx, &shape, &valid)?;
+    let dims = tile_dims(cx, &shape)?;
     let lanes = cx.world.read(&cx.access(&t, None, &offs, &valid, "tile.load"))?;
-    let tile = tile_from(t.dtype, dims_usize(cx, &shape)?, dims_usize(cx, &valid)?, lanes);
+    let tile = tile_from(t.dtype, dims, dims_usize(cx, &valid)?, lanes);
     Ok(Flow::Val(Val::Tile(Arc::new(tile))))
 }
 
@@ -109,12 +117,12 @@ fn dtype_attr(cx: &OpCx<'_>) -> DataType {
 }
 
 fn tile_create(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
-    let shape = dims_usize(cx, &cx.ints(args, 0)?)?;
+    let shape = tile_dims(cx, &cx.ints(args, 0)?)?;
     Ok(Flow::Val(Val::Tile(Arc::new(Tile::zeros(dtype_attr(cx), shape)))))
 }
 
 fn tile_full(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
-    let shape = dims_usize(cx, &cx.ints(args, 0)?)?;
+    let shape = tile_dims(cx, &cx.ints(args, 0)?)?;
     let v = cx.float(args, 1)?;
     let dt = dtype_attr(cx);
     let mut t = Tile::zeros(dt, shape);
@@ -323,7 +331,7 @@ fn tile_write(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
 
 fn tile_slice(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
     let a = cx.tile(args, 0)?.clone();
-    let shape = dims_usize(cx, &cx.ints(args, 1)?)?;
+    let shape = tile_dims(cx, &cx.ints(args, 1)?)?;
     let offs = dims_usize(cx, &cx.ints(args, 2)?)?;
     let valid = if args.len() > 3 { dims_usize(cx, &cx.ints(args, 3)?)? } else { shape.clone() };
     if valid.len() != shape.len() || valid.iter().zip(&shape).any(|(v, s)| v > s) {
@@ -350,7 +358,7 @@ fn tile_slice(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
 
 fn tile_reshape(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
     let a = cx.tile(args, 0)?;
-    let shape = dims_usize(cx, &cx.ints(args, 1)?)?;
+    let shape = tile_dims(cx, &cx.ints(args, 1)?)?;
     if shape.iter().product::<usize>() != a.data.len() {
         return Err(cx.err(format!("cannot reshape {:?} to {shape:?}", a.shape)));
     }
@@ -369,6 +377,7 @@ fn tile_matmul(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
         return Err(cx.err(format!("matmul of [{m}, {k}] and [{k2}, {n}]")));
     }
     let dt = cx.call.attr("out_dtype").and_then(|x| x.as_dtype()).unwrap_or(DataType::FP32);
+    crate::limits::tile_lanes(&[m, n], cx.world.mem.tile_cap()).map_err(|e| cx.err(e))?;
     let mut out = Tile::zeros(dt, vec![m, n]);
     for i in 0..m {
         for j in 0..n {
@@ -389,13 +398,21 @@ fn tensor_create(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
     let shape = cx.ints(args, 0)?;
     let dt = dtype_attr(cx);
     crate::world::check_dtype(dt, cx.span, "tensor.create")?;
-    Ok(Flow::Val(Val::Tensor(new_tensor(cx, dt, shape))))
+    Ok(Flow::Val(Val::Tensor(new_tensor(cx, dt, shape)?)))
 }
 
-fn new_tensor(cx: &mut OpCx<'_>, dt: DataType, shape: Vec<i64>) -> TRef {
-    let n: i64 = shape.iter().product();
-    let buf = cx.world.host_buffer(vec![0u8; (n.max(0) as u64 * dt.bytes()) as usize]);
-    TRef { mem: Mem::Host(buf), owner: 0, base: 0, strides: TRef::packed_strides(&shape), shape, dtype: dt }
+fn new_tensor(cx: &mut OpCx<'_>, dt: DataType, shape: Vec<i64>) -> Result<TRef, Fault> {
+    let bytes = crate::limits::byte_size(dt, &shape).map_err(|m| cx.err(m))?;
+    cx.world.mem.reserve(bytes, "a tensor created by the program").map_err(|f| f.at(cx.span))?;
+    let buf = cx.world.host_buffer(vec![0u8; bytes as usize]);
+    Ok(TRef {
+        mem: Mem::Host(buf),
+        owner: 0,
+        base: 0,
+        strides: TRef::packed_strides(&shape),
+        shape,
+        dtype: dt,
+    })
 }
 
 fn tensor_read(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
@@ -442,7 +459,8 @@ fn tensor_slice(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
 }
 
 fn reshape_view(cx: &OpCx<'_>, t: &TRef, shape: Vec<i64>) -> Result<TRef, Fault> {
-    if shape.iter().product::<i64>() != t.numel() {
+    // Checked: a shape whose count overflows is no view of anything.
+    if crate::limits::numel(&shape).ok() != u64::try_from(t.numel()).ok() {
         return Err(cx.err(format!("cannot view {:?} as {shape:?}", t.shape)));
     }
     // Contiguity of the non-unit dims.
@@ -510,7 +528,7 @@ fn tensor_binary(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
         }
         _ => op.zip(&la, std::iter::repeat(cx.float(args, 1)?)),
     };
-    let out = new_tensor(cx, a.dtype, a.shape.clone());
+    let out = new_tensor(cx, a.dtype, a.shape.clone())?;
     let zeros = vec![0i64; out.shape.len()];
     let shape = out.shape.clone();
     let name = cx.name().to_string();
@@ -522,7 +540,7 @@ fn tensor_cast(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
     let (a, la) = whole(cx, args.first().unwrap_or(&Val::Unit), 0)?;
     let dt = dtype_attr(cx);
     crate::world::check_dtype(dt, cx.span, "tensor.cast")?;
-    let out = new_tensor(cx, dt, a.shape.clone());
+    let out = new_tensor(cx, dt, a.shape.clone())?;
     let zeros = vec![0i64; out.shape.len()];
     let shape = out.shape.clone();
     cx.world.write(&cx.access(&out, None, &zeros, &shape, "tensor.cast"), &la, false)?;

@@ -38,9 +38,9 @@ fn window(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
     let shape = cx.ints(args, 1)?;
     let dtype = cx.call.attr("dtype").and_then(|x| x.as_dtype()).unwrap_or(DataType::FP32);
     crate::world::check_dtype(dtype, cx.span, "pld.tensor.window")?;
-    let bytes = shape.iter().product::<i64>() * dtype.bytes() as i64;
+    let bytes = crate::limits::byte_size(dtype, &shape).map_err(|m| cx.err(m))?;
     let (aname, asize) = (cx.world.allocs[a].name.clone(), cx.world.allocs[a].size);
-    if bytes as u64 > asize {
+    if bytes > asize {
         return Err(
             cx.err(format!("a {shape:?} {dtype} view needs {bytes} bytes but buffer '{aname}' has {asize}"))
         );
