@@ -47,6 +47,7 @@
 
 mod annot;
 mod body;
+mod callcheck;
 mod consts;
 mod equal;
 mod expr;

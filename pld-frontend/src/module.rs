@@ -25,6 +25,9 @@ pub struct Sig {
     pub kind: FunctionKind,
     /// `(name, type, direction, span)` per parameter.
     pub params: Vec<(String, Type, Direction, Span)>,
+    /// The span of each parameter's annotation (parallel to `params`), where call
+    /// diagnostics point their note.
+    pub annots: Vec<Span>,
     /// Return types: annotated, or inferred once the body is lowered.
     pub ret: Option<Vec<Type>>,
     /// Whether the decorator asked for strict SSA.
@@ -527,6 +530,7 @@ fn signature(
         })
     };
     let mut params = Vec::new();
+    let mut annots = Vec::new();
     let args = &f.args;
     if args.vararg.is_some() || args.kwarg.is_some() {
         diags.push(Diagnostic::error(
@@ -551,7 +555,10 @@ fn signature(
                 .with_note("annotate it, e.g. `x: pl.Tensor[[16, 64], pl.FP32]`"),
             ),
             Some(t) => match annot::param_type(file, t, &mut dim) {
-                Ok((ty, dir)) => params.push((name, ty, dir, pspan)),
+                Ok((ty, dir)) => {
+                    params.push((name, ty, dir, pspan));
+                    annots.push(span_of(file, t.as_ref()));
+                }
                 Err(d) => diags.push(d),
             },
         }
@@ -566,7 +573,17 @@ fn signature(
             }
         },
     };
-    diags.into_result(Sig { name: f.name.to_string(), kind, params, ret, strict_ssa, attrs, external, span })
+    diags.into_result(Sig {
+        name: f.name.to_string(),
+        kind,
+        params,
+        annots,
+        ret,
+        strict_ssa,
+        attrs,
+        external,
+        span,
+    })
 }
 
 fn lower_unit(file: FileId, opts: &ParseOptions, u: UnitSrc<'_>) -> (Program, Diagnostics) {
@@ -595,6 +612,7 @@ fn lower_unit(file: FileId, opts: &ParseOptions, u: UnitSrc<'_>) -> (Program, Di
                     name: f.name.to_string(),
                     kind: FunctionKind::Opaque,
                     params: Vec::new(),
+                    annots: Vec::new(),
                     ret: Some(Vec::new()),
                     strict_ssa: false,
                     attrs: Vec::new(),
