@@ -10,7 +10,9 @@
 //! - **dtype**: shaped arguments have the declared element type; a scalar's dtype class
 //!   matches (integer / index arguments pass integer parameters, float literals any float
 //!   parameter), so `r` of `pl.range` can be a `pl.Scalar[pl.INT32]` rank;
-//! - **rank** and **static dims**: a literal dim of the parameter equals the argument's dim
+//! - **rank** and **static dims**: the ranks agree (except that a window may be passed
+//!   with or without unit dims when both shapes are static, `[64]` for `[1, 64]`: the same
+//!   bytes of the symmetric buffer, D-front-call-1); a literal dim of the parameter equals the argument's dim
 //!   whenever that one is known at compile time (a symbolic argument dim is a run-time fact
 //!   and passes);
 //! - **dynamic dims**: a parameter dim that is one symbol (`NR`) binds to the argument's dim
@@ -76,12 +78,8 @@ struct ParamInfo<'s> {
 pub(crate) fn check_call(cx: &mut FnCx<'_, '_>, callee: usize, args: &[Expr]) {
     let sig = &cx.unit.sigs[callee];
     let callee_name = sig.name.clone();
-    let params: Vec<(String, Type, Direction, Span)> = sig
-        .params
-        .iter()
-        .zip(&sig.annots)
-        .map(|((n, t, d, _), a)| (n.clone(), t.clone(), *d, *a))
-        .collect();
+    let params: Vec<(String, Type, Direction, Span)> =
+        sig.params.iter().zip(&sig.annots).map(|((n, t, d, _), a)| (n.clone(), t.clone(), *d, *a)).collect();
     let mut bound: HashMap<String, (Expr, Span)> = HashMap::new();
     let mut found = Vec::new();
     for (j, (arg, (name, ty, dir, annot))) in args.iter().zip(&params).enumerate() {
@@ -159,6 +157,9 @@ fn check_type(
     }
     let (Some(a_shape), Some(p_shape)) = (arg.shape(), p.ty.shape()) else { return Ok(()) };
     if a_shape.len() != p_shape.len() {
+        if matches!(arg, Type::DistTensor(_)) && same_up_to_unit_dims(a_shape, p_shape) {
+            return Ok(());
+        }
         return Err(format!(
             "{what} has rank {} (shape [{}]), but parameter `{pname}` is declared with rank {} (shape [{}])",
             a_shape.len(),
@@ -211,6 +212,14 @@ fn check_dim(
         }
     }
     Ok(())
+}
+
+/// Both shapes fully static and equal once their 1-dims are dropped (`[64]` and `[1, 64]`):
+/// the same bytes of a window, viewed with or without a unit row.
+fn same_up_to_unit_dims(a: &[Expr], b: &[Expr]) -> bool {
+    let strip =
+        |s: &[Expr]| -> Option<Vec<i64>> { s.iter().map(Expr::as_int).filter(|d| *d != Some(1)).collect() };
+    matches!((strip(a), strip(b)), (Some(x), Some(y)) if x == y)
 }
 
 fn join(dims: &[Expr]) -> String {

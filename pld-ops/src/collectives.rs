@@ -52,7 +52,7 @@ const fn builtin(
     OpDef { internal: true, ..coll(name, summary, params, attrs, deduce) }
 }
 
-const OP_SUM: AttrDef =
+pub(crate) const OP_SUM: AttrDef =
     AttrDef::with_default("op", AttrType::Enum(AbiEnumKind::ReduceOp), AttrDefault::Int(0));
 const OP_REQ: AttrDef = AttrDef::required("op", AttrType::Enum(AbiEnumKind::ReduceOp));
 const DTYPE_REQ: AttrDef = AttrDef::required("dtype", AttrType::DType);
@@ -242,7 +242,12 @@ pub static ALLREDUCE: OpDef = coll(
     "pld.tensor.allreduce",
     "reduce every rank's window slice in place (mesh or ring); returns the target",
     &[ParamDef::mem("target", Effect::ReadWrite), ParamDef::optional_mem("signal", Effect::ReadWrite)],
-    &[OP_SUM, AttrDef::with_default("mode", AttrType::Str, AttrDefault::Str("mesh")), CORE_NUM],
+    &[
+        OP_SUM,
+        AttrDef::with_default("mode", AttrType::Str, AttrDefault::Str("mesh")),
+        CORE_NUM,
+        AttrDef::optional("nranks", AttrType::Int),
+    ],
     deduce_allreduce,
 );
 
@@ -273,8 +278,9 @@ fn deduce_allreduce(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
              multi-core InCore execution"
         )));
     }
+    crate::collective_api::check_ring_nranks(cx, &mode, signal)?;
     let Some(signal) = signal else {
-        if mode == "ring" {
+        if mode == "ring" && cx.attr_int("nranks").is_none() {
             return Err(cx.error(format!(
                 "{OP} mode=ring requires an explicit signal. Use pld.tensor.allreduce(target, signal, mode=\"ring\")"
             )));
@@ -345,15 +351,17 @@ fn deduce_barrier(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
 pub static BROADCAST: OpDef = coll(
     "pld.tensor.broadcast",
     "replicate the root rank's window slice to every rank; returns the target",
-    TARGET_SIGNAL,
+    crate::collective_api::TARGET_OPT_SIGNAL,
     &[AttrDef::required("root", AttrType::Int)],
     deduce_broadcast,
 );
 
 fn deduce_broadcast(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
     window_arg(cx, 0, "target")?;
-    signal_arg(cx, 1)?;
-    distinct(cx, &[(0, "target"), (1, "signal")])?;
+    if !crate::collective_api::omitted_signal(cx, 1)? {
+        signal_arg(cx, 1)?;
+        distinct(cx, &[(0, "target"), (1, "signal")])?;
+    }
     let root = cx.attr_int("root").unwrap_or(0);
     if root < 0 {
         return Err(cx.error(format!("pld.tensor.broadcast root rank must be non-negative, got {root}")));
@@ -365,7 +373,7 @@ fn deduce_broadcast(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
 pub static REDUCE_SCATTER: OpDef = coll(
     "pld.tensor.reduce_scatter",
     "reduce a [NR, SIZE] window and leave row r on rank r; returns the target",
-    TARGET_SIGNAL,
+    crate::collective_api::TARGET_OPT_SIGNAL,
     &[OP_SUM],
     deduce_reduce_scatter,
 );
@@ -376,8 +384,10 @@ fn deduce_reduce_scatter(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
     if t.rank() != 2 {
         return Err(cx.arg_error(0, format!("{OP} target must be 2D [NR, SIZE], got {} dims", t.rank())));
     }
-    signal_arg(cx, 1)?;
-    distinct(cx, &[(0, "target"), (1, "signal")])?;
+    if !crate::collective_api::omitted_signal(cx, 1)? {
+        signal_arg(cx, 1)?;
+        distinct(cx, &[(0, "target"), (1, "signal")])?;
+    }
     let op = cx.attr_int("op").unwrap_or(0);
     if op != 0 {
         return Err(cx
@@ -396,7 +406,7 @@ fn deduce_reduce_scatter(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
 pub static ALLGATHER: OpDef = coll(
     "pld.tensor.allgather",
     "gather every rank's [1, SIZE] chunk into row r of a [NR, SIZE] window; returns the target",
-    GATHER,
+    crate::collective_api::GATHER_OPT_SIGNAL,
     &[],
     deduce_allgather,
 );
@@ -441,6 +451,9 @@ fn deduce_allgather(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
     if target.shape[1] != input.shape[1] {
         return Err(cx.arg_error(1, format!("{OP} target SIZE must equal input SIZE")));
     }
+    if crate::collective_api::omitted_signal(cx, 2)? {
+        return Ok(cx.ty(1).clone());
+    }
     let signal = mesh_signal(cx, 2)?;
     distinct(cx, &[(0, "input"), (1, "target"), (2, "signal")])?;
     if let Some((a, b)) = static_ne(&signal.shape[0], &target.shape[0]) {
@@ -456,7 +469,7 @@ fn deduce_allgather(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
 pub static ALL_TO_ALL: OpDef = coll(
     "pld.tensor.all_to_all",
     "personalised exchange: row d of every rank's [NR, SIZE] input lands in row r of rank d's window",
-    GATHER,
+    crate::collective_api::GATHER_OPT_SIGNAL,
     &[],
     deduce_all_to_all,
 );
@@ -485,6 +498,9 @@ fn deduce_all_to_all(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
             1,
             format!("{OP} target dtype {} must match input dtype {}", target.dtype, input.dtype),
         ));
+    }
+    if crate::collective_api::omitted_signal(cx, 2)? {
+        return Ok(cx.ty(1).clone());
     }
     let signal = mesh_signal(cx, 2)?;
     distinct(cx, &[(0, "input"), (1, "target"), (2, "signal")])?;
