@@ -12,7 +12,7 @@
 //!   parameter), so `r` of `pl.range` can be a `pl.Scalar[pl.INT32]` rank;
 //! - **rank** and **static dims**: the ranks agree (except that a window may be passed
 //!   with or without unit dims when both shapes are static, `[64]` for `[1, 64]`: the same
-//!   bytes of the symmetric buffer, D-front-call-1); a literal dim of the parameter equals the argument's dim
+//!   bytes of the symmetric buffer, D-fe-7); a literal dim of the parameter equals the argument's dim
 //!   whenever that one is known at compile time (a symbolic argument dim is a run-time fact
 //!   and passes);
 //! - **dynamic dims**: a parameter dim that is one symbol (`NR`) binds to the argument's dim

@@ -283,7 +283,8 @@ fn deduce_allreduce(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
         if mode == "ring" && cx.attr_int("nranks").is_none() {
             return Err(cx.error(format!(
                 "{OP} mode=ring requires an explicit signal. Use pld.tensor.allreduce(target, signal, mode=\"ring\")"
-            )));
+            ))
+            .with_note("in a host orchestrator a static rank count is enough: pld.all_reduce(target, mode=\"ring\", nranks=N)"));
         }
         if cx.env.func_kind.is_some() && !is_host(cx) {
             return Err(cx.error(format!(
