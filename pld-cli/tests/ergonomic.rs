@@ -1,7 +1,7 @@
 //! The ergonomic collective API through the `pld` binary: the corpus programs that use
 //! `pld.all_reduce` (mesh Max on FP16, default Sum in the @pl.jit form, ring from a builder),
-//! `pld.all_gather`, `pld.reduce_scatter` + `pld.broadcast`, `pld.all_to_all` and
-//! `pld.barrier` run at 2, 3 and 4 ranks and match results computed here from the run's own
+//! `pld.all_gather`, `pld.reduce_scatter` + `pld.broadcast`, `pld.all_to_all`,
+//! `pld.all_to_all_v` and `pld.barrier` run at 2, 3 and 4 ranks and match results computed here from the run's own
 //! inputs; and each ergonomic call's diagnostics (those of the `pld.tensor.*` op it becomes)
 //! are reported by `pld check` at the right line and column with exit 1.
 
@@ -182,6 +182,32 @@ fn barrier_on_the_callers_signal_orders_publish_before_pull() {
     }
 }
 
+#[test]
+fn all_to_all_v_with_a_static_rank_count_dispatches_tokens() {
+    const MAXR: usize = 3;
+    for p in 2..=4 {
+        let bind = format!("nranks={p}");
+        let dir = run_corpus("ergo_all_to_all_v_moe", p, &["--bind", &bind]);
+        let (shape, inp) = input(&dir, "inputs");
+        let (_, sent) = input(&dir, "send_counts");
+        let size = shape[2];
+        let slot = p * MAXR * size;
+        let mut tokens = vec![0.0; p * slot];
+        let mut recv = vec![0.0; p * p];
+        for r in 0..p {
+            for s in 0..p {
+                let k = sent[s * p + r].clamp(0.0, MAXR as f64) as usize;
+                recv[r * p + s] = k as f64;
+                for j in 0..k * size {
+                    tokens[r * slot + s * MAXR * size + j] = inp[s * slot + r * MAXR * size + j] * 0.5;
+                }
+            }
+        }
+        close(&output(&dir, "tokens").1, &tokens, 1e-6, "tokens");
+        close(&output(&dir, "recv_counts").1, &recv, 0.0, "recv_counts");
+    }
+}
+
 /// A host program whose collective line (line 29) and chip line (line 19) are filled in.
 const TEMPLATE: &str = r#"import pypto.language as pl
 import pypto.language.distributed as pld
@@ -290,6 +316,14 @@ fn ergonomic_calls_report_the_diagnostics_of_their_tensor_ops() {
             "pld.tensor.barrier signal must have INT32 element type (the barrier slot is an int counter), got dtype fp32",
             (29, 27),
         ),
+        (
+            "rows = pld.all_to_all_v(rows, rows, data, data, nranks=0)",
+            "pass",
+            "pld.all_to_all_v nranks must be a positive static int (the signal [nranks, 1] and MAX_RECV = target \
+             rows / nranks are compile-time shapes)",
+            (29, 16),
+        ),
+        ("rows = pld.all_to_all_v(rows, rows, data, data)", "pass", "missing kwarg 'nranks' on pld.all_to_all_v", (29, 16)),
         (
             "pass",
             "rows = pld.all_gather(data, rows)",

@@ -13,6 +13,10 @@
 //!   allreduce, `[2*(nranks-1)+1, nranks]` for a ring allreduce with a static `nranks=`,
 //!   `[world_size]` for broadcast and reduce_scatter, `[world_size, 1]` for allgather and
 //!   all_to_all;
+//! - `pld.all_to_all_v(input, target, send_counts, recv_counts, nranks=N)` becomes
+//!   `pld.tensor.all_to_all_v(input, target, [N, 1], send_counts, recv_counts)`: a static
+//!   shape list in the signal slot (the signal sits between the operands, so it cannot
+//!   simply be left off) asks for a private `[N, 1]` signal, in a host orchestrator only;
 //! - `pld.barrier(signal)` takes the caller's signal (a barrier has no data window whose
 //!   comm-domain coverage a private signal could inherit);
 //! - `nranks=` belongs to a ring allreduce: with a mesh allreduce it is an error, a
@@ -23,7 +27,7 @@ use pld_ir::auto_signal::SignalDim;
 use pld_ir::registry::{AttrDefault, AttrType};
 use pld_ir::{
     register_canonicalize, register_op, register_private_signal, Affinity, Attr, AttrDef, Call, DeduceCx,
-    DeduceEnv, Diagnostic, Effect, Expr, FunctionKind, OpDef, ParamDef, TensorType, Type,
+    DeduceEnv, Diagnostic, Effect, Expr, ExprKind, FunctionKind, OpDef, ParamDef, TensorType, Type,
 };
 
 /// `target, signal?`: broadcast and reduce_scatter with an optional (host) signal.
@@ -51,6 +55,30 @@ pub(crate) fn omitted_signal(cx: &DeduceCx<'_>, i: usize) -> Result<bool, Diagno
         )));
     }
     Ok(true)
+}
+
+/// The shape list standing in for the signal at argument `i` (`[N, 1]`, N a positive
+/// literal): `Some(N)` when there is one, `None` for an ordinary operand.
+pub(crate) fn signal_shape_slot(cx: &DeduceCx<'_>, i: usize) -> Result<Option<Expr>, Diagnostic> {
+    let Some(ExprKind::Tuple(items)) = cx.arg(i).map(|a| &a.kind) else { return Ok(None) };
+    let op = cx.def.name;
+    if cx.env.func_kind.is_some_and(|k| k != FunctionKind::Host) {
+        return Err(cx.arg_error(
+            i,
+            format!(
+                "{op} requires an explicit signal window outside host orchestrator functions, not a shape"
+            ),
+        ));
+    }
+    match items.as_slice() {
+        [n, one] if n.as_int().is_some_and(|n| n > 0) && one.as_int() == Some(1) => Ok(Some(n.clone())),
+        _ => Err(cx.arg_error(
+            i,
+            format!(
+                "{op} signal shape must be [NR, 1] with a static NR > 0 (a private signal of that shape)"
+            ),
+        )),
+    }
 }
 
 /// The `nranks=` rules of `pld.tensor.allreduce`.
@@ -107,7 +135,21 @@ fn column_signal(_: &Call) -> Result<Vec<SignalDim>, String> {
     Ok(vec![SignalDim::WorldSize, SignalDim::Int(1)])
 }
 
+fn shape_slot_signal(call: &Call) -> Result<Vec<SignalDim>, String> {
+    let op = call.callee.name();
+    let i = call.op().and_then(|d| d.params.iter().position(|p| p.name == "signal")).unwrap_or(2);
+    match call.args.get(i).and_then(Expr::as_tuple) {
+        Some(items) => items
+            .iter()
+            .map(|d| d.as_int().map(SignalDim::Int))
+            .collect::<Option<Vec<_>>>()
+            .ok_or_else(|| format!("{op} signal shape must be static")),
+        None => Err(format!("{op} requires a signal window or a static [NR, 1] shape in its place")),
+    }
+}
+
 register_private_signal!("pld.tensor.allreduce", allreduce_signal);
+register_private_signal!("pld.tensor.all_to_all_v", shape_slot_signal);
 register_private_signal!("pld.tensor.broadcast", rank1_signal);
 register_private_signal!("pld.tensor.reduce_scatter", rank1_signal);
 register_private_signal!("pld.tensor.allgather", column_signal);
@@ -195,7 +237,53 @@ pub static BARRIER: OpDef = api(
     &[],
 );
 
-register_op!(ALL_REDUCE, ALL_GATHER, REDUCE_SCATTER, BROADCAST, ALL_TO_ALL, BARRIER);
+/// `pld.all_to_all_v(input, target, send_counts, recv_counts, *, nranks)`.
+pub static ALL_TO_ALL_V: OpDef = OpDef {
+    deduce: deduce_all_to_all_v_api,
+    ..api(
+        "pld.all_to_all_v",
+        "variable-size all-to-all with a private [nranks, 1] signal",
+        &[
+            ParamDef::mem("input", Effect::Read),
+            ParamDef::mem("target", Effect::Write),
+            ParamDef::mem("send_counts", Effect::Read),
+            ParamDef::mem("recv_counts", Effect::Write),
+        ],
+        &[AttrDef::required("nranks", AttrType::Int)],
+    )
+};
+
+/// Reached only when the canonicalizer could not place the signal: `nranks` is not a
+/// positive int.
+fn deduce_all_to_all_v_api(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
+    Err(cx.error(format!(
+        "{} nranks must be a positive static int (the signal [nranks, 1] and MAX_RECV = target rows / nranks \
+         are compile-time shapes)",
+        cx.def.name
+    )))
+}
+
+register_op!(ALL_REDUCE, ALL_GATHER, REDUCE_SCATTER, BROADCAST, ALL_TO_ALL, ALL_TO_ALL_V, BARRIER);
+
+/// `pld.all_to_all_v(i, t, s, r, nranks=N)` → `pld.tensor.all_to_all_v(i, t, [N, 1], s, r)`;
+/// left alone (for the record's deducer to report) unless N is a positive int and the four
+/// operands are there.
+fn canon_all_to_all_v(
+    args: &mut Vec<Expr>,
+    attrs: &mut Vec<(String, Attr)>,
+    _: &DeduceEnv<'_>,
+) -> Option<&'static str> {
+    let at = attrs.iter().position(|(k, _)| k == "nranks")?;
+    let n = attrs[at].1.as_int().filter(|n| *n > 0)?;
+    if args.len() != 4 {
+        return None;
+    }
+    attrs.remove(at);
+    args.insert(2, Expr::tuple(vec![Expr::int(n), Expr::int(1)]));
+    Some("pld.tensor.all_to_all_v")
+}
+
+register_canonicalize!("pld.all_to_all_v", canon_all_to_all_v);
 
 macro_rules! onto {
     ($($f:ident: $op:literal => $to:literal;)*) => {$(

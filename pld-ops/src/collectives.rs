@@ -559,18 +559,27 @@ fn a2av(cx: &DeduceCx<'_>, builtin: bool) -> Result<Type, Diagnostic> {
     packed(cx, 1, target, "target")?;
     distinct(cx, &[(0, "input"), (1, "target"), (2, "signal"), (3, "send_counts"), (4, "recv_counts")])
         .map_err(|d| d.with_note("two views of one window allocation are a cross-process data race under in-kernel TPUT/notify"))?;
-    let signal = signal_arg(cx, 2)?;
-    if signal.rank() != 2 {
-        return Err(cx.arg_error(2, format!("{op} signal must be 2D [NR, 1], got {} dims", signal.rank())));
-    }
-    if signal.shape[1].as_int() != Some(1) {
-        return Err(
-            cx.arg_error(2, format!("{op} signal second dimension must be 1, got {}", signal.shape[1]))
-        );
+    // A shape list in the signal slot asks for a private signal (collective_api.rs).
+    let slot = crate::collective_api::signal_shape_slot(cx, 2)?;
+    let signal = match &slot {
+        Some(_) => None,
+        None => Some(signal_arg(cx, 2)?),
+    };
+    if let Some(signal) = signal {
+        if signal.rank() != 2 {
+            return Err(
+                cx.arg_error(2, format!("{op} signal must be 2D [NR, 1], got {} dims", signal.rank()))
+            );
+        }
+        if signal.shape[1].as_int() != Some(1) {
+            return Err(
+                cx.arg_error(2, format!("{op} signal second dimension must be 1, got {}", signal.shape[1]))
+            );
+        }
     }
     // NR may be dynamic (the seed: the HOST kernel derives MAX_RECV = target.shape[0] / nranks
     // at entry), so the shape relations are checked only where they are provable.
-    let nr = &signal.shape[0];
+    let nr = slot.as_ref().or(signal.map(|s| &s.shape[0])).unwrap_or(&target.shape[0]);
     if let Some(n) = nr.as_int().filter(|n| *n <= 0) {
         return Err(cx.arg_error(2, format!("{op} signal dim 0 (NR) must be positive, got {n}")));
     }

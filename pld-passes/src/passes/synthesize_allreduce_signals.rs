@@ -28,8 +28,13 @@ pub struct SynthesizeAllReduceSignals;
 fn missing_signal(c: &Call) -> Option<usize> {
     let def = c.op()?;
     private_signal(def.name)?;
-    let i = def.params.iter().position(|p| p.name == "signal" && p.optional)?;
-    (c.args.len() == i).then_some(i)
+    let i = def.params.iter().position(|p| p.name == "signal")?;
+    // Left off (an optional trailing signal), or a shape list standing in for it.
+    let open = match c.args.get(i) {
+        None => c.args.len() == i && def.params[i].optional,
+        Some(a) => a.as_tuple().is_some(),
+    };
+    open.then_some(i)
 }
 
 impl Pass for SynthesizeAllReduceSignals {
@@ -128,7 +133,10 @@ fn with_signal(
         vec![("dtype", Attr::DType(DataType::INT32))],
     )?;
     let mut args = call.args.clone();
-    args.push(Expr::var(sig));
+    match missing_signal(call) {
+        Some(i) if i < args.len() => args[i] = Expr::var(sig),
+        _ => args.push(Expr::var(sig)),
+    }
     let attrs = call.attr_args();
     let e = b.op(op, args, attrs)?;
     prologue.extend(b.finish().0);
