@@ -212,3 +212,42 @@ fn task_submits_with_deps_are_checked_too() {
     assert_eq!(m, "argument 3 (`w`) has dimension 1 = 6, but parameter `out` declares 8");
     assert_eq!(at, (CALL_LINE, 22));
 }
+
+#[test]
+fn kind_a_tensor_for_a_scalar_parameter() {
+    let (m, at, note, _) = one("self.k(x, x, o, s, x)");
+    assert_eq!(m, "argument 5 (`x`) is a pl.Tensor, but parameter `n` is declared pl.Scalar");
+    assert_eq!(at, (CALL_LINE, 28));
+    assert_eq!(note, (15, 12));
+}
+
+/// Kernel-to-kernel calls: a tile parameter takes a tile, not the tensor it was loaded from.
+const TILES: &str = concat!(
+    "import pypto.language as pl\n", // 1
+    "\n",                            // 2
+    "@pl.program\n",                 // 3
+    "class T:\n",                    // 4
+    "    @pl.function(type=pl.FunctionType.InCore)\n", // 5
+    "    def helper(self, t: pl.Tile[[8, 8], pl.FP32, pl.MemorySpace.Vec], out: pl.Out[pl.Tensor[[8, 8], pl.FP32]]):\n", // 6
+    "        out = pl.store(t, [0, 0], out)\n", // 7
+    "        return out\n",                     // 8
+    "\n",                                       // 9
+    "    @pl.function(type=pl.FunctionType.InCore)\n", // 10
+    "    def k(self, x: pl.Tensor[[8, 8], pl.FP32], out: pl.Out[pl.Tensor[[8, 8], pl.FP32]]):\n", // 11
+    "        t = pl.load(x, [0, 0], [8, 8])\n", // 12
+);
+
+#[test]
+fn kind_a_tensor_for_a_tile_parameter() {
+    accepts(&format!("{TILES}        out = self.helper(t, out)\n        return out\n"));
+    let _ = pld_ops::registry();
+    let src = format!("{TILES}        out = self.helper(x, out)\n        return out\n");
+    let mut sm = SourceMap::new();
+    let d = parse_program(&mut sm, "t.py", &src, &ParseOptions::default()).expect_err("rejected");
+    let d: Vec<_> = d.iter().collect();
+    assert_eq!(d.len(), 1);
+    assert_eq!(d[0].message, "argument 1 (`x`) is a pl.Tensor, but parameter `t` is declared pl.Tile");
+    assert_eq!(d[0].location(&sm).map(|(_, l, c)| (l, c)), Some((13, 27)));
+    let (lspan, _) = &d[0].labels[0];
+    assert_eq!(sm.get(lspan.file).map(|f| f.line_col(lspan.lo)), Some((6, 25)));
+}
