@@ -80,7 +80,7 @@ pub(crate) fn check_call(cx: &mut FnCx<'_, '_>, callee: usize, args: &[Expr]) {
     let callee_name = sig.name.clone();
     let params: Vec<(String, Type, Direction, Span)> =
         sig.params.iter().zip(&sig.annots).map(|((n, t, d, _), a)| (n.clone(), t.clone(), *d, *a)).collect();
-    let mut bound: HashMap<String, (Expr, Span)> = HashMap::new();
+    let mut bound: HashMap<String, Expr> = HashMap::new();
     let mut found = Vec::new();
     for (j, (arg, (name, ty, dir, annot))) in args.iter().zip(&params).enumerate() {
         let p = ParamInfo { name, ty, dir: *dir, annot: *annot };
@@ -92,7 +92,7 @@ pub(crate) fn check_call(cx: &mut FnCx<'_, '_>, callee: usize, args: &[Expr]) {
                     .with_label(p.annot, format!("parameter `{}` of `{callee_name}` declared here", p.name)),
             );
         };
-        if let Err(msg) = check_type(&what, &arg_ty, &p, &mut bound, arg.span) {
+        if let Err(msg) = check_type(&what, &arg_ty, &p, &mut bound) {
             report(msg);
             continue;
         }
@@ -122,8 +122,7 @@ fn check_type(
     what: &str,
     arg: &Type,
     p: &ParamInfo<'_>,
-    bound: &mut HashMap<String, (Expr, Span)>,
-    at: Span,
+    bound: &mut HashMap<String, Expr>,
 ) -> Result<(), String> {
     if matches!(arg, Type::Unknown) || matches!(p.ty, Type::Unknown) {
         return Ok(());
@@ -169,7 +168,7 @@ fn check_type(
         ));
     }
     for (d, (ad, pd)) in a_shape.iter().zip(p_shape).enumerate() {
-        check_dim(what, pname, d, ad, pd, bound, at)?;
+        check_dim(what, pname, d, ad, pd, bound)?;
     }
     Ok(())
 }
@@ -180,16 +179,15 @@ fn check_dim(
     d: usize,
     ad: &Expr,
     pd: &Expr,
-    bound: &mut HashMap<String, (Expr, Span)>,
-    at: Span,
+    bound: &mut HashMap<String, Expr>,
 ) -> Result<(), String> {
     let no_sym = |_: &str| None;
     if let ExprKind::Sym(s) = &pd.kind {
         match bound.get(s) {
             None => {
-                bound.insert(s.clone(), (ad.clone(), at));
+                bound.insert(s.clone(), ad.clone());
             }
-            Some((prev, _)) => {
+            Some(prev) => {
                 if let (Some(a), Some(b)) = (ad.eval_int(&no_sym), prev.eval_int(&no_sym)) {
                     if a != b {
                         return Err(format!(
@@ -202,7 +200,7 @@ fn check_dim(
         }
         return Ok(());
     }
-    let sub = |name: &str| bound.get(name).and_then(|(e, _)| e.eval_int(&no_sym));
+    let sub = |name: &str| bound.get(name).and_then(|e| e.eval_int(&no_sym));
     if let (Some(want), Some(got)) = (pd.eval_int(&sub), ad.eval_int(&no_sym)) {
         if want != got {
             return Err(format!(
