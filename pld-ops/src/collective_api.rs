@@ -274,7 +274,10 @@ fn canon_all_to_all_v(
     _: &DeduceEnv<'_>,
 ) -> Option<&'static str> {
     let at = attrs.iter().position(|(k, _)| k == "nranks")?;
-    let n = attrs[at].1.as_int().filter(|n| *n > 0)?;
+    let n = match attrs[at].1 {
+        Attr::Int(n) if n > 0 => n,
+        _ => return None, // a bool or a non-positive count: the record reports it
+    };
     if args.len() != 4 {
         return None;
     }

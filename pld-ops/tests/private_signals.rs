@@ -134,6 +134,10 @@ fn all_to_all_v_gets_a_shape_in_its_signal_slot() {
     rejected(host(&a2av_ergonomic(), "pld.all_to_all_v", vec![("nranks", int(0))]), "positive static int");
     rejected(host(&a2av_ergonomic(), "pld.all_to_all_v", vec![]), "missing kwarg 'nranks'");
     rejected(
+        host(&a2av_ergonomic(), "pld.all_to_all_v", vec![("nranks", Attr::Bool(true))]),
+        "kwarg 'nranks' for operator 'pld.all_to_all_v' has incompatible type: expected int, got bool",
+    );
+    rejected(
         built(
             FunctionKind::InCore,
             &a2av_ergonomic(),
