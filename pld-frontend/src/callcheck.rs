@@ -80,29 +80,35 @@ pub(crate) fn check_call(cx: &mut FnCx<'_, '_>, callee: usize, args: &[Expr]) {
     let callee_name = sig.name.clone();
     let params: Vec<(String, Type, Direction, Span)> =
         sig.params.iter().zip(&sig.annots).map(|((n, t, d, _), a)| (n.clone(), t.clone(), *d, *a)).collect();
-    let mut bound: HashMap<String, Expr> = HashMap::new();
+    let mut bound: Bindings = HashMap::new();
     let mut found = Vec::new();
     for (j, (arg, (name, ty, dir, annot))) in args.iter().zip(&params).enumerate() {
         let p = ParamInfo { name, ty, dir: *dir, annot: *annot };
         let arg_ty = arg.ty(&cx.values);
         let what = describe_arg(j, arg, cx);
-        let mut report = |msg: String| {
-            found.push(
-                Diagnostic::error(arg.span, msg)
-                    .with_label(p.annot, format!("parameter `{}` of `{callee_name}` declared here", p.name)),
-            );
+        let mut earlier = None;
+        let mut report = |msg: String, earlier: Option<(Span, String)>| {
+            let mut d = Diagnostic::error(arg.span, msg)
+                .with_label(p.annot, format!("parameter `{}` of `{callee_name}` declared here", p.name));
+            if let Some((span, label)) = earlier {
+                d = d.with_label(span, label);
+            }
+            found.push(d);
         };
-        if let Err(msg) = check_type(&what, &arg_ty, &p, &mut bound) {
-            report(msg);
+        if let Err(msg) = check_type(&what, &arg_ty, &p, (&mut bound, arg.span, &mut earlier)) {
+            report(msg, earlier);
             continue;
         }
         if p.dir != Direction::In && aliases_read_only(arg, &cx.read_only) {
             let dir_word = if p.dir == Direction::Out { "pl.Out" } else { "pl.InOut" };
-            report(format!(
-                "{what} is read-only here (it comes from an input parameter, not pl.Out / pl.InOut), \
+            report(
+                format!(
+                    "{what} is read-only here (it comes from an input parameter, not pl.Out / pl.InOut), \
                  but parameter `{}` of `{callee_name}` is {dir_word} and is written",
-                p.name
-            ));
+                    p.name
+                ),
+                None,
+            );
         }
     }
     for d in found {
@@ -122,7 +128,7 @@ fn check_type(
     what: &str,
     arg: &Type,
     p: &ParamInfo<'_>,
-    bound: &mut HashMap<String, Expr>,
+    bind: (&mut Bindings, Span, &mut Option<(Span, String)>),
 ) -> Result<(), String> {
     if matches!(arg, Type::Unknown) || matches!(p.ty, Type::Unknown) {
         return Ok(());
@@ -167,29 +173,35 @@ fn check_type(
             join(p_shape)
         ));
     }
+    let (bound, at, earlier) = bind;
     for (d, (ad, pd)) in a_shape.iter().zip(p_shape).enumerate() {
-        check_dim(what, pname, d, ad, pd, bound)?;
+        check_dim(what, pname, d, (ad, pd), (&mut *bound, at, &mut *earlier))?;
     }
     Ok(())
 }
 
+/// Dynamic symbols bound so far in one call: the argument dim and the argument that bound it.
+type Bindings = HashMap<String, (Expr, Span)>;
+
+/// Dim `d` of an argument (`ad`) against the parameter's (`pd`); a dynamic symbol binds on
+/// first use, and a conflicting later use names the earlier argument in `earlier`.
 fn check_dim(
     what: &str,
     pname: &str,
     d: usize,
-    ad: &Expr,
-    pd: &Expr,
-    bound: &mut HashMap<String, Expr>,
+    (ad, pd): (&Expr, &Expr),
+    (bound, at, earlier): (&mut Bindings, Span, &mut Option<(Span, String)>),
 ) -> Result<(), String> {
     let no_sym = |_: &str| None;
     if let ExprKind::Sym(s) = &pd.kind {
         match bound.get(s) {
             None => {
-                bound.insert(s.clone(), ad.clone());
+                bound.insert(s.clone(), (ad.clone(), at));
             }
-            Some(prev) => {
+            Some((prev, prev_at)) => {
                 if let (Some(a), Some(b)) = (ad.eval_int(&no_sym), prev.eval_int(&no_sym)) {
                     if a != b {
+                        *earlier = Some((*prev_at, format!("`{s}` bound to {b} here")));
                         return Err(format!(
                             "{what} has dimension {d} = {a}, but `{s}` of parameter `{pname}` is already \
                              bound to {b} by an earlier argument of this call (`{s}` is one value per call)"
@@ -200,7 +212,7 @@ fn check_dim(
         }
         return Ok(());
     }
-    let sub = |name: &str| bound.get(name).and_then(|e| e.eval_int(&no_sym));
+    let sub = |name: &str| bound.get(name).and_then(|(e, _)| e.eval_int(&no_sym));
     if let (Some(want), Some(got)) = (pd.eval_int(&sub), ad.eval_int(&no_sym)) {
         if want != got {
             return Err(format!(

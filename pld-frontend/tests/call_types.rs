@@ -48,8 +48,17 @@ fn program(call: &str) -> String {
     format!("{HEAD}        {call}\n")
 }
 
-/// Parses with one call in `orch`; returns (message, arg line:col, label line:col, label).
+/// Parses with one call in `orch`; returns (message, arg line:col, label line:col, label) of
+/// its one diagnostic, whose first label is at the parameter.
 fn one(call: &str) -> (String, (usize, usize), (usize, usize), String) {
+    let (m, at, labels) = one_with_labels(call);
+    let (note, label) = labels[0].clone();
+    (m, at, note, label)
+}
+
+/// Like [`one`], with every label as (line:col, text).
+#[allow(clippy::type_complexity)]
+fn one_with_labels(call: &str) -> (String, (usize, usize), Vec<((usize, usize), String)>) {
     let _ = pld_ops::registry();
     let src = program(call);
     let mut sm = SourceMap::new();
@@ -60,10 +69,13 @@ fn one(call: &str) -> (String, (usize, usize), (usize, usize), String) {
     let d: Vec<_> = d.iter().collect();
     assert_eq!(d.len(), 1, "{:?}", d.iter().map(|x| &x.message).collect::<Vec<_>>());
     let (_, line, col) = d[0].location(&sm).expect("located");
-    assert_eq!(d[0].labels.len(), 1, "one label at the parameter: {:?}", d[0].labels);
-    let (lspan, label) = &d[0].labels[0];
-    let file = sm.get(lspan.file).expect("label file");
-    (d[0].message.clone(), (line, col), file.line_col(lspan.lo), label.clone())
+    assert!(!d[0].labels.is_empty(), "a label at the parameter");
+    let labels = d[0]
+        .labels
+        .iter()
+        .map(|(span, label)| (sm.get(span.file).expect("label file").line_col(span.lo), label.clone()))
+        .collect();
+    (d[0].message.clone(), (line, col), labels)
 }
 
 fn accepts(src: &str) {
@@ -124,14 +136,20 @@ fn static_dim_differs_from_the_declared_one() {
 #[test]
 fn dynamic_dim_bound_to_two_values_in_one_call() {
     // `a` binds NR = 2, then `b` brings 4 rows.
-    let (m, at, note, _) = one("self.k(x, y, o, s, 3)");
+    let (m, at, labels) = one_with_labels("self.k(x, y, o, s, 3)");
     assert_eq!(
         m,
         "argument 2 (`y`) has dimension 0 = 4, but `NR` of parameter `b` is already bound to 2 by an \
          earlier argument of this call (`NR` is one value per call)"
     );
     assert_eq!(at, (CALL_LINE, 19));
-    assert_eq!(note, (12, 12));
+    assert_eq!(
+        labels,
+        vec![
+            ((12, 12), "parameter `b` of `k` declared here".to_string()),
+            ((CALL_LINE, 16), "`NR` bound to 2 here".to_string()),
+        ]
+    );
 }
 
 #[test]
