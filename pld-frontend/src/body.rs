@@ -25,7 +25,7 @@ use pld_ir::{
     ValueId, Values,
 };
 use rustpython_parser::ast;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// Deepest nesting of loop / if bodies the frontend lowers.
 const MAX_NESTING: usize = 64;
@@ -108,6 +108,9 @@ pub struct FnCx<'u, 'a> {
     pub too_deep: bool,
     /// Current statement-block nesting depth.
     block_depth: usize,
+    /// Values that alias a read-only (`In`) tensor parameter: the parameter itself, views of
+    /// it and names bound to those (see [`crate::callcheck`]).
+    pub read_only: HashSet<ValueId>,
 }
 
 impl<'u, 'a> FnCx<'u, 'a> {
@@ -142,12 +145,16 @@ impl<'u, 'a> FnCx<'u, 'a> {
             depth: 0,
             too_deep: false,
             block_depth: 0,
+            read_only: HashSet::new(),
         };
         let mut params = Vec::new();
         for (name, ty, dir, span) in &sig.params {
             let v = cx.values.add(name.clone(), ty.clone(), *span);
             cx.frames[0].names.insert(name.clone(), Binding::Value(v, *span));
             params.push(Param { value: v, dir: *dir });
+            if crate::callcheck::guards_writes(ty, *dir) {
+                cx.read_only.insert(v);
+            }
         }
         // A host callback's body is Python executed by the runtime, not DSL.
         let body = if sig.external { Block::new() } else { cx.block(&def.body) };
@@ -439,6 +446,9 @@ impl<'u, 'a> FnCx<'u, 'a> {
                     Ok(e) => {
                         let ty = self.const_target_type(&a.value).unwrap_or_else(|| e.ty(&self.values));
                         let v = self.define(n.id.as_str(), ty, span_of(self.file(), target));
+                        if crate::callcheck::aliases_read_only(&e, &self.read_only) {
+                            self.read_only.insert(v);
+                        }
                         out.push(Stmt::new(StmtKind::Assign { targets: vec![v], value: e }, span));
                     }
                     Err(()) => self.poison(n.id.as_str()),

@@ -742,6 +742,7 @@ impl FnCx<'_, '_> {
             return Err(());
         }
         let args: Vec<Expr> = slots.into_iter().flatten().collect();
+        crate::callcheck::check_call(self, i, &args);
         let ret = match self.unit.ensure_ret(i) {
             Some(r) => r,
             None => {

@@ -54,6 +54,7 @@
 mod annot;
 mod body;
 mod builders;
+mod callcheck;
 mod consts;
 mod equal;
 mod expr;

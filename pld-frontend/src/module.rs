@@ -26,6 +26,9 @@ pub struct Sig {
     pub kind: FunctionKind,
     /// `(name, type, direction, span)` per parameter.
     pub params: Vec<(String, Type, Direction, Span)>,
+    /// The span of each parameter's annotation (parallel to `params`), where call
+    /// diagnostics point their note.
+    pub annots: Vec<Span>,
     /// Return types: annotated, or inferred once the body is lowered.
     pub ret: Option<Vec<Type>>,
     /// Whether the decorator asked for strict SSA.
@@ -203,8 +206,11 @@ fn parse_syntax(file: FileId, file_name: &str, text: &str) -> Result<ast::ModMod
         Err(e) => {
             let at = e.offset.to_u32();
             let end = next_char_end(text, at);
-            Err(Diagnostic::error(Span::new(file, at, end), format!("syntax error: {}", crate::syntax::message(text, &e)))
-                .into())
+            Err(Diagnostic::error(
+                Span::new(file, at, end),
+                format!("syntax error: {}", crate::syntax::message(text, &e)),
+            )
+            .into())
         }
     }
 }
@@ -477,6 +483,7 @@ fn signature(
         })
     };
     let mut params = Vec::new();
+    let mut annots = Vec::new();
     let args = &f.args;
     if args.vararg.is_some() || args.kwarg.is_some() {
         diags.push(Diagnostic::error(
@@ -501,7 +508,10 @@ fn signature(
                 .with_note("annotate it, e.g. `x: pl.Tensor[[16, 64], pl.FP32]`"),
             ),
             Some(t) => match annot::param_type(file, t, &mut dim) {
-                Ok((ty, dir)) => params.push((name, ty, dir, pspan)),
+                Ok((ty, dir)) => {
+                    params.push((name, ty, dir, pspan));
+                    annots.push(span_of(file, t.as_ref()));
+                }
                 Err(d) => diags.push(d),
             },
         }
@@ -516,7 +526,17 @@ fn signature(
             }
         },
     };
-    diags.into_result(Sig { name: f.name.to_string(), kind, params, ret, strict_ssa, attrs, external, span })
+    diags.into_result(Sig {
+        name: f.name.to_string(),
+        kind,
+        params,
+        annots,
+        ret,
+        strict_ssa,
+        attrs,
+        external,
+        span,
+    })
 }
 
 fn lower_unit(file: FileId, opts: &ParseOptions, u: UnitSrc<'_>) -> (Program, Diagnostics) {
@@ -545,6 +565,7 @@ fn lower_unit(file: FileId, opts: &ParseOptions, u: UnitSrc<'_>) -> (Program, Di
                     name: f.name.to_string(),
                     kind: FunctionKind::Opaque,
                     params: Vec::new(),
+                    annots: Vec::new(),
                     ret: Some(Vec::new()),
                     strict_ssa: false,
                     attrs: Vec::new(),

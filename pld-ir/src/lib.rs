@@ -31,6 +31,7 @@
 
 #![deny(missing_docs)]
 
+pub mod auto_signal;
 pub mod builder;
 pub mod comm_fence;
 pub mod diag;

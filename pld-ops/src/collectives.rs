@@ -53,7 +53,7 @@ const fn builtin(
     OpDef { internal: true, ..coll(name, summary, params, attrs, deduce) }
 }
 
-const OP_SUM: AttrDef =
+pub(crate) const OP_SUM: AttrDef =
     AttrDef::with_default("op", AttrType::Enum(AbiEnumKind::ReduceOp), AttrDefault::Int(0));
 const OP_REQ: AttrDef = AttrDef::required("op", AttrType::Enum(AbiEnumKind::ReduceOp));
 const DTYPE_REQ: AttrDef = AttrDef::required("dtype", AttrType::DType);
@@ -243,7 +243,12 @@ pub static ALLREDUCE: OpDef = coll(
     "pld.tensor.allreduce",
     "reduce every rank's window slice in place (mesh or ring); returns the target",
     &[ParamDef::mem("target", Effect::ReadWrite), ParamDef::optional_mem("signal", Effect::ReadWrite)],
-    &[OP_SUM, AttrDef::with_default("mode", AttrType::Str, AttrDefault::Str("mesh")), CORE_NUM],
+    &[
+        OP_SUM,
+        AttrDef::with_default("mode", AttrType::Str, AttrDefault::Str("mesh")),
+        CORE_NUM,
+        AttrDef::optional("nranks", AttrType::Int),
+    ],
     deduce_allreduce,
 );
 
@@ -274,11 +279,13 @@ fn deduce_allreduce(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
              multi-core InCore execution"
         )));
     }
+    crate::collective_api::check_ring_nranks(cx, &mode, signal)?;
     let Some(signal) = signal else {
-        if mode == "ring" {
+        if mode == "ring" && cx.attr_int("nranks").is_none() {
             return Err(cx.error(format!(
                 "{OP} mode=ring requires an explicit signal. Use pld.tensor.allreduce(target, signal, mode=\"ring\")"
-            )));
+            ))
+            .with_note("in a host orchestrator a static rank count is enough: pld.all_reduce(target, mode=\"ring\", nranks=N)"));
         }
         if cx.env.func_kind.is_some() && !is_host(cx) {
             return Err(cx.error(format!(
@@ -346,15 +353,17 @@ fn deduce_barrier(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
 pub static BROADCAST: OpDef = coll(
     "pld.tensor.broadcast",
     "replicate the root rank's window slice to every rank; returns the target",
-    TARGET_SIGNAL,
+    crate::collective_api::TARGET_OPT_SIGNAL,
     &[AttrDef::required("root", AttrType::Int)],
     deduce_broadcast,
 );
 
 fn deduce_broadcast(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
     window_arg(cx, 0, "target")?;
-    signal_arg(cx, 1)?;
-    distinct(cx, &[(0, "target"), (1, "signal")])?;
+    if !crate::collective_api::omitted_signal(cx, 1)? {
+        signal_arg(cx, 1)?;
+        distinct(cx, &[(0, "target"), (1, "signal")])?;
+    }
     let root = cx.attr_int("root").unwrap_or(0);
     if root < 0 {
         return Err(cx.error(format!("pld.tensor.broadcast root rank must be non-negative, got {root}")));
@@ -366,7 +375,7 @@ fn deduce_broadcast(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
 pub static REDUCE_SCATTER: OpDef = coll(
     "pld.tensor.reduce_scatter",
     "reduce a [NR, SIZE] window and leave row r on rank r; returns the target",
-    TARGET_SIGNAL,
+    crate::collective_api::TARGET_OPT_SIGNAL,
     &[OP_SUM],
     deduce_reduce_scatter,
 );
@@ -377,8 +386,10 @@ fn deduce_reduce_scatter(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
     if t.rank() != 2 {
         return Err(cx.arg_error(0, format!("{OP} target must be 2D [NR, SIZE], got {} dims", t.rank())));
     }
-    signal_arg(cx, 1)?;
-    distinct(cx, &[(0, "target"), (1, "signal")])?;
+    if !crate::collective_api::omitted_signal(cx, 1)? {
+        signal_arg(cx, 1)?;
+        distinct(cx, &[(0, "target"), (1, "signal")])?;
+    }
     let op = cx.attr_int("op").unwrap_or(0);
     if op != 0 {
         return Err(cx
@@ -397,7 +408,7 @@ fn deduce_reduce_scatter(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
 pub static ALLGATHER: OpDef = coll(
     "pld.tensor.allgather",
     "gather every rank's [1, SIZE] chunk into row r of a [NR, SIZE] window; returns the target",
-    GATHER,
+    crate::collective_api::GATHER_OPT_SIGNAL,
     &[],
     deduce_allgather,
 );
@@ -442,6 +453,9 @@ fn deduce_allgather(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
     if target.shape[1] != input.shape[1] {
         return Err(cx.arg_error(1, format!("{OP} target SIZE must equal input SIZE")));
     }
+    if crate::collective_api::omitted_signal(cx, 2)? {
+        return Ok(cx.ty(1).clone());
+    }
     let signal = mesh_signal(cx, 2)?;
     distinct(cx, &[(0, "input"), (1, "target"), (2, "signal")])?;
     if let Some((a, b)) = static_ne(&signal.shape[0], &target.shape[0]) {
@@ -457,7 +471,7 @@ fn deduce_allgather(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
 pub static ALL_TO_ALL: OpDef = coll(
     "pld.tensor.all_to_all",
     "personalised exchange: row d of every rank's [NR, SIZE] input lands in row r of rank d's window",
-    GATHER,
+    crate::collective_api::GATHER_OPT_SIGNAL,
     &[],
     deduce_all_to_all,
 );
@@ -486,6 +500,9 @@ fn deduce_all_to_all(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
             1,
             format!("{OP} target dtype {} must match input dtype {}", target.dtype, input.dtype),
         ));
+    }
+    if crate::collective_api::omitted_signal(cx, 2)? {
+        return Ok(cx.ty(1).clone());
     }
     let signal = mesh_signal(cx, 2)?;
     distinct(cx, &[(0, "input"), (1, "target"), (2, "signal")])?;
@@ -543,18 +560,27 @@ fn a2av(cx: &DeduceCx<'_>, builtin: bool) -> Result<Type, Diagnostic> {
     packed(cx, 1, target, "target")?;
     distinct(cx, &[(0, "input"), (1, "target"), (2, "signal"), (3, "send_counts"), (4, "recv_counts")])
         .map_err(|d| d.with_note("two views of one window allocation are a cross-process data race under in-kernel TPUT/notify"))?;
-    let signal = signal_arg(cx, 2)?;
-    if signal.rank() != 2 {
-        return Err(cx.arg_error(2, format!("{op} signal must be 2D [NR, 1], got {} dims", signal.rank())));
-    }
-    if signal.shape[1].as_int() != Some(1) {
-        return Err(
-            cx.arg_error(2, format!("{op} signal second dimension must be 1, got {}", signal.shape[1]))
-        );
+    // A shape list in the signal slot asks for a private signal (collective_api.rs).
+    let slot = crate::collective_api::signal_shape_slot(cx, 2)?;
+    let signal = match &slot {
+        Some(_) => None,
+        None => Some(signal_arg(cx, 2)?),
+    };
+    if let Some(signal) = signal {
+        if signal.rank() != 2 {
+            return Err(
+                cx.arg_error(2, format!("{op} signal must be 2D [NR, 1], got {} dims", signal.rank()))
+            );
+        }
+        if signal.shape[1].as_int() != Some(1) {
+            return Err(
+                cx.arg_error(2, format!("{op} signal second dimension must be 1, got {}", signal.shape[1]))
+            );
+        }
     }
     // NR may be dynamic (the seed: the HOST kernel derives MAX_RECV = target.shape[0] / nranks
     // at entry), so the shape relations are checked only where they are provable.
-    let nr = &signal.shape[0];
+    let nr = slot.as_ref().or(signal.map(|s| &s.shape[0])).unwrap_or(&target.shape[0]);
     if let Some(n) = nr.as_int().filter(|n| *n <= 0) {
         return Err(cx.arg_error(2, format!("{op} signal dim 0 (NR) must be positive, got {n}")));
     }

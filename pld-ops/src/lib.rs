@@ -15,6 +15,7 @@
 //! ops the programs and lowerings use). [`lowering`] holds the lowerings, registered apart
 //! from the op records with `register_lowering!`.
 
+pub mod collective_api;
 pub mod collectives;
 pub mod core;
 pub mod lowering;

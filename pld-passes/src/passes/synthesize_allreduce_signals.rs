@@ -1,21 +1,24 @@
 //! `SynthesizeAllReduceSignals`: host collectives that omit their signal get a private one.
 //!
-//! Afterwards: in every host orchestration, every call of an op with a host-builtin
-//! lowering whose optional `signal` parameter was omitted passes an explicit signal window:
-//! a private INT32 `[world_size, core_num]` window whose `world_size` is bound by its own
-//! `pld.system.world_size()` statement, allocated (`world_size * core_num * 4` bytes) at the
-//! top of the function so a call inside a loop reuses it (the self-clearing protocol makes
+//! Afterwards: in every host orchestration, every call of an op with a private-signal rule
+//! (registry data, [`pld_ir::auto_signal`]) whose optional `signal` parameter was omitted
+//! passes an explicit signal window: a private INT32 window of the shape the rule gives
+//! (e.g. `[world_size, core_num]` for a mesh allreduce), whose `world_size` is bound by its
+//! own `pld.system.world_size()` statement, allocated (element count × 4 bytes) at the top
+//! of the function so a call inside a loop reuses it (the self-clearing protocol makes
 //! every call start from an all-zero signal). Names are `__allreduce_signal_*_<k>` with a
 //! program-wide counter skipping names in use. A call returned directly is first bound to
-//! `__allreduce_result_<k>`. `mode="ring"` requires an explicit signal (user error), and a
-//! signal-less call nested inside another expression is rejected.
+//! `__allreduce_result_<k>`. A rule may refuse a call (a ring allreduce without a static
+//! `nranks=`): its message is reported at the call. A signal-less call nested inside another
+//! expression is rejected.
 
 use crate::ops::{ALLOC_WINDOW_BUFFER, WINDOW, WORLD_SIZE};
 use crate::pass::{Pass, PassCx};
 use crate::util::for_each_call;
+use pld_ir::auto_signal::{private_signal, SignalDim};
 use pld_ir::{
     Attr, BinOp, Block, Builder, Call, DataType, Diagnostic, Diagnostics, Expr, Function, FunctionKind,
-    LoweringKind, Program, Stmt, StmtKind,
+    Program, Stmt, StmtKind,
 };
 use std::collections::HashSet;
 
@@ -24,9 +27,14 @@ pub struct SynthesizeAllReduceSignals;
 
 fn missing_signal(c: &Call) -> Option<usize> {
     let def = c.op()?;
-    def.lowering(LoweringKind::HostBuiltin)?;
-    let i = def.params.iter().position(|p| p.name == "signal" && p.optional)?;
-    (c.args.len() == i).then_some(i)
+    private_signal(def.name)?;
+    let i = def.params.iter().position(|p| p.name == "signal")?;
+    // Left off (an optional trailing signal), or a shape list standing in for it.
+    let open = match c.args.get(i) {
+        None => c.args.len() == i && def.params[i].optional,
+        Some(a) => a.as_tuple().is_some(),
+    };
+    open.then_some(i)
 }
 
 impl Pass for SynthesizeAllReduceSignals {
@@ -96,18 +104,22 @@ fn with_signal(
     span: pld_ir::Span,
 ) -> Result<Expr, Diagnostic> {
     let op = call.callee.name();
-    if matches!(call.attr("mode"), Some(Attr::Str(m)) if m == "ring") {
-        return Err(Diagnostic::error(
-            span,
-            format!("{op} mode=\"ring\" requires an explicit signal window"),
-        ));
-    }
-    let core_num = call.attr_int("core_num").unwrap_or(1);
+    let rule =
+        private_signal(op).ok_or_else(|| Diagnostic::error(span, format!("{op} has no private signal")))?;
+    let dims = rule(call).map_err(|m| Diagnostic::error(span, m))?;
     let mut b = Builder::new(&mut f.values, f.kind);
     b.span = span;
     let ws = b.assign_op(names.0.clone(), WORLD_SIZE, vec![], vec![])?;
-    let bytes =
-        Expr::binary(BinOp::Mul, Expr::binary(BinOp::Mul, Expr::var(ws), Expr::int(core_num)), Expr::int(4));
+    let shape: Vec<Expr> = dims
+        .iter()
+        .map(|d| match d {
+            SignalDim::WorldSize => Expr::var(ws),
+            SignalDim::Int(n) => Expr::int(*n),
+        })
+        .collect();
+    let numel =
+        shape.iter().cloned().reduce(|acc, d| Expr::binary(BinOp::Mul, acc, d)).unwrap_or(Expr::int(1));
+    let bytes = Expr::binary(BinOp::Mul, numel, Expr::int(4));
     let buf = b.assign_op(
         names.1.clone(),
         ALLOC_WINDOW_BUFFER,
@@ -117,11 +129,14 @@ fn with_signal(
     let sig = b.assign_op(
         names.2.clone(),
         WINDOW,
-        vec![Expr::var(buf), Expr::tuple(vec![Expr::var(ws), Expr::int(core_num)])],
+        vec![Expr::var(buf), Expr::tuple(shape)],
         vec![("dtype", Attr::DType(DataType::INT32))],
     )?;
     let mut args = call.args.clone();
-    args.push(Expr::var(sig));
+    match missing_signal(call) {
+        Some(i) if i < args.len() => args[i] = Expr::var(sig),
+        _ => args.push(Expr::var(sig)),
+    }
     let attrs = call.attr_args();
     let e = b.op(op, args, attrs)?;
     prologue.extend(b.finish().0);
