@@ -154,7 +154,7 @@ fn check_checks_every_program_of_the_file() {
     let out = pld(&["check", file.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     assert!(stderr(&out).contains("undefined name `undefined_factor`"), "{}", stderr(&out));
-    assert!(stderr(&out).contains("broken.py:39:20"), "{}", stderr(&out));
+    assert!(stderr(&out).contains("broken.py:40:20"), "{}", stderr(&out));
     // `--program` or `--entry` checks one program only: the broken one is not looked at.
     for sel in ["--program", "--entry"] {
         let out = pld(&["check", file.to_str().unwrap(), sel, "host_ring"]);

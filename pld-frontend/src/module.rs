@@ -110,7 +110,6 @@ pub fn parse_module(
     text: &str,
     opts: &ParseOptions,
 ) -> Result<Vec<Program>, Diagnostics> {
-    crate::limits::check(file, text)?;
     let module = parse_syntax(file, file_name, text)?;
     let (units, mut diags) = discover(file, opts, &module.body);
     let mut programs = Vec::new();
@@ -199,7 +198,10 @@ fn one_error_per_unbound_name(diags: Diagnostics) -> Diagnostics {
     out
 }
 
+/// Parses the module's syntax, after the nesting bound (rustpython recurses as deep as the
+/// source nests).
 fn parse_syntax(file: FileId, file_name: &str, text: &str) -> Result<ast::ModModule, Diagnostics> {
+    crate::limits::check(file, text)?;
     match rustpython_parser::parse(text, rustpython_parser::Mode::Module, file_name) {
         Ok(ast::Mod::Module(m)) => Ok(m),
         Ok(_) => Err(Diagnostic::error(Span::new(file, 0, 0), "expected a Python module").into()),

@@ -10,6 +10,8 @@ import pypto.language.distributed as pld
 
 NR = pl.dynamic("NR")
 SIZE = 19
+# Tile rows are whole 32-byte units: 24 FP32 lanes, of which SIZE are valid.
+PAD = 24
 
 
 @pl.jit.incore
@@ -17,7 +19,7 @@ def transform(
     x: pl.Tensor[[1, SIZE], pl.FP32],
     local: pl.Out[pld.DistributedTensor[[1, SIZE], pl.FP32]],
 ):
-    t = pl.load(x, [0, 0], [1, SIZE])
+    t = pl.load(x, [0, 0], [1, PAD], valid_shape=[1, SIZE])
     t = pl.adds(pl.muls(t, 2.0), -1.0)
     local = pl.store(t, [0, 0], local)
     return local
@@ -29,7 +31,7 @@ def read_table(
     table: pl.Out[pl.Tensor[[NR, SIZE], pl.FP32]],
 ):
     for k in pl.range(NR):
-        row = pl.load(gathered, [k, 0], [1, SIZE])
+        row = pl.load(gathered, [k, 0], [1, PAD], valid_shape=[1, SIZE])
         table = pl.store(row, [k, 0], table)
     return table
 

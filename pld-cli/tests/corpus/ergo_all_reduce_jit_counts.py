@@ -4,11 +4,14 @@ ranks with the default op and mode, and a second kernel scales the totals to fre
 
     freq[r] = (sum over ranks k of counts[k]) * SCALE      (for every r)
 """
+import numpy as np
 import pypto.language as pl
 import pypto.language.distributed as pld
 
 NR = pl.dynamic("NR")
 BINS = 33
+# Tile rows are whole 32-byte units: 40 lanes, of which BINS are valid.
+PAD = 40
 SCALE = 0.125
 
 
@@ -17,7 +20,7 @@ def publish_counts(
     counts: pl.Tensor[[1, BINS], pl.INT32],
     window: pl.Out[pld.DistributedTensor[[1, BINS], pl.FP32]],
 ):
-    c = pl.load(counts, [0, 0], [1, BINS])
+    c = pl.load(counts, [0, 0], [1, PAD], valid_shape=[1, BINS])
     f = pl.cast(c, pl.FP32)
     window = pl.store(f, [0, 0], window)
     return window
@@ -28,7 +31,7 @@ def to_frequency(
     window: pld.DistributedTensor[[1, BINS], pl.FP32],
     freq: pl.Out[pl.Tensor[[1, BINS], pl.FP32]],
 ):
-    total = pl.load(window, [0, 0], [1, BINS])
+    total = pl.load(window, [0, 0], [1, PAD], valid_shape=[1, BINS])
     scaled = pl.muls(total, SCALE)
     freq = pl.store(scaled, [0, 0], freq)
     return freq

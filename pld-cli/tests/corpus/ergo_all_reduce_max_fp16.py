@@ -4,11 +4,14 @@ compiler gives the call a private one), and every rank copies the maxima out.
 
     peak[r] = max over ranks k of inp[k]      (for every r)
 """
+import numpy as np
 import pypto.language as pl
 import pypto.language.distributed as pld
 
 NR = pl.dynamic("NR")
 SIZE = 45
+# Tile rows are whole 32-byte units: 48 lanes, of which SIZE are valid.
+PAD = 48
 
 
 @pl.program
@@ -19,7 +22,7 @@ class AllReduceMaxFp16:
         inp: pl.Tensor[[1, SIZE], pl.FP16],
         data: pl.Out[pld.DistributedTensor[[1, SIZE], pl.FP16]],
     ):
-        row = pl.load(inp, [0, 0], [1, SIZE])
+        row = pl.load(inp, [0, 0], [1, PAD], valid_shape=[1, SIZE])
         data = pl.store(row, [0, 0], data)
 
     @pl.function(type=pl.FunctionType.InCore)
@@ -28,7 +31,7 @@ class AllReduceMaxFp16:
         data: pld.DistributedTensor[[1, SIZE], pl.FP16],
         peak: pl.Out[pl.Tensor[[1, SIZE], pl.FP16]],
     ):
-        row = pl.load(data, [0, 0], [1, SIZE])
+        row = pl.load(data, [0, 0], [1, PAD], valid_shape=[1, SIZE])
         peak = pl.store(row, [0, 0], peak)
 
     @pl.function(type=pl.FunctionType.Orchestration)

@@ -11,6 +11,8 @@ import pypto.language.distributed as pld
 
 NR = pl.dynamic("NR")
 SIZE = 13
+# Tile rows are whole 32-byte units: 16 lanes, of which SIZE are valid.
+PAD = 16
 
 
 @pl.jit.incore
@@ -20,7 +22,7 @@ def stage(
     outbox: pl.Out[pld.DistributedTensor[[NR, SIZE], pl.FP32]],
 ):
     for d in pl.range(NR):
-        t = pl.load(block, [d, 0], [1, SIZE])
+        t = pl.load(block, [d, 0], [1, PAD], valid_shape=[1, SIZE])
         t = pl.adds(t, sender)
         outbox = pl.store(t, [d, 0], outbox)
     return outbox
@@ -32,7 +34,7 @@ def unpack(
     received: pl.Out[pl.Tensor[[NR, SIZE], pl.FP32]],
 ):
     for k in pl.range(NR):
-        t = pl.load(inbox, [k, 0], [1, SIZE])
+        t = pl.load(inbox, [k, 0], [1, PAD], valid_shape=[1, SIZE])
         received = pl.store(t, [k, 0], received)
     return received
 

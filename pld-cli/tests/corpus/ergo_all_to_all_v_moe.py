@@ -10,6 +10,7 @@ keep only the rows that arrived and scale them by 0.5. SIZE is odd.
 """
 # pld-corpus-run: --bind nranks=4
 # pld-corpus-ranks: 4
+import numpy as np
 import pypto.language as pl
 import pypto.language.distributed as pld
 

@@ -5,11 +5,14 @@ of odd length.
 
     out[r] = inp[(r + 1) % NR] * 3
 """
+import numpy as np
 import pypto.language as pl
 import pypto.language.distributed as pld
 
 NR = pl.dynamic("NR")
 SIZE = 35
+# Tile rows are whole 32-byte units: 48 lanes, of which SIZE are valid.
+PAD = 48
 
 
 @pl.program
@@ -21,7 +24,7 @@ class NeighbourPull:
         mailbox: pl.Out[pld.DistributedTensor[[1, SIZE], pl.FP16]],
         signal: pl.InOut[pld.DistributedTensor[[NR], pl.INT32]],
     ):
-        row = pl.load(inp, [0, 0], [1, SIZE])
+        row = pl.load(inp, [0, 0], [1, PAD], valid_shape=[1, SIZE])
         mailbox = pl.store(row, [0, 0], mailbox)
 
     @pl.function(type=pl.FunctionType.InCore)
@@ -33,7 +36,7 @@ class NeighbourPull:
         ctx = pld.get_comm_ctx(mailbox)
         me = pld.rank(ctx)
         n = pld.nranks(ctx)
-        theirs = pld.tile.remote_load(mailbox, (me + 1) % n, [0, 0], [1, SIZE])
+        theirs = pld.tile.remote_load(mailbox, (me + 1) % n, [0, 0], [1, PAD], valid_shape=[1, SIZE])
         out = pl.store(pl.muls(theirs, 3.0), [0, 0], out)
 
     @pl.function(type=pl.FunctionType.Orchestration)

@@ -11,6 +11,8 @@ import pypto.language.distributed as pld
 
 NR = pl.dynamic("NR")
 SIZE = 27
+# Tile rows are whole 32-byte units: 32 lanes, of which SIZE are valid.
+PAD = 32
 
 
 @pl.program
@@ -22,7 +24,7 @@ class ScatterThenShare:
         block: pl.Out[pld.DistributedTensor[[NR, SIZE], pl.FP32]],
     ):
         for i in pl.range(NR):
-            t = pl.load(blocks, [i, 0], [1, SIZE])
+            t = pl.load(blocks, [i, 0], [1, PAD], valid_shape=[1, SIZE])
             block = pl.store(t, [i, 0], block)
 
     @pl.function(type=pl.FunctionType.InCore)
@@ -33,7 +35,7 @@ class ScatterThenShare:
         shard: pl.Out[pl.Tensor[[1, SIZE], pl.FP32]],
         row: pl.Out[pld.DistributedTensor[[1, SIZE], pl.FP32]],
     ):
-        t = pl.load(block, [me, 0], [1, SIZE])
+        t = pl.load(block, [me, 0], [1, PAD], valid_shape=[1, SIZE])
         shard = pl.store(t, [0, 0], shard)
         row = pl.store(t, [0, 0], row)
 
@@ -43,7 +45,7 @@ class ScatterThenShare:
         row: pld.DistributedTensor[[1, SIZE], pl.FP32],
         shared: pl.Out[pl.Tensor[[1, SIZE], pl.FP32]],
     ):
-        t = pl.load(row, [0, 0], [1, SIZE])
+        t = pl.load(row, [0, 0], [1, PAD], valid_shape=[1, SIZE])
         shared = pl.store(t, [0, 0], shared)
 
     @pl.function(type=pl.FunctionType.Orchestration)

@@ -8,6 +8,7 @@ the kernels each host reaches go with it.
 """
 # pld-corpus-run: --entry host_ring
 # pld-corpus-run: --entry host_scale
+import numpy as np
 import pypto.language as pl
 import pypto.language.distributed as pld
 

@@ -5,6 +5,7 @@ rank's result is rank k's input; each rank then adds 1 to its own row:
 
     outputs[r][k] = inputs[k] + (1 if k == r else 0)
 """
+import numpy as np
 import pypto.language as pl
 import pypto.language.distributed as pld
 

@@ -8,6 +8,7 @@ the other is never built, so it needs no binding.
 # pld-corpus-run: --entry ring_host --bind hops=2
 # pld-corpus-run: --entry ring_host --bind hops=1
 # pld-corpus-run: --entry shift_host --bind bias=3
+import numpy as np
 import pypto.language as pl
 import pypto.language.distributed as pld
 
