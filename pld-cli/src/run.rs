@@ -51,6 +51,9 @@ pub struct RunArgs {
     /// Binds a parameter of a program-building Python function: NAME=VALUE (repeatable).
     #[arg(long = "bind", value_name = "NAME=VALUE", value_parser = driver::parse_binding)]
     bind: Vec<(String, String)>,
+    /// Report reads of window bytes nothing wrote as warnings instead of faults (exit 3).
+    #[arg(long)]
+    allow_uninit_reads: bool,
 }
 
 fn parse_schedule(s: &str) -> Result<Schedule, String> {
@@ -146,6 +149,7 @@ pub fn run(args: &RunArgs) -> Result<(), Failure> {
         bindings: syms,
         sources: Some(sources),
         cores_per_rank: args.cores,
+        allow_uninit_reads: args.allow_uninit_reads,
         ..SimConfig::ranks(args.ranks)
     };
     let progress = Progress::start(args.ranks);

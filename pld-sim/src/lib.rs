@@ -49,6 +49,7 @@ pub mod micro;
 pub mod report;
 pub mod sched;
 pub mod sem;
+mod uninit;
 pub mod value;
 pub mod world;
 
@@ -177,6 +178,8 @@ pub struct SimConfig {
     /// Run `dual_aiv_dispatch` kernels on both vector sub-lanes (the whole AIV kernel twice,
     /// as the hardware does); off by default.
     pub dual_aiv: bool,
+    /// Reads of window bytes nothing wrote are warnings instead of faults.
+    pub allow_uninit_reads: bool,
     /// Extra bindings of symbolic dims.
     pub bindings: HashMap<String, i64>,
     /// Sources, to render spans as `file:line:col`.
@@ -195,6 +198,7 @@ impl Default for SimConfig {
             check_fences: false,
             zero_windows: false,
             dual_aiv: false,
+            allow_uninit_reads: false,
             bindings: HashMap::new(),
             sources: None,
         }
@@ -351,6 +355,7 @@ fn run_in(
     };
     world.check_races = cfg.check_races;
     world.check_fences = cfg.check_fences;
+    world.allow_uninit_reads = cfg.allow_uninit_reads;
     if world.domains.is_empty() {
         world.add_domain((0..cfg.nranks).collect());
     }
@@ -421,7 +426,10 @@ fn run_in(
         }
     }
     let mut sched = sched::Sched::new(program, cfg, syms);
-    let result = sched.run(&mut world, func, args);
+    let result = sched.run(&mut world, func, args).and_then(|()| match world.uninit.take() {
+        Some(f) => Err(*f),
+        None => Ok(()),
+    });
     world.reuse = None;
     world.flush_traffic();
     let stats = world.stats.clone();

@@ -51,6 +51,10 @@ pub enum ReportKind {
     Budget,
     /// A run-time error of the program (bad argument, unsupported dtype, no semantics).
     Runtime,
+    /// A read of window bytes nothing wrote (undefined memory).
+    UninitRead,
+    /// A wait satisfied by credits a previous call of the protocol deposited.
+    StaleCredit,
 }
 
 impl ReportKind {
@@ -68,6 +72,8 @@ impl ReportKind {
             ReportKind::Deferred => "deferred completion misuse",
             ReportKind::Budget => "step budget exhausted",
             ReportKind::Runtime => "runtime error",
+            ReportKind::UninitRead => "read of uninitialised window bytes",
+            ReportKind::StaleCredit => "wait satisfied by a stale credit",
         }
     }
 }

@@ -101,6 +101,8 @@ pub struct WinState {
     written: Vec<(u64, u64)>,
     /// Signal-cell metadata keyed by byte offset.
     pub cells: BTreeMap<u64, CellMeta>,
+    /// Per buffer: the global ranks that wrote any byte of it in this window (bit `g`).
+    wrote: BTreeMap<usize, u64>,
 }
 
 // A poisoned window lock still guards consistent data (every update is complete before
@@ -445,6 +447,18 @@ impl Shadow {
 }
 
 impl WinState {
+    /// Notes that global rank `g` wrote bytes of buffer `alloc` in this window.
+    fn note_writer(&mut self, alloc: usize, g: usize) {
+        *self.wrote.entry(alloc).or_default() |= 1u64.checked_shl(g as u32).unwrap_or(0);
+    }
+
+    /// The global ranks that wrote any byte of buffer `alloc` in this window, and the byte
+    /// intervals written so far (window offsets).
+    fn writers_of(&self, alloc: usize) -> (Vec<usize>, Vec<(u64, u64)>) {
+        let mask = self.wrote.get(&alloc).copied().unwrap_or(0);
+        ((0..64).filter(|g| mask >> g & 1 == 1).collect(), self.written.clone())
+    }
+
     /// Records written bytes `[lo, hi)` (`write`), or tells whether the read bytes `[lo, hi)`
     /// are all defined: written in this run, or in a buffer that starts zeroed (runtime.md
     /// §8.12: the others start as garbage).
@@ -619,6 +633,11 @@ pub struct World {
     pub stats: Stats,
     /// Whether races are checked.
     pub check_races: bool,
+    /// Whether a read of window bytes nothing wrote is only a warning (`--allow-uninit-reads`)
+    /// instead of a fault.
+    pub allow_uninit_reads: bool,
+    /// The first read of undefined window bytes (a fault when the run ends without another).
+    pub uninit: Option<Box<Fault>>,
     /// Per rank: a notify was issued since the last completed wait (barrier-round counting).
     pub notified: Vec<bool>,
     /// Open comm-domain scopes of the host pass: (domain, window buffer names), innermost last.
@@ -671,6 +690,8 @@ impl World {
                 ..Stats::default()
             },
             check_races: true,
+            allow_uninit_reads: false,
+            uninit: None,
             notified: vec![false; nranks],
             scope_stack: Vec::new(),
             check_fences: false,
@@ -795,12 +816,14 @@ impl World {
                 st.shadow = Shadow::default();
                 if reset {
                     st.written.clear();
+                    st.wrote.clear();
                     write(w).fill(0);
                     st.cells.clear();
                 }
             }
         }
         self.lane_notifies.clear();
+        self.uninit = None;
         self.warnings.clear();
         self.warned.clear();
         self.scope_stack.clear();
@@ -1178,6 +1201,14 @@ impl World {
         let mut guard = lock(&win.state);
         let st = &mut *guard;
         let defined = st.note_defined(lo, hi, writes, self.allocs[alloc].zeroed);
+        if writes {
+            st.note_writer(alloc, g);
+        } else if !defined && !self.allow_uninit_reads && self.uninit.is_none() {
+            // Reported when the run ends, unless a fault comes first: a read that a peer's
+            // unordered write follows is a race whichever of the two ran first.
+            let writers = st.writers_of(alloc);
+            self.uninit = Some(Box::new(crate::uninit::fault(self, a, owner, alloc, lo, hi, &writers)));
+        }
         // A plain write that leaves every byte as it was (a self-copy, an idempotent re-store)
         // cannot be observed by anyone, so it is not a race candidate.
         let silent = match data {
@@ -1201,7 +1232,7 @@ impl World {
         } else {
             rows.apply_read(dt, &read(win), data);
         }
-        if !defined {
+        if !defined && self.allow_uninit_reads {
             self.warn_undefined(owner, alloc, g, lo, hi, op);
         }
         if writes && self.check_fences {
@@ -1582,6 +1613,8 @@ impl World {
                 ..Stats::default()
             },
             check_races: self.check_races,
+            allow_uninit_reads: self.allow_uninit_reads,
+            uninit: None,
             notified: self.notified.clone(),
             scope_stack: Vec::new(),
             check_fences: self.check_fences,
@@ -1633,6 +1666,9 @@ impl World {
             }
         }
         self.stats.steps += h.stats.steps;
+        if self.uninit.is_none() {
+            self.uninit = h.uninit;
+        }
         self.lane_notifies.extend(h.lane_notifies);
         for w in h.warnings {
             if !self.warnings.contains(&w) {
