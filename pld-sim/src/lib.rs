@@ -43,6 +43,7 @@
 
 pub mod arena;
 pub mod clock;
+pub mod credit;
 pub mod elem;
 pub mod interp;
 pub mod micro;

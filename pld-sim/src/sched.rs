@@ -356,8 +356,8 @@ impl<'p> RankLocal<'p> {
         }
         for t in self.rt.tasks.iter_mut().filter(|t| t.state == TState::Deferred) {
             if t.conds.iter().all(|(p, _)| p.holds(world.cell_value(p.cell))) {
-                for (p, _) in &t.conds {
-                    world.acquire_from(r, (p.cell.domain, p.cell.owner, p.cell.offset));
+                for (p, span) in &t.conds {
+                    world.acquire_wait(r, p, *span, &t.name)?;
                 }
                 t.state = TState::Done;
                 changed = true;
@@ -988,28 +988,10 @@ fn worker<'p>(
     }
 }
 
-/// End-of-run checks: every self-clearing signal cell is back at zero.
+/// End-of-run checks: every cell of every self-clearing signal is back at zero
+/// ([`World::leak_check`]).
 fn end_checks(world: &World) -> Result<(), Fault> {
-    let leaks: Vec<String> = world
-        .credit_cells()
-        .into_iter()
-        .filter_map(|r| {
-            let v = world.cell_value(r);
-            (v != 0).then(|| format!("{} = {v}", world.cell_name(r)))
-        })
-        .collect();
-    if leaks.is_empty() {
-        return Ok(());
-    }
-    let mut f = Fault::new(
-        ReportKind::CreditLeak,
-        Span::DUMMY,
-        format!("{} self-clearing signal cell(s) are non-zero after every rank finished", leaks.len()),
-    );
-    for l in leaks {
-        f = f.note(l);
-    }
-    Err(f.note("a self-clearing collective must subtract exactly the credits it received"))
+    world.leak_check()
 }
 
 /// Chrome trace JSON of the events (one process per rank, one thread per core; the step

@@ -545,8 +545,8 @@ pub struct CellMeta {
     pub writers: u64,
     /// The vector clock released into the cell (see [`release_clock`]).
     pub vc: CellClock,
-    /// Whether a self-clearing epilogue (negative self AtomicAdd) touched it.
-    pub credit: bool,
+    /// Which notifies deposited the credits it holds (see [`crate::credit`]).
+    pub ledger: Option<Box<crate::credit::Ledger>>,
 }
 
 /// Who first notified a cell since it was last zero, and how.
@@ -636,6 +636,11 @@ pub struct World {
     /// Whether a read of window bytes nothing wrote is only a warning (`--allow-uninit-reads`)
     /// instead of a fault.
     pub allow_uninit_reads: bool,
+    /// Per global rank: its call index on each self-clearing signal buffer (see
+    /// [`crate::credit`]).
+    pub calls: Vec<BTreeMap<usize, crate::credit::CallPhase>>,
+    /// Per signal buffer some rank self-cleared: the first epilogue notify's location.
+    pub epilogue_sites: BTreeMap<usize, Span>,
     /// The first read of undefined window bytes (a fault when the run ends without another).
     pub uninit: Option<Box<Fault>>,
     /// Per rank: a notify was issued since the last completed wait (barrier-round counting).
@@ -692,6 +697,8 @@ impl World {
             check_races: true,
             allow_uninit_reads: false,
             uninit: None,
+            calls: vec![BTreeMap::new(); nranks],
+            epilogue_sites: BTreeMap::new(),
             notified: vec![false; nranks],
             scope_stack: Vec::new(),
             check_fences: false,
@@ -1535,36 +1542,6 @@ impl World {
         (0..64).filter(|g| mask >> g & 1 == 1).collect()
     }
 
-    /// Every self-clearing (credit) cell, in (domain, owner, offset) order.
-    pub fn credit_cells(&self) -> Vec<Resolved> {
-        let mut out = Vec::new();
-        for (domain, dom) in self.domains.iter().enumerate() {
-            for (owner, w) in dom.wins.iter().enumerate() {
-                let st = lock(&w.state);
-                out.extend(st.cells.iter().filter(|(_, m)| m.credit).map(|(&offset, _)| Resolved {
-                    domain,
-                    owner,
-                    offset,
-                }));
-            }
-        }
-        out
-    }
-
-    /// Whether the cell satisfies `holds`; if so, rank `g` acquires its clock (one atomic step,
-    /// as a satisfied wait).
-    pub fn acquire_if(&mut self, g: usize, r: Resolved, holds: impl Fn(i32) -> bool) -> bool {
-        let win = &self.domains[r.domain].wins[r.owner];
-        let st = lock(&win.state);
-        if !holds(cell_of(&read(win), r.offset)) {
-            return false;
-        }
-        if let Some(meta) = st.cells.get(&r.offset) {
-            acquire_clock(&mut self.vc[g], &mut self.released[g], g, meta.vc.as_slice());
-        }
-        true
-    }
-
     /// Buffer name and element index of a cell, for reports.
     pub fn cell_name(&self, r: Resolved) -> String {
         let rank = self.domains[r.domain].members[r.owner];
@@ -1615,6 +1592,8 @@ impl World {
             check_races: self.check_races,
             allow_uninit_reads: self.allow_uninit_reads,
             uninit: None,
+            calls: self.calls.clone(),
+            epilogue_sites: BTreeMap::new(),
             notified: self.notified.clone(),
             scope_stack: Vec::new(),
             check_fences: self.check_fences,
@@ -1639,6 +1618,9 @@ impl World {
             }
             if let (Some(mine), Some(theirs)) = (self.released.get_mut(g), h.released.get_mut(g)) {
                 *mine = std::mem::take(theirs);
+            }
+            if let (Some(x), Some(y)) = (self.calls.get_mut(g), h.calls.get_mut(g)) {
+                *x = std::mem::take(y);
             }
             if let (Some(x), Some(y)) = (self.notified.get_mut(g), h.notified.get(g)) {
                 *x = *y;
@@ -1668,6 +1650,9 @@ impl World {
         self.stats.steps += h.stats.steps;
         if self.uninit.is_none() {
             self.uninit = h.uninit;
+        }
+        for (a, sp) in h.epilogue_sites {
+            self.epilogue_sites.entry(a).or_insert(sp);
         }
         self.lane_notifies.extend(h.lane_notifies);
         for w in h.warnings {
