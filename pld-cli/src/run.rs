@@ -33,7 +33,7 @@ pub struct RunArgs {
     /// Output folder.
     #[arg(long, default_value = "out")]
     out: PathBuf,
-    /// Interleaving: det, random:SEED or parallel.
+    /// Interleaving: det, random:SEED, pct:SEED (replays one `pld verify` schedule) or parallel.
     #[arg(long, default_value = "det", value_parser = parse_schedule)]
     schedule: Schedule,
     /// Simulated cores per rank (kernels running at once); 48 as on A2/A3 hardware.
@@ -314,6 +314,7 @@ fn schedule_name(s: Schedule) -> String {
     match s {
         Schedule::Deterministic => "det".into(),
         Schedule::Random(seed) => format!("random:{seed}"),
+        Schedule::Pct(seed) => format!("pct:{seed}"),
         Schedule::Parallel => "parallel".into(),
     }
 }

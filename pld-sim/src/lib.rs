@@ -47,6 +47,7 @@ pub mod credit;
 pub mod elem;
 pub mod interp;
 pub mod micro;
+pub mod pct;
 pub mod report;
 pub mod sched;
 pub mod sem;
@@ -138,6 +139,8 @@ pub enum Schedule {
     /// One OS thread per rank, windows shared behind one lock per window (non-deterministic
     /// interleaving).
     Parallel,
+    /// Seeded PCT: random core priorities with priority change points ([`pct`]).
+    Pct(u64),
 }
 
 impl FromStr for Schedule {
@@ -146,12 +149,15 @@ impl FromStr for Schedule {
         match s {
             "det" | "deterministic" => Ok(Schedule::Deterministic),
             "parallel" => Ok(Schedule::Parallel),
-            _ => match s.strip_prefix("random:") {
-                Some(seed) => {
+            _ => {
+                if let Some(seed) = s.strip_prefix("random:") {
                     seed.parse().map(Schedule::Random).map_err(|_| format!("bad random seed '{seed}'"))
+                } else if let Some(seed) = s.strip_prefix("pct:") {
+                    seed.parse().map(Schedule::Pct).map_err(|_| format!("bad pct seed '{seed}'"))
+                } else {
+                    Err(format!("unknown schedule '{s}' (expected det, random:SEED, pct:SEED or parallel)"))
                 }
-                None => Err(format!("unknown schedule '{s}' (expected det, random:SEED or parallel)")),
-            },
+            }
         }
     }
 }

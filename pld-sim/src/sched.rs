@@ -655,6 +655,8 @@ pub struct Sched<'p, 'c> {
     ranks: Vec<RankLocal<'p>>,
     rng: Rng,
     rr: usize,
+    /// The PCT schedule's state (`Schedule::Pct`).
+    pct: Option<crate::pct::Pct>,
     /// Trace events, when tracing.
     pub trace: Vec<TraceEvent>,
 }
@@ -673,6 +675,10 @@ impl<'p, 'c> Sched<'p, 'c> {
             ranks: (0..cfg.nranks).map(RankLocal::new).collect(),
             rng: Rng(seed.max(1)),
             rr: 0,
+            pct: match cfg.schedule {
+                Schedule::Pct(s) => Some(crate::pct::Pct::new(s)),
+                _ => None,
+            },
             trace: Vec::new(),
         }
     }
@@ -751,6 +757,7 @@ impl<'p, 'c> Sched<'p, 'c> {
             }
             let (r, i) = match self.cfg.schedule {
                 Schedule::Random(_) => runnable[(self.rng.next() % runnable.len() as u64) as usize],
+                Schedule::Pct(_) => self.pct.as_mut().map_or(runnable[0], |p| p.pick(&runnable)),
                 _ => {
                     self.rr = self.rr.wrapping_add(1);
                     runnable[self.rr % runnable.len()]
@@ -759,6 +766,8 @@ impl<'p, 'c> Sched<'p, 'c> {
             let budget = match self.cfg.schedule {
                 // A seeded quantum length keeps random schedules exploring interleavings.
                 Schedule::Random(_) => 1 + (self.rng.next() % QUANTUM_OPS as u64) as u32,
+                // PCT preempts at any visible op.
+                Schedule::Pct(_) => 1,
                 _ => QUANTUM_OPS,
             };
             let trace = self.cfg.trace.then_some(&mut self.trace);
