@@ -54,6 +54,9 @@ pub struct RunArgs {
     /// Report reads of window bytes nothing wrote as warnings instead of faults (exit 3).
     #[arg(long)]
     allow_uninit_reads: bool,
+    /// `pld verify`: explore this many PCT schedules after the deterministic one.
+    #[arg(skip)]
+    pub verify: Option<usize>,
 }
 
 fn parse_schedule(s: &str) -> Result<Schedule, String> {
@@ -152,6 +155,9 @@ pub fn run(args: &RunArgs) -> Result<(), Failure> {
         allow_uninit_reads: args.allow_uninit_reads,
         ..SimConfig::ranks(args.ranks)
     };
+    if let Some(n) = args.verify {
+        return crate::verify::explore(&program, &entry, &inputs, &cfg, n);
+    }
     let progress = Progress::start(args.ranks);
     let result = pld_sim::run(&program, &entry, &inputs, &cfg);
     progress.stop();

@@ -21,7 +21,10 @@
 //!   next-call credit landing before the fast rank's epilogue — is absorbed by consuming the
 //!   oldest call's tokens first.
 
-use crate::clock::CellClock;
+use crate::clock::{acquire_clock, CellClock};
+use crate::report::{Fault, ReportKind};
+use crate::sem::Park;
+use crate::world::{lock, read, Resolved, World};
 use pld_ir::Span;
 
 /// Token runs kept per cell at most; older runs merge (their waiters then acquire the later
@@ -38,6 +41,9 @@ pub struct Origin {
     /// The notify's source location.
     pub span: Span,
 }
+
+/// The last notify of a cell: (global rank, value, location).
+pub type LastNotify = (u16, i32, Span);
 
 /// A run of `count` tokens that arrived together.
 #[derive(Clone, Debug)]
@@ -57,7 +63,7 @@ pub struct Ledger {
     /// The cell's clock at the last consumption or Set (what a `t ≤ 0` wait acquires).
     floor: CellClock,
     /// The last notify of the cell (any kind), for leak reports.
-    pub last: Option<(u16, i32, Span)>,
+    pub last: Option<LastNotify>,
 }
 
 /// What satisfied a wait.
@@ -160,74 +166,6 @@ impl CallPhase {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn o(rank: u16, call: u32) -> Origin {
-        Origin { rank, call, span: Span::DUMMY }
-    }
-
-    #[test]
-    fn a_wait_is_satisfied_by_its_own_token_not_by_later_ones() {
-        let mut l = Ledger::default();
-        let c = CellClock::Own(vec![2, 0]);
-        l.notify(false, 1, o(0, 0), &c);
-        l.notify(false, 1, o(0, 0), &CellClock::Own(vec![5, 0]));
-        match l.satisfied(2, 1) {
-            Satisfied::Token(clock, origin) => {
-                assert_eq!(clock.as_slice(), &[2, 0]);
-                assert_eq!(origin.call, 0);
-            }
-            _ => panic!("the first token satisfies Ge 1"),
-        }
-    }
-
-    #[test]
-    fn the_epilogue_consumes_the_oldest_call_first() {
-        // Rank 1's next-call credit lands before rank 0's epilogue, after a credit of the
-        // current call from another producer is still outstanding.
-        let mut l = Ledger::default();
-        let c = CellClock::None;
-        l.notify(false, 1, o(1, 0), &c);
-        l.notify(false, 1, o(1, 1), &c);
-        l.notify(false, 1, o(2, 0), &c);
-        l.notify(false, -2, o(0, 1), &c);
-        match l.satisfied(1, 1) {
-            Satisfied::Token(_, origin) => assert_eq!((origin.rank, origin.call), (1, 1)),
-            _ => panic!("one token left"),
-        }
-    }
-
-    #[test]
-    fn a_leftover_credit_of_an_earlier_call_is_what_satisfies_the_wait() {
-        let mut l = Ledger::default();
-        let c = CellClock::None;
-        l.notify(false, 1, o(1, 0), &c);
-        l.notify(false, 1, o(1, 1), &c);
-        match l.satisfied(2, 1) {
-            Satisfied::Token(_, origin) => assert_eq!(origin.call, 0),
-            _ => panic!("token"),
-        }
-        assert!(matches!(l.satisfied(3, 1), Satisfied::Unknown), "value the ledger cannot explain");
-    }
-
-    #[test]
-    fn call_indices_count_epilogues() {
-        let mut p = CallPhase::default();
-        assert_eq!(p.step(false), 0);
-        assert_eq!(p.step(true), 1);
-        assert_eq!(p.step(true), 1);
-        assert_eq!(p.step(false), 1);
-        assert_eq!(p.step(true), 2);
-    }
-}
-
-use crate::clock::acquire_clock;
-use crate::report::{Fault, ReportKind};
-use crate::sem::Park;
-use crate::world::{lock, read, Resolved, World};
-
 impl World {
     /// The named buffer of domain `domain` holding window byte `offset`.
     pub fn alloc_index_at(&self, domain: usize, offset: u64) -> Option<usize> {
@@ -321,7 +259,7 @@ impl World {
     /// End-of-run check: after the self-clearing protocols, every notified AtomicAdd cell of every
     /// signal buffer some rank self-cleared is zero again (not only the cells an epilogue touched).
     pub fn leak_check(&self) -> Result<(), Fault> {
-        let mut leaks: Vec<(String, Option<(u16, i32, Span)>)> = Vec::new();
+        let mut leaks: Vec<(String, Option<LastNotify>)> = Vec::new();
         let mut sites: Vec<(String, Span)> = Vec::new();
         for (&alloc, &site) in &self.epilogue_sites {
             let al = &self.allocs[alloc];
@@ -377,5 +315,68 @@ impl World {
             );
         }
         Err(f.note("a self-clearing collective must subtract exactly the credits it received, from every cell of its signal"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn o(rank: u16, call: u32) -> Origin {
+        Origin { rank, call, span: Span::DUMMY }
+    }
+
+    #[test]
+    fn a_wait_is_satisfied_by_its_own_token_not_by_later_ones() {
+        let mut l = Ledger::default();
+        let c = CellClock::Own(vec![2, 0]);
+        l.notify(false, 1, o(0, 0), &c);
+        l.notify(false, 1, o(0, 0), &CellClock::Own(vec![5, 0]));
+        match l.satisfied(2, 1) {
+            Satisfied::Token(clock, origin) => {
+                assert_eq!(clock.as_slice(), &[2, 0]);
+                assert_eq!(origin.call, 0);
+            }
+            _ => panic!("the first token satisfies Ge 1"),
+        }
+    }
+
+    #[test]
+    fn the_epilogue_consumes_the_oldest_call_first() {
+        // Rank 1's next-call credit lands before rank 0's epilogue, after a credit of the
+        // current call from another producer is still outstanding.
+        let mut l = Ledger::default();
+        let c = CellClock::None;
+        l.notify(false, 1, o(1, 0), &c);
+        l.notify(false, 1, o(1, 1), &c);
+        l.notify(false, 1, o(2, 0), &c);
+        l.notify(false, -2, o(0, 1), &c);
+        match l.satisfied(1, 1) {
+            Satisfied::Token(_, origin) => assert_eq!((origin.rank, origin.call), (1, 1)),
+            _ => panic!("one token left"),
+        }
+    }
+
+    #[test]
+    fn a_leftover_credit_of_an_earlier_call_is_what_satisfies_the_wait() {
+        let mut l = Ledger::default();
+        let c = CellClock::None;
+        l.notify(false, 1, o(1, 0), &c);
+        l.notify(false, 1, o(1, 1), &c);
+        match l.satisfied(2, 1) {
+            Satisfied::Token(_, origin) => assert_eq!(origin.call, 0),
+            _ => panic!("token"),
+        }
+        assert!(matches!(l.satisfied(3, 1), Satisfied::Unknown), "value the ledger cannot explain");
+    }
+
+    #[test]
+    fn call_indices_count_epilogues() {
+        let mut p = CallPhase::default();
+        assert_eq!(p.step(false), 0);
+        assert_eq!(p.step(true), 1);
+        assert_eq!(p.step(true), 1);
+        assert_eq!(p.step(false), 1);
+        assert_eq!(p.step(true), 2);
     }
 }

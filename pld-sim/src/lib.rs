@@ -53,6 +53,7 @@ pub mod sched;
 pub mod sem;
 mod uninit;
 pub mod value;
+pub mod verify;
 pub mod world;
 
 #[doc(hidden)]

@@ -183,6 +183,7 @@ pub fn notify_at(
 }
 
 /// TWAIT, one sweep: `None` when satisfied (clock acquired), else the park record.
+#[allow(clippy::too_many_arguments)]
 pub fn wait(
     world: &mut World,
     g: usize,
