@@ -137,3 +137,33 @@ fn first_byte(x: &HostTensor, y: &HostTensor) -> Option<String> {
         y.data[i]
     ))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pld_ir::DataType;
+
+    fn outcome(vals: &[f32]) -> SimOutcome {
+        let mut outputs = std::collections::HashMap::new();
+        outputs.insert("out".to_string(), HostTensor::from_f32(vec![vals.len()], vals));
+        SimOutcome { outputs, stats: crate::Stats::default(), trace: None, warnings: Vec::new() }
+    }
+
+    #[test]
+    fn the_first_differing_output_byte_is_named_with_both_values() {
+        let a = outcome(&[1.0, 2.0, 3.0]);
+        assert_eq!(difference(&a, &outcome(&[1.0, 2.0, 3.0])), None);
+        let d = difference(&a, &outcome(&[1.0, 2.5, 3.0])).expect("differs");
+        assert!(d.starts_with("output 'out' first differs at byte 6 (element 1): 2.0 vs 2.5"), "{d}");
+        let mut b = outcome(&[1.0, 2.0, 3.0]);
+        b.stats.remote_bytes.insert((1, "pld.tile.remote_load".into()), 64);
+        let d = difference(&a, &b).expect("traffic differs");
+        assert_eq!(d, "remote traffic of rank 1 for pld.tile.remote_load: 0 vs 64 bytes");
+        let c = SimOutcome {
+            outputs: [("out".to_string(), HostTensor::zeros(DataType::INT32, vec![3]))].into(),
+            ..outcome(&[])
+        };
+        let d = difference(&a, &c).expect("dtype");
+        assert_eq!(d, "output 'out' is fp32 [3] vs int32 [3]");
+    }
+}
