@@ -4,8 +4,9 @@
 //! tensor-level put/get and unlowered collectives as well as the pipeline's tile-level
 //! protocols and `builtin.tensor.*` dispatches — and gives either the outputs with traffic
 //! accounting (and an optional Chrome trace) or a precise [`Report`]: deadlock, race,
-//! out-of-bounds window access, peer out of range, Set/AtomicAdd mixing, credit leak,
-//! deferred-completion misuse, duplicate notify from a mixed kernel, unfenced notify (opt-in).
+//! out-of-bounds window access, peer out of range, Set/AtomicAdd mixing, credit leak, stale
+//! credit, read of uninitialised window bytes, deferred-completion misuse, duplicate notify
+//! from a mixed kernel, unfenced notify (opt-in). [`verify`] explores PCT schedules.
 //!
 //! Guarantees: [`run`] never panics on a program and never hangs (deadlocks are detected, a
 //! step budget bounds livelocks); the deterministic schedule gives byte-identical outputs and
@@ -27,11 +28,13 @@
 //!   failed `wait` and resumes when its cell satisfies the predicate; `defer_wait` retires the
 //!   kernel and gates the task (≤ 64 conditions, ≤ 64 deferred tasks). Protocol ops (TPUT/TGET
 //!   chunk sequences, collectives) run as flat micro programs ([`micro`]).
-//! - **Checks**: per-rank vector clocks with notify→wait edges (races), per-cell Set/AtomicAdd
-//!   epochs, self-clearing credit cells (negative self AtomicAdd) checked at the end of the run.
+//! - **Checks**: per-rank vector clocks with notify→wait edges (races; a wait acquires the
+//!   clock of the credit that satisfied it, [`credit`]), per-cell Set/AtomicAdd epochs, credit
+//!   origins per self-clearing call (stale credits), every notified cell of a self-clearing
+//!   signal zero at the end of the run (leaks), reads of bytes nobody wrote.
 //! - **Persistent workers** ([`Persistent`]): windows kept across calls, optionally reset.
-//! - **Schedules** ([`Schedule`]): deterministic round robin, seeded random, or one OS thread
-//!   per rank with one lock per window. A scheduling turn runs a core until it parks, ends
+//! - **Schedules** ([`Schedule`]): deterministic round robin, seeded random, seeded PCT
+//!   ([`pct`]), or one OS thread per rank with one lock per window. A scheduling turn runs a core until it parks, ends
 //!   or has executed [`sched::QUANTUM_OPS`] ops (a seeded length under `Random`).
 //!
 //! ## Not modelled
