@@ -101,11 +101,14 @@ fn every_seeded_protocol_bug_is_reported_by_pld_verify() {
         let first = err.lines().find(|l| l.starts_with("error: ")).unwrap_or("");
         let located = err.contains(&format!("{}:", file.display()));
         let names_cell = err.contains("buffer '") || err.contains("] on rank ");
+        let names_op =
+            ["pld.", "tile.", "builtin.", " waits on ", "notify"].iter().any(|op| err.contains(op));
         let ok = out.status.code() == Some(3)
             && first.starts_with(&format!("error: {}", m.expect))
             && err.contains("rank ")
             && located
-            && names_cell;
+            && names_cell
+            && names_op;
         if !ok {
             failures.push(format!(
                 "MUTATIONS:{} ({}: `{}` -> `{}`), expected `{}`, exit {:?}:\n{err}{}",
@@ -146,6 +149,22 @@ fn the_correct_programs_of_the_suite_verify_clean() {
             assert!(text(&out.stdout).contains("ran clean with identical outputs and traffic"), "{p}");
         }
     }
+}
+
+#[test]
+fn verify_usage_and_pct_schedules() {
+    let dir = scratch("usage");
+    let out = verify(&root().join("examples/put_get_ring.py"), 3, 3, &dir);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("4 schedules (det, pct:1..=3) ran clean"), "{}", text(&out.stdout));
+    let out =
+        pld(&["run", "examples/put_get_ring.py", "--schedule", "pct:7", "--out", dir.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("schedule pct:7"), "{}", text(&out.stdout));
+    let out =
+        pld(&["run", "examples/put_get_ring.py", "--schedule", "pct:x", "--out", dir.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("bad pct seed 'x'"), "{}", text(&out.stderr));
 }
 
 #[test]
