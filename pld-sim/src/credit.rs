@@ -244,7 +244,7 @@ impl World {
             ReportKind::StaleCredit,
             span,
             format!(
-                "pld.system.wait {} by rank {g} ({who}) on signal cell {cell} (value {value}) is satisfied by a credit rank {} deposited in {when} call of the protocol: the wait belongs to call {} of rank {g} on this signal (generation expected: call {}), the credit to call {}",
+                "wait {} by rank {g} ({who}) on signal cell {cell} (value {value}) is satisfied by a credit rank {} deposited in {when} call of the protocol: the wait belongs to call {} of rank {g} on this signal (generation expected: call {}), the credit to call {}",
                 park.describe(),
                 origin.rank,
                 call + 1,
