@@ -38,6 +38,9 @@ pub struct Origin {
     pub rank: u16,
     /// Its call index on the signal buffer when it notified.
     pub call: u32,
+    /// Its generation: the how-many-th single-credit notify into this cell of its call it was
+    /// (0: not counted — a Set, or a notify of several credits at once).
+    pub gen: u32,
     /// The notify's source location.
     pub span: Span,
 }
@@ -145,6 +148,37 @@ impl Ledger {
     }
 }
 
+/// Cell key: (domain, owning domain rank, byte offset).
+type CellKey = (usize, usize, u64);
+
+/// A rank's barrier generations within its current call: single-credit notifies it sent into
+/// each cell, and waits it completed on each cell, each as (call index, count).
+#[derive(Clone, Debug, Default)]
+pub struct Generations {
+    sent: std::collections::HashMap<(CellKey, u64), (u32, u32)>,
+    /// Keyed by cell and waiting kernel (the two lanes of a mixed kernel each wait).
+    waited: std::collections::HashMap<(CellKey, u64), (u32, u32)>,
+}
+
+/// A kernel name's key in [`Generations`].
+fn kernel_key(who: &str) -> u64 {
+    who.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3))
+}
+
+/// Counts one more event of `call` in `map[key]` (restarting at a new call); returns the count.
+fn bump(
+    map: &mut std::collections::HashMap<(CellKey, u64), (u32, u32)>,
+    key: (CellKey, u64),
+    call: u32,
+) -> u32 {
+    let e = map.entry(key).or_insert((call, 0));
+    if e.0 != call {
+        *e = (call, 0);
+    }
+    e.1 += 1;
+    e.1
+}
+
 /// A rank's progress through the self-clearing calls on one signal buffer.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct CallPhase {
@@ -188,6 +222,15 @@ impl World {
         }
     }
 
+    /// The generation of a notify of rank `g` into cell `r` in call `call` (see
+    /// [`Origin::gen`]): counted for single-credit AtomicAdds only.
+    pub(crate) fn notify_generation(&mut self, g: usize, r: Resolved, call: u32, counted: bool) -> u32 {
+        match self.gens.get_mut(g) {
+            Some(gs) if counted => bump(&mut gs.sent, ((r.domain, r.owner, r.offset), 0), call),
+            _ => 0,
+        }
+    }
+
     /// A wait of rank `g` at `span` for `park` on its cell: whether the predicate holds; if so
     /// rank `g` acquires the clock of what satisfied it (see [`Ledger::satisfied`]) in the same
     /// atomic step, and a credit of another call than the waiter's is a stale-credit fault.
@@ -206,9 +249,16 @@ impl World {
         }
         let Some(meta) = st.cells.get(&r.offset) else { return Ok(true) };
         let (vc, rel) = (&mut self.vc[g], &mut self.released[g]);
+        // One producer besides the owner's own epilogue: generations are that producer's.
+        let owner_g = self.domains[r.domain].members.get(r.owner).copied().unwrap_or(usize::MAX);
+        let producers = (meta.writers & !1u64.checked_shl(owner_g as u32).unwrap_or(0)).count_ones();
+        let mut gen_wait = None;
         let stale = match meta.ledger.as_deref().map(|l| l.satisfied(value, park.expected)) {
             Some(Satisfied::Token(clock, origin)) => {
                 acquire_clock(vc, rel, g, clock.as_slice());
+                if origin.call == call && !park.unsigned {
+                    gen_wait = Some((origin, producers == 1 && origin.gen > 0));
+                }
                 (origin.call != call).then_some(origin)
             }
             Some(Satisfied::Floor(clock)) => {
@@ -221,10 +271,62 @@ impl World {
             }
         };
         drop(st);
-        match stale {
-            None => Ok(true),
-            Some(origin) => Err(self.stale_fault(g, park, span, who, call, origin, value)),
+        if let Some(origin) = stale {
+            return Err(self.stale_fault(g, park, span, who, call, origin, value));
         }
+        if let (Some((origin, judged)), Some(gs)) = (gen_wait, self.gens.get_mut(g)) {
+            let expected = bump(&mut gs.waited, ((r.domain, r.owner, r.offset), kernel_key(who)), call);
+            if judged && origin.gen < expected {
+                // Judged only on signals some rank self-clears (the seed's barrier protocol):
+                // at once when that is known, else when the run ends.
+                let f = self.generation_fault(g, park, span, who, expected, origin, value);
+                let alloc = self.alloc_index_at(r.domain, r.offset).unwrap_or(usize::MAX);
+                if self.epilogue_sites.contains_key(&alloc) {
+                    return Err(f);
+                }
+                if self.stale_generation.is_none() {
+                    self.stale_generation = Some(Box::new((alloc, f)));
+                }
+            }
+        }
+        Ok(true)
+    }
+
+    /// The end-of-run part of the generation check: a wait satisfied by an earlier
+    /// generation's credit, on a buffer that turned out to be self-clearing.
+    pub fn generation_check(&mut self) -> Result<(), Fault> {
+        match self.stale_generation.take() {
+            Some(b) if self.epilogue_sites.contains_key(&b.0) => Err(b.1),
+            _ => Ok(()),
+        }
+    }
+
+    /// A wait satisfied by the credit of an earlier generation of its own call.
+    #[allow(clippy::too_many_arguments)]
+    fn generation_fault(
+        &self,
+        g: usize,
+        park: &Park,
+        span: Span,
+        who: &str,
+        expected: u32,
+        origin: Origin,
+        value: i32,
+    ) -> Fault {
+        Fault::new(
+            ReportKind::StaleCredit,
+            span,
+            format!(
+                "wait {} by rank {g} ({who}) on signal cell {} (value {value}) is satisfied by a credit of an earlier barrier generation: this is rank {g}'s wait number {expected} on the cell in this call (generation expected: {expected}), the credit is rank {}'s notify number {} (generation {})",
+                park.describe(),
+                self.cell_name(park.cell),
+                origin.rank,
+                origin.gen,
+                origin.gen
+            ),
+        )
+        .note_at("the notify that deposited the credit is at", origin.span)
+        .note("barrier generation g waits for g credits (`Ge g`); a threshold that does not grow with the generation passes on the previous generation's credit")
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -323,7 +425,7 @@ mod tests {
     use super::*;
 
     fn o(rank: u16, call: u32) -> Origin {
-        Origin { rank, call, span: Span::DUMMY }
+        Origin { rank, call, gen: 0, span: Span::DUMMY }
     }
 
     #[test]

@@ -437,10 +437,15 @@ fn run_in(
         }
     }
     let mut sched = sched::Sched::new(program, cfg, syms);
-    let result = sched.run(&mut world, func, args).and_then(|()| match world.uninit.take() {
-        Some(f) => Err(*f),
-        None => Ok(()),
-    });
+    let result = match sched.run(&mut world, func, args) {
+        // A wait that an earlier generation's credit passed on a self-clearing signal came
+        // before (and usually causes) whatever fault followed: it is the report.
+        Err(f) => Err(world.generation_check().err().unwrap_or(f)),
+        Ok(()) => match world.uninit.take() {
+            Some(f) => Err(*f),
+            None => Ok(()),
+        },
+    };
     world.reuse = None;
     world.flush_traffic();
     let stats = world.stats.clone();

@@ -999,7 +999,8 @@ fn worker<'p>(
 
 /// End-of-run checks: every cell of every self-clearing signal is back at zero
 /// ([`World::leak_check`]).
-fn end_checks(world: &World) -> Result<(), Fault> {
+fn end_checks(world: &mut World) -> Result<(), Fault> {
+    world.generation_check()?;
     world.leak_check()
 }
 

@@ -639,6 +639,11 @@ pub struct World {
     /// Per global rank: its call index on each self-clearing signal buffer (see
     /// [`crate::credit`]).
     pub calls: Vec<BTreeMap<usize, crate::credit::CallPhase>>,
+    /// Per global rank: its barrier generations within its current calls.
+    pub gens: Vec<crate::credit::Generations>,
+    /// The first wait satisfied by an earlier barrier generation's credit on a buffer not (yet)
+    /// known to be self-clearing: (buffer, fault), judged when the run ends.
+    pub stale_generation: Option<Box<(usize, Fault)>>,
     /// Per signal buffer some rank self-cleared: the first epilogue notify's location.
     pub epilogue_sites: BTreeMap<usize, Span>,
     /// The first read of undefined window bytes (a fault when the run ends without another).
@@ -698,6 +703,8 @@ impl World {
             allow_uninit_reads: false,
             uninit: None,
             calls: vec![BTreeMap::new(); nranks],
+            gens: vec![crate::credit::Generations::default(); nranks],
+            stale_generation: None,
             epilogue_sites: BTreeMap::new(),
             notified: vec![false; nranks],
             scope_stack: Vec::new(),
@@ -831,6 +838,9 @@ impl World {
         }
         self.lane_notifies.clear();
         self.uninit = None;
+        self.stale_generation = None;
+        // Generations count within one call of the worker (retained signals are not judged).
+        self.gens.iter_mut().for_each(|g| *g = crate::credit::Generations::default());
         self.warnings.clear();
         self.warned.clear();
         self.scope_stack.clear();
@@ -1593,6 +1603,8 @@ impl World {
             allow_uninit_reads: self.allow_uninit_reads,
             uninit: None,
             calls: self.calls.clone(),
+            gens: self.gens.clone(),
+            stale_generation: None,
             epilogue_sites: BTreeMap::new(),
             notified: self.notified.clone(),
             scope_stack: Vec::new(),
@@ -1620,6 +1632,9 @@ impl World {
                 *mine = std::mem::take(theirs);
             }
             if let (Some(x), Some(y)) = (self.calls.get_mut(g), h.calls.get_mut(g)) {
+                *x = std::mem::take(y);
+            }
+            if let (Some(x), Some(y)) = (self.gens.get_mut(g), h.gens.get_mut(g)) {
                 *x = std::mem::take(y);
             }
             if let (Some(x), Some(y)) = (self.notified.get_mut(g), h.notified.get(g)) {
@@ -1650,6 +1665,9 @@ impl World {
         self.stats.steps += h.stats.steps;
         if self.uninit.is_none() {
             self.uninit = h.uninit;
+        }
+        if self.stale_generation.is_none() {
+            self.stale_generation = h.stale_generation;
         }
         for (a, sp) in h.epilogue_sites {
             self.epilogue_sites.entry(a).or_insert(sp);

@@ -328,3 +328,35 @@ fn outputs_that_depend_on_the_schedule_fail_verify_with_both_schedules_and_the_f
     assert_eq!(ran, 17);
     assert_eq!(out.outputs["outputs"].to_f32()[..8], [3.0; 8]);
 }
+
+#[test]
+fn a_barrier_generation_that_waits_for_the_previous_generations_credit_is_reported_under_every_schedule() {
+    // The read-done barrier (generation 2) waits `Ge 1`: the ready barrier's credit passes it,
+    // so a rank may store the next call's row while a peer still reads this one.
+    let src = TWICE
+        .replace("__EPI__", "pl.range(1, n)")
+        .replace("[(me + k) % n, 0], 2, cmp=pld.WaitCmp.Ge", "[(me + k) % n, 0], 1, cmp=pld.WaitCmp.Ge");
+    let prog = parse(&src);
+    let wait = line_of(&src, "[(me + k) % n, 0], 1, cmp", 1);
+    for p in [2, 3] {
+        let inp = inputs(p, 1);
+        let mut schedules = vec![Schedule::Deterministic, Schedule::Parallel];
+        schedules.extend((1..=6).map(Schedule::Random));
+        schedules.extend((1..=6).map(Schedule::Pct));
+        for s in schedules {
+            let cfg =
+                SimConfig { schedule: s, sources: Some(sources("gen.py", &src)), ..SimConfig::ranks(p) };
+            let r = match run(&prog, "host_orch", &inp, &cfg) {
+                Err(SimError::Fault(r)) => r,
+                other => panic!("P={p} {s:?}: expected a stale credit, got {:?}", other.map(|o| o.warnings)),
+            };
+            assert_eq!(r.kind, ReportKind::StaleCredit, "P={p} {s:?}: {r}");
+            assert!(r.text.contains("earlier barrier generation"), "P={p} {s:?}: {r}");
+            assert!(
+                r.text.contains("(generation expected: 2)") && r.text.contains("(generation 1)"),
+                "P={p} {s:?}: {r}"
+            );
+            assert!(r.text.contains(&format!("--> gen.py:{wait}:")), "P={p} {s:?}: line {wait}: {r}");
+        }
+    }
+}

@@ -129,6 +129,7 @@ pub fn notify_at(
     let me = world.domains[r.domain].drank(g);
     let epilogue = op == NotifyOp::AtomicAdd && value < 0 && me == Some(r.owner);
     let call = world.signal_step(g, r, epilogue, span);
+    let gen = world.notify_generation(g, r, call, op == NotifyOp::AtomicAdd && value == 1);
     // The cell's value and metadata change together under its window's lock (a waiter on
     // another thread sees both or neither).
     // Borrowed, not cloned (see `World::touch`).
@@ -167,7 +168,7 @@ pub fn notify_at(
     meta.writers |= 1u64.checked_shl(g as u32).unwrap_or(0);
     // Release the notifier's clock into the cell (`World::release_into`, on the entry at hand).
     crate::clock::release_clock(&world.vc[g], &mut world.released[g], &mut meta.vc);
-    let origin = crate::credit::Origin { rank: g as u16, call, span };
+    let origin = crate::credit::Origin { rank: g as u16, call, gen, span };
     meta.ledger.get_or_insert_default().notify(set, value, origin, &meta.vc);
     bytes[o..o + 4].copy_from_slice(&new.to_le_bytes());
     if overflow {
