@@ -232,7 +232,8 @@ pub struct SimOutcome {
     pub stats: Stats,
     /// Chrome trace JSON, when requested.
     pub trace: Option<String>,
-    /// Warnings that did not stop the run (undefined-byte reads, counter wrap-around).
+    /// Warnings that did not stop the run (counter wrap-around; undefined-byte reads with
+    /// `allow_uninit_reads`).
     pub warnings: Vec<String>,
 }
 

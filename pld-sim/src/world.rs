@@ -660,7 +660,7 @@ pub struct World {
     pub lane_notifies: HashMap<(usize, String, Span), String>,
     /// Persistent re-run: allocations are matched in order against the existing ones.
     pub reuse: Option<usize>,
-    /// Warnings of the run (undefined-byte reads, counter overflow), each reported once.
+    /// Warnings of the run (counter overflow; undefined-byte reads when allowed), each once.
     pub warnings: Vec<String>,
     warned: BTreeSet<(usize, usize, &'static str)>,
     /// Reused buffer for the encoded bytes of a write.
