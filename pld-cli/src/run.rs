@@ -35,13 +35,13 @@ pub struct RunArgs {
     out: PathBuf,
     /// Interleaving: det, random:SEED, pct:SEED (replays one `pld verify` schedule) or parallel.
     #[arg(long, default_value = "det", value_parser = parse_schedule)]
-    schedule: Schedule,
+    pub(crate) schedule: Schedule,
     /// Simulated cores per rank (kernels running at once); 48 as on A2/A3 hardware.
     #[arg(long, default_value_t = 48)]
     cores: usize,
     /// Write a Chrome/Perfetto trace here.
     #[arg(long, value_name = "PATH.json")]
-    trace: Option<PathBuf>,
+    pub(crate) trace: Option<PathBuf>,
     /// Target profile.
     #[arg(long, default_value = "a2a3", value_parser = driver::parse_target)]
     target: pld_ir::Target,

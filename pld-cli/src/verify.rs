@@ -1,6 +1,6 @@
 //! `pld verify FILE --ranks R [--schedules N]`: schedule exploration.
 //!
-//! Takes every `pld run` option (its `--schedule` is ignored), builds the inputs once, and runs
+//! Takes every `pld run` option but `--schedule` and `--trace` (a usage error), builds the inputs once, and runs
 //! the deterministic schedule plus N PCT schedules (`pld_sim::verify`). Exit 0 when every
 //! schedule ran clean with identical outputs and traffic; exit 3 with the failing schedule's
 //! report (replayable with `pld run --schedule pct:SEED`), or with both schedules' names and
@@ -27,6 +27,11 @@ pub struct VerifyArgs {
 pub fn run(mut args: VerifyArgs) -> Result<(), Failure> {
     if args.schedules > 100_000 {
         return Err(Failure::usage(format!("--schedules {} is above 100000", args.schedules)));
+    }
+    if args.run.schedule != pld_sim::Schedule::Deterministic || args.run.trace.is_some() {
+        return Err(Failure::usage(
+            "pld verify chooses its own schedules and records no trace: drop --schedule and --trace (replay one schedule with pld run --schedule pct:SEED)",
+        ));
     }
     args.run.verify = Some(args.schedules);
     crate::run::run(&args.run)

@@ -162,6 +162,10 @@ fn verify_usage_and_pct_schedules() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(text(&out.stdout).contains("schedule pct:7"), "{}", text(&out.stdout));
     let out =
+        pld(&["verify", "examples/put_get_ring.py", "--schedule", "pct:3", "--out", dir.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("drop --schedule"), "{}", text(&out.stderr));
+    let out =
         pld(&["run", "examples/put_get_ring.py", "--schedule", "pct:x", "--out", dir.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
     assert!(text(&out.stderr).contains("bad pct seed 'x'"), "{}", text(&out.stderr));
