@@ -20,6 +20,10 @@
 //!   monotonic counters and flags are never judged. The seed's bounded skew — a slow rank's
 //!   next-call credit landing before the fast rank's epilogue — is absorbed by consuming the
 //!   oldest call's tokens first.
+//! - Within a call, single-credit notifies carry their generation (the producer's how-many-th
+//!   +1 into the cell) and each waiting kernel counts its waits per cell: on a self-cleared
+//!   buffer, a single-producer cell's wait passed by a lower generation's credit is a stale
+//!   credit too (at once when the buffer is known to self-clear, else at the end of the run).
 
 use crate::clock::{acquire_clock, CellClock};
 use crate::report::{Fault, ReportKind};
