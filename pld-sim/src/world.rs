@@ -829,7 +829,9 @@ impl World {
                 let mut st = lock(&w.state);
                 st.shadow = Shadow::default();
                 if reset {
-                    st.written.clear();
+                    // Zeroed by contract (`reset_persistent_windows`): every byte is defined.
+                    let len = read(w).len() as u64;
+                    st.written = vec![(0, len)];
                     st.wrote.clear();
                     write(w).fill(0);
                     st.cells.clear();

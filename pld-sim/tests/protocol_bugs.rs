@@ -360,3 +360,61 @@ fn a_barrier_generation_that_waits_for_the_previous_generations_credit_is_report
         }
     }
 }
+
+/// A kernel that copies its own window row out; nothing ever writes the window.
+const READ_OWN: &str = r#"
+import pypto.language as pl
+import pypto.language.distributed as pld
+
+NR = pl.dynamic("NR")
+SIZE = 64
+
+
+@pl.program
+class ReadOwn:
+    @pl.function(type=pl.FunctionType.InCore)
+    def copy_out(self, out: pl.Out[pl.Tensor[[1, SIZE], pl.FP32]],
+                 data: pld.DistributedTensor[[1, SIZE], pl.FP32]) -> pl.Tensor[[1, SIZE], pl.FP32]:
+        row = pl.load(data, [0, 0], [1, SIZE])
+        out = pl.store(row, [0, 0], out)
+        return out
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def chip_orch(self, out: pl.Out[pl.Tensor[[1, SIZE], pl.FP32]], data: pld.DistributedTensor[[1, SIZE], pl.FP32]):
+        self.copy_out(out, data)
+
+    @pl.function(level=pl.Level.HOST, role=pl.Role.Orchestrator)
+    def host_orch(self, outputs: pl.Out[pl.Tensor[[NR, 1, SIZE], pl.FP32]]):
+        data_buf = pld.alloc_window_buffer(SIZE * 4, name="data")
+        for r in pl.range(pld.world_size()):
+            data = pld.window(data_buf, [1, SIZE], dtype=pl.FP32)
+            self.chip_orch(outputs[r], data, device=r)
+"#;
+
+#[test]
+fn an_unwritten_window_is_undefined_until_a_persistent_reset_zeroes_it() {
+    let prog = parse(READ_OWN);
+    let src = READ_OWN;
+    let line = line_of(src, "row = pl.load(data", 0);
+    let cfg = SimConfig { sources: Some(sources("read_own.py", src)), ..SimConfig::ranks(2) };
+    let mut worker = pld_sim::Persistent::new(true);
+    match worker.call(&prog, "host_orch", &Inputs::new(), &cfg) {
+        Err(SimError::Fault(r)) => {
+            assert_eq!(r.kind, ReportKind::UninitRead, "{r}");
+            assert!(r.text.contains(&format!("--> read_own.py:{line}:")), "{r}");
+            assert!(
+                r.text.contains("bytes [0, 256) of buffer 'data'") && r.text.contains("no rank wrote"),
+                "{r}"
+            );
+        }
+        other => panic!("expected an uninitialised read, got {:?}", other.map(|o| o.warnings)),
+    }
+    // `reset_persistent_windows`: the next call's windows are zero by contract.
+    let out = worker.call(&prog, "host_orch", &Inputs::new(), &cfg).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(out.outputs["outputs"].to_f32(), vec![0.0; 2 * 64]);
+    // Allowed, the read is a warning and sees the garbage pattern.
+    let cfg = SimConfig { allow_uninit_reads: true, ..SimConfig::ranks(2) };
+    let out = run(&prog, "host_orch", &Inputs::new(), &cfg).unwrap_or_else(|e| panic!("{e}"));
+    assert!(out.outputs["outputs"].to_f32().iter().all(|x| x.is_nan()));
+    assert!(out.warnings.iter().any(|w| w.contains("buffer 'data'")), "{:?}", out.warnings);
+}
