@@ -14,6 +14,7 @@ mod ops;
 mod ptoas;
 mod run;
 mod select;
+mod verify;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -45,6 +46,9 @@ enum Command {
     Compile(compile::CompileArgs),
     /// Compile and run a program on the simulator.
     Run(run::RunArgs),
+    /// Run a program under the deterministic and N PCT schedules; fail when any faults or
+    /// when outputs or traffic differ between schedules.
+    Verify(verify::VerifyArgs),
     /// List the op registry: every op, its affinity, no_duplicate flag and kwargs.
     Ops(ops::OpsArgs),
 }
@@ -69,6 +73,7 @@ fn main() -> ExitCode {
         Command::Check(args) => check::run(&args),
         Command::Compile(args) => compile::run(&args),
         Command::Run(args) => run::run(&args),
+        Command::Verify(args) => verify::run(args),
         Command::Ops(args) => return ops::run(&args),
     };
     match result {

@@ -35,15 +35,15 @@ pub struct RunArgs {
     /// Output folder.
     #[arg(long, default_value = "out")]
     out: PathBuf,
-    /// Interleaving: det, random:SEED or parallel.
+    /// Interleaving: det, random:SEED, pct:SEED (replays one `pld verify` schedule) or parallel.
     #[arg(long, default_value = "det", value_parser = parse_schedule)]
-    schedule: Schedule,
+    pub(crate) schedule: Schedule,
     /// Simulated cores per rank (kernels running at once); 48 as on A2/A3 hardware.
     #[arg(long, default_value_t = 48)]
     cores: usize,
     /// Write a Chrome/Perfetto trace here.
     #[arg(long, value_name = "PATH.json")]
-    trace: Option<PathBuf>,
+    pub(crate) trace: Option<PathBuf>,
     /// Target profile.
     #[arg(long, default_value = "a2a3", value_parser = driver::parse_target)]
     target: pld_ir::Target,
@@ -65,6 +65,12 @@ pub struct RunArgs {
     /// Memory limit for inputs, windows and tiles: bytes or K/M/G/T (default: half the RAM).
     #[arg(long, value_name = "BYTES", value_parser = crate::limits::parse_bytes)]
     max_memory: Option<u64>,
+    /// Report reads of window bytes nothing wrote as warnings instead of faults (exit 3).
+    #[arg(long)]
+    allow_uninit_reads: bool,
+    /// `pld verify`: explore this many PCT schedules after the deterministic one.
+    #[arg(skip)]
+    pub verify: Option<usize>,
 }
 
 fn parse_seconds(s: &str) -> Result<std::time::Duration, String> {
@@ -200,8 +206,12 @@ pub fn run(args: &RunArgs) -> Result<(), Failure> {
         max_memory,
         deadline: args.timeout.map(|t| std::time::Instant::now() + t),
         interrupt: Some(interrupt),
+        allow_uninit_reads: args.allow_uninit_reads,
         ..SimConfig::ranks(args.ranks)
     };
+    if let Some(n) = args.verify {
+        return crate::verify::explore(&program, &entry, &inputs, &cfg, n);
+    }
     let progress = Progress::start(args.ranks);
     let result = pld_sim::run(&program, &entry, &inputs, &cfg);
     progress.stop();
@@ -378,6 +388,7 @@ fn schedule_name(s: Schedule) -> String {
     match s {
         Schedule::Deterministic => "det".into(),
         Schedule::Random(seed) => format!("random:{seed}"),
+        Schedule::Pct(seed) => format!("pct:{seed}"),
         Schedule::Parallel => "parallel".into(),
     }
 }

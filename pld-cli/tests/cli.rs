@@ -358,9 +358,10 @@ fn moe_all_to_all_v_clamps_counts_and_trims_rows() {
 }
 
 #[test]
-fn reading_the_untrimmed_capacity_block_is_warned_about() {
+fn reading_the_untrimmed_capacity_block_is_a_fault_unless_allowed() {
     // The seed's warning: window bytes past recv_counts are never written. A consumer that
-    // copies the whole capacity block reads garbage, and `pld run` says so.
+    // copies the whole capacity block computes on garbage: `pld run` exits 3 naming the read's
+    // line, the region and who wrote the buffer; `--allow-uninit-reads` makes it a warning.
     let src = std::fs::read_to_string(root().join("examples/moe_all_to_all_v.py")).unwrap();
     let start = src.find("        zero = pl.full").expect("consumer start");
     let end = src.rfind("        for src in pl.range(NR):").expect("consumer end");
@@ -372,8 +373,23 @@ fn reading_the_untrimmed_capacity_block_is_warned_about() {
     let dir = out_dir("untrimmed");
     std::fs::create_dir_all(&dir).unwrap();
     let file = dir.join("untrimmed.py");
-    std::fs::write(&file, untrimmed).unwrap();
+    std::fs::write(&file, &untrimmed).unwrap();
+    let line = untrimmed.lines().position(|l| l.contains("everything = pl.load")).expect("the load") + 1;
     let out = pld(&["run", file.to_str().unwrap(), "--ranks", "2", "--out", dir.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
+    let err = text(&out.stderr);
+    assert!(err.contains("error: read of uninitialised window bytes") && err.contains("'data_buf'"), "{err}");
+    assert!(err.contains(&format!("untrimmed.py:{line}:")), "line {line}: {err}");
+    assert!(err.contains("wrote bytes") && err.contains("--allow-uninit-reads"), "{err}");
+    let out = pld(&[
+        "run",
+        file.to_str().unwrap(),
+        "--ranks",
+        "2",
+        "--out",
+        dir.to_str().unwrap(),
+        "--allow-uninit-reads",
+    ]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let err = text(&out.stderr);
     assert!(err.contains("warning: rank 0 read bytes") && err.contains("'data_buf'"), "{err}");

@@ -4,8 +4,9 @@
 //! tensor-level put/get and unlowered collectives as well as the pipeline's tile-level
 //! protocols and `builtin.tensor.*` dispatches — and gives either the outputs with traffic
 //! accounting (and an optional Chrome trace) or a precise [`Report`]: deadlock, race,
-//! out-of-bounds window access, peer out of range, Set/AtomicAdd mixing, credit leak,
-//! deferred-completion misuse, duplicate notify from a mixed kernel, unfenced notify (opt-in).
+//! out-of-bounds window access, peer out of range, Set/AtomicAdd mixing, credit leak, stale
+//! credit, read of uninitialised window bytes, deferred-completion misuse, duplicate notify
+//! from a mixed kernel, unfenced notify (opt-in). [`verify`] explores PCT schedules.
 //!
 //! Guarantees: [`run`] never panics on a program and never hangs (deadlocks are detected, a
 //! step budget bounds livelocks); the deterministic schedule gives byte-identical outputs and
@@ -28,11 +29,13 @@
 //!   failed `wait` and resumes when its cell satisfies the predicate; `defer_wait` retires the
 //!   kernel and gates the task (≤ 64 conditions, ≤ 64 deferred tasks). Protocol ops (TPUT/TGET
 //!   chunk sequences, collectives) run as flat micro programs ([`micro`]).
-//! - **Checks**: per-rank vector clocks with notify→wait edges (races), per-cell Set/AtomicAdd
-//!   epochs, self-clearing credit cells (negative self AtomicAdd) checked at the end of the run.
+//! - **Checks**: per-rank vector clocks with notify→wait edges (races; a wait acquires the
+//!   clock of the credit that satisfied it, [`credit`]), per-cell Set/AtomicAdd epochs, credit
+//!   origins per self-clearing call (stale credits), every notified cell of a self-clearing
+//!   signal zero at the end of the run (leaks), reads of bytes nobody wrote.
 //! - **Persistent workers** ([`Persistent`]): windows kept across calls, optionally reset.
-//! - **Schedules** ([`Schedule`]): deterministic round robin, seeded random, or one OS thread
-//!   per rank with one lock per window. A scheduling turn runs a core until it parks, ends
+//! - **Schedules** ([`Schedule`]): deterministic round robin, seeded random, seeded PCT
+//!   ([`pct`]), or one OS thread per rank with one lock per window. A scheduling turn runs a core until it parks, ends
 //!   or has executed [`sched::QUANTUM_OPS`] ops (a seeded length under `Random`).
 //!
 //! ## Not modelled
@@ -46,14 +49,18 @@ pub mod arena;
 pub mod budget;
 pub mod callback;
 pub mod clock;
+pub mod credit;
 pub mod elem;
 pub mod interp;
 pub mod limits;
 pub mod micro;
+pub mod pct;
 pub mod report;
 pub mod sched;
 pub mod sem;
+mod uninit;
 pub mod value;
+pub mod verify;
 pub mod world;
 
 #[doc(hidden)]
@@ -142,6 +149,8 @@ pub enum Schedule {
     /// One OS thread per rank, windows shared behind one lock per window (non-deterministic
     /// interleaving).
     Parallel,
+    /// Seeded PCT: random core priorities with priority change points ([`pct`]).
+    Pct(u64),
 }
 
 impl FromStr for Schedule {
@@ -150,12 +159,15 @@ impl FromStr for Schedule {
         match s {
             "det" | "deterministic" => Ok(Schedule::Deterministic),
             "parallel" => Ok(Schedule::Parallel),
-            _ => match s.strip_prefix("random:") {
-                Some(seed) => {
+            _ => {
+                if let Some(seed) = s.strip_prefix("random:") {
                     seed.parse().map(Schedule::Random).map_err(|_| format!("bad random seed '{seed}'"))
+                } else if let Some(seed) = s.strip_prefix("pct:") {
+                    seed.parse().map(Schedule::Pct).map_err(|_| format!("bad pct seed '{seed}'"))
+                } else {
+                    Err(format!("unknown schedule '{s}' (expected det, random:SEED, pct:SEED or parallel)"))
                 }
-                None => Err(format!("unknown schedule '{s}' (expected det, random:SEED or parallel)")),
-            },
+            }
         }
     }
 }
@@ -191,6 +203,8 @@ pub struct SimConfig {
     /// Run `dual_aiv_dispatch` kernels on both vector sub-lanes (the whole AIV kernel twice,
     /// as the hardware does); off by default.
     pub dual_aiv: bool,
+    /// Reads of window bytes nothing wrote are warnings instead of faults.
+    pub allow_uninit_reads: bool,
     /// Extra bindings of symbolic dims.
     pub bindings: HashMap<String, i64>,
     /// Sources, to render spans as `file:line:col`.
@@ -214,6 +228,7 @@ impl Default for SimConfig {
             check_fences: false,
             zero_windows: false,
             dual_aiv: false,
+            allow_uninit_reads: false,
             bindings: HashMap::new(),
             sources: None,
             host_callbacks: None,
@@ -237,7 +252,8 @@ pub struct SimOutcome {
     pub stats: Stats,
     /// Chrome trace JSON, when requested.
     pub trace: Option<String>,
-    /// Warnings that did not stop the run (undefined-byte reads, counter wrap-around).
+    /// Warnings that did not stop the run (counter wrap-around; undefined-byte reads with
+    /// `allow_uninit_reads`).
     pub warnings: Vec<String>,
 }
 
@@ -374,6 +390,7 @@ fn run_in(
     world.mem.windows = 0;
     world.check_races = cfg.check_races;
     world.check_fences = cfg.check_fences;
+    world.allow_uninit_reads = cfg.allow_uninit_reads;
     if world.domains.is_empty() {
         world.add_domain((0..cfg.nranks).collect());
     }
@@ -458,7 +475,15 @@ fn run_in(
         }
     }
     let mut sched = sched::Sched::new(program, cfg, syms);
-    let result = sched.run(&mut world, func, args);
+    let result = match sched.run(&mut world, func, args) {
+        // A wait that an earlier generation's credit passed on a self-clearing signal came
+        // before (and usually causes) whatever fault followed: it is the report.
+        Err(f) => Err(world.generation_check().err().unwrap_or(f)),
+        Ok(()) => match world.uninit.take() {
+            Some(f) => Err(*f),
+            None => Ok(()),
+        },
+    };
     world.reuse = None;
     world.flush_traffic();
     let stats = world.stats.clone();

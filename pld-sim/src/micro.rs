@@ -311,7 +311,7 @@ impl MicroRun {
             Micro::Wait { sig, idx, expected, ge, at } => {
                 let r =
                     cached(at, || world.cell_addr(g, sig, None, idx.as_slice(), span, "pld.system.wait"))?;
-                if let Some(p) = system::wait_at(world, g, r, *expected, *ge) {
+                if let Some(p) = system::wait_at(world, g, r, *expected, *ge, span, who)? {
                     return Ok(MicroStep::Park(p));
                 }
             }

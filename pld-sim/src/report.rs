@@ -57,6 +57,10 @@ pub enum ReportKind {
     Interrupted,
     /// The run would need more memory than [`SimConfig::max_memory`](crate::SimConfig::max_memory).
     Memory,
+    /// A read of window bytes nothing wrote (undefined memory).
+    UninitRead,
+    /// A wait satisfied by credits a previous call of the protocol deposited.
+    StaleCredit,
 }
 
 impl ReportKind {
@@ -77,6 +81,8 @@ impl ReportKind {
             ReportKind::HostCallback => "host callback failed",
             ReportKind::Interrupted => "interrupted",
             ReportKind::Memory => "memory limit",
+            ReportKind::UninitRead => "read of uninitialised window bytes",
+            ReportKind::StaleCredit => "wait satisfied by a stale credit",
         }
     }
 }

@@ -357,8 +357,8 @@ impl<'p> RankLocal<'p> {
         }
         for t in self.rt.tasks.iter_mut().filter(|t| t.state == TState::Deferred) {
             if t.conds.iter().all(|(p, _)| p.holds(world.cell_value(p.cell))) {
-                for (p, _) in &t.conds {
-                    world.acquire_from(r, (p.cell.domain, p.cell.owner, p.cell.offset));
+                for (p, span) in &t.conds {
+                    world.acquire_wait(r, p, *span, &t.name)?;
                 }
                 t.state = TState::Done;
                 changed = true;
@@ -667,6 +667,8 @@ pub struct Sched<'p, 'c> {
     ranks: Vec<RankLocal<'p>>,
     rng: Rng,
     rr: usize,
+    /// The PCT schedule's state (`Schedule::Pct`).
+    pct: Option<crate::pct::Pct>,
     /// Trace events, when tracing.
     pub trace: Vec<TraceEvent>,
 }
@@ -685,6 +687,10 @@ impl<'p, 'c> Sched<'p, 'c> {
             ranks: (0..cfg.nranks).map(RankLocal::new).collect(),
             rng: Rng(seed.max(1)),
             rr: 0,
+            pct: match cfg.schedule {
+                Schedule::Pct(s) => Some(crate::pct::Pct::new(s)),
+                _ => None,
+            },
             trace: Vec::new(),
         }
     }
@@ -803,6 +809,7 @@ impl<'p, 'c> Sched<'p, 'c> {
             }
             let (r, i) = match self.cfg.schedule {
                 Schedule::Random(_) => runnable[(self.rng.next() % runnable.len() as u64) as usize],
+                Schedule::Pct(_) => self.pct.as_mut().map_or(runnable[0], |p| p.pick(&runnable)),
                 _ => {
                     self.rr = self.rr.wrapping_add(1);
                     runnable[self.rr % runnable.len()]
@@ -811,6 +818,8 @@ impl<'p, 'c> Sched<'p, 'c> {
             let budget = match self.cfg.schedule {
                 // A seeded quantum length keeps random schedules exploring interleavings.
                 Schedule::Random(_) => 1 + (self.rng.next() % QUANTUM_OPS as u64) as u32,
+                // PCT preempts at any visible op.
+                Schedule::Pct(_) => 1,
                 _ => QUANTUM_OPS,
             };
             let trace = self.cfg.trace.then_some(&mut self.trace);
@@ -1053,28 +1062,11 @@ fn worker<'p>(
     }
 }
 
-/// End-of-run checks: every self-clearing signal cell is back at zero.
-fn end_checks(world: &World) -> Result<(), Fault> {
-    let leaks: Vec<String> = world
-        .credit_cells()
-        .into_iter()
-        .filter_map(|r| {
-            let v = world.cell_value(r);
-            (v != 0).then(|| format!("{} = {v}", world.cell_name(r)))
-        })
-        .collect();
-    if leaks.is_empty() {
-        return Ok(());
-    }
-    let mut f = Fault::new(
-        ReportKind::CreditLeak,
-        Span::DUMMY,
-        format!("{} self-clearing signal cell(s) are non-zero after every rank finished", leaks.len()),
-    );
-    for l in leaks {
-        f = f.note(l);
-    }
-    Err(f.note("a self-clearing collective must subtract exactly the credits it received"))
+/// End-of-run checks: every cell of every self-clearing signal is back at zero
+/// ([`World::leak_check`]).
+fn end_checks(world: &mut World) -> Result<(), Fault> {
+    world.generation_check()?;
+    world.leak_check()
 }
 
 /// Chrome trace JSON of the events (one process per rank, one thread per core; the step

@@ -101,6 +101,8 @@ pub struct WinState {
     written: Vec<(u64, u64)>,
     /// Signal-cell metadata keyed by byte offset.
     pub cells: BTreeMap<u64, CellMeta>,
+    /// Per buffer: the global ranks that wrote any byte of it in this window (bit `g`).
+    wrote: BTreeMap<usize, u64>,
 }
 
 // A poisoned window lock still guards consistent data (every update is complete before
@@ -445,6 +447,18 @@ impl Shadow {
 }
 
 impl WinState {
+    /// Notes that global rank `g` wrote bytes of buffer `alloc` in this window.
+    fn note_writer(&mut self, alloc: usize, g: usize) {
+        *self.wrote.entry(alloc).or_default() |= 1u64.checked_shl(g as u32).unwrap_or(0);
+    }
+
+    /// The global ranks that wrote any byte of buffer `alloc` in this window, and the byte
+    /// intervals written so far (window offsets).
+    fn writers_of(&self, alloc: usize) -> (Vec<usize>, Vec<(u64, u64)>) {
+        let mask = self.wrote.get(&alloc).copied().unwrap_or(0);
+        ((0..64).filter(|g| mask >> g & 1 == 1).collect(), self.written.clone())
+    }
+
     /// Records written bytes `[lo, hi)` (`write`), or tells whether the read bytes `[lo, hi)`
     /// are all defined: written in this run, or in a buffer that starts zeroed (runtime.md
     /// §8.12: the others start as garbage).
@@ -531,8 +545,8 @@ pub struct CellMeta {
     pub writers: u64,
     /// The vector clock released into the cell (see [`release_clock`]).
     pub vc: CellClock,
-    /// Whether a self-clearing epilogue (negative self AtomicAdd) touched it.
-    pub credit: bool,
+    /// Which notifies deposited the credits it holds (see [`crate::credit`]).
+    pub ledger: Option<Box<crate::credit::Ledger>>,
 }
 
 /// Who first notified a cell since it was last zero, and how.
@@ -619,6 +633,21 @@ pub struct World {
     pub stats: Stats,
     /// Whether races are checked.
     pub check_races: bool,
+    /// Whether a read of window bytes nothing wrote is only a warning (`--allow-uninit-reads`)
+    /// instead of a fault.
+    pub allow_uninit_reads: bool,
+    /// Per global rank: its call index on each self-clearing signal buffer (see
+    /// [`crate::credit`]).
+    pub calls: Vec<BTreeMap<usize, crate::credit::CallPhase>>,
+    /// Per global rank: its barrier generations within its current calls.
+    pub gens: Vec<crate::credit::Generations>,
+    /// The first wait satisfied by an earlier barrier generation's credit on a buffer not (yet)
+    /// known to be self-clearing: (buffer, fault), judged when the run ends.
+    pub stale_generation: Option<Box<(usize, Fault)>>,
+    /// Per signal buffer some rank self-cleared: the first epilogue notify's location.
+    pub epilogue_sites: BTreeMap<usize, Span>,
+    /// The first read of undefined window bytes (a fault when the run ends without another).
+    pub uninit: Option<Box<Fault>>,
     /// Per rank: a notify was issued since the last completed wait (barrier-round counting).
     pub notified: Vec<bool>,
     /// Open comm-domain scopes of the host pass: (domain, window buffer names), innermost last.
@@ -631,7 +660,7 @@ pub struct World {
     pub lane_notifies: HashMap<(usize, String, Span), String>,
     /// Persistent re-run: allocations are matched in order against the existing ones.
     pub reuse: Option<usize>,
-    /// Warnings of the run (undefined-byte reads, counter overflow), each reported once.
+    /// Warnings of the run (counter overflow; undefined-byte reads when allowed), each once.
     pub warnings: Vec<String>,
     warned: BTreeSet<(usize, usize, &'static str)>,
     /// Reused buffer for the encoded bytes of a write.
@@ -673,6 +702,12 @@ impl World {
                 ..Stats::default()
             },
             check_races: true,
+            allow_uninit_reads: false,
+            uninit: None,
+            calls: vec![BTreeMap::new(); nranks],
+            gens: vec![crate::credit::Generations::default(); nranks],
+            stale_generation: None,
+            epilogue_sites: BTreeMap::new(),
             notified: vec![false; nranks],
             scope_stack: Vec::new(),
             check_fences: false,
@@ -798,13 +833,20 @@ impl World {
                 let mut st = lock(&w.state);
                 st.shadow = Shadow::default();
                 if reset {
-                    st.written.clear();
+                    // Zeroed by contract (`reset_persistent_windows`): every byte is defined.
+                    let len = read(w).len() as u64;
+                    st.written = vec![(0, len)];
+                    st.wrote.clear();
                     write(w).fill(0);
                     st.cells.clear();
                 }
             }
         }
         self.lane_notifies.clear();
+        self.uninit = None;
+        self.stale_generation = None;
+        // Generations count within one call of the worker (retained signals are not judged).
+        self.gens.iter_mut().for_each(|g| *g = crate::credit::Generations::default());
         self.warnings.clear();
         self.warned.clear();
         self.scope_stack.clear();
@@ -1182,6 +1224,14 @@ impl World {
         let mut guard = lock(&win.state);
         let st = &mut *guard;
         let defined = st.note_defined(lo, hi, writes, self.allocs[alloc].zeroed);
+        if writes {
+            st.note_writer(alloc, g);
+        } else if !defined && !self.allow_uninit_reads && self.uninit.is_none() {
+            // Reported when the run ends, unless a fault comes first: a read that a peer's
+            // unordered write follows is a race whichever of the two ran first.
+            let writers = st.writers_of(alloc);
+            self.uninit = Some(Box::new(crate::uninit::fault(self, a, owner, alloc, lo, hi, &writers)));
+        }
         // A plain write that leaves every byte as it was (a self-copy, an idempotent re-store)
         // cannot be observed by anyone, so it is not a race candidate.
         let silent = match data {
@@ -1205,7 +1255,7 @@ impl World {
         } else {
             rows.apply_read(dt, &read(win), data);
         }
-        if !defined {
+        if !defined && self.allow_uninit_reads {
             self.warn_undefined(owner, alloc, g, lo, hi, op);
         }
         if writes && self.check_fences {
@@ -1508,36 +1558,6 @@ impl World {
         (0..64).filter(|g| mask >> g & 1 == 1).collect()
     }
 
-    /// Every self-clearing (credit) cell, in (domain, owner, offset) order.
-    pub fn credit_cells(&self) -> Vec<Resolved> {
-        let mut out = Vec::new();
-        for (domain, dom) in self.domains.iter().enumerate() {
-            for (owner, w) in dom.wins.iter().enumerate() {
-                let st = lock(&w.state);
-                out.extend(st.cells.iter().filter(|(_, m)| m.credit).map(|(&offset, _)| Resolved {
-                    domain,
-                    owner,
-                    offset,
-                }));
-            }
-        }
-        out
-    }
-
-    /// Whether the cell satisfies `holds`; if so, rank `g` acquires its clock (one atomic step,
-    /// as a satisfied wait).
-    pub fn acquire_if(&mut self, g: usize, r: Resolved, holds: impl Fn(i32) -> bool) -> bool {
-        let win = &self.domains[r.domain].wins[r.owner];
-        let st = lock(&win.state);
-        if !holds(cell_of(&read(win), r.offset)) {
-            return false;
-        }
-        if let Some(meta) = st.cells.get(&r.offset) {
-            acquire_clock(&mut self.vc[g], &mut self.released[g], g, meta.vc.as_slice());
-        }
-        true
-    }
-
     /// Buffer name and element index of a cell, for reports.
     pub fn cell_name(&self, r: Resolved) -> String {
         let rank = self.domains[r.domain].members[r.owner];
@@ -1586,6 +1606,12 @@ impl World {
                 ..Stats::default()
             },
             check_races: self.check_races,
+            allow_uninit_reads: self.allow_uninit_reads,
+            uninit: None,
+            calls: self.calls.clone(),
+            gens: self.gens.clone(),
+            stale_generation: None,
+            epilogue_sites: BTreeMap::new(),
             notified: self.notified.clone(),
             scope_stack: Vec::new(),
             check_fences: self.check_fences,
@@ -1611,6 +1637,12 @@ impl World {
             }
             if let (Some(mine), Some(theirs)) = (self.released.get_mut(g), h.released.get_mut(g)) {
                 *mine = std::mem::take(theirs);
+            }
+            if let (Some(x), Some(y)) = (self.calls.get_mut(g), h.calls.get_mut(g)) {
+                *x = std::mem::take(y);
+            }
+            if let (Some(x), Some(y)) = (self.gens.get_mut(g), h.gens.get_mut(g)) {
+                *x = std::mem::take(y);
             }
             if let (Some(x), Some(y)) = (self.notified.get_mut(g), h.notified.get(g)) {
                 *x = *y;
@@ -1638,6 +1670,15 @@ impl World {
             }
         }
         self.stats.steps += h.stats.steps;
+        if self.uninit.is_none() {
+            self.uninit = h.uninit;
+        }
+        if self.stale_generation.is_none() {
+            self.stale_generation = h.stale_generation;
+        }
+        for (a, sp) in h.epilogue_sites {
+            self.epilogue_sites.entry(a).or_insert(sp);
+        }
         self.lane_notifies.extend(h.lane_notifies);
         for w in h.warnings {
             if !self.warnings.contains(&w) {

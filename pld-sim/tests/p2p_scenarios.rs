@@ -321,7 +321,23 @@ fn remote_store_window_raw_ordering_bf16() {
     let srcs: Vec<Vec<f64>> = (0..2).map(|k| (0..128).map(|i| (k * 128 + i) as f64).collect()).collect();
     let mut inp = Inputs::new();
     inp.insert("srcs".into(), stack(DataType::BF16, &srcs, &[2, 64]));
-    let out = ok(&prog, 2, inp, "raw");
+    // `read_step` loads the whole window, the row nobody wrote included: a fault by default,
+    // a warning with `allow_uninit_reads` (which this test uses to see the garbage pattern).
+    let e = go(&prog, 2, inp.clone(), Schedule::Deterministic).expect_err("the unwritten row is read");
+    match e {
+        SimError::Fault(r) => {
+            assert_eq!(r.kind, ReportKind::UninitRead, "{r}");
+            assert!(r.text.contains("buffer 'win'") && r.text.contains("read_step"), "{r}");
+        }
+        other => panic!("expected an uninitialised-read fault, got {other}"),
+    }
+    let cfg = SimConfig { allow_uninit_reads: true, ..SimConfig::ranks(2) };
+    let out = run(&prog, "host", &inp, &cfg).unwrap_or_else(|e| panic!("raw: {e}"));
+    assert!(
+        out.warnings.iter().any(|w| w.contains("buffer 'win'") && w.contains("undefined")),
+        "{:?}",
+        out.warnings
+    );
     let got = unstack(&out.outputs["outs"]);
     for q in 0..2 {
         let s = (q + 1) % 2;

@@ -4,7 +4,7 @@
 //! Guarantees: notify resolves its cell through the CommContext like every remote access,
 //! applies Set as a plain store and AtomicAdd as a wrapping i32 add, reports Set/AtomicAdd
 //! mixing on one cell within a zeroing epoch, releases the notifier's vector clock into the
-//! cell and marks cells hit by a negative self-AtomicAdd as self-clearing credits; wait checks
+//! cell and records who deposited its credits (`crate::credit`); wait checks
 //! signed Eq/Ge and, when satisfied, acquires the cell's clock; defer_wait registers an
 //! unsigned `>=` condition on the task.
 
@@ -127,6 +127,9 @@ pub fn notify_at(
     who: &str,
 ) -> Result<(), Fault> {
     let me = world.domains[r.domain].drank(g);
+    let epilogue = op == NotifyOp::AtomicAdd && value < 0 && me == Some(r.owner);
+    let call = world.signal_step(g, r, epilogue, span);
+    let gen = world.notify_generation(g, r, call, op == NotifyOp::AtomicAdd && value == 1);
     // The cell's value and metadata change together under its window's lock (a waiter on
     // another thread sees both or neither).
     // Borrowed, not cloned (see `World::touch`).
@@ -159,15 +162,14 @@ pub fn notify_at(
     }
     let new = if set { value } else { old.wrapping_add(value) };
     let overflow = op == NotifyOp::AtomicAdd && old.checked_add(value).is_none();
-    if op == NotifyOp::AtomicAdd && value < 0 && me == Some(r.owner) {
-        meta.credit = true;
-    }
     if op == NotifyOp::AtomicAdd && new == 0 {
         meta.first = None;
     }
     meta.writers |= 1u64.checked_shl(g as u32).unwrap_or(0);
     // Release the notifier's clock into the cell (`World::release_into`, on the entry at hand).
     crate::clock::release_clock(&world.vc[g], &mut world.released[g], &mut meta.vc);
+    let origin = crate::credit::Origin { rank: g as u16, call, gen, span };
+    meta.ledger.get_or_insert_default().notify(set, value, origin, &meta.vc);
     bytes[o..o + 4].copy_from_slice(&new.to_le_bytes());
     if overflow {
         let name = cell_name(world);
@@ -182,6 +184,7 @@ pub fn notify_at(
 }
 
 /// TWAIT, one sweep: `None` when satisfied (clock acquired), else the park record.
+#[allow(clippy::too_many_arguments)]
 pub fn wait(
     world: &mut World,
     g: usize,
@@ -190,22 +193,31 @@ pub fn wait(
     expected: i32,
     ge: bool,
     span: Span,
+    who: &str,
 ) -> Result<Option<Park>, Fault> {
     let r = world.cell_addr(g, sig, None, idx, span, "pld.system.wait")?;
-    Ok(wait_at(world, g, r, expected, ge))
+    wait_at(world, g, r, expected, ge, span, who)
 }
 
 /// [`wait`] on a cell already resolved.
-pub fn wait_at(world: &mut World, g: usize, r: Resolved, expected: i32, ge: bool) -> Option<Park> {
+pub fn wait_at(
+    world: &mut World,
+    g: usize,
+    r: Resolved,
+    expected: i32,
+    ge: bool,
+    span: Span,
+    who: &str,
+) -> Result<Option<Park>, Fault> {
     let park = Park { cell: r, ge, unsigned: false, expected };
-    if world.acquire_if(g, r, |v| park.holds(v)) {
+    if world.acquire_wait(g, &park, span, who)? {
         world.stats.waits[g] += 1;
         if std::mem::take(&mut world.notified[g]) {
             world.stats.barrier_rounds[g] += 1;
         }
-        None
+        Ok(None)
     } else {
-        Some(park)
+        Ok(Some(park))
     }
 }
 
@@ -273,7 +285,7 @@ fn wait_op(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
     let idx = cx.ints(args, 1)?;
     let expected = cx.int(args, 2)?;
     let cmp = WaitCmp::from_i64(cx.attr_int("cmp").unwrap_or(1)).map_err(|e| cx.err(e.to_string()))?;
-    match wait(cx.world, cx.rank, &sig, &idx, expected as i32, cmp == WaitCmp::Ge, cx.span)? {
+    match wait(cx.world, cx.rank, &sig, &idx, expected as i32, cmp == WaitCmp::Ge, cx.span, cx.who)? {
         None => Ok(Flow::Val(Val::Unit)),
         Some(p) => Ok(Flow::Park(p)),
     }

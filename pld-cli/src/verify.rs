@@ -1,0 +1,61 @@
+//! `pld verify FILE --ranks R [--schedules N]`: schedule exploration.
+//!
+//! Takes every `pld run` option but `--schedule` and `--trace` (a usage error), builds the inputs once, and runs
+//! the deterministic schedule plus N PCT schedules (`pld_sim::verify`). Exit 0 when every
+//! schedule ran clean with identical outputs and traffic; exit 3 with the failing schedule's
+//! report (replayable with `pld run --schedule pct:SEED`), or with both schedules' names and
+//! the first differing output bytes.
+
+use crate::driver::Failure;
+use crate::run::RunArgs;
+use clap::Args;
+use pld_ir::Program;
+use pld_sim::verify::VerifyFailure;
+use pld_sim::{Inputs, SimConfig};
+
+/// Arguments of `pld verify`.
+#[derive(Args)]
+pub struct VerifyArgs {
+    #[command(flatten)]
+    run: RunArgs,
+    /// PCT schedules to explore after the deterministic one.
+    #[arg(long, default_value_t = 16)]
+    schedules: usize,
+}
+
+/// Runs `pld verify`.
+pub fn run(mut args: VerifyArgs) -> Result<(), Failure> {
+    if args.schedules > 100_000 {
+        return Err(Failure::usage(format!("--schedules {} is above 100000", args.schedules)));
+    }
+    if args.run.schedule != pld_sim::Schedule::Deterministic || args.run.trace.is_some() {
+        return Err(Failure::usage(
+            "pld verify chooses its own schedules and records no trace: drop --schedule and --trace (replay one schedule with pld run --schedule pct:SEED)",
+        ));
+    }
+    args.run.verify = Some(args.schedules);
+    crate::run::run(&args.run)
+}
+
+/// Explores the schedules of one prepared run (called by `pld run`'s setup).
+pub fn explore(
+    program: &Program,
+    entry: &str,
+    inputs: &Inputs,
+    cfg: &SimConfig,
+    n: usize,
+) -> Result<(), Failure> {
+    match pld_sim::verify::verify(program, entry, inputs, cfg, n) {
+        Ok((_, ran)) => {
+            println!(
+                "verified `{entry}` on {} rank(s): {ran} schedules (det, pct:1..={n}) ran clean with identical outputs and traffic",
+                cfg.nranks
+            );
+            Ok(())
+        }
+        Err(VerifyFailure::Invalid(pld_sim::SimError::Invalid(d))) => {
+            Err(Failure::usage(d.iter().map(|d| d.message.clone()).collect::<Vec<_>>().join("; ")))
+        }
+        Err(e) => Err(Failure::Fault(e.to_string())),
+    }
+}
