@@ -2,8 +2,9 @@
 //!
 //! Without `--out`, the requested artifacts are printed to stdout. With `--out DIR`, the
 //! final IR goes to `DIR/<program>.ir.py`, every PTO module to `DIR/<module>`, and the
-//! orchestration description to `DIR/orchestration.json`. `--dump-after PASS` prints the IR
-//! right after that pass instead of running codegen.
+//! orchestration description to `DIR/orchestration.json`. `--emit runtime` (and `all`) writes
+//! the Simpler runtime's program directory into `--out DIR` ([`crate::assemble`]).
+//! `--dump-after PASS` prints the IR right after that pass instead of running codegen.
 
 use crate::driver::{self, Failure};
 use clap::{Args, ValueEnum};
@@ -16,7 +17,9 @@ pub enum Emit {
     Ir,
     /// The PTO modules and the orchestration description.
     Pto,
-    /// Both.
+    /// The Simpler runtime's program directory (needs `--out`).
+    Runtime,
+    /// All of the above.
     All,
 }
 
@@ -43,6 +46,19 @@ pub struct CompileArgs {
     /// Binds a parameter of a program-building Python function: NAME=VALUE (repeatable).
     #[arg(long = "bind", value_name = "NAME=VALUE", value_parser = driver::parse_binding)]
     bind: Vec<(String, String)>,
+    /// Runtime directory: the number of ranks (devices 0..N-1) recorded in distributed_meta.json.
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u16).range(1..))]
+    ranks: u16,
+    /// Runtime directory: explicit physical device ids (comma-separated; overrides --ranks).
+    #[arg(long, value_name = "IDS", value_parser = crate::assemble::parse_device_ids)]
+    device_ids: Option<Vec<i64>>,
+    /// Runtime directory: the platform recorded in distributed_meta.json (default: the
+    /// target's CPU simulator, e.g. a2a3sim).
+    #[arg(long, value_parser = crate::assemble::parse_platform)]
+    platform: Option<String>,
+    /// Runtime directory: the ptoas binary that assembles the kernels (default: `$PTOAS`).
+    #[arg(long, value_name = "PATH")]
+    ptoas: Option<PathBuf>,
 }
 
 /// Runs `pld compile`.
@@ -71,6 +87,25 @@ pub fn run(args: &CompileArgs) -> Result<(), Failure> {
             Some(dir) => driver::write_file(&dir.join(format!("{stem}.ir.py")), text.as_bytes())?,
             None => print!("{text}"),
         }
+    }
+    // `all` includes the runtime directory when there is a folder to write it to and a host
+    // orchestrator to describe.
+    let has_host = program.functions.iter().any(|f| f.kind == pld_ir::FunctionKind::Host);
+    let runtime = args.emit == Emit::Runtime || (args.emit == Emit::All && args.out.is_some() && has_host);
+    if runtime {
+        let Some(dir) = &args.out else {
+            return Err(Failure::usage("--emit runtime writes a directory: give --out DIR"));
+        };
+        let mut rt = pld_codegen_pto::runtime::RuntimeOptions::new(args.target, usize::from(args.ranks));
+        if let Some(ids) = &args.device_ids {
+            rt.device_ids = ids.clone();
+        }
+        if let Some(p) = &args.platform {
+            rt.platform = p.clone();
+        }
+        let ptoas = crate::assemble::ptoas_path(args.ptoas.as_deref());
+        crate::assemble::write_runtime_dir(&program, &rt, dir, ptoas.as_deref())?
+            .map_err(|d| Failure::Diagnostics(d, sources.clone()))?;
     }
     if matches!(args.emit, Emit::Pto | Emit::All) {
         let cg = pld_codegen_pto::CodegenOptions { target: args.target };

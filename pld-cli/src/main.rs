@@ -3,6 +3,7 @@
 //! Subcommands follow ARCHITECTURE §8 exactly, since scripts depend on them. Exit codes:
 //! 0 success, 1 compile diagnostics, 2 usage errors, 3 a simulator fault.
 
+mod assemble;
 mod check;
 mod compile;
 mod driver;
@@ -33,6 +34,8 @@ enum Command {
     Check(check::CheckArgs),
     /// Compile to IR and/or PTO modules.
     Compile(compile::CompileArgs),
+    /// Run ptoas on a runtime directory written without it (`pld compile --emit runtime`).
+    Assemble(assemble::AssembleArgs),
     /// Compile and run a program on the simulator.
     Run(run::RunArgs),
     /// List the op registry: every op, its affinity, no_duplicate flag and kwargs.
@@ -58,6 +61,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Check(args) => check::run(&args),
         Command::Compile(args) => compile::run(&args),
+        Command::Assemble(args) => assemble::run(&args),
         Command::Run(args) => run::run(&args),
         Command::Ops(args) => return ops::run(&args),
     };

@@ -22,6 +22,7 @@ pub mod emit;
 pub mod func;
 pub mod mlir;
 pub mod orch;
+pub mod runtime;
 
 #[doc(hidden)]
 pub use inventory;
