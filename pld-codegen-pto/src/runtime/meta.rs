@@ -6,7 +6,9 @@
 //! (`str(DataType)` spelling); `num_return_types` is 0 (pld hosts return only their Out
 //! parameters, which the runner already binds); `platform`, `backend_type` and a complete
 //! `distributed_config` (`device_ids` non-empty, non-negative, distinct; runtime
-//! `tensormap_and_ringbuffer`; architecture-default AICPU threads).
+//! `tensormap_and_ringbuffer`; architecture-default AICPU threads). One extra top-level key
+//! (the loader ignores unknown top-level keys), `pld_symbolic_shapes`, keeps the symbolic
+//! extents of every parameter with a dynamic dim (`"NR * 4"`) so `run.py` can size outputs.
 
 use super::RuntimeOptions;
 use crate::orch::Json;
@@ -59,6 +61,25 @@ pub fn render(host: &Function, opts: &RuntimeOptions) -> String {
             ])
         })
         .collect();
+    let mut symbolic = Vec::new();
+    for p in &host.params {
+        if let Some(t) = host.values.ty(p.value).as_tensor_like() {
+            if t.shape.iter().any(|d| d.as_int().is_none()) {
+                let dims = t
+                    .shape
+                    .iter()
+                    .map(|d| match d.as_int() {
+                        Some(v) => Json::Int(v),
+                        None => Json::Str(
+                            super::py_expr(d, &|v| host.values.name(v).to_string())
+                                .unwrap_or_else(|_| "-1".to_string()),
+                        ),
+                    })
+                    .collect();
+                symbolic.push((host.values.name(p.value).to_string(), Json::Arr(dims)));
+            }
+        }
+    }
     obj(vec![
         ("schema", Json::Int(2)),
         ("params", Json::Arr(params)),
@@ -74,6 +95,7 @@ pub fn render(host: &Function, opts: &RuntimeOptions) -> String {
                 ("aicpu_thread_num", Json::Int(0)),
             ]),
         ),
+        ("pld_symbolic_shapes", Json::Obj(symbolic)),
     ])
     .render()
 }
