@@ -18,8 +18,12 @@ pub fn ptoas_path(flag: Option<&Path>) -> Option<PathBuf> {
         .or_else(|| std::env::var_os("PTOAS").filter(|v| !v.is_empty()).map(PathBuf::from))
 }
 
+/// A `--device-ids` list.
+#[derive(Clone, Debug)]
+pub struct DeviceIds(pub Vec<i64>);
+
 /// Parses `--device-ids 0,1,2`.
-pub fn parse_device_ids(s: &str) -> Result<Vec<i64>, String> {
+pub fn parse_device_ids(s: &str) -> Result<DeviceIds, String> {
     let ids: Result<Vec<i64>, _> = s.split(',').map(|x| x.trim().parse::<i64>()).collect();
     let ids = ids.map_err(|_| format!("--device-ids `{s}` is not a comma-separated list of integers"))?;
     if ids.is_empty() || ids.iter().any(|d| *d < 0) {
@@ -31,7 +35,7 @@ pub fn parse_device_ids(s: &str) -> Result<Vec<i64>, String> {
     if sorted.len() != ids.len() {
         return Err(format!("--device-ids `{s}` lists a device twice"));
     }
-    Ok(ids)
+    Ok(DeviceIds(ids))
 }
 
 /// Parses `--platform`.

@@ -51,7 +51,7 @@ pub struct CompileArgs {
     ranks: u16,
     /// Runtime directory: explicit physical device ids (comma-separated; overrides --ranks).
     #[arg(long, value_name = "IDS", value_parser = crate::assemble::parse_device_ids)]
-    device_ids: Option<Vec<i64>>,
+    device_ids: Option<crate::assemble::DeviceIds>,
     /// Runtime directory: the platform recorded in distributed_meta.json (default: the
     /// target's CPU simulator, e.g. a2a3sim).
     #[arg(long, value_parser = crate::assemble::parse_platform)]
@@ -98,7 +98,7 @@ pub fn run(args: &CompileArgs) -> Result<(), Failure> {
         };
         let mut rt = pld_codegen_pto::runtime::RuntimeOptions::new(args.target, usize::from(args.ranks));
         if let Some(ids) = &args.device_ids {
-            rt.device_ids = ids.clone();
+            rt.device_ids = ids.0.clone();
         }
         if let Some(p) = &args.platform {
             rt.platform = p.clone();

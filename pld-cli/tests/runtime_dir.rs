@@ -1,0 +1,340 @@
+//! `pld compile --emit runtime` and `pld assemble`: every example (and every corpus program)
+//! emits a Simpler runtime directory that passes the structural checker of
+//! `pld-testkit/runtime_decls` (JSON rules of `runtime_artifacts.md` §2, loader variables,
+//! §10 limits, host ↔ chip ↔ kernel argument counts and directions under a mock
+//! orchestrator), whose `.cpp` files pass `g++ -fsyntax-only -std=c++17` against the test
+//! declaration headers once assembled, plus one golden file per artifact kind for the
+//! quickstart (`cargo xtask bless` rewrites them).
+
+use pld_testkit::runtime_decls;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("workspace root").to_path_buf()
+}
+
+fn pld(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_pld"))
+        .args(args)
+        .env_remove("PTOAS")
+        .current_dir(root())
+        .output()
+        .expect("run pld")
+}
+
+fn out_dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("pld-rt-test-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    d
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().expect("utf-8 path")
+}
+
+fn emit(file: &str, dir: &Path, extra: &[&str]) -> Output {
+    let mut args = vec!["compile", file, "--emit", "runtime", "--out", s(dir)];
+    args.extend_from_slice(extra);
+    pld(&args)
+}
+
+fn check_dir(dir: &Path, ranks: usize) {
+    let out = Command::new("python3")
+        .arg(runtime_decls::checker())
+        .arg(dir)
+        .arg(ranks.to_string())
+        .output()
+        .expect("run python3");
+    assert!(
+        out.status.success() && text(&out.stdout).trim() == "ok",
+        "{} (ranks {ranks}):\n{}{}",
+        dir.display(),
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+}
+
+fn cpp_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(rd) = std::fs::read_dir(dir) else { return };
+    for e in rd.flatten() {
+        let p = e.path();
+        if p.is_dir() && p.file_name().is_some_and(|n| n != "ptoas") {
+            cpp_files(&p, out);
+        } else if p.extension().is_some_and(|x| x == "cpp") {
+            out.push(p);
+        }
+    }
+}
+
+fn gxx(file: &Path) -> Output {
+    let core =
+        if file.components().any(|c| c.as_os_str() == "aic") { "-D__DAV_CUBE__" } else { "-D__DAV_VEC__" };
+    Command::new("g++")
+        .args(["-fsyntax-only", "-std=c++17", "-D__CPU_SIM", core, "-I"])
+        .arg(runtime_decls::include_dir())
+        .arg(file)
+        .output()
+        .expect("run g++")
+}
+
+fn assert_compiles(dir: &Path) -> usize {
+    let mut files = Vec::new();
+    cpp_files(dir, &mut files);
+    files.sort();
+    for f in &files {
+        let out = gxx(f);
+        assert!(out.status.success(), "g++ -fsyntax-only {}:\n{}", f.display(), text(&out.stderr));
+    }
+    files.len()
+}
+
+/// The DSL files to check: every example plus every corpus program, with the arguments of
+/// each corpus file's first `# pld-corpus-run:` line.
+fn programs() -> Vec<(String, Vec<String>)> {
+    let mut out = Vec::new();
+    for folder in ["examples", "pld-cli/tests/corpus"] {
+        let Ok(rd) = std::fs::read_dir(root().join(folder)) else { continue };
+        let mut files: Vec<PathBuf> =
+            rd.flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == "py")).collect();
+        files.sort();
+        for f in files {
+            let src = std::fs::read_to_string(&f).unwrap_or_default();
+            let args: Vec<String> = src
+                .lines()
+                .find_map(|l| l.strip_prefix("# pld-corpus-run:"))
+                .map(|a| a.split_whitespace().map(str::to_string).collect())
+                .unwrap_or_default();
+            out.push((
+                format!("{folder}/{}", f.file_name().and_then(|n| n.to_str()).unwrap_or_default()),
+                args,
+            ));
+        }
+    }
+    out
+}
+
+#[test]
+fn every_program_emits_a_runtime_directory_that_checks_and_compiles_once_assembled() {
+    for (i, (file, args)) in programs().into_iter().enumerate() {
+        let dir = out_dir(&format!("all-{i}"));
+        let extra: Vec<&str> = args.iter().map(String::as_str).collect();
+        let out = emit(&file, &dir, &extra);
+        assert!(out.status.success(), "{file}: {}", text(&out.stderr));
+        assert!(text(&out.stderr).contains("not runnable until ptoas runs"), "{file}: {}", text(&out.stderr));
+        for ranks in [2, 3] {
+            check_dir(&dir, ranks);
+        }
+        let out = pld(&["assemble", s(&dir), "--ptoas", s(&runtime_decls::fake_ptoas())]);
+        assert!(out.status.success(), "{file}: assemble: {}", text(&out.stderr));
+        assert!(assert_compiles(&dir) >= 2, "{file}: no sources");
+        check_dir(&dir, 2);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
+
+#[test]
+fn an_unassembled_wrapper_refuses_to_compile_and_names_pld_assemble() {
+    let dir = out_dir("unassembled");
+    assert!(emit("examples/quickstart_allreduce.py", &dir, &[]).status.success());
+    let w = dir.join("next_levels/chip_orch/kernels/aiv/reduce_step.cpp");
+    let out = gxx(&w);
+    assert!(!out.status.success());
+    assert!(text(&out.stderr).contains("run `pld assemble <dir> --ptoas PATH`"), "{}", text(&out.stderr));
+    // The chip orchestration does not depend on ptoas.
+    assert!(gxx(&dir.join("next_levels/chip_orch/orchestration/chip_orch.cpp")).status.success());
+    assert!(dir.join("next_levels/chip_orch/ptoas/reduce_step.pto").is_file());
+}
+
+#[test]
+fn compile_with_ptoas_or_the_environment_assembles_in_one_step() {
+    let dir = out_dir("one-step");
+    let out = emit("examples/put_get_ring.py", &dir, &["--ptoas", s(&runtime_decls::fake_ptoas())]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("1 ptoas unit(s) assembled"), "{}", text(&out.stderr));
+    assert_compiles(&dir);
+    let wrapper =
+        std::fs::read_to_string(dir.join("next_levels/chip_orch/kernels/aiv/exchange.cpp")).unwrap();
+    // The reference's flags for a2a3, the splice rules, and both sentinels kept.
+    assert!(
+        wrapper.contains("// fake ptoas --enable-insert-sync --pto-level=level3 --pto-arch a3"),
+        "{wrapper}"
+    );
+    assert!(wrapper.contains("static __aicore__ void exchange("), "{wrapper}");
+    assert!(
+        wrapper.contains("sizeof(ChipTensor)")
+            && !wrapper.contains("#include <cstdint>\n#include \"pto/pto-inst.hpp\"")
+    );
+    assert_eq!(wrapper.matches("using namespace pto;").count(), 1);
+    assert!(
+        wrapper.contains("// --- ptoas-generated code ---")
+            && wrapper.contains("// --- Kernel entry point ---")
+    );
+    let dir2 = out_dir("env");
+    let out = Command::new(env!("CARGO_BIN_EXE_pld"))
+        .args([
+            "compile",
+            "examples/put_get_ring.py",
+            "--emit",
+            "runtime",
+            "--out",
+            s(&dir2),
+            "--target",
+            "a5",
+        ])
+        .env("PTOAS", runtime_decls::fake_ptoas())
+        .current_dir(root())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let wrapper =
+        std::fs::read_to_string(dir2.join("next_levels/chip_orch/kernels/aiv/exchange.cpp")).unwrap();
+    assert!(wrapper.contains("--pto-arch a5"), "{wrapper}");
+    let meta = std::fs::read_to_string(dir2.join("distributed_meta.json")).unwrap();
+    assert!(
+        meta.contains("\"platform\": \"a5sim\"") && meta.contains("\"backend_type\": \"Ascend950\""),
+        "{meta}"
+    );
+}
+
+#[test]
+fn a_failing_ptoas_is_a_compile_error_naming_the_unit() {
+    let dir = out_dir("bad-ptoas");
+    let out = emit("examples/quickstart_allreduce.py", &dir, &["--ptoas", "/bin/false"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("ptoas compilation failed on")
+            && text(&out.stderr).contains("reduce_step.pto")
+    );
+    let out = pld(&["assemble", s(&dir)]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("--ptoas PATH or PTOAS"), "{}", text(&out.stderr));
+}
+
+#[test]
+fn reemitting_removes_what_the_runtime_cached_from_an_earlier_emission() {
+    // §10 M13: cached binaries are keyed by runtime and pto-isa revision, not source content.
+    let dir = out_dir("stale");
+    assert!(emit("examples/quickstart_allreduce.py", &dir, &[]).status.success());
+    let chip = dir.join("next_levels/chip_orch");
+    std::fs::create_dir_all(chip.join("cache")).unwrap();
+    std::fs::write(chip.join("cache/kernel_0.bin"), b"old").unwrap();
+    std::fs::write(chip.join("kernels/aiv/reduce_step.so"), b"old").unwrap();
+    std::fs::write(chip.join("orchestration/chip_orch.so"), b"old").unwrap();
+    std::fs::create_dir_all(dir.join("next_levels/gone_chip")).unwrap();
+    assert!(emit("examples/quickstart_allreduce.py", &dir, &[]).status.success());
+    assert!(!chip.join("cache").exists() && !chip.join("kernels/aiv/reduce_step.so").exists());
+    assert!(!chip.join("orchestration/chip_orch.so").exists() && !dir.join("next_levels/gone_chip").exists());
+    check_dir(&dir, 2);
+}
+
+#[test]
+fn a_folder_that_is_not_a_runtime_directory_is_not_overwritten() {
+    let dir = out_dir("foreign");
+    std::fs::create_dir_all(dir.join("next_levels/mine")).unwrap();
+    let out = emit("examples/quickstart_allreduce.py", &dir, &[]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("refusing to overwrite"), "{}", text(&out.stderr));
+    assert!(dir.join("next_levels/mine").exists());
+    let out = pld(&["compile", "examples/quickstart_allreduce.py", "--emit", "runtime"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("--out DIR"));
+}
+
+#[test]
+fn ranks_device_ids_and_platform_reach_the_metadata() {
+    let dir = out_dir("meta");
+    let out = emit("examples/remote_store.py", &dir, &["--device-ids", "4,6,5", "--platform", "a2a3"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let meta = std::fs::read_to_string(dir.join("distributed_meta.json")).unwrap();
+    assert!(meta.contains("\"device_ids\": [\n      4,\n      6,\n      5\n    ]"), "{meta}");
+    assert!(meta.contains("\"platform\": \"a2a3\""), "{meta}");
+    check_dir(&dir, 3);
+    let dir = out_dir("meta4");
+    assert!(emit("examples/remote_store.py", &dir, &["--ranks", "4"]).status.success());
+    let meta = std::fs::read_to_string(dir.join("distributed_meta.json")).unwrap();
+    assert!(meta.contains("\"device_ids\": [\n      0,\n      1,\n      2,\n      3\n    ]"), "{meta}");
+    for bad in
+        [&["--device-ids", "1,1"][..], &["--device-ids", "-1"], &["--platform", "a3"], &["--ranks", "0"]]
+    {
+        let out = emit("examples/remote_store.py", &out_dir("bad"), bad);
+        assert_eq!(out.status.code(), Some(2), "{bad:?}: {}", text(&out.stderr));
+    }
+}
+
+#[test]
+fn emit_all_includes_the_runtime_directory_beside_the_modules() {
+    let dir = out_dir("emit-all");
+    let out = pld(&["compile", "examples/quickstart_allreduce.py", "--emit", "all", "--out", s(&dir)]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    for f in [
+        "orchestration.json",
+        "reduce_step.pto",
+        "distributed_meta.json",
+        "orchestration/host_orch.py",
+        "run.py",
+    ] {
+        assert!(dir.join(f).is_file(), "{f}");
+    }
+    // §10 M14: never an L2 marker at the top.
+    assert!(!dir.join("kernel_config.py").exists() && !dir.join("compiled_meta.json").exists());
+}
+
+#[test]
+fn run_py_parses_and_drives_the_runtime_api_only() {
+    let dir = out_dir("runpy");
+    assert!(emit("examples/quickstart_allreduce.py", &dir, &[]).status.success());
+    let run = dir.join("run.py");
+    let out = Command::new("python3").args(["-m", "py_compile"]).arg(&run).output().unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let src = std::fs::read_to_string(&run).unwrap();
+    for needle in [
+        "from simpler.worker import Worker",
+        "Worker(level=3",
+        "w.register(",
+        "w.init(",
+        "w.run(",
+        "np.save(",
+        "--ranks",
+        "a2a3sim",
+        "\"a2a3\"",
+    ] {
+        assert!(src.contains(needle), "run.py lacks {needle}");
+    }
+    assert!(!src.contains("import pypto") && !src.contains("from pypto"), "run.py must not need PyPTO");
+}
+
+/// One golden file per artifact kind, for the quickstart (and the host-collectives example
+/// for the builtin variant).
+#[test]
+fn golden_runtime_artifacts() {
+    let golden = root().join("pld-cli/tests/golden/runtime");
+    let dir = out_dir("golden-q");
+    assert!(emit("examples/quickstart_allreduce.py", &dir, &[]).status.success());
+    for f in [
+        "distributed_meta.json",
+        "orchestration/host_orch.py",
+        "next_levels/chip_orch/kernel_config.py",
+        "next_levels/chip_orch/orchestration/chip_orch.cpp",
+        "next_levels/chip_orch/kernels/aiv/reduce_step.cpp",
+        "run.py",
+    ] {
+        let actual = std::fs::read_to_string(dir.join(f)).unwrap_or_else(|e| panic!("{f}: {e}"));
+        pld_testkit::golden::check_file(golden.join("quickstart_allreduce").join(f), &actual);
+    }
+    let dir = out_dir("golden-h");
+    assert!(emit("examples/host_collectives.py", &dir, &[]).status.success());
+    let v = "next_levels/builtin.tensor.allreduce__sum__fp32";
+    for f in [
+        "kernel_config.py",
+        "orchestration/builtin_tensor_allreduce__sum__fp32.cpp",
+        "kernels/aiv/builtin_tensor_allreduce__sum__fp32_kernel.cpp",
+    ] {
+        let actual = std::fs::read_to_string(dir.join(v).join(f)).unwrap_or_else(|e| panic!("{f}: {e}"));
+        pld_testkit::golden::check_file(golden.join("host_collectives_allreduce_variant").join(f), &actual);
+    }
+}
