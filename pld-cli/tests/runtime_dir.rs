@@ -97,7 +97,7 @@ fn assert_compiles(dir: &Path) -> usize {
 /// each corpus file's first `# pld-corpus-run:` line.
 fn programs() -> Vec<(String, Vec<String>)> {
     let mut out = Vec::new();
-    for folder in ["examples", "pld-cli/tests/corpus"] {
+    for folder in ["examples", "pld-cli/tests/corpus", "pld-cli/tests/runtime_programs"] {
         let Ok(rd) = std::fs::read_dir(root().join(folder)) else { continue };
         let mut files: Vec<PathBuf> =
             rd.flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == "py")).collect();
@@ -114,6 +114,11 @@ fn programs() -> Vec<(String, Vec<String>)> {
                 args,
             ));
         }
+    }
+    // Codegen's test programs that have a host orchestrator: mixed cube+vector kernels and
+    // one- and multi-block host allreduces.
+    for f in ["mixed_gemm", "mixed_gemm_barrier", "host_allreduce", "host_allreduce_multicore"] {
+        out.push((format!("pld-codegen-pto/tests/programs/{f}.py"), Vec::new()));
     }
     out
 }
@@ -337,4 +342,68 @@ fn golden_runtime_artifacts() {
         let actual = std::fs::read_to_string(dir.join(v).join(f)).unwrap_or_else(|e| panic!("{f}: {e}"));
         pld_testkit::golden::check_file(golden.join("host_collectives_allreduce_variant").join(f), &actual);
     }
+}
+
+#[test]
+fn mixed_kernels_are_one_task_with_both_halves_and_one_payload() {
+    let dir = out_dir("mixed");
+    let out = emit(
+        "pld-codegen-pto/tests/programs/mixed_gemm.py",
+        &dir,
+        &["--ptoas", s(&runtime_decls::fake_ptoas())],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let chip = dir.join("next_levels/chip_orch");
+    let orch = std::fs::read_to_string(chip.join("orchestration/chip_orch.cpp")).unwrap();
+    assert!(orch.contains("MixedKernels mixed_0 = {0, 1, INVALID_KERNEL_ID};"), "{orch}");
+    assert!(orch.contains("rt_submit_task(mixed_0, params_t0);"), "{orch}");
+    let cfg = std::fs::read_to_string(chip.join("kernel_config.py")).unwrap();
+    let aic = cfg.find("\"name\": \"gemm_aic\"").expect("aic kernel");
+    let aiv = cfg.find("\"name\": \"gemm_aiv\"").expect("aiv kernel");
+    assert!(
+        aic < aiv && cfg.contains("\"core_type\": \"aic\"") && cfg.contains("\"core_type\": \"aiv\""),
+        "{cfg}"
+    );
+    // One ptoas unit, spliced whole into both wrappers.
+    assert!(chip.join("ptoas/gemm.pto").is_file() && !chip.join("ptoas/gemm_aic.pto").exists());
+    for w in ["kernels/aic/gemm_aic.cpp", "kernels/aiv/gemm_aiv.cpp"] {
+        let t = std::fs::read_to_string(chip.join(w)).unwrap();
+        assert!(
+            t.contains("static __aicore__ void gemm_aic(") && t.contains("static __aicore__ void gemm_aiv("),
+            "{w}"
+        );
+    }
+}
+
+#[test]
+fn launch_specs_reach_the_chip_orchestration_and_oversized_sync_starts_are_rejected() {
+    let dir = out_dir("launch");
+    let good = "pld-cli/tests/runtime_programs/launch_specs.py";
+    assert!(emit(good, &dir, &[]).status.success());
+    let orch =
+        std::fs::read_to_string(dir.join("next_levels/chip_orch/orchestration/chip_orch.cpp")).unwrap();
+    assert_eq!(orch.matches(".launch_spec.set_block_num(2);").count(), 2, "{orch}");
+    assert_eq!(orch.matches(".launch_spec.set_require_sync_start(true);").count(), 2, "{orch}");
+    let a5 = out_dir("launch-a5");
+    assert!(emit(good, &a5, &["--target", "a5"]).status.success());
+    let orch = std::fs::read_to_string(a5.join("next_levels/chip_orch/orchestration/chip_orch.cpp")).unwrap();
+    assert!(orch.contains(".launch_spec.set_core_num(2);"), "{orch}");
+    // No comm domain: no ordering token, and the chip still runs on the `device=` worker.
+    let host = std::fs::read_to_string(dir.join("orchestration/host_orch.py")).unwrap();
+    assert!(host.contains("_submit_chip(orch, callables[\"chip_orch\"], _ta_0, config, r)"), "{host}");
+    assert!(!host.contains("_ord\"]["), "{host}");
+    let src = std::fs::read_to_string(root().join(good)).unwrap();
+    let bad = out_dir("launch-bad");
+    std::fs::create_dir_all(&bad).unwrap();
+    let file = bad.join("too_many_blocks.py");
+    std::fs::write(&file, src.replace("core_num=2, sync_start=True", "core_num=64, sync_start=True"))
+        .unwrap();
+    let out = emit(s(&file), &bad.join("out"), &[]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("synchronous start of 64 blocks; a2a3 has 48 vector cores"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(text(&out.stderr).contains("too_many_blocks.py:"), "the diagnostic has a source position");
 }

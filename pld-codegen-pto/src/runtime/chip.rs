@@ -340,6 +340,34 @@ impl Writer<'_, '_> {
         }
     }
 
+    /// §10 R12: a launch has at least one block, fits the launch spec's `int16_t`, and a
+    /// synchronous start asks for no more cores than the target has (a2a3: 48 AIV cores, 24
+    /// cube/mixed clusters).
+    fn check_launch(&self, s: &Stmt, kf: &Function, core_num: i64, cube: bool) -> Result<(), Diagnostic> {
+        if !(1..=i64::from(i16::MAX)).contains(&core_num) {
+            return Err(Diagnostic::error(
+                s.span,
+                format!(
+                    "kernel '{}' has core_num={core_num}; a launch needs 1 to {} blocks",
+                    kf.name,
+                    i16::MAX
+                ),
+            ));
+        }
+        let cores = if cube { 24 } else { 48 };
+        if fn_attr_bool(kf, "sync_start") && self.opts.target == pld_ir::Target::A2A3 && core_num > cores {
+            return Err(Diagnostic::error(
+                s.span,
+                format!(
+                    "kernel '{}' asks for a synchronous start of {core_num} blocks; a2a3 has {cores} {} (the runtime rejects it)",
+                    kf.name,
+                    if cube { "cube/mixed clusters" } else { "vector cores" }
+                ),
+            ));
+        }
+        Ok(())
+    }
+
     /// One task: `call` (and its `_aiv` sibling for a mixed group).
     fn task(
         &mut self,
@@ -366,6 +394,15 @@ impl Writer<'_, '_> {
                     kinds.len()
                 ),
             ));
+        }
+        if let Some(sib) = sibling {
+            // §10 M10: both lanes of one mixed task read one payload.
+            if sib.args != call.args {
+                return Err(Diagnostic::error(
+                    s.span,
+                    format!("the cube and vector halves of mixed kernel '{}' are called with different arguments; one task gives both the same payload", unit_of(self.program, name)),
+                ));
+            }
         }
         let n = self.tasks;
         self.tasks += 1;
@@ -405,6 +442,7 @@ impl Writer<'_, '_> {
             self.line(&l);
         }
         let core_num = fn_attr_int(kf, "core_num").unwrap_or(1);
+        self.check_launch(s, kf, core_num, sibling.is_some() || k.core == Core::Aic)?;
         if core_num > 1 {
             self.line(&format!("{p}.launch_spec.{}({core_num});", self.opts.core_count_method()));
         }

@@ -513,6 +513,7 @@ impl Writer<'_> {
         let ta = format!("_ta_{n}");
         self.line(&format!("{ta} = TaskArgs()"));
         let mut domain: Option<String> = None;
+        let mut seen: Vec<String> = Vec::new();
         for (i, a) in c.args.iter().enumerate() {
             let Some(HostVal::Window { domain: d, buffer, shape, dtype }) =
                 a.as_var().and_then(|v| self.vals.get(&v).cloned())
@@ -529,6 +530,14 @@ impl Writer<'_> {
                 ));
             }
             domain = Some(d.clone());
+            // §10 R18: the window arguments of one builtin are pairwise distinct buffers.
+            if seen.contains(&buffer) {
+                return Err(Diagnostic::error(
+                    a.span,
+                    format!("builtin {variant}: window buffer '{buffer}' is passed twice; each argument needs its own buffer"),
+                ));
+            }
+            seen.push(buffer.clone());
             let tag = if dirs.get(i) == Some(&Direction::In) { "INPUT" } else { "INOUT" };
             let arg = self.window_arg(&d, &buffer, &shape, dtype, &r, a)?;
             self.line(&format!("{ta}.add_tensor({arg}, TensorArgType.{tag})"));
