@@ -407,3 +407,76 @@ fn launch_specs_reach_the_chip_orchestration_and_oversized_sync_starts_are_rejec
     );
     assert!(text(&out.stderr).contains("too_many_blocks.py:"), "the diagnostic has a source position");
 }
+
+const HEAD: &str =
+    "import pypto.language as pl\nimport pypto.language.distributed as pld\n\n\n@pl.program\nclass P:\n";
+
+fn emit_source(name: &str, body: &str) -> Output {
+    let dir = out_dir(name);
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join(format!("{name}.py"));
+    std::fs::write(&file, format!("{HEAD}{body}")).unwrap();
+    emit(s(&file), &dir.join("out"), &[])
+}
+
+#[test]
+fn what_the_runtime_cannot_express_is_a_diagnostic_with_a_position() {
+    // A kernel result that is no Out/InOut argument: a task returns nothing else.
+    let out = emit_source(
+        "kernel_result",
+        "    @pl.function(type=pl.FunctionType.InCore)\n    def k(self, x: pl.Tensor[[16, 16], pl.FP32]) -> pl.Tensor[[16, 16], pl.FP32]:\n        return x\n\n\
+         \x20   @pl.function(level=pl.Level.CHIP, role=pl.Role.Orchestrator)\n    def chip(self, x: pl.Tensor[[16, 16], pl.FP32]) -> pl.Tensor[[16, 16], pl.FP32]:\n        y = self.k(x)\n        return y\n\n\
+         \x20   @pl.function(level=pl.Level.HOST, role=pl.Role.Orchestrator)\n    def host(self, x: pl.Tensor[[16, 16], pl.FP32]):\n        for r in pl.range(pld.world_size()):\n            y = self.chip(x, device=r)\n",
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let e = text(&out.stderr);
+    assert!(e.contains("using a result of kernel 'k' that is not one of its Out/InOut arguments"), "{e}");
+    assert!(e.contains("kernel_result.py:13:9"), "{e}");
+    // A host callback: no sub_workers/ module yet.
+    let out = emit_source(
+        "callback",
+        "    @pl.function(type=pl.FunctionType.InCore)\n    def k(self, x: pl.Tensor[[16, 16], pl.FP32], y: pl.Out[pl.Tensor[[16, 16], pl.FP32]]):\n        t = pl.load(x, [0, 0], [16, 16])\n        y = pl.store(t, [0, 0], y)\n\n\
+         \x20   @pl.function(level=pl.Level.CHIP, role=pl.Role.Orchestrator)\n    def chip(self, x: pl.Tensor[[16, 16], pl.FP32], y: pl.Out[pl.Tensor[[16, 16], pl.FP32]]):\n        self.k(x, y)\n\n\
+         \x20   @pl.function(level=pl.Level.HOST, role=pl.Role.SubWorker)\n    def check(f: pl.Tensor[[16, 16], pl.FP32]):\n        print(f)\n\n\
+         \x20   @pl.function(level=pl.Level.HOST, role=pl.Role.Orchestrator)\n    def host(self, x: pl.Tensor[[16, 16], pl.FP32], y: pl.Out[pl.Tensor[[16, 16], pl.FP32]]):\n        self.chip(x, y, device=0)\n        self.check(y)\n",
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("the host callback 'check'"), "{}", text(&out.stderr));
+    // A kernel named like a C++ keyword: ptoas keeps the name, the wrapper could not call it.
+    let out = emit_source(
+        "keyword",
+        "    @pl.function(type=pl.FunctionType.InCore)\n    def double(self, x: pl.Tensor[[16, 16], pl.FP32], y: pl.Out[pl.Tensor[[16, 16], pl.FP32]]):\n        t = pl.load(x, [0, 0], [16, 16])\n        y = pl.store(t, [0, 0], y)\n\n\
+         \x20   @pl.function(level=pl.Level.CHIP, role=pl.Role.Orchestrator)\n    def chip(self, x: pl.Tensor[[16, 16], pl.FP32], y: pl.Out[pl.Tensor[[16, 16], pl.FP32]]):\n        self.double(x, y)\n\n\
+         \x20   @pl.function(level=pl.Level.HOST, role=pl.Role.Orchestrator)\n    def host(self, x: pl.Tensor[[16, 16], pl.FP32], y: pl.Out[pl.Tensor[[16, 16], pl.FP32]]):\n        self.chip(x, y, device=0)\n",
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("kernel name 'double' is a C++ keyword"), "{}", text(&out.stderr));
+    // No host orchestrator: nothing to describe.
+    let out = emit_source(
+        "no_host",
+        "    @pl.function(type=pl.FunctionType.InCore)\n    def k(self, x: pl.Tensor[[16, 16], pl.FP32]):\n        return\n",
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("has no host orchestrator"), "{}", text(&out.stderr));
+}
+
+#[test]
+fn assembling_twice_gives_the_same_wrappers_and_hosts_hoist_their_temporaries() {
+    let dir = out_dir("twice");
+    assert!(emit("pld-cli/tests/runtime_programs/host_intermediate.py", &dir, &[]).status.success());
+    let host = std::fs::read_to_string(dir.join("orchestration/host_orch.py")).unwrap();
+    let alloc = host.split("def host_orch").next().unwrap();
+    assert!(
+        alloc.contains("tensors[\"tmp\"] = torch.zeros((NR, 1, 32,), dtype=torch.float32).share_memory_()"),
+        "{host}"
+    );
+    let fake = runtime_decls::fake_ptoas();
+    assert!(pld(&["assemble", s(&dir), "--ptoas", s(&fake)]).status.success());
+    let w = dir.join("next_levels/step/kernels/aiv/twice.cpp");
+    let once = std::fs::read_to_string(&w).unwrap();
+    assert!(pld(&["assemble", s(&dir), "--ptoas", s(&fake)]).status.success());
+    assert_eq!(std::fs::read_to_string(&w).unwrap(), once);
+    let out = pld(&["assemble", s(&out_dir("nothing-here")), "--ptoas", s(&fake)]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("not a runtime directory"), "{}", text(&out.stderr));
+}

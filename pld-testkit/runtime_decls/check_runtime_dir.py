@@ -336,8 +336,11 @@ def mock_run(root, meta, chips, world):
             shape = [d if isinstance(d, int) and d >= 0 else int(eval(str(d), {"__builtins__": {}, "min": min, "max": max},
                                                                          Syms(world))) for d in dims]
             tensors[p["name"]] = np.zeros(shape, dtype=NP[p["dtype"]]).view(Arr).share_memory_()
-    params = dict(tensors)
     host._alloc_intermediates(tensors, world_size=world)
+    params = {k: v for k, v in tensors.items() if isinstance(v, np.ndarray)}
+    for k, v in params.items():
+        if not getattr(v, "shared", False):
+            err(f"R13: host tensor {k} is not shared memory")
     orch = Orch(world)
     entries[0](orch, None, sys.modules["simpler.task_interface"].CallConfig(), tensors=tensors,
                callables=Callables({k: k for k in chips}), sub_ids={}, _keep=[], world_size=world)
@@ -357,7 +360,7 @@ def mock_run(root, meta, chips, world):
                 if tag != tags[c["signature"][i]]:
                     err(f"M3: {handle} tensor {i} tagged {tag}, signature {c['signature'][i]}")
                 if not any(np.shares_memory(obj, t) for t in params.values() if isinstance(t, np.ndarray)) and tag != "INPUT":
-                    err(f"M3: {handle} output tensor {i} is not a view of a host parameter")
+                    err(f"M3: {handle} output tensor {i} is not a view of a host tensor")
                 if tag != "INPUT" and not getattr(obj.base if obj.base is not None else obj, "shared", True):
                     err("R13: non-shared tensor as output")
             if kind == "window" and tag == "INPUT" and c["signature"][i] != 1:

@@ -296,7 +296,24 @@ impl Writer<'_, '_> {
                 StmtKind::Scope { kind: ScopeKind::Manual, body, .. } => {
                     self.nested("PTO2_SCOPE(PTO2ScopeMode::MANUAL) {", &body.stmts)?;
                 }
-                StmtKind::Return(_) => {}
+                StmtKind::Return(vals) => {
+                    // A chip returns only what it received as Out/InOut parameters.
+                    for v in vals {
+                        let ok = v.as_var().is_some_and(|v| {
+                            let n = self.name(v);
+                            self.f
+                                .params
+                                .iter()
+                                .any(|p| p.dir != Direction::In && self.names.get(&p.value) == Some(&n))
+                        });
+                        if !ok {
+                            return Err(unsupported(
+                                s.span,
+                                "a chip orchestrator returning a tensor that is not one of its Out/InOut parameters",
+                            ));
+                        }
+                    }
+                }
                 StmtKind::Yield(v) if v.is_empty() => {}
                 _ => return Err(unsupported(s.span, "this statement in a chip orchestrator")),
             }
@@ -480,6 +497,31 @@ impl Writer<'_, '_> {
             (None, Core::Aiv) => format!("rt_submit_aiv_task({}, {p})", k.func_id),
             (None, Core::Aic) => format!("rt_submit_aic_task({}, {p})", k.func_id),
         };
+        // Tensor results stand for the kernel's Out/InOut arguments, in order: the runtime
+        // returns nothing else from a task.
+        let results = if call.is_submit() { &targets[..targets.len().saturating_sub(1)] } else { targets };
+        let outs: Vec<&Expr> = kinds
+            .iter()
+            .zip(&call.args)
+            .filter(|((_, k), _)| {
+                matches!(k, ParamKind::Tensor { dir: Direction::Out | Direction::InOut, .. })
+            })
+            .map(|(_, a)| a)
+            .collect();
+        let tensor_results: Vec<ValueId> =
+            results.iter().copied().filter(|t| self.f.values.ty(*t).as_tensor_like().is_some()).collect();
+        if tensor_results.len() > outs.len() {
+            return Err(unsupported(
+                s.span,
+                format_args!("using a result of kernel '{name}' that is not one of its Out/InOut arguments"),
+            ));
+        }
+        for (t, a) in tensor_results.iter().zip(&outs) {
+            if let Some(v) = a.as_var() {
+                let n = self.name(v);
+                self.names.insert(*t, n);
+            }
+        }
         match (call.is_submit(), targets.last()) {
             (true, Some(tid)) => {
                 let l = format!("auto {} = {submit}.task_id();", self.name(*tid));

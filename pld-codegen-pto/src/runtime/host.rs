@@ -33,6 +33,7 @@ const WINDOW: &str = "pld.tensor.window";
 const GET_CTX: &str = "pld.system.get_comm_ctx";
 const SLICE: &str = "tensor.slice";
 const RESHAPE: &str = "tensor.reshape";
+const CREATE: &str = "tensor.create";
 
 /// What a host value stands for.
 #[derive(Clone, Debug)]
@@ -73,8 +74,17 @@ pub fn render(
         "import torch\nfrom simpler.task_interface import CallConfig, CommBufferSpec, DataType, TaskArgs, TensorArgType, scalar_to_uint64\nfrom pypto.runtime.tensor_arg import make_tensor_arg\nfrom pypto.runtime.distributed_runner import _submit_chip\n\n\n",
     );
     s.push_str("def _alloc_intermediates(tensors, world_size=1):\n");
-    if domains.is_empty() {
+    let creates = hoisted(host)?;
+    if domains.is_empty() && creates.is_empty() {
         s.push_str("    pass\n");
+    }
+    if !creates.is_empty() {
+        for l in bind_dims(host) {
+            let _ = writeln!(s, "    {l}");
+        }
+    }
+    for (_, name, line) in &creates {
+        let _ = writeln!(s, "    tensors[{name:?}] = {line}");
     }
     for d in &domains {
         let _ = writeln!(
@@ -99,20 +109,11 @@ pub fn render(
         buffer_domain: HashMap::new(),
     };
     // Parameters: tensors by name; scalars re-bound; dynamic dims from the first declaring tensor.
-    let mut syms: Vec<String> = Vec::new();
     for p in &host.params {
         let pname = host.values.name(p.value).to_string();
         match host.values.ty(p.value) {
-            Type::Tensor(t) => {
+            Type::Tensor(_) => {
                 w.vals.insert(p.value, HostVal::Tensor(format!("tensors[{pname:?}]")));
-                for (i, d) in t.shape.iter().enumerate() {
-                    if let ExprKind::Sym(x) = &d.kind {
-                        if !syms.contains(x) {
-                            syms.push(x.clone());
-                            w.line(&format!("{} = tensors[{pname:?}].shape[{i}]", ident(x)));
-                        }
-                    }
-                }
             }
             Type::Scalar(_) => w.line(&format!("{} = tensors[{pname:?}]", ident(&pname))),
             other => {
@@ -120,6 +121,39 @@ pub fn render(
                     host.span,
                     format_args!("a host parameter of type {}", other.kind_name()),
                 ))
+            }
+        }
+    }
+    for l in bind_dims(host) {
+        w.line(&l);
+    }
+    for (v, name, _) in &creates {
+        w.vals.insert(*v, HostVal::Tensor(format!("tensors[{name:?}]")));
+    }
+    w.block(&host.body.stmts)?;
+    if w.out.trim().is_empty() {
+        w.line("pass");
+    }
+    s.push_str(&w.out);
+    let _ = write!(s, "\n\n{name}._pypto_distributed_entry = True\n");
+    Ok(s)
+}
+
+/// The lines binding every dynamic dim: from the first host tensor parameter declaring it,
+/// else `world_size` (pld's rank-count convention).
+fn bind_dims(host: &Function) -> Vec<String> {
+    let mut syms: Vec<String> = Vec::new();
+    let mut lines = Vec::new();
+    for p in &host.params {
+        let pname = host.values.name(p.value);
+        if let Type::Tensor(t) = host.values.ty(p.value) {
+            for (i, d) in t.shape.iter().enumerate() {
+                if let ExprKind::Sym(x) = &d.kind {
+                    if !syms.contains(x) {
+                        syms.push(x.clone());
+                        lines.push(format!("{} = tensors[{pname:?}].shape[{i}]", ident(x)));
+                    }
+                }
             }
         }
     }
@@ -132,16 +166,61 @@ pub fn render(
         }
     });
     for x in rest {
-        // Not declared by any host tensor: pld's dynamic rank-count convention.
-        w.line(&format!("{} = world_size", ident(&x)));
+        lines.push(format!("{} = world_size", ident(&x)));
     }
-    w.block(&host.body.stmts)?;
-    if w.out.trim().is_empty() {
-        w.line("pass");
+    lines
+}
+
+/// Host-level `tensor.create` results, hoisted: `(value, name, torch allocation)` in body order.
+fn hoisted(host: &Function) -> Result<Vec<(ValueId, String, String)>, Diagnostic> {
+    let mut out = Vec::new();
+    let mut err = None;
+    walk_stmts(&host.body.stmts, &mut |s| {
+        let StmtKind::Assign { targets, value } = &s.kind else { return };
+        if value.as_call().is_none_or(|c| c.callee.name() != CREATE) {
+            return;
+        }
+        let r = (|| {
+            let [t] = targets.as_slice() else {
+                return Err(unsupported(s.span, "a multi-target tensor.create"));
+            };
+            let Some(tt) = host.values.ty(*t).as_tensor() else {
+                return Err(unsupported(s.span, "a host tensor.create without a tensor type"));
+            };
+            let dims: Vec<String> = tt
+                .shape
+                .iter()
+                .map(|d| py_expr(d, &|v| ident(host.values.name(v))))
+                .collect::<Result<_, _>>()?;
+            let dt = super::torch_dtype(tt.dtype).ok_or_else(|| {
+                unsupported(s.span, format_args!("a host tensor of dtype {}", tt.dtype.dsl_name()))
+            })?;
+            Ok((
+                *t,
+                host.values.name(*t).to_string(),
+                format!("torch.zeros(({},), dtype={dt}).share_memory_()", dims.join(", ")),
+            ))
+        })();
+        match r {
+            Ok(x) => out.push(x),
+            Err(d) => {
+                err.get_or_insert(d);
+            }
+        }
+    });
+    match err {
+        Some(d) => Err(d),
+        None => Ok(out),
     }
-    s.push_str(&w.out);
-    let _ = write!(s, "\n\n{name}._pypto_distributed_entry = True\n");
-    Ok(s)
+}
+
+fn walk_stmts(stmts: &[Stmt], f: &mut dyn FnMut(&Stmt)) {
+    for s in stmts {
+        f(s);
+        for b in s.blocks() {
+            walk_stmts(&b.stmts, f);
+        }
+    }
 }
 
 fn collect_domains(stmts: &[Stmt], out: &mut Vec<String>) {
@@ -290,7 +369,7 @@ impl Writer<'_> {
         let [t] = targets else { return Err(unsupported(s.span, "a multi-target host assignment")) };
         if let Some(c) = value.as_call() {
             match c.callee.name() {
-                ALLOC_WINDOW => return Ok(()),
+                ALLOC_WINDOW | CREATE => return Ok(()),
                 WINDOW => {
                     let Type::DistTensor(d) = self.f.values.ty(*t) else {
                         return Err(unsupported(s.span, "a window view without a DistributedTensor type"));
@@ -327,7 +406,8 @@ impl Writer<'_> {
                     return Ok(());
                 }
                 _ if matches!(c.callee, Callee::Func(_)) || c.callee.name().starts_with("builtin.") => {
-                    return self.call(s, c);
+                    self.call(s, c)?;
+                    return self.bind_results(s, targets, c);
                 }
                 _ => {}
             }
@@ -351,6 +431,41 @@ impl Writer<'_> {
             }
             other => Err(unsupported(s.span, format_args!("a host {} value", other.kind_name()))),
         }
+    }
+
+    /// The tensor results of a chip dispatch stand for the chip's Out/InOut arguments, in
+    /// order (the runtime returns nothing else).
+    fn bind_results(&mut self, s: &Stmt, targets: &[ValueId], c: &Call) -> Result<(), Diagnostic> {
+        let tensors: Vec<ValueId> =
+            targets.iter().copied().filter(|t| self.f.values.ty(*t).as_tensor_like().is_some()).collect();
+        if tensors.is_empty() {
+            return Ok(());
+        }
+        let Callee::Func(name) = &c.callee else {
+            return Err(unsupported(s.span, "using the result of a host builtin collective"));
+        };
+        let callee = self.program.function(name).expect("dispatched above");
+        let outs: Vec<&Expr> = callee
+            .params
+            .iter()
+            .zip(&c.args)
+            .filter(|(p, _)| p.dir != Direction::In)
+            .map(|(_, a)| a)
+            .collect();
+        if tensors.len() > outs.len() {
+            return Err(unsupported(
+                s.span,
+                format_args!("using a result of '{name}' that is not one of its Out/InOut arguments"),
+            ));
+        }
+        for (t, a) in tensors.iter().zip(outs) {
+            let v = match a.as_var().and_then(|v| self.vals.get(&v).cloned()) {
+                Some(v) => v,
+                None => HostVal::Tensor(self.tensor_expr(a)?),
+            };
+            self.vals.insert(*t, v);
+        }
+        Ok(())
     }
 
     /// Python text of a host tensor expression (parameters, slices, reshapes).
@@ -416,6 +531,16 @@ impl Writer<'_> {
         match &c.callee {
             Callee::Func(name) => match self.program.function(name).map(|g| g.kind) {
                 Some(FunctionKind::ChipOrch) => self.chip_dispatch(s, name, c),
+                _ if self.program.function(name).and_then(|g| g.attr("role")).and_then(Attr::as_str)
+                    == Some("SubWorker") =>
+                {
+                    Err(unsupported(
+                        s.span,
+                        format_args!(
+                            "the host callback '{name}' (`role=pl.Role.SubWorker`, a `sub_workers/` module)"
+                        ),
+                    ))
+                }
                 _ => Err(unsupported(
                     s.span,
                     format_args!(

@@ -234,14 +234,144 @@ pub fn torch_dtype(d: DataType) -> Option<&'static str> {
     })
 }
 
-/// A C identifier for an IR name (`.` and other punctuation become `_`).
+/// C++ and Python keywords, and names the generated code itself uses, that an IR name may
+/// collide with.
+const RESERVED: &[&str] = &[
+    "alignas",
+    "alignof",
+    "and",
+    "asm",
+    "auto",
+    "bool",
+    "break",
+    "case",
+    "catch",
+    "char",
+    "class",
+    "const",
+    "constexpr",
+    "continue",
+    "decltype",
+    "default",
+    "delete",
+    "do",
+    "double",
+    "else",
+    "enum",
+    "explicit",
+    "export",
+    "extern",
+    "false",
+    "float",
+    "for",
+    "friend",
+    "goto",
+    "if",
+    "inline",
+    "int",
+    "long",
+    "mutable",
+    "namespace",
+    "new",
+    "noexcept",
+    "not",
+    "nullptr",
+    "operator",
+    "or",
+    "private",
+    "protected",
+    "public",
+    "register",
+    "return",
+    "short",
+    "signed",
+    "sizeof",
+    "static",
+    "struct",
+    "switch",
+    "template",
+    "this",
+    "throw",
+    "true",
+    "try",
+    "typedef",
+    "typename",
+    "union",
+    "unsigned",
+    "using",
+    "virtual",
+    "void",
+    "volatile",
+    "while",
+    "xor",
+    "args",
+    "None",
+    "True",
+    "False",
+    "def",
+    "lambda",
+    "pass",
+    "in",
+    "is",
+    "with",
+    "yield",
+    "from",
+    "import",
+    "global",
+    "raise",
+    "del",
+    "elif",
+    "except",
+    "finally",
+    "assert",
+    "async",
+    "await",
+    "nonlocal",
+    "tensors",
+    "orch",
+    "config",
+    "world_size",
+    "torch",
+    "callables",
+    "range",
+    "max",
+    "min",
+    "kernel_entry",
+    "orch_args",
+    "params",
+];
+
+/// Whether `name` is a C++ or Python keyword, or a name the generated code uses itself.
+pub fn is_reserved(name: &str) -> bool {
+    RESERVED.contains(&name)
+}
+
+/// A C/Python identifier for an IR name (`.` and other punctuation become `_`; a reserved
+/// name gets a `_v` suffix).
 pub fn ident(name: &str) -> String {
     let mut s: String =
         name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' }).collect();
     if s.is_empty() || s.starts_with(|c: char| c.is_ascii_digit()) {
         s.insert(0, 'v');
     }
+    if is_reserved(&s) {
+        s.push_str("_v");
+    }
     s
+}
+
+/// A kernel's name must be usable as a C++ function name: ptoas keeps it.
+pub(crate) fn check_kernel_name(f: &Function) -> Result<(), Diagnostic> {
+    if is_reserved(&f.name) {
+        return Err(Diagnostic::error(
+            f.span,
+            format!(
+                "kernel name '{}' is a C++ keyword or a name the runtime's generated code reserves; rename the kernel",
+                f.name
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// The parameter kinds of a device-side signature, in IR order.

@@ -194,3 +194,46 @@ pub fn assemble(root: &Path, ptoas: &Path, target: Target) -> Result<usize, Stri
     }
     Ok(n)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn preprocessing_applies_the_reference_text_rules() {
+        let cpp = "#include \"pto/pto-inst.hpp\"\n#include <cstdint>\n#include \"tensor.h\"\n#include <array>\nusing namespace pto;\n\
+                   extern \"C\" __global__ AICORE void k(__gm__ float* a) {\n  set_ffts_base_addr(ffts);\n  Tensor* t; GlobalTensor g; MyTensor m; Tensor_x y;\n  AICORE_X z; f(AICORE);\n}\n\
+                   AICORE void helper() {}\n__global__ AICORE void h2() {}\n";
+        let out = preprocess(cpp);
+        assert_eq!(
+            out,
+            "#include <array>\nstatic __aicore__ void k(__gm__ float* a) {\n  ChipTensor* t; GlobalTensor g; MyTensor m; Tensor_x y;\n  AICORE_X z; f(__aicore__);\n}\n\
+             static __aicore__ void helper() {}\nstatic __aicore__ void h2() {}\n"
+        );
+    }
+
+    #[test]
+    fn splicing_replaces_only_the_text_between_the_sentinels_and_is_repeatable() {
+        let w = format!("head\n{PTOAS_SENTINEL}\nold body\n#error x\n\n{ENTRY_SENTINEL}\nentry\n");
+        let once = splice(&w, "new body\n").expect("sentinels");
+        assert_eq!(once, format!("head\n{PTOAS_SENTINEL}\nnew body\n\n{ENTRY_SENTINEL}\nentry\n"));
+        assert_eq!(splice(&once, "new body\n").as_deref(), Some(once.as_str()));
+        assert_eq!(splice("no sentinels", "x"), None);
+    }
+
+    #[test]
+    fn the_ptoas_command_carries_the_reference_flags_per_target_and_planner() {
+        let args = |t, text| {
+            let c = ptoas_command(Path::new("ptoas"), Path::new("u.pto"), Path::new("u.cpp"), t, text);
+            c.get_args().map(|a| a.to_string_lossy().into_owned()).collect::<Vec<_>>().join(" ")
+        };
+        assert_eq!(
+            args(Target::A2A3, "pto.alloc_tile addr = %c0"),
+            "u.pto -o u.cpp --enable-insert-sync --pto-level=level3 --pto-arch a3"
+        );
+        assert_eq!(
+            args(Target::A5, "pto.alloc_tile valid_row"),
+            "u.pto -o u.cpp --enable-insert-sync --pto-level=level2 --pto-arch a5"
+        );
+    }
+}
