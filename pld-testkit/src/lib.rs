@@ -42,6 +42,12 @@ pub mod runtime_decls {
         root().join("fake_ptoas.py")
     }
 
+    /// The folder of stand-in `torch`/`simpler`/`simpler_setup` modules that let a generated
+    /// `run.py` run and log its runtime calls (`$MOCK_SIMPLER_LOG`); put it on `PYTHONPATH`.
+    pub fn mock_simpler() -> PathBuf {
+        root().join("mock_simpler")
+    }
+
     /// The structural checker script (`check_runtime_dir.py DIR RANKS`).
     pub fn checker() -> PathBuf {
         root().join("check_runtime_dir.py")

@@ -54,7 +54,14 @@ def _load_module(path, name):
 
 def _install_pypto_shims(world):
     """host_orch.py imports two PyPTO helpers; provide them from simpler."""
-    from simpler_setup.torch_interop import make_tensor_arg
+    import inspect
+
+    from simpler_setup.torch_interop import make_tensor_arg as _interop
+
+    takes_worker = len(inspect.signature(_interop).parameters) >= 2
+
+    def make_tensor_arg(worker, tensor):
+        return _interop(worker, tensor) if takes_worker else _interop(tensor)
 
     rr = {"next": 0}
 
@@ -87,9 +94,10 @@ def _build_chip(chip_dir, platform):
     kc = KernelCompiler(platform=platform)
     pto_isa = ensure_pto_isa_root()
     includes = list(kc.get_orchestration_include_dirs(runtime))
-    simpler_root = os.environ.get("SIMPLER_ROOT")
+    simpler_root = os.environ.get("SIMPLER_ROOT") or getattr(kc, "project_root", None)
     if simpler_root:
-        includes += [str(Path(simpler_root) / "src" / "common"), str(Path(simpler_root) / "src" / "common" / "task_interface")]
+        common = Path(simpler_root) / "src" / "common"
+        includes += [str(common), str(common / "task_interface")]
     children = []
     for k in cfg.KERNELS:
         binary = kc.compile_incore(k["source"], core_type=k["core_type"], pto_isa_root=pto_isa,
