@@ -88,29 +88,10 @@ pub fn run(args: &CompileArgs) -> Result<(), Failure> {
             None => print!("{text}"),
         }
     }
-    // `all` includes the runtime directory when there is a folder to write it to and a host
-    // orchestrator to describe.
-    let has_host = program.functions.iter().any(|f| f.kind == pld_ir::FunctionKind::Host);
-    let runtime = args.emit == Emit::Runtime || (args.emit == Emit::All && args.out.is_some() && has_host);
-    if runtime {
-        let Some(dir) = &args.out else {
-            return Err(Failure::usage("--emit runtime writes a directory: give --out DIR"));
-        };
-        let mut rt = pld_codegen_pto::runtime::RuntimeOptions::new(args.target, usize::from(args.ranks));
-        if let Some(ids) = &args.device_ids {
-            rt.device_ids = ids.0.clone();
-        }
-        if let Some(p) = &args.platform {
-            rt.platform = p.clone();
-        }
-        let ptoas = crate::assemble::ptoas_path(args.ptoas.as_deref());
-        crate::assemble::write_runtime_dir(&program, &rt, dir, ptoas.as_deref())?
-            .map_err(|d| Failure::Diagnostics(d, sources.clone()))?;
-    }
     if matches!(args.emit, Emit::Pto | Emit::All) {
         let cg = pld_codegen_pto::CodegenOptions { target: args.target };
-        let out =
-            pld_codegen_pto::emit_program(&program, &cg).map_err(|d| Failure::Diagnostics(d, sources))?;
+        let out = pld_codegen_pto::emit_program(&program, &cg)
+            .map_err(|d| Failure::Diagnostics(d, sources.clone()))?;
         match &args.out {
             Some(dir) => {
                 for (name, text) in &out.modules {
@@ -131,6 +112,33 @@ pub fn run(args: &CompileArgs) -> Result<(), Failure> {
                 println!("// ----- orchestration.json -----");
                 println!("{}", out.orchestration);
             }
+        }
+    }
+    // After the modules (so `all` reports codegen errors once, as errors). `all` includes the
+    // runtime directory when there is a folder to write it to and a host orchestrator.
+    let has_host = program.functions.iter().any(|f| f.kind == pld_ir::FunctionKind::Host);
+    let runtime = args.emit == Emit::Runtime || (args.emit == Emit::All && args.out.is_some() && has_host);
+    if runtime {
+        let Some(dir) = &args.out else {
+            return Err(Failure::usage("--emit runtime writes a directory: give --out DIR"));
+        };
+        let mut rt = pld_codegen_pto::runtime::RuntimeOptions::new(args.target, usize::from(args.ranks));
+        if let Some(ids) = &args.device_ids {
+            rt.device_ids = ids.0.clone();
+        }
+        if let Some(p) = &args.platform {
+            rt.platform = p.clone();
+        }
+        let ptoas = crate::assemble::ptoas_path(args.ptoas.as_deref());
+        match crate::assemble::write_runtime_dir(&program, &rt, dir, ptoas.as_deref())? {
+            Ok(_) => {}
+            Err(d) if args.emit == Emit::Runtime => return Err(Failure::Diagnostics(d, sources)),
+            // `all` still writes the IR and the modules; the runtime directory's problem is
+            // reported, not fatal (`--emit runtime` makes it so).
+            Err(d) => eprintln!(
+                "{}note: the runtime directory was not written (`--emit runtime` reports this as an error)",
+                driver::render(&d, &sources).replace("error:", "warning:")
+            ),
         }
     }
     Ok(())
