@@ -110,9 +110,10 @@ pub struct AssembleArgs {
     /// The ptoas binary (default: `$PTOAS`).
     #[arg(long, value_name = "PATH")]
     ptoas: Option<PathBuf>,
-    /// Target profile the modules were compiled for.
-    #[arg(long, default_value = "a2a3", value_parser = driver::parse_target)]
-    target: pld_ir::Target,
+    /// Target profile the modules were compiled for (default: the `backend_type` the
+    /// directory's `distributed_meta.json` records).
+    #[arg(long, value_parser = driver::parse_target)]
+    target: Option<pld_ir::Target>,
 }
 
 /// Runs `pld assemble`.
@@ -122,13 +123,19 @@ pub fn run(args: &AssembleArgs) -> Result<(), Failure> {
             "pld assemble needs a ptoas binary: --ptoas PATH or PTOAS in the environment",
         ));
     };
-    if !args.dir.join("distributed_meta.json").exists() {
+    let Ok(meta) = std::fs::read_to_string(args.dir.join("distributed_meta.json")) else {
         return Err(Failure::usage(format!(
             "{} is not a runtime directory (no distributed_meta.json)",
             args.dir.display()
         )));
-    }
-    let n = runtime::ptoas::assemble(&args.dir, &ptoas, args.target).map_err(ptoas_failure)?;
+    };
+    let recorded = if meta.contains("\"backend_type\": \"Ascend950\"") {
+        pld_ir::Target::A5
+    } else {
+        pld_ir::Target::A2A3
+    };
+    let target = args.target.unwrap_or(recorded);
+    let n = runtime::ptoas::assemble(&args.dir, &ptoas, target).map_err(ptoas_failure)?;
     eprintln!("assembled {n} ptoas unit(s) in {}", args.dir.display());
     Ok(())
 }

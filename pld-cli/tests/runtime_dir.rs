@@ -218,6 +218,12 @@ fn compile_with_ptoas_or_the_environment_assembles_in_one_step() {
     let wrapper =
         std::fs::read_to_string(dir2.join("next_levels/chip_orch/kernels/aiv/exchange.cpp")).unwrap();
     assert!(wrapper.contains("--pto-arch a5"), "{wrapper}");
+    // `pld assemble` takes the target the directory records.
+    let dir3 = out_dir("a5-later");
+    assert!(emit("examples/put_get_ring.py", &dir3, &["--target", "a5"]).status.success());
+    assert!(pld(&["assemble", s(&dir3), "--ptoas", s(&runtime_decls::fake_ptoas())]).status.success());
+    let later = std::fs::read_to_string(dir3.join("next_levels/chip_orch/kernels/aiv/exchange.cpp")).unwrap();
+    assert!(later.contains("--pto-arch a5"), "{later}");
     let meta = std::fs::read_to_string(dir2.join("distributed_meta.json")).unwrap();
     assert!(
         meta.contains("\"platform\": \"a5sim\"") && meta.contains("\"backend_type\": \"Ascend950\""),
