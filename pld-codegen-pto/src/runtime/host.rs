@@ -468,7 +468,8 @@ impl Writer<'_> {
         Ok(())
     }
 
-    /// Python text of a host tensor expression (parameters, slices, reshapes).
+    /// Python text of a host tensor expression (parameters, slices, reshapes). A reshape is
+    /// `.view(…)`, which raises instead of copying, so an output is never written into a copy.
     fn tensor_expr(&self, e: &Expr) -> Result<String, Diagnostic> {
         if let Some(v) = e.as_var() {
             return match self.vals.get(&v) {
@@ -503,7 +504,7 @@ impl Writer<'_> {
                     return Err(unsupported(e.span, "a host reshape without a shape list"));
                 };
                 let dims: Vec<String> = shape.iter().map(|d| self.expr(d)).collect::<Result<_, _>>()?;
-                Ok(format!("{base}.reshape(({},))", dims.join(", ")))
+                Ok(format!("{base}.view(({},))", dims.join(", ")))
             }
             other => Err(unsupported(e.span, format_args!("`{other}` on a host tensor"))),
         }

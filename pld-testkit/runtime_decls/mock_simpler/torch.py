@@ -16,6 +16,15 @@ class Tensor(np.ndarray):
     def numpy(self):
         return np.asarray(self)
 
+    def view(self, *args, **kw):
+        """torch's `view(shape)`: a reshape that never copies (numpy's dtype views otherwise)."""
+        if len(args) == 1 and isinstance(args[0], tuple):
+            r = np.ndarray.reshape(self, args[0])
+            if not np.shares_memory(r, self):
+                raise RuntimeError("view size is not compatible with input tensor's size and stride")
+            return r
+        return np.ndarray.view(self, *args, **kw)
+
 
 def zeros(shape, dtype=np.float32):
     return np.zeros(shape, dtype=dtype).view(Tensor)

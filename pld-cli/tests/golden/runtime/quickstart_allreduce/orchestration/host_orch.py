@@ -21,8 +21,8 @@ def host_orch(orch, _args, config, *, tensors, callables, sub_ids, _keep, world_
     ) as __comm_d0:
         for r in range(0, world_size, 1):
             _ta_0 = TaskArgs()
-            _ta_0.add_tensor(make_tensor_arg(orch._worker, tensors["inputs"][r:r + 1, 0:1, 0:256].reshape((1, 256,))), TensorArgType.INPUT)
-            _ta_0.add_tensor(make_tensor_arg(orch._worker, tensors["outputs"][r:r + 1, 0:1, 0:256].reshape((1, 256,))), TensorArgType.OUTPUT_EXISTING)
+            _ta_0.add_tensor(make_tensor_arg(orch._worker, tensors["inputs"][r:r + 1, 0:1, 0:256].view((1, 256,))), TensorArgType.INPUT)
+            _ta_0.add_tensor(make_tensor_arg(orch._worker, tensors["outputs"][r:r + 1, 0:1, 0:256].view((1, 256,))), TensorArgType.OUTPUT_EXISTING)
             _ta_0.add_tensor(__comm_d0[r].buffers["data_buf"].tensor(shapes=(1, 256,), dtype=DataType.FLOAT32), TensorArgType.INOUT)
             _ta_0.add_tensor(__comm_d0[r].buffers["signal_buf"].tensor(shapes=(NR, 1,), dtype=DataType.INT32), TensorArgType.INOUT)
             _ta_0.add_tensor(make_tensor_arg(orch._worker, tensors["__comm_d0_ord"][r]), TensorArgType.INOUT)
