@@ -586,3 +586,21 @@ fn run_py_compiles_registers_and_dispatches_through_the_runtime_api() {
         assert!(dir.join(format!("_mockrun/out/{f}.npy")).is_file(), "{f}");
     }
 }
+
+#[test]
+fn a_domain_of_explicit_workers_must_fit_the_recorded_devices() {
+    let file = "pld-cli/tests/runtime_programs/two_domains.py";
+    let dir = out_dir("two-domains");
+    assert!(emit(file, &dir, &[]).status.success());
+    let host = std::fs::read_to_string(dir.join("orchestration/host_orch.py")).unwrap();
+    assert!(host.contains("workers=[*range(world_size)]") && host.contains("workers=[0, 1]"), "{host}");
+    assert!(host.contains("tensors[\"__comm_d1_ord\"][r]") && host.contains("tensors[\"__comm_d0_ord\"][r]"));
+    let out = emit(file, &out_dir("two-domains-1"), &["--ranks", "1"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr)
+            .contains("comm domain 'comm_d1' includes worker 1, but the directory records 1 device(s)"),
+        "{}",
+        text(&out.stderr)
+    );
+}

@@ -51,6 +51,8 @@ struct Writer<'a> {
     f: &'a Function,
     variants: &'a [Variant],
     target: pld_ir::Target,
+    /// The number of devices the directory records.
+    world: usize,
     out: String,
     depth: usize,
     calls: usize,
@@ -102,6 +104,7 @@ pub fn render(
         f: host,
         variants,
         target: opts.target,
+        world: opts.device_ids.len(),
         out: String::new(),
         depth: 1,
         calls: 0,
@@ -325,6 +328,16 @@ impl Writer<'_> {
     ) -> Result<(), Diagnostic> {
         let mut allocs = HashMap::new();
         collect_allocs(self.f, body, &mut allocs);
+        // §10 R15: every worker of a domain is one of the recorded devices.
+        if let Some(d) = devices.iter().find(|d| **d < 0 || **d as u64 >= self.world as u64) {
+            return Err(Diagnostic::error(
+                self.f.span,
+                format!(
+                    "comm domain '{name}' includes worker {d}, but the directory records {} device(s); raise --ranks or --device-ids",
+                    self.world
+                ),
+            ));
+        }
         let workers = if devices.is_empty() {
             "[*range(world_size)]".to_string()
         } else {
