@@ -6,6 +6,8 @@
 #define __gm__
 #endif
 #define MAX_COMPLETIONS_PER_TASK 64
-struct AsyncCtx;
-AsyncCtx* get_async_ctx(__gm__ int64_t* raw_args);
-void save_expected_notification_counter(AsyncCtx* ctx, __gm__ int32_t* addr, int64_t expected);
+struct AsyncCtx {
+    uint64_t opaque[4];
+};
+AsyncCtx get_async_ctx(__gm__ int64_t* args);
+void save_expected_notification_counter(AsyncCtx& ctx, volatile __gm__ void* counter_addr, uint32_t expected_value);
