@@ -357,6 +357,42 @@ impl Writer<'_, '_> {
         }
     }
 
+    /// Tensor results of a task stand for the kernel's Out/InOut arguments, in order: the
+    /// runtime returns nothing else from a task.
+    fn bind_results(
+        &mut self,
+        s: &Stmt,
+        name: &str,
+        kinds: &[(String, ParamKind)],
+        call: &Call,
+        targets: &[ValueId],
+    ) -> Result<(), Diagnostic> {
+        let results = if call.is_submit() { &targets[..targets.len().saturating_sub(1)] } else { targets };
+        let outs: Vec<&Expr> = kinds
+            .iter()
+            .zip(&call.args)
+            .filter(|((_, k), _)| {
+                matches!(k, ParamKind::Tensor { dir: Direction::Out | Direction::InOut, .. })
+            })
+            .map(|(_, a)| a)
+            .collect();
+        let tensor_results: Vec<ValueId> =
+            results.iter().copied().filter(|t| self.f.values.ty(*t).as_tensor_like().is_some()).collect();
+        if tensor_results.len() > outs.len() {
+            return Err(unsupported(
+                s.span,
+                format_args!("using a result of kernel '{name}' that is not one of its Out/InOut arguments"),
+            ));
+        }
+        for (t, a) in tensor_results.iter().zip(&outs) {
+            if let Some(v) = a.as_var() {
+                let n = self.name(v);
+                self.names.insert(*t, n);
+            }
+        }
+        Ok(())
+    }
+
     /// §10 R12: a launch has at least one block, fits the launch spec's `int16_t`, and a
     /// synchronous start asks for no more cores than the target has (a2a3: 48 AIV cores, 24
     /// cube/mixed clusters).
@@ -497,31 +533,7 @@ impl Writer<'_, '_> {
             (None, Core::Aiv) => format!("rt_submit_aiv_task({}, {p})", k.func_id),
             (None, Core::Aic) => format!("rt_submit_aic_task({}, {p})", k.func_id),
         };
-        // Tensor results stand for the kernel's Out/InOut arguments, in order: the runtime
-        // returns nothing else from a task.
-        let results = if call.is_submit() { &targets[..targets.len().saturating_sub(1)] } else { targets };
-        let outs: Vec<&Expr> = kinds
-            .iter()
-            .zip(&call.args)
-            .filter(|((_, k), _)| {
-                matches!(k, ParamKind::Tensor { dir: Direction::Out | Direction::InOut, .. })
-            })
-            .map(|(_, a)| a)
-            .collect();
-        let tensor_results: Vec<ValueId> =
-            results.iter().copied().filter(|t| self.f.values.ty(*t).as_tensor_like().is_some()).collect();
-        if tensor_results.len() > outs.len() {
-            return Err(unsupported(
-                s.span,
-                format_args!("using a result of kernel '{name}' that is not one of its Out/InOut arguments"),
-            ));
-        }
-        for (t, a) in tensor_results.iter().zip(&outs) {
-            if let Some(v) = a.as_var() {
-                let n = self.name(v);
-                self.names.insert(*t, n);
-            }
-        }
+        self.bind_results(s, name, &kinds, call, targets)?;
         match (call.is_submit(), targets.last()) {
             (true, Some(tid)) => {
                 let l = format!("auto {} = {submit}.task_id();", self.name(*tid));

@@ -2,7 +2,7 @@
 //! orchestrator API (`runtime_artifacts.md` §7).
 //!
 //! Guarantees:
-//! - The imports are the reference's fixed four lines; `_alloc_intermediates(tensors,
+//! - The imports are the reference's four lines (plus `scalar_to_uint64`); `_alloc_intermediates(tensors,
 //!   world_size=1)` gives every comm domain `comm_dN` its own list of `max(world_size, 1)`
 //!   separately allocated, shared int32 ordering tokens `tensors["__comm_dN_ord"]`.
 //! - The entry has the runner's keyword signature, is the only function tagged
