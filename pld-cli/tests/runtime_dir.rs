@@ -13,7 +13,8 @@
 //! `expected_arg_count` (checker's mock run); R3 one tagged entry (checker); R4/R5 chips
 //! registered and one runtime (checker; `run_py_compiles_…`); R6 sources compile (g++ after
 //! assembly; `an_unassembled_wrapper_…`); R7/R9 `kernel_entry` and the orchestration symbols
-//! (checker); R11 func ids and signature limits (checker); R12 tensors before scalars, ≤ 32/16,
+//! (checker); M8 CommContext read only at rankId and windowsIn (checker, on every `.pto`); R11
+//! func ids and signature limits (checker); R12 tensors before scalars, ≤ 32/16,
 //! block counts and sync start (checker; `launch_specs_…`); R13/R14 shared, contiguous host
 //! tensors, tensors before scalars (checker); R15 domain allocation (checker); R16 worker index
 //! (checker); R18 distinct windows per builtin (emitter diagnostic). M1/M4 task adds = kernel
@@ -24,6 +25,8 @@
 //! files (`reemitting_…`); M14 no L2 markers (checker, `emit_all_…`). Not applicable to pld:
 //! R8 (onboard link), R17 (no SubWorker modules are emitted; a diagnostic says so), M15 (no
 //! SDMA), M16 (a variant is rendered for one set of shapes; codegen diagnoses a second).
+//! `the_checker_catches_each_broken_rule` breaks each checked rule once and requires the
+//! checker to name it.
 
 use pld_testkit::runtime_decls;
 use std::path::{Path, PathBuf};
@@ -646,4 +649,85 @@ fn a_domain_of_explicit_workers_must_fit_the_recorded_devices() {
         "{}",
         text(&out.stderr)
     );
+}
+
+/// The checker itself: each mutation of a good directory breaks one §10 rule, and the
+/// checker names that rule (so its passes elsewhere mean something).
+#[test]
+fn the_checker_catches_each_broken_rule() {
+    let good = out_dir("mutants-good");
+    assert!(emit("examples/quickstart_allreduce.py", &good, &[]).status.success());
+    check_dir(&good, 2);
+    let chip = "next_levels/chip_orch";
+    let cases: &[(&str, &str, &str, &str)] = &[
+        ("distributed_meta.json", "\"schema\": 2", "\"schema\": 3", "R1"),
+        ("distributed_meta.json", "\"dtype\": \"fp32\"", "\"dtype\": \"float\"", "R1"),
+        ("distributed_meta.json", "\"num_sub_workers\": 0", "\"num_sub_worker\": 0", "R1"),
+        ("orchestration/host_orch.py", "host_orch._pypto_distributed_entry = True", "pass", "R3"),
+        ("orchestration/host_orch.py", "callables[\"chip_orch\"]", "callables[\"chip\"]", "R4"),
+        ("orchestration/host_orch.py", "nbytes=(((1024 + 31) // 32) * 32)", "nbytes=1030", "M7"),
+        ("orchestration/host_orch.py", "TensorArgType.OUTPUT_EXISTING", "TensorArgType.INPUT", "M3"),
+        (
+            "orchestration/host_orch.py",
+            "tensors[\"__comm_d0_ord\"][r]",
+            "tensors[\"__comm_d0_ord\"][0]",
+            "M6",
+        ),
+        ("orchestration/host_orch.py", "            _ta_0.add_scalar(__comm_d0[r].device_ctx)\n", "", "M2"),
+        (
+            &format!("{chip}/orchestration/chip_orch.cpp"),
+            ".expected_arg_count = 6",
+            ".expected_arg_count = 8",
+            "R10",
+        ),
+        (&format!("{chip}/kernel_config.py"), "\"func_id\": 0", "\"func_id\": 1", "R11"),
+        (&format!("{chip}/kernel_config.py"), "\"core_type\": \"aiv\"", "\"core_type\": \"aic\"", "M12"),
+        (
+            &format!("{chip}/kernel_config.py"),
+            "\"signature\": [_D.IN, _D.OUT, _D.INOUT, _D.INOUT],\n    }",
+            "\"signature\": [_D.IN, _D.OUT, _D.INOUT],\n    }",
+            "M4",
+        ),
+        (
+            &format!("{chip}/orchestration/chip_orch.cpp"),
+            "params_t0.add_output(ext_out);",
+            "params_t0.add_inout(ext_out);",
+            "M1",
+        ),
+        (
+            &format!("{chip}/orchestration/chip_orch.cpp"),
+            "rt_submit_aiv_task(0,",
+            "rt_submit_aiv_task(3,",
+            "M5",
+        ),
+        (
+            &format!("{chip}/ptoas/reduce_step.pto"),
+            "pto.load_scalar %arg4[%c2_index]",
+            "pto.load_scalar %arg4[%c1_index]",
+            "M8",
+        ),
+    ];
+    for (i, (file, from, to, rule)) in cases.iter().enumerate() {
+        let dir = out_dir(&format!("mutant-{i}"));
+        assert!(emit("examples/quickstart_allreduce.py", &dir, &[]).status.success());
+        let path = dir.join(file);
+        let text0 = std::fs::read_to_string(&path).unwrap();
+        assert!(text0.contains(from), "{file} lacks {from:?}");
+        std::fs::write(&path, text0.replacen(from, to, 1)).unwrap();
+        let out = Command::new("python3").arg(runtime_decls::checker()).arg(&dir).arg("2").output().unwrap();
+        let report = format!("{}{}", text(&out.stdout), text(&out.stderr));
+        assert!(!out.status.success() && report.contains(rule), "{rule} via {file}: {report}");
+    }
+    // A stale runtime-written binary and an L2 marker.
+    for (i, (file, rule)) in
+        [("next_levels/chip_orch/kernels/aiv/reduce_step.so", "M13"), ("kernel_config.py", "M14")]
+            .iter()
+            .enumerate()
+    {
+        let dir = out_dir(&format!("mutant-file-{i}"));
+        assert!(emit("examples/quickstart_allreduce.py", &dir, &[]).status.success());
+        std::fs::write(dir.join(file), "x").unwrap();
+        let out = Command::new("python3").arg(runtime_decls::checker()).arg(&dir).arg("2").output().unwrap();
+        assert!(!out.status.success() && text(&out.stdout).contains(rule), "{rule}: {}", text(&out.stdout));
+    }
 }

@@ -116,6 +116,19 @@ def parse_wrapper(path):
     return len(tensors), len(scalars)
 
 
+def check_ctx_reads(pto):
+    """M8: a kernel reads its CommContext only at slot 2 (rankId | rankNum << 32) and at
+    windowsIn[k] (slot 4 + k), never windowsOut, which is left zero onboard."""
+    text = pto.read_text()
+    for m in re.finditer(r"func\.func @(\w+)\(([^)]*)\)[^{]*\{(.*?)\n  return\n  \}", text, re.S):
+        name, params, body = m.group(1), m.group(2), m.group(3)
+        ctxs = {p.split(":")[0].strip() for p in params.split(",") if p.strip().endswith("!pto.ptr<i64>")}
+        windows_in = set(re.findall(r"(%\w+) = arith\.addi %c4_index, %\w+ : index", body))
+        for arg, idx in re.findall(r"pto\.load_scalar (%\w+)\[(%\w+)\]", body):
+            if arg in ctxs and idx != "%c2_index" and idx not in windows_in:
+                err(f"M8: {pto.name} @{name} reads CommContext {arg} at {idx}, not rankId or windowsIn")
+
+
 def check_chip(d):
     cfg = load(d / "kernel_config.py", "_kc_" + re.sub(r"\W", "_", d.name))
     for v in ("KERNELS", "ORCHESTRATION"):
@@ -145,6 +158,8 @@ def check_chip(d):
         if nt != len(k.get("signature", [])):
             err(f"M4: {k['name']} signature lists {len(k.get('signature', []))} tensors, wrapper unpacks {nt}")
         kernels[k["func_id"]] = (k, nt, ns)
+    for pto in sorted((d / "ptoas").glob("*.pto")):
+        check_ctx_reads(pto)
     text = Path(orch["source"]).read_text()
     m = re.search(r"\.expected_arg_count = (\d+)", text)
     expected = int(m.group(1)) if m else None
@@ -179,7 +194,11 @@ def check_chip(d):
                 err(f"M1: {d.name} task of {k['name']} adds {adds[:nt]}, kernel signature {want}")
             if ns != kns:
                 err(f"M1: {d.name} task of {k['name']} adds {ns} scalars, wrapper unpacks {kns}")
-    return {"expected": expected, "signature": osig, "runtime": getattr(cfg, "RUNTIME_CONFIG", {}).get("runtime")}
+    read_s = {int(i) for i in re.findall(r"orch_args\.scalar\((\d+)\)", text)}
+    if read_s and read_s != set(range(len(read_s))):
+        err(f"M2: {d.name} reads scalars {sorted(read_s)}")
+    return {"expected": expected, "signature": osig, "scalars": len(read_s),
+            "runtime": getattr(cfg, "RUNTIME_CONFIG", {}).get("runtime")}
 
 
 # ---- mock run of host_orch.py -------------------------------------------------------------
@@ -363,6 +382,8 @@ def mock_run(root, meta, chips, world):
         n = len(ta.tensors) + len(ta.scalars)
         if c["expected"] is not None and n < c["expected"]:
             err(f"R10: dispatch of {handle} passes {n} args < expected {c['expected']}")
+        if len(ta.scalars) < c["scalars"]:
+            err(f"M2: dispatch of {handle} passes {len(ta.scalars)} scalars, the orchestration reads {c['scalars']}")
         real = ta.tensors[:len(c["signature"])]
         for i, ((kind, obj), tag) in enumerate(real):
             if kind == "host":
@@ -397,7 +418,11 @@ def main():
     meta = check_meta(root)
     check_layout(root)
     host = root / "orchestration" / "host_orch.py"
-    py_compile.compile(str(host), doraise=True, cfile=str(Path("/tmp") / ("pldchk_" + str(abs(hash(str(root)))) + ".pyc")))
+    try:
+        py_compile.compile(str(host), doraise=True, cfile=str(Path("/tmp") / ("pldchk_" + str(abs(hash(str(root)))) + ".pyc")))
+    except py_compile.PyCompileError as e:
+        print(f"host_orch.py does not compile: {e.msg}")
+        return 1
     tree = ast.parse(host.read_text())
     last = tree.body[-1]
     if not (isinstance(last, ast.Assign) and isinstance(last.targets[0], ast.Attribute)
@@ -417,7 +442,11 @@ def main():
         err("R4: no next_levels/*/kernel_config.py")
     if len(runtimes) > 1:
         err(f"R5: runtimes {runtimes}")
-    mock_run(root, meta, chips, world)
+    if not any(e.startswith("R1") for e in ERRORS):
+        try:
+            mock_run(root, meta, chips, world)
+        except Exception as e:  # a broken host_orch.py is a finding, not a checker crash
+            err(f"mock run of host_orch.py failed: {type(e).__name__}: {e}")
     if ERRORS:
         print("\n".join(ERRORS))
         return 1
