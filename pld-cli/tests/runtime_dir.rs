@@ -649,6 +649,20 @@ fn a_domain_of_explicit_workers_must_fit_the_recorded_devices() {
         "{}",
         text(&out.stderr)
     );
+    // A constant `device=` beyond the recorded devices.
+    let out = emit_source(
+        "device_3",
+        "    @pl.function(type=pl.FunctionType.InCore)\n    def k(self, x: pl.Tensor[[16, 16], pl.FP32], y: pl.Out[pl.Tensor[[16, 16], pl.FP32]]):\n        t = pl.load(x, [0, 0], [16, 16])\n        y = pl.store(t, [0, 0], y)\n\n\
+         \x20   @pl.function(level=pl.Level.CHIP, role=pl.Role.Orchestrator)\n    def chip(self, x: pl.Tensor[[16, 16], pl.FP32], y: pl.Out[pl.Tensor[[16, 16], pl.FP32]]):\n        self.k(x, y)\n\n\
+         \x20   @pl.function(level=pl.Level.HOST, role=pl.Role.Orchestrator)\n    def host(self, x: pl.Tensor[[16, 16], pl.FP32], y: pl.Out[pl.Tensor[[16, 16], pl.FP32]]):\n        self.chip(x, y, device=3)\n",
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("dispatch to device 3, but the directory records 2 device(s)"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(text(&out.stderr).contains("device_3.py:"), "{}", text(&out.stderr));
 }
 
 /// The checker itself: each mutation of a good directory breaks one §10 rule, and the

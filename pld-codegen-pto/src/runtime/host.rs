@@ -569,7 +569,19 @@ impl Writer<'_> {
         }
     }
 
+    /// The `device=` worker index; a constant one must be a recorded device (§10 R16).
     fn device(&self, c: &Call) -> Result<Option<String>, Diagnostic> {
+        if let Some(d) = c.device.as_ref() {
+            if let Some(v) = d.as_int().filter(|v| *v < 0 || *v as u64 >= self.world as u64) {
+                return Err(Diagnostic::error(
+                    d.span,
+                    format!(
+                        "dispatch to device {v}, but the directory records {} device(s); raise --ranks or --device-ids",
+                        self.world
+                    ),
+                ));
+            }
+        }
         c.device.as_ref().map(|d| self.expr(d)).transpose()
     }
 
