@@ -3,7 +3,9 @@
 //! Without `--out`, the requested artifacts are printed to stdout. With `--out DIR`, the
 //! final IR goes to `DIR/<program>.ir.py`, every PTO module to `DIR/<module>`, and the
 //! orchestration description to `DIR/orchestration.json`. `--dump-after PASS` prints the IR
-//! right after that pass instead of running codegen. Every module passed the PTO verifier
+//! right after that pass instead of running codegen. `--emit runtime` (and `all`) writes the
+//! Simpler runtime's program directory into `--out DIR` ([`crate::assemble`]). Every module
+//! passed the PTO verifier
 //! before anything is printed or written; `--ptoas PATH` (or `$PTOAS`) then runs the real
 //! assembler on each ([`crate::ptoas`]).
 //!
@@ -24,7 +26,9 @@ pub enum Emit {
     Ir,
     /// The PTO modules and the orchestration description.
     Pto,
-    /// Both.
+    /// The Simpler runtime's program directory (needs `--out`).
+    Runtime,
+    /// All of the above.
     All,
 }
 
@@ -55,8 +59,19 @@ pub struct CompileArgs {
     /// Binds a parameter of a program-building Python function: NAME=VALUE (repeatable).
     #[arg(long = "bind", value_name = "NAME=VALUE", value_parser = driver::parse_binding)]
     bind: Vec<(String, String)>,
-    /// Runs this `ptoas` on every written module with the reference compiler's flags for the
-    /// target and reports its verdict per module (default: `$PTOAS` when set).
+    /// Runtime directory: the number of ranks (devices 0..N-1) recorded in distributed_meta.json.
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u16).range(1..))]
+    ranks: u16,
+    /// Runtime directory: explicit physical device ids (comma-separated; overrides --ranks).
+    #[arg(long, value_name = "IDS", value_parser = crate::assemble::parse_device_ids)]
+    device_ids: Option<crate::assemble::DeviceIds>,
+    /// Runtime directory: the platform recorded in distributed_meta.json (default: the
+    /// target's CPU simulator, e.g. a2a3sim).
+    #[arg(long, value_parser = crate::assemble::parse_platform)]
+    platform: Option<String>,
+    /// The `ptoas` binary (default: `$PTOAS` when set): run on every written module with the
+    /// reference compiler's flags for the target, its verdict reported per module, and used to
+    /// assemble the runtime directory's kernels.
     #[arg(long, value_name = "PATH")]
     ptoas: Option<PathBuf>,
 }
@@ -160,6 +175,33 @@ fn compile_one(
                     verdict?;
                 }
             }
+        }
+    }
+    // After the modules (so `all` reports codegen errors once, as errors). `all` includes the
+    // runtime directory when there is a folder to write it to and a host orchestrator.
+    let has_host = program.functions.iter().any(|f| f.kind == pld_ir::FunctionKind::Host);
+    let runtime = args.emit == Emit::Runtime || (args.emit == Emit::All && out.is_some() && has_host);
+    if runtime {
+        let Some(dir) = out else {
+            return Err(Failure::usage("--emit runtime writes a directory: give --out DIR"));
+        };
+        let mut rt = pld_codegen_pto::runtime::RuntimeOptions::new(args.target, usize::from(args.ranks));
+        if let Some(ids) = &args.device_ids {
+            rt.device_ids = ids.0.clone();
+        }
+        if let Some(p) = &args.platform {
+            rt.platform = p.clone();
+        }
+        let ptoas = crate::assemble::ptoas_path(args.ptoas.as_deref());
+        match crate::assemble::write_runtime_dir(&program, &rt, dir, ptoas.as_deref())? {
+            Ok(_) => {}
+            Err(d) if args.emit == Emit::Runtime => return Err(Failure::Diagnostics(d, sources.clone())),
+            // `all` still writes the IR and the modules; the runtime directory's problem is
+            // reported, not fatal (`--emit runtime` makes it so).
+            Err(d) => eprintln!(
+                "{}note: the runtime directory was not written (`--emit runtime` reports this as an error)",
+                driver::render(&d, sources).replace("error:", "warning:")
+            ),
         }
     }
     Ok(())

@@ -4,6 +4,7 @@
 //! 0 success, 1 compile diagnostics, 2 usage errors, 3 a simulator fault, 4 a checked output
 //! (`pld run --expect` / `--check-golden`) differs, 130 a run stopped by Ctrl-C.
 
+mod assemble;
 mod check;
 mod compile;
 mod driver;
@@ -44,6 +45,8 @@ enum Command {
     Check(check::CheckArgs),
     /// Compile to IR and/or PTO modules.
     Compile(compile::CompileArgs),
+    /// Run ptoas on a runtime directory written without it (`pld compile --emit runtime`).
+    Assemble(assemble::AssembleArgs),
     /// Compile and run a program on the simulator.
     Run(run::RunArgs),
     /// Run a program under the deterministic and N PCT schedules; fail when any faults or
@@ -72,6 +75,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Check(args) => check::run(&args),
         Command::Compile(args) => compile::run(&args),
+        Command::Assemble(args) => assemble::run(&args),
         Command::Run(args) => run::run(&args),
         Command::Verify(args) => verify::run(args),
         Command::Ops(args) => return ops::run(&args),

@@ -2,9 +2,11 @@
 //! every written module.
 //!
 //! Guarantees:
-//! - Each module is assembled as the reference compiler does it:
-//!   `ptoas <unit>.pto -o <unit>.cpp --enable-insert-sync --pto-level=level3 --pto-arch a3|a5`
-//!   (a3 for the a2a3 target), one process per module, at most 60 s each (then killed).
+//! - Each module is assembled as the reference compiler does it, with the one command line
+//!   `pld_codegen_pto::runtime::ptoas::ptoas_command` builds (also used for the runtime
+//!   directory): `ptoas <unit>.pto -o <unit>.cpp --enable-insert-sync --pto-level=level3
+//!   --pto-arch a3|a5` (`level2` for a module without tile addresses; a3 for the a2a3 target),
+//!   one process per module, at most 60 s each (then killed).
 //! - The verdict of every module is printed on stderr (`ptoas: <unit>.pto: ok` or
 //!   `… rejected (exit N)` followed by the assembler's own message); any rejection is a compile
 //!   failure (exit 1) after all modules were tried. A path that cannot be started is a usage
@@ -13,7 +15,7 @@
 use crate::driver::Failure;
 use pld_ir::{Diagnostic, Diagnostics, SourceMap, Span, Target};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 /// How long one module may take (the reference's `_run_ptoas` timeout).
@@ -27,15 +29,6 @@ pub fn resolve(flag: Option<&Path>) -> Option<PathBuf> {
     std::env::var_os("PTOAS").filter(|v| !v.is_empty()).map(PathBuf::from)
 }
 
-/// The reference compiler's flags after `-o` for `target`.
-pub fn flags(target: Target) -> [&'static str; 4] {
-    let arch = match target {
-        Target::A2A3 => "a3",
-        Target::A5 => "a5",
-    };
-    ["--enable-insert-sync", "--pto-level=level3", "--pto-arch", arch]
-}
-
 /// One module's verdict.
 enum Verdict {
     Ok,
@@ -44,11 +37,9 @@ enum Verdict {
 
 fn assemble(ptoas: &Path, module: &Path, target: Target) -> Result<Verdict, Failure> {
     let cpp = module.with_extension("cpp");
-    let mut child = Command::new(ptoas)
-        .arg(module)
-        .arg("-o")
-        .arg(&cpp)
-        .args(flags(target))
+    let text = std::fs::read_to_string(module)
+        .map_err(|e| Failure::usage(format!("cannot read {}: {e}", module.display())))?;
+    let mut child = pld_codegen_pto::runtime::ptoas::ptoas_command(ptoas, module, &cpp, target, &text)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -24,6 +24,7 @@ pub mod emit;
 pub mod func;
 pub mod mlir;
 pub mod orch;
+pub mod runtime;
 pub mod verify;
 
 #[doc(hidden)]

@@ -23,3 +23,35 @@ pub fn init() -> &'static pld_ir::registry::Registry {
     }
     reg
 }
+
+/// Paths of the runtime test declarations (`pld-testkit/runtime_decls/`, see its README):
+/// C++ declaration headers, Python stand-ins, the fake ptoas and the directory checker. They
+/// state the documented runtime API for syntax and structure checks; they are not a runtime.
+pub mod runtime_decls {
+    use std::path::PathBuf;
+
+    fn root() -> PathBuf {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("runtime_decls")
+    }
+
+    /// The include folder with the declaration headers.
+    pub fn include_dir() -> PathBuf {
+        root().join("include")
+    }
+
+    /// The fake ptoas script.
+    pub fn fake_ptoas() -> PathBuf {
+        root().join("fake_ptoas.py")
+    }
+
+    /// The folder of stand-in `torch`/`simpler`/`simpler_setup` modules that let a generated
+    /// `run.py` run and log its runtime calls (`$MOCK_SIMPLER_LOG`); put it on `PYTHONPATH`.
+    pub fn mock_simpler() -> PathBuf {
+        root().join("mock_simpler")
+    }
+
+    /// The structural checker script (`check_runtime_dir.py DIR RANKS`).
+    pub fn checker() -> PathBuf {
+        root().join("check_runtime_dir.py")
+    }
+}

@@ -1,0 +1,101 @@
+//! `distributed_meta.json` (schema 2, `runtime_artifacts.md` §2).
+//!
+//! Guarantees: `schema` is 2; `params` lists every host-orchestrator parameter in order with
+//! its name (the exact `tensors["…"]` key `host_orch.py` reads), direction (`In`/`Out`/
+//! `InOut`), shape (static dims, `-1` for a dynamic one, `null` for a scalar) and dtype
+//! (`str(DataType)` spelling); `num_return_types` is 0 (pld hosts return only their Out
+//! parameters, which the runner already binds); `platform`, `backend_type` and a complete
+//! `distributed_config` (`device_ids` non-empty, non-negative, distinct; runtime
+//! `tensormap_and_ringbuffer`; architecture-default AICPU threads). One extra top-level key
+//! (the loader ignores unknown top-level keys), `pld_symbolic_shapes`, keeps the symbolic
+//! extents of every parameter with a dynamic dim (`"NR * 4"`) so `run.py` can size outputs.
+
+use super::RuntimeOptions;
+use crate::orch::Json;
+use pld_ir::{Direction, Function, Type};
+
+fn obj(fields: Vec<(&str, Json)>) -> Json {
+    Json::Obj(fields.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
+}
+
+/// The `ParamDirection` member name.
+pub fn direction_name(d: Direction) -> &'static str {
+    match d {
+        Direction::In => "In",
+        Direction::Out => "Out",
+        Direction::InOut => "InOut",
+    }
+}
+
+/// Renders the metadata of `host` under `opts`.
+pub fn render(host: &Function, opts: &RuntimeOptions) -> String {
+    let params: Vec<Json> = host
+        .params
+        .iter()
+        .map(|p| {
+            let ty = host.values.ty(p.value);
+            let (shape, dtype) = match ty {
+                Type::Tensor(t) | Type::DistTensor(pld_ir::DistTensorType { tensor: t, .. }) => {
+                    let last = t.shape.len().saturating_sub(1);
+                    let dims = t
+                        .shape
+                        .iter()
+                        .enumerate()
+                        .map(|(i, d)| match d.as_int() {
+                            // FP4 packs two elements per byte: the runtime shape halves the last dim.
+                            Some(v) if i == last && t.dtype == pld_ir::DataType::FP4 => Json::Int(v / 2),
+                            Some(v) => Json::Int(v),
+                            None => Json::Int(-1),
+                        })
+                        .collect();
+                    (Json::Arr(dims), t.dtype.display_name())
+                }
+                Type::Scalar(d) => (Json::Null, d.display_name()),
+                _ => (Json::Null, "int64"),
+            };
+            obj(vec![
+                ("name", Json::Str(host.values.name(p.value).to_string())),
+                ("direction", Json::Str(direction_name(p.dir).into())),
+                ("shape", shape),
+                ("dtype", Json::Str(dtype.into())),
+            ])
+        })
+        .collect();
+    let mut symbolic = Vec::new();
+    for p in &host.params {
+        if let Some(t) = host.values.ty(p.value).as_tensor_like() {
+            if t.shape.iter().any(|d| d.as_int().is_none()) {
+                let dims = t
+                    .shape
+                    .iter()
+                    .map(|d| match d.as_int() {
+                        Some(v) => Json::Int(v),
+                        None => Json::Str(
+                            super::py_expr(d, &|v| host.values.name(v).to_string())
+                                .unwrap_or_else(|_| "-1".to_string()),
+                        ),
+                    })
+                    .collect();
+                symbolic.push((host.values.name(p.value).to_string(), Json::Arr(dims)));
+            }
+        }
+    }
+    obj(vec![
+        ("schema", Json::Int(2)),
+        ("params", Json::Arr(params)),
+        ("num_return_types", Json::Int(0)),
+        ("platform", Json::Str(opts.platform.clone())),
+        ("backend_type", Json::Str(opts.backend_type().into())),
+        (
+            "distributed_config",
+            obj(vec![
+                ("device_ids", Json::Arr(opts.device_ids.iter().map(|d| Json::Int(*d)).collect())),
+                ("num_sub_workers", Json::Int(0)),
+                ("runtime", Json::Str(super::RUNTIME.into())),
+                ("aicpu_thread_num", Json::Int(0)),
+            ]),
+        ),
+        ("pld_symbolic_shapes", Json::Obj(symbolic)),
+    ])
+    .render()
+}

@@ -1,0 +1,1 @@
+"""TEST STAND-IN (pld-testkit), not the Simpler runtime."""
