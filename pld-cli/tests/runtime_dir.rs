@@ -115,8 +115,8 @@ fn assert_compiles(dir: &Path) -> usize {
     files.len()
 }
 
-/// The compile arguments of a `# pld-corpus-run:` line: `--bind` and `--program` are kept,
-/// `--entry NAME` selects the unit as `--program NAME`, run-only flags are dropped.
+/// The compile arguments of a `# pld-corpus-run:` line: `--bind`, `--program` and `--entry`
+/// (which selects the unit whose host is NAME) are kept, run-only flags are dropped.
 fn compile_args(run: &str) -> Vec<String> {
     let words: Vec<&str> = run.split_whitespace().collect();
     let mut out = Vec::new();
@@ -129,7 +129,7 @@ fn compile_args(run: &str) -> Vec<String> {
         let inline = words[i].contains('=');
         match flag {
             "--bind" | "--program" | "--entry" => {
-                out.push(if flag == "--entry" { "--program".to_string() } else { flag.to_string() });
+                out.push(flag.to_string());
                 out.extend(value);
                 i += if inline { 1 } else { 2 };
             }
@@ -140,7 +140,8 @@ fn compile_args(run: &str) -> Vec<String> {
 }
 
 /// The DSL files to check: every example, every corpus program (with the arguments of its
-/// first `# pld-corpus-run:` line) and the runtime test programs. Corpus programs with host
+/// first `# pld-corpus-run:` line, and `--ranks` of the first `# pld-corpus-ranks:` value) and
+/// the runtime test programs. Corpus programs with host
 /// callbacks (`role=pl.Role.SubWorker`) are listed apart: `sub_workers/` modules are not
 /// emitted yet, and the test checks they fail with that diagnostic, not silently.
 fn programs() -> (Vec<(String, Vec<String>)>, Vec<String>) {
@@ -158,8 +159,21 @@ fn programs() -> (Vec<(String, Vec<String>)>, Vec<String>) {
                 callbacks.push(name);
                 continue;
             }
-            let args = src.lines().find_map(|l| l.strip_prefix("# pld-corpus-run:")).map(compile_args);
-            out.push((name, args.unwrap_or_default()));
+            let mut args = src
+                .lines()
+                .find_map(|l| l.strip_prefix("# pld-corpus-run:"))
+                .map(compile_args)
+                .unwrap_or_default();
+            // A program built for a fixed rank count records that many devices.
+            if let Some(ranks) = src
+                .lines()
+                .find_map(|l| l.strip_prefix("# pld-corpus-ranks:"))
+                .and_then(|r| r.split(',').next())
+                .map(|r| r.trim().to_string())
+            {
+                args.extend(["--ranks".to_string(), ranks]);
+            }
+            out.push((name, args));
         }
     }
     // Codegen's test programs that have a host orchestrator: mixed cube+vector kernels and
@@ -174,7 +188,7 @@ fn programs() -> (Vec<(String, Vec<String>)>, Vec<String>) {
 fn corpus_run_lines_become_compile_arguments() {
     assert_eq!(
         compile_args(" --entry main --bind mode=ring --ranks 3"),
-        ["--program", "main", "--bind", "mode=ring"]
+        ["--entry", "main", "--bind", "mode=ring"]
     );
     assert_eq!(compile_args("--bind=n=4 --schedule random:3"), ["--bind", "n=4"]);
 }
@@ -196,13 +210,16 @@ fn every_program_emits_a_runtime_directory_that_checks_and_compiles_once_assembl
         let out = emit(&file, &dir, &extra);
         assert!(out.status.success(), "{file}: {}", text(&out.stderr));
         assert!(text(&out.stderr).contains("not runnable until ptoas runs"), "{file}: {}", text(&out.stderr));
-        for ranks in [2, 3] {
+        // A program built for a fixed rank count (`--ranks N`) runs at that count only.
+        let fixed = args.iter().position(|a| a == "--ranks").and_then(|i| args.get(i + 1)?.parse().ok());
+        let rank_counts: Vec<usize> = fixed.map_or_else(|| vec![2, 3], |n| vec![n]);
+        for &ranks in &rank_counts {
             check_dir(&dir, ranks);
         }
         let out = pld(&["assemble", s(&dir), "--ptoas", s(&runtime_decls::fake_ptoas())]);
         assert!(out.status.success(), "{file}: assemble: {}", text(&out.stderr));
         assert!(assert_compiles(&dir) >= 2, "{file}: no sources");
-        check_dir(&dir, 2);
+        check_dir(&dir, rank_counts[0]);
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -1,7 +1,7 @@
 //! # pld-testkit — what every pld test needs
 //!
 //! Links `pld-ops` so every test sees the full registry ([`init`]), and offers golden-file
-//! comparison ([`golden`]), the golden reference collectives ([`reference`]), the one CHECK-line
+//! comparison ([`golden`]), the golden reference collectives ([`mod@reference`]), the one CHECK-line
 //! matcher ([`filecheck`]), the one file-test runner ([`filetest`]) and the end-to-end harness
 //! ([`e2e`]).
 

@@ -18,7 +18,7 @@ COLS = 32
 @pl.program
 class BetweenDispatches:
     @pl.function(type=pl.FunctionType.InCore)
-    def double(self, x: pl.Tensor[[ROWS, COLS], pl.FP32], mid: pl.Out[pl.Tensor[[ROWS, COLS], pl.FP32]]):
+    def double_rows(self, x: pl.Tensor[[ROWS, COLS], pl.FP32], mid: pl.Out[pl.Tensor[[ROWS, COLS], pl.FP32]]):
         t = pl.load(x, [0, 0], [ROWS, COLS])
         mid = pl.store(pl.mul(t, 2.0), [0, 0], mid)
         return mid
@@ -37,7 +37,7 @@ class BetweenDispatches:
 
     @pl.function(type=pl.FunctionType.Orchestration)
     def first_pass(self, x: pl.Tensor[[ROWS, COLS], pl.FP32], mid: pl.Out[pl.Tensor[[ROWS, COLS], pl.FP32]]):
-        mid = self.double(x, mid)
+        mid = self.double_rows(x, mid)
         return mid
 
     @pl.function(type=pl.FunctionType.Orchestration)

@@ -14,6 +14,8 @@ import pypto.language.distributed as pld
 
 ROWS = 3
 COLS = 20
+# Tile rows are whole 32-byte units: 24 FP32 lanes, of which COLS are valid.
+PAD = 24
 BIAS = 1.5
 
 
@@ -26,7 +28,7 @@ def build_ring_sum(nranks: int):
             x: pl.Tensor[[ROWS, COLS], pl.FP32],
             win: pl.Out[pld.DistributedTensor[[ROWS, COLS], pl.FP32]],
         ):
-            t = pl.load(x, [0, 0], [ROWS, COLS])
+            t = pl.load(x, [0, 0], [ROWS, PAD], valid_shape=[ROWS, COLS])
             t = pl.adds(t, BIAS)
             win = pl.store(t, [0, 0], win)
 
@@ -36,8 +38,8 @@ def build_ring_sum(nranks: int):
             win: pld.DistributedTensor[[ROWS, COLS], pl.FP32],
             acc: pl.InOut[pl.Tensor[[ROWS, COLS], pl.FP32]],
         ):
-            total = pl.load(win, [0, 0], [ROWS, COLS])
-            before = pl.load(acc, [0, 0], [ROWS, COLS])
+            total = pl.load(win, [0, 0], [ROWS, PAD], valid_shape=[ROWS, COLS])
+            before = pl.load(acc, [0, 0], [ROWS, PAD], valid_shape=[ROWS, COLS])
             acc = pl.store(pl.add(before, total), [0, 0], acc)
 
         @pl.function(type=pl.FunctionType.Orchestration)

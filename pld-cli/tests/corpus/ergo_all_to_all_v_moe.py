@@ -15,6 +15,8 @@ import pypto.language as pl
 import pypto.language.distributed as pld
 
 SIZE = 21
+# Tile rows are whole 32-byte units: 24 FP32 lanes, of which SIZE are valid.
+PAD = 24
 MAXR = 3
 
 
@@ -30,10 +32,11 @@ def build_dispatch(nranks: int):
             counts: pl.Out[pld.DistributedTensor[[nranks, 1], pl.INT32]],
         ):
             for i in pl.range(nranks * MAXR):
-                t = pl.load(inp, [i, 0], [1, SIZE])
+                t = pl.load(inp, [i, 0], [1, PAD], valid_shape=[1, SIZE])
                 stage = pl.store(t, [i, 0], stage)
-            c = pl.load(cnt, [0, 0], [nranks, 1])
-            counts = pl.store(c, [0, 0], counts)
+            # A [nranks, 1] INT32 column is narrower than a 32-byte tile row: copy it element-wise.
+            for s in pl.range(nranks):
+                counts = pl.tensor.write(counts, [s, 0], pl.tensor.read(cnt, [s, 0]))
 
         @pl.function(type=pl.FunctionType.InCore)
         def consume_step(
@@ -43,16 +46,16 @@ def build_dispatch(nranks: int):
             tokens: pl.Out[pl.Tensor[[nranks * MAXR, SIZE], pl.FP32]],
             recv_counts: pl.Out[pl.Tensor[[nranks, 1], pl.INT32]],
         ):
-            zero = pl.full([1, SIZE], 0.0, dtype=pl.FP32)
+            zero = pl.tile.set_validshape(pl.full([1, PAD], 0.0, dtype=pl.FP32), 1, SIZE)
             for i in pl.range(nranks * MAXR):
                 tokens = pl.store(zero, [i, 0], tokens)
             for src in pl.range(nranks):
                 n = pl.tensor.read(recv, [src, 0])
                 for k in pl.range(n):
-                    row = pl.load(data, [src * MAXR + k, 0], [1, SIZE])
+                    row = pl.load(data, [src * MAXR + k, 0], [1, PAD], valid_shape=[1, SIZE])
                     tokens = pl.store(pl.muls(row, 0.5), [src * MAXR + k, 0], tokens)
-            c = pl.load(recv, [0, 0], [nranks, 1])
-            recv_counts = pl.store(c, [0, 0], recv_counts)
+            for s in pl.range(nranks):
+                recv_counts = pl.tensor.write(recv_counts, [s, 0], pl.tensor.read(recv, [s, 0]))
 
         @pl.function(type=pl.FunctionType.Orchestration)
         def stage_orch(

@@ -237,6 +237,20 @@ fn collect_domains(stmts: &[Stmt], out: &mut Vec<String>) {
     }
 }
 
+/// Every variable assigned `pld.world_size()` in a block (recursively).
+fn collect_world_size_vars(stmts: &[Stmt], out: &mut std::collections::HashSet<ValueId>) {
+    for s in stmts {
+        if let StmtKind::Assign { targets, value } = &s.kind {
+            if value.as_call().is_some_and(|c| c.callee.name() == pld_ir::vocab::WORLD_SIZE) {
+                out.extend(targets.iter().copied());
+            }
+        }
+        for b in s.blocks() {
+            collect_world_size_vars(&b.stmts, out);
+        }
+    }
+}
+
 /// Every `alloc_window_buffer` of a block (recursively): buffer name → size expression.
 fn collect_allocs<'e>(f: &Function, stmts: &'e [Stmt], out: &mut HashMap<String, &'e Expr>) {
     for s in stmts {
@@ -266,6 +280,21 @@ impl Writer<'_> {
 
     fn expr(&self, e: &Expr) -> Result<String, Diagnostic> {
         py_expr(e, &|v| ident(self.f.values.name(v)))
+    }
+
+    /// A window size for the domain header, which is evaluated before the domain's body: a
+    /// host variable holding `pld.world_size()` (the synthesized signals bind one inside the
+    /// scope) is the orchestrator's own `world_size`.
+    fn size_expr(&self, e: &Expr) -> Result<String, Diagnostic> {
+        let mut world = std::collections::HashSet::new();
+        collect_world_size_vars(&self.f.body.stmts, &mut world);
+        py_expr(e, &|v| {
+            if world.contains(&v) {
+                "world_size".to_string()
+            } else {
+                ident(self.f.values.name(v))
+            }
+        })
     }
 
     fn nested(&mut self, head: &str, stmts: &[Stmt]) -> Result<(), Diagnostic> {
@@ -352,7 +381,7 @@ impl Writer<'_> {
                     format_args!("window '{wname}' of domain '{name}' without its allocation"),
                 ));
             };
-            let count = self.expr(size)?;
+            let count = self.size_expr(size)?;
             let nbytes = format!("((({count} + 31) // 32) * 32)");
             specs.push(format!(
                 "CommBufferSpec(name={wname:?}, dtype=\"opaque\", count={count}, nbytes={nbytes}),"

@@ -463,12 +463,24 @@ pub(crate) fn py_expr(e: &Expr, var: &dyn Fn(pld_ir::ValueId) -> String) -> Resu
             }
         }
         ExprKind::Call(c) if c.callee.name() == WORLD_SIZE => "world_size".to_string(),
+        // A host scalar converted for a scalar parameter (`pl.cast(r, pl.FP32)`).
+        ExprKind::Call(c) if c.callee.name() == SCALAR_CAST && c.args.len() == 1 => {
+            let x = py_expr(&c.args[0], var)?;
+            match c.attr("dtype") {
+                Some(Attr::DType(d)) if d.is_float() => format!("float({x})"),
+                Some(Attr::DType(d)) if *d == pld_ir::DataType::BOOL => format!("bool({x})"),
+                Some(Attr::DType(_)) => format!("int({x})"),
+                _ => return Err(unsupported(e.span, "a cast without a dtype in a host orchestrator")),
+            }
+        }
         _ => return Err(unsupported(e.span, "this expression in a host orchestrator")),
     })
 }
 
 /// The op name of `pld.system.world_size()`.
-pub(crate) const WORLD_SIZE: &str = "pld.system.world_size";
+pub(crate) const WORLD_SIZE: &str = pld_ir::vocab::WORLD_SIZE;
+/// The op name of a scalar conversion (`pl.cast` of a scalar).
+const SCALAR_CAST: &str = "scalar.cast";
 
 /// An integer attribute of a function (`core_num`, …).
 pub(crate) fn fn_attr_int(f: &Function, name: &str) -> Option<i64> {
