@@ -105,7 +105,8 @@ pub struct Registry {
     by_addr: Vec<(usize, OpId)>,
     /// Op names, aliases and overload names: one namespace.
     names: Table<&'static str, DslName>,
-    lowerings: Table<(&'static str, LoweringKind), &'static LoweringReg>,
+    /// Separately registered lowerings per op, indexed by [`OpId`], in kind order.
+    lowerings: Vec<Vec<&'static Lowering>>,
     canonicalizers: Table<&'static str, &'static CanonicalizeReg>,
     errors: Vec<RegistryError>,
 }
@@ -170,7 +171,13 @@ impl Registry {
         if ops.is_empty() {
             errors.push(RegistryError::Empty);
         }
-        Registry { ops, by_addr, names, lowerings, canonicalizers, errors }
+        let mut by_id: Vec<Vec<&'static Lowering>> = vec![Vec::new(); ops.len()];
+        for ((op, _), _, r) in lowerings.iter() {
+            if let Ok(i) = ops.binary_search_by(|o| o.def.name.cmp(op)) {
+                by_id[i].push(&r.lowering);
+            }
+        }
+        Registry { ops, by_addr, names, lowerings: by_id, canonicalizers, errors }
     }
 
     /// `Ok` when the registrations are consistent — the op registry's own tables and every
@@ -262,16 +269,14 @@ impl Registry {
         self.lowerings_of(op).find(|l| l.kind == kind)
     }
 
-    /// Every separately registered lowering of `op`.
+    /// Every separately registered lowering of `op`, in kind order.
     pub fn lowerings_of<'s>(&'s self, op: &'s str) -> impl Iterator<Item = &'static Lowering> + 's {
-        // Keys sort by (op, kind) and `TensorToTile` is the smallest kind, so the op's
-        // lowerings are the run starting at (op, TensorToTile): O(log n), not a scan.
-        let start = self.id(op).map(|id| (self.op(id).name, LoweringKind::TensorToTile));
-        start
-            .into_iter()
-            .flat_map(move |s| self.lowerings.range(s..))
-            .take_while(move |((o, _), _, _)| *o == op)
-            .map(|(_, _, r)| &r.lowering)
+        self.id(op).into_iter().flat_map(|id| self.lowerings_by_id(id))
+    }
+
+    /// Every separately registered lowering of op `id`, in kind order: a vector index.
+    pub fn lowerings_by_id(&self, id: OpId) -> impl Iterator<Item = &'static Lowering> + '_ {
+        self.lowerings.get(id.index()).into_iter().flatten().copied()
     }
 
     /// The canonicalizer registered for `op`, if any.

@@ -202,16 +202,25 @@ impl OpDef {
     /// The lowering of `kind`, if offered: declared in the record, or registered separately
     /// for this op with [`register_lowering!`](crate::register_lowering).
     pub fn lowering(&self, kind: LoweringKind) -> Option<&'static Lowering> {
-        self.lowerings.iter().find(|l| l.kind == kind).or_else(|| registry().lowering(self.name, kind))
+        self.lowerings
+            .iter()
+            .find(|l| l.kind == kind)
+            .or_else(|| self.registered_lowerings().find(|l| l.kind == kind))
     }
 
     /// Every lowering kind this op offers (declared and separately registered).
     pub fn lowering_kinds(&self) -> Vec<LoweringKind> {
         let mut kinds: Vec<LoweringKind> = self.lowerings.iter().map(|l| l.kind).collect();
-        kinds.extend(registry().lowerings_of(self.name).map(|l| l.kind));
+        kinds.extend(self.registered_lowerings().map(|l| l.kind));
         kinds.sort();
         kinds.dedup();
         kinds
+    }
+
+    /// The lowerings registered apart from this record, found by its [`OpId`](super::OpId).
+    fn registered_lowerings(&self) -> impl Iterator<Item = &'static Lowering> {
+        let reg = registry();
+        reg.id_of(self).into_iter().flat_map(move |id| reg.lowerings_by_id(id))
     }
 
     /// Minimum and maximum positional arity.
