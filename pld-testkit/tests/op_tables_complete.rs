@@ -8,7 +8,8 @@
 //! surviving op reaches the simulator at whatever level it is called, so it must have
 //! semantics, without exception. It needs an emitter unless it can only run in host or chip
 //! orchestration code, which codegen describes in the orchestration JSON instead of emitting
-//! ([`NO_EMITTER`]).
+//! ([`NO_EMITTER`]). An op whose canonicalizer always redirects the call to another op at
+//! call-build time never enters the IR at all ([`CANONICALIZED_AWAY`]).
 
 use pld_ir::table::OpId;
 
@@ -32,8 +33,12 @@ const NO_EMITTER: &[(&str, &str)] = &[
     ("pld.system.world_size", "host-only: the comm domain size of the orchestration description"),
 ];
 
+/// Ops whose registered canonicalizer always redirects the call to another op, so no call of
+/// them is ever built (the ergonomic collective spellings belong here when they are ops).
+const CANONICALIZED_AWAY: &[(&str, &str)] = &[];
+
 fn survives(def: &pld_ir::OpDef) -> bool {
-    def.lowering_kinds().is_empty()
+    def.lowering_kinds().is_empty() && !CANONICALIZED_AWAY.iter().any(|(n, _)| *n == def.name)
 }
 
 #[test]
@@ -63,6 +68,17 @@ fn every_exemption_names_a_surviving_op_without_an_emitter() {
         assert_eq!(def.name, *name, "exemptions name canonical ops");
         assert!(survives(def), "exempt op {name} is lowered away: drop it from the list");
         assert!(emitters.of(def).is_none(), "exempt op {name} has an emitter: drop it from the list");
+    }
+}
+
+#[test]
+fn every_canonicalized_away_op_has_a_canonicalizer() {
+    let reg = pld_testkit::init();
+    for (name, reason) in CANONICALIZED_AWAY {
+        assert!(!reason.is_empty());
+        let def = reg.lookup(name).unwrap_or_else(|| panic!("listed op {name} is not registered"));
+        assert_eq!(def.name, *name, "the list names canonical ops");
+        assert!(reg.canonicalizer(name).is_some(), "{name} has no canonicalizer: drop it from the list");
     }
 }
 
