@@ -37,8 +37,7 @@ enum Command {
     Compile(compile::CompileArgs),
     /// Compile and run a program on the simulator.
     Run(run::RunArgs),
-    /// List the op registry: every op, its affinity, no_duplicate flag, whether it has a pto
-    /// emitter and simulator semantics, and its kwargs.
+    /// List the op registry: every op, its affinity, no_duplicate flag and kwargs.
     Ops(ops::OpsArgs),
 }
 
