@@ -292,3 +292,42 @@ pub fn op_table_hooks() -> Vec<&'static OpTableHook> {
     hooks.sort_by_key(|h| h.column);
     hooks
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn site(file: &'static str, line: u32) -> Site {
+        Site { file, line }
+    }
+
+    #[test]
+    fn the_first_submission_in_key_file_line_order_wins() {
+        let t = Table::collect(
+            "thing",
+            [
+                ("b", site("z.rs", 1), 1),
+                ("a", site("y.rs", 9), 2),
+                ("b", site("x.rs", 5), 3),
+                ("b", site("x.rs", 7), 4),
+            ],
+        );
+        assert_eq!(t.keys().collect::<Vec<_>>(), ["a", "b"]);
+        assert_eq!(t.get_by("b"), Some(3));
+        assert_eq!(t.entry(&"a"), Some((site("y.rs", 9), 2)));
+        let msgs: Vec<String> = t.errors().iter().map(ToString::to_string).collect();
+        assert_eq!(
+            msgs,
+            [
+                "thing `b` is registered twice: at x.rs:5 and at x.rs:7",
+                "thing `b` is registered twice: at x.rs:5 and at z.rs:1"
+            ]
+        );
+    }
+
+    #[test]
+    fn unknown_op_errors_name_the_site() {
+        let e = RegistryError::UnknownOp { what: "a thing", op: "no.op".into(), site: site("f.rs", 3) };
+        assert_eq!(e.to_string(), "a thing is registered for unknown op `no.op` at f.rs:3");
+    }
+}
