@@ -1,10 +1,13 @@
 //! `pld ops [--json]`: the registry as a table or as JSON.
 //!
 //! The table has one line per op, sorted by name; the JSON is an array of objects with the
-//! same fields, suitable for scripts.
+//! same fields, suitable for scripts. Both show, per op, whether each linked per-op table has
+//! an entry for it: `emitter` (a pto emitter in `pld-codegen-pto`) and `sim` (simulator
+//! semantics in `pld-sim`).
 
 use clap::Args;
 use pld_ir::registry::{registry, AttrDefault, OpDef};
+use pld_ir::table::{op_table_hooks, OpTableHook};
 use std::process::ExitCode;
 
 /// Arguments of `pld ops`.
@@ -39,17 +42,28 @@ fn kwargs(d: &OpDef) -> Vec<String> {
         .collect()
 }
 
+/// Whether `hook`'s table has an entry for `d`.
+fn has(hook: &OpTableHook, d: &OpDef) -> bool {
+    registry().id_of(d).is_some_and(|id| (hook.has)(id))
+}
+
 fn to_table(ops: &[&OpDef]) -> String {
     let width = ops.iter().map(|d| d.name.len()).max().unwrap_or(2).max(2);
-    let mut out =
-        format!("{:<width$}  {:<14}  {:<14}  {:<12}  kwargs\n", "op", "family", "affinity", "no_duplicate");
+    let hooks = op_table_hooks();
+    let cols: String = hooks.iter().map(|h| format!("{:<8}  ", h.column)).collect();
+    let mut out = format!(
+        "{:<width$}  {:<14}  {:<14}  {:<12}  {cols}kwargs\n",
+        "op", "family", "affinity", "no_duplicate"
+    );
     for d in ops {
         let mut name = d.name.to_string();
         if d.internal {
             name.push('*');
         }
+        let cols: String =
+            hooks.iter().map(|h| format!("{:<8}  ", if has(h, d) { "yes" } else { "no" })).collect();
         let line = format!(
-            "{:<width$}  {:<14}  {:<14}  {:<12}  {}",
+            "{:<width$}  {:<14}  {:<14}  {:<12}  {cols}{}",
             name,
             d.family,
             d.affinity.name(),
@@ -82,6 +96,7 @@ fn json_str(s: &str) -> String {
 }
 
 fn to_json(ops: &[&OpDef]) -> String {
+    let hooks = op_table_hooks();
     let items: Vec<String> = ops
         .iter()
         .map(|d| {
@@ -110,8 +125,9 @@ fn to_json(ops: &[&OpDef]) -> String {
                 .collect();
             let aliases: Vec<String> = d.aliases.iter().map(|a| json_str(a)).collect();
             let lowerings: Vec<String> = d.lowering_kinds().iter().map(|k| json_str(k.name())).collect();
+            let cols: String = hooks.iter().map(|h| format!(", {}: {}", json_str(h.column), has(h, d))).collect();
             format!(
-                "  {{\"name\": {}, \"family\": {}, \"affinity\": {}, \"no_duplicate\": {}, \"internal\": {}, \"aliases\": [{}], \"params\": [{}], \"kwargs\": [{}], \"lowerings\": [{}], \"summary\": {}}}",
+                "  {{\"name\": {}, \"family\": {}, \"affinity\": {}, \"no_duplicate\": {}, \"internal\": {}, \"aliases\": [{}], \"params\": [{}], \"kwargs\": [{}], \"lowerings\": [{}]{cols}, \"summary\": {}}}",
                 json_str(d.name),
                 json_str(d.family),
                 json_str(d.affinity.name()),

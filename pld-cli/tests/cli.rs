@@ -225,10 +225,24 @@ fn ops_lists_the_registry() {
     // Enum defaults read as the DSL spells them, not as their ABI integers.
     let allreduce = t.lines().find(|l| l.starts_with("pld.tensor.allreduce ")).expect("allreduce row");
     assert!(allreduce.contains("op=Sum") && !allreduce.contains("op=0"), "{allreduce}");
+    // One column per linked per-op table: a pto emitter, simulator semantics.
+    let header = t.lines().next().unwrap_or_default();
+    let cols: Vec<&str> = header.split_whitespace().collect();
+    assert_eq!(cols, ["op", "family", "affinity", "no_duplicate", "emitter", "sim", "kwargs"], "{header}");
+    let row = |op: &str| -> Vec<String> {
+        let line = t.lines().find(|l| l.split_whitespace().next() == Some(op)).expect("op row");
+        line.split_whitespace().map(str::to_string).collect()
+    };
+    assert_eq!(row("tile.add")[4..6], ["yes", "yes"]);
+    assert_eq!(row("pld.tensor.window")[4..6], ["no", "yes"]);
     let out = pld(&["ops", "--json"]);
     let t = text(&out.stdout);
     assert!(t.trim_start().starts_with('[') && t.trim_end().ends_with(']'));
     assert!(t.contains("\"name\": \"pld.tensor.put\""), "{t}");
+    let window = t.lines().find(|l| l.contains("\"name\": \"pld.tensor.window\"")).expect("window entry");
+    assert!(window.contains("\"emitter\": false, \"sim\": true"), "{window}");
+    let add = t.lines().find(|l| l.contains("\"name\": \"tile.add\"")).expect("tile.add entry");
+    assert!(add.contains("\"emitter\": true, \"sim\": true"), "{add}");
 }
 
 #[test]

@@ -1677,7 +1677,7 @@ impl<'a> FnCx<'a> {
                 .with_note("inline the helper into the kernel"));
             }
         };
-        let Some(reg) = emitters().get(def.name) else {
+        let Some(reg) = emitters().of(def) else {
             let mut d = self.err(format!("op {} has no pto emitter", def.name));
             if def.lowering(LoweringKind::TensorToTile).is_some() {
                 d = d.with_note(format!(

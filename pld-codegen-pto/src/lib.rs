@@ -6,9 +6,10 @@
 //!   runtime calling order (tensors, scalars and CommContext pointers, one `index` per dynamic
 //!   shape symbol, hidden runtime parameters) and `pto.kernel_kind` on every function; no
 //!   helper function is ever emitted (all CommContext arithmetic is inline).
-//! - Op calls are emitted by per-op-name emitters registered with [`register_emitter!`] in
-//!   family modules ([`emit`]); the driver never names an op. An op without an emitter is a
-//!   diagnostic naming the op, never a panic.
+//! - Op calls are emitted by per-op emitters registered by op name with [`register_emitter!`]
+//!   in family modules ([`emit`]) and looked up by the op's dense [`pld_ir::OpId`]; the driver
+//!   never names an op. An op without an emitter is a diagnostic naming the op, never a
+//!   panic; an emitter for an op the registry does not know is a registry error.
 //! - Every builtin collective variant a host/chip orchestrator dispatches is rendered as its
 //!   own module `<entry>_kernel.pto` ([`builtin`]).
 //! - Emission is deterministic: the same program gives byte-identical text.
@@ -34,6 +35,7 @@ use rayon::prelude::*;
 pub use func::{FnCx, TensorRef, Val};
 pub use mlir::MTy;
 
+use pld_ir::table::{OpTable, Site};
 use pld_ir::{Call, Diagnostic, Diagnostics, FunctionKind, Program, Span, Target, ValueId};
 use std::collections::BTreeMap;
 use std::sync::LazyLock;
@@ -86,44 +88,19 @@ macro_rules! register_emitter {
     };
 }
 
-/// The materialised emitter table.
-#[derive(Debug)]
-pub struct Emitters {
-    map: BTreeMap<&'static str, &'static EmitterReg>,
-    duplicates: Vec<String>,
-}
-
-impl Emitters {
-    /// The emitter of `op`, if registered.
-    pub fn get(&self, op: &str) -> Option<&'static EmitterReg> {
-        self.map.get(op).copied()
-    }
-
-    /// Every op name with an emitter, sorted.
-    pub fn ops(&self) -> impl Iterator<Item = &'static str> + '_ {
-        self.map.keys().copied()
-    }
-
-    /// Ops registered twice (`op at file:line and file:line`); empty when consistent.
-    pub fn duplicates(&self) -> &[String] {
-        &self.duplicates
-    }
-}
+/// The materialised emitter table: indexed by [`pld_ir::OpId`] (a vector lookup per call);
+/// duplicates and emitters for ops the registry does not know are registry errors
+/// ([`pld_ir::registry::Registry::check`] reports them, and [`emit_program`] refuses to run).
+pub type Emitters = OpTable<&'static EmitterReg>;
 
 static EMITTERS: LazyLock<Emitters> = LazyLock::new(|| {
-    let mut regs: Vec<&'static EmitterReg> = inventory::iter::<EmitterReg>.into_iter().collect();
-    regs.sort_by_key(|r| (r.op, r.file, r.line));
-    let mut map: BTreeMap<&'static str, &'static EmitterReg> = BTreeMap::new();
-    let mut duplicates = Vec::new();
-    for r in regs {
-        if let Some(prev) = map.get(r.op) {
-            duplicates.push(format!("{} at {}:{} and {}:{}", r.op, prev.file, prev.line, r.file, r.line));
-            continue;
-        }
-        map.insert(r.op, r);
-    }
-    Emitters { map, duplicates }
+    OpTable::collect(
+        "pto emitter",
+        inventory::iter::<EmitterReg>.into_iter().map(|r| (r.op, Site { file: r.file, line: r.line }, r)),
+    )
 });
+
+pld_ir::register_op_table!("emitter", |id| emitters().has(id), || emitters().errors().to_vec());
 
 /// The global emitter table.
 pub fn emitters() -> &'static Emitters {
@@ -168,8 +145,8 @@ type EmittedModule = (Option<(String, String)>, Vec<Diagnostic>);
 /// Errors from all kernels are collected; nothing panics on user input.
 pub fn emit_program(program: &Program, opts: &CodegenOptions) -> Result<CodegenOutput, Diagnostics> {
     let mut diags = Diagnostics::new();
-    if let Some(d) = emitters().duplicates().first() {
-        diags.push(Diagnostic::error(Span::DUMMY, format!("pto emitter registered twice: {d}")));
+    if let Some(e) = emitters().errors().first() {
+        diags.push(Diagnostic::error(Span::DUMMY, e.to_string()));
         return Err(diags);
     }
     // Group kernels: module name -> function names (sorted for determinism).

@@ -193,7 +193,7 @@ fn unlowered_tensor_put_names_the_op_and_the_pass() {
 #[test]
 fn emitter_table_is_consistent() {
     let e = pld_codegen_pto::emitters();
-    assert!(e.duplicates().is_empty(), "{:?}", e.duplicates());
+    assert!(e.errors().is_empty(), "{:?}", e.errors());
     for op in
         ["pld.tile.put", "pld.tile.get", "pld.system.notify", "pld.system.wait", "tile.load", "tile.store"]
     {

@@ -180,6 +180,12 @@ impl Callee {
             Callee::Func(_) => None,
         }
     }
+
+    /// The op's dense registry id, if this calls a registered op (found by the record's
+    /// address: no name is hashed).
+    pub fn op_id(&self) -> Option<crate::table::OpId> {
+        self.op().and_then(|d| crate::registry::registry().id_of(d))
+    }
 }
 
 /// A constant keyword attribute.

@@ -18,6 +18,10 @@
 //!   schema, keyword attributes with defaults and ABI-enum payloads, core affinity, the
 //!   `no_duplicate` flag, per-argument effects, the deducer and the lowerings offered —
 //!   submitted at link time with [`register_op!`]. Nothing here names an op family.
+//! - **The registration machinery** ([`table`]): one table type for every link-time table
+//!   (ops, aliases and overloads, lowerings, canonicalizers, and the emitters and simulator
+//!   semantics of other crates), identical duplicate and unknown-op errors naming the sites,
+//!   and dense [`OpId`]s that per-op tables are indexed by.
 //! - **Building, printing, verifying**: [`Builder`]/[`FunctionBuilder`] build deduced IR;
 //!   [`print_program`] writes the DSL form; [`verify_program`] checks structure and types.
 //!
@@ -43,6 +47,7 @@ pub mod printer;
 pub mod registry;
 pub mod span;
 pub mod stmt;
+pub mod table;
 pub mod types;
 pub mod value;
 pub mod verify;
@@ -62,7 +67,7 @@ pub use func::{Direction, Function, FunctionKind, Param, Program};
 pub use printer::{print_function, print_program};
 pub use registry::{
     registry, ub_stage, Affinity, AttrDef, AttrDefault, AttrType, DeduceCx, DeduceEnv, Effect, Lowering,
-    LoweringKind, OpDef, ParamDef, Target, BUILTIN_MESH_TILE, BUILTIN_TILE_ELEMS_ATTR, UB_CHUNK_BYTES,
+    LoweringKind, OpDef, OpId, ParamDef, Target, BUILTIN_MESH_TILE, BUILTIN_TILE_ELEMS_ATTR, UB_CHUNK_BYTES,
 };
 pub use span::{FileId, SourceFile, SourceMap, Span};
 pub use stmt::{Block, ForKind, IterArg, ScopeKind, Stmt, StmtKind};

@@ -716,7 +716,7 @@ impl<'p> Thread<'p> {
                 Ok(StepOut::Visible)
             }
             Callee::Op(def) => {
-                let Some(kind) = sem::lookup(def.name) else {
+                let Some(kind) = sem::of(def) else {
                     return Err(Fault::runtime(
                         span,
                         format!("op '{}' has no simulator semantics", def.name),
@@ -1064,8 +1064,8 @@ fn eval_pure<'p>(act: &Act<'p>, e: &'p Expr, env: &Env<'_, 'p>, ecx: &mut Ecx<'_
                     return Ok(result);
                 }
             };
-            let Some(SemKind::Op(f)) = sem::lookup(def.name) else {
-                return Err(match sem::lookup(def.name) {
+            let Some(SemKind::Op(f)) = sem::of(def) else {
+                return Err(match sem::of(def) {
                     None => Fault::runtime(e.span, format!("op '{}' has no simulator semantics", def.name)),
                     Some(_) => nested_err(),
                 });

@@ -11,12 +11,15 @@ pub mod filetest;
 pub mod golden;
 pub mod reference;
 
-/// Forces `pld-ops` into the link and checks the registry is consistent.
+/// Forces `pld-ops`, the pto emitters and the simulator semantics into the link and checks
+/// the registry is consistent (its own tables and both per-op tables: duplicates, unknown
+/// op names).
 ///
 /// # Panics
-/// When the registry reports duplicates or is empty: a test setup bug, not user input.
+/// When the registry reports a problem or is empty: a test setup bug, not user input.
 pub fn init() -> &'static pld_ir::registry::Registry {
     let reg = pld_ops::registry();
+    let _ = (pld_codegen_pto::emitters(), pld_sim::sem::names());
     if let Err(errs) = reg.check() {
         let msgs: Vec<String> = errs.iter().map(|e| e.to_string()).collect();
         panic!("op registry is inconsistent:\n{}", msgs.join("\n"));

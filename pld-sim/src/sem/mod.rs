@@ -4,8 +4,10 @@
 //! they are called) or [`crate::register_collective!`] (protocol ops that expand into a [`Micro`]
 //! program per rank — run inline on a core, or, when called from the host, dispatched to every
 //! rank's queue). The simulator never names an op outside these modules; an op that reaches
-//! it without semantics is a runtime report naming the op. Guarantees: lookups are by the
-//! op's canonical registry name; duplicate registrations are reported, not silently merged.
+//! it without semantics is a runtime report naming the op. Guarantees: registrations name the
+//! op's canonical registry name and are looked up by its dense [`pld_ir::OpId`] (a vector
+//! index, no name hashed per call); duplicates and semantics for ops the registry does not
+//! know are registry errors (`Registry::check`), never silently merged or dead.
 
 pub mod array;
 pub mod collective;
@@ -18,8 +20,8 @@ use crate::micro::Micro;
 use crate::report::Fault;
 use crate::value::{TRef, Tile, Val};
 use crate::world::{Access, Resolved, World};
-use pld_ir::{Call, Span};
-use std::collections::HashMap;
+use pld_ir::table::{OpTable, Site};
+use pld_ir::{Call, OpDef, Span};
 use std::sync::{Arc, LazyLock};
 
 /// Where an op runs.
@@ -196,14 +198,17 @@ pub enum SemKind {
     },
 }
 
-/// One registration.
+/// One registration, submitted by [`crate::register_semantics!`] or
+/// [`crate::register_collective!`].
 pub struct SemReg {
     /// Canonical op name.
     pub name: &'static str,
     /// The semantics.
     pub kind: SemKind,
-    /// Registering module, for duplicate reports.
-    pub module: &'static str,
+    /// Source file of the submission.
+    pub file: &'static str,
+    /// Source line of the submission.
+    pub line: u32,
 }
 
 inventory::collect!(SemReg);
@@ -213,7 +218,12 @@ inventory::collect!(SemReg);
 macro_rules! register_semantics {
     ($name:expr, $f:path) => {
         $crate::inventory::submit! {
-            $crate::sem::SemReg { name: $name, kind: $crate::sem::SemKind::Op($f), module: module_path!() }
+            $crate::sem::SemReg {
+                name: $name,
+                kind: $crate::sem::SemKind::Op($f),
+                file: file!(),
+                line: line!(),
+            }
         }
     };
 }
@@ -226,47 +236,40 @@ macro_rules! register_collective {
             $crate::sem::SemReg {
                 name: $name,
                 kind: $crate::sem::SemKind::Collective { f: $f, result_arg: $result_arg },
-                module: module_path!(),
+                file: file!(),
+                line: line!(),
             }
         }
     };
 }
 
-struct Table {
-    map: HashMap<&'static str, SemKind>,
-    dups: Vec<String>,
-}
-
-static TABLE: LazyLock<Table> = LazyLock::new(|| {
-    let mut map = HashMap::new();
-    let mut seen: HashMap<&'static str, &'static str> = HashMap::new();
-    let mut dups = Vec::new();
-    for r in inventory::iter::<SemReg> {
-        if let Some(prev) = seen.insert(r.name, r.module) {
-            dups.push(format!(
-                "simulator semantics for '{}' registered twice ({prev} and {})",
-                r.name, r.module
-            ));
-        }
-        map.insert(r.name, r.kind);
-    }
-    dups.sort();
-    Table { map, dups }
+/// The semantics table, indexed by [`pld_ir::OpId`].
+static TABLE: LazyLock<OpTable<SemKind>> = LazyLock::new(|| {
+    OpTable::collect(
+        "simulator semantics",
+        inventory::iter::<SemReg>.into_iter().map(|r| (r.name, Site { file: r.file, line: r.line }, r.kind)),
+    )
 });
 
-/// The semantics of `op`, if registered.
-pub fn lookup(op: &str) -> Option<SemKind> {
-    TABLE.map.get(op).copied()
+pld_ir::register_op_table!("sim", |id| TABLE.has(id), || TABLE.errors().to_vec());
+
+/// The semantics of `def` (a vector lookup by its [`pld_ir::OpId`]), if registered.
+pub fn of(def: &OpDef) -> Option<SemKind> {
+    TABLE.of(def)
 }
 
-/// Duplicate registrations (empty when consistent).
-pub fn duplicates() -> &'static [String] {
-    &TABLE.dups
+/// The semantics of the op with canonical name `op`, if registered.
+pub fn lookup(op: &str) -> Option<SemKind> {
+    TABLE.get(op)
+}
+
+/// Registration problems: duplicates and semantics for ops the registry does not know
+/// (empty when consistent).
+pub fn duplicates() -> Vec<String> {
+    TABLE.errors().iter().map(ToString::to_string).collect()
 }
 
 /// Every op name with semantics, sorted.
 pub fn names() -> Vec<&'static str> {
-    let mut v: Vec<&'static str> = TABLE.map.keys().copied().collect();
-    v.sort_unstable();
-    v
+    TABLE.names()
 }

@@ -1,0 +1,317 @@
+//! The op registry: ops as data, registered at link time.
+//!
+//! Each op family (in `pld-ops`, or any crate a downstream toolchain links) declares its ops
+//! as `static` [`OpDef`] records and submits them with [`register_op!`](crate::register_op). The registry
+//! materialises every submission once through the one machinery of [`crate::table`]: ops
+//! sorted by name, each given a dense [`OpId`]; one DSL namespace in which op names, aliases
+//! and overload names may not collide; lowerings keyed by (op, kind) and canonicalizers by
+//! op, both required to name a registered op. Every duplicate names both definition sites,
+//! and an empty registry is reported with the fix. Passes, codegen and the simulator see ops
+//! only through these records, never by family.
+//!
+//! Split by concern: the op record and its declarations ([`opdef`]), attributes ([`attr`]),
+//! deduction ([`deduce`](mod@deduce)), listings ([`listing`]).
+
+pub mod attr;
+pub mod deduce;
+pub mod listing;
+pub mod opdef;
+
+pub use crate::effects::{Effect, Side, SignalRole, StoreKind};
+pub use crate::table::{OpId, RegistryError, Site};
+pub use attr::{AbiEnumKind, AttrDef, AttrDefault, AttrType};
+pub use deduce::{deduce, DeduceCx, DeduceEnv, DeduceFn, Target};
+pub use listing::describe;
+pub use opdef::{
+    ub_stage, Affinity, CanonicalizeFn, CanonicalizeReg, EffectsFn, LowerFn, Lowering, LoweringKind,
+    LoweringReg, OpDef, OpReg, Overload, OverloadReg, ParamDef, BUILTIN_MESH_TILE, BUILTIN_TILE_ELEMS_ATTR,
+    UB_CHUNK_BYTES,
+};
+
+use crate::diag::Diagnostic;
+use crate::span::Span;
+use crate::table::{Table, TableKey};
+use std::sync::LazyLock;
+
+/// Registers a canonicalizer ([`CanonicalizeFn`]) for the op named `$op`.
+#[macro_export]
+macro_rules! register_canonicalize {
+    ($op:expr, $run:path) => {
+        $crate::inventory::submit! {
+            $crate::registry::CanonicalizeReg { op: $op, run: $run, file: file!(), line: line!() }
+        }
+    };
+}
+
+/// Registers a lowering of kind `$kind` for the op named `$op`.
+#[macro_export]
+macro_rules! register_lowering {
+    ($op:expr, $kind:expr, $run:path) => {
+        $crate::inventory::submit! {
+            $crate::registry::LoweringReg {
+                op: $op,
+                lowering: $crate::registry::Lowering { kind: $kind, run: $run },
+                file: file!(),
+                line: line!(),
+            }
+        }
+    };
+}
+
+/// Registers one or more `static` [`OpDef`]s.
+#[macro_export]
+macro_rules! register_op {
+    ($($def:path),+ $(,)?) => {
+        $( $crate::inventory::submit! {
+            $crate::registry::OpReg { def: &$def, file: file!(), line: line!() }
+        } )+
+    };
+}
+
+/// Registers a `static` [`Overload`].
+#[macro_export]
+macro_rules! register_overload {
+    ($def:path) => {
+        $crate::inventory::submit! {
+            $crate::registry::OverloadReg { def: &$def, file: file!(), line: line!() }
+        }
+    };
+}
+
+/// What a DSL name resolves to.
+#[derive(Clone, Copy, Debug)]
+enum DslName {
+    /// An op, by canonical name or alias.
+    Op(&'static OpDef),
+    /// An overload.
+    Overload(&'static Overload),
+}
+
+impl TableKey for (&'static str, LoweringKind) {
+    fn op(&self) -> &'static str {
+        self.0
+    }
+    fn describe(&self) -> String {
+        format!("{} ({})", self.0, self.1.name())
+    }
+}
+
+/// The materialised registry.
+#[derive(Debug)]
+pub struct Registry {
+    /// Every op, sorted by name: the index is its [`OpId`].
+    ops: Vec<&'static OpReg>,
+    /// `(record address, id)`, sorted by address: [`Registry::id_of`] without hashing.
+    by_addr: Vec<(usize, OpId)>,
+    /// Op names, aliases and overload names: one namespace.
+    names: Table<&'static str, DslName>,
+    /// Separately registered lowerings per op, indexed by [`OpId`], in kind order.
+    lowerings: Vec<Vec<&'static Lowering>>,
+    canonicalizers: Table<&'static str, &'static CanonicalizeReg>,
+    errors: Vec<RegistryError>,
+}
+
+static REGISTRY: LazyLock<Registry> = LazyLock::new(Registry::collect);
+
+/// The global registry.
+pub fn registry() -> &'static Registry {
+    &REGISTRY
+}
+
+impl Registry {
+    fn collect() -> Registry {
+        let site = |file, line| Site { file, line };
+        let op_table = Table::collect(
+            "op",
+            inventory::iter::<OpReg>.into_iter().map(|r| (r.def.name, site(r.file, r.line), r)),
+        );
+        let mut errors = op_table.errors().to_vec();
+        let ops: Vec<&'static OpReg> = op_table.iter().map(|(_, _, r)| r).collect();
+        let mut by_addr: Vec<(usize, OpId)> =
+            ops.iter().enumerate().map(|(i, r)| (std::ptr::from_ref(r.def) as usize, OpId::new(i))).collect();
+        by_addr.sort_unstable();
+        let op_names = ops.iter().map(|r| (r.def.name, site(r.file, r.line), DslName::Op(r.def)));
+        let aliases = ops
+            .iter()
+            .flat_map(|r| r.def.aliases.iter().map(move |a| (*a, site(r.file, r.line), DslName::Op(r.def))));
+        let overloads = inventory::iter::<OverloadReg>
+            .into_iter()
+            .map(|o| (o.def.name, site(o.file, o.line), DslName::Overload(o.def)));
+        let names = Table::collect("DSL name", op_names.chain(aliases).chain(overloads));
+        errors.extend_from_slice(names.errors());
+        let lowerings = Table::collect(
+            "lowering",
+            inventory::iter::<LoweringReg>
+                .into_iter()
+                .map(|r| ((r.op, r.lowering.kind), site(r.file, r.line), r)),
+        );
+        let canonicalizers = Table::collect(
+            "canonicalizer",
+            inventory::iter::<CanonicalizeReg>.into_iter().map(|r| (r.op, site(r.file, r.line), r)),
+        );
+        for (what, table_errors, unknown) in [
+            (
+                "a lowering",
+                lowerings.errors(),
+                unknown_ops(&op_table, lowerings.iter().map(|(k, s, _)| (k.0, s))),
+            ),
+            (
+                "a canonicalizer",
+                canonicalizers.errors(),
+                unknown_ops(&op_table, canonicalizers.iter().map(|(k, s, _)| (k, s))),
+            ),
+        ] {
+            errors.extend_from_slice(table_errors);
+            errors.extend(unknown.into_iter().map(|(op, site)| RegistryError::UnknownOp {
+                what,
+                op: op.to_string(),
+                site,
+            }));
+        }
+        if ops.is_empty() {
+            errors.push(RegistryError::Empty);
+        }
+        let mut by_id: Vec<Vec<&'static Lowering>> = vec![Vec::new(); ops.len()];
+        for ((op, _), _, r) in lowerings.iter() {
+            if let Ok(i) = ops.binary_search_by(|o| o.def.name.cmp(op)) {
+                by_id[i].push(&r.lowering);
+            }
+        }
+        Registry { ops, by_addr, names, lowerings: by_id, canonicalizers, errors }
+    }
+
+    /// `Ok` when the registrations are consistent — the op registry's own tables and every
+    /// linked per-op table ([`crate::table::OpTableHook`]: emitters, simulator semantics) —
+    /// else every problem found.
+    pub fn check(&self) -> Result<(), Vec<RegistryError>> {
+        let mut errors = self.errors.clone();
+        for hook in crate::table::op_table_hooks() {
+            errors.extend((hook.errors)());
+        }
+        if errors.is_empty() {
+            Ok(())
+        } else {
+            Err(errors)
+        }
+    }
+
+    /// The dense id of the op with canonical name `name`.
+    pub fn id(&self, name: &str) -> Option<OpId> {
+        self.ops.binary_search_by(|r| r.def.name.cmp(name)).ok().map(OpId::new)
+    }
+
+    /// The dense id of `def`: found by the record's address (no name is hashed); a record
+    /// that was never registered falls back to its canonical name.
+    pub fn id_of(&self, def: &OpDef) -> Option<OpId> {
+        let addr = std::ptr::from_ref(def) as usize;
+        match self.by_addr.binary_search_by_key(&addr, |(a, _)| *a) {
+            Ok(i) => Some(self.by_addr[i].1),
+            Err(_) => self.id(def.name),
+        }
+    }
+
+    /// The op with id `id`.
+    ///
+    /// # Panics
+    /// When `id` was not assigned by this registry (ids come only from it).
+    pub fn op(&self, id: OpId) -> &'static OpDef {
+        self.ops[id.index()].def
+    }
+
+    /// The registration site of op `id`.
+    pub fn site(&self, id: OpId) -> Option<Site> {
+        self.ops.get(id.index()).map(|r| Site { file: r.file, line: r.line })
+    }
+
+    /// The op with canonical name or alias `name`.
+    pub fn lookup(&self, name: &str) -> Option<&'static OpDef> {
+        match self.names.get_by(name) {
+            Some(DslName::Op(d)) => Some(d),
+            _ => None,
+        }
+    }
+
+    /// The overload with DSL name `name`.
+    pub fn overload(&self, name: &str) -> Option<&'static Overload> {
+        match self.names.get_by(name) {
+            Some(DslName::Overload(o)) => Some(o),
+            _ => None,
+        }
+    }
+
+    /// The op named `name`, or a diagnostic suggesting the nearest registered name.
+    pub fn lookup_or_error(&self, name: &str, span: Span) -> Result<&'static OpDef, Diagnostic> {
+        if let Some(d) = self.lookup(name) {
+            return Ok(d);
+        }
+        if self.ops.is_empty() {
+            return Err(Diagnostic::error(span, RegistryError::Empty.to_string()));
+        }
+        let mut d = Diagnostic::error(span, format!("unknown op `{name}`"));
+        if let Some(best) = self.suggest(name) {
+            d = d.with_note(format!("did you mean `{best}`?"));
+        }
+        Err(d)
+    }
+
+    /// The registered name (or alias, or overload name) closest to `name`, if reasonably close.
+    pub fn suggest(&self, name: &str) -> Option<&'static str> {
+        listing::nearest(name, self.names.keys())
+    }
+
+    /// Every op, sorted by name (the order of their ids), with its registration site.
+    pub fn ops(&self) -> impl Iterator<Item = &'static OpReg> + '_ {
+        self.ops.iter().copied()
+    }
+
+    /// The separately registered lowering of `kind` for `op`.
+    pub fn lowering(&self, op: &str, kind: LoweringKind) -> Option<&'static Lowering> {
+        self.lowerings_of(op).find(|l| l.kind == kind)
+    }
+
+    /// Every separately registered lowering of `op`, in kind order.
+    pub fn lowerings_of<'s>(&'s self, op: &'s str) -> impl Iterator<Item = &'static Lowering> + 's {
+        self.id(op).into_iter().flat_map(|id| self.lowerings_by_id(id))
+    }
+
+    /// Every separately registered lowering of op `id`, in kind order: a vector index.
+    pub fn lowerings_by_id(&self, id: OpId) -> impl Iterator<Item = &'static Lowering> + '_ {
+        self.lowerings.get(id.index()).into_iter().flatten().copied()
+    }
+
+    /// The canonicalizer registered for `op`, if any.
+    pub fn canonicalizer(&self, op: &str) -> Option<CanonicalizeFn> {
+        self.canonicalizers.get_by(op).map(|r| r.run)
+    }
+
+    /// Every registered canonicalizer, sorted by op name.
+    pub fn canonicalizers(&self) -> impl Iterator<Item = &'static CanonicalizeReg> + '_ {
+        self.canonicalizers.iter().map(|(_, _, r)| r)
+    }
+
+    /// Every overload, sorted by name.
+    pub fn overloads(&self) -> impl Iterator<Item = &'static Overload> + '_ {
+        self.names.iter().filter_map(|(_, _, n)| match n {
+            DslName::Overload(o) => Some(o),
+            DslName::Op(_) => None,
+        })
+    }
+
+    /// Number of registered ops (ids run from 0 to `len() - 1`).
+    pub fn len(&self) -> usize {
+        self.ops.len()
+    }
+
+    /// Whether no op is registered.
+    pub fn is_empty(&self) -> bool {
+        self.ops.is_empty()
+    }
+}
+
+/// The `(op, site)` pairs of `entries` whose op is not in `ops`.
+fn unknown_ops(
+    ops: &Table<&'static str, &'static OpReg>,
+    entries: impl Iterator<Item = (&'static str, Site)>,
+) -> Vec<(&'static str, Site)> {
+    entries.filter(|(op, _)| ops.get(op).is_none()).collect()
+}

@@ -1,0 +1,321 @@
+//! The static op record ([`OpDef`]) and the declarations it is built from: parameters,
+//! affinity, lowerings, overloads, canonicalizers, and the registration records the
+//! `register_*!` macros submit.
+
+use super::{registry, AttrDef, DeduceEnv, DeduceFn};
+use crate::diag::Diagnostic;
+use crate::effects::{Effect, Side, SignalRole, StoreKind};
+use crate::expr::{Attr, Call, Expr};
+use crate::span::Span;
+use crate::types::Type;
+
+/// Which core may run an op in a mixed kernel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Affinity {
+    /// Declared: vector lane only.
+    Vector,
+    /// Declared: cube lane only.
+    Cube,
+    /// No constraint: duplicated onto both lanes outside `split_aiv` regions.
+    Shared,
+    /// Derived from the memory space of the first tile argument (cube space → cube, else vector).
+    FromFirstTileArg,
+}
+
+impl Affinity {
+    /// Lowercase name for listings.
+    pub fn name(self) -> &'static str {
+        match self {
+            Affinity::Vector => "vector",
+            Affinity::Cube => "cube",
+            Affinity::Shared => "shared",
+            Affinity::FromFirstTileArg => "first-tile-arg",
+        }
+    }
+}
+
+/// One positional-or-keyword parameter of an op.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ParamDef {
+    /// Its DSL keyword name.
+    pub name: &'static str,
+    /// Whether it may be omitted (only trailing parameters may be).
+    pub optional: bool,
+    /// What the op does to it (static; [`OpDef::effects`] may refine it per call).
+    pub effect: Effect,
+    /// Whose memory it is: this rank's, or a peer's window region.
+    pub side: Side,
+    /// For a local GM store: bulk or scalar.
+    pub store: StoreKind,
+}
+
+impl ParamDef {
+    /// A required parameter that is not a memory operand.
+    pub const fn value(name: &'static str) -> ParamDef {
+        ParamDef { name, optional: false, effect: Effect::None, side: Side::Local, store: StoreKind::None }
+    }
+    /// A required local memory operand with an effect.
+    pub const fn mem(name: &'static str, effect: Effect) -> ParamDef {
+        ParamDef { name, optional: false, effect, side: Side::Local, store: StoreKind::None }
+    }
+    /// An optional parameter.
+    pub const fn optional(name: &'static str) -> ParamDef {
+        ParamDef { name, optional: true, effect: Effect::None, side: Side::Local, store: StoreKind::None }
+    }
+    /// An optional local memory operand with an effect.
+    pub const fn optional_mem(name: &'static str, effect: Effect) -> ParamDef {
+        ParamDef { name, optional: true, effect, side: Side::Local, store: StoreKind::None }
+    }
+    /// The same operand, in a peer's window region (addressed through the call's peer index).
+    pub const fn peer(self) -> ParamDef {
+        ParamDef { side: Side::Peer, ..self }
+    }
+    /// The same operand, written by a bulk (MTE3) store.
+    pub const fn bulk_store(self) -> ParamDef {
+        ParamDef { store: StoreKind::Bulk, ..self }
+    }
+    /// The same operand, written by a scalar store.
+    pub const fn scalar_store(self) -> ParamDef {
+        ParamDef { store: StoreKind::Scalar, ..self }
+    }
+}
+
+/// Per-argument effects computed from the call (e.g. notify writes for Set, read-writes for
+/// AtomicAdd). Returns one effect per argument.
+pub type EffectsFn = fn(&Call) -> Vec<Effect>;
+
+/// Internal call attribute (never a DSL kwarg: the frontend rejects unknown kwargs) that a
+/// builtin kernel renderer sets on the collective call it expands: the tile width, in elements,
+/// the seed gives the host builtin ("the host builtin uses 256-element chunks"), in place of
+/// the InCore lowering's UB-bounded chunk.
+pub const BUILTIN_TILE_ELEMS_ATTR: &str = "__builtin_tile_elems";
+
+/// The host builtin mesh allreduce's tile, in elements (seed: "the host builtin uses
+/// 256-element chunks"; with several blocks, "Blocks own 256-element tiles block-cyclically"):
+/// the one value the rendered builtin kernel and the simulator's model of it both use.
+pub const BUILTIN_MESH_TILE: i64 = 256;
+
+/// Bytes of one UB chunk of the InCore collective lowerings (seed: "processed in UB chunks of
+/// at most 16 KiB"): the mesh allreduce's chunk and the reduce_scatter's (D-ops-12), which the
+/// simulator's model of the host reduce_scatter kernel also uses.
+pub const UB_CHUNK_BYTES: i64 = 16384;
+
+/// The staging tile of a `[rows, cols]` put/get inside a collective (D-ops-13): at most one
+/// UB chunk — at most `UB_CHUNK_BYTES / elem_bytes` columns, and as many whole rows of that
+/// width as fit, at least one. pto-isa slides a transfer through a smaller stage, so every
+/// collective's kernel fits UB however long its rows.
+pub fn ub_stage(rows: i64, cols: i64, elem_bytes: i64) -> (i64, i64) {
+    let per = (UB_CHUNK_BYTES / elem_bytes.max(1)).max(1);
+    let c = cols.clamp(1, per);
+    (rows.clamp(1, (per / c).max(1)), c)
+}
+
+/// The lowering stages an op may take part in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum LoweringKind {
+    /// `ConvertTensorToTileOps`: a tensor-level op becomes tile-level ops.
+    TensorToTile,
+    /// `LowerCompositeOps`: an InCore collective expands into primitives.
+    Composite,
+    /// `LowerHostTensorCollectives`: a host collective becomes per-device builtin dispatches.
+    HostBuiltin,
+    /// `LowerL2TensorCollectives`: a chip-orchestration collective becomes one AIV task.
+    ChipBuiltin,
+}
+
+impl LoweringKind {
+    /// Name used in listings.
+    pub fn name(self) -> &'static str {
+        match self {
+            LoweringKind::TensorToTile => "tensor-to-tile",
+            LoweringKind::Composite => "composite",
+            LoweringKind::HostBuiltin => "host-builtin",
+            LoweringKind::ChipBuiltin => "chip-builtin",
+        }
+    }
+}
+
+/// A lowering function: replaces one call statement by the statements it pushes into the
+/// builder. `results` are the values the original statement defined (empty for an `Eval`);
+/// the lowering must define them (or leave them to a final `Assign`).
+pub type LowerFn =
+    fn(&mut crate::builder::Builder<'_>, &Call, &[crate::value::ValueId], Span) -> Result<(), Diagnostic>;
+
+/// One lowering an op offers.
+#[derive(Clone, Copy, Debug)]
+pub struct Lowering {
+    /// The stage it belongs to.
+    pub kind: LoweringKind,
+    /// The rewrite.
+    pub run: LowerFn,
+}
+
+/// One op, declared once in its family file.
+#[derive(Debug)]
+pub struct OpDef {
+    /// Canonical name (`pld.tensor.put`).
+    pub name: &'static str,
+    /// Family module name (`put_get`).
+    pub family: &'static str,
+    /// One-line summary.
+    pub summary: &'static str,
+    /// Other DSL spellings that resolve to this op (`pld.put`, `pl.load`).
+    pub aliases: &'static [&'static str],
+    /// Positional-or-keyword parameters, in IR order.
+    pub params: &'static [ParamDef],
+    /// Keyword-only attributes.
+    pub attrs: &'static [AttrDef],
+    /// Core affinity.
+    pub affinity: Affinity,
+    /// Pin to the AIV lane inside `split_aiv` regions (only `notify` sets it).
+    pub no_duplicate: bool,
+    /// Its part in the signal protocol (notify, blocking wait, deferred wait).
+    pub signal_role: SignalRole,
+    /// Only compiler passes may create it.
+    pub internal: bool,
+    /// Effects computed from the call, overriding the static per-parameter effects.
+    pub effects: Option<EffectsFn>,
+    /// Verifier and result type.
+    pub deduce: DeduceFn,
+    /// The lowerings it offers.
+    pub lowerings: &'static [Lowering],
+}
+
+impl PartialEq for OpDef {
+    fn eq(&self, other: &OpDef) -> bool {
+        self.name == other.name
+    }
+}
+impl Eq for OpDef {}
+impl std::hash::Hash for OpDef {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.name.hash(state);
+    }
+}
+
+impl OpDef {
+    /// The declared attribute `name`.
+    pub fn attr_def(&self, name: &str) -> Option<&'static AttrDef> {
+        self.attrs.iter().find(|a| a.name == name)
+    }
+
+    /// The lowering of `kind`, if offered: declared in the record, or registered separately
+    /// for this op with [`register_lowering!`](crate::register_lowering).
+    pub fn lowering(&self, kind: LoweringKind) -> Option<&'static Lowering> {
+        self.lowerings
+            .iter()
+            .find(|l| l.kind == kind)
+            .or_else(|| self.registered_lowerings().find(|l| l.kind == kind))
+    }
+
+    /// Every lowering kind this op offers (declared and separately registered).
+    pub fn lowering_kinds(&self) -> Vec<LoweringKind> {
+        let mut kinds: Vec<LoweringKind> = self.lowerings.iter().map(|l| l.kind).collect();
+        kinds.extend(self.registered_lowerings().map(|l| l.kind));
+        kinds.sort();
+        kinds.dedup();
+        kinds
+    }
+
+    /// The lowerings registered apart from this record, found by its [`OpId`](super::OpId).
+    fn registered_lowerings(&self) -> impl Iterator<Item = &'static Lowering> {
+        let reg = registry();
+        reg.id_of(self).into_iter().flat_map(move |id| reg.lowerings_by_id(id))
+    }
+
+    /// Minimum and maximum positional arity.
+    pub fn arity(&self) -> (usize, usize) {
+        let min = self.params.iter().filter(|p| !p.optional).count();
+        (min, self.params.len())
+    }
+
+    /// Effect on each argument of `call`.
+    pub fn arg_effects(&self, call: &Call) -> Vec<Effect> {
+        match self.effects {
+            Some(f) => f(call),
+            None => {
+                (0..call.args.len()).map(|i| self.params.get(i).map_or(Effect::None, |p| p.effect)).collect()
+            }
+        }
+    }
+
+    /// Whether the op exists only for its side effects (its result type is `Unknown`).
+    pub fn is_side_effect_only(&self, call: &Call) -> bool {
+        call.ty == Type::Unknown
+    }
+}
+
+/// A DSL name that dispatches to one of several ops on its first argument's type
+/// (`pld.remote_store` → tile or tensor form).
+#[derive(Debug)]
+pub struct Overload {
+    /// The DSL name.
+    pub name: &'static str,
+    /// The candidate op names.
+    pub candidates: &'static [&'static str],
+    /// Picks the op for the first argument's type.
+    pub pick: fn(&Type) -> &'static str,
+}
+
+/// Rewrites a call into its op's canonical form before deduction: it may move arguments
+/// into attributes (`tile.cast(t, pl.FP32)` → `dtype=pl.FP32`), rename an attribute spelling,
+/// or redirect the call to a sibling op (`tensor.add(t, 1.0)` → `tensor.adds`), returning the
+/// op to build instead. Canonicalizers must be idempotent and never fail: anything they do
+/// not recognise is left for the deducer to report. Redirects are followed once (the target
+/// op's own canonicalizer runs, but a second redirect is not taken).
+pub type CanonicalizeFn =
+    fn(&mut Vec<Expr>, &mut Vec<(String, Attr)>, &DeduceEnv<'_>) -> Option<&'static str>;
+
+/// A canonicalizer registered for one op; submitted by [`register_canonicalize!`](crate::register_canonicalize).
+#[derive(Debug)]
+pub struct CanonicalizeReg {
+    /// The op it canonicalizes.
+    pub op: &'static str,
+    /// The rewrite.
+    pub run: CanonicalizeFn,
+    /// Source file.
+    pub file: &'static str,
+    /// Source line.
+    pub line: u32,
+}
+
+/// A registration record; submitted by [`register_op!`](crate::register_op).
+#[derive(Debug)]
+pub struct OpReg {
+    /// The op.
+    pub def: &'static OpDef,
+    /// Source file of the submission.
+    pub file: &'static str,
+    /// Source line of the submission.
+    pub line: u32,
+}
+
+/// An overload registration record; submitted by [`register_overload!`](crate::register_overload).
+#[derive(Debug)]
+pub struct OverloadReg {
+    /// The overload.
+    pub def: &'static Overload,
+    /// Source file.
+    pub file: &'static str,
+    /// Source line.
+    pub line: u32,
+}
+
+/// A lowering registered apart from its op's record, so lowering code can live in its own
+/// file; submitted by [`register_lowering!`](crate::register_lowering).
+#[derive(Debug)]
+pub struct LoweringReg {
+    /// The op it lowers.
+    pub op: &'static str,
+    /// The lowering.
+    pub lowering: Lowering,
+    /// Source file.
+    pub file: &'static str,
+    /// Source line.
+    pub line: u32,
+}
+
+inventory::collect!(OpReg);
+inventory::collect!(OverloadReg);
+inventory::collect!(LoweringReg);
+inventory::collect!(CanonicalizeReg);
