@@ -43,12 +43,15 @@
 
 pub mod arena;
 pub mod clock;
+pub mod cost;
 pub mod elem;
 pub mod interp;
 pub mod micro;
 pub mod report;
 pub mod sched;
 pub mod sem;
+pub mod timeline;
+pub mod trace;
 pub mod value;
 pub mod world;
 
@@ -181,6 +184,10 @@ pub struct SimConfig {
     pub bindings: HashMap<String, i64>,
     /// Sources, to render spans as `file:line:col`.
     pub sources: Option<SourceMap>,
+    /// The cost model of modeled time ([`cost`]).
+    pub cost: cost::CostModel,
+    /// Keep every trace slice (no aggregation of short ones).
+    pub trace_all: bool,
 }
 
 impl Default for SimConfig {
@@ -197,6 +204,8 @@ impl Default for SimConfig {
             dual_aiv: false,
             bindings: HashMap::new(),
             sources: None,
+            cost: cost::CostModel::default(),
+            trace_all: false,
         }
     }
 }
@@ -219,6 +228,8 @@ pub struct SimOutcome {
     pub trace: Option<String>,
     /// Warnings that did not stop the run (undefined-byte reads, counter wrap-around).
     pub warnings: Vec<String>,
+    /// Modeled time: per rank, per collective call ([`timeline`]).
+    pub timing: timeline::Timing,
 }
 
 /// Why a run failed.
@@ -445,6 +456,11 @@ fn run_in(
             (name, HostTensor { dtype, shape: shape.iter().map(|&x| x as usize).collect(), data })
         })
         .collect();
-    let trace = cfg.trace.then(|| sched::chrome_trace(&sched.trace));
-    Ok(SimOutcome { outputs, stats, trace, warnings })
+    let trace = cfg.trace.then(|| trace::chrome_trace(&sched.rec, cfg.cores_per_rank, cfg.sources.as_ref()));
+    let timing = timeline::Timing {
+        rank_ps: sched.rank_times(),
+        collectives: timeline::collective_times(&sched.rec.collectives),
+        model: cfg.cost.describe(),
+    };
+    Ok(SimOutcome { outputs, stats, trace, warnings, timing })
 }

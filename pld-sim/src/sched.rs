@@ -17,6 +17,7 @@ use crate::interp::{Env, Job, Req, StepOut, Thread};
 use crate::micro::MicroRun;
 use crate::report::{Fault, ParkedCore, ReportKind};
 use crate::sem::{Level, OpCx, Park};
+use crate::timeline::{Lane, RankTime, Recorder};
 use crate::value::{Mem, TRef, Val};
 use crate::world::World;
 use crate::{Schedule, SimConfig};
@@ -167,20 +168,8 @@ struct Unit<'p> {
     thread: Thread<'p>,
     rank: usize,
     task: Option<usize>,
-}
-
-/// One trace event: (name, rank, unit, start step).
-pub struct TraceEvent {
-    /// Op or kernel name.
-    pub name: String,
-    /// Global rank.
-    pub rank: usize,
-    /// Unit (core) id.
-    pub unit: usize,
-    /// Step at which it ran.
-    pub ts: u64,
-    /// Name of the lane (the kernel or builtin running on that core).
-    pub lane: String,
+    /// Its core and modeled clock.
+    lane: Lane,
 }
 
 struct Rng(u64);
@@ -232,6 +221,8 @@ struct RankLocal<'p> {
     rt: RankRt<'p>,
     units: Vec<Option<Unit<'p>>>,
     rr: usize,
+    /// Modeled time of its cores and tasks.
+    tl: RankTime,
 }
 
 /// What one quantum did.
@@ -241,7 +232,7 @@ struct Quantum {
 
 impl<'p> RankLocal<'p> {
     fn new(r: usize) -> RankLocal<'p> {
-        RankLocal { r, rt: RankRt::default(), units: Vec::new(), rr: 0 }
+        RankLocal { r, rt: RankRt::default(), units: Vec::new(), rr: 0, tl: RankTime::default() }
     }
 
     fn idle(&self) -> bool {
@@ -305,6 +296,7 @@ impl<'p> RankLocal<'p> {
                 deps
             }
         };
+        self.tl.task_added();
         rt.tasks.push(Task {
             group,
             name: job.name(),
@@ -341,12 +333,14 @@ impl<'p> RankLocal<'p> {
                 };
                 self.rt.busy = true;
                 self.rt.tasks.clear();
+                self.tl.new_dispatch(cfg.cores_per_rank);
                 self.rt.orch = None;
                 self.rt.orch_done = true;
                 match job {
                     Job::Func { func, args } if !func.kind.is_incore() => {
                         let t = Thread::new(func, args, r, Level::Chip)?;
-                        self.units.push(Some(Unit { thread: t, rank: r, task: None }));
+                        let lane = self.tl.orch_lane(r);
+                        self.units.push(Some(Unit { thread: t, rank: r, task: None, lane }));
                         self.rt.orch = Some(self.units.len() - 1);
                         self.rt.orch_done = false;
                     }
@@ -382,6 +376,7 @@ impl<'p> RankLocal<'p> {
             let Some(job) = self.rt.tasks[i].job.take() else { continue };
             changed = true;
             let mut threads = Vec::new();
+            let mut collective = None;
             match job {
                 Job::Func { func, args } => {
                     // A `dual_aiv_dispatch` kernel runs on both vector sub-lanes (opt-in).
@@ -411,6 +406,7 @@ impl<'p> RankLocal<'p> {
                         group: None,
                     };
                     let prog = f(&mut cx, &args)?;
+                    collective = Some(crate::trace::collective_of(&name, &args));
                     threads.push(Thread::micro(name, MicroRun::new(prog, span), r));
                 }
             }
@@ -418,7 +414,22 @@ impl<'p> RankLocal<'p> {
             self.rt.tasks[i].pending = threads.len();
             self.rt.running += threads.len();
             for thread in threads {
-                self.units.push(Some(Unit { thread, rank: r, task: Some(i) }));
+                let deps = &self.rt.tasks[i].deps;
+                let mut lane = self.tl.start(r, i, deps);
+                if let Some((name, bytes, factor)) = collective.clone() {
+                    let seq = self.tl.next_seq(&name);
+                    let start = lane.clock;
+                    lane.collective = Some(crate::timeline::CollectiveRun {
+                        name,
+                        rank: r,
+                        seq,
+                        start,
+                        end: start,
+                        bytes,
+                        factor,
+                    });
+                }
+                self.units.push(Some(Unit { thread, rank: r, task: Some(i), lane }));
             }
         }
         if self.rt.busy && self.rt.orch_done && self.rt.tasks.iter().all(|t| t.state == TState::Done) {
@@ -461,10 +472,9 @@ impl<'p> RankLocal<'p> {
         env: &Env<'_, 'p>,
         cfg: &SimConfig,
         budget: u32,
-        mut trace: Option<&mut Vec<TraceEvent>>,
+        rec: &mut Recorder,
     ) -> Result<Quantum, Fault> {
         let mut reqs = Vec::new();
-        let r = self.r;
         let Some(unit) = self.units[i].as_mut() else {
             return Ok(Quantum { notified: false });
         };
@@ -472,7 +482,19 @@ impl<'p> RankLocal<'p> {
         let mut n = 0;
         let mut ops = 0u32;
         let out = loop {
+            world.meter.reset();
             let out = unit.thread.step(world, env, &mut reqs);
+            let mut meter = std::mem::take(&mut world.meter);
+            let parked = matches!(out, Ok(StepOut::Parked));
+            rec.step(
+                &mut unit.lane,
+                &mut meter,
+                parked,
+                unit.thread.last_op.as_ref(),
+                &unit.thread.name,
+                world,
+            );
+            world.meter = meter;
             world.stats.steps += 1;
             n += 1;
             if world.stats.steps > cfg.max_steps {
@@ -486,10 +508,6 @@ impl<'p> RankLocal<'p> {
             match out {
                 Ok(StepOut::Ran) if n < 4096 => continue,
                 Ok(StepOut::Visible) => {
-                    if let Some(t) = trace.as_deref_mut() {
-                        let (name, lane) = trace_name(unit);
-                        t.push(TraceEvent { name, rank: r, unit: i, ts: world.stats.steps, lane });
-                    }
                     ops += 1;
                     if ops < budget && n < 4096 {
                         continue;
@@ -502,11 +520,21 @@ impl<'p> RankLocal<'p> {
         let notified = world.stats.notifies[self.r] != before;
         for r in reqs {
             if let Req::Launch { job, deps, manual } = r {
+                // A launch costs the orchestrator its launch time; the task is ready after it.
+                if let Some(u) = self.units[i].as_mut() {
+                    u.lane.clock += rec.cost.launch_ps();
+                    self.tl.launch_at = u.lane.clock;
+                }
                 self.add_task(job, deps, manual);
             }
         }
         if out == StepOut::Done {
-            if let Some(u) = self.units[i].take() {
+            if let Some(mut u) = self.units[i].take() {
+                self.tl.finish(&u.lane, u.task);
+                if let Some(mut c) = u.lane.collective.take() {
+                    c.end = u.lane.clock;
+                    rec.collectives.push(c);
+                }
                 match u.task {
                     None => self.rt.orch_done = true,
                     Some(t) => {
@@ -569,12 +597,6 @@ impl<'p> RankLocal<'p> {
         }
         out
     }
-}
-
-/// (op name, lane name) of a unit's latest op, for the trace.
-fn trace_name(u: &Unit<'_>) -> (String, String) {
-    let op = u.thread.last_op.as_ref().map_or_else(|| u.thread.name.clone(), |(n, _)| n.clone());
-    (op, u.thread.name.clone())
 }
 
 fn deadlock_fault(parked: Vec<ParkedCore>, live: &[usize], nranks: usize, cfg: &SimConfig) -> Fault {
@@ -655,8 +677,8 @@ pub struct Sched<'p, 'c> {
     ranks: Vec<RankLocal<'p>>,
     rng: Rng,
     rr: usize,
-    /// Trace events, when tracing.
-    pub trace: Vec<TraceEvent>,
+    /// Modeled time and the trace's slices.
+    pub rec: Recorder,
 }
 
 impl<'p, 'c> Sched<'p, 'c> {
@@ -673,7 +695,7 @@ impl<'p, 'c> Sched<'p, 'c> {
             ranks: (0..cfg.nranks).map(RankLocal::new).collect(),
             rng: Rng(seed.max(1)),
             rr: 0,
-            trace: Vec::new(),
+            rec: Recorder::new(cfg.cost.clone(), cfg.trace, cfg.trace_all, Default::default()),
         }
     }
 
@@ -712,6 +734,8 @@ impl<'p, 'c> Sched<'p, 'c> {
                 self.ranks[r].rt.queue.push_back(Job::Func { func: entry, args: args.clone() });
             }
         }
+        world.meter.record_touches = self.cfg.trace;
+        world.meter.reset();
         if self.cfg.zero_windows {
             world.allocs.iter_mut().for_each(|a| a.zeroed = true);
         }
@@ -723,6 +747,20 @@ impl<'p, 'c> Sched<'p, 'c> {
             self.device_loop(world)?;
         }
         end_checks(world)
+    }
+
+    /// Each rank's modeled time (ps): the end of its last operation.
+    pub fn rank_times(&self) -> Vec<u64> {
+        if self.ranks.is_empty() {
+            let mut t = vec![0; self.cfg.nranks];
+            for &(r, f) in &self.rec.rank_end {
+                if let Some(x) = t.get_mut(r) {
+                    *x = f;
+                }
+            }
+            return t;
+        }
+        self.ranks.iter().map(|r| r.tl.frontier).collect()
     }
 
     fn device_loop(&mut self, world: &mut World) -> Result<(), Fault> {
@@ -761,8 +799,7 @@ impl<'p, 'c> Sched<'p, 'c> {
                 Schedule::Random(_) => 1 + (self.rng.next() % QUANTUM_OPS as u64) as u32,
                 _ => QUANTUM_OPS,
             };
-            let trace = self.cfg.trace.then_some(&mut self.trace);
-            self.ranks[r].quantum(i, world, &env, self.cfg, budget, trace)?;
+            self.ranks[r].quantum(i, world, &env, self.cfg, budget, &mut self.rec)?;
         }
     }
 
@@ -798,7 +835,8 @@ impl<'p, 'c> Sched<'p, 'c> {
         for (k, rl) in std::mem::take(&mut self.ranks).into_iter().enumerate() {
             groups[k % nworkers].push(rl);
         }
-        let done: Vec<(Vec<TraceEvent>, World, Vec<usize>)> = std::thread::scope(|scope| {
+        let rec = &self.rec;
+        let done: Vec<(Recorder, World, Vec<usize>)> = std::thread::scope(|scope| {
             let handles: Vec<_> = groups
                 .into_iter()
                 .map(|mut group| {
@@ -808,23 +846,22 @@ impl<'p, 'c> Sched<'p, 'c> {
                     // behind per-window locks, so ranks on different workers run in parallel.
                     let mut w = world.fork();
                     let ids: Vec<usize> = group.iter().map(|rl| rl.r).collect();
+                    let mut rec = rec.fork();
                     scope.spawn(move || {
                         let sync = ParSync { epoch, sleepers, failed, shared, cv };
-                        let trace = worker(&mut group, &mut w, &sync, syms, program, cfg, n);
-                        (trace, w, ids)
+                        worker(&mut group, &mut w, &sync, syms, program, cfg, n, &mut rec);
+                        rec.rank_end.extend(group.iter().map(|rl| (rl.r, rl.tl.frontier)));
+                        (rec, w, ids)
                     })
                 })
                 .collect();
             handles.into_iter().filter_map(|h| h.join().ok()).collect()
         });
         world.wake = None;
-        let mut all = Vec::new();
-        for (trace, w, ids) in done {
+        for (rec, w, ids) in done {
             world.join(w, &ids);
-            all.extend(trace);
+            self.rec.join(rec);
         }
-        all.sort_by_key(|e| (e.ts, e.rank));
-        self.trace = all;
         match shared.into_inner().unwrap_or_else(|e| e.into_inner()).fault {
             Some(f) => Err(f),
             None => Ok(()),
@@ -839,7 +876,8 @@ fn parallel_workers(n: usize) -> usize {
 }
 
 /// The body of one worker thread of the parallel schedule (a group of ranks, each running
-/// in turn); returns its trace events.
+/// in turn), recording into `rec`.
+#[allow(clippy::too_many_arguments)]
 fn worker<'p>(
     group: &mut [RankLocal<'p>],
     w: &mut World,
@@ -848,11 +886,11 @@ fn worker<'p>(
     program: &'p Program,
     cfg: &SimConfig,
     n: usize,
-) -> Vec<TraceEvent> {
+    rec: &mut Recorder,
+) {
     use std::sync::atomic::Ordering;
     let ParSync { epoch, sleepers, failed, shared, cv } = *sync;
     let env = Env { syms, program };
-    let mut trace = Vec::new();
     let fail = |f: Fault| {
         let mut s = shared.lock().unwrap_or_else(|e| e.into_inner());
         s.fault.get_or_insert(f);
@@ -864,7 +902,7 @@ fn worker<'p>(
     loop {
         // A fault anywhere ends every worker (checked without taking the shared lock).
         if failed.load(Ordering::Relaxed) {
-            return trace;
+            return;
         }
         let e = epoch.load(Ordering::SeqCst);
         let mut progressed = false;
@@ -878,7 +916,7 @@ fn worker<'p>(
                     Ok(false) => break,
                     Err(f) => {
                         fail(f);
-                        return trace;
+                        return;
                     }
                 }
             }
@@ -898,7 +936,7 @@ fn worker<'p>(
             progressed = true;
             rl.rr = rl.rr.wrapping_add(1);
             let Some(i) = rl.runnable().nth(rl.rr % runnable) else { continue };
-            match rl.quantum(i, w, &env, cfg, QUANTUM_OPS, cfg.trace.then_some(&mut trace)) {
+            match rl.quantum(i, w, &env, cfg, QUANTUM_OPS, rec) {
                 Ok(q) => {
                     // The notifies bumped the epoch already (spinning workers see that); a
                     // sleeper counts itself and re-checks the epoch under the lock before it
@@ -910,12 +948,12 @@ fn worker<'p>(
                 }
                 Err(f) => {
                     fail(f);
-                    return trace;
+                    return;
                 }
             }
         }
         if finished.iter().all(|&f| f) {
-            return trace;
+            return;
         }
         if progressed {
             continue;
@@ -956,7 +994,7 @@ fn worker<'p>(
         s.blocked += mine.len();
         loop {
             if s.fault.is_some() {
-                return trace;
+                return;
             }
             if epoch.load(Ordering::SeqCst) != e {
                 break;
@@ -971,7 +1009,7 @@ fn worker<'p>(
                 failed.store(true, Ordering::SeqCst);
                 drop(s);
                 cv.notify_all();
-                return trace;
+                return;
             }
             sleepers.fetch_add(1, Ordering::SeqCst);
             if epoch.load(Ordering::SeqCst) == e {
@@ -1010,41 +1048,6 @@ fn end_checks(world: &World) -> Result<(), Fault> {
         f = f.note(l);
     }
     Err(f.note("a self-clearing collective must subtract exactly the credits it received"))
-}
-
-/// Chrome trace JSON of the events (one process per rank, one thread per core; the step
-/// counter is the clock, one step = 1 µs).
-pub fn chrome_trace(events: &[TraceEvent]) -> String {
-    let esc = |x: &str| x.replace('\\', "\\\\").replace('"', "\\\"");
-    let mut lines = Vec::new();
-    let mut ranks: Vec<usize> = events.iter().map(|e| e.rank).collect();
-    ranks.sort_unstable();
-    ranks.dedup();
-    for r in ranks {
-        lines.push(format!(
-            "{{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":{r},\"args\":{{\"name\":\"rank {r}\"}}}}"
-        ));
-    }
-    let mut lanes: Vec<(usize, usize, &str)> =
-        events.iter().map(|e| (e.rank, e.unit, e.lane.as_str())).collect();
-    lanes.sort_unstable();
-    lanes.dedup_by_key(|l| (l.0, l.1));
-    for (r, u, lane) in lanes {
-        lines.push(format!(
-            "{{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":{r},\"tid\":{u},\"args\":{{\"name\":\"core {u}: {}\"}}}}",
-            esc(lane)
-        ));
-    }
-    for e in events {
-        lines.push(format!(
-            "{{\"name\":\"{}\",\"ph\":\"X\",\"pid\":{},\"tid\":{},\"ts\":{},\"dur\":1}}",
-            esc(&e.name),
-            e.rank,
-            e.unit,
-            e.ts
-        ));
-    }
-    format!("{{\"traceEvents\":[\n{}\n]}}\n", lines.join(",\n"))
 }
 
 #[cfg(test)]

@@ -643,6 +643,8 @@ pub struct World {
     /// `site * (nranks + 1) + column`, the last column being the host orchestrator's (rank
     /// `usize::MAX`).
     traffic: Vec<[u64; 3]>,
+    /// What the current step did, for the cost model (see [`crate::timeline`]).
+    pub meter: crate::timeline::Meter,
 }
 
 const ADDR_BASE: u64 = 0x4000_0000_0000;
@@ -683,6 +685,7 @@ impl World {
             starts: Vec::new(),
             traffic: Vec::new(),
             wake: None,
+            meter: crate::timeline::Meter::default(),
         }
     }
 
@@ -1210,6 +1213,8 @@ impl World {
                 list.push((op.to_string(), self.allocs[alloc].name.clone(), span));
             }
         }
+        let (win, write) = ((domain, owner), writes);
+        self.meter.touched(crate::timeline::TouchRec { win, lo, hi, write, remote });
         self.count(g, site, remote, bytes, data.read_written(bytes, dt.bytes()));
         Ok(())
     }
@@ -1328,6 +1333,7 @@ impl World {
         if self.traffic.len() <= at {
             self.traffic.resize(at + 1, [0; 3]);
         }
+        self.meter.count(remote, bytes);
         let c = &mut self.traffic[at];
         c[usize::from(remote)] += bytes;
         c[2] += rw;
@@ -1594,6 +1600,7 @@ impl World {
             starts: Vec::new(),
             traffic: Vec::new(),
             wake: self.wake.clone(),
+            meter: crate::timeline::Meter { record_touches: self.meter.record_touches, ..Default::default() },
         }
     }
 
