@@ -483,17 +483,16 @@ impl<'p> RankLocal<'p> {
         let mut ops = 0u32;
         let out = loop {
             world.meter.reset();
+            let had_micro = unit.thread.micro.is_some();
             let out = unit.thread.step(world, env, &mut reqs);
             let mut meter = std::mem::take(&mut world.meter);
-            let parked = matches!(out, Ok(StepOut::Parked));
-            rec.step(
-                &mut unit.lane,
-                &mut meter,
-                parked,
-                unit.thread.last_op.as_ref(),
-                &unit.thread.name,
-                world,
-            );
+            // Parking is free in modeled time, and so is the step that only retires a finished
+            // micro program (it did its work in earlier steps).
+            let retired = had_micro && unit.thread.micro.is_none() && meter.is_idle();
+            let parked = matches!(out, Ok(StepOut::Parked)) || retired;
+            let op =
+                unit.thread.last_op.as_ref().filter(|_| matches!(out, Ok(StepOut::Visible | StepOut::Done)));
+            rec.step(&mut unit.lane, &mut meter, parked, op, &unit.thread.name, world);
             world.meter = meter;
             world.stats.steps += 1;
             n += 1;

@@ -101,6 +101,11 @@ impl Meter {
         }
     }
 
+    /// Whether the step did nothing the model charges (no traffic, notify or wait).
+    pub fn is_idle(&self) -> bool {
+        self.work == StepWork::default() && self.cells.is_empty()
+    }
+
     /// Forgets the step's records (before each step).
     pub fn reset(&mut self) {
         self.work = StepWork::default();
@@ -235,7 +240,8 @@ impl Recorder {
     }
 
     /// Charges one step of a thread on `lane`: `parked` when it blocked in the simulator
-    /// (free), else its work; `op` is the step's op (name, span), `kernel` the lane's kernel.
+    /// (free), else its work; `op` is the step's op (name, span) when the step ran an op
+    /// (`None`: scalar statements), `kernel` the lane's kernel.
     pub fn step(
         &mut self,
         lane: &mut Lane,
@@ -323,7 +329,8 @@ impl Recorder {
         drop(shared);
         lane.clock = end;
         if self.trace {
-            let (name, span) = op.map_or_else(|| (kernel.to_string(), Span::DUMMY), |(n, s)| (n.clone(), *s));
+            let (name, span) =
+                op.map_or_else(|| ("scalar statements".to_string(), Span::DUMMY), |(n, s)| (n.clone(), *s));
             let at = (lane.rank, lane.core);
             if release > start {
                 let blocked = Slice {
