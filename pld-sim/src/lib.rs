@@ -41,6 +41,7 @@
 //! unless `SimConfig::dual_aiv` is set,
 //! SPMD grids of InCore kernels, explicit TaskId dependencies (`deps=[...]`).
 
+pub mod aggregate;
 pub mod arena;
 pub mod clock;
 pub mod cost;

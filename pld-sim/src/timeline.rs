@@ -133,6 +133,11 @@ pub struct Shared {
     next_flow: u64,
 }
 
+/// Whether flow id `id` links a remote write to its read (else a notify to its wait).
+pub fn is_write_flow(id: u64) -> bool {
+    id % 2 == 1
+}
+
 /// Longest history kept per cell.
 const HISTORY: usize = 64;
 
@@ -159,6 +164,8 @@ pub struct Slice {
     pub bytes: u64,
     /// Of those, bytes to or from peers.
     pub remote: u64,
+    /// Remote bytes in flight integrated over the slice (bytes × ps).
+    pub inflight_area: f64,
     /// Peers touched (global ranks).
     pub peer: Option<usize>,
     /// Signal cell named.
@@ -202,16 +209,12 @@ pub struct Recorder {
     pub keep_all: bool,
     shared: Arc<Mutex<Shared>>,
     /// Recorded slices.
-    pub slices: Vec<Slice>,
+    pub slices: crate::aggregate::Slices,
     /// Collective calls.
     pub collectives: Vec<CollectiveRun>,
     /// Ranks' modeled end times recorded by the parallel schedule's workers.
     pub rank_end: Vec<(usize, u64)>,
 }
-
-/// Plain slices on one lane merge while the merged slice stays under this (ps), unless every
-/// slice is kept.
-pub const AGGREGATE_PS: u64 = 2_000_000;
 
 impl Recorder {
     /// A recorder sharing `shared`.
@@ -221,7 +224,7 @@ impl Recorder {
             trace,
             keep_all,
             shared,
-            slices: Vec::new(),
+            slices: crate::aggregate::Slices::new(keep_all),
             collectives: Vec::new(),
             rank_end: Vec::new(),
         }
@@ -288,7 +291,8 @@ impl Recorder {
                     peer = world.domains.get(t.win.0).and_then(|d| d.members.get(t.win.1)).copied();
                 }
                 if t.write && t.remote {
-                    let id = shared.next_flow;
+                    // Write flows have odd ids, notify flows even ones (see [`is_write_flow`]).
+                    let id = shared.next_flow * 2 + 1;
                     shared.next_flow += 1;
                     shared.writes.entry(t.win).or_default().push((t.lo, t.hi, id));
                     flows_out.push(id);
@@ -308,7 +312,7 @@ impl Recorder {
         for c in &meter.cells {
             if let CellOp::Notify { cell, value, remote } = c {
                 let key = (cell.domain, cell.owner, cell.offset);
-                let flow = shared.next_flow;
+                let flow = shared.next_flow * 2;
                 shared.next_flow += 1;
                 let land = end + if *remote { self.cost.landing_ps() } else { 0 };
                 let hist = shared.cells.entry(key).or_default();
@@ -330,7 +334,7 @@ impl Recorder {
         lane.clock = end;
         if self.trace {
             let (name, span) =
-                op.map_or_else(|| ("scalar statements".to_string(), Span::DUMMY), |(n, s)| (n.clone(), *s));
+                op.map_or_else(|| (work_name(&work).to_string(), Span::DUMMY), |(n, s)| (n.clone(), *s));
             let at = (lane.rank, lane.core);
             if release > start {
                 let blocked = Slice {
@@ -341,6 +345,7 @@ impl Recorder {
                     kernel: kernel.to_string(),
                     bytes: 0,
                     remote: 0,
+                    inflight_area: 0.0,
                     peer: None,
                     cell: cell_name.clone(),
                     span,
@@ -359,6 +364,7 @@ impl Recorder {
                 kernel: kernel.to_string(),
                 bytes,
                 remote: work.remote_bytes,
+                inflight_area: work.remote_bytes as f64 * dur as f64,
                 peer,
                 cell: cell_name,
                 span,
@@ -370,39 +376,23 @@ impl Recorder {
         meter.reset();
     }
 
-    /// Appends a slice, merging a plain one into the lane's previous plain slice while the
-    /// aggregate stays under [`AGGREGATE_PS`] (unless every slice is kept).
     fn push(&mut self, s: Slice) {
-        let plain = |x: &Slice| x.flows_in.is_empty() && x.flows_out.is_empty() && x.cell.is_none();
-        if !self.keep_all && plain(&s) {
-            if let Some(prev) = self
-                .slices
-                .iter_mut()
-                .rev()
-                .find(|p| p.at == s.at)
-                .filter(|p| plain(p) && p.ts + p.dur == s.ts)
-            {
-                if prev.dur + s.dur < AGGREGATE_PS && prev.kernel == s.kernel {
-                    prev.dur += s.dur;
-                    prev.bytes += s.bytes;
-                    prev.remote += s.remote;
-                    prev.ops += 1;
-                    if prev.peer != s.peer {
-                        prev.peer = None;
-                    }
-                    // An aggregate is named by its distinct ops (at most three, then `+ …`).
-                    if !prev.name.split(" + ").any(|n| n == s.name) && !prev.name.ends_with('…') {
-                        if prev.name.matches(" + ").count() >= 2 {
-                            prev.name.push_str(" + …");
-                        } else {
-                            prev.name = format!("{} + {}", prev.name, s.name);
-                        }
-                    }
-                    return;
-                }
-            }
-        }
         self.slices.push(s);
+    }
+}
+
+/// The name of a step that ran no named op (a protocol's micro step, scalar statements).
+fn work_name(w: &StepWork) -> &'static str {
+    if w.notifies > 0 {
+        "notify"
+    } else if w.polls > 0 {
+        "wait"
+    } else if w.remote_bytes > 0 {
+        "remote transfer"
+    } else if w.local_bytes > 0 {
+        "local transfer"
+    } else {
+        "scalar statements"
     }
 }
 

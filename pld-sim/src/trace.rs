@@ -12,7 +12,7 @@
 //! of the recorded slices only.
 
 use crate::cost::BusFactor;
-use crate::timeline::{Recorder, Slice, ORCH_LANE};
+use crate::timeline::{Recorder, ORCH_LANE};
 use crate::value::Val;
 use pld_ir::SourceMap;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -30,6 +30,9 @@ pub fn collective_of(name: &str, args: &[Val]) -> (String, u64, Option<BusFactor
     }
     (name.to_string(), bytes, crate::sem::collective_bus::bus_factor(name))
 }
+
+/// Most flows a merged trace draws.
+pub const FLOW_LIMIT: usize = 50_000;
 
 fn esc(x: &str) -> String {
     let mut o = String::with_capacity(x.len());
@@ -61,7 +64,8 @@ fn lane_name(core: usize) -> String {
 
 /// The trace JSON of a run's recorded slices (`cores` = cores per rank, named in metadata).
 pub fn chrome_trace(rec: &Recorder, cores: usize, sources: Option<&SourceMap>) -> String {
-    let slices = &rec.slices;
+    let slices = &rec.slices.list;
+    let merged = rec.slices.window > 0;
     let mut ev: Vec<String> = Vec::new();
     let ranks: BTreeSet<usize> = slices.iter().map(|s| s.at.0).collect();
     for &r in &ranks {
@@ -84,14 +88,30 @@ pub fn chrome_trace(rec: &Recorder, cores: usize, sources: Option<&SourceMap>) -
         ));
     }
     // Flow sources: the slice holding each released stamp or remote write.
-    let mut source: HashMap<u64, &Slice> = HashMap::new();
-    for s in slices {
+    let mut source: HashMap<u64, usize> = HashMap::new();
+    for (k, s) in slices.iter().enumerate() {
         for &id in &s.flows_out {
-            source.insert(id, s);
+            source.insert(id, k);
         }
     }
-    let mut flow_id = 0u64;
-    let mut flows = Vec::new();
+    // (source slice, target slice) of every flow; a merged trace draws one per pair, at most
+    // FLOW_LIMIT of them (evenly sampled).
+    let mut pairs: Vec<(usize, usize, bool)> = Vec::new();
+    for (k, s) in slices.iter().enumerate() {
+        for id in &s.flows_in {
+            if let Some(&src) = source.get(id) {
+                pairs.push((src, k, crate::timeline::is_write_flow(*id)));
+            }
+        }
+    }
+    if merged {
+        let mut seen = BTreeSet::new();
+        pairs.retain(|p| seen.insert(*p));
+        if pairs.len() > FLOW_LIMIT {
+            let step = pairs.len().div_ceil(FLOW_LIMIT);
+            pairs = pairs.into_iter().step_by(step).collect();
+        }
+    }
     for s in slices {
         let loc = if s.span.is_dummy() { String::new() } else { crate::report::span_text(s.span, sources) };
         let mut args =
@@ -116,32 +136,31 @@ pub fn chrome_trace(rec: &Recorder, cores: usize, sources: Option<&SourceMap>) -
             us(s.ts),
             us(s.dur)
         ));
-        for id in &s.flows_in {
-            let Some(src) = source.get(id) else { continue };
-            let kind =
-                if src.cell.is_some() && src.bytes == 0 { "notify → wait" } else { "write → read" };
-            flows.push(format!(
-                "{{\"name\":\"{kind}\",\"cat\":\"flow\",\"ph\":\"s\",\"id\":{flow_id},\"pid\":{},\"tid\":{},\"ts\":{}}}",
-                src.at.0,
-                src.at.1,
-                us(src.ts)
-            ));
-            flows.push(format!(
-                "{{\"name\":\"{kind}\",\"cat\":\"flow\",\"ph\":\"f\",\"bp\":\"e\",\"id\":{flow_id},\"pid\":{},\"tid\":{},\"ts\":{}}}",
-                s.at.0,
-                s.at.1,
-                us(s.ts)
-            ));
-            flow_id += 1;
-        }
     }
-    ev.extend(flows);
-    // Remote bytes in flight per rank: +bytes at a transfer's start, -bytes at its end.
+    for (flow_id, &(a, b, write)) in pairs.iter().enumerate() {
+        let (src, dst) = (&slices[a], &slices[b]);
+        let kind = if write { "write → read" } else { "notify → wait" };
+        ev.push(format!(
+            "{{\"name\":\"{kind}\",\"cat\":\"flow\",\"ph\":\"s\",\"id\":{flow_id},\"pid\":{},\"tid\":{},\"ts\":{}}}",
+            src.at.0,
+            src.at.1,
+            us(src.ts)
+        ));
+        ev.push(format!(
+            "{{\"name\":\"{kind}\",\"cat\":\"flow\",\"ph\":\"f\",\"bp\":\"e\",\"id\":{flow_id},\"pid\":{},\"tid\":{},\"ts\":{}}}",
+            dst.at.0,
+            dst.at.1,
+            us(dst.ts)
+        ));
+    }
+    // Remote bytes in flight per rank: a slice adds its (time-weighted mean) remote bytes in
+    // flight at its start and takes them off at its end.
     let mut deltas: BTreeMap<usize, BTreeMap<u64, i64>> = BTreeMap::new();
-    for s in slices.iter().filter(|s| s.remote > 0) {
+    for s in slices.iter().filter(|s| s.remote > 0 && s.dur > 0) {
+        let v = (s.inflight_area / s.dur as f64).round() as i64;
         let d = deltas.entry(s.at.0).or_default();
-        *d.entry(s.ts).or_insert(0) += s.remote as i64;
-        *d.entry(s.ts + s.dur).or_insert(0) -= s.remote as i64;
+        *d.entry(s.ts).or_insert(0) += v;
+        *d.entry(s.ts + s.dur).or_insert(0) -= v;
     }
     for (r, d) in deltas {
         let mut v = 0i64;
