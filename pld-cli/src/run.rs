@@ -51,6 +51,10 @@ pub struct RunArgs {
     /// alpha_ns, link_gbps, hbm_gbps, notify_ns, poll_ns, op_ns, launch_ns).
     #[arg(long = "cost", value_name = "KEY=VALUE")]
     cost: Vec<String>,
+    /// Write the run's verdict as JSON here: `{"ok":true,...}` or the fault report (kind,
+    /// message, location, rank, core, kernel, notes, text; a deadlock's wait-for graph).
+    #[arg(long = "report-json", value_name = "PATH.json")]
+    report_json: Option<PathBuf>,
     /// Target profile.
     #[arg(long, default_value = "a2a3", value_parser = driver::parse_target)]
     target: pld_ir::Target,
@@ -170,7 +174,13 @@ pub fn run(args: &RunArgs) -> Result<(), Failure> {
     progress.stop();
     let outcome = match result {
         Ok(o) => o,
-        Err(pld_sim::SimError::Fault(report)) => return Err(Failure::Fault(report.to_string())),
+        Err(pld_sim::SimError::Fault(report)) => {
+            if let Some(path) = &args.report_json {
+                let json = format!("{{\"ok\":false,\"report\":{}}}\n", report.json);
+                driver::write_file(path, json.as_bytes())?;
+            }
+            return Err(Failure::Fault(report.to_string()));
+        }
         Err(pld_sim::SimError::Invalid(d)) => {
             let msgs: Vec<String> = d.iter().map(|d| d.message.clone()).collect();
             return Err(Failure::usage(msgs.join("; ")));
@@ -205,6 +215,11 @@ pub fn run(args: &RunArgs) -> Result<(), Failure> {
         );
     }
     print_timing(&outcome.timing);
+    if let Some(path) = &args.report_json {
+        let ps: Vec<String> = outcome.timing.rank_ps.iter().map(u64::to_string).collect();
+        let json = format!("{{\"ok\":true,\"report\":null,\"modeled_ps\":[{}]}}\n", ps.join(","));
+        driver::write_file(path, json.as_bytes())?;
+    }
     for w in &outcome.warnings {
         eprintln!("warning: {w}");
     }

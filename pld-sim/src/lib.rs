@@ -49,6 +49,7 @@ pub mod elem;
 pub mod interp;
 pub mod micro;
 pub mod report;
+pub mod report_render;
 pub mod sched;
 pub mod sem;
 pub mod timeline;

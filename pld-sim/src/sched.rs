@@ -513,7 +513,14 @@ impl<'p> RankLocal<'p> {
                     }
                     break StepOut::Visible;
                 }
-                other => break other?,
+                other => {
+                    let site = crate::report_render::Site {
+                        rank: unit.rank,
+                        core: (unit.lane.core != crate::timeline::ORCH_LANE).then_some(unit.lane.core),
+                        kernel: unit.thread.name.clone(),
+                    };
+                    break other.map_err(|f| f.at_site(site))?;
+                }
             }
         };
         let notified = world.stats.notifies[self.r] != before;
@@ -572,10 +579,11 @@ impl<'p> RankLocal<'p> {
     /// Every wait of this rank that cannot complete now.
     fn parked(&self, world: &World) -> Vec<ParkedCore> {
         let mut out = Vec::new();
-        let mut add = |kernel: String, p: &Park, span: Span| {
+        let mut add = |kernel: String, core: Option<usize>, p: &Park, span: Span| {
             let writers = world.cell_writers(p.cell);
             out.push(ParkedCore {
                 rank: self.r,
+                core,
                 kernel,
                 span,
                 cell: world.cell_name(p.cell),
@@ -586,12 +594,13 @@ impl<'p> RankLocal<'p> {
         };
         for u in self.units.iter().flatten() {
             if let Some((p, span)) = &u.thread.parked {
-                add(u.thread.name.clone(), p, *span);
+                let core = (u.lane.core != crate::timeline::ORCH_LANE).then_some(u.lane.core);
+                add(u.thread.name.clone(), core, p, *span);
             }
         }
         for t in self.rt.tasks.iter().filter(|t| t.state == TState::Deferred) {
             for (p, span) in t.conds.iter().filter(|(p, _)| !p.holds(world.cell_value(p.cell))) {
-                add(format!("{} (deferred completion)", t.name), p, *span);
+                add(format!("{} (deferred completion)", t.name), None, p, *span);
             }
         }
         out
@@ -629,6 +638,7 @@ fn deadlock_fault(parked: Vec<ParkedCore>, live: &[usize], nranks: usize, cfg: &
     if !finished.is_empty() {
         f = f.note(format!("ranks that already finished all their work: {finished:?}"));
     }
+    f.graph = Some(crate::report_render::WaitGraph { waits: parked, live: live.to_vec(), finished });
     f
 }
 
@@ -1027,24 +1037,40 @@ fn worker<'p>(
 
 /// End-of-run checks: every self-clearing signal cell is back at zero.
 fn end_checks(world: &World) -> Result<(), Fault> {
-    let leaks: Vec<String> = world
+    // Each leaking cell with the notify that first made it non-zero (where the report points).
+    let leaks: Vec<(String, Option<crate::world::FirstNotify>)> = world
         .credit_cells()
         .into_iter()
         .filter_map(|r| {
             let v = world.cell_value(r);
-            (v != 0).then(|| format!("{} = {v}", world.cell_name(r)))
+            let first = crate::world::lock(&world.domains[r.domain].wins[r.owner].state)
+                .cells
+                .get(&r.offset)
+                .and_then(|m| m.first);
+            (v != 0).then(|| (format!("{} = {v}", world.cell_name(r)), first))
         })
         .collect();
     if leaks.is_empty() {
         return Ok(());
     }
+    let first = leaks.iter().find_map(|(_, f)| *f);
     let mut f = Fault::new(
         ReportKind::CreditLeak,
-        Span::DUMMY,
+        first.map_or(Span::DUMMY, |f| f.span),
         format!("{} self-clearing signal cell(s) are non-zero after every rank finished", leaks.len()),
     );
-    for l in leaks {
-        f = f.note(l);
+    if let Some(n) = first {
+        f = f.at_site(crate::report_render::Site {
+            rank: n.rank as usize,
+            core: None,
+            kernel: "(end of run)".into(),
+        });
+    }
+    for (l, n) in leaks {
+        f = match n {
+            Some(n) => f.note_at(format!("{l}, first notified since zero by rank {} at", n.rank), n.span),
+            None => f.note(l),
+        };
     }
     Err(f.note("a self-clearing collective must subtract exactly the credits it received"))
 }
