@@ -104,10 +104,8 @@ pub struct Fault {
     pub span: Span,
     /// Further lines that end in a source location: (text, span).
     pub span_notes: Vec<(String, Span)>,
-    /// Rank, core and kernel that faulted, when one did.
-    pub site: Option<crate::report_render::Site>,
-    /// A deadlock's wait-for graph.
-    pub graph: Option<crate::report_render::WaitGraph>,
+    /// Where it happened and a deadlock's wait-for graph ([`crate::report_render`]).
+    pub context: Box<crate::report_render::Context>,
 }
 
 impl Fault {
@@ -119,8 +117,7 @@ impl Fault {
             notes: Vec::new(),
             span,
             span_notes: Vec::new(),
-            site: None,
-            graph: None,
+            context: Box::default(),
         }
     }
 
@@ -143,7 +140,7 @@ impl Fault {
 
     /// Marks where the fault happened (kept when already set).
     pub fn at_site(mut self, site: crate::report_render::Site) -> Fault {
-        self.site.get_or_insert(site);
+        self.context.site.get_or_insert(site);
         self
     }
 
@@ -152,7 +149,7 @@ impl Fault {
     pub fn render(self, sources: Option<&SourceMap>) -> Report {
         let mut text = format!("error: {}: {}\n", self.kind.name(), self.message);
         text.push_str(&crate::report_render::location_block(self.span, sources));
-        if let Some(s) = &self.site {
+        if let Some(s) = &self.context.site {
             let core = s.core.map_or_else(|| "the chip orchestrator".to_string(), |c| format!("core {c}"));
             text.push_str(&format!("  = on rank {}, {core}, kernel '{}'\n", s.rank, s.kernel));
         }
@@ -162,7 +159,7 @@ impl Fault {
         for n in &self.notes {
             text.push_str(&format!("  = {n}\n"));
         }
-        if let Some(g) = &self.graph {
+        if let Some(g) = &self.context.graph {
             text.push_str(&format!("  = {}\n", g.render(sources)));
         }
         let json = crate::report_render::json(&self, &text, sources);

@@ -25,6 +25,15 @@ pub struct Site {
     pub kernel: String,
 }
 
+/// What a report knows beyond its message: where it happened, a deadlock's wait-for graph.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Context {
+    /// Rank, core and kernel that faulted, when one did.
+    pub site: Option<Site>,
+    /// A deadlock's wait-for graph.
+    pub graph: Option<WaitGraph>,
+}
+
 /// A deadlock's wait-for graph.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct WaitGraph {
@@ -185,7 +194,7 @@ pub fn json(f: &Fault, text: &str, sources: Option<&SourceMap>) -> String {
         json_str(&f.message),
         json_loc(f.span, sources)
     );
-    match &f.site {
+    match &f.context.site {
         Some(s) => {
             let core = s.core.map_or_else(|| "null".to_string(), |c| c.to_string());
             let _ = write!(o, ",\"rank\":{},\"core\":{core},\"kernel\":{}", s.rank, json_str(&s.kernel));
@@ -200,7 +209,7 @@ pub fn json(f: &Fault, text: &str, sources: Option<&SourceMap>) -> String {
         .map(|n| json_str(&n))
         .collect();
     let _ = write!(o, ",\"notes\":[{}]", notes.join(","));
-    if let (ReportKind::Deadlock(_), Some(g)) = (&f.kind, &f.graph) {
+    if let (ReportKind::Deadlock(_), Some(g)) = (&f.kind, &f.context.graph) {
         let waits: Vec<String> = g
             .waits
             .iter()

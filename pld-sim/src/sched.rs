@@ -638,7 +638,7 @@ fn deadlock_fault(parked: Vec<ParkedCore>, live: &[usize], nranks: usize, cfg: &
     if !finished.is_empty() {
         f = f.note(format!("ranks that already finished all their work: {finished:?}"));
     }
-    f.graph = Some(crate::report_render::WaitGraph { waits: parked, live: live.to_vec(), finished });
+    f.context.graph = Some(crate::report_render::WaitGraph { waits: parked, live: live.to_vec(), finished });
     f
 }
 
