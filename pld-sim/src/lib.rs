@@ -43,6 +43,7 @@
 
 pub mod aggregate;
 pub mod arena;
+pub mod cellhist;
 pub mod clock;
 pub mod cost;
 pub mod elem;

@@ -481,6 +481,8 @@ impl<'p> RankLocal<'p> {
         let before = world.stats.notifies[self.r];
         let mut n = 0;
         let mut ops = 0u32;
+        // Modeled ready time of each task this quantum launches (charged at its own step).
+        let mut launched_at = Vec::new();
         let out = loop {
             world.meter.reset();
             let had_micro = unit.thread.micro.is_some();
@@ -494,6 +496,13 @@ impl<'p> RankLocal<'p> {
                 unit.thread.last_op.as_ref().filter(|_| matches!(out, Ok(StepOut::Visible | StepOut::Done)));
             rec.step(&mut unit.lane, &mut meter, parked, op, &unit.thread.name, world);
             world.meter = meter;
+            for r in &reqs[launched_at.len().min(reqs.len())..] {
+                if matches!(r, Req::Launch { .. }) {
+                    // A launch costs the orchestrator its launch time; the task is ready after it.
+                    unit.lane.clock += rec.cost.launch_ps();
+                }
+                launched_at.push(unit.lane.clock);
+            }
             world.stats.steps += 1;
             n += 1;
             if world.stats.steps > cfg.max_steps {
@@ -524,13 +533,9 @@ impl<'p> RankLocal<'p> {
             }
         };
         let notified = world.stats.notifies[self.r] != before;
-        for r in reqs {
+        for (r, at) in reqs.into_iter().zip(launched_at) {
             if let Req::Launch { job, deps, manual } = r {
-                // A launch costs the orchestrator its launch time; the task is ready after it.
-                if let Some(u) = self.units[i].as_mut() {
-                    u.lane.clock += rec.cost.launch_ps();
-                    self.tl.launch_at = u.lane.clock;
-                }
+                self.tl.launch_at = at;
                 self.add_task(job, deps, manual);
             }
         }

@@ -43,8 +43,14 @@ pub enum CellOp {
     Notify {
         /// The cell.
         cell: Resolved,
-        /// The value after the notify.
+        /// A Set (else an AtomicAdd).
+        set: bool,
+        /// The value set or added.
         value: i32,
+        /// The value before the notify.
+        old: i32,
+        /// The value after it.
+        new: i32,
         /// The cell is a peer's.
         remote: bool,
     },
@@ -79,11 +85,12 @@ impl Meter {
         }
     }
 
-    /// Records a notify.
+    /// Records a notify of `cell` (`set`: a Set of `value`, else an AtomicAdd of `value`)
+    /// that changed it from `old` to `new`; `remote`: the cell is a peer's.
     #[inline]
-    pub fn notified(&mut self, cell: Resolved, value: i32, remote: bool) {
+    pub fn notified(&mut self, cell: Resolved, set: bool, value: i32, old: i32, new: i32, remote: bool) {
         self.work.notifies += 1;
-        self.cells.push(CellOp::Notify { cell, value, remote });
+        self.cells.push(CellOp::Notify { cell, set, value, old, new, remote });
     }
 
     /// Records a satisfied wait.
@@ -114,21 +121,13 @@ impl Meter {
     }
 }
 
-/// A notify's entry in its cell's history.
-#[derive(Clone, Copy, Debug)]
-struct Stamp {
-    value: i32,
-    land: u64,
-    flow: u64,
-}
-
 /// A remote write no read has consumed yet: byte range and flow id.
 type PendingWrite = (u64, u64, u64);
 
 /// What the recorders of one run share: cell histories, unconsumed remote writes, flow ids.
 #[derive(Default)]
 pub struct Shared {
-    cells: HashMap<CellKey, Vec<Stamp>>,
+    cells: HashMap<CellKey, crate::cellhist::History>,
     writes: HashMap<(usize, usize), Vec<PendingWrite>>,
     next_flow: u64,
 }
@@ -137,9 +136,6 @@ pub struct Shared {
 pub fn is_write_flow(id: u64) -> bool {
     id % 2 == 1
 }
-
-/// Longest history kept per cell.
-const HISTORY: usize = 64;
 
 /// Where a slice sits: rank and lane (core number, or [`ORCH_LANE`]).
 pub type LaneId = (usize, usize);
@@ -270,12 +266,9 @@ impl Recorder {
             if let CellOp::Waited(p) = c {
                 let key = (p.cell.domain, p.cell.owner, p.cell.offset);
                 if let Some(hist) = shared.cells.get(&key) {
-                    // The earliest notify after which the predicate held for good.
-                    let k = hist.iter().rposition(|s| !p.holds(s.value)).map_or(0, |k| k + 1);
-                    if let Some(s) = hist.get(k) {
-                        release = release.max(s.land);
-                        flows_in.push(s.flow);
-                    }
+                    let (at, flow) = hist.release(p, start);
+                    release = release.max(at);
+                    flows_in.extend(flow);
                 }
                 if self.trace {
                     cell_name = Some(world.cell_name(p.cell));
@@ -310,16 +303,13 @@ impl Recorder {
             }
         }
         for c in &meter.cells {
-            if let CellOp::Notify { cell, value, remote } = c {
+            if let CellOp::Notify { cell, set, value, old, new, remote } = c {
                 let key = (cell.domain, cell.owner, cell.offset);
                 let flow = shared.next_flow * 2;
                 shared.next_flow += 1;
                 let land = end + if *remote { self.cost.landing_ps() } else { 0 };
-                let hist = shared.cells.entry(key).or_default();
-                if hist.len() >= HISTORY {
-                    hist.remove(0);
-                }
-                hist.push(Stamp { value: *value, land, flow });
+                let hist = shared.cells.entry(key).or_insert_with(|| crate::cellhist::History::new(*old));
+                hist.record(land, *set, *value, *new, flow);
                 if self.trace {
                     flows_out.push(flow);
                     cell_name = Some(world.cell_name(*cell));

@@ -174,7 +174,7 @@ pub fn notify_at(
         world.warnings.push(format!("pld.system.notify by rank {g} ({who}) wraps signal cell {name} from {old} by {value} past the int32 range"));
     }
     world.stats.notifies[g] += 1;
-    world.meter.notified(r, new, me != Some(r.owner));
+    world.meter.notified(r, set, value, old, new, me != Some(r.owner));
     world.notified[g] = true;
     if let Some(e) = &world.wake {
         e.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
