@@ -202,8 +202,11 @@ fn parse_syntax(file: FileId, file_name: &str, text: &str) -> Result<ast::ModMod
         Err(e) => {
             let at = e.offset.to_u32();
             let end = next_char_end(text, at);
-            Err(Diagnostic::error(Span::new(file, at, end), format!("syntax error: {}", crate::syntax::message(text, &e)))
-                .into())
+            Err(Diagnostic::error(
+                Span::new(file, at, end),
+                format!("syntax error: {}", crate::syntax::message(text, &e)),
+            )
+            .into())
         }
     }
 }

@@ -1,12 +1,13 @@
 //! Modeled time: every simulated step gets a modeled start and end on the core it ran on.
 //!
 //! Guarantees: a core's clock advances only by the [`CostModel`] charge of the steps it runs,
-//! and a wait ends no earlier than the modeled landing of the notify that satisfied it (the
-//! earliest notify after which the cell's value satisfied the predicate for good), so the
-//! modeled times depend on what the program did, never on the host machine or on how the
-//! simulator interleaved ranks — identical under `det` and every `random:SEED` schedule when
-//! the protocol fixes the order (under `parallel` a wait may see a notify's value before its
-//! time stamp, and then starts from its own clock). Tasks run on the real core numbers
+//! and a wait ends at the first modeled time from its first poll at which the cell's value,
+//! with its notifies applied in landing order, satisfies the predicate ([`crate::cellhist`]),
+//! so the modeled times depend on what the program did, never on the host machine or on how
+//! the simulator interleaved ranks — identical under `det` and every `random:SEED` schedule
+//! when the protocol fixes the order and no task waits for a free core (under `parallel` a
+//! wait may see a notify's value before its time stamp, and then starts from its own clock;
+//! D-timeline-2). Tasks run on the real core numbers
 //! `0..cores_per_rank` of their rank (the free core that became free first), so trace lanes
 //! follow `--cores`. Sim-level parking costs nothing: only a satisfied wait is charged a poll.
 //!
