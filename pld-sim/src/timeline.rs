@@ -262,7 +262,19 @@ impl Recorder {
         let mut flows_in = Vec::new();
         let mut flows_out = Vec::new();
         let mut cell_name = None;
-        let mut shared = self.shared.lock().unwrap_or_else(|e| e.into_inner());
+        // The shared histories are locked only by steps that touch a cell (or, tracing, a
+        // window): the parallel schedule's threads would otherwise meet at this lock per step.
+        let need = !meter.cells.is_empty() || (self.trace && !meter.touches.is_empty());
+        let mut idle = Shared::default();
+        let arc;
+        let mut guard;
+        let shared: &mut Shared = if need {
+            arc = Arc::clone(&self.shared);
+            guard = arc.lock().unwrap_or_else(|e| e.into_inner());
+            &mut guard
+        } else {
+            &mut idle
+        };
         for c in &meter.cells {
             if let CellOp::Waited(p) = c {
                 let key = (p.cell.domain, p.cell.owner, p.cell.offset);
@@ -321,7 +333,6 @@ impl Recorder {
                 }
             }
         }
-        drop(shared);
         lane.clock = end;
         if self.trace {
             let (name, span) =
