@@ -348,11 +348,12 @@ impl<'p> RankLocal<'p> {
                 }
             }
         }
-        for t in self.rt.tasks.iter_mut().filter(|t| t.state == TState::Deferred) {
+        for (k, t) in self.rt.tasks.iter_mut().enumerate().filter(|(_, t)| t.state == TState::Deferred) {
             if t.conds.iter().all(|(p, _)| p.holds(world.cell_value(p.cell))) {
                 for (p, _) in &t.conds {
                     world.acquire_from(r, (p.cell.domain, p.cell.owner, p.cell.offset));
                 }
+                self.tl.deferred_done(k, t.conds.iter().map(|(p, _)| p));
                 t.state = TState::Done;
                 changed = true;
             }
@@ -702,15 +703,12 @@ impl<'p, 'c> Sched<'p, 'c> {
             Schedule::Random(s) => s ^ 0x9E37_79B9_7F4A_7C15,
             _ => 1,
         };
-        Sched {
-            program,
-            cfg,
-            syms,
-            ranks: (0..cfg.nranks).map(RankLocal::new).collect(),
-            rng: Rng(seed.max(1)),
-            rr: 0,
-            rec: Recorder::new(cfg.cost.clone(), cfg.trace, cfg.trace_all, Default::default()),
+        let rec = Recorder::new(cfg.cost.clone(), cfg.trace, cfg.trace_all, Default::default());
+        let mut ranks: Vec<RankLocal<'p>> = (0..cfg.nranks).map(RankLocal::new).collect();
+        for rl in &mut ranks {
+            rl.tl.cells = Some(rec.shared());
         }
+        Sched { program, cfg, syms, ranks, rng: Rng(seed.max(1)), rr: 0, rec }
     }
 
     /// Runs the host function (or, for a device entry, dispatches it to every rank), then

@@ -126,7 +126,7 @@ impl Meter {
 type PendingWrite = (u64, u64, u64);
 
 /// What the recorders of one run share: cell histories, unconsumed remote writes, flow ids.
-#[derive(Default)]
+#[derive(Debug, Default)]
 pub struct Shared {
     cells: HashMap<CellKey, crate::cellhist::History>,
     writes: HashMap<(usize, usize), Vec<PendingWrite>>,
@@ -225,6 +225,11 @@ impl Recorder {
             collectives: Vec::new(),
             rank_end: Vec::new(),
         }
+    }
+
+    /// The cell histories this recorder shares.
+    pub fn shared(&self) -> Arc<Mutex<Shared>> {
+        Arc::clone(&self.shared)
     }
 
     /// A recorder for another thread of the same run.
@@ -428,6 +433,8 @@ pub struct RankTime {
     pub launch_at: u64,
     /// Collectives of each name started so far.
     seq: HashMap<String, usize>,
+    /// The run's cell histories (for deferred completions).
+    pub cells: Option<Arc<Mutex<Shared>>>,
 }
 
 impl RankTime {
@@ -481,6 +488,22 @@ impl RankTime {
             *e = (*e).max(lane.clock);
         }
         self.frontier = self.frontier.max(lane.clock);
+    }
+
+    /// Deferred task `task` completes when its conditions `conds` hold in modeled time (no
+    /// earlier than its kernel's end).
+    pub fn deferred_done<'a>(&mut self, task: usize, conds: impl Iterator<Item = &'a Park>) {
+        let (Some(cells), Some(&end)) = (&self.cells, self.end.get(task)) else { return };
+        let shared = cells.lock().unwrap_or_else(|e| e.into_inner());
+        let mut done = end;
+        for p in conds {
+            if let Some(h) = shared.cells.get(&(p.cell.domain, p.cell.owner, p.cell.offset)) {
+                done = done.max(h.release(p, end).0);
+            }
+        }
+        drop(shared);
+        self.end[task] = done;
+        self.frontier = self.frontier.max(done);
     }
 
     /// The occurrence number of the next collective named `name` on this rank.
