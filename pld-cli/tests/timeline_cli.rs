@@ -181,26 +181,29 @@ fn trace_and_trace_all_write_modeled_time_traces() {
 
 #[test]
 fn modeled_time_does_not_depend_on_the_schedule() {
-    // Five collectives back to back on one self-clearing signal, two AIV blocks for the
-    // allreduce: fast ranks run ahead into the next collective's notifies in some schedules.
+    // host_collectives: five collectives back to back on one self-clearing signal, two AIV
+    // blocks for the allreduce (fast ranks run ahead into the next collective's notifies in
+    // some schedules); deferred_completion: tasks that complete when their condition lands.
     let dir = scratch("schedules");
-    let block = |schedule: &str| {
-        let o = pld(&[
-            "run",
-            "examples/host_collectives.py",
-            "--ranks",
-            "4",
-            "--out",
-            dir.to_str().unwrap(),
-            "--schedule",
-            schedule,
-        ]);
-        assert!(o.status.success(), "{schedule}: {}", stderr(&o));
-        let out = stdout(&o);
-        out[out.find("modeled time").expect("modeled time")..].to_string()
-    };
-    let det = block("det");
-    for seed in [1, 7, 42, 99] {
-        assert_eq!(block(&format!("random:{seed}")), det, "seed {seed}");
+    for (example, ranks) in [("host_collectives", "4"), ("deferred_completion", "2")] {
+        let block = |schedule: &str| {
+            let o = pld(&[
+                "run",
+                &format!("examples/{example}.py"),
+                "--ranks",
+                ranks,
+                "--out",
+                dir.to_str().unwrap(),
+                "--schedule",
+                schedule,
+            ]);
+            assert!(o.status.success(), "{example} {schedule}: {}", stderr(&o));
+            let out = stdout(&o);
+            out[out.find("modeled time").expect("modeled time")..].to_string()
+        };
+        let det = block("det");
+        for seed in [1, 7, 42, 99] {
+            assert_eq!(block(&format!("random:{seed}")), det, "{example} seed {seed}");
+        }
     }
 }
