@@ -44,6 +44,17 @@ pub struct RunArgs {
     /// Write a Chrome/Perfetto trace here.
     #[arg(long, value_name = "PATH.json")]
     pub(crate) trace: Option<PathBuf>,
+    /// Keep every trace slice (by default short plain slices on a core are aggregated).
+    #[arg(long = "trace-all")]
+    trace_all: bool,
+    /// Overrides a cost-model parameter of modeled time: KEY=VALUE (repeatable; keys
+    /// alpha_ns, link_gbps, hbm_gbps, notify_ns, poll_ns, op_ns, launch_ns).
+    #[arg(long = "cost", value_name = "KEY=VALUE")]
+    cost: Vec<String>,
+    /// Write the run's verdict as JSON here: `{"ok":true,...}` or the fault report (kind,
+    /// message, location, rank, core, kernel, notes, text; a deadlock's wait-for graph).
+    #[arg(long = "report-json", value_name = "PATH.json")]
+    report_json: Option<PathBuf>,
     /// Target profile.
     #[arg(long, default_value = "a2a3", value_parser = driver::parse_target)]
     target: pld_ir::Target,
@@ -191,7 +202,14 @@ pub fn run(args: &RunArgs) -> Result<(), Failure> {
             names.join(", ")
         )));
     }
+    let mut cost = pld_sim::cost::CostModel::for_target(args.target.name())
+        .ok_or_else(|| Failure::usage(format!("no cost model for target {}", args.target.name())))?;
+    for spec in &args.cost {
+        cost.set(spec).map_err(Failure::usage)?;
+    }
     let cfg = SimConfig {
+        cost,
+        trace_all: args.trace_all,
         schedule: args.schedule,
         trace: args.trace.is_some(),
         bindings: syms,
@@ -217,10 +235,16 @@ pub fn run(args: &RunArgs) -> Result<(), Failure> {
     progress.stop();
     let outcome = match result {
         Ok(o) => o,
-        Err(pld_sim::SimError::Fault(report)) if report.kind == pld_sim::ReportKind::Interrupted => {
-            return Err(Failure::Interrupted(report.to_string()))
+        Err(pld_sim::SimError::Fault(report)) => {
+            if let Some(path) = &args.report_json {
+                let json = format!("{{\"ok\":false,\"report\":{}}}\n", report.json);
+                driver::write_file(path, json.as_bytes())?;
+            }
+            if report.kind == pld_sim::ReportKind::Interrupted {
+                return Err(Failure::Interrupted(report.to_string()));
+            }
+            return Err(Failure::Fault(report.to_string()));
         }
-        Err(pld_sim::SimError::Fault(report)) => return Err(Failure::Fault(report.to_string())),
         Err(pld_sim::SimError::Invalid(d)) => {
             let msgs: Vec<String> = d.iter().map(|d| d.message.clone()).collect();
             return Err(Failure::usage(msgs.join("; ")));
@@ -254,6 +278,12 @@ pub fn run(args: &RunArgs) -> Result<(), Failure> {
             s.barrier_rounds.get(r).copied().unwrap_or(0)
         );
     }
+    print_timing(&outcome.timing);
+    if let Some(path) = &args.report_json {
+        let ps: Vec<String> = outcome.timing.rank_ps.iter().map(u64::to_string).collect();
+        let json = format!("{{\"ok\":true,\"report\":null,\"modeled_ps\":[{}]}}\n", ps.join(","));
+        driver::write_file(path, json.as_bytes())?;
+    }
     for w in &outcome.warnings {
         eprintln!("warning: {w}");
     }
@@ -273,6 +303,26 @@ pub fn run(args: &RunArgs) -> Result<(), Failure> {
         crate::expect::check(&args.checks, &outcome.outputs, &cx)?;
     }
     Ok(())
+}
+
+/// Modeled time per rank and per collective call (nccl-tests' algbw and busbw).
+fn print_timing(t: &pld_sim::timeline::Timing) {
+    use pld_sim::timeline::fmt_ps;
+    println!("  modeled time ({}):", t.model);
+    for (r, ps) in t.rank_ps.iter().enumerate() {
+        println!("    rank {r}: {}", fmt_ps(*ps));
+    }
+    for c in &t.collectives {
+        let bus = c.busbw_gbps.map_or_else(|| "-".to_string(), |b| format!("{b:.2} GB/s"));
+        println!(
+            "    {} on {} rank(s), {} B: {}, algbw {:.2} GB/s, busbw {bus}",
+            c.name,
+            c.ranks,
+            c.bytes,
+            fmt_ps(c.time_ps),
+            c.algbw_gbps
+        );
+    }
 }
 
 fn pick_entry(program: &Program, entry: Option<&str>) -> Result<String, Failure> {

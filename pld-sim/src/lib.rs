@@ -45,10 +45,13 @@
 //! unless `SimConfig::dual_aiv` is set,
 //! SPMD grids of InCore kernels, explicit TaskId dependencies (`deps=[...]`).
 
+pub mod aggregate;
 pub mod arena;
 pub mod budget;
 pub mod callback;
+pub mod cellhist;
 pub mod clock;
+pub mod cost;
 pub mod credit;
 pub mod elem;
 pub mod interp;
@@ -56,8 +59,11 @@ pub mod limits;
 pub mod micro;
 pub mod pct;
 pub mod report;
+pub mod report_render;
 pub mod sched;
 pub mod sem;
+pub mod timeline;
+pub mod trace;
 mod uninit;
 pub mod value;
 pub mod verify;
@@ -211,6 +217,10 @@ pub struct SimConfig {
     pub sources: Option<SourceMap>,
     /// Runs host callbacks (`role=pl.Role.SubWorker`); without it a callback call is a fault.
     pub host_callbacks: Option<std::sync::Arc<dyn HostCallbacks>>,
+    /// The cost model of modeled time ([`cost`]).
+    pub cost: cost::CostModel,
+    /// Keep every trace slice (no aggregation of short ones).
+    pub trace_all: bool,
 }
 
 impl Default for SimConfig {
@@ -232,6 +242,8 @@ impl Default for SimConfig {
             bindings: HashMap::new(),
             sources: None,
             host_callbacks: None,
+            cost: cost::CostModel::default(),
+            trace_all: false,
         }
     }
 }
@@ -255,6 +267,8 @@ pub struct SimOutcome {
     /// Warnings that did not stop the run (counter wrap-around; undefined-byte reads with
     /// `allow_uninit_reads`).
     pub warnings: Vec<String>,
+    /// Modeled time: per rank, per collective call ([`timeline`]).
+    pub timing: timeline::Timing,
 }
 
 /// Why a run failed.
@@ -507,6 +521,11 @@ fn run_in(
             (name, HostTensor { dtype, shape: shape.iter().map(|&x| x as usize).collect(), data })
         })
         .collect();
-    let trace = cfg.trace.then(|| sched::chrome_trace(&sched.trace));
-    Ok(SimOutcome { outputs, stats, trace, warnings })
+    let trace = cfg.trace.then(|| trace::chrome_trace(&sched.rec, cfg.cores_per_rank, cfg.sources.as_ref()));
+    let timing = timeline::Timing {
+        rank_ps: sched.rank_times(),
+        collectives: timeline::collective_times(&sched.rec.collectives),
+        model: cfg.cost.describe(),
+    };
+    Ok(SimOutcome { outputs, stats, trace, warnings, timing })
 }

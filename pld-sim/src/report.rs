@@ -12,6 +12,8 @@ use std::fmt;
 pub struct ParkedCore {
     /// Global rank.
     pub rank: usize,
+    /// Core the wait runs on (`None`: the chip orchestrator or a deferred completion).
+    pub core: Option<usize>,
     /// Kernel (function or builtin) name.
     pub kernel: String,
     /// Source location of the wait.
@@ -94,6 +96,8 @@ pub struct Report {
     pub kind: ReportKind,
     /// The rendered report (first line `error: <kind>: ...`).
     pub text: String,
+    /// The same report as one JSON object ([`crate::report_render::json`]).
+    pub json: String,
 }
 
 impl fmt::Display for Report {
@@ -115,12 +119,21 @@ pub struct Fault {
     pub span: Span,
     /// Further lines that end in a source location: (text, span).
     pub span_notes: Vec<(String, Span)>,
+    /// Where it happened and a deadlock's wait-for graph ([`crate::report_render`]).
+    pub context: Box<crate::report_render::Context>,
 }
 
 impl Fault {
     /// A fault of `kind` at `span`.
     pub fn new(kind: ReportKind, span: Span, message: impl Into<String>) -> Fault {
-        Fault { kind, message: message.into(), notes: Vec::new(), span, span_notes: Vec::new() }
+        Fault {
+            kind,
+            message: message.into(),
+            notes: Vec::new(),
+            span,
+            span_notes: Vec::new(),
+            context: Box::default(),
+        }
     }
 
     /// A runtime error.
@@ -148,11 +161,20 @@ impl Fault {
         self
     }
 
-    /// Renders against the optional source map.
+    /// Marks where the fault happened (kept when already set).
+    pub fn at_site(mut self, site: crate::report_render::Site) -> Fault {
+        self.context.site.get_or_insert(site);
+        self
+    }
+
+    /// Renders against the optional source map: the source line with a caret, the site, the
+    /// notes and a deadlock's wait-for graph ([`crate::report_render`]).
     pub fn render(self, sources: Option<&SourceMap>) -> Report {
         let mut text = format!("error: {}: {}\n", self.kind.name(), self.message);
-        if !self.span.is_dummy() {
-            text.push_str(&format!("  --> {}\n", span_text(self.span, sources)));
+        text.push_str(&crate::report_render::location_block(self.span, sources));
+        if let Some(s) = &self.context.site {
+            let core = s.core.map_or_else(|| "the chip orchestrator".to_string(), |c| format!("core {c}"));
+            text.push_str(&format!("  = on rank {}, {core}, kernel '{}'\n", s.rank, s.kernel));
         }
         for (n, sp) in &self.span_notes {
             text.push_str(&format!("  = {n} {}\n", span_text(*sp, sources)));
@@ -160,7 +182,11 @@ impl Fault {
         for n in &self.notes {
             text.push_str(&format!("  = {n}\n"));
         }
-        Report { kind: self.kind, text }
+        if let Some(g) = &self.context.graph {
+            text.push_str(&format!("  = {}\n", g.render(sources)));
+        }
+        let json = crate::report_render::json(&self, &text, sources);
+        Report { kind: self.kind, text, json }
     }
 }
 

@@ -18,6 +18,7 @@ use crate::interp::{Env, Job, Req, StepOut, Thread};
 use crate::micro::MicroRun;
 use crate::report::{Fault, ParkedCore, ReportKind};
 use crate::sem::{Level, OpCx, Park};
+use crate::timeline::{Lane, RankTime, Recorder};
 use crate::value::{Mem, TRef, Val};
 use crate::world::World;
 use crate::{Schedule, SimConfig};
@@ -168,20 +169,8 @@ struct Unit<'p> {
     thread: Thread<'p>,
     rank: usize,
     task: Option<usize>,
-}
-
-/// One trace event: (name, rank, unit, start step).
-pub struct TraceEvent {
-    /// Op or kernel name.
-    pub name: String,
-    /// Global rank.
-    pub rank: usize,
-    /// Unit (core) id.
-    pub unit: usize,
-    /// Step at which it ran.
-    pub ts: u64,
-    /// Name of the lane (the kernel or builtin running on that core).
-    pub lane: String,
+    /// Its core and modeled clock.
+    lane: Lane,
 }
 
 struct Rng(u64);
@@ -233,6 +222,8 @@ struct RankLocal<'p> {
     rt: RankRt<'p>,
     units: Vec<Option<Unit<'p>>>,
     rr: usize,
+    /// Modeled time of its cores and tasks.
+    tl: RankTime,
 }
 
 /// What one quantum did.
@@ -242,7 +233,7 @@ struct Quantum {
 
 impl<'p> RankLocal<'p> {
     fn new(r: usize) -> RankLocal<'p> {
-        RankLocal { r, rt: RankRt::default(), units: Vec::new(), rr: 0 }
+        RankLocal { r, rt: RankRt::default(), units: Vec::new(), rr: 0, tl: RankTime::default() }
     }
 
     fn idle(&self) -> bool {
@@ -306,6 +297,7 @@ impl<'p> RankLocal<'p> {
                 deps
             }
         };
+        self.tl.task_added();
         rt.tasks.push(Task {
             group,
             name: job.name(),
@@ -342,12 +334,14 @@ impl<'p> RankLocal<'p> {
                 };
                 self.rt.busy = true;
                 self.rt.tasks.clear();
+                self.tl.new_dispatch(cfg.cores_per_rank);
                 self.rt.orch = None;
                 self.rt.orch_done = true;
                 match job {
                     Job::Func { func, args } if !func.kind.is_incore() => {
                         let t = Thread::new(func, args, r, Level::Chip)?;
-                        self.units.push(Some(Unit { thread: t, rank: r, task: None }));
+                        let lane = self.tl.orch_lane(r);
+                        self.units.push(Some(Unit { thread: t, rank: r, task: None, lane }));
                         self.rt.orch = Some(self.units.len() - 1);
                         self.rt.orch_done = false;
                     }
@@ -355,11 +349,12 @@ impl<'p> RankLocal<'p> {
                 }
             }
         }
-        for t in self.rt.tasks.iter_mut().filter(|t| t.state == TState::Deferred) {
+        for (k, t) in self.rt.tasks.iter_mut().enumerate().filter(|(_, t)| t.state == TState::Deferred) {
             if t.conds.iter().all(|(p, _)| p.holds(world.cell_value(p.cell))) {
                 for (p, span) in &t.conds {
                     world.acquire_wait(r, p, *span, &t.name)?;
                 }
+                self.tl.deferred_done(k, t.conds.iter().map(|(p, _)| p));
                 t.state = TState::Done;
                 changed = true;
             }
@@ -383,6 +378,7 @@ impl<'p> RankLocal<'p> {
             let Some(job) = self.rt.tasks[i].job.take() else { continue };
             changed = true;
             let mut threads = Vec::new();
+            let mut collective = None;
             match job {
                 Job::Func { func, args } => {
                     // A `dual_aiv_dispatch` kernel runs on both vector sub-lanes (opt-in).
@@ -412,6 +408,7 @@ impl<'p> RankLocal<'p> {
                         group: None,
                     };
                     let prog = f(&mut cx, &args)?;
+                    collective = Some(crate::trace::collective_of(&name, &args));
                     threads.push(Thread::micro(name, MicroRun::new(prog, span), r));
                 }
             }
@@ -419,7 +416,22 @@ impl<'p> RankLocal<'p> {
             self.rt.tasks[i].pending = threads.len();
             self.rt.running += threads.len();
             for thread in threads {
-                self.units.push(Some(Unit { thread, rank: r, task: Some(i) }));
+                let deps = &self.rt.tasks[i].deps;
+                let mut lane = self.tl.start(r, i, deps);
+                if let Some((name, bytes, factor)) = collective.clone() {
+                    let seq = self.tl.next_seq(&name);
+                    let start = lane.clock;
+                    lane.collective = Some(crate::timeline::CollectiveRun {
+                        name,
+                        rank: r,
+                        seq,
+                        start,
+                        end: start,
+                        bytes,
+                        factor,
+                    });
+                }
+                self.units.push(Some(Unit { thread, rank: r, task: Some(i), lane }));
             }
         }
         if self.rt.busy && self.rt.orch_done && self.rt.tasks.iter().all(|t| t.state == TState::Done) {
@@ -462,45 +474,73 @@ impl<'p> RankLocal<'p> {
         env: &Env<'_, 'p>,
         cfg: &SimConfig,
         budget: u32,
-        mut trace: Option<&mut Vec<TraceEvent>>,
+        rec: &mut Recorder,
     ) -> Result<Quantum, Fault> {
         let mut reqs = Vec::new();
-        let r = self.r;
         let Some(unit) = self.units[i].as_mut() else {
             return Ok(Quantum { notified: false });
         };
         let before = world.stats.notifies[self.r];
         let mut n = 0;
         let mut ops = 0u32;
+        // Modeled ready time of each task this quantum launches (charged at its own step).
+        let mut launched_at = Vec::new();
         let out = loop {
+            world.meter.reset();
+            let had_micro = unit.thread.micro.is_some();
             let out = unit.thread.step(world, env, &mut reqs);
+            let mut meter = std::mem::take(&mut world.meter);
+            // Parking is free in modeled time, and so is the step that only retires a finished
+            // micro program (it did its work in earlier steps).
+            let retired = had_micro && unit.thread.micro.is_none() && meter.is_idle();
+            let parked = matches!(out, Ok(StepOut::Parked)) || retired;
+            let op =
+                unit.thread.last_op.as_ref().filter(|_| matches!(out, Ok(StepOut::Visible | StepOut::Done)));
+            rec.step(&mut unit.lane, &mut meter, parked, op, &unit.thread.name, world);
+            world.meter = meter;
+            for r in &reqs[launched_at.len().min(reqs.len())..] {
+                if matches!(r, Req::Launch { .. }) {
+                    // A launch costs the orchestrator its launch time; the task is ready after it.
+                    unit.lane.clock += rec.cost.launch_ps();
+                }
+                launched_at.push(unit.lane.clock);
+            }
             world.stats.steps += 1;
             n += 1;
             crate::budget::check(world.stats.steps, cfg, &unit.thread.name)?;
             match out {
                 Ok(StepOut::Ran) if n < 4096 => continue,
                 Ok(StepOut::Visible) => {
-                    if let Some(t) = trace.as_deref_mut() {
-                        let (name, lane) = trace_name(unit);
-                        t.push(TraceEvent { name, rank: r, unit: i, ts: world.stats.steps, lane });
-                    }
                     ops += 1;
                     if ops < budget && n < 4096 {
                         continue;
                     }
                     break StepOut::Visible;
                 }
-                other => break other?,
+                other => {
+                    let site = crate::report_render::Site {
+                        rank: unit.rank,
+                        core: (unit.lane.core != crate::timeline::ORCH_LANE).then_some(unit.lane.core),
+                        kernel: unit.thread.name.clone(),
+                    };
+                    break other.map_err(|f| f.at_site(site))?;
+                }
             }
         };
         let notified = world.stats.notifies[self.r] != before;
-        for r in reqs {
+        for (r, at) in reqs.into_iter().zip(launched_at) {
             if let Req::Launch { job, deps, manual } = r {
+                self.tl.launch_at = at;
                 self.add_task(job, deps, manual);
             }
         }
         if out == StepOut::Done {
-            if let Some(u) = self.units[i].take() {
+            if let Some(mut u) = self.units[i].take() {
+                self.tl.finish(&u.lane, u.task);
+                if let Some(mut c) = u.lane.collective.take() {
+                    c.end = u.lane.clock;
+                    rec.collectives.push(c);
+                }
                 match u.task {
                     None => self.rt.orch_done = true,
                     Some(t) => {
@@ -557,10 +597,11 @@ impl<'p> RankLocal<'p> {
     /// Every wait of this rank that cannot complete now.
     fn parked(&self, world: &World) -> Vec<ParkedCore> {
         let mut out = Vec::new();
-        let mut add = |kernel: String, p: &Park, span: Span| {
+        let mut add = |kernel: String, core: Option<usize>, p: &Park, span: Span| {
             let writers = world.cell_writers(p.cell);
             out.push(ParkedCore {
                 rank: self.r,
+                core,
                 kernel,
                 span,
                 cell: world.cell_name(p.cell),
@@ -571,22 +612,17 @@ impl<'p> RankLocal<'p> {
         };
         for u in self.units.iter().flatten() {
             if let Some((p, span)) = &u.thread.parked {
-                add(u.thread.name.clone(), p, *span);
+                let core = (u.lane.core != crate::timeline::ORCH_LANE).then_some(u.lane.core);
+                add(u.thread.name.clone(), core, p, *span);
             }
         }
         for t in self.rt.tasks.iter().filter(|t| t.state == TState::Deferred) {
             for (p, span) in t.conds.iter().filter(|(p, _)| !p.holds(world.cell_value(p.cell))) {
-                add(format!("{} (deferred completion)", t.name), p, *span);
+                add(format!("{} (deferred completion)", t.name), None, p, *span);
             }
         }
         out
     }
-}
-
-/// (op name, lane name) of a unit's latest op, for the trace.
-fn trace_name(u: &Unit<'_>) -> (String, String) {
-    let op = u.thread.last_op.as_ref().map_or_else(|| u.thread.name.clone(), |(n, _)| n.clone());
-    (op, u.thread.name.clone())
 }
 
 fn deadlock_fault(parked: Vec<ParkedCore>, live: &[usize], nranks: usize, cfg: &SimConfig) -> Fault {
@@ -620,6 +656,7 @@ fn deadlock_fault(parked: Vec<ParkedCore>, live: &[usize], nranks: usize, cfg: &
     if !finished.is_empty() {
         f = f.note(format!("ranks that already finished all their work: {finished:?}"));
     }
+    f.context.graph = Some(crate::report_render::WaitGraph { waits: parked, live: live.to_vec(), finished });
     f
 }
 
@@ -669,8 +706,8 @@ pub struct Sched<'p, 'c> {
     rr: usize,
     /// The PCT schedule's state (`Schedule::Pct`).
     pct: Option<crate::pct::Pct>,
-    /// Trace events, when tracing.
-    pub trace: Vec<TraceEvent>,
+    /// Modeled time and the trace's slices.
+    pub rec: Recorder,
 }
 
 impl<'p, 'c> Sched<'p, 'c> {
@@ -680,19 +717,13 @@ impl<'p, 'c> Sched<'p, 'c> {
             Schedule::Random(s) => s ^ 0x9E37_79B9_7F4A_7C15,
             _ => 1,
         };
-        Sched {
-            program,
-            cfg,
-            syms,
-            ranks: (0..cfg.nranks).map(RankLocal::new).collect(),
-            rng: Rng(seed.max(1)),
-            rr: 0,
-            pct: match cfg.schedule {
-                Schedule::Pct(s) => Some(crate::pct::Pct::new(s)),
-                _ => None,
-            },
-            trace: Vec::new(),
-        }
+        let rec = Recorder::new(cfg.cost.clone(), cfg.trace, cfg.trace_all, Default::default());
+        let ranks = fresh_ranks(cfg, &rec);
+        let pct = match cfg.schedule {
+            Schedule::Pct(s) => Some(crate::pct::Pct::new(s)),
+            _ => None,
+        };
+        Sched { program, cfg, syms, ranks, rng: Rng(seed.max(1)), rr: 0, pct, rec }
     }
 
     /// Runs the host function (or, for a device entry, dispatches it to every rank), then
@@ -766,6 +797,8 @@ impl<'p, 'c> Sched<'p, 'c> {
             }
         }
         crate::limits::check_windows(world)?;
+        world.meter.record_touches = self.cfg.trace;
+        world.meter.reset();
         if self.cfg.zero_windows {
             world.allocs.iter_mut().for_each(|a| a.zeroed = true);
         }
@@ -773,7 +806,7 @@ impl<'p, 'c> Sched<'p, 'c> {
             world.finalize_parallel()?;
             self.parallel_loop(world)?;
             // The workers consumed the (now idle) rank states; a later epoch starts afresh.
-            self.ranks = (0..self.cfg.nranks).map(RankLocal::new).collect();
+            self.ranks = fresh_ranks(self.cfg, &self.rec);
         } else {
             world.finalize()?;
             self.device_loop(world)?;
@@ -781,6 +814,19 @@ impl<'p, 'c> Sched<'p, 'c> {
         sizes.clear();
         sizes.extend(world.domains.iter().map(|d| d.win_size));
         Ok(())
+    }
+
+    /// Each rank's modeled time (ps): the end of its last operation (under `parallel`, the
+    /// latest end any worker reported for the rank, over every epoch).
+    pub fn rank_times(&self) -> Vec<u64> {
+        let mut t: Vec<u64> =
+            (0..self.cfg.nranks).map(|r| self.ranks.get(r).map_or(0, |rl| rl.tl.frontier)).collect();
+        for &(r, f) in &self.rec.rank_end {
+            if let Some(x) = t.get_mut(r) {
+                *x = (*x).max(f);
+            }
+        }
+        t
     }
 
     fn device_loop(&mut self, world: &mut World) -> Result<(), Fault> {
@@ -822,8 +868,7 @@ impl<'p, 'c> Sched<'p, 'c> {
                 Schedule::Pct(_) => 1,
                 _ => QUANTUM_OPS,
             };
-            let trace = self.cfg.trace.then_some(&mut self.trace);
-            if let Err(f) = self.ranks[r].quantum(i, world, &env, self.cfg, budget, trace) {
+            if let Err(f) = self.ranks[r].quantum(i, world, &env, self.cfg, budget, &mut self.rec) {
                 return Err(self.ranks.iter().fold(f, |f, rl| rl.describe_budget(f, world, self.cfg)));
             }
         }
@@ -861,7 +906,8 @@ impl<'p, 'c> Sched<'p, 'c> {
         for (k, rl) in std::mem::take(&mut self.ranks).into_iter().enumerate() {
             groups[k % nworkers].push(rl);
         }
-        let done: Vec<(Vec<TraceEvent>, World, Vec<usize>)> = std::thread::scope(|scope| {
+        let rec = &self.rec;
+        let done: Vec<(Recorder, World, Vec<usize>)> = std::thread::scope(|scope| {
             let handles: Vec<_> = groups
                 .into_iter()
                 .map(|mut group| {
@@ -871,28 +917,36 @@ impl<'p, 'c> Sched<'p, 'c> {
                     // behind per-window locks, so ranks on different workers run in parallel.
                     let mut w = world.fork();
                     let ids: Vec<usize> = group.iter().map(|rl| rl.r).collect();
+                    let mut rec = rec.fork();
                     scope.spawn(move || {
                         let sync = ParSync { epoch, sleepers, failed, shared, cv };
-                        let trace = worker(&mut group, &mut w, &sync, syms, program, cfg, n);
-                        (trace, w, ids)
+                        worker(&mut group, &mut w, &sync, syms, program, cfg, n, &mut rec);
+                        rec.rank_end.extend(group.iter().map(|rl| (rl.r, rl.tl.frontier)));
+                        (rec, w, ids)
                     })
                 })
                 .collect();
             handles.into_iter().filter_map(|h| h.join().ok()).collect()
         });
         world.wake = None;
-        let mut all = Vec::new();
-        for (trace, w, ids) in done {
+        for (rec, w, ids) in done {
             world.join(w, &ids);
-            all.extend(trace);
+            self.rec.join(rec);
         }
-        all.sort_by_key(|e| (e.ts, e.rank));
-        self.trace.extend(all);
         match shared.into_inner().unwrap_or_else(|e| e.into_inner()).fault {
             Some(f) => Err(f),
             None => Ok(()),
         }
     }
+}
+
+/// Every rank's scheduler state, sharing the recorder's cell history.
+fn fresh_ranks<'p>(cfg: &SimConfig, rec: &Recorder) -> Vec<RankLocal<'p>> {
+    let mut ranks: Vec<RankLocal<'p>> = (0..cfg.nranks).map(RankLocal::new).collect();
+    for rl in &mut ranks {
+        rl.tl.cells = Some(rec.shared());
+    }
+    ranks
 }
 
 /// Worker threads of the parallel schedule for `n` ranks: one per available core, at most one
@@ -902,7 +956,8 @@ fn parallel_workers(n: usize) -> usize {
 }
 
 /// The body of one worker thread of the parallel schedule (a group of ranks, each running
-/// in turn); returns its trace events.
+/// in turn), recording into `rec`.
+#[allow(clippy::too_many_arguments)]
 fn worker<'p>(
     group: &mut [RankLocal<'p>],
     w: &mut World,
@@ -911,11 +966,11 @@ fn worker<'p>(
     program: &'p Program,
     cfg: &SimConfig,
     n: usize,
-) -> Vec<TraceEvent> {
+    rec: &mut Recorder,
+) {
     use std::sync::atomic::Ordering;
     let ParSync { epoch, sleepers, failed, shared, cv } = *sync;
     let env = Env { syms, program };
-    let mut trace = Vec::new();
     let fail = |f: Fault| {
         let mut s = shared.lock().unwrap_or_else(|e| e.into_inner());
         s.fault.get_or_insert(f);
@@ -935,7 +990,7 @@ fn worker<'p>(
         // A fault anywhere ends every worker (checked without taking the shared lock).
         if failed.load(Ordering::Relaxed) {
             describe(group, w);
-            return trace;
+            return;
         }
         let e = epoch.load(Ordering::SeqCst);
         let mut progressed = false;
@@ -949,7 +1004,7 @@ fn worker<'p>(
                     Ok(false) => break,
                     Err(f) => {
                         fail(f);
-                        return trace;
+                        return;
                     }
                 }
             }
@@ -969,7 +1024,7 @@ fn worker<'p>(
             progressed = true;
             rl.rr = rl.rr.wrapping_add(1);
             let Some(i) = rl.runnable().nth(rl.rr % runnable) else { continue };
-            match rl.quantum(i, w, &env, cfg, QUANTUM_OPS, cfg.trace.then_some(&mut trace)) {
+            match rl.quantum(i, w, &env, cfg, QUANTUM_OPS, rec) {
                 Ok(q) => {
                     // The notifies bumped the epoch already (spinning workers see that); a
                     // sleeper counts itself and re-checks the epoch under the lock before it
@@ -982,12 +1037,12 @@ fn worker<'p>(
                 Err(f) => {
                     // This worker sees only its own ranks' cores.
                     fail(group.iter().fold(f, |f, rl| rl.describe_budget(f, w, cfg)));
-                    return trace;
+                    return;
                 }
             }
         }
         if finished.iter().all(|&f| f) {
-            return trace;
+            return;
         }
         if progressed {
             continue;
@@ -1030,7 +1085,7 @@ fn worker<'p>(
             if s.fault.is_some() {
                 drop(s);
                 describe(group, w);
-                return trace;
+                return;
             }
             if epoch.load(Ordering::SeqCst) != e {
                 break;
@@ -1045,7 +1100,7 @@ fn worker<'p>(
                 failed.store(true, Ordering::SeqCst);
                 drop(s);
                 cv.notify_all();
-                return trace;
+                return;
             }
             sleepers.fetch_add(1, Ordering::SeqCst);
             if epoch.load(Ordering::SeqCst) == e {
@@ -1067,41 +1122,6 @@ fn worker<'p>(
 fn end_checks(world: &mut World) -> Result<(), Fault> {
     world.generation_check()?;
     world.leak_check()
-}
-
-/// Chrome trace JSON of the events (one process per rank, one thread per core; the step
-/// counter is the clock, one step = 1 µs).
-pub fn chrome_trace(events: &[TraceEvent]) -> String {
-    let esc = |x: &str| x.replace('\\', "\\\\").replace('"', "\\\"");
-    let mut lines = Vec::new();
-    let mut ranks: Vec<usize> = events.iter().map(|e| e.rank).collect();
-    ranks.sort_unstable();
-    ranks.dedup();
-    for r in ranks {
-        lines.push(format!(
-            "{{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":{r},\"args\":{{\"name\":\"rank {r}\"}}}}"
-        ));
-    }
-    let mut lanes: Vec<(usize, usize, &str)> =
-        events.iter().map(|e| (e.rank, e.unit, e.lane.as_str())).collect();
-    lanes.sort_unstable();
-    lanes.dedup_by_key(|l| (l.0, l.1));
-    for (r, u, lane) in lanes {
-        lines.push(format!(
-            "{{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":{r},\"tid\":{u},\"args\":{{\"name\":\"core {u}: {}\"}}}}",
-            esc(lane)
-        ));
-    }
-    for e in events {
-        lines.push(format!(
-            "{{\"name\":\"{}\",\"ph\":\"X\",\"pid\":{},\"tid\":{},\"ts\":{},\"dur\":1}}",
-            esc(&e.name),
-            e.rank,
-            e.unit,
-            e.ts
-        ));
-    }
-    format!("{{\"traceEvents\":[\n{}\n]}}\n", lines.join(",\n"))
 }
 
 #[cfg(test)]

@@ -674,6 +674,8 @@ pub struct World {
     traffic: Vec<[u64; 3]>,
     /// Bytes of host tensors allocated so far and the run's memory limit ([`crate::limits`]).
     pub mem: crate::limits::MemUse,
+    /// What the current step did, for the cost model (see [`crate::timeline`]).
+    pub meter: crate::timeline::Meter,
 }
 
 const ADDR_BASE: u64 = 0x4000_0000_0000;
@@ -721,6 +723,7 @@ impl World {
             traffic: Vec::new(),
             wake: None,
             mem: crate::limits::MemUse::default(),
+            meter: crate::timeline::Meter::default(),
         }
     }
 
@@ -1264,6 +1267,8 @@ impl World {
                 list.push((op.to_string(), self.allocs[alloc].name.clone(), span));
             }
         }
+        let (win, write) = ((domain, owner), writes);
+        self.meter.touched(crate::timeline::TouchRec { win, lo, hi, write, remote });
         self.count(g, site, remote, bytes, data.read_written(bytes, dt.bytes()));
         Ok(())
     }
@@ -1382,6 +1387,7 @@ impl World {
         if self.traffic.len() <= at {
             self.traffic.resize(at + 1, [0; 3]);
         }
+        self.meter.count(remote, bytes);
         let c = &mut self.traffic[at];
         c[usize::from(remote)] += bytes;
         c[2] += rw;
@@ -1625,6 +1631,7 @@ impl World {
             traffic: Vec::new(),
             wake: self.wake.clone(),
             mem: self.mem,
+            meter: crate::timeline::Meter { record_touches: self.meter.record_touches, ..Default::default() },
         }
     }
 

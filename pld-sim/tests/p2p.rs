@@ -163,7 +163,7 @@ fn random_schedules_agree_and_deterministic_is_reproducible() {
     assert!(t.contains("pld.system.notify") && t.contains("\"pid\":3"), "{t}");
     assert!(
         t.contains("\"thread_name\"")
-            && t.contains("core 1: reduce_step")
+            && t.contains("\"name\":\"core 0\"")
             && t.contains("\"name\":\"rank 3\""),
         "{t}"
     );

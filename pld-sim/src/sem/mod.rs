@@ -11,6 +11,7 @@
 
 pub mod array;
 pub mod collective;
+pub mod collective_bus;
 pub mod core;
 pub mod put_get;
 pub mod remote;

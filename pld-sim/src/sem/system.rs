@@ -176,6 +176,7 @@ pub fn notify_at(
         world.warnings.push(format!("pld.system.notify by rank {g} ({who}) wraps signal cell {name} from {old} by {value} past the int32 range"));
     }
     world.stats.notifies[g] += 1;
+    world.meter.notified(r, set, value, old, new, me != Some(r.owner));
     world.notified[g] = true;
     if let Some(e) = &world.wake {
         e.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
@@ -212,6 +213,7 @@ pub fn wait_at(
     let park = Park { cell: r, ge, unsigned: false, expected };
     if world.acquire_wait(g, &park, span, who)? {
         world.stats.waits[g] += 1;
+        world.meter.waited(&park);
         if std::mem::take(&mut world.notified[g]) {
             world.stats.barrier_rounds[g] += 1;
         }

@@ -1,0 +1,209 @@
+//! `pld run`'s modeled time, cost overrides, trace flags and `--report-json`, through the
+//! binary.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("workspace root").to_path_buf()
+}
+
+fn pld(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_pld")).args(args).current_dir(root()).output().expect("run pld")
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("pld-timeline-test-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    d
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// The modeled time the summary prints for collective `name`, in microseconds.
+fn collective_us(out: &str, name: &str) -> f64 {
+    let line = out
+        .lines()
+        .find(|l| l.trim_start().starts_with(name))
+        .unwrap_or_else(|| panic!("no {name} line:\n{out}"));
+    let t = line.split(": ").nth(1).and_then(|x| x.split(',').next()).expect("time");
+    let (v, unit) = t.split_once(' ').expect("value and unit");
+    let v: f64 = v.parse().expect("number");
+    match unit {
+        "ns" => v / 1000.0,
+        "us" => v,
+        "ms" => v * 1000.0,
+        other => panic!("unit {other}"),
+    }
+}
+
+#[test]
+fn the_summary_prints_modeled_time_and_busbw_per_collective() {
+    let dir = scratch("summary");
+    let base = pld(&["run", "examples/host_collectives.py", "--ranks", "4", "--out", dir.to_str().unwrap()]);
+    assert!(base.status.success(), "{}", stderr(&base));
+    let out = stdout(&base);
+    assert!(out.contains("modeled time (alpha_ns=1500 link_gbps=56 hbm_gbps=1600"), "{out}");
+    for r in 0..4 {
+        assert!(out.contains(&format!("    rank {r}: ")), "{out}");
+    }
+    for c in ["allreduce", "broadcast", "allgather", "all_to_all", "reduce_scatter"] {
+        let line = out
+            .lines()
+            .find(|l| l.contains(&format!("builtin.tensor.{c} on 4 rank(s)")))
+            .unwrap_or_else(|| panic!("no {c} line:\n{out}"));
+        assert!(line.contains("algbw") && line.contains("busbw") && line.contains("GB/s"), "{line}");
+    }
+    // Zero latency makes every collective faster; a faster link too.
+    let fast = pld(&[
+        "run",
+        "examples/host_collectives.py",
+        "--ranks",
+        "4",
+        "--out",
+        dir.to_str().unwrap(),
+        "--cost",
+        "alpha_ns=0",
+        "--cost",
+        "link_gbps=560",
+    ]);
+    assert!(fast.status.success(), "{}", stderr(&fast));
+    let f = stdout(&fast);
+    assert!(f.contains("alpha_ns=0 link_gbps=560"), "{f}");
+    let name = "builtin.tensor.allreduce";
+    assert!(collective_us(&f, name) < collective_us(&out, name), "{f}\n{out}");
+    // The a5 profile has its own defaults.
+    let a5 = pld(&[
+        "run",
+        "examples/host_collectives.py",
+        "--ranks",
+        "2",
+        "--out",
+        dir.to_str().unwrap(),
+        "--target",
+        "a5",
+    ]);
+    assert!(stdout(&a5).contains("link_gbps=112 hbm_gbps=4000"), "{}", stdout(&a5));
+}
+
+#[test]
+fn bad_cost_overrides_are_usage_errors() {
+    for (arg, msg) in [
+        ("speed=3", "unknown parameter `speed`"),
+        ("link_gbps=0", "a bandwidth must be positive"),
+        ("alpha_ns=-2", "not a finite non-negative number"),
+        ("alpha_ns", "is not KEY=VALUE"),
+    ] {
+        let o = pld(&["run", "examples/quickstart_allreduce.py", "--cost", arg]);
+        assert_eq!(o.status.code(), Some(2), "{arg}: {}", stderr(&o));
+        assert!(stderr(&o).contains(msg), "{arg}: {}", stderr(&o));
+    }
+}
+
+#[test]
+fn report_json_holds_the_verdict() {
+    let dir = scratch("report");
+    let path = dir.join("report.json");
+    let bad = pld(&[
+        "run",
+        "examples/broken_divergent_barrier.py",
+        "--ranks",
+        "2",
+        "--out",
+        dir.to_str().unwrap(),
+        "--report-json",
+        path.to_str().unwrap(),
+    ]);
+    assert_eq!(bad.status.code(), Some(3));
+    let err = stderr(&bad);
+    // The report shows the wait's source line with a caret and the wait-for graph.
+    assert!(err.contains("pld.system.wait(") && err.contains("^^^"), "{err}");
+    assert!(err.contains("wait-for graph:") && err.contains("missing notifier"), "{err}");
+    let json = std::fs::read_to_string(&path).expect("report written");
+    assert!(json.starts_with("{\"ok\":false,\"report\":{\"kind\":\"deadlock\""), "{json}");
+    assert!(
+        json.contains("\"missing_notifier\":[\"")
+            && json.contains("\"file\":\"examples/broken_divergent_barrier.py\""),
+        "{json}"
+    );
+    let good = pld(&[
+        "run",
+        "examples/quickstart_allreduce.py",
+        "--ranks",
+        "3",
+        "--out",
+        dir.to_str().unwrap(),
+        "--report-json",
+        path.to_str().unwrap(),
+    ]);
+    assert!(good.status.success(), "{}", stderr(&good));
+    let json = std::fs::read_to_string(&path).expect("report written");
+    assert!(json.starts_with("{\"ok\":true,\"report\":null,\"modeled_ps\":["), "{json}");
+    assert_eq!(json.matches(',').count(), 4, "three ranks' times: {json}");
+}
+
+#[test]
+fn trace_and_trace_all_write_modeled_time_traces() {
+    let dir = scratch("trace");
+    let (a, b) = (dir.join("a.json"), dir.join("b.json"));
+    for (path, extra) in [(&a, None), (&b, Some("--trace-all"))] {
+        let mut args = vec![
+            "run",
+            "examples/quickstart_allreduce.py",
+            "--ranks",
+            "4",
+            "--out",
+            dir.to_str().unwrap(),
+            "--trace",
+            path.to_str().unwrap(),
+        ];
+        args.extend(extra);
+        let o = pld(&args);
+        assert!(o.status.success(), "{}", stderr(&o));
+    }
+    let t = std::fs::read_to_string(&a).expect("trace");
+    assert!(
+        t.contains("\"clock\":\"modeled\"")
+            && t.contains("\"name\":\"core 0\"")
+            && t.contains("notify → wait"),
+        "{t}"
+    );
+    assert!(t.contains("\"loc\":\"examples/quickstart_allreduce.py:"), "source locations in args");
+    // A run this small keeps every slice either way.
+    assert_eq!(std::fs::read_to_string(&b).expect("trace"), t);
+}
+
+#[test]
+fn modeled_time_does_not_depend_on_the_schedule() {
+    // host_collectives: five collectives back to back on one self-clearing signal, two AIV
+    // blocks for the allreduce (fast ranks run ahead into the next collective's notifies in
+    // some schedules); deferred_completion: tasks that complete when their condition lands.
+    let dir = scratch("schedules");
+    for (example, ranks) in [("host_collectives", "4"), ("deferred_completion", "2")] {
+        let block = |schedule: &str| {
+            let o = pld(&[
+                "run",
+                &format!("examples/{example}.py"),
+                "--ranks",
+                ranks,
+                "--out",
+                dir.to_str().unwrap(),
+                "--schedule",
+                schedule,
+            ]);
+            assert!(o.status.success(), "{example} {schedule}: {}", stderr(&o));
+            let out = stdout(&o);
+            out[out.find("modeled time").expect("modeled time")..].to_string()
+        };
+        let det = block("det");
+        for seed in [1, 7, 42, 99] {
+            assert_eq!(block(&format!("random:{seed}")), det, "{example} seed {seed}");
+        }
+    }
+}

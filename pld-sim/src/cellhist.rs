@@ -1,0 +1,148 @@
+//! Signal-cell histories in modeled time: when does a wait's predicate first hold?
+//!
+//! Guarantees: a cell's value at modeled time `t` is its value before its first recorded
+//! notify with every recorded notify that landed by `t` applied in landing order (AtomicAdd
+//! adds, Set replaces), so it does not depend on the order in which the simulator happened to
+//! execute the notifies. A wait that starts polling at `t0` is released at `t0` when the value
+//! then satisfies its predicate, else at the landing of the first later notify after which it
+//! does; its flow comes from the notify that last made the predicate true. When no point in
+//! the recorded history satisfies the predicate (older notifies were folded away, or the cell
+//! was written outside notifies), the release falls back to the simulator's own order: the
+//! earliest notify after which the recorded values held for good.
+
+use crate::sem::Park;
+
+/// Longest history kept per cell (older notifies fold into the base value).
+pub const HISTORY: usize = 64;
+
+/// One notify of a cell.
+#[derive(Clone, Copy, Debug)]
+struct Stamp {
+    land: u64,
+    seq: u64,
+    set: bool,
+    /// The added amount (AtomicAdd) or the value written (Set).
+    value: i32,
+    /// The cell's value right after it, in the simulator's order.
+    after: i32,
+    flow: u64,
+}
+
+impl Stamp {
+    fn apply(&self, v: i32) -> i32 {
+        if self.set {
+            self.value
+        } else {
+            v.wrapping_add(self.value)
+        }
+    }
+}
+
+/// A cell's recent notifies.
+#[derive(Clone, Debug)]
+pub struct History {
+    base: i32,
+    entries: Vec<Stamp>,
+    seq: u64,
+}
+
+impl History {
+    /// The history of a cell whose value before its first recorded notify is `base`.
+    pub fn new(base: i32) -> History {
+        History { base, entries: Vec::new(), seq: 0 }
+    }
+
+    /// Records a notify landing at `land` that left `after` in the cell (`set`: a Set of
+    /// `value`, else an AtomicAdd of `value`).
+    pub fn record(&mut self, land: u64, set: bool, value: i32, after: i32, flow: u64) {
+        if self.entries.len() >= HISTORY {
+            // Fold the earliest-landing notify into the base.
+            if let Some(k) =
+                (0..self.entries.len()).min_by_key(|&k| (self.entries[k].land, self.entries[k].seq))
+            {
+                let e = self.entries.remove(k);
+                self.base = e.apply(self.base);
+            }
+        }
+        self.entries.push(Stamp { land, seq: self.seq, set, value, after, flow });
+        self.seq += 1;
+    }
+
+    /// When a wait with predicate `p` that starts polling at `t0` is released, and the flow
+    /// of the notify that released it (`None`: the cell held before any notify).
+    pub fn release(&self, p: &Park, t0: u64) -> (u64, Option<u64>) {
+        let mut order: Vec<&Stamp> = self.entries.iter().collect();
+        order.sort_by_key(|e| (e.land, e.seq));
+        let mut v = self.base;
+        let mut since: Option<u64> = None;
+        for e in order {
+            if e.land > t0 && p.holds(v) {
+                return (t0, since);
+            }
+            v = e.apply(v);
+            if !p.holds(v) {
+                since = None;
+                continue;
+            }
+            // The notify that made the predicate true (one keeping it true does not count).
+            let flow = *since.get_or_insert(e.flow);
+            if e.land > t0 {
+                return (e.land, Some(flow));
+            }
+        }
+        if p.holds(v) {
+            return (t0, since);
+        }
+        // Fallback: the simulator's order.
+        let k = self.entries.iter().rposition(|s| !p.holds(s.after)).map_or(0, |k| k + 1);
+        match self.entries.get(k) {
+            Some(s) => (t0.max(s.land), Some(s.flow)),
+            None => (t0, None),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::world::Resolved;
+
+    fn ge(expected: i32) -> Park {
+        Park { cell: Resolved { domain: 0, owner: 0, offset: 0 }, ge: true, unsigned: false, expected }
+    }
+
+    #[test]
+    fn the_release_follows_landing_order_not_execution_order() {
+        // Two credits land at 30 and 10; a Ge 2 wait from 0 is released at 30 by the first.
+        let mut h = History::new(0);
+        h.record(30, false, 1, 1, 7);
+        h.record(10, false, 1, 2, 8);
+        assert_eq!(h.release(&ge(2), 0), (30, Some(7)));
+        assert_eq!(h.release(&ge(1), 0), (10, Some(8)));
+        // Polling after both landed: released at once, by the one that made it true.
+        assert_eq!(h.release(&ge(2), 50), (50, Some(7)));
+        // The same notifies recorded in the other order give the same answers.
+        let mut g = History::new(0);
+        g.record(10, false, 1, 1, 8);
+        g.record(30, false, 1, 2, 7);
+        assert_eq!(g.release(&ge(2), 0), (30, Some(7)));
+        assert_eq!(g.release(&ge(1), 0), (10, Some(8)));
+    }
+
+    #[test]
+    fn a_credit_epilogue_before_the_next_round_is_respected() {
+        // Round 1: +1 at 10; the owner subtracts it at 20; round 2: +1 at 40.
+        let mut h = History::new(0);
+        h.record(40, false, 1, 1, 3);
+        h.record(10, false, 1, 2, 1);
+        h.record(20, false, -1, 1, 2);
+        assert_eq!(h.release(&ge(1), 25), (40, Some(3)));
+        assert_eq!(h.release(&ge(1), 5), (10, Some(1)));
+    }
+
+    #[test]
+    fn a_cell_that_already_holds_needs_no_notify() {
+        let h = History::new(3);
+        assert_eq!(h.release(&ge(1), 9), (9, None));
+    }
+}
