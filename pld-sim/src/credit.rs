@@ -396,15 +396,24 @@ impl World {
             return Ok(());
         }
         let names: Vec<&str> = sites.iter().map(|(n, _)| n.as_str()).collect();
+        // The report points at the last notify of the first leaking cell (the likely culprit).
+        let culprit = leaks.iter().find_map(|(_, last)| *last);
         let mut f = Fault::new(
             ReportKind::CreditLeak,
-            Span::DUMMY,
+            culprit.map_or(Span::DUMMY, |(_, _, span)| span),
             format!(
                 "{} cell(s) of self-clearing signal '{}' are non-zero after every rank finished",
                 leaks.len(),
                 names.join("', '")
             ),
         );
+        if let Some((rank, _, _)) = culprit {
+            f = f.at_site(crate::report_render::Site {
+                rank: usize::from(rank),
+                core: None,
+                kernel: "(end of run)".into(),
+            });
+        }
         for (cell, last) in leaks.into_iter().take(16) {
             f = match last {
                 Some((rank, value, span)) => f.note_at(

@@ -146,7 +146,13 @@ mod tests {
     fn outcome(vals: &[f32]) -> SimOutcome {
         let mut outputs = std::collections::HashMap::new();
         outputs.insert("out".to_string(), HostTensor::from_f32(vec![vals.len()], vals));
-        SimOutcome { outputs, stats: crate::Stats::default(), trace: None, warnings: Vec::new() }
+        SimOutcome {
+            outputs,
+            stats: crate::Stats::default(),
+            trace: None,
+            warnings: Vec::new(),
+            timing: Default::default(),
+        }
     }
 
     #[test]

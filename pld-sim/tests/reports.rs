@@ -184,14 +184,17 @@ fn a_credit_leak_shows_the_notify_that_left_the_cell_non_zero() {
     );
     let rep = fault(&text, 2);
     assert_eq!(rep.kind, pld_sim::ReportKind::CreditLeak, "{rep}");
-    assert_shows_line(&rep, &text, "pld.system.notify(signal, peer");
+    // The caret is on the last notify that wrote the first leaking cell: the injected -2.
+    let culprit = "pld.system.notify(signal, me, [(me + 1) % n, 0], -2";
+    assert_shows_line(&rep, &text, culprit);
     assert!(
-        rep.text.contains("signal[1] on rank 0 = -1, first notified since zero by rank 1 at mesh.py:"),
+        rep.text
+            .contains("signal[1] on rank 0 = -1; the last notify to write it (-2 by rank 0) is at mesh.py:"),
         "{}",
         rep.text
     );
     let j = json(&rep);
     assert_eq!(j["kind"], "credit leak");
-    assert_eq!(j["location"]["line"], line_of(&text, "pld.system.notify(signal, peer"));
+    assert_eq!(j["location"]["line"], line_of(&text, culprit));
     assert!(j["rank"].is_u64(), "{j}");
 }
