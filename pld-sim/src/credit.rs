@@ -16,7 +16,7 @@
 //!   index on a buffer is the number of epilogues (runs of negative AtomicAdds into its own
 //!   cells) it has started on it. Every token carries its depositor's call index; a wait
 //!   satisfied by a token of another call than the waiter's own is a stale credit
-//!   (docs/DECISIONS.md D-sim-credit). Buffers no rank ever self-clears stay at call 0, so
+//!   (docs/DECISIONS.md D-sim-23). Buffers no rank ever self-clears stay at call 0, so
 //!   monotonic counters and flags are never judged. The seed's bounded skew — a slow rank's
 //!   next-call credit landing before the fast rank's epilogue — is absorbed by consuming the
 //!   oldest call's tokens first.

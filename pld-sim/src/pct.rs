@@ -5,7 +5,7 @@
 //! turn runs the highest-priority runnable core for one visible op; at `DEPTH - 1` change
 //! points (turn numbers drawn uniformly from a horizon that the seed also picks, 64 to 4096
 //! turns) the core that runs drops below every other priority. The same seed gives the same
-//! schedule (docs/DECISIONS.md D-sim-pct). Bugs of depth ≤ `DEPTH` (orderings that need up to
+//! schedule (docs/DECISIONS.md D-sim-24). Bugs of depth ≤ `DEPTH` (orderings that need up to
 //! `DEPTH - 1` preemptions at the right points) are hit with probability ≥ 1/(n·k^(d-1)) per
 //! seed, far more often than by a random walk.
 

@@ -5,7 +5,7 @@
 //! Guarantees: the report names the reading rank, op, kernel and source line, the region
 //! (buffer-relative bytes and the window it lies in), which ranks wrote any part of that buffer
 //! in that window and which bytes of it were written; `SimConfig::allow_uninit_reads`
-//! downgrades the fault to the run's warning (docs/DECISIONS.md D-sim-uninit).
+//! downgrades the fault to the run's warning (docs/DECISIONS.md D-sim-22).
 
 use crate::report::{Fault, ReportKind};
 use crate::world::{Access, World};
