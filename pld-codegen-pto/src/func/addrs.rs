@@ -6,6 +6,10 @@
 //! aligned; no address is printed when a memory's high-water mark exceeds its capacity (the
 //! verifier reports that, level3-addresses).
 
+use super::FnCx;
+use crate::mlir::{self, MTy};
+use pld_ir::Diagnostic;
+
 #[derive(Clone, Debug)]
 pub(super) struct AllocSlot {
     /// Byte address inside its buffer.
@@ -35,4 +39,63 @@ pub(super) fn substitute_addrs(line: &str, addrs: &[String]) -> String {
     }
     out.push_str(rest);
     out
+}
+
+impl FnCx<'_> {
+    /// Plans the slot of a new tile allocation of `bytes` bytes in memory `loc`, optionally
+    /// aliasing the buffer of tile SSA `alias_of`; returns the slot and the slot it aliases.
+    pub(super) fn plan_tile_slot(
+        &mut self,
+        loc: &'static str,
+        bytes: u64,
+        alias_of: Option<&str>,
+    ) -> Result<(usize, Option<usize>), Diagnostic> {
+        let alias = match alias_of {
+            Some(a) => match self.tile_slots.get(a) {
+                Some(s) => Some(self.allocs[*s].alias.unwrap_or(*s)),
+                None => return Err(self.err(format!("tile {a} has no buffer to alias"))),
+            },
+            None => None,
+        };
+        // Stack allocation: a region's tiles are released when the region ends (see
+        // `emit_nested`), so sibling branches and successive loops reuse the same space.
+        let addr = match alias {
+            Some(target) => self.allocs[target].addr,
+            None => {
+                let off = self.bump.entry(loc).or_insert(0);
+                let addr = *off;
+                *off += bytes.div_ceil(32) * 32;
+                let high = self.high.entry(loc).or_insert(0);
+                *high = (*high).max(*off);
+                addr
+            }
+        };
+        let slot = self.allocs.len();
+        self.allocs.push(AllocSlot { addr, alias });
+        Ok((slot, alias))
+    }
+
+    /// The planned address of every slot, whether they all fit their memories' capacities,
+    /// and each memory's high-water mark (sorted by memory name).
+    pub(super) fn address_plan(&self) -> (Vec<u64>, bool, Vec<(String, u64)>) {
+        let fits = self.high.iter().all(|(loc, h)| *h <= mlir::capacity(loc, self.opts.target));
+        let addrs: Vec<u64> = self.allocs.iter().map(|a| a.addr).collect();
+        let mut high: Vec<(String, u64)> = self.high.iter().map(|(l, h)| (l.to_string(), *h)).collect();
+        high.sort();
+        (addrs, fits, high)
+    }
+
+    /// The `addr = ...` operand text of each slot (hoisting its constant), or empty texts when
+    /// the plan does not fit.
+    pub(super) fn address_operands(&mut self, addrs: &[u64], fits: bool) -> Vec<String> {
+        let mut addr_text = Vec::new();
+        for a in addrs {
+            addr_text.push(if fits {
+                format!("addr = {} ", self.const_int(*a as i64, MTy::Int(64)))
+            } else {
+                String::new()
+            });
+        }
+        addr_text
+    }
 }

@@ -6,7 +6,6 @@
 
 use super::addrs::substitute_addrs;
 use super::{FnCx, FnOut};
-use crate::mlir::{self, MTy};
 use crate::verify::KernelFacts;
 use pld_ir::{Diagnostic, FunctionKind};
 
@@ -17,10 +16,7 @@ impl FnCx<'_> {
         }
         // Tile addresses were assigned at allocation time; none are printed when a buffer's
         // high-water mark exceeds its capacity, which the verifier reports (level3-addresses).
-        let fits = self.high.iter().all(|(loc, h)| *h <= mlir::capacity(loc, self.opts.target));
-        let addrs: Vec<u64> = self.allocs.iter().map(|a| a.addr).collect();
-        let mut high: Vec<(String, u64)> = self.high.iter().map(|(l, h)| (l.to_string(), *h)).collect();
-        high.sort();
+        let (addrs, fits, high) = self.address_plan();
         let facts = KernelFacts {
             kernel: self.func.name.clone(),
             span: self.func.span,
@@ -29,14 +25,7 @@ impl FnCx<'_> {
             addrs: fits.then(|| addrs.clone()),
             high,
         };
-        let mut addr_text = Vec::new();
-        for a in &addrs {
-            addr_text.push(if fits {
-                format!("addr = {} ", self.const_int(*a as i64, MTy::Int(64)))
-            } else {
-                String::new()
-            });
-        }
+        let addr_text = self.address_operands(&addrs, fits);
         let kind = match self.func.kind {
             FunctionKind::Aic => " attributes {pto.kernel_kind = #pto.kernel_kind<cube>}",
             _ => " attributes {pto.kernel_kind = #pto.kernel_kind<vector>}",

@@ -4,7 +4,7 @@
 //! exceeds its buffer; each `pto.alloc_tile` records a verifier fact and an address slot that
 //! `addrs` fills in when the function is printed.
 
-use super::addrs::{AllocSlot, ADDR_MARK};
+use super::addrs::ADDR_MARK;
 use super::{FnCx, Idx};
 use crate::mlir::{self, MTy};
 use crate::verify::{Fact, TileBuf};
@@ -142,28 +142,7 @@ impl FnCx<'_> {
         ];
         let (vr, vc) = (self.idx(&vr), self.idx(&vc));
         let bytes = (rows * cols) as u64 * t.dtype.bytes();
-        let alias = match alias_of {
-            Some(a) => match self.tile_slots.get(a) {
-                Some(s) => Some(self.allocs[*s].alias.unwrap_or(*s)),
-                None => return Err(self.err(format!("tile {a} has no buffer to alias"))),
-            },
-            None => None,
-        };
-        // Stack allocation: a region's tiles are released when the region ends (see
-        // `emit_region`), so sibling branches and successive loops reuse the same space.
-        let addr = match alias {
-            Some(target) => self.allocs[target].addr,
-            None => {
-                let off = self.bump.entry(loc).or_insert(0);
-                let addr = *off;
-                *off += bytes.div_ceil(32) * 32;
-                let high = self.high.entry(loc).or_insert(0);
-                *high = (*high).max(*off);
-                addr
-            }
-        };
-        let slot = self.allocs.len();
-        self.allocs.push(AllocSlot { addr, alias });
+        let (slot, alias) = self.plan_tile_slot(loc, bytes, alias_of)?;
         let name = self.named(hint);
         self.tile_slots.insert(name.clone(), slot);
         if ty != self.tile_type(t)? {

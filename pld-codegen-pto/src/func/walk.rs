@@ -83,143 +83,10 @@ impl FnCx<'_> {
                 Ok(())
             }
             StmtKind::For { var, start, stop, step, iter_args, body, results, .. } => {
-                let lb = self.scalar_as(start, MTy::Index)?;
-                let ub = self.scalar_as(stop, MTy::Index)?;
-                let st = self.scalar_as(step, MTy::Index)?;
-                let iv = self.named(&format!("{}_idx", self.value_name(*var)));
-                self.bind(*var, Val::Scalar { ssa: iv.clone(), ty: MTy::Index });
-                // Scalar carries become scf iter_args; buffers (tiles, tensors) are carried in place.
-                let mut scf_args = Vec::new();
-                let mut carried = Vec::new();
-                for (k, a) in iter_args.iter().enumerate() {
-                    let init = self.value(&a.init)?;
-                    match init {
-                        Val::Scalar { ssa, ty } => {
-                            let n = self.named(&self.value_name(a.value));
-                            self.bind(a.value, Val::Scalar { ssa: n.clone(), ty });
-                            scf_args.push((k, n, ssa, ty));
-                        }
-                        other => {
-                            self.bind(a.value, other.clone());
-                            carried.push((k, other));
-                        }
-                    }
-                }
-                let head = format!("scf.for {iv} = {lb} to {ub} step {st}");
-                let res_name = if scf_args.is_empty() { None } else { Some(self.tmp()) };
-                match &res_name {
-                    None => self.line(format!("{head} {{")),
-                    Some(r) => {
-                        let inits: Vec<String> =
-                            scf_args.iter().map(|(_, n, i, _)| format!("{n} = {i}")).collect();
-                        let tys: Vec<String> = scf_args.iter().map(|(_, _, _, t)| t.name()).collect();
-                        let lhs =
-                            if scf_args.len() == 1 { r.clone() } else { format!("{r}:{}", scf_args.len()) };
-                        self.line(format!(
-                            "{lhs} = {head} iter_args({}) -> ({}) {{",
-                            inits.join(", "),
-                            tys.join(", ")
-                        ));
-                    }
-                }
-                self.indent += 1;
-                let ys = self.emit_nested(&body.stmts)?.unwrap_or_default();
-                let kinds: Vec<(usize, MTy)> = scf_args.iter().map(|(k, _, _, t)| (*k, *t)).collect();
-                self.yield_carried(&ys, &kinds, &carried)?;
-                self.indent -= 1;
-                self.line("}");
-                self.bind_loop_results(res_name.as_deref(), &kinds, carried, results);
-                Ok(())
+                self.emit_for(var, [start, stop, step], iter_args, body, results)
             }
             StmtKind::If { cond, then_body, else_body, results } => {
-                let c = self.scalar_as(cond, MTy::I1)?;
-                // Result kinds are decided by the then-branch's yield types after emission; we
-                // pre-declare tiles (carried in place) and use scf results for scalars.
-                let rtys: Vec<Type> = results.iter().map(|r| self.func.values.ty(*r).clone()).collect();
-                let mut scalar_res = Vec::new();
-                let mut tile_res = Vec::new();
-                // Tensors and contexts are not values in PTO: both branches must yield the same one.
-                let mut same_res = Vec::new();
-                for (k, t) in rtys.iter().enumerate() {
-                    match t {
-                        Type::Scalar(d) => scalar_res.push((k, MTy::of_scalar(*d).map_err(|m| self.err(m))?)),
-                        Type::Tile(tt) => {
-                            let name = self.value_name(results[k]);
-                            let ssa = self.alloc_tile(&name, tt)?;
-                            tile_res.push((k, Val::Tile { ssa, tile: tt.clone() }));
-                        }
-                        Type::Tensor(_) | Type::DistTensor(_) | Type::CommCtx | Type::Array(_) => {
-                            same_res.push(k)
-                        }
-                        other => {
-                            return Err(
-                                self.err(format!("an if yielding a {} has no pto form", other.kind_name()))
-                            );
-                        }
-                    }
-                }
-                let res_name = if scalar_res.is_empty() { None } else { Some(self.tmp()) };
-                match &res_name {
-                    None => self.line(format!("scf.if {c} {{")),
-                    Some(r) => {
-                        let tys: Vec<String> = scalar_res.iter().map(|(_, t)| t.name()).collect();
-                        let lhs = if scalar_res.len() == 1 {
-                            r.clone()
-                        } else {
-                            format!("{r}:{}", scalar_res.len())
-                        };
-                        self.line(format!("{lhs} = scf.if {c} -> ({}) {{", tys.join(", ")));
-                    }
-                }
-                self.indent += 1;
-                let ys = self.emit_nested(&then_body.stmts)?.unwrap_or_default();
-                self.yield_carried(&ys, &scalar_res, &tile_res)?;
-                let mut same_vals = Vec::new();
-                for k in &same_res {
-                    match ys.get(*k) {
-                        Some(y) => same_vals.push(self.value(y)?),
-                        None => return Err(self.err("an if branch yields fewer values than the if defines")),
-                    }
-                }
-                self.indent -= 1;
-                if !else_body.stmts.is_empty()
-                    || res_name.is_some()
-                    || !tile_res.is_empty()
-                    || !same_res.is_empty()
-                {
-                    self.line("} else {");
-                    self.indent += 1;
-                    let ys = self.emit_nested(&else_body.stmts)?.unwrap_or_default();
-                    self.yield_carried(&ys, &scalar_res, &tile_res)?;
-                    for (j, k) in same_res.iter().enumerate() {
-                        let other = match ys.get(*k) {
-                            Some(y) => self.value(y)?,
-                            None => {
-                                return Err(self.err("an if branch yields fewer values than the if defines"))
-                            }
-                        };
-                        if other != same_vals[j] {
-                            return Err(self.err(
-                                "the branches of an if yield different tensors; pto has no tensor select",
-                            ));
-                        }
-                    }
-                    self.indent -= 1;
-                }
-                self.line("}");
-                for (j, k) in same_res.iter().enumerate() {
-                    self.bind(results[*k], same_vals[j].clone());
-                }
-                for (j, (k, ty)) in scalar_res.iter().enumerate() {
-                    if let Some(r) = &res_name {
-                        let ssa = if scalar_res.len() == 1 { r.clone() } else { format!("{r}#{j}") };
-                        self.bind(results[*k], Val::Scalar { ssa, ty: *ty });
-                    }
-                }
-                for (k, v) in tile_res {
-                    self.bind(results[k], v);
-                }
-                Ok(())
+                self.emit_if(cond, then_body, else_body, results)
             }
             StmtKind::While { iter_args, cond, body, results } => {
                 self.emit_while(iter_args, cond, body, results)
@@ -236,6 +103,148 @@ impl FnCx<'_> {
             StmtKind::Yield(_) => Ok(()),
             StmtKind::Return(_) => Ok(()),
         }
+    }
+
+    /// `scf.for`: scalar carries become `iter_args`; buffers (tiles, tensors) are carried in place.
+    fn emit_for(
+        &mut self,
+        var: &ValueId,
+        bounds: [&Expr; 3],
+        iter_args: &[pld_ir::IterArg],
+        body: &pld_ir::Block,
+        results: &[ValueId],
+    ) -> Result<(), Diagnostic> {
+        let [start, stop, step] = bounds;
+        let lb = self.scalar_as(start, MTy::Index)?;
+        let ub = self.scalar_as(stop, MTy::Index)?;
+        let st = self.scalar_as(step, MTy::Index)?;
+        let iv = self.named(&format!("{}_idx", self.value_name(*var)));
+        self.bind(*var, Val::Scalar { ssa: iv.clone(), ty: MTy::Index });
+        // Scalar carries become scf iter_args; buffers (tiles, tensors) are carried in place.
+        let mut scf_args = Vec::new();
+        let mut carried = Vec::new();
+        for (k, a) in iter_args.iter().enumerate() {
+            let init = self.value(&a.init)?;
+            match init {
+                Val::Scalar { ssa, ty } => {
+                    let n = self.named(&self.value_name(a.value));
+                    self.bind(a.value, Val::Scalar { ssa: n.clone(), ty });
+                    scf_args.push((k, n, ssa, ty));
+                }
+                other => {
+                    self.bind(a.value, other.clone());
+                    carried.push((k, other));
+                }
+            }
+        }
+        let head = format!("scf.for {iv} = {lb} to {ub} step {st}");
+        let res_name = if scf_args.is_empty() { None } else { Some(self.tmp()) };
+        match &res_name {
+            None => self.line(format!("{head} {{")),
+            Some(r) => {
+                let inits: Vec<String> = scf_args.iter().map(|(_, n, i, _)| format!("{n} = {i}")).collect();
+                let tys: Vec<String> = scf_args.iter().map(|(_, _, _, t)| t.name()).collect();
+                let lhs = if scf_args.len() == 1 { r.clone() } else { format!("{r}:{}", scf_args.len()) };
+                self.line(format!(
+                    "{lhs} = {head} iter_args({}) -> ({}) {{",
+                    inits.join(", "),
+                    tys.join(", ")
+                ));
+            }
+        }
+        self.indent += 1;
+        let ys = self.emit_nested(&body.stmts)?.unwrap_or_default();
+        let kinds: Vec<(usize, MTy)> = scf_args.iter().map(|(k, _, _, t)| (*k, *t)).collect();
+        self.yield_carried(&ys, &kinds, &carried)?;
+        self.indent -= 1;
+        self.line("}");
+        self.bind_loop_results(res_name.as_deref(), &kinds, carried, results);
+        Ok(())
+    }
+
+    /// `scf.if`: scalar results are `scf.if` results; tile results are allocated before the
+    /// branches and carried in place; tensor and context results must be the same in both.
+    fn emit_if(
+        &mut self,
+        cond: &Expr,
+        then_body: &pld_ir::Block,
+        else_body: &pld_ir::Block,
+        results: &[ValueId],
+    ) -> Result<(), Diagnostic> {
+        let c = self.scalar_as(cond, MTy::I1)?;
+        // Result kinds are decided by the then-branch's yield types after emission; we
+        // pre-declare tiles (carried in place) and use scf results for scalars.
+        let rtys: Vec<Type> = results.iter().map(|r| self.func.values.ty(*r).clone()).collect();
+        let mut scalar_res = Vec::new();
+        let mut tile_res = Vec::new();
+        // Tensors and contexts are not values in PTO: both branches must yield the same one.
+        let mut same_res = Vec::new();
+        for (k, t) in rtys.iter().enumerate() {
+            match t {
+                Type::Scalar(d) => scalar_res.push((k, MTy::of_scalar(*d).map_err(|m| self.err(m))?)),
+                Type::Tile(tt) => {
+                    let name = self.value_name(results[k]);
+                    let ssa = self.alloc_tile(&name, tt)?;
+                    tile_res.push((k, Val::Tile { ssa, tile: tt.clone() }));
+                }
+                Type::Tensor(_) | Type::DistTensor(_) | Type::CommCtx | Type::Array(_) => same_res.push(k),
+                other => {
+                    return Err(self.err(format!("an if yielding a {} has no pto form", other.kind_name())));
+                }
+            }
+        }
+        let res_name = if scalar_res.is_empty() { None } else { Some(self.tmp()) };
+        match &res_name {
+            None => self.line(format!("scf.if {c} {{")),
+            Some(r) => {
+                let tys: Vec<String> = scalar_res.iter().map(|(_, t)| t.name()).collect();
+                let lhs = if scalar_res.len() == 1 { r.clone() } else { format!("{r}:{}", scalar_res.len()) };
+                self.line(format!("{lhs} = scf.if {c} -> ({}) {{", tys.join(", ")));
+            }
+        }
+        self.indent += 1;
+        let ys = self.emit_nested(&then_body.stmts)?.unwrap_or_default();
+        self.yield_carried(&ys, &scalar_res, &tile_res)?;
+        let mut same_vals = Vec::new();
+        for k in &same_res {
+            match ys.get(*k) {
+                Some(y) => same_vals.push(self.value(y)?),
+                None => return Err(self.err("an if branch yields fewer values than the if defines")),
+            }
+        }
+        self.indent -= 1;
+        if !else_body.stmts.is_empty() || res_name.is_some() || !tile_res.is_empty() || !same_res.is_empty() {
+            self.line("} else {");
+            self.indent += 1;
+            let ys = self.emit_nested(&else_body.stmts)?.unwrap_or_default();
+            self.yield_carried(&ys, &scalar_res, &tile_res)?;
+            for (j, k) in same_res.iter().enumerate() {
+                let other = match ys.get(*k) {
+                    Some(y) => self.value(y)?,
+                    None => return Err(self.err("an if branch yields fewer values than the if defines")),
+                };
+                if other != same_vals[j] {
+                    return Err(
+                        self.err("the branches of an if yield different tensors; pto has no tensor select")
+                    );
+                }
+            }
+            self.indent -= 1;
+        }
+        self.line("}");
+        for (j, k) in same_res.iter().enumerate() {
+            self.bind(results[*k], same_vals[j].clone());
+        }
+        for (j, (k, ty)) in scalar_res.iter().enumerate() {
+            if let Some(r) = &res_name {
+                let ssa = if scalar_res.len() == 1 { r.clone() } else { format!("{r}#{j}") };
+                self.bind(results[*k], Val::Scalar { ssa, ty: *ty });
+            }
+        }
+        for (k, v) in tile_res {
+            self.bind(results[k], v);
+        }
+        Ok(())
     }
 
     /// `scf.while`: scalar carries are region arguments (condition region, then body region);
