@@ -23,6 +23,7 @@
 pub mod builtin;
 pub mod emit;
 pub mod func;
+mod json;
 pub mod mlir;
 pub mod orch;
 pub mod runtime;

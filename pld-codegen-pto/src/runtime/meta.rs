@@ -11,12 +11,8 @@
 //! extents of every parameter with a dynamic dim (`"NR * 4"`) so `run.py` can size outputs.
 
 use super::RuntimeOptions;
-use crate::orch::Json;
+use crate::json::{obj, Json};
 use pld_ir::{Direction, Function, Type};
-
-fn obj(fields: Vec<(&str, Json)>) -> Json {
-    Json::Obj(fields.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
-}
 
 /// The `ParamDirection` member name.
 pub fn direction_name(d: Direction) -> &'static str {

@@ -1,0 +1,101 @@
+//! Tile-address planning: each tile allocation gets a slot whose byte address is assigned by a
+//! per-memory stack (a region's tiles are released when it ends); the body carries a marker per
+//! slot that is replaced by its `addr = ...` operand when the function is printed.
+//!
+//! Guarantees: an aliasing allocation shares its target's address; addresses are 32-byte
+//! aligned; no address is printed when a memory's high-water mark exceeds its capacity (the
+//! verifier reports that, level3-addresses).
+
+use super::FnCx;
+use crate::mlir::{self, MTy};
+use pld_ir::Diagnostic;
+
+#[derive(Clone, Debug)]
+pub(super) struct AllocSlot {
+    /// Byte address inside its buffer.
+    pub(super) addr: u64,
+    /// The slot whose buffer this allocation aliases (a new valid region on the same memory).
+    pub(super) alias: Option<usize>,
+}
+
+/// Brackets an allocation's slot number in the body text until its address is known.
+pub(super) const ADDR_MARK: char = '\u{1}';
+
+/// Replaces each marked slot number in `line` by that slot's address operand text.
+pub(super) fn substitute_addrs(line: &str, addrs: &[String]) -> String {
+    let mut out = String::with_capacity(line.len());
+    let mut rest = line;
+    while let Some(p) = rest.find(ADDR_MARK) {
+        out.push_str(&rest[..p]);
+        let after = &rest[p + ADDR_MARK.len_utf8()..];
+        let Some(q) = after.find(ADDR_MARK) else {
+            out.push_str(&rest[p..]);
+            return out;
+        };
+        if let Some(a) = after[..q].parse::<usize>().ok().and_then(|i| addrs.get(i)) {
+            out.push_str(a);
+        }
+        rest = &after[q + ADDR_MARK.len_utf8()..];
+    }
+    out.push_str(rest);
+    out
+}
+
+impl FnCx<'_> {
+    /// Plans the slot of a new tile allocation of `bytes` bytes in memory `loc`, optionally
+    /// aliasing the buffer of tile SSA `alias_of`; returns the slot and the slot it aliases.
+    pub(super) fn plan_tile_slot(
+        &mut self,
+        loc: &'static str,
+        bytes: u64,
+        alias_of: Option<&str>,
+    ) -> Result<(usize, Option<usize>), Diagnostic> {
+        let alias = match alias_of {
+            Some(a) => match self.tile_slots.get(a) {
+                Some(s) => Some(self.allocs[*s].alias.unwrap_or(*s)),
+                None => return Err(self.err(format!("tile {a} has no buffer to alias"))),
+            },
+            None => None,
+        };
+        // Stack allocation: a region's tiles are released when the region ends (see
+        // `emit_nested`), so sibling branches and successive loops reuse the same space.
+        let addr = match alias {
+            Some(target) => self.allocs[target].addr,
+            None => {
+                let off = self.bump.entry(loc).or_insert(0);
+                let addr = *off;
+                *off += bytes.div_ceil(32) * 32;
+                let high = self.high.entry(loc).or_insert(0);
+                *high = (*high).max(*off);
+                addr
+            }
+        };
+        let slot = self.allocs.len();
+        self.allocs.push(AllocSlot { addr, alias });
+        Ok((slot, alias))
+    }
+
+    /// The planned address of every slot, whether they all fit their memories' capacities,
+    /// and each memory's high-water mark (sorted by memory name).
+    pub(super) fn address_plan(&self) -> (Vec<u64>, bool, Vec<(String, u64)>) {
+        let fits = self.high.iter().all(|(loc, h)| *h <= mlir::capacity(loc, self.opts.target));
+        let addrs: Vec<u64> = self.allocs.iter().map(|a| a.addr).collect();
+        let mut high: Vec<(String, u64)> = self.high.iter().map(|(l, h)| (l.to_string(), *h)).collect();
+        high.sort();
+        (addrs, fits, high)
+    }
+
+    /// The `addr = ...` operand text of each slot (hoisting its constant), or empty texts when
+    /// the plan does not fit.
+    pub(super) fn address_operands(&mut self, addrs: &[u64], fits: bool) -> Vec<String> {
+        let mut addr_text = Vec::new();
+        for a in addrs {
+            addr_text.push(if fits {
+                format!("addr = {} ", self.const_int(*a as i64, MTy::Int(64)))
+            } else {
+                String::new()
+            });
+        }
+        addr_text
+    }
+}

@@ -1,0 +1,269 @@
+//! The per-function emitter: the emission context [`FnCx`] (text sections, SSA names, the
+//! value environment) and the building blocks op emitters share. Each concern lives in its own
+//! submodule: `values` (the typed values an IR value is bound to), `scalar` (constants and
+//! scalar arithmetic), `tiles` (tile buffer types and allocation), `addrs` (tile-address
+//! planning), `views` (tensor views, partitions and the peer-offset sequence), `signature`
+//! (parameters and the view prologue), `walk` (the statement walk) and `print` (assembling
+//! the function text).
+//!
+//! Guarantees:
+//! - The signature follows the runtime calling order (codegen.md §1.2, checklist C4): tensor
+//!   pointers, then scalars and CommContext pointers, then one `index` per dynamic shape
+//!   symbol, then hidden parameters that the body used.
+//! - Every constant is hoisted and deduplicated; every SSA value has one type (P8); offsets,
+//!   sizes, shapes and strides are `index` (P5); partition views check V7 for static values.
+//! - The peer-offset sequence is emitted inline at each remote operand, in the calling
+//!   function (C1/C2): three `pto.load_scalar`, the byte delta divided by the element size,
+//!   `pto.addptr`, then the peer `pto.make_tensor_view`.
+//! - The walk never names an op: calls go through the emitter table; a missing emitter is a
+//!   diagnostic naming the op (with a note when a pass would have lowered it).
+
+mod addrs;
+mod print;
+mod scalar;
+mod signature;
+mod tiles;
+mod values;
+mod views;
+mod walk;
+
+pub use values::{val_kind, FnOut, Idx, TensorRef, Val, BLOCK_IDX_SYM, BLOCK_NUM_SYM};
+
+use crate::verify::Fact;
+use crate::CodegenOptions;
+use addrs::AllocSlot;
+use pld_ir::{Call, Diagnostic, Expr, ExprKind, Function, Program, Span, TileType, ValueId};
+use std::collections::{HashMap, HashSet};
+use views::ViewInfo;
+
+/// The emission state of one function; op emitters use its public helpers.
+pub struct FnCx<'a> {
+    /// The program.
+    pub program: &'a Program,
+    /// The function being emitted.
+    pub func: &'a Function,
+    /// Codegen options.
+    pub opts: &'a CodegenOptions,
+    /// The span of the statement being emitted (for diagnostics).
+    pub span: Span,
+    /// Set by emitters that register a deferred wait.
+    pub uses_deferred: bool,
+    consts: Vec<String>,
+    const_names: HashMap<String, String>,
+    prologue: Vec<String>,
+    body: Vec<String>,
+    in_prologue: bool,
+    indent: usize,
+    names: HashSet<String>,
+    next_tmp: usize,
+    env: HashMap<ValueId, Val>,
+    views: HashMap<usize, ViewInfo>,
+    sym_params: HashMap<String, String>,
+    allocs: Vec<AllocSlot>,
+    tile_types: HashMap<String, String>,
+    tile_slots: HashMap<String, usize>,
+    next_view: usize,
+    bump: HashMap<&'static str, u64>,
+    high: HashMap<&'static str, u64>,
+    pub(crate) facts: Vec<Fact>,
+}
+
+/// Sanitises an IR name into an MLIR identifier fragment.
+pub(super) fn sanitize(name: &str) -> String {
+    let mut s: String =
+        name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' }).collect();
+    if s.is_empty() || s.starts_with(|c: char| c.is_ascii_digit()) {
+        s.insert(0, 'v');
+    }
+    s
+}
+
+/// Collects the symbolic dims of `dims` in first-seen order.
+pub(super) fn collect_syms(dims: &[Expr], out: &mut Vec<String>) {
+    for d in dims {
+        d.walk(&mut |e| {
+            if let ExprKind::Sym(s) = &e.kind {
+                if !out.contains(s) {
+                    out.push(s.clone());
+                }
+            }
+        });
+    }
+}
+
+/// Emits one kernel function.
+pub fn emit_function(program: &Program, func: &Function, opts: &CodegenOptions) -> Result<FnOut, Diagnostic> {
+    let mut cx = FnCx {
+        program,
+        func,
+        opts,
+        span: func.span,
+        uses_deferred: false,
+        consts: Vec::new(),
+        const_names: HashMap::new(),
+        prologue: Vec::new(),
+        body: Vec::new(),
+        in_prologue: true,
+        indent: 1,
+        names: HashSet::new(),
+        next_tmp: 0,
+        env: HashMap::new(),
+        views: HashMap::new(),
+        sym_params: HashMap::new(),
+        allocs: Vec::new(),
+        tile_types: HashMap::new(),
+        tile_slots: HashMap::new(),
+        next_view: 0,
+        bump: HashMap::new(),
+        high: HashMap::new(),
+        facts: Vec::new(),
+    };
+    let params = cx.bind_params()?;
+    cx.emit_views()?;
+    cx.in_prologue = false;
+    cx.emit_top_block(&func.body.stmts)?;
+    cx.finish(params)
+}
+
+impl<'a> FnCx<'a> {
+    // ----------------------------------------------------------------------------------
+    // Diagnostics and text
+    // ----------------------------------------------------------------------------------
+
+    /// An error at the current statement, naming the function.
+    pub fn err(&self, msg: impl Into<String>) -> Diagnostic {
+        Diagnostic::error(self.span, msg)
+    }
+
+    /// Appends one line at the current indentation of the current section.
+    pub fn line(&mut self, text: impl AsRef<str>) {
+        let pad = "  ".repeat(self.indent);
+        let l = format!("{pad}{}", text.as_ref());
+        if self.in_prologue {
+            self.prologue.push(l);
+        } else {
+            self.body.push(l);
+        }
+    }
+
+    /// A fresh numeric temporary (`%N`).
+    pub fn tmp(&mut self) -> String {
+        loop {
+            let n = format!("%{}", self.next_tmp);
+            self.next_tmp += 1;
+            if self.names.insert(n.clone()) {
+                return n;
+            }
+        }
+    }
+
+    /// A readable SSA name derived from `hint`, or a numeric temporary when taken.
+    pub fn named(&mut self, hint: &str) -> String {
+        let n = format!("%{}", sanitize(hint));
+        if self.names.insert(n.clone()) {
+            n
+        } else {
+            self.tmp()
+        }
+    }
+
+    /// The IR name of a value, sanitised.
+    pub fn value_name(&self, v: ValueId) -> String {
+        sanitize(self.func.values.name(v))
+    }
+
+    // ----------------------------------------------------------------------------------
+    // Constants and scalar arithmetic
+    // ----------------------------------------------------------------------------------
+
+    // ----------------------------------------------------------------------------------
+    // Values
+    // ----------------------------------------------------------------------------------
+
+    /// Binds IR value `v` to `val`.
+    pub fn bind(&mut self, v: ValueId, val: Val) {
+        self.env.insert(v, val);
+    }
+
+    /// Evaluates an operand expression to its binding (variables, nested calls, scalars).
+    pub fn value(&mut self, e: &Expr) -> Result<Val, Diagnostic> {
+        match &e.kind {
+            ExprKind::Var(v) => match self.env.get(v) {
+                Some(val) => Ok(val.clone()),
+                None => Err(self.err(format!(
+                    "value '{}' has no pto binding in kernel '{}'",
+                    self.func.values.name(*v),
+                    self.func.name
+                ))),
+            },
+            ExprKind::Call(c) => self.emit_call(c, &[]),
+            _ => {
+                let (ssa, ty) = self.scalar(e)?;
+                Ok(Val::Scalar { ssa, ty })
+            }
+        }
+    }
+
+    /// The tensor behind operand `e`; `what` names the operand for diagnostics (`op target`).
+    pub fn tensor(&mut self, e: &Expr, what: &str) -> Result<TensorRef, Diagnostic> {
+        match self.value(e)? {
+            Val::Tensor(t) => Ok(t),
+            other => Err(self.err(format!(
+                "{what} must be a tensor parameter of the kernel (pto views are made from parameters), got a {}",
+                val_kind(&other)
+            ))),
+        }
+    }
+
+    /// The tile behind operand `e`.
+    pub fn tile(&mut self, e: &Expr, what: &str) -> Result<(String, TileType), Diagnostic> {
+        match self.value(e)? {
+            Val::Tile { ssa, tile } => Ok((ssa, tile)),
+            other => Err(self.err(format!("{what} must be a tile, got a {}", val_kind(&other)))),
+        }
+    }
+
+    /// The CommContext pointer behind operand `e`.
+    pub fn ctx(&mut self, e: &Expr, what: &str) -> Result<String, Diagnostic> {
+        match self.value(e)? {
+            Val::Ctx { ssa } => Ok(ssa),
+            other => Err(self.err(format!("{what} must be a CommCtx, got a {}", val_kind(&other)))),
+        }
+    }
+
+    // ----------------------------------------------------------------------------------
+    // Tiles
+    // ----------------------------------------------------------------------------------
+
+    /// Evaluates an op-call argument that must be a tuple literal.
+    pub fn tuple_arg<'c>(&self, call: &'c Call, i: usize, what: &str) -> Result<&'c [Expr], Diagnostic> {
+        match call.args.get(i).and_then(|a| a.as_tuple()) {
+            Some(t) => Ok(t),
+            None => Err(self.err(format!("{} {what} must be a tuple", call.callee.name()))),
+        }
+    }
+
+    /// Argument `i` of an op call.
+    pub fn arg<'c>(&self, call: &'c Call, i: usize, what: &str) -> Result<&'c Expr, Diagnostic> {
+        call.args
+            .get(i)
+            .ok_or_else(|| self.err(format!("{} is missing its {what} argument", call.callee.name())))
+    }
+
+    /// The readable name hint for a call's result.
+    pub fn result_hint(&self, targets: &[ValueId], fallback: &str) -> String {
+        targets.first().map_or_else(|| fallback.to_string(), |t| self.value_name(*t))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_sanitised() {
+        assert_eq!(sanitize("x__ssa.v0"), "x__ssa_v0");
+        assert_eq!(sanitize("0abc"), "v0abc");
+        assert_eq!(sanitize(""), "v");
+    }
+}

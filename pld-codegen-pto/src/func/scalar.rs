@@ -1,0 +1,367 @@
+//! Constants and scalar arithmetic of [`FnCx`].
+//!
+//! Guarantees: every constant is hoisted and deduplicated; every SSA value has one type (P8);
+//! binary operands are cast to a common type first; floats print as MLIR float literals that
+//! round-trip their `f32` value.
+
+use super::{val_kind, FnCx, Idx, Val, BLOCK_IDX_SYM, BLOCK_NUM_SYM};
+use crate::mlir::MTy;
+use pld_ir::{BinOp, Diagnostic, Expr, ExprKind, UnOp};
+
+impl FnCx<'_> {
+    pub(super) fn constant(&mut self, value: String, label: String, ty: MTy) -> String {
+        let key = format!("{value}:{}", ty.name());
+        if let Some(n) = self.const_names.get(&key) {
+            return n.clone();
+        }
+        let mut name = format!("%c{label}_{}", ty.name());
+        if !self.names.insert(name.clone()) {
+            name = self.tmp();
+        }
+        self.consts.push(format!("  {name} = arith.constant {value} : {}", ty.name()));
+        self.const_names.insert(key, name.clone());
+        name
+    }
+
+    /// A hoisted integer constant (`%c16_index`, `%cn1_i32`).
+    pub fn const_int(&mut self, v: i64, ty: MTy) -> String {
+        if ty == MTy::I1 {
+            let (value, label) = if v != 0 { ("true", "true") } else { ("false", "false") };
+            return self.constant(value.into(), label.into(), ty);
+        }
+        if ty.is_float() {
+            return self.const_float(v as f64, ty);
+        }
+        let label = if v < 0 { format!("n{}", v.unsigned_abs()) } else { v.to_string() };
+        self.constant(v.to_string(), label, ty)
+    }
+
+    /// A hoisted float constant.
+    pub fn const_float(&mut self, v: f64, ty: MTy) -> String {
+        let value = float_literal(v, ty);
+        let label = value.replace('-', "n").replace('.', "p").replace('+', "");
+        self.constant(value, label, ty)
+    }
+
+    /// Materialises an [`Idx`].
+    pub fn idx(&mut self, i: &Idx) -> String {
+        match i {
+            Idx::Const(v) => self.const_int(*v, MTy::Index),
+            Idx::Ssa(s) => s.clone(),
+        }
+    }
+
+    /// `a * b` over `index`, folded when both are constant.
+    pub fn mul_idx(&mut self, a: &Idx, b: &Idx) -> Idx {
+        match (a, b) {
+            (Idx::Const(x), Idx::Const(y)) => Idx::Const(x.saturating_mul(*y)),
+            (Idx::Const(1), other) | (other, Idx::Const(1)) => other.clone(),
+            _ => {
+                let (x, y) = (self.idx(a), self.idx(b));
+                let t = self.tmp();
+                self.line(format!("{t} = arith.muli {x}, {y} : index"));
+                Idx::Ssa(t)
+            }
+        }
+    }
+
+    /// Converts SSA value `v` of type `from` to type `to`.
+    pub fn cast(&mut self, v: &str, from: MTy, to: MTy) -> Result<String, Diagnostic> {
+        if from == to {
+            return Ok(v.to_string());
+        }
+        let (f, t) = (from.name(), to.name());
+        let op = match (from, to) {
+            (MTy::Index, _) if to.int_width().is_some() => "arith.index_cast",
+            (_, MTy::Index) if from.int_width().is_some() => "arith.index_cast",
+            (MTy::I1, _) if to.int_width().is_some() => "arith.extui",
+            (_, _) if from.int_width().is_some() && to.int_width().is_some() => {
+                if to.int_width() > from.int_width() {
+                    "arith.extsi"
+                } else {
+                    "arith.trunci"
+                }
+            }
+            (_, _) if from.int_width().is_some() && to.is_float() => {
+                if from == MTy::Index {
+                    let i = self.cast(v, from, MTy::Int(64))?;
+                    return self.cast(&i, MTy::Int(64), to);
+                }
+                "arith.sitofp"
+            }
+            (_, _) if from.is_float() && to.int_width().is_some() => {
+                if to == MTy::Index {
+                    let i = self.cast(v, from, MTy::Int(64))?;
+                    return self.cast(&i, MTy::Int(64), to);
+                }
+                "arith.fptosi"
+            }
+            (_, _) if from.is_float() && to.is_float() => {
+                if to.float_width() > from.float_width() {
+                    "arith.extf"
+                } else {
+                    "arith.truncf"
+                }
+            }
+            _ => return Err(self.err(format!("cannot convert a {f} value to {t}"))),
+        };
+        let r = self.tmp();
+        self.line(format!("{r} = {op} {v} : {f} to {t}"));
+        Ok(r)
+    }
+
+    /// Evaluates a scalar expression in its natural type.
+    pub fn scalar(&mut self, e: &Expr) -> Result<(String, MTy), Diagnostic> {
+        match &e.kind {
+            ExprKind::Int(v) => Ok((self.const_int(*v, MTy::Index), MTy::Index)),
+            ExprKind::Float(b) => Ok((self.const_float(b.get(), MTy::F32), MTy::F32)),
+            ExprKind::Bool(b) => Ok((self.const_int(i64::from(*b), MTy::I1), MTy::I1)),
+            ExprKind::Sym(s) if s == BLOCK_IDX_SYM || s == BLOCK_NUM_SYM => {
+                // Emitted at each use: a use inside a region must not define an SSA value
+                // that a later use outside the region would reference.
+                let inst = if s == BLOCK_IDX_SYM { "pto.get_block_idx" } else { "pto.get_block_num" };
+                let raw = self.tmp();
+                self.line(format!("{raw} = {inst}"));
+                let idx = self.tmp();
+                self.line(format!("{idx} = arith.index_cast {raw} : i64 to index"));
+                Ok((idx, MTy::Index))
+            }
+            ExprKind::Sym(s) => match self.sym_params.get(s) {
+                Some(p) => Ok((p.clone(), MTy::Index)),
+                None => Err(self.err(format!(
+                    "dynamic dim '{s}' is not bound by any tensor parameter of kernel '{}'; pto codegen needs every symbolic extent to be a runtime parameter",
+                    self.func.name
+                ))),
+            },
+            ExprKind::Var(v) => match self.env.get(v) {
+                Some(Val::Scalar { ssa, ty }) => Ok((ssa.clone(), *ty)),
+                Some(other) => Err(self.err(format!(
+                    "value '{}' is used as a scalar but is a {}",
+                    self.func.values.name(*v),
+                    val_kind(other)
+                ))),
+                None => Err(self.err(format!(
+                    "value '{}' has no pto binding in kernel '{}'",
+                    self.func.values.name(*v),
+                    self.func.name
+                ))),
+            },
+            ExprKind::Call(c) => match self.emit_call(c, &[])? {
+                Val::Scalar { ssa, ty } => Ok((ssa, ty)),
+                other => Err(self.err(format!("{} is used as a scalar but yields a {}", c.callee.name(), val_kind(&other)))),
+            },
+            ExprKind::Unary(UnOp::Neg, a) => {
+                let (x, t) = self.scalar(a)?;
+                let r = self.tmp();
+                if t.is_float() {
+                    self.line(format!("{r} = arith.negf {x} : {}", t.name()));
+                } else {
+                    let z = self.const_int(0, t);
+                    self.line(format!("{r} = arith.subi {z}, {x} : {}", t.name()));
+                }
+                Ok((r, t))
+            }
+            ExprKind::Unary(UnOp::Not, a) => {
+                let x = self.scalar_as(a, MTy::I1)?;
+                let one = self.const_int(1, MTy::I1);
+                let r = self.tmp();
+                self.line(format!("{r} = arith.xori {x}, {one} : i1"));
+                Ok((r, MTy::I1))
+            }
+            ExprKind::Binary(op, a, b) => self.binary(*op, a, b),
+            ExprKind::Str(_) | ExprKind::DType(_) | ExprKind::Tuple(_) => {
+                Err(self.err(format!("`{e}` is not a scalar expression pto codegen can evaluate")))
+            }
+        }
+    }
+
+    pub(super) fn binary(&mut self, op: BinOp, a: &Expr, b: &Expr) -> Result<(String, MTy), Diagnostic> {
+        if matches!(op, BinOp::And | BinOp::Or) {
+            let x = self.scalar_as(a, MTy::I1)?;
+            let y = self.scalar_as(b, MTy::I1)?;
+            let r = self.tmp();
+            let o = if op == BinOp::And { "andi" } else { "ori" };
+            self.line(format!("{r} = arith.{o} {x}, {y} : i1"));
+            return Ok((r, MTy::I1));
+        }
+        // The operand type: a literal adopts the other side's type.
+        let lit = |e: &Expr| matches!(e.kind, ExprKind::Int(_) | ExprKind::Float(_));
+        let (x, y, t) = if lit(a) && !lit(b) {
+            let (y, t) = self.scalar(b)?;
+            (self.scalar_as(a, t)?, y, t)
+        } else if lit(b) {
+            let (x, t) = self.scalar(a)?;
+            (x, self.scalar_as(b, t)?, t)
+        } else {
+            let (x, ta) = self.scalar(a)?;
+            let (y, tb) = self.scalar(b)?;
+            let t = common_type(ta, tb);
+            (self.cast(&x, ta, t)?, self.cast(&y, tb, t)?, t)
+        };
+        let f = t.is_float();
+        let r = self.tmp();
+        let ty = t.name();
+        let cmp = |p_int: &str, p_f: &str| {
+            if f {
+                format!("arith.cmpf {p_f},")
+            } else {
+                format!("arith.cmpi {p_int},")
+            }
+        };
+        let text = match op {
+            BinOp::Add => format!("arith.{} {x}, {y} : {ty}", if f { "addf" } else { "addi" }),
+            BinOp::Sub => format!("arith.{} {x}, {y} : {ty}", if f { "subf" } else { "subi" }),
+            BinOp::Mul => format!("arith.{} {x}, {y} : {ty}", if f { "mulf" } else { "muli" }),
+            BinOp::Div => format!("arith.{} {x}, {y} : {ty}", if f { "divf" } else { "divsi" }),
+            BinOp::FloorDiv if !f => format!("arith.floordivsi {x}, {y} : {ty}"),
+            BinOp::Mod if f => format!("arith.remf {x}, {y} : {ty}"),
+            BinOp::Mod => return self.floor_mod(&r, &x, &y, t),
+            BinOp::Min => format!("arith.{} {x}, {y} : {ty}", if f { "minimumf" } else { "minsi" }),
+            BinOp::Max => format!("arith.{} {x}, {y} : {ty}", if f { "maximumf" } else { "maxsi" }),
+            BinOp::Eq => format!("{} {x}, {y} : {ty}", cmp("eq", "oeq")),
+            BinOp::Ne => format!("{} {x}, {y} : {ty}", cmp("ne", "one")),
+            BinOp::Lt => format!("{} {x}, {y} : {ty}", cmp("slt", "olt")),
+            BinOp::Le => format!("{} {x}, {y} : {ty}", cmp("sle", "ole")),
+            BinOp::Gt => format!("{} {x}, {y} : {ty}", cmp("sgt", "ogt")),
+            BinOp::Ge => format!("{} {x}, {y} : {ty}", cmp("sge", "oge")),
+            _ => {
+                return Err(
+                    self.err(format!("operator `{}` on {ty} is not supported by pto codegen", op.symbol()))
+                )
+            }
+        };
+        self.line(format!("{r} = {text}"));
+        Ok((r, if op.is_comparison() { MTy::I1 } else { t }))
+    }
+
+    /// Python's `%` on integers: the remainder takes the divisor's sign (`arith.remsi`
+    /// truncates, so a non-zero remainder whose sign differs from the divisor's is shifted).
+    pub(super) fn floor_mod(
+        &mut self,
+        r: &str,
+        x: &str,
+        y: &str,
+        t: MTy,
+    ) -> Result<(String, MTy), Diagnostic> {
+        let ty = t.name();
+        self.line(format!("{r} = arith.remsi {x}, {y} : {ty}"));
+        let z = self.const_int(0, t);
+        let (nz, rn, yn, sd, fix, adj, res) =
+            (self.tmp(), self.tmp(), self.tmp(), self.tmp(), self.tmp(), self.tmp(), self.tmp());
+        self.line(format!("{nz} = arith.cmpi ne, {r}, {z} : {ty}"));
+        self.line(format!("{rn} = arith.cmpi slt, {r}, {z} : {ty}"));
+        self.line(format!("{yn} = arith.cmpi slt, {y}, {z} : {ty}"));
+        self.line(format!("{sd} = arith.xori {rn}, {yn} : i1"));
+        self.line(format!("{fix} = arith.andi {nz}, {sd} : i1"));
+        self.line(format!("{adj} = arith.addi {r}, {y} : {ty}"));
+        self.line(format!("{res} = arith.select {fix}, {adj}, {r} : {ty}"));
+        Ok((res, t))
+    }
+
+    /// Evaluates a scalar expression as type `ty` (literals are emitted directly in `ty`).
+    pub fn scalar_as(&mut self, e: &Expr, ty: MTy) -> Result<String, Diagnostic> {
+        match &e.kind {
+            ExprKind::Int(v) => Ok(self.const_int(*v, ty)),
+            ExprKind::Float(b) if ty.is_float() => Ok(self.const_float(b.get(), ty)),
+            ExprKind::Bool(b) => {
+                let one = self.const_int(i64::from(*b), MTy::I1);
+                self.cast(&one, MTy::I1, ty)
+            }
+            ExprKind::Var(v) if ty == MTy::Index => {
+                let (x, t) = self.scalar(e)?;
+                if t == MTy::Index {
+                    return Ok(x);
+                }
+                if t.int_width().is_none() {
+                    return self.cast(&x, t, ty);
+                }
+                let name = self.named(&format!("{}_idx", self.value_name(*v)));
+                self.line(format!("{name} = arith.index_cast {x} : {} to index", t.name()));
+                Ok(name)
+            }
+            _ => {
+                let (x, t) = self.scalar(e)?;
+                self.cast(&x, t, ty)
+            }
+        }
+    }
+
+    /// An `index` offset clamped at 0: constants fold, runtime values get `arith.maxsi` (V7).
+    pub fn offset(&mut self, e: &Expr) -> Result<(String, Option<i64>), Diagnostic> {
+        if let Some(v) = e.as_int() {
+            let v = v.max(0);
+            return Ok((self.const_int(v, MTy::Index), Some(v)));
+        }
+        let x = self.scalar_as(e, MTy::Index)?;
+        let z = self.const_int(0, MTy::Index);
+        let r = self.tmp();
+        self.line(format!("{r} = arith.maxsi {x}, {z} : index"));
+        Ok((r, None))
+    }
+
+    /// An `index` size: a constant or a runtime value (no clamp).
+    pub fn size(&mut self, e: &Expr) -> Result<(String, Option<i64>), Diagnostic> {
+        if let Some(v) = e.as_int() {
+            return Ok((self.const_int(v, MTy::Index), Some(v)));
+        }
+        Ok((self.scalar_as(e, MTy::Index)?, None))
+    }
+}
+
+/// An MLIR float literal for `v` as a value of `ty`: the shortest decimal that round-trips
+/// the `f32` value, always with a '.' in the mantissa (the literal grammar requires it);
+/// infinities and NaN as hexadecimal bit patterns.
+pub(super) fn float_literal(v: f64, ty: MTy) -> String {
+    let x = v as f32;
+    if !x.is_finite() {
+        let bits32 = x.to_bits();
+        return match ty {
+            MTy::BF16 => format!("0x{:04X}", bits32 >> 16),
+            MTy::F16 => {
+                let sign = if x.is_sign_negative() { 0x8000u16 } else { 0 };
+                format!("0x{:04X}", sign | if x.is_nan() { 0x7E00 } else { 0x7C00 })
+            }
+            _ => format!("0x{bits32:08X}"),
+        };
+    }
+    let s = format!("{x:e}");
+    match s.split_once('e') {
+        Some((m, e)) if !m.contains('.') => format!("{m}.0e{e}"),
+        _ => s,
+    }
+}
+
+/// The type two operands of a binary operation are brought to.
+pub(super) fn common_type(a: MTy, b: MTy) -> MTy {
+    if a == b {
+        a
+    } else if a.is_float() || b.is_float() {
+        if a.float_width() >= b.float_width() && a.is_float() {
+            a
+        } else {
+            b
+        }
+    } else if a == MTy::Index || b == MTy::Index {
+        MTy::Index
+    } else if a.int_width() >= b.int_width() {
+        a
+    } else {
+        b
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn float_literals_parse_as_mlir_floats() {
+        assert_eq!(float_literal(2.0, MTy::F32), "2.0e0");
+        assert_eq!(float_literal(0.1, MTy::F32), "1e-1".replace("1e", "1.0e"));
+        assert_eq!(float_literal(1.2345678, MTy::F32), "1.2345678e0");
+        assert_eq!(float_literal(-0.5, MTy::F32), "-5.0e-1");
+        assert_eq!(float_literal(f64::INFINITY, MTy::F32), "0x7F800000");
+        assert_eq!(float_literal(f64::NEG_INFINITY, MTy::F16), "0xFC00");
+        assert_eq!(float_literal(f64::NEG_INFINITY, MTy::BF16), "0xFF80");
+    }
+}

@@ -1,0 +1,101 @@
+//! The typed values of an emitted function: what an IR value is bound to ([`Val`]), tensor
+//! operands ([`TensorRef`]), foldable `index` operands ([`Idx`]) and the emitted text ([`FnOut`]).
+//!
+//! Guarantees: these are plain data; nothing here emits text or reads the emission state.
+
+use crate::mlir::MTy;
+use crate::verify::KernelFacts;
+use pld_ir::{TensorType, TileType};
+
+/// (`pto.get_block_idx`, cast to `index`); it never becomes a signature parameter.
+pub const BLOCK_IDX_SYM: &str = "__pld_block_idx";
+
+/// The reserved symbol for the launched block count (`pto.get_block_num`, cast to `index`).
+pub const BLOCK_NUM_SYM: &str = "__pld_block_num";
+
+/// A tensor operand: a tensor-like parameter of the kernel (or a value aliasing one).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TensorRef {
+    /// Readable base name (the parameter's IR name, sanitised).
+    pub name: String,
+    /// Index of the parameter among the function's parameters.
+    pub param: usize,
+    /// Identity of its tensor view (the parameter index, or a fresh key for a derived view).
+    pub key: usize,
+    /// The pointer argument (`%argK`).
+    pub ptr: String,
+    /// The tensor type.
+    pub ty: TensorType,
+    /// Whether the parameter is a window-bound DistributedTensor.
+    pub dist: bool,
+    /// The paired CommContext argument, for a DistributedTensor.
+    pub ctx: Option<String>,
+}
+
+/// What an IR value is bound to in the emitted function.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Val {
+    /// No value (side-effect-only call).
+    Unit,
+    /// A scalar SSA value.
+    Scalar {
+        /// SSA name.
+        ssa: String,
+        /// Its type.
+        ty: MTy,
+    },
+    /// A tile buffer.
+    Tile {
+        /// SSA name of the `pto.alloc_tile`.
+        ssa: String,
+        /// Its IR type.
+        tile: TileType,
+    },
+    /// A tensor parameter.
+    Tensor(TensorRef),
+    /// A CommContext pointer (`!pto.ptr<i64>`).
+    Ctx {
+        /// SSA name.
+        ssa: String,
+    },
+    /// An on-core array (`pto.declare_local_array`); updates write it in place, so every
+    /// version of an IR array value binds to the same declaration.
+    Array {
+        /// SSA name of the declaration.
+        ssa: String,
+        /// Its IR type.
+        ty: pld_ir::ArrayType,
+    },
+}
+
+/// The text of one emitted function.
+#[derive(Clone, Debug)]
+pub struct FnOut {
+    /// The `func.func` text, indented for a module body.
+    pub text: String,
+    /// Whether the function registered a deferred wait (the module needs the declaration).
+    pub uses_deferred: bool,
+    /// What the PTO verifier checks before the module is written.
+    pub facts: KernelFacts,
+}
+
+/// An `index` operand that may still be folded.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Idx {
+    /// A constant.
+    Const(i64),
+    /// An SSA value of type `index`.
+    Ssa(String),
+}
+
+/// A short name of a binding's kind, for diagnostics.
+pub fn val_kind(v: &Val) -> &'static str {
+    match v {
+        Val::Unit => "unit value",
+        Val::Scalar { .. } => "scalar",
+        Val::Tile { .. } => "tile",
+        Val::Tensor(_) => "tensor",
+        Val::Ctx { .. } => "CommCtx",
+        Val::Array { .. } => "array",
+    }
+}
