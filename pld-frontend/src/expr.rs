@@ -145,17 +145,9 @@ impl FnCx<'_, '_> {
                     self.error(Diagnostic::error(span, "chained comparisons are not supported; use `and`"));
                     return Err(());
                 };
-                let op = match op {
-                    ast::CmpOp::Eq => BinOp::Eq,
-                    ast::CmpOp::NotEq => BinOp::Ne,
-                    ast::CmpOp::Lt => BinOp::Lt,
-                    ast::CmpOp::LtE => BinOp::Le,
-                    ast::CmpOp::Gt => BinOp::Gt,
-                    ast::CmpOp::GtE => BinOp::Ge,
-                    _ => {
-                        self.error(Diagnostic::error(span, "unsupported comparison (`is` / `in`)"));
-                        return Err(());
-                    }
+                let Some(op) = consts::cmp_op(op) else {
+                    self.error(Diagnostic::error(span, "unsupported comparison (`is` / `in`)"));
+                    return Err(());
                 };
                 let l = self.expr(&c.left);
                 let r = self.expr(rhs);

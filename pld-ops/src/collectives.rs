@@ -14,9 +14,7 @@
 
 use crate::util::window_arg;
 use pld_ir::registry::{AbiEnumKind, AttrDefault, AttrType};
-use pld_ir::{
-    register_op, Affinity, AttrDef, DataType, DeduceCx, Diagnostic, Effect, OpDef, ParamDef, SignalRole, Type,
-};
+use pld_ir::{register_op, Affinity, AttrDef, DataType, DeduceCx, Diagnostic, Effect, OpDef, ParamDef, Type};
 
 const FAMILY: &str = "collectives";
 
@@ -27,21 +25,7 @@ const fn coll(
     attrs: &'static [AttrDef],
     deduce: pld_ir::registry::DeduceFn,
 ) -> OpDef {
-    OpDef {
-        name,
-        family: FAMILY,
-        summary,
-        aliases: &[],
-        params,
-        attrs,
-        affinity: Affinity::Shared,
-        no_duplicate: false,
-        signal_role: SignalRole::None,
-        internal: false,
-        effects: None,
-        deduce,
-        lowerings: &[],
-    }
+    crate::util::def(name, FAMILY, summary, &[], params, attrs, Affinity::Shared, deduce)
 }
 
 const fn builtin(
