@@ -165,6 +165,19 @@ pub fn bin_op(op: &ast::Operator) -> Option<BinOp> {
     })
 }
 
+/// Python comparison operator → IR binary operator (`is` / `in` have none).
+pub fn cmp_op(op: &ast::CmpOp) -> Option<BinOp> {
+    Some(match op {
+        ast::CmpOp::Eq => BinOp::Eq,
+        ast::CmpOp::NotEq => BinOp::Ne,
+        ast::CmpOp::Lt => BinOp::Lt,
+        ast::CmpOp::LtE => BinOp::Le,
+        ast::CmpOp::Gt => BinOp::Gt,
+        ast::CmpOp::GtE => BinOp::Ge,
+        _ => return None,
+    })
+}
+
 /// Negates a literal in place (`-1` is an integer literal, not a negation).
 pub fn negate(e: Expr) -> Expr {
     let span = e.span;
@@ -208,15 +221,7 @@ pub fn eval_const(file: FileId, env: &ConstEnv, e: &ast::Expr) -> Option<Expr> {
         }
         ast::Expr::Compare(c) => {
             let ([op], [rhs]) = (c.ops.as_slice(), c.comparators.as_slice()) else { return None };
-            let op = match op {
-                ast::CmpOp::Eq => BinOp::Eq,
-                ast::CmpOp::NotEq => BinOp::Ne,
-                ast::CmpOp::Lt => BinOp::Lt,
-                ast::CmpOp::LtE => BinOp::Le,
-                ast::CmpOp::Gt => BinOp::Gt,
-                ast::CmpOp::GtE => BinOp::Ge,
-                _ => return None,
-            };
+            let op = cmp_op(op)?;
             let l = eval_const(file, env, &c.left)?;
             let r = eval_const(file, env, rhs)?;
             if let Some(eq) = same_value(&l, &r) {

@@ -5,42 +5,23 @@
 //! first argument's type); keyword arguments bind to the op's parameters (IR order) or its
 //! keyword-only attributes; ABI enum members become their pinned integers; every call is
 //! built through [`Expr::op_call`] with the enclosing function's kind, so deducer errors
-//! carry the call's span. Failures report once and return `Err(())`.
+//! carry the call's span. Failures report once and return `Err(())`. Op-call argument
+//! binding lives in `op_call`, subscripts in `subscript`.
 
 use crate::body::FnCx;
 use crate::consts::{self, enum_path, get_byte_call, literal, named_constant, negate};
 use crate::util::{dotted, span_of, split_module};
-use pld_ir::registry::{DeduceEnv, Overload};
-use pld_ir::{
-    registry, Attr, BinOp, Call, Callee, DataType, Diagnostic, Expr, ExprKind, OpDef, Span, Type, UnOp,
-};
+use pld_ir::registry::DeduceEnv;
+use pld_ir::{registry, Attr, BinOp, Call, Callee, DataType, Diagnostic, Expr, ExprKind, Span, Type, UnOp};
 use rustpython_parser::ast;
+
+mod op_call;
+mod subscript;
+
+use op_call::{resolve, Resolved};
 
 /// Deepest expression nesting the frontend lowers.
 const MAX_DEPTH: usize = 200;
-
-/// A resolved DSL op name.
-enum Resolved {
-    Op(&'static OpDef),
-    Overload(&'static Overload),
-}
-
-fn resolve(path: &str) -> Option<Resolved> {
-    let reg = registry();
-    let mut candidates = vec![path];
-    if let Some(rest) = path.strip_prefix("pl.") {
-        candidates.push(rest);
-    }
-    for c in candidates {
-        if let Some(o) = reg.overload(c) {
-            return Some(Resolved::Overload(o));
-        }
-        if let Some(d) = reg.lookup(c) {
-            return Some(Resolved::Op(d));
-        }
-    }
-    None
-}
 
 /// The member of a string-valued DSL enum (`pl.MemorySpace.Vec` → `Vec`), kept as a string.
 pub fn enum_like_member(path: &str) -> Option<&str> {
@@ -164,17 +145,9 @@ impl FnCx<'_, '_> {
                     self.error(Diagnostic::error(span, "chained comparisons are not supported; use `and`"));
                     return Err(());
                 };
-                let op = match op {
-                    ast::CmpOp::Eq => BinOp::Eq,
-                    ast::CmpOp::NotEq => BinOp::Ne,
-                    ast::CmpOp::Lt => BinOp::Lt,
-                    ast::CmpOp::LtE => BinOp::Le,
-                    ast::CmpOp::Gt => BinOp::Gt,
-                    ast::CmpOp::GtE => BinOp::Ge,
-                    _ => {
-                        self.error(Diagnostic::error(span, "unsupported comparison (`is` / `in`)"));
-                        return Err(());
-                    }
+                let Some(op) = consts::cmp_op(op) else {
+                    self.error(Diagnostic::error(span, "unsupported comparison (`is` / `in`)"));
+                    return Err(());
                 };
                 let l = self.expr(&c.left);
                 let r = self.expr(rhs);
@@ -445,142 +418,6 @@ impl FnCx<'_, '_> {
         }
     }
 
-    /// Binds positional and keyword arguments to `def`'s schema and builds the call.
-    /// `first`: the first positional argument when the caller already lowered it (overload
-    /// dispatch), so nested overloaded calls are lowered once, not exponentially often.
-    fn op_call(
-        &mut self,
-        def: &'static OpDef,
-        c: &ast::ExprCall,
-        mut first: Option<Expr>,
-        span: Span,
-    ) -> Result<Expr, ()> {
-        let file = self.file();
-        let mut slots: Vec<Option<Expr>> = vec![None; def.params.len()];
-        let mut extra = Vec::new();
-        let mut ok = true;
-        for (i, a) in c.args.iter().enumerate() {
-            if i == 0 {
-                if let Some(e) = first.take() {
-                    match slots.first_mut() {
-                        Some(slot) => *slot = Some(e),
-                        None => extra.push(e),
-                    }
-                    continue;
-                }
-            }
-            if let ast::Expr::Starred(_) = a {
-                self.error(Diagnostic::error(span_of(file, a), "`*args` is not supported in op calls"));
-                ok = false;
-                continue;
-            }
-            match self.expr(a) {
-                Ok(e) if i < slots.len() => slots[i] = Some(e),
-                Ok(e) => extra.push(e),
-                Err(()) => ok = false,
-            }
-        }
-        let mut attrs: Vec<(String, Attr)> = Vec::new();
-        for kw in &c.keywords {
-            let kspan = span_of(file, kw);
-            let Some(k) = kw.arg.as_deref() else {
-                self.error(Diagnostic::error(kspan, "`**kwargs` is not supported in op calls"));
-                ok = false;
-                continue;
-            };
-            if let Some(j) = def.params.iter().position(|p| p.name == k) {
-                if slots[j].is_some() {
-                    self.error(Diagnostic::error(
-                        kspan,
-                        format!("argument `{k}` of {} is given twice", def.name),
-                    ));
-                    ok = false;
-                    continue;
-                }
-                match self.expr(&kw.value) {
-                    Ok(e) => slots[j] = Some(e),
-                    Err(()) => ok = false,
-                }
-            } else if let Some(a) = def.attr_def(k) {
-                match self.attr_value(def, a.name, &kw.value) {
-                    Ok(v) => attrs.push((k.to_string(), v)),
-                    Err(()) => ok = false,
-                }
-            } else {
-                let mut known: Vec<&str> = def.params.iter().map(|p| p.name).collect();
-                known.extend(def.attrs.iter().map(|a| a.name));
-                let note = if known.is_empty() {
-                    format!("{} takes no keyword arguments", def.name)
-                } else {
-                    format!("known keyword arguments: {}", known.join(", "))
-                };
-                self.error(
-                    Diagnostic::error(kspan, format!("unknown kwarg '{k}' for operator '{}'", def.name))
-                        .with_note(note),
-                );
-                ok = false;
-            }
-        }
-        if !ok {
-            return Err(());
-        }
-        // Arguments must fill a prefix of the parameters that covers every required one.
-        let filled = slots.iter().rposition(Option::is_some).map_or(0, |i| i + 1);
-        let missing: Vec<String> =
-            def.params[filled..].iter().filter(|p| !p.optional).map(|p| format!("`{}`", p.name)).collect();
-        if !missing.is_empty() && extra.is_empty() {
-            let (noun, list) = match missing.split_last() {
-                Some((last, rest)) if !rest.is_empty() => {
-                    ("arguments", format!("{} and {last}", rest.join(", ")))
-                }
-                _ => ("argument", missing.join("")),
-            };
-            self.error(
-                Diagnostic::error(span, format!("missing {noun} {list} of {}", def.name))
-                    .with_note(signature(def)),
-            );
-            return Err(());
-        }
-        let mut args = Vec::new();
-        for (j, s) in slots.into_iter().take(filled).enumerate() {
-            match s {
-                Some(e) => args.push(e),
-                None => {
-                    self.error(
-                        Diagnostic::error(
-                            span,
-                            format!("missing argument `{}` of {}", def.params[j].name, def.name),
-                        )
-                        .with_note(signature(def)),
-                    );
-                    return Err(());
-                }
-            }
-        }
-        args.extend(extra);
-        // Declaration order of attributes.
-        attrs.sort_by_key(|(k, _)| def.attrs.iter().position(|a| a.name == k).unwrap_or(usize::MAX));
-        self.build_op(def.name, args, attrs, span)
-    }
-
-    fn attr_value(&mut self, def: &OpDef, name: &str, v: &ast::Expr) -> Result<Attr, ()> {
-        let span = span_of(self.file(), v);
-        if let Some(member) = dotted(v).as_deref().and_then(enum_like_member) {
-            return Ok(Attr::Str(member.to_string()));
-        }
-        let e = self.expr(v)?;
-        match const_attr(&e) {
-            Some(a) => Ok(a),
-            None => {
-                self.error(Diagnostic::error(
-                    span,
-                    format!("kwarg '{name}' for operator '{}' must be a compile-time constant", def.name),
-                ));
-                Err(())
-            }
-        }
-    }
-
     /// `pld.alloc_window_buffer(size)` / `(shape, dtype=...)`, named after the assignment.
     fn alloc_window_buffer(&mut self, c: &ast::ExprCall, span: Span) -> Result<Expr, ()> {
         let file = self.file();
@@ -801,162 +638,4 @@ impl FnCx<'_, '_> {
         }
         Ok(deps)
     }
-
-    /// `x[i]`, `x[i, j]`, `x[a:b, :]` on tensors and tiles: a slice or an element read.
-    fn subscript(&mut self, s: &ast::ExprSubscript, span: Span) -> Result<Expr, ()> {
-        let file = self.file();
-        let base = self.expr(&s.value)?;
-        let ty = base.ty(&self.values);
-        if let Type::Array(_) = ty {
-            return self.array_get(base, s, span);
-        }
-        let (prefix, shape) = match &ty {
-            Type::Tensor(t) => ("tensor", t.shape.clone()),
-            Type::DistTensor(d) => ("tensor", d.tensor.shape.clone()),
-            Type::Tile(t) => ("tile", t.shape.clone()),
-            Type::Tuple(_) => {
-                self.error(
-                    Diagnostic::error(span, "indexing a tuple value is not supported")
-                        .with_note("unpack it instead: `a, b = ...`"),
-                );
-                return Err(());
-            }
-            other => {
-                self.error(Diagnostic::error(
-                    span,
-                    format!("subscript requires a tensor or tile, got {}", other.kind_name()),
-                ));
-                return Err(());
-            }
-        };
-        let idx: Vec<&ast::Expr> = match s.slice.as_ref() {
-            ast::Expr::Tuple(t) => t.elts.iter().collect(),
-            other => vec![other],
-        };
-        if idx.len() > shape.len() {
-            self.error(Diagnostic::error(
-                span,
-                format!("subscript has {} indices but the {prefix} has rank {}", idx.len(), shape.len()),
-            ));
-            return Err(());
-        }
-        let mut offsets = Vec::new();
-        let mut extents = Vec::new();
-        let mut drop = Vec::new();
-        let mut any_slice = false;
-        for (d, dim) in shape.iter().enumerate() {
-            let Some(ix) = idx.get(d) else {
-                offsets.push(Expr::int(0).at(span));
-                extents.push(dim.clone());
-                continue;
-            };
-            if let ast::Expr::Slice(sl) = ix {
-                any_slice = true;
-                if sl.step.is_some() {
-                    self.error(Diagnostic::error(span_of(file, *ix), "slice steps are not supported"));
-                    return Err(());
-                }
-                let lo = match &sl.lower {
-                    Some(l) => self.expr(l)?,
-                    None => Expr::int(0).at(span),
-                };
-                let hi = match &sl.upper {
-                    Some(u) => self.expr(u)?,
-                    None => dim.clone(),
-                };
-                extents.push(Expr::binary(BinOp::Sub, hi, lo.clone()).at(span_of(file, *ix)));
-                offsets.push(lo);
-            } else {
-                offsets.push(self.expr(ix)?);
-                extents.push(Expr::int(1).at(span));
-                drop.push(d as i64);
-            }
-        }
-        if !any_slice && idx.len() == shape.len() {
-            let op = format!("{prefix}.read");
-            return self.build_named(
-                &op,
-                vec![base, Expr::new(ExprKind::Tuple(offsets), span)],
-                Vec::new(),
-                span,
-            );
-        }
-        let op = format!("{prefix}.slice");
-        let def = registry().lookup(&op);
-        let with_drop_attr = def.is_some_and(|d| d.attr_def("drop_dims").is_some());
-        let mut attrs = Vec::new();
-        if !drop.is_empty() && with_drop_attr {
-            attrs.push(("drop_dims".to_string(), Attr::Ints(drop.clone())));
-        }
-        let kept: Vec<Expr> = extents
-            .iter()
-            .enumerate()
-            .filter(|(d, _)| !drop.contains(&(*d as i64)))
-            .map(|(_, e)| e.clone())
-            .collect();
-        let args =
-            vec![base, Expr::new(ExprKind::Tuple(extents), span), Expr::new(ExprKind::Tuple(offsets), span)];
-        let sliced = self.build_named(&op, args, attrs, span)?;
-        if drop.is_empty() || with_drop_attr {
-            return Ok(sliced);
-        }
-        // The slice op has no drop_dims: drop the integer-indexed dims with a reshape.
-        let reshape = format!("{prefix}.reshape");
-        self.build_named(&reshape, vec![sliced, Expr::new(ExprKind::Tuple(kept), span)], Vec::new(), span)
-    }
-
-    /// `arr[i]` on an on-core array: `array.get_element(arr, i)` (one integer index, no slices).
-    fn array_get(&mut self, base: Expr, s: &ast::ExprSubscript, span: Span) -> Result<Expr, ()> {
-        let index = self.array_index(s.slice.as_ref())?;
-        self.build_named("array.get_element", vec![base, index], Vec::new(), span)
-    }
-
-    /// The single index of an array subscript: a slice or several indices is a diagnostic.
-    pub fn array_index(&mut self, slice: &ast::Expr) -> Result<Expr, ()> {
-        let sspan = span_of(self.file(), slice);
-        match slice {
-            ast::Expr::Slice(_) => {
-                self.error(
-                    Diagnostic::error(sspan, "a pl.Array takes one integer index, not a slice")
-                        .with_note("read or write one element at a time: arr[i]"),
-                );
-                Err(())
-            }
-            ast::Expr::Tuple(t) => {
-                self.error(Diagnostic::error(
-                    sspan,
-                    format!("a pl.Array is 1-D and takes one index, got {}", t.elts.len()),
-                ));
-                Err(())
-            }
-            other => self.expr(other),
-        }
-    }
-
-    fn build_named(
-        &mut self,
-        op: &str,
-        args: Vec<Expr>,
-        attrs: Vec<(String, Attr)>,
-        span: Span,
-    ) -> Result<Expr, ()> {
-        if registry().lookup(op).is_none() {
-            self.error(Diagnostic::error(
-                span,
-                format!("subscripts need the `{op}` op, which is not registered"),
-            ));
-            return Err(());
-        }
-        self.build_op(op, args, attrs, span)
-    }
-}
-
-/// `op(a, b[, c])`: an op's parameters in IR order, optional ones bracketed.
-fn signature(def: &OpDef) -> String {
-    let params: Vec<String> = def
-        .params
-        .iter()
-        .map(|p| if p.optional { format!("[{}]", p.name) } else { p.name.to_string() })
-        .collect();
-    format!("{}({})", def.name, params.join(", "))
 }

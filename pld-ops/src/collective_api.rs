@@ -27,8 +27,7 @@ use pld_ir::auto_signal::SignalDim;
 use pld_ir::registry::{AttrDefault, AttrType};
 use pld_ir::{
     register_canonicalize, register_op, register_private_signal, Affinity, Attr, AttrDef, Call, DeduceCx,
-    DeduceEnv, Diagnostic, Effect, Expr, ExprKind, FunctionKind, OpDef, ParamDef, SignalRole, TensorType,
-    Type,
+    DeduceEnv, Diagnostic, Effect, Expr, ExprKind, FunctionKind, OpDef, ParamDef, TensorType, Type,
 };
 
 /// `target, signal?`: broadcast and reduce_scatter with an optional (host) signal.
@@ -167,21 +166,7 @@ const fn api(
     params: &'static [ParamDef],
     attrs: &'static [AttrDef],
 ) -> OpDef {
-    OpDef {
-        name,
-        family: FAMILY,
-        summary,
-        aliases: &[],
-        params,
-        attrs,
-        affinity: Affinity::Shared,
-        no_duplicate: false,
-        signal_role: SignalRole::None,
-        internal: false,
-        effects: None,
-        deduce: deduce_canonicalized,
-        lowerings: &[],
-    }
+    crate::util::def(name, FAMILY, summary, &[], params, attrs, Affinity::Shared, deduce_canonicalized)
 }
 
 /// Never reached: every ergonomic call is redirected before deduction.

@@ -5,28 +5,23 @@
 //! `get_comm_ctx` / `rank` / `nranks` read the runtime `CommContext` inside kernels. None of
 //! these ops moves data; all are SHARED and write nothing.
 
+use crate::util::def;
 use pld_ir::registry::AttrType;
 use pld_ir::{
-    register_op, Affinity, AttrDef, DataType, DeduceCx, Diagnostic, FunctionKind, OpDef, ParamDef,
-    SignalRole, Type,
+    register_op, Affinity, AttrDef, DataType, DeduceCx, Diagnostic, FunctionKind, OpDef, ParamDef, Type,
 };
 
 /// `pld.tensor.alloc_window_buffer(size, *, name)`: reserve `size` bytes in every rank's window.
-pub static ALLOC_WINDOW_BUFFER: OpDef = OpDef {
-    name: "pld.tensor.alloc_window_buffer",
-    family: "window",
-    summary: "allocate a symmetric window buffer of `size` bytes on every rank",
-    aliases: &["pld.alloc_window_buffer"],
-    params: &[ParamDef::value("size")],
-    attrs: &[AttrDef::required("name", AttrType::Str)],
-    affinity: Affinity::Shared,
-    no_duplicate: false,
-    signal_role: SignalRole::None,
-    internal: false,
-    effects: None,
-    deduce: deduce_alloc,
-    lowerings: &[],
-};
+pub static ALLOC_WINDOW_BUFFER: OpDef = def(
+    "pld.tensor.alloc_window_buffer",
+    "window",
+    "allocate a symmetric window buffer of `size` bytes on every rank",
+    &["pld.alloc_window_buffer"],
+    &[ParamDef::value("size")],
+    &[AttrDef::required("name", AttrType::Str)],
+    Affinity::Shared,
+    deduce_alloc,
+);
 
 fn deduce_alloc(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
     if cx.attr_str("name").is_none_or(|n| n.is_empty()) {
@@ -56,21 +51,16 @@ fn deduce_alloc(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
 }
 
 /// `pld.tensor.window(buf, shape, *, dtype)`: view an allocation as a window-bound tensor.
-pub static WINDOW: OpDef = OpDef {
-    name: "pld.tensor.window",
-    family: "window",
-    summary: "view a window allocation as a DistributedTensor of `shape` and `dtype`",
-    aliases: &["pld.window"],
-    params: &[ParamDef::value("buf"), ParamDef::value("shape")],
-    attrs: &[AttrDef::required("dtype", AttrType::DType)],
-    affinity: Affinity::Shared,
-    no_duplicate: false,
-    signal_role: SignalRole::None,
-    internal: false,
-    effects: None,
-    deduce: deduce_window,
-    lowerings: &[],
-};
+pub static WINDOW: OpDef = def(
+    "pld.tensor.window",
+    "window",
+    "view a window allocation as a DistributedTensor of `shape` and `dtype`",
+    &["pld.window"],
+    &[ParamDef::value("buf"), ParamDef::value("shape")],
+    &[AttrDef::required("dtype", AttrType::DType)],
+    Affinity::Shared,
+    deduce_window,
+);
 
 fn deduce_window(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
     if *cx.ty(0) != Type::Ptr {
@@ -113,21 +103,16 @@ fn deduce_window(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
 }
 
 /// `pld.system.world_size()`: the number of ranks, on the host.
-pub static WORLD_SIZE: OpDef = OpDef {
-    name: "pld.system.world_size",
-    family: "window",
-    summary: "the number of participating ranks (host orchestration only)",
-    aliases: &["pld.world_size"],
-    params: &[],
-    attrs: &[],
-    affinity: Affinity::Shared,
-    no_duplicate: false,
-    signal_role: SignalRole::None,
-    internal: false,
-    effects: None,
-    deduce: deduce_world_size,
-    lowerings: &[],
-};
+pub static WORLD_SIZE: OpDef = def(
+    "pld.system.world_size",
+    "window",
+    "the number of participating ranks (host orchestration only)",
+    &["pld.world_size"],
+    &[],
+    &[],
+    Affinity::Shared,
+    deduce_world_size,
+);
 
 fn deduce_world_size(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
     match cx.env.func_kind {
@@ -140,21 +125,16 @@ fn deduce_world_size(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
 }
 
 /// `pld.system.get_comm_ctx(t)`: the communication context of a window-bound tensor.
-pub static GET_COMM_CTX: OpDef = OpDef {
-    name: "pld.system.get_comm_ctx",
-    family: "window",
-    summary: "the CommContext a window-bound tensor belongs to",
-    aliases: &["pld.get_comm_ctx"],
-    params: &[ParamDef::value("tensor")],
-    attrs: &[],
-    affinity: Affinity::Shared,
-    no_duplicate: false,
-    signal_role: SignalRole::None,
-    internal: false,
-    effects: None,
-    deduce: deduce_get_comm_ctx,
-    lowerings: &[],
-};
+pub static GET_COMM_CTX: OpDef = def(
+    "pld.system.get_comm_ctx",
+    "window",
+    "the CommContext a window-bound tensor belongs to",
+    &["pld.get_comm_ctx"],
+    &[ParamDef::value("tensor")],
+    &[],
+    Affinity::Shared,
+    deduce_get_comm_ctx,
+);
 
 fn deduce_get_comm_ctx(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
     match cx.ty(0) {
@@ -184,37 +164,27 @@ fn deduce_ctx_query(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
 }
 
 /// `pld.system.rank(ctx)`: this rank's index.
-pub static RANK: OpDef = OpDef {
-    name: "pld.system.rank",
-    family: "window",
-    summary: "this rank's index in the communication context",
-    aliases: &["pld.rank"],
-    params: &[ParamDef::value("ctx")],
-    attrs: &[],
-    affinity: Affinity::Shared,
-    no_duplicate: false,
-    signal_role: SignalRole::None,
-    internal: false,
-    effects: None,
-    deduce: deduce_ctx_query,
-    lowerings: &[],
-};
+pub static RANK: OpDef = def(
+    "pld.system.rank",
+    "window",
+    "this rank's index in the communication context",
+    &["pld.rank"],
+    &[ParamDef::value("ctx")],
+    &[],
+    Affinity::Shared,
+    deduce_ctx_query,
+);
 
 /// `pld.system.nranks(ctx)`: the number of ranks in the context.
-pub static NRANKS: OpDef = OpDef {
-    name: "pld.system.nranks",
-    family: "window",
-    summary: "the number of ranks in the communication context",
-    aliases: &["pld.nranks"],
-    params: &[ParamDef::value("ctx")],
-    attrs: &[],
-    affinity: Affinity::Shared,
-    no_duplicate: false,
-    signal_role: SignalRole::None,
-    internal: false,
-    effects: None,
-    deduce: deduce_ctx_query,
-    lowerings: &[],
-};
+pub static NRANKS: OpDef = def(
+    "pld.system.nranks",
+    "window",
+    "the number of ranks in the communication context",
+    &["pld.nranks"],
+    &[ParamDef::value("ctx")],
+    &[],
+    Affinity::Shared,
+    deduce_ctx_query,
+);
 
 register_op!(ALLOC_WINDOW_BUFFER, WINDOW, WORLD_SIZE, GET_COMM_CTX, RANK, NRANKS);

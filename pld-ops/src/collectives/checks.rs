@@ -1,0 +1,167 @@
+//! The collectives family's shared argument checks: window-bound INT32 signals (and their
+//! mesh `[NR]`/`[NR, 1]` shapes), distinct operands, static dims that must agree, rank-2
+//! tensors, `dtype` kwargs that match their operand, FP32-only kernels and the packed
+//! row-major contract. Each check returns a diagnostic naming the op and the argument.
+
+use crate::util::window_arg;
+use pld_ir::{DataType, DeduceCx, Diagnostic, Expr, FunctionKind, Layout, TensorType};
+
+pub(super) fn is_incore(cx: &DeduceCx<'_>) -> bool {
+    cx.env.func_kind.is_some_and(FunctionKind::is_incore)
+}
+
+pub(super) fn is_host(cx: &DeduceCx<'_>) -> bool {
+    cx.env.func_kind == Some(FunctionKind::Host)
+}
+
+/// A window-bound INT32 signal.
+pub(super) fn signal_arg<'a>(cx: &'a DeduceCx<'_>, i: usize) -> Result<&'a TensorType, Diagnostic> {
+    let s = window_arg(cx, i, "signal")?;
+    if s.dtype != DataType::INT32 {
+        return Err(cx.arg_error(
+            i,
+            format!(
+                "{} signal must have INT32 element type (the barrier slot is an int counter), got dtype {}",
+                cx.def.name, s.dtype
+            ),
+        ));
+    }
+    Ok(s)
+}
+
+/// A `[NR]` or `[NR, 1]` signal (allgather / all_to_all).
+pub(super) fn mesh_signal<'a>(cx: &'a DeduceCx<'_>, i: usize) -> Result<&'a TensorType, Diagnostic> {
+    let s = signal_arg(cx, i)?;
+    match s.rank() {
+        1 => {}
+        2 => {
+            if s.shape[1].as_int() != Some(1) {
+                let got = s.shape[1].as_int().map_or("<dynamic>".to_string(), |v| v.to_string());
+                return Err(
+                    cx.arg_error(i, format!("{} signal second dimension must be 1, got {got}", cx.def.name))
+                );
+            }
+        }
+        n => {
+            return Err(cx
+                .arg_error(i, format!("{} signal must be 1D [NR] or 2D [NR, 1], got {n} dims", cx.def.name)))
+        }
+    }
+    Ok(s)
+}
+
+/// The same expression passed in two roles.
+pub(super) fn distinct(cx: &DeduceCx<'_>, roles: &[(usize, &str)]) -> Result<(), Diagnostic> {
+    for (k, (i, a)) in roles.iter().enumerate() {
+        for (j, b) in &roles[k + 1..] {
+            if let (Some(x), Some(y)) = (cx.arg(*i), cx.arg(*j)) {
+                if x == y {
+                    return Err(cx.arg_error(
+                        *j,
+                        format!(
+                            "{} {a} and {b} must be different buffers, but the same expression was passed for both",
+                            cx.def.name
+                        ),
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `a` and `b` agree when both static (dynamic dims are trusted).
+pub(super) fn static_ne(a: &Expr, b: &Expr) -> Option<(i64, i64)> {
+    match (a.as_int(), b.as_int()) {
+        (Some(x), Some(y)) if x != y => Some((x, y)),
+        _ => None,
+    }
+}
+
+pub(super) fn rank2<'a>(
+    cx: &DeduceCx<'_>,
+    i: usize,
+    t: &'a TensorType,
+    role: &str,
+    layout: &str,
+) -> Result<&'a TensorType, Diagnostic> {
+    if t.rank() != 2 {
+        return Err(
+            cx.arg_error(i, format!("{} {role} must be 2D {layout}, got {} dims", cx.def.name, t.rank()))
+        );
+    }
+    Ok(t)
+}
+
+pub(super) fn tensor_like<'a>(
+    cx: &'a DeduceCx<'_>,
+    i: usize,
+    role: &str,
+) -> Result<&'a TensorType, Diagnostic> {
+    cx.ty(i).as_tensor_like().ok_or_else(|| {
+        cx.arg_error(
+            i,
+            format!(
+                "{} {role} must be a Tensor or DistributedTensor, got {}",
+                cx.def.name,
+                cx.ty(i).kind_name()
+            ),
+        )
+    })
+}
+
+pub(super) fn dtype_kwarg(cx: &DeduceCx<'_>, role: &str, want: DataType) -> Result<(), Diagnostic> {
+    if let Some(d) = cx.attr("dtype").and_then(|a| a.as_dtype()) {
+        if d != want {
+            return Err(
+                cx.error(format!("{} dtype kwarg ({d}) must match {role} dtype ({want})", cx.def.name))
+            );
+        }
+    }
+    Ok(())
+}
+
+pub(super) fn fp32_only(cx: &DeduceCx<'_>, d: DataType) -> Result<(), Diagnostic> {
+    if d != DataType::FP32 {
+        return Err(cx.error(format!("{} currently supports only FP32 data, got {d}", cx.def.name)));
+    }
+    Ok(())
+}
+
+/// Packed row-major, fully valid (the all_to_all_v seed contract on input/target).
+pub(super) fn packed(cx: &DeduceCx<'_>, i: usize, t: &TensorType, role: &str) -> Result<(), Diagnostic> {
+    let op = cx.def.name;
+    let Some(v) = &t.view else { return Ok(()) };
+    if v.layout != Layout::Nd {
+        return Err(cx.arg_error(
+            i,
+            format!("{op} {role} must be a packed row-major (ND) view, got layout {}", v.layout.dsl_name()),
+        ));
+    }
+    if !v.stride.is_empty() {
+        let packed: Vec<Option<i64>> = (0..t.rank())
+            .map(|k| {
+                t.shape[k + 1..].iter().try_fold(1i64, |acc, d| d.as_int().and_then(|x| acc.checked_mul(x)))
+            })
+            .collect();
+        for (k, (s, p)) in v.stride.iter().zip(&packed).enumerate() {
+            if let (Some(s), Some(p)) = (s.as_int(), p) {
+                if s != *p {
+                    return Err(cx.arg_error(
+                        i,
+                        format!("{op} {role} must be packed row-major; stride {k} is {s}, expected {p}"),
+                    ));
+                }
+            }
+        }
+    }
+    for (k, (vs, s)) in v.valid_shape.iter().zip(&t.shape).enumerate() {
+        if let Some((a, b)) = static_ne(vs, s) {
+            return Err(cx.arg_error(
+                i,
+                format!("{op} {role} valid_shape must cover the whole shape; dimension {k} is {a} of {b}"),
+            ));
+        }
+    }
+    Ok(())
+}
