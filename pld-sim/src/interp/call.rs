@@ -1,0 +1,348 @@
+//! Calls: program-function calls (host callbacks, nested calls, dispatches and task launches)
+//! and op calls through their simulator semantics, with the task dependencies they carry.
+//!
+//! Guarantees: arguments are evaluated left to right before anything runs; a dispatch names a
+//! rank of the world (or is a comm-less one, placed round robin) or is a report; an op without
+//! simulator semantics is a report, never a panic.
+
+use super::*;
+
+/// Whether a dispatched job passes window-bound tensors (which pin it to their rank).
+pub(super) fn job_uses_windows(job: &Job<'_>) -> bool {
+    let (Job::Func { args, .. } | Job::Collective { args, .. }) = job;
+    let mut window = false;
+    args.iter().for_each(|a| a.for_each_tensor(&mut |t| window |= matches!(t.mem, Mem::Window { .. })));
+    window
+}
+
+impl<'p> Thread<'p> {
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn exec_call(
+        &mut self,
+        call: &'p Call,
+        span: Span,
+        targets: &'p [ValueId],
+        ecx: &mut Ecx<'_, 'p>,
+        env: &Env<'_, 'p>,
+    ) -> Result<StepOut, Fault> {
+        let act = self.acts.last_mut().ok_or_else(|| Fault::runtime(span, "no frame"))?;
+        let args: Vec<Val> =
+            call.args.iter().map(|e| eval_pure(act, e, env, ecx)).collect::<Result<_, _>>()?;
+        match &call.callee {
+            Callee::Func(name) => self.call_func(call, name, args, span, targets, ecx, env),
+            Callee::Op(def) => self.call_op(call, def, args, span, targets, ecx, env),
+        }
+    }
+
+    /// A call of a program function: a host callback, a nested call run in this thread, or a
+    /// dispatch (host) or task launch (chip) of the callee.
+    #[allow(clippy::too_many_arguments)]
+    fn call_func(
+        &mut self,
+        call: &'p Call,
+        name: &str,
+        args: Vec<Val>,
+        span: Span,
+        targets: &'p [ValueId],
+        ecx: &mut Ecx<'_, 'p>,
+        env: &Env<'_, 'p>,
+    ) -> Result<StepOut, Fault> {
+        let act = self.acts.last_mut().ok_or_else(|| Fault::runtime(span, "no frame"))?;
+        let f = env
+            .program
+            .function(name)
+            .ok_or_else(|| Fault::runtime(span, format!("call of unknown function '{name}'")))?;
+        let device = match &call.device {
+            Some(d) => Some(
+                eval_pure(act, d, env, ecx)?
+                    .as_i64()
+                    .ok_or_else(|| Fault::runtime(d.span, "device= is not an integer"))?,
+            ),
+            None => None,
+        };
+        if crate::callback::is_host_callback(f) {
+            if self.level != Level::Host {
+                return Err(Fault::new(
+                    crate::report::ReportKind::HostCallback,
+                    span,
+                    format!("host callback '{name}' is called on a device; it runs on the host only"),
+                )
+                .note("call it from the host orchestrator, after the dispatches whose results it needs"));
+            }
+            if device.is_some() {
+                return Err(Fault::new(
+                    crate::report::ReportKind::HostCallback,
+                    span,
+                    format!("host callback '{name}' runs on the host; it takes no device="),
+                ));
+            }
+            let result = crate::callback::call_result(f, &args, span)?;
+            ecx.reqs.push(Req::Callback { func: f, args, span });
+            let act = self.acts.last_mut().ok_or_else(|| Fault::runtime(span, "no frame"))?;
+            assign_targets(&mut act.env, targets, result, span)?;
+            self.advance();
+            return Ok(StepOut::Visible);
+        }
+        let nested = match self.level {
+            Level::Host => device.is_none() && matches!(f.kind, FunctionKind::Host | FunctionKind::Opaque),
+            Level::Chip => !f.kind.is_incore(),
+            Level::Core => true,
+        };
+        if nested {
+            self.advance();
+            self.push_act(f, args, targets.to_vec())?;
+            return Ok(StepOut::Ran);
+        }
+        let deps = task_deps(act, call, env, ecx)?;
+        let mut result = mapped_return(f, &args);
+        let job = Job::Func { func: f, args };
+        match self.level {
+            Level::Host => {
+                let r = match device {
+                    Some(r) => r,
+                    // A comm-less dispatch: placed round-robin over the chips in
+                    // submit order, as the reference runner places it.
+                    None if !job_uses_windows(&job) => ecx.commless_rank() as i64,
+                    None => {
+                        return Err(Fault::runtime(
+                            span,
+                            format!("host call of '{name}' passes window tensors, so it needs device=r to pick a rank"),
+                        ))
+                    }
+                };
+                if r < 0 || r as usize >= ecx.world.nranks {
+                    return Err(Fault::new(
+                        crate::report::ReportKind::PeerOutOfRange,
+                        span,
+                        format!(
+                            "dispatch of '{name}' to device {r}, but the world has {} ranks",
+                            ecx.world.nranks
+                        ),
+                    ));
+                }
+                ecx.reqs.push(Req::Dispatch { rank: r as usize, job });
+            }
+            _ => {
+                let id = ecx.launch(job, deps.unwrap_or_default());
+                if call.is_submit() {
+                    result = with_task_id(f, result, id);
+                }
+            }
+        }
+        let act = self.acts.last_mut().ok_or_else(|| Fault::runtime(span, "no frame"))?;
+        assign_targets(&mut act.env, targets, result, span)?;
+        self.advance();
+        Ok(StepOut::Visible)
+    }
+
+    /// A call of a registered op: its simulator semantics, or a collective dispatched (host),
+    /// launched (chip) or run as a micro program (core).
+    #[allow(clippy::too_many_arguments)]
+    fn call_op(
+        &mut self,
+        call: &'p Call,
+        def: &'p pld_ir::OpDef,
+        args: Vec<Val>,
+        span: Span,
+        targets: &'p [ValueId],
+        ecx: &mut Ecx<'_, 'p>,
+        env: &Env<'_, 'p>,
+    ) -> Result<StepOut, Fault> {
+        let act = self.acts.last_mut().ok_or_else(|| Fault::runtime(span, "no frame"))?;
+        let Some(kind) = sem::of(def) else {
+            return Err(Fault::runtime(span, format!("op '{}' has no simulator semantics", def.name))
+                .note("register them in a pld-sim family module with register_semantics!"));
+        };
+        self.last_op = Some((def.name.to_string(), span));
+        let device = match &call.device {
+            Some(d) => Some(eval_pure(act, d, env, ecx)?.as_i64().unwrap_or(-1)),
+            None => None,
+        };
+        let name = self.name.clone();
+        let group = self.group.clone();
+        let mut cx = OpCx {
+            world: ecx.world,
+            call,
+            span,
+            level: self.level,
+            rank: self.rank,
+            domain: self.domain,
+            who: &name,
+            group: group.as_deref(),
+        };
+        let flow = match kind {
+            SemKind::Op(f) => f(&mut cx, &args)?,
+            SemKind::Collective { f, result_arg } => {
+                let result = args.get(result_arg).cloned().unwrap_or(Val::Unit);
+                match self.level {
+                    Level::Host => {
+                        let ranks: Vec<usize> = match device {
+                            Some(r) if r >= 0 && (r as usize) < cx.world.nranks => vec![r as usize],
+                            Some(r) => {
+                                return Err(Fault::new(
+                                    crate::report::ReportKind::PeerOutOfRange,
+                                    span,
+                                    format!(
+                                        "dispatch of '{}' to device {r}, but the world has {} ranks",
+                                        def.name, cx.world.nranks
+                                    ),
+                                ))
+                            }
+                            None => collective_ranks(cx.world, &args),
+                        };
+                        for r in ranks {
+                            ecx.reqs.push(Req::Dispatch {
+                                rank: r,
+                                job: Job::Collective { f, call, args: args.clone(), span },
+                            });
+                        }
+                        Flow::Val(result)
+                    }
+                    Level::Chip => {
+                        ecx.launch(Job::Collective { f, call, args: args.clone(), span }, Vec::new());
+                        Flow::Val(result)
+                    }
+                    Level::Core => Flow::Micro(f(&mut cx, &args)?, result),
+                }
+            }
+        };
+        let act = self.acts.last_mut().ok_or_else(|| Fault::runtime(span, "no frame"))?;
+        match flow {
+            Flow::Val(v) => {
+                assign_targets(&mut act.env, targets, v, span)?;
+                self.advance();
+                Ok(StepOut::Visible)
+            }
+            Flow::Park(p) => {
+                self.parked = Some((p, span));
+                self.last_wait.clone_from(&self.parked);
+                Ok(StepOut::Parked)
+            }
+            Flow::Micro(prog, v) => {
+                assign_targets(&mut act.env, targets, v, span)?;
+                self.advance();
+                if !prog.is_empty() {
+                    self.micro = Some(MicroRun::new(prog, span));
+                }
+                Ok(StepOut::Visible)
+            }
+            Flow::Defer(p) => {
+                assign_targets(&mut act.env, targets, Val::Unit, span)?;
+                self.advance();
+                self.defers.push(p);
+                Ok(StepOut::Visible)
+            }
+        }
+    }
+}
+
+/// Ranks a host-level collective runs on: the members of the domain of its first window operand.
+pub(super) fn collective_ranks(world: &World, args: &[Val]) -> Vec<usize> {
+    for a in args {
+        if let Val::Tensor(t) = a {
+            if let Mem::Window { domain, .. } = t.mem {
+                return world.domains[domain].members.clone();
+            }
+        }
+    }
+    (0..world.nranks).collect()
+}
+
+/// The value a launched function's call evaluates to: its returned parameters mapped to the
+/// arguments (kernels return the tensors they write, also as rebound by a writing op).
+pub(super) fn mapped_return(f: &Function, args: &[Val]) -> Val {
+    let Some(Stmt { kind: StmtKind::Return(vals), .. }) = f.body.stmts.last() else {
+        return Val::Unit;
+    };
+    let mapped: Vec<Val> = vals
+        .iter()
+        .map(|e| {
+            e.as_var()
+                .and_then(|v| f.params.iter().position(|p| p.value == v).or_else(|| f.param_of(v)))
+                .and_then(|i| args.get(i).cloned())
+                .unwrap_or(Val::Unit)
+        })
+        .collect();
+    bundle(mapped)
+}
+
+/// What expression evaluation needs to run nested (non-blocking) op calls.
+pub(super) struct Ecx<'w, 'p> {
+    pub(super) world: &'w mut World,
+    pub(super) reqs: &'w mut Vec<Req<'p>>,
+    pub(super) level: Level,
+    pub(super) rank: usize,
+    pub(super) domain: usize,
+    pub(super) who: String,
+    /// Tasks launched so far in this dispatch (the next task's id).
+    pub(super) launched: usize,
+    /// Inside `pl.manual_scope()`.
+    pub(super) manual: bool,
+    /// Comm-less host dispatches made so far.
+    pub(super) commless: usize,
+}
+
+impl<'p> Ecx<'_, 'p> {
+    /// The rank of the next comm-less host dispatch (no `device=`): round-robin over the
+    /// chips in submit order, as the reference runner places it.
+    pub(super) fn commless_rank(&mut self) -> usize {
+        self.commless += 1;
+        (self.commless - 1) % self.world.nranks
+    }
+
+    /// Launches `job` as a task of this rank's graph; returns its task id.
+    pub(super) fn launch(&mut self, job: Job<'p>, deps: Vec<usize>) -> usize {
+        let id = self.launched;
+        self.launched += 1;
+        self.reqs.push(Req::Launch { job, deps, manual: self.manual });
+        id
+    }
+}
+
+/// The task ids of a submit's `deps=[...]` (`None` for a plain call); each must name a task
+/// launched earlier in this dispatch.
+pub(super) fn task_deps<'p>(
+    act: &Act<'p>,
+    call: &'p Call,
+    env: &Env<'_, 'p>,
+    ecx: &mut Ecx<'_, 'p>,
+) -> Result<Option<Vec<usize>>, Fault> {
+    let Some(deps) = &call.deps else { return Ok(None) };
+    if ecx.level != Level::Chip {
+        return Err(Fault::runtime(
+            deps.first().map_or(Span::DUMMY, |d| d.span),
+            format!(
+                "deps=[...] orders tasks of a chip orchestration; '{}' is not launched as a task here",
+                call.callee.name()
+            ),
+        ));
+    }
+    let mut ids = Vec::with_capacity(deps.len());
+    for d in deps {
+        match eval_pure(act, d, env, ecx)?.as_i64() {
+            Some(id) if id >= 0 && (id as usize) < ecx.launched => ids.push(id as usize),
+            id => {
+                let what = id.map_or_else(|| "the dependency".to_string(), |i| format!("task id {i}"));
+                return Err(Fault::runtime(
+                    d.span,
+                    format!("{what} is not the id of a task launched earlier in this dispatch"),
+                ));
+            }
+        }
+    }
+    Ok(Some(ids))
+}
+
+/// A submit's value: the callee's returns followed by the new task's id.
+pub(super) fn with_task_id(f: &Function, result: Val, id: usize) -> Val {
+    let id = Val::Int(id as i64);
+    match (f.ret.len(), result) {
+        (0, _) => id,
+        (1, v) => Val::Tuple(vec![v, id]),
+        (_, Val::Tuple(mut items)) => {
+            items.push(id);
+            Val::Tuple(items)
+        }
+        (_, v) => Val::Tuple(vec![v, id]),
+    }
+}

@@ -1,0 +1,143 @@
+//! Signal cells: addressing, values, writers and the clocks their notifiers release.
+//!
+//! Guarantees: a cell is addressed through the same checked resolution as data; acquiring a
+//! cell joins exactly the clocks released into it.
+
+use super::*;
+
+/// Per-signal-cell bookkeeping (one entry per notified cell; a full-barrier protocol has
+/// O(P²) cells per window, so the entry is kept small).
+#[derive(Clone, Debug, Default)]
+pub struct CellMeta {
+    /// The first notify since the cell was last zero. Mixing Set and AtomicAdd on a cell is a
+    /// fault, so all notifies since the last zero are of this one's kind.
+    pub first: Option<FirstNotify>,
+    /// Every global rank that ever wrote the cell: bit `g` (a run has at most 64 ranks).
+    pub writers: u64,
+    /// The vector clock released into the cell (see [`release_clock`]).
+    pub vc: CellClock,
+    /// Which notifies deposited the credits it holds (see [`crate::credit`]).
+    pub ledger: Option<Box<crate::credit::Ledger>>,
+}
+
+/// Who first notified a cell since it was last zero, and how.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct FirstNotify {
+    /// Set (`true`) or AtomicAdd.
+    pub set: bool,
+    /// Global rank.
+    pub rank: u16,
+    /// Where.
+    pub span: Span,
+}
+
+/// A resolved window address.
+#[derive(Clone, Copy, Debug)]
+pub struct Resolved {
+    /// Domain.
+    pub domain: usize,
+    /// Domain rank whose window is addressed.
+    pub owner: usize,
+    /// Byte offset inside that window.
+    pub offset: u64,
+}
+
+impl World {
+    /// Reads a signal cell (flat element index `idx` of the local view, through `peer`).
+    pub fn cell_addr(
+        &self,
+        g: usize,
+        sig: &TRef,
+        peer: Option<i64>,
+        idx: &[i64],
+        span: Span,
+        op: &str,
+    ) -> Result<Resolved, Fault> {
+        if sig.dtype.bytes() != 4 {
+            return Err(Fault::runtime(
+                span,
+                format!("{op}: signal must have a 32-bit element type, got {}", sig.dtype),
+            ));
+        }
+        let mut e = 0i64;
+        for (d, &i) in idx.iter().enumerate() {
+            let dim = sig.shape.get(d).copied().unwrap_or(1);
+            if i < 0 || i >= dim {
+                return Err(Fault::new(
+                    ReportKind::OutOfBounds,
+                    span,
+                    format!("{op} on rank {g}: signal offset {i} in dimension {d} is outside [0, {dim})"),
+                ));
+            }
+            e += i * sig.strides.get(d).copied().unwrap_or(1);
+        }
+        let r = self.resolve(g, sig, peer, e * 4, span, op)?;
+        let Mem::Window { alloc, .. } = sig.mem else {
+            return Err(Fault::runtime(span, format!("{op}: signal must be window-bound")));
+        };
+        let al = &self.allocs[alloc];
+        if r.offset < al.offset || r.offset + 4 > al.offset + al.size {
+            return Err(Fault::new(
+                ReportKind::OutOfBounds,
+                span,
+                format!(
+                    "{op} on rank {g}: signal cell at byte {} is outside buffer '{}' [{}, {})",
+                    r.offset,
+                    al.name,
+                    al.offset,
+                    al.offset + al.size
+                ),
+            ));
+        }
+        Ok(r)
+    }
+
+    /// The current value of a resolved cell.
+    pub fn cell_value(&self, r: Resolved) -> i32 {
+        cell_of(&read(&self.domains[r.domain].wins[r.owner]), r.offset)
+    }
+
+    /// Stores a cell value.
+    pub fn set_cell(&mut self, r: Resolved, v: i32) {
+        let o = r.offset as usize;
+        write(&self.domains[r.domain].wins[r.owner])[o..o + 4].copy_from_slice(&v.to_le_bytes());
+    }
+
+    /// Every rank that ever wrote the cell.
+    pub fn cell_writers(&self, r: Resolved) -> Vec<usize> {
+        let st = lock(&self.domains[r.domain].wins[r.owner].state);
+        let mask = st.cells.get(&r.offset).map_or(0, |m| m.writers);
+        (0..64).filter(|g| mask >> g & 1 == 1).collect()
+    }
+
+    /// Buffer name and element index of a cell, for reports.
+    pub fn cell_name(&self, r: Resolved) -> String {
+        let rank = self.domains[r.domain].members[r.owner];
+        match self.alloc_at(r.domain, r.offset) {
+            Some(al) => format!("{}[{}] on rank {rank}", al.name, (r.offset - al.offset) / 4),
+            None => format!("byte {} on rank {rank}", r.offset),
+        }
+    }
+
+    /// Releases rank `g`'s clock into a cell it notifies (its clock advances before its next
+    /// recorded access or clock change, see [`crate::clock`]).
+    pub fn release_into(&mut self, g: usize, key: (usize, usize, u64)) {
+        let mut st = lock(&self.domains[key.0].wins[key.1].state);
+        let meta = st.cells.entry(key.2).or_default();
+        release_clock(&self.vc[g], &mut self.released[g], &mut meta.vc);
+    }
+
+    /// Acquires the clock of a cell into rank `g` (a satisfied wait).
+    pub fn acquire_from(&mut self, g: usize, key: (usize, usize, u64)) {
+        let st = lock(&self.domains[key.0].wins[key.1].state);
+        if let Some(meta) = st.cells.get(&key.2) {
+            acquire_clock(&mut self.vc[g], &mut self.released[g], g, meta.vc.as_slice());
+        }
+    }
+}
+
+/// The little-endian `i32` at byte `o` of a window.
+fn cell_of(m: &[u8], o: u64) -> i32 {
+    let o = o as usize;
+    i32::from_le_bytes([m[o], m[o + 1], m[o + 2], m[o + 3]])
+}
