@@ -40,9 +40,11 @@ impl Default for PipelineOptions {
     }
 }
 
-/// The pass names, in execution order.
+/// The pass names, in execution order (read from the pipeline itself).
 pub fn pass_names() -> &'static [&'static str] {
-    pipeline::PASS_NAMES
+    static NAMES: std::sync::LazyLock<Vec<&'static str>> =
+        std::sync::LazyLock::new(|| pipeline::PIPELINE.iter().map(|p| p.name()).collect());
+    &NAMES
 }
 
 /// The pass named `name`, or a diagnostic listing the valid names.

@@ -27,22 +27,3 @@ pub static PIPELINE: &[&dyn Pass] = &[
     &InsertCommFence,
     &DeadCodeElimination,
 ];
-
-/// The names of the passes, in execution order.
-pub static PASS_NAMES: &[&str] = &[
-    "NormalizeReturns",
-    "OutlineHierarchyScopes",
-    "OutlineIncoreScopes",
-    "SynthesizeAllReduceSignals",
-    "ConvertTensorToTileOps",
-    "LowerL2TensorCollectives",
-    "LowerCompositeOps",
-    "FlattenTileNdTo2D",
-    "LowerAutoVectorSplit",
-    "ExpandMixedKernel",
-    "MaterializeCommDomainScopes",
-    "LowerHostTensorCollectives",
-    "MaterializeDistTensorCtx",
-    "InsertCommFence",
-    "DeadCodeElimination",
-];
