@@ -103,7 +103,7 @@ pub fn run(args: &CompileArgs) -> Result<(), Failure> {
             other => other.clone(),
         };
         if several && out.is_none() {
-            println!("// ===== program {} =====", program.name);
+            outln!("// ===== program {} =====", program.name);
         }
         compile_one(args, program, out.as_deref(), &sources)?;
     }
@@ -122,7 +122,7 @@ fn compile_one(
         opts.stop_after = Some(pass.clone());
         let text = pld_passes::run_pipeline_with_dumps(&mut program, &opts, pass)
             .map_err(|d| Failure::Diagnostics(d, sources.clone()))?;
-        print!("{text}");
+        out!("{text}");
         return Ok(());
     }
     pld_passes::run_pipeline(&mut program, &opts).map_err(|d| Failure::Diagnostics(d, sources.clone()))?;
@@ -132,7 +132,7 @@ fn compile_one(
         let text = pld_ir::print_program(&program);
         match out {
             Some(dir) => driver::write_file(&dir.join(format!("{stem}.ir.py")), text.as_bytes())?,
-            None => print!("{text}"),
+            None => out!("{text}"),
         }
     }
     if matches!(args.emit, Emit::Pto | Emit::All) {
@@ -153,11 +153,11 @@ fn compile_one(
             }
             None => {
                 for (name, text) in &emitted.modules {
-                    println!("// ----- {name} -----");
-                    print!("{text}");
+                    outln!("// ----- {name} -----");
+                    out!("{text}");
                 }
-                println!("// ----- orchestration.json -----");
-                println!("{}", emitted.orchestration);
+                outln!("// ----- orchestration.json -----");
+                outln!("{}", emitted.orchestration);
             }
         }
         if let Some(ptoas) = crate::ptoas::resolve(args.ptoas.as_deref()) {

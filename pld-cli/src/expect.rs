@@ -91,7 +91,7 @@ pub fn check(
     }
     if args.check_golden {
         let g = golden(cx)?;
-        println!("  golden: {} (python3)", g.function);
+        outln!("  golden: {} (python3)", g.function);
         for (name, want) in g.outputs {
             wanted.push((name, g.function.clone(), want));
         }
@@ -101,7 +101,7 @@ pub fn check(
         let Some(got) = outputs.get(name) else { continue };
         let (rtol, atol) = tolerances(got.dtype, args);
         let c = compare(got, want, rtol, atol);
-        println!("  check {name} vs {from}: {}", c.describe(got.dtype, rtol, atol));
+        outln!("  check {name} vs {from}: {}", c.describe(got.dtype, rtol, atol));
         if c.wrong > 0 {
             bad.push(name.clone());
         }

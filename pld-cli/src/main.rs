@@ -4,6 +4,9 @@
 //! 0 success, 1 compile diagnostics, 2 usage errors, 3 a simulator fault, 4 a checked output
 //! (`pld run --expect` / `--check-golden`) differs, 130 a run stopped by Ctrl-C.
 
+#[macro_use]
+mod out;
+
 mod assemble;
 mod check;
 mod compile;

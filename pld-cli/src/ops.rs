@@ -22,9 +22,9 @@ pub struct OpsArgs {
 pub fn run(args: &OpsArgs) -> ExitCode {
     let ops: Vec<&OpDef> = registry().ops().map(|r| r.def).collect();
     if args.json {
-        println!("{}", to_json(&ops));
+        outln!("{}", to_json(&ops));
     } else {
-        print!("{}", to_table(&ops));
+        out!("{}", to_table(&ops));
     }
     ExitCode::SUCCESS
 }

@@ -252,13 +252,13 @@ pub fn run(args: &RunArgs) -> Result<(), Failure> {
     };
     let mut names: Vec<&String> = outcome.outputs.keys().collect();
     names.sort();
-    println!("ran `{entry}` on {} rank(s), schedule {}", args.ranks, schedule_name(args.schedule));
+    outln!("ran `{entry}` on {} rank(s), schedule {}", args.ranks, schedule_name(args.schedule));
     for name in names {
         let t = &outcome.outputs[name];
         let path = args.out.join(format!("{name}.npy"));
         npy::write(&path, t).map_err(Failure::usage)?;
         let sum: f64 = t.to_f64().iter().sum();
-        println!(
+        outln!(
             "  {name}: {} {:?} sum={} fnv={:016x} -> {}",
             t.dtype,
             t.shape,
@@ -271,7 +271,7 @@ pub fn run(args: &RunArgs) -> Result<(), Failure> {
     for r in 0..args.ranks {
         let remote = s.remote_total(r);
         let local: u64 = s.local_bytes.iter().filter(|((rr, _), _)| *rr == r).map(|(_, b)| b).sum();
-        println!(
+        outln!(
             "  rank {r}: {remote} B remote, {local} B local, {} notifies, {} waits, {} barrier rounds",
             s.notifies.get(r).copied().unwrap_or(0),
             s.waits.get(r).copied().unwrap_or(0),
@@ -289,7 +289,7 @@ pub fn run(args: &RunArgs) -> Result<(), Failure> {
     }
     if let (Some(path), Some(trace)) = (&args.trace, &outcome.trace) {
         driver::write_file(path, trace.as_bytes())?;
-        println!("  trace -> {}", path.display());
+        outln!("  trace -> {}", path.display());
     }
     if args.checks.any() {
         let cx = crate::expect::GoldenCx {
@@ -308,13 +308,13 @@ pub fn run(args: &RunArgs) -> Result<(), Failure> {
 /// Modeled time per rank and per collective call (nccl-tests' algbw and busbw).
 fn print_timing(t: &pld_sim::timeline::Timing) {
     use pld_sim::timeline::fmt_ps;
-    println!("  modeled time ({}):", t.model);
+    outln!("  modeled time ({}):", t.model);
     for (r, ps) in t.rank_ps.iter().enumerate() {
-        println!("    rank {r}: {}", fmt_ps(*ps));
+        outln!("    rank {r}: {}", fmt_ps(*ps));
     }
     for c in &t.collectives {
         let bus = c.busbw_gbps.map_or_else(|| "-".to_string(), |b| format!("{b:.2} GB/s"));
-        println!(
+        outln!(
             "    {} on {} rank(s), {} B: {}, algbw {:.2} GB/s, busbw {bus}",
             c.name,
             c.ranks,

@@ -47,7 +47,7 @@ pub fn explore(
 ) -> Result<(), Failure> {
     match pld_sim::verify::verify(program, entry, inputs, cfg, n) {
         Ok((_, ran)) => {
-            println!(
+            outln!(
                 "verified `{entry}` on {} rank(s): {ran} schedules (det, pct:1..={n}) ran clean with identical outputs and traffic",
                 cfg.nranks
             );

@@ -628,3 +628,28 @@ class L2:
     assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
     assert!(text(&out.stderr).contains("several chip orchestrations (add_a, add_b); pass --entry FUNC"));
 }
+
+/// `pld compile … | head -c 16`: a reader that closes the pipe early must not make pld panic;
+/// the command still ends with its own exit code. The listing (~100 KiB) is larger than a
+/// pipe's buffer, so pld is still writing when the pipe closes.
+#[test]
+fn closed_stdout_pipe_is_not_a_panic() {
+    use std::io::Read;
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_pld"))
+        .args(["compile", "--emit", "all"])
+        .arg(root().join("examples/host_collectives.py"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn pld");
+    let mut first = [0u8; 16];
+    let mut stdout = child.stdout.take().expect("stdout");
+    stdout.read_exact(&mut first).expect("pld compile prints a listing");
+    drop(stdout);
+    let mut err = String::new();
+    child.stderr.take().expect("stderr").read_to_string(&mut err).expect("stderr");
+    let status = child.wait().expect("wait");
+    assert!(!err.contains("panicked"), "pld panicked on a closed pipe: {err}");
+    assert_eq!(status.code(), Some(0), "stderr: {err}");
+}
