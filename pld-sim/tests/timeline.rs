@@ -5,6 +5,7 @@
 
 use pld_sim::{run, HostTensor, Inputs, Schedule, SimConfig};
 use serde_json::Value;
+use std::sync::LazyLock;
 
 fn parse(text: &str) -> pld_ir::Program {
     let _ = pld_ops::registry();
@@ -145,65 +146,23 @@ fn modeled_time_is_the_same_under_every_schedule() {
 }
 
 /// The hand-written 4-rank mesh allreduce: store, AtomicAdd credit barrier, remote loads.
-const MESH: &str = r#"
-import pypto.language as pl
-import pypto.language.distributed as pld
-
-SIZE = 256
-NR = pl.dynamic("NR")
-
-@pl.program
-class Mesh:
-    @pl.function(type=pl.FunctionType.InCore)
-    def reduce_step(self, inp: pl.Tensor[[1, SIZE], pl.FP32], out: pl.Out[pl.Tensor[[1, SIZE], pl.FP32]],
-                    data: pl.InOut[pld.DistributedTensor[[1, SIZE], pl.FP32]],
-                    signal: pl.InOut[pld.DistributedTensor[[NR, 1], pl.INT32]]):
-        ctx = pld.get_comm_ctx(data)
-        me = pld.rank(ctx)
-        n = pld.nranks(ctx)
-        # The last rank moves 8192 extra tiles first, so its peers wait for it.
-        extra = 0
-        if me == n - 1:
-            extra = 8192
-        for i in pl.range(extra):
-            w = pl.load(inp, [0, 0], [1, SIZE])
-            pl.store(w, [0, 0], out)
-        t = pl.load(inp, [0, 0], [1, SIZE])
-        pl.store(t, [0, 0], data)
-        for peer in pl.range(n):
-            if peer != me:
-                pld.system.notify(signal, peer, [me, 0], 1, op=pld.NotifyOp.AtomicAdd)
-        for src in pl.range(n):
-            if src != me:
-                pld.system.wait(signal, [src, 0], 1, cmp=pld.WaitCmp.Ge)
-        acc0 = pl.load(data, [0, 0], [1, SIZE])
-        for peer, (acc,) in pl.range(n, init_values=(acc0,)):
-            if peer != me:
-                r = pld.tile.remote_load(data, peer, [0, 0], [1, SIZE])
-                s = pl.add(acc, r)
-                nxt = pl.yield_(s)
-            else:
-                nxt = pl.yield_(acc)
-            acc_out = pl.yield_(nxt)
-        pl.store(acc_out, [0, 0], out)
-        return out
-
-    @pl.function(type=pl.FunctionType.Orchestration)
-    def chip(self, inp: pl.Tensor[[1, SIZE], pl.FP32], out: pl.Out[pl.Tensor[[1, SIZE], pl.FP32]],
-             data: pl.InOut[pld.DistributedTensor[[1, SIZE], pl.FP32]],
-             signal: pl.InOut[pld.DistributedTensor[[NR, 1], pl.INT32]]):
-        out = self.reduce_step(inp, out, data, signal)
-        return out
-
-    @pl.function(level=pl.Level.HOST, role=pl.Role.Orchestrator)
-    def host(self, inputs: pl.Tensor[[NR, 1, SIZE], pl.FP32], outputs: pl.Out[pl.Tensor[[NR, 1, SIZE], pl.FP32]]):
-        data_buf = pld.alloc_window_buffer(SIZE * 4, name="data")
-        sig_buf = pld.alloc_window_buffer(pld.world_size() * 4, name="signal")
-        for r in pl.range(pld.world_size()):
-            data = pld.window(data_buf, [1, SIZE], dtype=pl.FP32)
-            signal = pld.window(sig_buf, [NR, 1], dtype=pl.INT32)
-            self.chip(inputs[r], outputs[r], data, signal, device=r)
-"#;
+/// The hand-written mesh program of p2p.rs, with the last rank first moving 8192 extra tiles.
+static MESH: LazyLock<String> = LazyLock::new(|| {
+    include_str!("programs/mesh_reduce.py").replacen(
+        "        n = pld.nranks(ctx)\n",
+        concat!(
+            "        n = pld.nranks(ctx)\n",
+            "        # The last rank moves 8192 extra tiles first, so its peers wait for it.\n",
+            "        extra = 0\n",
+            "        if me == n - 1:\n",
+            "            extra = 8192\n",
+            "        for i in pl.range(extra):\n",
+            "            w = pl.load(inp, [0, 0], [1, SIZE])\n",
+            "            pl.store(w, [0, 0], out)\n",
+        ),
+        1,
+    )
+});
 
 /// Four independent copy kernels per rank, each on its own output row.
 const FOUR_TASKS: &str = r#"
@@ -313,7 +272,7 @@ fn check_trace_event_format(ev: &[Value]) {
 
 #[test]
 fn mesh_trace_has_one_flow_per_released_wait_and_blocked_slices() {
-    let prog = parse(MESH);
+    let prog = parse(&MESH);
     let inputs = {
         let mut i = Inputs::new();
         let v: Vec<f32> = (0..4 * 256).map(|x| (x % 13) as f32).collect();
