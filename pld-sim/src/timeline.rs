@@ -252,7 +252,7 @@ impl Recorder {
         lane: &mut Lane,
         meter: &mut Meter,
         parked: bool,
-        op: Option<&(String, Span)>,
+        op: Option<&(&'static str, Span)>,
         kernel: &str,
         world: &crate::world::World,
     ) {
@@ -340,8 +340,7 @@ impl Recorder {
         }
         lane.clock = end;
         if self.trace {
-            let (name, span) =
-                op.map_or_else(|| (work_name(&work).to_string(), Span::DUMMY), |(n, s)| (n.clone(), *s));
+            let (name, span) = op.map_or((work_name(&work), Span::DUMMY), |&(n, s)| (n, s));
             let at = (lane.rank, lane.core);
             if release > start {
                 let blocked = Slice {
@@ -365,7 +364,7 @@ impl Recorder {
             let bytes = work.local_bytes + work.remote_bytes;
             self.push(Slice {
                 at,
-                name,
+                name: name.to_string(),
                 ts: release,
                 dur,
                 kernel: kernel.to_string(),

@@ -153,7 +153,7 @@ impl<'p> Thread<'p> {
             return Err(Fault::runtime(span, format!("op '{}' has no simulator semantics", def.name))
                 .note("register them in a pld-sim family module with register_semantics!"));
         };
-        self.last_op = Some((def.name.to_string(), span));
+        self.last_op = Some((def.name, span));
         let device = match &call.device {
             Some(d) => Some(eval_pure(act, d, env, ecx)?.as_i64().unwrap_or(-1)),
             None => None,

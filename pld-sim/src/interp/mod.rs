@@ -158,7 +158,7 @@ pub struct Thread<'p> {
     /// Return values once finished.
     pub result: Option<Vec<Val>>,
     /// Span of the last op executed (trace and reports).
-    pub last_op: Option<(String, Span)>,
+    pub last_op: Option<(&'static str, Span)>,
     /// The last wait this thread parked on (budget and interrupt reports).
     pub last_wait: Option<(Park, Span)>,
     /// The mixed-kernel group this lane belongs to (`group` attribute of `k_aic`/`k_aiv`).
