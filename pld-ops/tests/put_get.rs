@@ -47,8 +47,9 @@ fn region(d: &[i64], s: &[i64], sh: &[i64]) -> Vec<Expr> {
     vec![ints(d), ints(s), ints(sh)]
 }
 
+/// A13 (put) #1-#4: transfer regions and dynamic leading dims.
 #[test]
-fn put_a13() {
+fn put_a13_regions() {
     let f16 = dt(&[16, 64], FP16);
     // #1
     assert_eq!(ok(xfer(PUT, &[f16.clone(), f16.clone()], vec![], atomic(1))), Type::Unknown);
@@ -90,6 +91,11 @@ fn put_a13() {
         xfer(PUT, &[n.clone(), m], vec![], vec![("atomic", int(0)), ("chunk_rows", int(4))]),
         "must have the same shape",
     );
+}
+
+/// A13 (put) #5, #7: atomic-add dtypes per target.
+#[test]
+fn put_a13_atomic_dtypes() {
     // #5
     let i64t = dt(&[16, 64], INT64);
     err(xfer(PUT, &[i64t.clone(), i64t.clone()], vec![], atomic(1)), "hardware atomic-add dtypes");
@@ -108,6 +114,12 @@ fn put_a13() {
     );
     let d = err(r, "bf16");
     assert!(d.message.contains("a5") && d.message.contains("Ascend910B"));
+}
+
+/// A13 (put) #10-#14: chunk_rows, chunk_cols and pipeline.
+#[test]
+fn put_a13_chunking() {
+    let f16 = dt(&[16, 64], FP16);
     // #10
     err(
         xfer(PUT, &[f16.clone(), f16.clone()], vec![], vec![("atomic", int(0)), ("chunk_rows", int(-1))]),
@@ -152,6 +164,12 @@ fn put_a13() {
             "pipeline=True requires both chunk_rows>0 and chunk_cols>0",
         );
     }
+}
+
+/// A13 (put) #23-#31: operand kinds, dtypes, shapes and region tuples.
+#[test]
+fn put_a13_operands() {
+    let f16 = dt(&[16, 64], FP16);
     // #23, #24
     err(xfer(PUT, &[tensor(&[16], FP16), tensor(&[16], FP16)], vec![], atomic(0)), "DistributedTensor");
     ok(xfer(PUT, &[dt(&[16], FP16), tensor(&[16], FP16)], vec![], atomic(0)));
