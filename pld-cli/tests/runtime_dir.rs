@@ -13,7 +13,9 @@
 //! `expected_arg_count` (checker's mock run); R3 one tagged entry (checker); R4/R5 chips
 //! registered and one runtime (checker; `run_py_compiles_…`); R6 sources compile (g++ after
 //! assembly; `an_unassembled_wrapper_…`); R7/R9 `kernel_entry` and the orchestration symbols
-//! (checker); M8 CommContext read only at rankId and windowsIn (checker, on every `.pto`); R11
+//! (checker); R17 every `sub_ids[…]` the host submits to is a `sub_workers/<n>.py` defining
+//! `<n>(args)` that unpacks what the host adds (checker; `host_callbacks_become_…`); M8
+//! CommContext read only at rankId and windowsIn (checker, on every `.pto`); R11
 //! func ids and signature limits (checker); R12 tensors before scalars, ≤ 32/16,
 //! block counts and sync start (checker; `launch_specs_…`); R13/R14 shared, contiguous host
 //! tensors, tensors before scalars (checker); R15 domain allocation (checker); R16 worker index
@@ -23,7 +25,7 @@
 //! (checker, `run_py_compiles_…`); M10 one payload for a mixed task (`mixed_kernels_…`); M11
 //! trailing args (goldens); M12 core types (checker, `mixed_kernels_…`); M13 stale runtime
 //! files (`reemitting_…`); M14 no L2 markers (checker, `emit_all_…`). Not applicable to pld:
-//! R8 (onboard link), R17 (no SubWorker modules are emitted; a diagnostic says so), M15 (no
+//! R8 (onboard link), M15 (no
 //! SDMA), M16 (a variant is rendered for one set of shapes; codegen diagnoses a second).
 //! `the_checker_catches_each_broken_rule` breaks each checked rule once and requires the
 //! checker to name it.
@@ -141,12 +143,9 @@ fn compile_args(run: &str) -> Vec<String> {
 
 /// The DSL files to check: every example, every corpus program (with the arguments of its
 /// first `# pld-corpus-run:` line, and `--ranks` of the first `# pld-corpus-ranks:` value) and
-/// the runtime test programs. Corpus programs with host
-/// callbacks (`role=pl.Role.SubWorker`) are listed apart: `sub_workers/` modules are not
-/// emitted yet, and the test checks they fail with that diagnostic, not silently.
-fn programs() -> (Vec<(String, Vec<String>)>, Vec<String>) {
+/// the runtime test programs, host callbacks (`role=pl.Role.SubWorker`) included.
+fn programs() -> Vec<(String, Vec<String>)> {
     let mut out = Vec::new();
-    let mut callbacks = Vec::new();
     for folder in ["examples", "pld-cli/tests/corpus", "pld-cli/tests/runtime_programs"] {
         let Ok(rd) = std::fs::read_dir(root().join(folder)) else { continue };
         let mut files: Vec<PathBuf> =
@@ -155,10 +154,6 @@ fn programs() -> (Vec<(String, Vec<String>)>, Vec<String>) {
         for f in files {
             let src = std::fs::read_to_string(&f).unwrap_or_default();
             let name = format!("{folder}/{}", f.file_name().and_then(|n| n.to_str()).unwrap_or_default());
-            if src.contains("pl.Role.SubWorker") {
-                callbacks.push(name);
-                continue;
-            }
             let mut args = src
                 .lines()
                 .find_map(|l| l.strip_prefix("# pld-corpus-run:"))
@@ -181,7 +176,7 @@ fn programs() -> (Vec<(String, Vec<String>)>, Vec<String>) {
     for f in ["mixed_gemm", "mixed_gemm_barrier", "host_allreduce", "host_allreduce_multicore"] {
         out.push((format!("pld-codegen-pto/tests/programs/{f}.py"), Vec::new()));
     }
-    (out, callbacks)
+    out
 }
 
 #[test]
@@ -194,17 +189,24 @@ fn corpus_run_lines_become_compile_arguments() {
 }
 
 #[test]
-fn programs_with_host_callbacks_fail_with_the_callback_diagnostic() {
-    for file in programs().1 {
-        let out = emit(&file, &out_dir("callback-corpus"), &[]);
-        assert_eq!(out.status.code(), Some(1), "{file}: {}", text(&out.stderr));
-        assert!(text(&out.stderr).contains("role=pl.Role.SubWorker"), "{file}: {}", text(&out.stderr));
+fn the_program_list_covers_every_example_and_corpus_file() {
+    let listed: Vec<String> = programs().into_iter().map(|(f, _)| f).collect();
+    for folder in ["examples", "pld-cli/tests/corpus"] {
+        let n = std::fs::read_dir(root().join(folder))
+            .unwrap()
+            .flatten()
+            .filter(|e| e.path().extension().is_some_and(|x| x == "py"))
+            .count();
+        let here = listed.iter().filter(|f| f.starts_with(&format!("{folder}/"))).count();
+        assert_eq!(here, n, "{folder}: every .py is checked");
     }
+    // Host callbacks are among them (`sub_workers/` modules).
+    assert!(listed.iter().filter(|f| f.contains("callback")).count() >= 11, "{listed:?}");
 }
 
 #[test]
 fn every_program_emits_a_runtime_directory_that_checks_and_compiles_once_assembled() {
-    for (i, (file, args)) in programs().0.into_iter().enumerate() {
+    for (i, (file, args)) in programs().into_iter().enumerate() {
         let dir = out_dir(&format!("all-{i}"));
         let extra: Vec<&str> = args.iter().map(String::as_str).collect();
         let out = emit(&file, &dir, &extra);
@@ -537,16 +539,6 @@ fn what_the_runtime_cannot_express_is_a_diagnostic_with_a_position() {
     let e = text(&out.stderr);
     assert!(e.contains("using a result of kernel 'k' that is not one of its Out/InOut arguments"), "{e}");
     assert!(e.contains("kernel_result.py:13:9"), "{e}");
-    // A host callback: no sub_workers/ module yet.
-    let out = emit_source(
-        "callback",
-        "    @pl.function(type=pl.FunctionType.InCore)\n    def k(self, x: pl.Tensor[[16, 16], pl.FP32], y: pl.Out[pl.Tensor[[16, 16], pl.FP32]]):\n        t = pl.load(x, [0, 0], [16, 16])\n        y = pl.store(t, [0, 0], y)\n\n\
-         \x20   @pl.function(level=pl.Level.CHIP, role=pl.Role.Orchestrator)\n    def chip(self, x: pl.Tensor[[16, 16], pl.FP32], y: pl.Out[pl.Tensor[[16, 16], pl.FP32]]):\n        self.k(x, y)\n\n\
-         \x20   @pl.function(level=pl.Level.HOST, role=pl.Role.SubWorker)\n    def check(f: pl.Tensor[[16, 16], pl.FP32]):\n        print(f)\n\n\
-         \x20   @pl.function(level=pl.Level.HOST, role=pl.Role.Orchestrator)\n    def host(self, x: pl.Tensor[[16, 16], pl.FP32], y: pl.Out[pl.Tensor[[16, 16], pl.FP32]]):\n        self.chip(x, y, device=0)\n        self.check(y)\n",
-    );
-    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
-    assert!(text(&out.stderr).contains("the host callback 'check'"), "{}", text(&out.stderr));
     // A kernel named like a C++ keyword: ptoas keeps the name, the wrapper could not call it.
     let out = emit_source(
         "keyword",
@@ -760,5 +752,49 @@ fn the_checker_catches_each_broken_rule() {
         std::fs::write(dir.join(file), "x").unwrap();
         let out = Command::new("python3").arg(runtime_decls::checker()).arg(&dir).arg("2").output().unwrap();
         assert!(!out.status.success() && text(&out.stdout).contains(rule), "{rule}: {}", text(&out.stdout));
+    }
+}
+
+#[test]
+fn host_callbacks_become_sub_worker_modules_that_run_under_the_mock() {
+    let file = "pld-cli/tests/runtime_programs/callback_scalars.py";
+    let dir = out_dir("callback-scalars");
+    let out = emit(file, &dir, &[]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    check_dir(&dir, 2);
+    let host = std::fs::read_to_string(dir.join("orchestration/host_orch.py")).unwrap();
+    assert!(host.contains("orch.submit_sub(sub_ids[\"scale\"], _ta_1)"), "{host}");
+    assert!(host.contains("_ta_1.add_tensor(make_tensor_arg(orch._worker, tensors[\"z\"]), TensorArgType.OUTPUT_EXISTING)\n    _ta_1.add_scalar(scalar_to_uint64(-2))"), "{host}");
+    let module = dir.join("sub_workers/scale.py");
+    let out = Command::new("python3").args(["-m", "py_compile"]).arg(&module).output().unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let meta = std::fs::read_to_string(dir.join("distributed_meta.json")).unwrap();
+    assert!(meta.contains("\"num_sub_workers\": 1"), "{meta}");
+    // run.py registers the module's function and the mock runtime calls it: the callback's
+    // result (from a host input, its helper, a module constant and three scalar kinds) lands in
+    // the shared output that run.py saves.
+    let log = run_py_with_mock(&dir, 2, &[("x", "np.arange(128, dtype=np.float32).reshape(2, 1, 64)")]);
+    assert!(log.contains("\"event\": \"register\", \"kind\": \"sub\", \"name\": \"scale\""), "{log}");
+    assert!(log.contains("\"event\": \"submit_sub\", \"name\": \"scale\", \"tensors\": [\"INPUT\", \"OUTPUT_EXISTING\"], \"scalars\": 3"), "{log}");
+    let bytes = std::fs::read(dir.join("_mockrun/out/z.npy")).unwrap();
+    let z: Vec<f32> = npyz::NpyFile::new(&bytes[..]).unwrap().into_vec().unwrap();
+    let want: Vec<f32> = (0..128).map(|i| (i as f32 * -2.0 + 0.5) * 0.25 + 1.0).collect();
+    assert_eq!(z, want);
+    // The checker holds the host and the modules to each other (§10 R17).
+    for (i, (f, from, to)) in [
+        ("sub_workers/scale.py", "\ndef scale(args):", "\ndef scaled(args):"),
+        ("orchestration/host_orch.py", "sub_ids[\"scale\"]", "sub_ids[\"scal\"]"),
+        ("orchestration/host_orch.py", "    _ta_1.add_scalar(scalar_to_uint64(True))\n", ""),
+    ]
+    .iter()
+    .enumerate()
+    {
+        let m = out_dir(&format!("callback-mutant-{i}"));
+        assert!(emit(file, &m, &[]).status.success());
+        let t = std::fs::read_to_string(m.join(f)).unwrap();
+        assert!(t.contains(from), "{f} lacks {from:?}");
+        std::fs::write(m.join(f), t.replacen(from, to, 1)).unwrap();
+        let out = Command::new("python3").arg(runtime_decls::checker()).arg(&m).arg("2").output().unwrap();
+        assert!(!out.status.success() && text(&out.stdout).contains("R17"), "{f}: {}", text(&out.stdout));
     }
 }

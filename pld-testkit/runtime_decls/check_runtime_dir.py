@@ -272,6 +272,7 @@ def install_stubs(state):
     ta.make_tensor_arg = make_tensor_arg
     dr = types.ModuleType("pypto.runtime.distributed_runner")
     dr._submit_chip = lambda orch, h, t, cfg, r: orch.submit_next_level(h, t, cfg, worker=r, chip=True)
+    dr._tensor_from_continuous = lambda ct: ct
     for name, mod in (("pypto", types.ModuleType("pypto")), ("pypto.runtime", types.ModuleType("pypto.runtime")),
                       ("pypto.runtime.tensor_arg", ta), ("pypto.runtime.distributed_runner", dr)):
         sys.modules[name] = mod
@@ -300,6 +301,7 @@ class Rank:
 class Orch:
     def __init__(self, world):
         self.world, self.dispatches, self._worker, self.live = world, [], object(), set()
+        self.subs = []
 
     def allocate_domain(self, name, workers, window_size, buffers):
         if not workers or len(set(workers)) != len(workers) or any(not is_int(w) or not 0 <= w < self.world for w in workers):
@@ -329,6 +331,35 @@ class Orch:
         if not is_int(worker) or worker < 0 or worker >= self.world:
             err(f"R16: worker {worker!r}")
         self.dispatches.append((handle, worker, ta))
+
+
+    def submit_sub(self, handle, ta):
+        self.subs.append((handle, ta))
+
+
+class SubIds(dict):
+    def __missing__(self, key):
+        err(f"R17: host submits sub_ids[{key!r}], which is no sub_workers/ module")
+        return key
+
+
+def check_sub_workers(root):
+    """R17: every sub_workers/<n>.py defines <n>(args); returns {n: _PARAMS}."""
+    subs = {}
+    for f in sorted((root / "sub_workers").glob("*.py")) if (root / "sub_workers").is_dir() else []:
+        try:
+            py_compile.compile(str(f), doraise=True, cfile=str(Path("/tmp") / ("pldchk_sw_" + str(abs(hash(str(f)))) + ".pyc")))
+        except py_compile.PyCompileError as e:
+            err(f"R17: {f.name} does not compile: {e.msg}")
+            continue
+        tree = ast.parse(f.read_text())
+        fns = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == f.stem]
+        if len(fns) != 1 or len(fns[0].args.args) != 1 or fns[0].args.kwonlyargs or fns[0].args.vararg:
+            err(f"R17: {f.name} does not define {f.stem}(args)")
+            continue
+        m = load(f, "_pld_check_sw." + f.stem)
+        subs[f.stem] = list(getattr(m, "_PARAMS", []))
+    return subs
 
 
 class Callables(dict):
@@ -369,11 +400,28 @@ def mock_run(root, meta, chips, world):
     for k, v in params.items():
         if not getattr(v, "shared", False):
             err(f"R13: host tensor {k} is not shared memory")
+    subs = check_sub_workers(root)
     orch = Orch(world)
     entries[0](orch, None, sys.modules["simpler.task_interface"].CallConfig(), tensors=tensors,
-               callables=Callables({k: k for k in chips}), sub_ids={}, _keep=[], world_size=world)
+               callables=Callables({k: k for k in chips}), sub_ids=SubIds({k: k for k in subs}), _keep=[],
+               world_size=world)
     if not orch.dispatches:
         err("host_orch.py dispatched nothing")
+    tag_of = {"in": "INPUT", "out": "OUTPUT_EXISTING", "inout": "INOUT"}
+    for handle, ta in orch.subs:
+        want = subs.get(handle)
+        if want is None:
+            continue
+        tensors_w = [p for p in want if p[1] == "tensor"]
+        if len(ta.tensors) != len(tensors_w) or len(ta.scalars) != len(want) - len(tensors_w):
+            err(f"R17: sub {handle} gets {len(ta.tensors)} tensors + {len(ta.scalars)} scalars, "
+                f"the module unpacks {len(tensors_w)} + {len(want) - len(tensors_w)}")
+            continue
+        for ((kind, obj), tag), (pname, _, d) in zip(ta.tensors, tensors_w):
+            if kind != "host" or tag != tag_of[d]:
+                err(f"M3: sub {handle} tensor {pname} is {kind} {tag}, the parameter is {d}")
+            elif tag != "INPUT" and not any(np.shares_memory(obj, t) for t in params.values()):
+                err(f"M3: sub {handle} output {pname} is not a view of a host tensor")
     tags = {1: "INPUT", 2: "OUTPUT_EXISTING", 3: "INOUT"}
     for handle, worker, ta in orch.dispatches:
         c = chips.get(handle)

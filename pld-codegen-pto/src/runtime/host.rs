@@ -16,7 +16,9 @@
 //!   tagged by the callee parameter's direction, then one INOUT ordering token per domain the
 //!   call touches (first-reference order), then the scalars (user scalars through
 //!   `scalar_to_uint64`, each CommContext as that rank's `device_ctx`), keeps the `TaskArgs`
-//!   and submits to the `device=` worker; a builtin dispatch follows §6.2.
+//!   and submits to the `device=` worker; a builtin dispatch follows §6.2; a host callback
+//!   adds its tensors (tagged by direction) and scalars and is `orch.submit_sub`-mitted to
+//!   `sub_ids["<name>"]`.
 
 use super::chip::ChipProgram;
 use super::variant::Variant;
@@ -214,6 +216,15 @@ fn hoisted(host: &Function) -> Result<Vec<(ValueId, String, String)>, Diagnostic
     match err {
         Some(d) => Err(d),
         None => Ok(out),
+    }
+}
+
+/// The `TensorArgType` of a callee parameter's direction.
+fn tensor_tag(d: Direction) -> &'static str {
+    match d {
+        Direction::In => "INPUT",
+        Direction::Out => "OUTPUT_EXISTING",
+        Direction::InOut => "INOUT",
     }
 }
 
@@ -574,15 +585,8 @@ impl Writer<'_> {
         match &c.callee {
             Callee::Func(name) => match self.program.function(name).map(|g| g.kind) {
                 Some(FunctionKind::ChipOrch) => self.chip_dispatch(s, name, c),
-                _ if self.program.function(name).and_then(|g| g.attr("role")).and_then(Attr::as_str)
-                    == Some("SubWorker") =>
-                {
-                    Err(unsupported(
-                        s.span,
-                        format_args!(
-                            "the host callback '{name}' (`role=pl.Role.SubWorker`, a `sub_workers/` module)"
-                        ),
-                    ))
+                _ if self.program.function(name).is_some_and(super::subworker::is_callback) => {
+                    self.sub_dispatch(name, c)
                 }
                 _ => Err(unsupported(
                     s.span,
@@ -614,6 +618,39 @@ impl Writer<'_> {
         c.device.as_ref().map(|d| self.expr(d)).transpose()
     }
 
+    /// A host callback: its tensors (tagged by direction) then its scalars, submitted to a
+    /// sub worker; no ordering token (a callback touches no window).
+    fn sub_dispatch(&mut self, name: &str, c: &Call) -> Result<(), Diagnostic> {
+        let callee = self.program.function(name).expect("checked by the caller");
+        let ta = format!("_ta_{}", self.calls);
+        self.calls += 1;
+        self.line(&format!("{ta} = TaskArgs()"));
+        let mut scalars = Vec::new();
+        for (p, a) in callee.params.iter().zip(&c.args) {
+            match callee.values.ty(p.value) {
+                Type::Tensor(_) => {
+                    let t = self.tensor_expr(a)?;
+                    let tag = tensor_tag(p.dir);
+                    self.line(&format!(
+                        "{ta}.add_tensor(make_tensor_arg(orch._worker, {t}), TensorArgType.{tag})"
+                    ));
+                }
+                Type::Scalar(_) => scalars.push(format!("scalar_to_uint64({})", self.expr(a)?)),
+                other => {
+                    return Err(unsupported(
+                        a.span,
+                        format_args!("passing a {} to the host callback '{name}'", other.kind_name()),
+                    ))
+                }
+            }
+        }
+        for sc in scalars {
+            self.line(&format!("{ta}.add_scalar({sc})"));
+        }
+        self.line(&format!("orch.submit_sub(sub_ids[{name:?}], {ta})"));
+        Ok(())
+    }
+
     fn chip_dispatch(&mut self, _s: &Stmt, name: &str, c: &Call) -> Result<(), Diagnostic> {
         let callee = self.program.function(name).expect("checked by the caller");
         let n = self.calls;
@@ -625,11 +662,7 @@ impl Writer<'_> {
         let mut domains: Vec<String> = Vec::new();
         let mut scalars = Vec::new();
         for (p, a) in callee.params.iter().zip(&c.args) {
-            let tag = match p.dir {
-                Direction::In => "INPUT",
-                Direction::Out => "OUTPUT_EXISTING",
-                Direction::InOut => "INOUT",
-            };
+            let tag = tensor_tag(p.dir);
             match callee.values.ty(p.value) {
                 Type::Tensor(_) | Type::DistTensor(_) => {
                     let v = a.as_var().and_then(|v| self.vals.get(&v).cloned());

@@ -3,7 +3,7 @@
 //! Guarantees: `schema` is 2; `params` lists every host-orchestrator parameter in order with
 //! its name (the exact `tensors["…"]` key `host_orch.py` reads), direction (`In`/`Out`/
 //! `InOut`), shape (static dims, `-1` for a dynamic one, `null` for a scalar) and dtype
-//! (`str(DataType)` spelling); `num_return_types` is 0 (pld hosts return only their Out
+//! (`str(DataType)` spelling); `num_sub_workers` is the number of `sub_workers/` modules; `num_return_types` is 0 (pld hosts return only their Out
 //! parameters, which the runner already binds); `platform`, `backend_type` and a complete
 //! `distributed_config` (`device_ids` non-empty, non-negative, distinct; runtime
 //! `tensormap_and_ringbuffer`; architecture-default AICPU threads). One extra top-level key
@@ -24,7 +24,7 @@ pub fn direction_name(d: Direction) -> &'static str {
 }
 
 /// Renders the metadata of `host` under `opts`.
-pub fn render(host: &Function, opts: &RuntimeOptions) -> String {
+pub fn render(host: &Function, sub_workers: usize, opts: &RuntimeOptions) -> String {
     let params: Vec<Json> = host
         .params
         .iter()
@@ -86,7 +86,7 @@ pub fn render(host: &Function, opts: &RuntimeOptions) -> String {
             "distributed_config",
             obj(vec![
                 ("device_ids", Json::Arr(opts.device_ids.iter().map(|d| Json::Int(*d)).collect())),
-                ("num_sub_workers", Json::Int(0)),
+                ("num_sub_workers", Json::Int(sub_workers as i64)),
                 ("runtime", Json::Str(super::RUNTIME.into())),
                 ("aicpu_thread_num", Json::Int(0)),
             ]),

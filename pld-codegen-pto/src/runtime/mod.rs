@@ -7,7 +7,8 @@
 //!   one `next_levels/<chip>/` per chip orchestrator with `kernel_config.py`,
 //!   `orchestration/<chip>.cpp` ([`chip`]) and `kernels/{aiv,aic}/<kernel>.cpp` wrappers plus
 //!   `ptoas/<unit>.pto` ([`kernel`]), one `next_levels/<variant>/` per builtin collective
-//!   variant ([`variant`]) and `run.py` ([`runpy`]). No top-level `kernel_config.py` or
+//!   variant ([`variant`]), one `sub_workers/<name>.py` per host callback ([`subworker`])
+//!   and `run.py` ([`runpy`]). No top-level `kernel_config.py` or
 //!   `compiled_meta.json` is ever written (§10 M14).
 //! - Func ids are dense from 0 per chip program in first-call order (a mixed group takes the
 //!   AIC id, then the AIV id); builtin variants use 0.
@@ -25,6 +26,7 @@ pub mod kernel;
 pub mod meta;
 pub mod ptoas;
 pub mod runpy;
+pub mod subworker;
 pub mod variant;
 
 use crate::CodegenOptions;
@@ -48,13 +50,25 @@ pub struct RuntimeOptions {
     pub platform: String,
     /// Physical device ids, one per rank (`world_size = len`).
     pub device_ids: Vec<i64>,
+    /// The program's source files `(name, text)`, indexed by `FileId`: a host callback's
+    /// `sub_workers/` module carries its file's text ([`subworker`]).
+    pub sources: Vec<(String, String)>,
+    /// The `--bind NAME=VALUE` values the program was built with, as written (a host
+    /// callback sees them as globals, as under `pld run`).
+    pub binds: Vec<(String, String)>,
 }
 
 impl RuntimeOptions {
     /// Defaults for `target` and `ranks` ranks: the target's CPU platform, devices `0..ranks`.
     pub fn new(target: Target, ranks: usize) -> RuntimeOptions {
         let platform = format!("{}sim", target.name());
-        RuntimeOptions { target, platform, device_ids: (0..ranks.max(1) as i64).collect() }
+        RuntimeOptions {
+            target,
+            platform,
+            device_ids: (0..ranks.max(1) as i64).collect(),
+            sources: Vec::new(),
+            binds: Vec::new(),
+        }
     }
 
     fn codegen(&self) -> CodegenOptions {
@@ -102,7 +116,8 @@ pub fn emit(program: &Program, opts: &RuntimeOptions) -> Result<RuntimeDir, Diag
     };
     let mut files: Vec<(String, String)> = Vec::new();
     let mut units = Vec::new();
-    files.push(("distributed_meta.json".into(), meta::render(host, opts)));
+    let callbacks = subworker::callbacks(program);
+    files.push(("distributed_meta.json".into(), meta::render(host, callbacks.len(), opts)));
     let chips = chip::chip_programs(program);
     let mut variants = Vec::new();
     let result = (|| -> Result<(), Diagnostic> {
@@ -130,6 +145,9 @@ pub fn emit(program: &Program, opts: &RuntimeOptions) -> Result<RuntimeDir, Diag
             "orchestration/host_orch.py".into(),
             host::render(program, host, &chips, &variants, opts)?,
         ));
+        for f in &callbacks {
+            files.push((format!("sub_workers/{}.py", f.name), subworker::render(f, opts)?));
+        }
         files.push(("run.py".into(), runpy::render(host, opts)));
         Ok(())
     })();
