@@ -539,15 +539,6 @@ fn what_the_runtime_cannot_express_is_a_diagnostic_with_a_position() {
     let e = text(&out.stderr);
     assert!(e.contains("using a result of kernel 'k' that is not one of its Out/InOut arguments"), "{e}");
     assert!(e.contains("kernel_result.py:13:9"), "{e}");
-    // A kernel named like a C++ keyword: ptoas keeps the name, the wrapper could not call it.
-    let out = emit_source(
-        "keyword",
-        "    @pl.function(type=pl.FunctionType.InCore)\n    def double(self, x: pl.Tensor[[16, 16], pl.FP32], y: pl.Out[pl.Tensor[[16, 16], pl.FP32]]):\n        t = pl.load(x, [0, 0], [16, 16])\n        y = pl.store(t, [0, 0], y)\n\n\
-         \x20   @pl.function(level=pl.Level.CHIP, role=pl.Role.Orchestrator)\n    def chip(self, x: pl.Tensor[[16, 16], pl.FP32], y: pl.Out[pl.Tensor[[16, 16], pl.FP32]]):\n        self.double(x, y)\n\n\
-         \x20   @pl.function(level=pl.Level.HOST, role=pl.Role.Orchestrator)\n    def host(self, x: pl.Tensor[[16, 16], pl.FP32], y: pl.Out[pl.Tensor[[16, 16], pl.FP32]]):\n        self.chip(x, y, device=0)\n",
-    );
-    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
-    assert!(text(&out.stderr).contains("kernel name 'double' is a C++ keyword"), "{}", text(&out.stderr));
     // No host orchestrator: nothing to describe.
     let out = emit_source(
         "no_host",
@@ -797,4 +788,44 @@ fn host_callbacks_become_sub_worker_modules_that_run_under_the_mock() {
         let out = Command::new("python3").arg(runtime_decls::checker()).arg(&m).arg("2").output().unwrap();
         assert!(!out.status.success() && text(&out.stdout).contains("R17"), "{f}: {}", text(&out.stdout));
     }
+}
+
+#[test]
+fn kernels_named_like_cpp_keywords_are_renamed_in_every_artifact() {
+    let file = "pld-cli/tests/runtime_programs/keyword_kernels.py";
+    let dir = out_dir("keywords");
+    let out = emit(file, &dir, &["--ptoas", s(&runtime_decls::fake_ptoas())]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    check_dir(&dir, 2);
+    assert_eq!(assert_compiles(&dir), 4);
+    let chip = dir.join("next_levels/chip");
+    let cfg = std::fs::read_to_string(chip.join("kernel_config.py")).unwrap();
+    // `double_k` is taken by a kernel of the program, so `double` becomes `double_k2`.
+    for (id, name) in [(0, "double_k2"), (1, "new_k"), (2, "double_k")] {
+        assert!(
+            cfg.contains(&format!(
+                "\"func_id\": {id},\n        \"name\": \"{name}\",\n        \"source\": str(_ROOT_DIR / \"kernels\" / \"aiv\" / \"{name}.cpp\"),"
+            )),
+            "{cfg}"
+        );
+        let pto = std::fs::read_to_string(chip.join(format!("ptoas/{name}.pto"))).unwrap();
+        assert!(pto.contains(&format!("func.func @{name}(")), "{pto}");
+        let w = std::fs::read_to_string(chip.join(format!("kernels/aiv/{name}.cpp"))).unwrap();
+        assert!(
+            w.contains(&format!("static __aicore__ void {name}(")) && w.contains(&format!("    {name}(")),
+            "{w}"
+        );
+    }
+    for gone in ["kernels/aiv/double.cpp", "kernels/aiv/new.cpp", "ptoas/double.pto"] {
+        assert!(!chip.join(gone).exists(), "{gone}");
+    }
+    let orch = std::fs::read_to_string(chip.join("orchestration/chip.cpp")).unwrap();
+    assert!(
+        orch.contains("// Task 0: double_k2") && orch.contains("rt_submit_aiv_task(2, params_t2);"),
+        "{orch}"
+    );
+    // The same program always gets the same names.
+    let again = out_dir("keywords-again");
+    assert!(emit(file, &again, &[]).status.success());
+    assert_eq!(std::fs::read_to_string(again.join("next_levels/chip/kernel_config.py")).unwrap(), cfg);
 }

@@ -96,7 +96,7 @@ pub fn render(
             "    tensors[\"__{d}_ord\"] = [torch.zeros((1,), dtype=torch.int32).share_memory_() for _ in range(max(world_size, 1))]"
         );
     }
-    let name = &host.name;
+    let name = &ident(&host.name);
     let _ = write!(
         s,
         "\n\ndef {name}(orch, _args, config, *, tensors, callables, sub_ids, _keep, world_size, _domain_provider=None):\n"

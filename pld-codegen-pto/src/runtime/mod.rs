@@ -18,11 +18,14 @@
 //!   wrapper unpacks tensors, then scalars (§10 M1, M2).
 //! - Wrappers are left unassembled (an `#error` between the two sentinels) until ptoas runs
 //!   ([`ptoas`]); the same program always gives byte-identical files.
+//! - A kernel named like a C++ keyword is renamed (`double` → `double_k`, [`mangle`]) in every
+//!   artifact that names it; the host entry's Python name goes through [`ident`].
 //! - Anything the emitter cannot express is a diagnostic naming the construct, never a panic.
 
 pub mod chip;
 pub mod host;
 pub mod kernel;
+pub mod mangle;
 pub mod meta;
 pub mod ptoas;
 pub mod runpy;
@@ -104,6 +107,8 @@ pub struct RuntimeDir {
 
 /// Emits the runtime directory of a lowered program.
 pub fn emit(program: &Program, opts: &RuntimeOptions) -> Result<RuntimeDir, Diagnostics> {
+    let mangled = mangle::mangle_kernel_names(program);
+    let program = mangled.as_ref().unwrap_or(program);
     let mut diags = Diagnostics::new();
     let cg = opts.codegen();
     let out = crate::emit_program(program, &cg)?;
@@ -376,20 +381,6 @@ pub fn ident(name: &str) -> String {
         s.push_str("_v");
     }
     s
-}
-
-/// A kernel's name must be usable as a C++ function name: ptoas keeps it.
-pub(crate) fn check_kernel_name(f: &Function) -> Result<(), Diagnostic> {
-    if is_reserved(&f.name) {
-        return Err(Diagnostic::error(
-            f.span,
-            format!(
-                "kernel name '{}' is a C++ keyword or a name the runtime's generated code reserves; rename the kernel",
-                f.name
-            ),
-        ));
-    }
-    Ok(())
 }
 
 /// The parameter kinds of a device-side signature, in IR order.

@@ -137,7 +137,7 @@ pub fn render(f: &Function, opts: &RuntimeOptions) -> Result<String, Diagnostic>
         s,
         "\"\"\"SubWorker `{name}` ({file}:{line}), emitted by pld: callable as {name}(args).\n\nThe program's source below runs the way `pld run` runs host callbacks: its module-level\nimports, constants and plain helper functions, then `{name}` itself without decorators or\nannotations, compiled on the first call.\n\"\"\""
     );
-    s.push_str("import ast\nimport struct\n\nimport torch\n\nfrom pypto.runtime.distributed_runner import _tensor_from_continuous\n\n");
+    s.push_str("import ast as _ast\nimport struct as _struct\n\nimport torch\n\nfrom pypto.runtime.distributed_runner import _tensor_from_continuous\n\n");
     let _ = writeln!(s, "_NAME = {}", py_str(name));
     let _ = writeln!(s, "_FILE = {}", py_str(file));
     let _ = writeln!(s, "_LINE = {line}");
@@ -187,11 +187,11 @@ class _Stand:
 
 def _run(stmt, ns):
     try:
-        exec(compile(ast.Module(body=[stmt], type_ignores=[]), _FILE, "exec"), ns)
+        exec(compile(_ast.Module(body=[stmt], type_ignores=[]), _FILE, "exec"), ns)
     except ImportError:
-        if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+        if isinstance(stmt, (_ast.Import, _ast.ImportFrom)):
             for a in stmt.names:
-                mod = a.name if isinstance(stmt, ast.Import) else (stmt.module or "")
+                mod = a.name if isinstance(stmt, _ast.Import) else (stmt.module or "")
                 if mod == "pypto" or mod.startswith("pypto."):
                     ns[a.asname or a.name.split(".")[0]] = _Stand(mod)
     except Exception:
@@ -199,23 +199,23 @@ def _run(stmt, ns):
 
 
 def _load():
-    tree = ast.parse(_SOURCE, _FILE)
+    tree = _ast.parse(_SOURCE, _FILE)
     ns = {"__name__": "_pld_sub_worker_" + _NAME, "__file__": _FILE}
-    keep = (ast.Import, ast.ImportFrom, ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Try, ast.If)
+    keep = (_ast.Import, _ast.ImportFrom, _ast.Assign, _ast.AnnAssign, _ast.AugAssign, _ast.Try, _ast.If)
     for stmt in tree.body:
-        main_guard = isinstance(stmt, ast.If) and "__name__" in ast.dump(stmt.test)
-        plain_def = isinstance(stmt, ast.FunctionDef) and not stmt.decorator_list
+        main_guard = isinstance(stmt, _ast.If) and "__name__" in _ast.dump(stmt.test)
+        plain_def = isinstance(stmt, _ast.FunctionDef) and not stmt.decorator_list
         if (isinstance(stmt, keep) or plain_def) and not main_guard:
             _run(stmt, ns)
     ns.update(_BINDS)
-    defs = [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == _NAME]
+    defs = [n for n in _ast.walk(tree) if isinstance(n, _ast.FunctionDef) and n.name == _NAME]
     if not defs:
         raise RuntimeError("SubWorker %r: no `def %s` in its program source" % (_NAME, _NAME))
     d = min(defs, key=lambda n: min(abs(x.lineno - _LINE) for x in [n] + n.decorator_list))
-    parents = {c: p for p in ast.walk(tree) for c in ast.iter_child_nodes(p)}
+    parents = {c: p for p in _ast.walk(tree) for c in _ast.iter_child_nodes(p)}
     chain, n = [], parents.get(d)
     while n is not None:
-        if isinstance(n, ast.FunctionDef):
+        if isinstance(n, _ast.FunctionDef):
             chain.insert(0, n)
         n = parents.get(n)
     for b in chain:
@@ -225,20 +225,20 @@ def _load():
             if a.arg in _BINDS:
                 ns[a.arg] = _BINDS[a.arg]
             elif dflt is not None:
-                _run(ast.Assign(targets=[ast.Name(a.arg, ast.Store())], value=dflt, lineno=b.lineno), ns)
+                _run(_ast.Assign(targets=[_ast.Name(a.arg, _ast.Store())], value=dflt, lineno=b.lineno), ns)
         for stmt in b.body:
-            if isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.If, ast.Import, ast.ImportFrom)):
+            if isinstance(stmt, (_ast.Assign, _ast.AnnAssign, _ast.AugAssign, _ast.If, _ast.Import, _ast.ImportFrom)):
                 _run(stmt, ns)
-    body = [s for s in d.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant)
+    body = [s for s in d.body if not (isinstance(s, _ast.Expr) and isinstance(s.value, _ast.Constant)
                                       and isinstance(s.value.value, str))]
-    if len(body) == 1 and isinstance(body[0], ast.Expr) and getattr(body[0].value, "value", None) is Ellipsis:
+    if len(body) == 1 and isinstance(body[0], _ast.Expr) and getattr(body[0].value, "value", None) is Ellipsis:
         raise RuntimeError("SubWorker %r is abstract (its body is `...`): bind an implementation" % _NAME)
     d.decorator_list, d.returns = [], None
     for a in d.args.posonlyargs + d.args.args + d.args.kwonlyargs:
         a.annotation = None
     if d.args.args and d.args.args[0].arg == "self":
         d.args.args = d.args.args[1:]
-    mod = ast.fix_missing_locations(ast.Module(body=[d], type_ignores=[]))
+    mod = _ast.fix_missing_locations(_ast.Module(body=[d], type_ignores=[]))
     exec(compile(mod, _FILE, "exec"), ns)
     return ns[_NAME]
 
@@ -246,7 +246,7 @@ def _load():
 def _scalar(raw, kind):
     raw = int(raw) & (2 ** 64 - 1)
     if kind == "float":
-        return struct.unpack("<f", struct.pack("<I", raw & 0xFFFFFFFF))[0]
+        return _struct.unpack("<f", _struct.pack("<I", raw & 0xFFFFFFFF))[0]
     if kind == "bool":
         return bool(raw)
     if kind == "int" and raw >= 2 ** 63:
