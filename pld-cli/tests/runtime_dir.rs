@@ -546,6 +546,21 @@ fn what_the_runtime_cannot_express_is_a_diagnostic_with_a_position() {
     );
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
     assert!(text(&out.stderr).contains("has no host orchestrator"), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("no_host.py:8:5"),
+        "the diagnostic has a position: {}",
+        text(&out.stderr)
+    );
+    // A chip orchestrator without a host: the position is the chip orchestrator's.
+    let out = emit_source(
+        "chip_only",
+        "    @pl.function(type=pl.FunctionType.InCore)\n    def k(self, x: pl.Tensor[[16, 16], pl.FP32], y: pl.Out[pl.Tensor[[16, 16], pl.FP32]]):\n        t = pl.load(x, [0, 0], [16, 16])\n        y = pl.store(t, [0, 0], y)\n\n\
+         \x20   @pl.function(level=pl.Level.CHIP, role=pl.Role.Orchestrator)\n    def chip(self, x: pl.Tensor[[16, 16], pl.FP32], y: pl.Out[pl.Tensor[[16, 16], pl.FP32]]):\n        self.k(x, y)\n",
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let e = text(&out.stderr);
+    assert!(e.contains("no host orchestrator") && e.contains("chip_only.py:13:5"), "{e}");
+    assert!(e.contains("a single-chip (L2) directory is not emitted by pld"), "{e}");
 }
 
 #[test]
@@ -828,4 +843,49 @@ fn kernels_named_like_cpp_keywords_are_renamed_in_every_artifact() {
     let again = out_dir("keywords-again");
     assert!(emit(file, &again, &[]).status.success());
     assert_eq!(std::fs::read_to_string(again.join("next_levels/chip/kernel_config.py")).unwrap(), cfg);
+}
+
+#[test]
+fn a_return_style_host_returns_through_an_extra_out_parameter() {
+    let file = "pld-cli/tests/runtime_programs/return_style.py";
+    let dir = out_dir("return-style");
+    let out = emit(file, &dir, &[]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    check_dir(&dir, 2);
+    let meta = std::fs::read_to_string(dir.join("distributed_meta.json")).unwrap();
+    assert!(meta.contains("\"num_return_types\": 1"), "{meta}");
+    let ys = meta.find("\"name\": \"ys\",\n      \"direction\": \"Out\"").expect("ys is an Out parameter");
+    assert!(meta.find("\"name\": \"xs\"").unwrap() < ys, "after the host's own parameters: {meta}");
+    let host = std::fs::read_to_string(dir.join("orchestration/host_orch.py")).unwrap();
+    assert!(host.contains("    if \"ys\" not in tensors:\n        tensors[\"ys\"] = torch.zeros("), "{host}");
+    // run.py hands the caller's `ys` to the chips and saves it.
+    run_py_with_mock(&dir, 2, &[("xs", "np.ones((2, 1, 32), np.float32)")]);
+    let bytes = std::fs::read(dir.join("_mockrun/out/ys.npy")).unwrap();
+    assert_eq!(npyz::NpyFile::new(&bytes[..]).unwrap().shape(), &[2, 1, 32]);
+    // The checker holds `_alloc_intermediates` to the parameters (§10 R2).
+    let m = out_dir("return-style-mutant");
+    assert!(emit(file, &m, &[]).status.success());
+    let t = std::fs::read_to_string(m.join("orchestration/host_orch.py")).unwrap();
+    std::fs::write(
+        m.join("orchestration/host_orch.py"),
+        t.replace("    if \"ys\" not in tensors:\n        tensors", "    tensors"),
+    )
+    .unwrap();
+    let out = Command::new("python3").arg(runtime_decls::checker()).arg(&m).arg("2").output().unwrap();
+    assert!(
+        !out.status.success() && text(&out.stdout).contains("R2: _alloc_intermediates replaces"),
+        "{}",
+        text(&out.stdout)
+    );
+    // A host that returns one of its inputs has nothing to return it through.
+    let out = emit_source(
+        "returns_input",
+        "    @pl.function(type=pl.FunctionType.InCore)\n    def k(self, x: pl.Tensor[[16, 16], pl.FP32], y: pl.Out[pl.Tensor[[16, 16], pl.FP32]]):\n        t = pl.load(x, [0, 0], [16, 16])\n        y = pl.store(t, [0, 0], y)\n\n\
+         \x20   @pl.function(level=pl.Level.CHIP, role=pl.Role.Orchestrator)\n    def chip(self, x: pl.Tensor[[16, 16], pl.FP32], y: pl.Out[pl.Tensor[[16, 16], pl.FP32]]):\n        self.k(x, y)\n\n\
+         \x20   @pl.function(level=pl.Level.HOST, role=pl.Role.Orchestrator)\n    def host(self, x: pl.Tensor[[16, 16], pl.FP32], y: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:\n        self.chip(x, y, device=0)\n        return x\n",
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let e = text(&out.stderr);
+    assert!(e.contains("neither one of its Out/InOut parameters nor a tensor it creates"), "{e}");
+    assert!(e.contains("returns_input.py:19:16"), "{e}");
 }

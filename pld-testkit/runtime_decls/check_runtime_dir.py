@@ -395,7 +395,14 @@ def mock_run(root, meta, chips, world):
             shape = [d if isinstance(d, int) and d >= 0 else int(eval(str(d), {"__builtins__": {}, "min": min, "max": max},
                                                                          Syms(world))) for d in dims]
             tensors[p["name"]] = np.zeros(shape, dtype=NP[p["dtype"]]).view(Arr).share_memory_()
+    given = dict(tensors)
     host._alloc_intermediates(tensors, world_size=world)
+    for k, v in given.items():
+        if tensors.get(k) is not v:
+            err(f"R2: _alloc_intermediates replaces the caller's parameter {k}")
+    outs = [p for p in meta["params"] if p["direction"] == "Out"]
+    if meta.get("num_return_types", 0) > len(outs):
+        err(f"R2: {meta['num_return_types']} return values but {len(outs)} Out parameters to carry them")
     params = {k: v for k, v in tensors.items() if isinstance(v, np.ndarray)}
     for k, v in params.items():
         if not getattr(v, "shared", False):

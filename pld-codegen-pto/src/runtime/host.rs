@@ -20,7 +20,7 @@
 //!   adds its tensors (tagged by direction) and scalars and is `orch.submit_sub`-mitted to
 //!   `sub_ids["<name>"]`.
 
-use super::chip::ChipProgram;
+use super::results::HostResult;
 use super::variant::Variant;
 use super::{ident, py_expr, simpler_dtype, unsupported, RuntimeOptions};
 use pld_ir::{
@@ -67,11 +67,10 @@ struct Writer<'a> {
 pub fn render(
     program: &Program,
     host: &Function,
-    chips: &[ChipProgram<'_>],
+    results: &[HostResult],
     variants: &[Variant],
     opts: &RuntimeOptions,
 ) -> Result<String, Diagnostic> {
-    let _ = chips;
     let mut domains = Vec::new();
     collect_domains(&host.body.stmts, &mut domains);
     let mut s = String::from(
@@ -88,7 +87,12 @@ pub fn render(
         }
     }
     for (_, name, line) in &creates {
-        let _ = writeln!(s, "    tensors[{name:?}] = {line}");
+        // A returned tensor is the caller's Out parameter: never replace it.
+        if results.iter().any(|r| r.created.is_some() && r.name == *name) {
+            let _ = writeln!(s, "    if {name:?} not in tensors:\n        tensors[{name:?}] = {line}");
+        } else {
+            let _ = writeln!(s, "    tensors[{name:?}] = {line}");
+        }
     }
     for d in &domains {
         let _ = writeln!(

@@ -28,6 +28,7 @@ pub mod kernel;
 pub mod mangle;
 pub mod meta;
 pub mod ptoas;
+pub mod results;
 pub mod runpy;
 pub mod subworker;
 pub mod variant;
@@ -122,7 +123,14 @@ pub fn emit(program: &Program, opts: &RuntimeOptions) -> Result<RuntimeDir, Diag
     let mut files: Vec<(String, String)> = Vec::new();
     let mut units = Vec::new();
     let callbacks = subworker::callbacks(program);
-    files.push(("distributed_meta.json".into(), meta::render(host, callbacks.len(), opts)));
+    let returned = match results::host_results(program, host) {
+        Ok(r) => r,
+        Err(d) => {
+            diags.push(d);
+            return Err(diags);
+        }
+    };
+    files.push(("distributed_meta.json".into(), meta::render(host, callbacks.len(), &returned, opts)));
     let chips = chip::chip_programs(program);
     let mut variants = Vec::new();
     let result = (|| -> Result<(), Diagnostic> {
@@ -148,7 +156,7 @@ pub fn emit(program: &Program, opts: &RuntimeOptions) -> Result<RuntimeDir, Diag
         }
         files.push((
             "orchestration/host_orch.py".into(),
-            host::render(program, host, &chips, &variants, opts)?,
+            host::render(program, host, &returned, &variants, opts)?,
         ));
         for f in &callbacks {
             files.push((format!("sub_workers/{}.py", f.name), subworker::render(f, opts)?));
@@ -170,13 +178,24 @@ fn host_entry(program: &Program) -> Result<&Function, Diagnostic> {
     let hosts: Vec<&Function> = program.functions.iter().filter(|f| f.kind == FunctionKind::Host).collect();
     match hosts.as_slice() {
         [h] => Ok(h),
-        [] => Err(Diagnostic::error(
-            Span::DUMMY,
-            format!(
-                "program '{}' has no host orchestrator (`@pl.function(level=pl.Level.HOST, role=pl.Role.Orchestrator)`); the runtime directory needs one",
-                program.name
-            ),
-        )),
+        // A chip-only program is what the reference builds as a single-chip (L2) directory, a
+        // different layout (top-level kernel_config.py) this emitter does not write (D-cg-22).
+        [] => {
+            let at = program
+                .functions
+                .iter()
+                .find(|f| f.kind == FunctionKind::ChipOrch)
+                .or(program.functions.first())
+                .map_or(Span::DUMMY, |f| f.span);
+            Err(Diagnostic::error(
+                at,
+                format!(
+                    "program '{}' has no host orchestrator (`@pl.function(level=pl.Level.HOST, role=pl.Role.Orchestrator)`); the runtime directory is a distributed (L3) build and needs one",
+                    program.name
+                ),
+            )
+            .with_note("add a host orchestrator that dispatches the chip orchestrator with `device=r`; a single-chip (L2) directory is not emitted by pld"))
+        }
         _ => Err(Diagnostic::error(
             hosts[1].span,
             format!(
