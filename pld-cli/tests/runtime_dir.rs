@@ -19,14 +19,17 @@
 //! func ids and signature limits (checker); R12 tensors before scalars, ≤ 32/16,
 //! block counts and sync start (checker; `launch_specs_…`); R13/R14 shared, contiguous host
 //! tensors, tensors before scalars (checker); R15 domain allocation (checker); R16 worker index
-//! (checker); R18 distinct windows per builtin (emitter diagnostic). M1/M4 task adds = kernel
+//! (checker); R18 variants fully rendered (checker) and distinct windows per builtin
+//! (diagnostic; `builtin_variants_are_…`); R2 results only through Out parameters and
+//! `_alloc_intermediates` leaving the parameters alone (checker; `a_return_style_host_…`); M9
+//! tensors addressed as `buffer.addr` + `start_offset` elements (checker). M1/M4 task adds = kernel
 //! signature and wrapper unpacking (checker); M2/M3/M6 host TaskArgs order, tags and one token
 //! per rank and domain (checker); M5 submitted ids registered (checker); M7 32-byte slots
 //! (checker, `run_py_compiles_…`); M10 one payload for a mixed task (`mixed_kernels_…`); M11
 //! trailing args (goldens); M12 core types (checker, `mixed_kernels_…`); M13 stale runtime
 //! files (`reemitting_…`); M14 no L2 markers (checker, `emit_all_…`). Not applicable to pld:
-//! R8 (onboard link), M15 (no
-//! SDMA), M16 (a variant is rendered for one set of shapes; codegen diagnoses a second).
+//! R8 (onboard link), M15 (no SDMA). M16: a variant is rendered for one set of shapes and a
+//! second call with other shapes is a diagnostic (`builtin_variants_are_…`).
 //! `the_checker_catches_each_broken_rule` breaks each checked rule once and requires the
 //! checker to name it.
 
@@ -730,6 +733,12 @@ fn the_checker_catches_each_broken_rule() {
             "M5",
         ),
         (
+            &format!("{chip}/kernels/aiv/reduce_step.cpp"),
+            "reinterpret_cast<__gm__ float*>(inp_tensor->buffer.addr) + inp_tensor->start_offset;",
+            "reinterpret_cast<__gm__ float*>(inp_tensor->buffer.addr + inp_tensor->start_offset);",
+            "M9",
+        ),
+        (
             &format!("{chip}/ptoas/reduce_step.pto"),
             "pto.load_scalar %arg4[%c2_index]",
             "pto.load_scalar %arg4[%c1_index]",
@@ -888,4 +897,57 @@ fn a_return_style_host_returns_through_an_extra_out_parameter() {
     let e = text(&out.stderr);
     assert!(e.contains("neither one of its Out/InOut parameters nor a tensor it creates"), "{e}");
     assert!(e.contains("returns_input.py:19:16"), "{e}");
+}
+
+#[test]
+fn builtin_variants_are_fully_rendered_and_take_distinct_windows() {
+    // §10 R18, first half: nothing of a template is left in a variant (checker, on every
+    // program; here it must catch a placeholder).
+    let dir = out_dir("r18");
+    assert!(emit("examples/host_collectives.py", &dir, &[]).status.success());
+    check_dir(&dir, 2);
+    let k = dir.join("next_levels/builtin.tensor.allreduce__sum__fp32/kernels/aiv/builtin_tensor_allreduce__sum__fp32_kernel.cpp");
+    let t = std::fs::read_to_string(&k).unwrap();
+    std::fs::write(&k, format!("{t}// {{{{dtype_cpp}}}}\n")).unwrap();
+    let out = Command::new("python3").arg(runtime_decls::checker()).arg(&dir).arg("2").output().unwrap();
+    assert!(!out.status.success() && text(&out.stdout).contains("R18"), "{}", text(&out.stdout));
+    // Second half: the window arguments of one builtin are distinct buffers — a program that
+    // passes two views of one buffer gets no directory, and a position.
+    let src = std::fs::read_to_string(root().join("examples/host_collectives.py")).unwrap();
+    let bad = src
+        .replace(
+            "ar_signal = pld.window(ar_sig_buf, [NR, 2], dtype=pl.INT32)",
+            "ar_signal = pld.window(row0_buf, [NR, 2], dtype=pl.INT32)",
+        )
+        .replace("        ar_sig_buf = pld.alloc_window_buffer(pld.world_size() * 2 * 4)\n", "");
+    assert_ne!(bad, src);
+    let d = out_dir("r18-same-buffer");
+    std::fs::create_dir_all(&d).unwrap();
+    let file = d.join("same_buffer.py");
+    std::fs::write(&file, bad).unwrap();
+    let out = emit(s(&file), &d.join("out"), &[]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let e = text(&out.stderr);
+    assert!(e.contains("must be different window allocations") && e.contains("same_buffer.py:"), "{e}");
+    assert!(!d.join("out/distributed_meta.json").exists());
+    // M16: a variant is one binary, rendered for one set of shapes; a second call of the same
+    // variant with other shapes would silently share it, so it is a diagnostic.
+    let first = "        row0 = pld.tensor.allreduce(row0, ar_signal, op=pld.ReduceOp.Sum, core_num=2)\n";
+    assert!(src.contains(first));
+    let file = d.join("two_shapes.py");
+    std::fs::write(
+        &file,
+        src.replace(
+            first,
+            &format!("{first}        rows = pld.tensor.allreduce(rows, ar_signal, op=pld.ReduceOp.Sum, core_num=2)\n"),
+        ),
+    )
+    .unwrap();
+    let out = emit(s(&file), &d.join("out2"), &[]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let e = text(&out.stderr);
+    assert!(
+        e.contains("other shapes than an earlier call of the same variant") && e.contains("two_shapes.py:"),
+        "{e}"
+    );
 }

@@ -89,6 +89,9 @@ def load(path, name):
 
 
 def check_layout(root):
+    for p in (root / "next_levels").glob("builtin.*/**/*"):
+        if p.is_file() and re.search(r"\{\{\s*\w+\s*\}\}", p.read_text(errors="replace")):
+            err(f"R18: {p.relative_to(root)} keeps an unsubstituted {{{{key}}}}")
     for bad in ("kernel_config.py", "compiled_meta.json"):
         if (root / bad).exists():
             err(f"M14: top-level {bad} marks an L2 build")
@@ -111,6 +114,12 @@ def parse_wrapper(path):
     idx = [int(i) for i in tensors] + sorted(int(i) for i in scalars)
     if idx != list(range(len(idx))):
         err(f"M1: {path.name} unpacks args out of order: {idx}")
+    # M9: a tensor's data starts at buffer.addr plus start_offset counted in elements (the
+    # offset is added to the typed pointer, never to the raw address).
+    for p in re.findall(r"__gm__ ChipTensor\* (\w+)_tensor = reinterpret_cast", body):
+        if not re.search(r"__gm__ [\w: ]+\* %s = reinterpret_cast<__gm__ [\w: ]+\*>\(%s_tensor->buffer\.addr\) \+ "
+                         r"%s_tensor->start_offset;" % (p, p, p), body):
+            err(f"M9: {path.name} does not address {p} as buffer.addr + start_offset elements")
     if "kernel_entry(__gm__ int64_t* args)" not in body:
         err(f"R7: {path.name} has no kernel_entry")
     return len(tensors), len(scalars)

@@ -35,7 +35,7 @@ const WINDOW: &str = "pld.tensor.window";
 const GET_CTX: &str = "pld.system.get_comm_ctx";
 const SLICE: &str = "tensor.slice";
 const RESHAPE: &str = "tensor.reshape";
-const CREATE: &str = "tensor.create";
+pub(crate) const CREATE: &str = "tensor.create";
 
 /// What a host value stands for.
 #[derive(Clone, Debug)]

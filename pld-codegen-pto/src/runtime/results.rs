@@ -8,6 +8,7 @@
 //! caller's tensor receives it; anything else (an input, a slice, a scalar) is a diagnostic
 //! with the `return`'s position. `num_return_types` is the number of returned values.
 
+use super::host::CREATE;
 use super::unsupported;
 use pld_ir::{
     Callee, Diagnostic, Direction, Expr, ExprKind, Function, Program, Stmt, StmtKind, TensorType, ValueId,
@@ -21,8 +22,6 @@ pub struct HostResult {
     /// For a tensor the host creates: its type (it becomes an extra `Out` parameter).
     pub created: Option<TensorType>,
 }
-
-const CREATE: &str = "tensor.create";
 
 /// The host's results, in `return` order.
 pub fn host_results(program: &Program, host: &Function) -> Result<Vec<HostResult>, Diagnostic> {
