@@ -951,3 +951,22 @@ fn builtin_variants_are_fully_rendered_and_take_distinct_windows() {
         "{e}"
     );
 }
+
+#[test]
+fn sub_worker_modules_see_the_builders_binds_and_locals() {
+    // Under the mock no kernel runs, so `y` stays zero and the callback's `out = y * factor +
+    // shift` is the builder's local `shift`, which depends on the bound `factor`.
+    let file = "pld-cli/tests/corpus/callback_builder_bind.py";
+    for (factor, shift) in [("3", 1.0f32), ("-2", -1.0)] {
+        let dir = out_dir(&format!("builder-bind{factor}"));
+        let out = emit(file, &dir, &["--bind", &format!("factor={factor}")]);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        let module = std::fs::read_to_string(dir.join("sub_workers/scale.py")).unwrap();
+        assert!(module.contains(&format!("_BINDS = {{\"factor\": {factor}}}")), "{module}");
+        let log = run_py_with_mock(&dir, 2, &[("x", "np.ones((2, 2, 32), np.float32)")]);
+        assert!(log.contains("\"event\": \"submit_sub\", \"name\": \"scale\""), "{log}");
+        let bytes = std::fs::read(dir.join("_mockrun/out/out.npy")).unwrap();
+        let v: Vec<f32> = npyz::NpyFile::new(&bytes[..]).unwrap().into_vec().unwrap();
+        assert!(v.len() == 128 && v.iter().all(|x| *x == shift), "factor {factor}: {v:?}");
+    }
+}
