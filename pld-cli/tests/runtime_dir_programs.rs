@@ -209,4 +209,17 @@ fn sub_worker_modules_see_the_builders_binds_and_locals() {
         let v: Vec<f32> = npyz::NpyFile::new(&bytes[..]).unwrap().into_vec().unwrap();
         assert!(v.len() == 128 && v.iter().all(|x| *x == shift), "factor {factor}: {v:?}");
     }
+    // Without a bind, the builder parameter's default holds (here `factor = 3`: shift 1).
+    let src = std::fs::read_to_string(root().join(file)).unwrap();
+    let dir = out_dir("builder-default");
+    std::fs::create_dir_all(&dir).unwrap();
+    let with_default = dir.join("builder_default.py");
+    std::fs::write(&with_default, src.replace("def build(factor: int):", "def build(factor: int = 3):"))
+        .unwrap();
+    let out = emit(s(&with_default), &dir.join("out"), &[]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    run_py_with_mock(&dir.join("out"), 2, &[("x", "np.ones((2, 2, 32), np.float32)")]);
+    let bytes = std::fs::read(dir.join("out/_mockrun/out/out.npy")).unwrap();
+    let v: Vec<f32> = npyz::NpyFile::new(&bytes[..]).unwrap().into_vec().unwrap();
+    assert!(v.iter().all(|x| *x == 1.0), "default: {v:?}");
 }

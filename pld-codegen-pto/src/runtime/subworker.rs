@@ -187,7 +187,7 @@ class _Stand:
 
 def _run(stmt, ns):
     try:
-        exec(compile(_ast.Module(body=[stmt], type_ignores=[]), _FILE, "exec"), ns)
+        exec(compile(_ast.fix_missing_locations(_ast.Module(body=[stmt], type_ignores=[])), _FILE, "exec"), ns)
     except ImportError:
         if isinstance(stmt, (_ast.Import, _ast.ImportFrom)):
             for a in stmt.names:
@@ -225,7 +225,8 @@ def _load():
             if a.arg in _BINDS:
                 ns[a.arg] = _BINDS[a.arg]
             elif dflt is not None:
-                _run(_ast.Assign(targets=[_ast.Name(a.arg, _ast.Store())], value=dflt, lineno=b.lineno), ns)
+                bind = _ast.Assign(targets=[_ast.Name(a.arg, _ast.Store())], value=dflt)
+                _run(_ast.copy_location(bind, dflt), ns)
         for stmt in b.body:
             if isinstance(stmt, (_ast.Assign, _ast.AnnAssign, _ast.AugAssign, _ast.If, _ast.Import, _ast.ImportFrom)):
                 _run(stmt, ns)
