@@ -192,6 +192,11 @@ fn compile_one(
         if let Some(p) = &args.platform {
             rt.platform = p.clone();
         }
+        rt.sources = (0..)
+            .map_while(|i| sources.get(pld_ir::FileId(i)))
+            .map(|f| (f.name.clone(), f.text.to_string()))
+            .collect();
+        rt.binds.clone_from(&args.bind);
         let ptoas = crate::assemble::ptoas_path(args.ptoas.as_deref());
         match crate::assemble::write_runtime_dir(&program, &rt, dir, ptoas.as_deref())? {
             Ok(_) => {}

@@ -13,107 +13,33 @@
 //! `expected_arg_count` (checker's mock run); R3 one tagged entry (checker); R4/R5 chips
 //! registered and one runtime (checker; `run_py_compiles_…`); R6 sources compile (g++ after
 //! assembly; `an_unassembled_wrapper_…`); R7/R9 `kernel_entry` and the orchestration symbols
-//! (checker); M8 CommContext read only at rankId and windowsIn (checker, on every `.pto`); R11
+//! (checker); R17 every `sub_ids[…]` the host submits to is a `sub_workers/<n>.py` defining
+//! `<n>(args)` that unpacks what the host adds (checker; `host_callbacks_become_…`); M8
+//! CommContext read only at rankId and windowsIn (checker, on every `.pto`); R11
 //! func ids and signature limits (checker); R12 tensors before scalars, ≤ 32/16,
 //! block counts and sync start (checker; `launch_specs_…`); R13/R14 shared, contiguous host
 //! tensors, tensors before scalars (checker); R15 domain allocation (checker); R16 worker index
-//! (checker); R18 distinct windows per builtin (emitter diagnostic). M1/M4 task adds = kernel
+//! (checker); R18 variants fully rendered (checker) and distinct windows per builtin
+//! (diagnostic; `builtin_variants_are_…`); R2 results only through Out parameters and
+//! `_alloc_intermediates` leaving the parameters alone (checker; `a_return_style_host_…`); M9
+//! tensors addressed as `buffer.addr` + `start_offset` elements (checker). M1/M4 task adds = kernel
 //! signature and wrapper unpacking (checker); M2/M3/M6 host TaskArgs order, tags and one token
 //! per rank and domain (checker); M5 submitted ids registered (checker); M7 32-byte slots
 //! (checker, `run_py_compiles_…`); M10 one payload for a mixed task (`mixed_kernels_…`); M11
 //! trailing args (goldens); M12 core types (checker, `mixed_kernels_…`); M13 stale runtime
 //! files (`reemitting_…`); M14 no L2 markers (checker, `emit_all_…`). Not applicable to pld:
-//! R8 (onboard link), R17 (no SubWorker modules are emitted; a diagnostic says so), M15 (no
-//! SDMA), M16 (a variant is rendered for one set of shapes; codegen diagnoses a second).
+//! R8 (onboard link), M15 (no SDMA). M16: a variant is rendered for one set of shapes and a
+//! second call with other shapes is a diagnostic (`builtin_variants_are_…`).
 //! `the_checker_catches_each_broken_rule` breaks each checked rule once and requires the
-//! checker to name it.
+//! checker to name it. The tests `host_callbacks_become_…`, `a_return_style_host_…` and
+//! `builtin_variants_are_…` named above are in `runtime_dir_programs.rs`.
+
+mod runtime_support;
 
 use pld_testkit::runtime_decls;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("workspace root").to_path_buf()
-}
-
-fn pld(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_pld"))
-        .args(args)
-        .env_remove("PTOAS")
-        .current_dir(root())
-        .output()
-        .expect("run pld")
-}
-
-fn out_dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("pld-rt-test-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    d
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().expect("utf-8 path")
-}
-
-fn emit(file: &str, dir: &Path, extra: &[&str]) -> Output {
-    let mut args = vec!["compile", file, "--emit", "runtime", "--out", s(dir)];
-    args.extend_from_slice(extra);
-    pld(&args)
-}
-
-fn check_dir(dir: &Path, ranks: usize) {
-    let out = Command::new("python3")
-        .arg(runtime_decls::checker())
-        .arg(dir)
-        .arg(ranks.to_string())
-        .output()
-        .expect("run python3");
-    assert!(
-        out.status.success() && text(&out.stdout).trim() == "ok",
-        "{} (ranks {ranks}):\n{}{}",
-        dir.display(),
-        text(&out.stdout),
-        text(&out.stderr)
-    );
-}
-
-fn cpp_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(rd) = std::fs::read_dir(dir) else { return };
-    for e in rd.flatten() {
-        let p = e.path();
-        if p.is_dir() && p.file_name().is_some_and(|n| n != "ptoas") {
-            cpp_files(&p, out);
-        } else if p.extension().is_some_and(|x| x == "cpp") {
-            out.push(p);
-        }
-    }
-}
-
-fn gxx(file: &Path) -> Output {
-    let core =
-        if file.components().any(|c| c.as_os_str() == "aic") { "-D__DAV_CUBE__" } else { "-D__DAV_VEC__" };
-    Command::new("g++")
-        .args(["-fsyntax-only", "-std=c++17", "-D__CPU_SIM", core, "-I"])
-        .arg(runtime_decls::include_dir())
-        .arg(file)
-        .output()
-        .expect("run g++")
-}
-
-fn assert_compiles(dir: &Path) -> usize {
-    let mut files = Vec::new();
-    cpp_files(dir, &mut files);
-    files.sort();
-    for f in &files {
-        let out = gxx(f);
-        assert!(out.status.success(), "g++ -fsyntax-only {}:\n{}", f.display(), text(&out.stderr));
-    }
-    files.len()
-}
+use runtime_support::*;
+use std::path::PathBuf;
+use std::process::Command;
 
 /// The compile arguments of a `# pld-corpus-run:` line: `--bind`, `--program` and `--entry`
 /// (which selects the unit whose host is NAME) are kept, run-only flags are dropped.
@@ -141,12 +67,9 @@ fn compile_args(run: &str) -> Vec<String> {
 
 /// The DSL files to check: every example, every corpus program (with the arguments of its
 /// first `# pld-corpus-run:` line, and `--ranks` of the first `# pld-corpus-ranks:` value) and
-/// the runtime test programs. Corpus programs with host
-/// callbacks (`role=pl.Role.SubWorker`) are listed apart: `sub_workers/` modules are not
-/// emitted yet, and the test checks they fail with that diagnostic, not silently.
-fn programs() -> (Vec<(String, Vec<String>)>, Vec<String>) {
+/// the runtime test programs, host callbacks (`role=pl.Role.SubWorker`) included.
+fn programs() -> Vec<(String, Vec<String>)> {
     let mut out = Vec::new();
-    let mut callbacks = Vec::new();
     for folder in ["examples", "pld-cli/tests/corpus", "pld-cli/tests/runtime_programs"] {
         let Ok(rd) = std::fs::read_dir(root().join(folder)) else { continue };
         let mut files: Vec<PathBuf> =
@@ -155,10 +78,6 @@ fn programs() -> (Vec<(String, Vec<String>)>, Vec<String>) {
         for f in files {
             let src = std::fs::read_to_string(&f).unwrap_or_default();
             let name = format!("{folder}/{}", f.file_name().and_then(|n| n.to_str()).unwrap_or_default());
-            if src.contains("pl.Role.SubWorker") {
-                callbacks.push(name);
-                continue;
-            }
             let mut args = src
                 .lines()
                 .find_map(|l| l.strip_prefix("# pld-corpus-run:"))
@@ -181,7 +100,7 @@ fn programs() -> (Vec<(String, Vec<String>)>, Vec<String>) {
     for f in ["mixed_gemm", "mixed_gemm_barrier", "host_allreduce", "host_allreduce_multicore"] {
         out.push((format!("pld-codegen-pto/tests/programs/{f}.py"), Vec::new()));
     }
-    (out, callbacks)
+    out
 }
 
 #[test]
@@ -194,17 +113,24 @@ fn corpus_run_lines_become_compile_arguments() {
 }
 
 #[test]
-fn programs_with_host_callbacks_fail_with_the_callback_diagnostic() {
-    for file in programs().1 {
-        let out = emit(&file, &out_dir("callback-corpus"), &[]);
-        assert_eq!(out.status.code(), Some(1), "{file}: {}", text(&out.stderr));
-        assert!(text(&out.stderr).contains("role=pl.Role.SubWorker"), "{file}: {}", text(&out.stderr));
+fn the_program_list_covers_every_example_and_corpus_file() {
+    let listed: Vec<String> = programs().into_iter().map(|(f, _)| f).collect();
+    for folder in ["examples", "pld-cli/tests/corpus"] {
+        let n = std::fs::read_dir(root().join(folder))
+            .unwrap()
+            .flatten()
+            .filter(|e| e.path().extension().is_some_and(|x| x == "py"))
+            .count();
+        let here = listed.iter().filter(|f| f.starts_with(&format!("{folder}/"))).count();
+        assert_eq!(here, n, "{folder}: every .py is checked");
     }
+    // Host callbacks are among them (`sub_workers/` modules).
+    assert!(listed.iter().filter(|f| f.contains("callback")).count() >= 11, "{listed:?}");
 }
 
 #[test]
 fn every_program_emits_a_runtime_directory_that_checks_and_compiles_once_assembled() {
-    for (i, (file, args)) in programs().0.into_iter().enumerate() {
+    for (i, (file, args)) in programs().into_iter().enumerate() {
         let dir = out_dir(&format!("all-{i}"));
         let extra: Vec<&str> = args.iter().map(String::as_str).collect();
         let out = emit(&file, &dir, &extra);
@@ -513,17 +439,6 @@ fn launch_specs_reach_the_chip_orchestration_and_oversized_sync_starts_are_rejec
     assert!(text(&out.stderr).contains("too_many_blocks.py:"), "the diagnostic has a source position");
 }
 
-const HEAD: &str =
-    "import pypto.language as pl\nimport pypto.language.distributed as pld\n\n\n@pl.program\nclass P:\n";
-
-fn emit_source(name: &str, body: &str) -> Output {
-    let dir = out_dir(name);
-    std::fs::create_dir_all(&dir).unwrap();
-    let file = dir.join(format!("{name}.py"));
-    std::fs::write(&file, format!("{HEAD}{body}")).unwrap();
-    emit(s(&file), &dir.join("out"), &[])
-}
-
 #[test]
 fn what_the_runtime_cannot_express_is_a_diagnostic_with_a_position() {
     // A kernel result that is no Out/InOut argument: a task returns nothing else.
@@ -537,25 +452,6 @@ fn what_the_runtime_cannot_express_is_a_diagnostic_with_a_position() {
     let e = text(&out.stderr);
     assert!(e.contains("using a result of kernel 'k' that is not one of its Out/InOut arguments"), "{e}");
     assert!(e.contains("kernel_result.py:13:9"), "{e}");
-    // A host callback: no sub_workers/ module yet.
-    let out = emit_source(
-        "callback",
-        "    @pl.function(type=pl.FunctionType.InCore)\n    def k(self, x: pl.Tensor[[16, 16], pl.FP32], y: pl.Out[pl.Tensor[[16, 16], pl.FP32]]):\n        t = pl.load(x, [0, 0], [16, 16])\n        y = pl.store(t, [0, 0], y)\n\n\
-         \x20   @pl.function(level=pl.Level.CHIP, role=pl.Role.Orchestrator)\n    def chip(self, x: pl.Tensor[[16, 16], pl.FP32], y: pl.Out[pl.Tensor[[16, 16], pl.FP32]]):\n        self.k(x, y)\n\n\
-         \x20   @pl.function(level=pl.Level.HOST, role=pl.Role.SubWorker)\n    def check(f: pl.Tensor[[16, 16], pl.FP32]):\n        print(f)\n\n\
-         \x20   @pl.function(level=pl.Level.HOST, role=pl.Role.Orchestrator)\n    def host(self, x: pl.Tensor[[16, 16], pl.FP32], y: pl.Out[pl.Tensor[[16, 16], pl.FP32]]):\n        self.chip(x, y, device=0)\n        self.check(y)\n",
-    );
-    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
-    assert!(text(&out.stderr).contains("the host callback 'check'"), "{}", text(&out.stderr));
-    // A kernel named like a C++ keyword: ptoas keeps the name, the wrapper could not call it.
-    let out = emit_source(
-        "keyword",
-        "    @pl.function(type=pl.FunctionType.InCore)\n    def double(self, x: pl.Tensor[[16, 16], pl.FP32], y: pl.Out[pl.Tensor[[16, 16], pl.FP32]]):\n        t = pl.load(x, [0, 0], [16, 16])\n        y = pl.store(t, [0, 0], y)\n\n\
-         \x20   @pl.function(level=pl.Level.CHIP, role=pl.Role.Orchestrator)\n    def chip(self, x: pl.Tensor[[16, 16], pl.FP32], y: pl.Out[pl.Tensor[[16, 16], pl.FP32]]):\n        self.double(x, y)\n\n\
-         \x20   @pl.function(level=pl.Level.HOST, role=pl.Role.Orchestrator)\n    def host(self, x: pl.Tensor[[16, 16], pl.FP32], y: pl.Out[pl.Tensor[[16, 16], pl.FP32]]):\n        self.chip(x, y, device=0)\n",
-    );
-    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
-    assert!(text(&out.stderr).contains("kernel name 'double' is a C++ keyword"), "{}", text(&out.stderr));
     // No host orchestrator: nothing to describe.
     let out = emit_source(
         "no_host",
@@ -563,6 +459,21 @@ fn what_the_runtime_cannot_express_is_a_diagnostic_with_a_position() {
     );
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
     assert!(text(&out.stderr).contains("has no host orchestrator"), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("no_host.py:8:5"),
+        "the diagnostic has a position: {}",
+        text(&out.stderr)
+    );
+    // A chip orchestrator without a host: the position is the chip orchestrator's.
+    let out = emit_source(
+        "chip_only",
+        "    @pl.function(type=pl.FunctionType.InCore)\n    def k(self, x: pl.Tensor[[16, 16], pl.FP32], y: pl.Out[pl.Tensor[[16, 16], pl.FP32]]):\n        t = pl.load(x, [0, 0], [16, 16])\n        y = pl.store(t, [0, 0], y)\n\n\
+         \x20   @pl.function(level=pl.Level.CHIP, role=pl.Role.Orchestrator)\n    def chip(self, x: pl.Tensor[[16, 16], pl.FP32], y: pl.Out[pl.Tensor[[16, 16], pl.FP32]]):\n        self.k(x, y)\n",
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let e = text(&out.stderr);
+    assert!(e.contains("no host orchestrator") && e.contains("chip_only.py:13:5"), "{e}");
+    assert!(e.contains("a single-chip (L2) directory is not emitted by pld"), "{e}");
 }
 
 #[test]
@@ -584,29 +495,6 @@ fn assembling_twice_gives_the_same_wrappers_and_hosts_hoist_their_temporaries() 
     let out = pld(&["assemble", s(&out_dir("nothing-here")), "--ptoas", s(&fake)]);
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("not a runtime directory"), "{}", text(&out.stderr));
-}
-
-/// Runs a generated `run.py` against the stand-in runtime modules; returns the call log.
-fn run_py_with_mock(dir: &Path, ranks: usize, inputs: &[(&str, &str)]) -> String {
-    let work = dir.join("_mockrun");
-    std::fs::create_dir_all(work.join("in")).unwrap();
-    let mut make = String::from("import numpy as np\n");
-    for (name, expr) in inputs {
-        make.push_str(&format!("np.save('in/{name}.npy', {expr})\n"));
-    }
-    let out = Command::new("python3").arg("-c").arg(&make).current_dir(&work).output().unwrap();
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    let log = work.join("log.jsonl");
-    let out = Command::new("python3")
-        .arg(dir.join("run.py"))
-        .args(["--ranks", &ranks.to_string(), "--inputs", "in", "--outputs", "out"])
-        .env("PYTHONPATH", runtime_decls::mock_simpler())
-        .env("MOCK_SIMPLER_LOG", &log)
-        .current_dir(&work)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "run.py: {}{}", text(&out.stdout), text(&out.stderr));
-    std::fs::read_to_string(log).unwrap()
 }
 
 #[test]
@@ -730,6 +618,12 @@ fn the_checker_catches_each_broken_rule() {
             "rt_submit_aiv_task(0,",
             "rt_submit_aiv_task(3,",
             "M5",
+        ),
+        (
+            &format!("{chip}/kernels/aiv/reduce_step.cpp"),
+            "reinterpret_cast<__gm__ float*>(inp_tensor->buffer.addr) + inp_tensor->start_offset;",
+            "reinterpret_cast<__gm__ float*>(inp_tensor->buffer.addr + inp_tensor->start_offset);",
+            "M9",
         ),
         (
             &format!("{chip}/ptoas/reduce_step.pto"),

@@ -89,6 +89,9 @@ def load(path, name):
 
 
 def check_layout(root):
+    for p in (root / "next_levels").glob("builtin.*/**/*"):
+        if p.is_file() and re.search(r"\{\{\s*\w+\s*\}\}", p.read_text(errors="replace")):
+            err(f"R18: {p.relative_to(root)} keeps an unsubstituted {{{{key}}}}")
     for bad in ("kernel_config.py", "compiled_meta.json"):
         if (root / bad).exists():
             err(f"M14: top-level {bad} marks an L2 build")
@@ -111,6 +114,12 @@ def parse_wrapper(path):
     idx = [int(i) for i in tensors] + sorted(int(i) for i in scalars)
     if idx != list(range(len(idx))):
         err(f"M1: {path.name} unpacks args out of order: {idx}")
+    # M9: a tensor's data starts at buffer.addr plus start_offset counted in elements (the
+    # offset is added to the typed pointer, never to the raw address).
+    for p in re.findall(r"__gm__ ChipTensor\* (\w+)_tensor = reinterpret_cast", body):
+        if not re.search(r"__gm__ [\w: ]+\* %s = reinterpret_cast<__gm__ [\w: ]+\*>\(%s_tensor->buffer\.addr\) \+ "
+                         r"%s_tensor->start_offset;" % (p, p, p), body):
+            err(f"M9: {path.name} does not address {p} as buffer.addr + start_offset elements")
     if "kernel_entry(__gm__ int64_t* args)" not in body:
         err(f"R7: {path.name} has no kernel_entry")
     return len(tensors), len(scalars)
@@ -272,6 +281,7 @@ def install_stubs(state):
     ta.make_tensor_arg = make_tensor_arg
     dr = types.ModuleType("pypto.runtime.distributed_runner")
     dr._submit_chip = lambda orch, h, t, cfg, r: orch.submit_next_level(h, t, cfg, worker=r, chip=True)
+    dr._tensor_from_continuous = lambda ct: ct
     for name, mod in (("pypto", types.ModuleType("pypto")), ("pypto.runtime", types.ModuleType("pypto.runtime")),
                       ("pypto.runtime.tensor_arg", ta), ("pypto.runtime.distributed_runner", dr)):
         sys.modules[name] = mod
@@ -300,6 +310,7 @@ class Rank:
 class Orch:
     def __init__(self, world):
         self.world, self.dispatches, self._worker, self.live = world, [], object(), set()
+        self.subs = []
 
     def allocate_domain(self, name, workers, window_size, buffers):
         if not workers or len(set(workers)) != len(workers) or any(not is_int(w) or not 0 <= w < self.world for w in workers):
@@ -329,6 +340,35 @@ class Orch:
         if not is_int(worker) or worker < 0 or worker >= self.world:
             err(f"R16: worker {worker!r}")
         self.dispatches.append((handle, worker, ta))
+
+
+    def submit_sub(self, handle, ta):
+        self.subs.append((handle, ta))
+
+
+class SubIds(dict):
+    def __missing__(self, key):
+        err(f"R17: host submits sub_ids[{key!r}], which is no sub_workers/ module")
+        return key
+
+
+def check_sub_workers(root):
+    """R17: every sub_workers/<n>.py defines <n>(args); returns {n: _PARAMS}."""
+    subs = {}
+    for f in sorted((root / "sub_workers").glob("*.py")) if (root / "sub_workers").is_dir() else []:
+        try:
+            py_compile.compile(str(f), doraise=True, cfile=str(Path("/tmp") / ("pldchk_sw_" + str(abs(hash(str(f)))) + ".pyc")))
+        except py_compile.PyCompileError as e:
+            err(f"R17: {f.name} does not compile: {e.msg}")
+            continue
+        tree = ast.parse(f.read_text())
+        fns = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == f.stem]
+        if len(fns) != 1 or len(fns[0].args.args) != 1 or fns[0].args.kwonlyargs or fns[0].args.vararg:
+            err(f"R17: {f.name} does not define {f.stem}(args)")
+            continue
+        m = load(f, "_pld_check_sw." + f.stem)
+        subs[f.stem] = list(getattr(m, "_PARAMS", []))
+    return subs
 
 
 class Callables(dict):
@@ -364,16 +404,40 @@ def mock_run(root, meta, chips, world):
             shape = [d if isinstance(d, int) and d >= 0 else int(eval(str(d), {"__builtins__": {}, "min": min, "max": max},
                                                                          Syms(world))) for d in dims]
             tensors[p["name"]] = np.zeros(shape, dtype=NP[p["dtype"]]).view(Arr).share_memory_()
+    given = dict(tensors)
     host._alloc_intermediates(tensors, world_size=world)
+    for k, v in given.items():
+        if tensors.get(k) is not v:
+            err(f"R2: _alloc_intermediates replaces the caller's parameter {k}")
+    outs = [p for p in meta["params"] if p["direction"] == "Out"]
+    if meta.get("num_return_types", 0) > len(outs):
+        err(f"R2: {meta['num_return_types']} return values but {len(outs)} Out parameters to carry them")
     params = {k: v for k, v in tensors.items() if isinstance(v, np.ndarray)}
     for k, v in params.items():
         if not getattr(v, "shared", False):
             err(f"R13: host tensor {k} is not shared memory")
+    subs = check_sub_workers(root)
     orch = Orch(world)
     entries[0](orch, None, sys.modules["simpler.task_interface"].CallConfig(), tensors=tensors,
-               callables=Callables({k: k for k in chips}), sub_ids={}, _keep=[], world_size=world)
+               callables=Callables({k: k for k in chips}), sub_ids=SubIds({k: k for k in subs}), _keep=[],
+               world_size=world)
     if not orch.dispatches:
         err("host_orch.py dispatched nothing")
+    tag_of = {"in": "INPUT", "out": "OUTPUT_EXISTING", "inout": "INOUT"}
+    for handle, ta in orch.subs:
+        want = subs.get(handle)
+        if want is None:
+            continue
+        tensors_w = [p for p in want if p[1] == "tensor"]
+        if len(ta.tensors) != len(tensors_w) or len(ta.scalars) != len(want) - len(tensors_w):
+            err(f"R17: sub {handle} gets {len(ta.tensors)} tensors + {len(ta.scalars)} scalars, "
+                f"the module unpacks {len(tensors_w)} + {len(want) - len(tensors_w)}")
+            continue
+        for ((kind, obj), tag), (pname, _, d) in zip(ta.tensors, tensors_w):
+            if kind != "host" or tag != tag_of[d]:
+                err(f"M3: sub {handle} tensor {pname} is {kind} {tag}, the parameter is {d}")
+            elif tag != "INPUT" and not any(np.shares_memory(obj, t) for t in params.values()):
+                err(f"M3: sub {handle} output {pname} is not a view of a host tensor")
     tags = {1: "INPUT", 2: "OUTPUT_EXISTING", 3: "INOUT"}
     for handle, worker, ta in orch.dispatches:
         c = chips.get(handle)

@@ -16,9 +16,11 @@
 //!   tagged by the callee parameter's direction, then one INOUT ordering token per domain the
 //!   call touches (first-reference order), then the scalars (user scalars through
 //!   `scalar_to_uint64`, each CommContext as that rank's `device_ctx`), keeps the `TaskArgs`
-//!   and submits to the `device=` worker; a builtin dispatch follows §6.2.
+//!   and submits to the `device=` worker; a builtin dispatch follows §6.2; a host callback
+//!   adds its tensors (tagged by direction) and scalars and is `orch.submit_sub`-mitted to
+//!   `sub_ids["<name>"]`.
 
-use super::chip::ChipProgram;
+use super::results::HostResult;
 use super::variant::Variant;
 use super::{ident, py_expr, simpler_dtype, unsupported, RuntimeOptions};
 use pld_ir::{
@@ -33,7 +35,7 @@ const WINDOW: &str = "pld.tensor.window";
 const GET_CTX: &str = "pld.system.get_comm_ctx";
 const SLICE: &str = "tensor.slice";
 const RESHAPE: &str = "tensor.reshape";
-const CREATE: &str = "tensor.create";
+pub(crate) const CREATE: &str = "tensor.create";
 
 /// What a host value stands for.
 #[derive(Clone, Debug)]
@@ -65,11 +67,10 @@ struct Writer<'a> {
 pub fn render(
     program: &Program,
     host: &Function,
-    chips: &[ChipProgram<'_>],
+    results: &[HostResult],
     variants: &[Variant],
     opts: &RuntimeOptions,
 ) -> Result<String, Diagnostic> {
-    let _ = chips;
     let mut domains = Vec::new();
     collect_domains(&host.body.stmts, &mut domains);
     let mut s = String::from(
@@ -86,7 +87,12 @@ pub fn render(
         }
     }
     for (_, name, line) in &creates {
-        let _ = writeln!(s, "    tensors[{name:?}] = {line}");
+        // A returned tensor is the caller's Out parameter: never replace it.
+        if results.iter().any(|r| r.created.is_some() && r.name == *name) {
+            let _ = writeln!(s, "    if {name:?} not in tensors:\n        tensors[{name:?}] = {line}");
+        } else {
+            let _ = writeln!(s, "    tensors[{name:?}] = {line}");
+        }
     }
     for d in &domains {
         let _ = writeln!(
@@ -94,7 +100,7 @@ pub fn render(
             "    tensors[\"__{d}_ord\"] = [torch.zeros((1,), dtype=torch.int32).share_memory_() for _ in range(max(world_size, 1))]"
         );
     }
-    let name = &host.name;
+    let name = &ident(&host.name);
     let _ = write!(
         s,
         "\n\ndef {name}(orch, _args, config, *, tensors, callables, sub_ids, _keep, world_size, _domain_provider=None):\n"
@@ -214,6 +220,15 @@ fn hoisted(host: &Function) -> Result<Vec<(ValueId, String, String)>, Diagnostic
     match err {
         Some(d) => Err(d),
         None => Ok(out),
+    }
+}
+
+/// The `TensorArgType` of a callee parameter's direction.
+fn tensor_tag(d: Direction) -> &'static str {
+    match d {
+        Direction::In => "INPUT",
+        Direction::Out => "OUTPUT_EXISTING",
+        Direction::InOut => "INOUT",
     }
 }
 
@@ -574,15 +589,8 @@ impl Writer<'_> {
         match &c.callee {
             Callee::Func(name) => match self.program.function(name).map(|g| g.kind) {
                 Some(FunctionKind::ChipOrch) => self.chip_dispatch(s, name, c),
-                _ if self.program.function(name).and_then(|g| g.attr("role")).and_then(Attr::as_str)
-                    == Some("SubWorker") =>
-                {
-                    Err(unsupported(
-                        s.span,
-                        format_args!(
-                            "the host callback '{name}' (`role=pl.Role.SubWorker`, a `sub_workers/` module)"
-                        ),
-                    ))
+                _ if self.program.function(name).is_some_and(super::subworker::is_callback) => {
+                    self.sub_dispatch(name, c)
                 }
                 _ => Err(unsupported(
                     s.span,
@@ -614,6 +622,39 @@ impl Writer<'_> {
         c.device.as_ref().map(|d| self.expr(d)).transpose()
     }
 
+    /// A host callback: its tensors (tagged by direction) then its scalars, submitted to a
+    /// sub worker; no ordering token (a callback touches no window).
+    fn sub_dispatch(&mut self, name: &str, c: &Call) -> Result<(), Diagnostic> {
+        let callee = self.program.function(name).expect("checked by the caller");
+        let ta = format!("_ta_{}", self.calls);
+        self.calls += 1;
+        self.line(&format!("{ta} = TaskArgs()"));
+        let mut scalars = Vec::new();
+        for (p, a) in callee.params.iter().zip(&c.args) {
+            match callee.values.ty(p.value) {
+                Type::Tensor(_) => {
+                    let t = self.tensor_expr(a)?;
+                    let tag = tensor_tag(p.dir);
+                    self.line(&format!(
+                        "{ta}.add_tensor(make_tensor_arg(orch._worker, {t}), TensorArgType.{tag})"
+                    ));
+                }
+                Type::Scalar(_) => scalars.push(format!("scalar_to_uint64({})", self.expr(a)?)),
+                other => {
+                    return Err(unsupported(
+                        a.span,
+                        format_args!("passing a {} to the host callback '{name}'", other.kind_name()),
+                    ))
+                }
+            }
+        }
+        for sc in scalars {
+            self.line(&format!("{ta}.add_scalar({sc})"));
+        }
+        self.line(&format!("orch.submit_sub(sub_ids[{name:?}], {ta})"));
+        Ok(())
+    }
+
     fn chip_dispatch(&mut self, _s: &Stmt, name: &str, c: &Call) -> Result<(), Diagnostic> {
         let callee = self.program.function(name).expect("checked by the caller");
         let n = self.calls;
@@ -625,11 +666,7 @@ impl Writer<'_> {
         let mut domains: Vec<String> = Vec::new();
         let mut scalars = Vec::new();
         for (p, a) in callee.params.iter().zip(&c.args) {
-            let tag = match p.dir {
-                Direction::In => "INPUT",
-                Direction::Out => "OUTPUT_EXISTING",
-                Direction::InOut => "INOUT",
-            };
+            let tag = tensor_tag(p.dir);
             match callee.values.ty(p.value) {
                 Type::Tensor(_) | Type::DistTensor(_) => {
                     let v = a.as_var().and_then(|v| self.vals.get(&v).cloned());

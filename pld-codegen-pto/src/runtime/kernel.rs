@@ -172,7 +172,6 @@ fn invert(d: &Expr, sym: &str, ext: &str) -> Option<String> {
 
 /// The wrapper `.cpp` of one kernel (unassembled).
 pub fn wrapper(f: &Function, unit: &str) -> Result<String, Diagnostic> {
-    super::check_kernel_name(f)?;
     let params = param_kinds(f)?;
     let deferred = uses_deferred(f);
     let blocks = uses_block_ids(f);

@@ -7,7 +7,8 @@
 //!   one `next_levels/<chip>/` per chip orchestrator with `kernel_config.py`,
 //!   `orchestration/<chip>.cpp` ([`chip`]) and `kernels/{aiv,aic}/<kernel>.cpp` wrappers plus
 //!   `ptoas/<unit>.pto` ([`kernel`]), one `next_levels/<variant>/` per builtin collective
-//!   variant ([`variant`]) and `run.py` ([`runpy`]). No top-level `kernel_config.py` or
+//!   variant ([`variant`]), one `sub_workers/<name>.py` per host callback ([`subworker`])
+//!   and `run.py` ([`runpy`]). No top-level `kernel_config.py` or
 //!   `compiled_meta.json` is ever written (§10 M14).
 //! - Func ids are dense from 0 per chip program in first-call order (a mixed group takes the
 //!   AIC id, then the AIV id); builtin variants use 0.
@@ -17,14 +18,19 @@
 //!   wrapper unpacks tensors, then scalars (§10 M1, M2).
 //! - Wrappers are left unassembled (an `#error` between the two sentinels) until ptoas runs
 //!   ([`ptoas`]); the same program always gives byte-identical files.
+//! - A kernel named like a C++ keyword is renamed (`double` → `double_k`, [`mangle`]) in every
+//!   artifact that names it; the host entry's Python name goes through [`ident`].
 //! - Anything the emitter cannot express is a diagnostic naming the construct, never a panic.
 
 pub mod chip;
 pub mod host;
 pub mod kernel;
+pub mod mangle;
 pub mod meta;
 pub mod ptoas;
+pub mod results;
 pub mod runpy;
+pub mod subworker;
 pub mod variant;
 
 use crate::CodegenOptions;
@@ -48,13 +54,25 @@ pub struct RuntimeOptions {
     pub platform: String,
     /// Physical device ids, one per rank (`world_size = len`).
     pub device_ids: Vec<i64>,
+    /// The program's source files `(name, text)`, indexed by `FileId`: a host callback's
+    /// `sub_workers/` module carries its file's text ([`subworker`]).
+    pub sources: Vec<(String, String)>,
+    /// The `--bind NAME=VALUE` values the program was built with, as written (a host
+    /// callback sees them as globals, as under `pld run`).
+    pub binds: Vec<(String, String)>,
 }
 
 impl RuntimeOptions {
     /// Defaults for `target` and `ranks` ranks: the target's CPU platform, devices `0..ranks`.
     pub fn new(target: Target, ranks: usize) -> RuntimeOptions {
         let platform = format!("{}sim", target.name());
-        RuntimeOptions { target, platform, device_ids: (0..ranks.max(1) as i64).collect() }
+        RuntimeOptions {
+            target,
+            platform,
+            device_ids: (0..ranks.max(1) as i64).collect(),
+            sources: Vec::new(),
+            binds: Vec::new(),
+        }
     }
 
     fn codegen(&self) -> CodegenOptions {
@@ -90,6 +108,8 @@ pub struct RuntimeDir {
 
 /// Emits the runtime directory of a lowered program.
 pub fn emit(program: &Program, opts: &RuntimeOptions) -> Result<RuntimeDir, Diagnostics> {
+    let mangled = mangle::mangle_kernel_names(program);
+    let program = mangled.as_ref().unwrap_or(program);
     let mut diags = Diagnostics::new();
     let cg = opts.codegen();
     let out = crate::emit_program(program, &cg)?;
@@ -102,7 +122,15 @@ pub fn emit(program: &Program, opts: &RuntimeOptions) -> Result<RuntimeDir, Diag
     };
     let mut files: Vec<(String, String)> = Vec::new();
     let mut units = Vec::new();
-    files.push(("distributed_meta.json".into(), meta::render(host, opts)));
+    let callbacks = subworker::callbacks(program);
+    let returned = match results::host_results(program, host) {
+        Ok(r) => r,
+        Err(d) => {
+            diags.push(d);
+            return Err(diags);
+        }
+    };
+    files.push(("distributed_meta.json".into(), meta::render(host, callbacks.len(), &returned, opts)));
     let chips = chip::chip_programs(program);
     let mut variants = Vec::new();
     let result = (|| -> Result<(), Diagnostic> {
@@ -128,8 +156,11 @@ pub fn emit(program: &Program, opts: &RuntimeOptions) -> Result<RuntimeDir, Diag
         }
         files.push((
             "orchestration/host_orch.py".into(),
-            host::render(program, host, &chips, &variants, opts)?,
+            host::render(program, host, &returned, &variants, opts)?,
         ));
+        for f in &callbacks {
+            files.push((format!("sub_workers/{}.py", f.name), subworker::render(f, opts)?));
+        }
         files.push(("run.py".into(), runpy::render(host, opts)));
         Ok(())
     })();
@@ -147,13 +178,24 @@ fn host_entry(program: &Program) -> Result<&Function, Diagnostic> {
     let hosts: Vec<&Function> = program.functions.iter().filter(|f| f.kind == FunctionKind::Host).collect();
     match hosts.as_slice() {
         [h] => Ok(h),
-        [] => Err(Diagnostic::error(
-            Span::DUMMY,
-            format!(
-                "program '{}' has no host orchestrator (`@pl.function(level=pl.Level.HOST, role=pl.Role.Orchestrator)`); the runtime directory needs one",
-                program.name
-            ),
-        )),
+        // A chip-only program is what the reference builds as a single-chip (L2) directory, a
+        // different layout (top-level kernel_config.py) this emitter does not write (D-cg-22).
+        [] => {
+            let at = program
+                .functions
+                .iter()
+                .find(|f| f.kind == FunctionKind::ChipOrch)
+                .or(program.functions.first())
+                .map_or(Span::DUMMY, |f| f.span);
+            Err(Diagnostic::error(
+                at,
+                format!(
+                    "program '{}' has no host orchestrator (`@pl.function(level=pl.Level.HOST, role=pl.Role.Orchestrator)`); the runtime directory is a distributed (L3) build and needs one",
+                    program.name
+                ),
+            )
+            .with_note("add a host orchestrator that dispatches the chip orchestrator with `device=r`; a single-chip (L2) directory is not emitted by pld"))
+        }
         _ => Err(Diagnostic::error(
             hosts[1].span,
             format!(
@@ -358,20 +400,6 @@ pub fn ident(name: &str) -> String {
         s.push_str("_v");
     }
     s
-}
-
-/// A kernel's name must be usable as a C++ function name: ptoas keeps it.
-pub(crate) fn check_kernel_name(f: &Function) -> Result<(), Diagnostic> {
-    if is_reserved(&f.name) {
-        return Err(Diagnostic::error(
-            f.span,
-            format!(
-                "kernel name '{}' is a C++ keyword or a name the runtime's generated code reserves; rename the kernel",
-                f.name
-            ),
-        ));
-    }
-    Ok(())
 }
 
 /// The parameter kinds of a device-side signature, in IR order.

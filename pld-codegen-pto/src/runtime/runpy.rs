@@ -4,8 +4,10 @@
 //! Guarantees: the script reads `distributed_meta.json`, loads every host input from
 //! `<inputs>/<name>.npy` (Out parameters start at zero, or from their `.npy` when present),
 //! compiles and registers one `ChipCallable` per `next_levels/*/kernel_config.py` keyed by
-//! the directory name, allocates every host buffer shared before `Worker.init()`, provides the
-//! two `pypto.runtime` helpers `host_orch.py` imports, calls the tagged entry, and writes every
+//! the directory name, registers the function of every `sub_workers/<name>.py` as `sub_ids[name]`
+//! (with that many sub workers), allocates every host buffer shared before `Worker.init()`,
+//! provides the `pypto.runtime` helpers `host_orch.py` and the sub-worker modules import
+//! (`make_tensor_arg`, `_submit_chip`, `_tensor_from_continuous`), calls the tagged entry, and writes every
 //! Out/InOut parameter to `<outputs>/<name>.npy`. `--ranks N` overrides the device ids with
 //! `0..N`; `--platform` is `a2a3sim` or `a2a3` (also `a5sim`, `a5`).
 
@@ -71,12 +73,23 @@ def _install_pypto_shims(world):
             rr["next"] += 1
         orch.submit_next_level(handle, task_args, config, worker=worker)
 
+    def _tensor_from_continuous(arg):
+        """A mapped task argument (`.buffer`, `.shapes`, `.strides` in elements, `.dtype`) as a
+        zero-copy torch view, for the sub_workers/ modules."""
+        dtype = _SIMPLER_TORCH[str(arg.dtype).rsplit(".", 1)[-1]]
+        shapes = tuple(int(s) for s in arg.shapes)
+        strides = tuple(int(s) for s in arg.strides)
+        span = 1 + sum((n - 1) * st for n, st in zip(shapes, strides))
+        flat = torch.frombuffer(arg.buffer, dtype=dtype, count=span)
+        return torch.as_strided(flat, size=shapes, stride=strides)
+
     pypto = types.ModuleType("pypto")
     runtime = types.ModuleType("pypto.runtime")
     tensor_arg = types.ModuleType("pypto.runtime.tensor_arg")
     tensor_arg.make_tensor_arg = make_tensor_arg
     dist = types.ModuleType("pypto.runtime.distributed_runner")
     dist._submit_chip = _submit_chip
+    dist._tensor_from_continuous = _tensor_from_continuous
     pypto.runtime = runtime
     runtime.tensor_arg = tensor_arg
     runtime.distributed_runner = dist
@@ -114,6 +127,11 @@ def _build_chip(chip_dir, platform):
 
 _TORCH = {"fp32": torch.float32, "fp16": torch.float16, "bfloat16": torch.bfloat16, "int8": torch.int8,
           "int16": torch.int16, "int32": torch.int32, "int64": torch.int64, "uint8": torch.uint8, "bool": torch.bool}
+
+
+_SIMPLER_TORCH = {"FLOAT32": torch.float32, "FLOAT16": torch.float16, "BFLOAT16": torch.bfloat16,
+                  "INT8": torch.int8, "INT16": torch.int16, "INT32": torch.int32, "INT64": torch.int64,
+                  "UINT8": torch.uint8, "BOOL": torch.bool}
 
 
 class _Syms(dict):
@@ -180,15 +198,22 @@ def main():
     if hasattr(host, "_alloc_intermediates"):
         host._alloc_intermediates(tensors, world_size=world)
 
+    subs = {}
+    for f in sorted((ROOT / "sub_workers").glob("*.py")) if (ROOT / "sub_workers").is_dir() else []:
+        fn = getattr(_load_module(f, "_pld_generated." + f.stem), f.stem, None)
+        if fn is not None:
+            subs[f.stem] = fn
+
     w = Worker(level=3, platform=args.platform, runtime=runtimes.pop(), device_ids=device_ids,
-               num_sub_workers=int(dc.get("num_sub_workers", 0)))
+               num_sub_workers=max(int(dc.get("num_sub_workers", 0)), len(subs)))
+    sub_ids = {name: w.register(fn) for name, fn in subs.items()}
     callables = {name: w.register(c) for name, c in chips.items()}
     w.init(prewarm_config=None)
     config = CallConfig()
     config.aicpu_thread_num = int(dc.get("aicpu_thread_num", 0))
 
     def orch_fn(orch, _args, _cfg):
-        entries[0](orch, _args, config, tensors=tensors, callables=callables, sub_ids={}, _keep=[],
+        entries[0](orch, _args, config, tensors=tensors, callables=callables, sub_ids=sub_ids, _keep=[],
                    world_size=world)
 
     try:

@@ -40,6 +40,36 @@ class _Orch:
             tensors.append([t[0], tag] if isinstance(t, tuple) else ["host", tag])
         log("submit", callable=handle, worker=worker, tensors=tensors, scalars=len(ta.scalars))
 
+    def submit_sub(self, handle, ta):
+        """Runs the registered Python function at once (the mock has no scheduler)."""
+        log("submit_sub", name=handle.__name__, tensors=[tag for _, tag in ta.tensors], scalars=len(ta.scalars))
+        handle(_MappedArgs(ta))
+
+
+class _MappedArg:
+    """A host tensor as a sub worker sees it: `.buffer`, `.shapes`, `.strides` (elements), `.dtype`."""
+
+    def __init__(self, t):
+        import numpy as np
+
+        a = np.asarray(t)
+        self.buffer = a.reshape(-1).data if a.flags["C_CONTIGUOUS"] else None
+        self.shapes = list(a.shape)
+        self.strides = [s // a.itemsize for s in a.strides]
+        self.dtype = "DataType." + {"float32": "FLOAT32", "float16": "FLOAT16", "int8": "INT8", "int16": "INT16",
+                                    "int32": "INT32", "int64": "INT64", "uint8": "UINT8", "bool": "BOOL"}[a.dtype.name]
+
+
+class _MappedArgs:
+    def __init__(self, ta):
+        self._t, self._s = [t for t, _ in ta.tensors], list(ta.scalars)
+
+    def tensor(self, i):
+        return _MappedArg(self._t[i][1])
+
+    def scalar(self, j):
+        return self._s[j]
+
 
 class Worker:
     def __init__(self, level, platform, runtime, device_ids, num_sub_workers=0, **kw):
@@ -48,6 +78,9 @@ class Worker:
 
     def register(self, callable_):
         self.names.append(callable_)
+        if callable(callable_):
+            log("register", kind="sub", name=callable_.__name__)
+            return callable_
         log("register", kind=callable_[0], signature=callable_[1], func_name=callable_[2], children=callable_[3])
         return "handle%d" % (len(self.names) - 1)
 
