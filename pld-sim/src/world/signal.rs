@@ -94,13 +94,32 @@ impl World {
 
     /// The current value of a resolved cell.
     pub fn cell_value(&self, r: Resolved) -> i32 {
+        if let Some(b) = &self.backend {
+            // An atomic read: adding zero.
+            return b.fetch_add(r.domain, r.owner, r.offset, 0);
+        }
         cell_of(&read(&self.domains[r.domain].wins[r.owner]), r.offset)
     }
 
     /// Stores a cell value.
     pub fn set_cell(&mut self, r: Resolved, v: i32) {
+        if let Some(b) = &self.backend {
+            b.swap(r.domain, r.owner, r.offset, v);
+            return;
+        }
         let o = r.offset as usize;
         write(&self.domains[r.domain].wins[r.owner])[o..o + 4].copy_from_slice(&v.to_le_bytes());
+    }
+
+    /// Notifies a cell through the window backend, when there is one: atomically adds
+    /// `value` (or, with `set`, stores it) and returns the value before; `None` in-process.
+    pub fn backend_notify(&self, r: Resolved, set: bool, value: i32) -> Option<i32> {
+        let b = self.backend.as_ref()?;
+        Some(if set {
+            b.swap(r.domain, r.owner, r.offset, value)
+        } else {
+            b.fetch_add(r.domain, r.owner, r.offset, value)
+        })
     }
 
     /// Every rank that ever wrote the cell.
