@@ -57,11 +57,7 @@ impl Engine {
         match self {
             Engine::Inproc => pld_sim::run(program, entry, inputs, cfg).map(Some),
             #[cfg(feature = "mpi")]
-            Engine::Mpi(m) => {
-                // A host callback would run on every process against partial host tensors.
-                let cfg = SimConfig { host_callbacks: None, ..cfg.clone() };
-                m.run(program, entry, inputs, &cfg)
-            }
+            Engine::Mpi(m) => m.run(program, entry, inputs, cfg),
         }
     }
 }

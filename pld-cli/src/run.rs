@@ -119,6 +119,21 @@ pub fn run(args: &RunArgs) -> Result<(), Failure> {
         args.trace.is_some(),
         args.schedule == Schedule::Parallel,
     )?;
+    let result = run_on(args, &engine, interrupt);
+    // Every MPI process compiles and checks the same program: rank 0 alone reports.
+    if engine.is_root() {
+        result
+    } else {
+        Ok(())
+    }
+}
+
+/// `pld run` on a started engine.
+fn run_on(
+    args: &RunArgs,
+    engine: &crate::engine::Engine,
+    interrupt: std::sync::Arc<std::sync::atomic::AtomicBool>,
+) -> Result<(), Failure> {
     let sel = Selection { program: args.program.as_deref(), entry: args.entry.as_deref() };
     let (mut program, sources) = select::load_one(&args.file, args.target, sel, &args.bind)?;
     let entry = pick_entry(&program, args.entry.as_deref())?;

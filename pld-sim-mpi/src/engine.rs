@@ -54,6 +54,12 @@ impl Mpi {
         self.universe.world().size() as usize
     }
 
+    /// Collective: every process's `v` at rank 0 (rank order); `None` elsewhere.
+    pub fn gather_u64(&self, v: u64) -> Option<Vec<u64>> {
+        let all = gather(&self.universe.world(), &v.to_le_bytes())?;
+        Some(all.iter().filter_map(|b| Some(u64::from_le_bytes(b.as_slice().try_into().ok()?))).collect())
+    }
+
     /// Runs `entry` as this process's rank (`cfg.nranks` must be [`Mpi::size`]); see the
     /// module guarantees for what each process returns.
     pub fn run(
@@ -145,26 +151,36 @@ fn gather(world: &mpi::topology::SimpleCommunicator, data: &[u8]) -> Option<Vec<
     }
     let mut counts = vec![0i32; world.size() as usize];
     root.gather_into_root(&count, &mut counts[..]);
-    let displs: Vec<i32> = counts
+    let displs = offsets(&counts);
+    let mut buf = vec![0u8; counts.iter().map(|&c| c as usize).sum()];
+    {
+        let mut part = PartitionMut::new(&mut buf[..], &counts[..], &displs[..]);
+        root.gather_varcount_into_root(data, &mut part);
+    }
+    Some(split(&buf, &counts))
+}
+
+/// Where each of `counts` starts in their concatenation.
+fn offsets(counts: &[i32]) -> Vec<i32> {
+    counts
         .iter()
         .scan(0i32, |at, &c| {
             let d = *at;
             *at += c;
             Some(d)
         })
-        .collect();
-    let mut buf = vec![0u8; counts.iter().map(|&c| c as usize).sum()];
-    {
-        let mut part = PartitionMut::new(&mut buf[..], &counts[..], &displs[..]);
-        root.gather_varcount_into_root(data, &mut part);
-    }
+        .collect()
+}
+
+/// `buf` cut into pieces of `counts` bytes.
+fn split(buf: &[u8], counts: &[i32]) -> Vec<Vec<u8>> {
     let mut out = Vec::with_capacity(counts.len());
     let mut at = 0usize;
-    for &c in &counts {
+    for &c in counts {
         out.push(buf[at..at + c as usize].to_vec());
         at += c as usize;
     }
-    Some(out)
+    out
 }
 
 /// The control cells (`i64`, on rank 0): the verdict, then per rank its state, steps, polls.
@@ -332,5 +348,36 @@ impl WindowBackend for Backend {
 
     fn swap(&self, domain: usize, owner: usize, offset: u64, v: i32) -> i32 {
         self.with(domain, owner, |w, t| w.swap_i32(t, offset as usize, v))
+    }
+
+    fn all_gather(&self, mine: &[u8]) -> Vec<Vec<u8>> {
+        let world = mpi::topology::SimpleCommunicator::world();
+        let count = mine.len() as i32;
+        let mut counts = vec![0i32; self.nprocs];
+        world.all_gather_into(&count, &mut counts[..]);
+        let displs = offsets(&counts);
+        let mut buf = vec![0u8; counts.iter().map(|&c| c as usize).sum()];
+        {
+            let mut part = PartitionMut::new(&mut buf[..], &counts[..], &displs[..]);
+            world.all_gather_varcount_into(mine, &mut part);
+        }
+        split(&buf, &counts)
+    }
+
+    fn next_epoch(&self) {
+        let world = mpi::topology::SimpleCommunicator::world();
+        let mut w = self.watch.lock().unwrap_or_else(|e| e.into_inner());
+        let steps = w.published[1];
+        self.publish(&mut w, RUNNING, steps);
+        // Every rank counts as running before rank 0 clears the verdict, and the verdict is
+        // clear before any rank polls again.
+        world.barrier();
+        if self.rank == 0 {
+            let v = self.control.fetch_add_i64(0, CTRL, 0);
+            self.control.fetch_add_i64(0, CTRL, -v);
+        }
+        w.snapshot = None;
+        w.verdict = GO;
+        world.barrier();
     }
 }

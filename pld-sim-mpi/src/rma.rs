@@ -16,7 +16,8 @@
 //!   is `MPI_Fetch_and_op` adding 0 (the bindings lack `MPI_NO_OP`), an atomic store is a
 //!   `MPI_Compare_and_swap` loop (they lack `MPI_REPLACE`). Signal cells and the watchdog's
 //!   cells are only ever accessed through these, never by `MPI_Put`/`MPI_Get`, so every
-//!   concurrent access to one of them is atomic (MPI-3 §11.7.1).
+//!   concurrent access to one of them is atomic (accumulate operations of one predefined
+//!   datatype on one location are atomic with respect to each other).
 //! - Only the thread that created a window calls MPI on it (MPI is initialised with
 //!   `MPI_THREAD_SINGLE`); each call checks this, so the `Send`/`Sync` below cannot be used to
 //!   call MPI from another thread.

@@ -30,7 +30,19 @@ impl<'p, 'c> Sched<'p, 'c> {
                     Poll::Go => {}
                     Poll::Finished => return Ok(()),
                     Poll::Deadlock => {
-                        let parked = rank.parked(world);
+                        let mut parked = rank.parked(world);
+                        // Who wrote a cell is known where the writer ran: every process tells.
+                        let mine = world.cells_written_by(me).join("\n");
+                        let all = b.all_gather(mine.as_bytes());
+                        for p in &mut parked {
+                            for (r, names) in all.iter().enumerate() {
+                                if String::from_utf8_lossy(names).lines().any(|n| n == p.cell) {
+                                    p.writers.push(r);
+                                }
+                            }
+                            p.writers.sort_unstable();
+                            p.writers.dedup();
+                        }
                         let live: Vec<usize> = if rank.idle() { Vec::new() } else { vec![me] };
                         return Err(deadlock_fault(parked, &live, cfg.nranks, cfg));
                     }

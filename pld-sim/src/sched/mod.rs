@@ -629,6 +629,8 @@ impl<'p, 'c> Sched<'p, 'c> {
                                 ),
                                 _ => f,
                             })?;
+                            // A distributed run's processes first share their host writes.
+                            world.sync_host();
                             let hooks = self.cfg.host_callbacks.as_deref();
                             let warnings = crate::callback::run(world, func, &args, span, hooks)?;
                             world.warnings.extend(warnings);

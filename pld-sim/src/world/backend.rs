@@ -32,6 +32,11 @@ pub trait WindowBackend: Watchdog + Send + Sync {
     fn fetch_add(&self, domain: usize, owner: usize, offset: u64, v: i32) -> i32;
     /// Atomically replaces the `i32` at `offset` by `v`; returns the value before.
     fn swap(&self, domain: usize, owner: usize, offset: u64, v: i32) -> i32;
+    /// Collective: every process's `mine`, in rank order, on every process.
+    fn all_gather(&self, mine: &[u8]) -> Vec<Vec<u8>>;
+    /// Collective: after a device epoch every rank finished, the next one starts (the
+    /// watchdog forgets the verdict and every rank counts as running again).
+    fn next_epoch(&self);
 }
 
 /// What a distributed rank is doing, as its watchdog poll reports it.
@@ -80,6 +85,52 @@ impl World {
     /// only), in the order written.
     pub fn host_writes(&self) -> &[(usize, usize, usize)] {
         &self.host_writes
+    }
+
+    /// Collective in a distributed run (nothing in-process): every process's host tensors
+    /// take the bytes every other rank wrote since the last sync, so a host callback sees what
+    /// it would see in-process; the recorded spans start afresh.
+    pub fn sync_host(&mut self) {
+        let Some(b) = self.backend.clone() else { return };
+        let mut mine = Vec::new();
+        for &(buf, lo, hi) in &self.host_writes {
+            let Some(h) = self.host.get(buf) else { continue };
+            let h = h.lock().unwrap_or_else(|e| e.into_inner());
+            let Some(bytes) = h.get(lo..hi) else { continue };
+            for v in [buf, lo, hi - lo] {
+                mine.extend_from_slice(&(v as u64).to_le_bytes());
+            }
+            mine.extend_from_slice(bytes);
+        }
+        let me = b.rank();
+        for (r, theirs) in b.all_gather(&mine).iter().enumerate() {
+            if r != me {
+                self.apply_host_spans(theirs);
+            }
+        }
+        self.host_writes.clear();
+        b.next_epoch();
+    }
+
+    /// Applies `(buffer, lo, len, bytes)` records ([`World::sync_host`]); a record that does
+    /// not fit is skipped.
+    fn apply_host_spans(&mut self, mut rec: &[u8]) {
+        let word = |b: &[u8], k: usize| {
+            b.get(k * 8..k * 8 + 8)
+                .and_then(|w| w.try_into().ok())
+                .map(u64::from_le_bytes)
+                .map(|v| v as usize)
+        };
+        while let (Some(buf), Some(lo), Some(n)) = (word(rec, 0), word(rec, 1), word(rec, 2)) {
+            let Some(bytes) = rec.get(24..24 + n) else { return };
+            if let Some(h) = self.host.get(buf) {
+                let mut h = h.lock().unwrap_or_else(|e| e.into_inner());
+                if let Some(dst) = h.get_mut(lo..lo + n) {
+                    dst.copy_from_slice(bytes);
+                }
+            }
+            rec = &rec[24 + n..];
+        }
     }
 
     /// Moves the bytes of a window access through the backend: `rows` addresses bytes of

@@ -129,6 +129,24 @@ impl World {
         (0..64).filter(|g| mask >> g & 1 == 1).collect()
     }
 
+    /// The names ([`World::cell_name`]) of every cell global rank `g` wrote, as far as this
+    /// world saw (a distributed run's process sees its own rank's notifies).
+    pub fn cells_written_by(&self, g: usize) -> Vec<String> {
+        let bit = 1u64.checked_shl(g as u32).unwrap_or(0);
+        let mut out = Vec::new();
+        for (domain, dom) in self.domains.iter().enumerate() {
+            for (owner, w) in dom.wins.iter().enumerate() {
+                let st = lock(&w.state);
+                for (&offset, meta) in &st.cells {
+                    if meta.writers & bit != 0 {
+                        out.push(self.cell_name(Resolved { domain, owner, offset }));
+                    }
+                }
+            }
+        }
+        out
+    }
+
     /// Buffer name and element index of a cell, for reports.
     pub fn cell_name(&self, r: Resolved) -> String {
         let rank = self.domains[r.domain].members[r.owner];
