@@ -2,8 +2,9 @@
 //! `mpirun -n P pld run … --engine mpi` gives byte-identical outputs and the same traffic
 //! summary as the in-process deterministic run, at P = 2, 3, 4 and 8 (or a file's own
 //! `# pld-corpus-ranks:`); the deadlock example and a wrong-peer program report within
-//! seconds, exit 3 and leave no process behind. Runs on loopback only (`--mca btl self,vader`).
-//! Host callbacks included: every process runs them on host tensors shared first (D-mpi-4).
+//! seconds, exit 3 and leave no process behind; a 64-rank allreduce matches its golden. Runs
+//! on one host only (`--mca btl self,vader`). Host callbacks included: every process runs them
+//! on host tensors shared first (D-mpi-4).
 
 #![cfg(feature = "mpi")]
 
@@ -217,4 +218,18 @@ fn a_rank_count_other_than_the_process_count_is_a_usage_error() {
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("one process per rank"), "{stderr}");
+}
+
+#[test]
+fn sixty_four_ranks_run_a_small_allreduce_that_matches_its_golden() {
+    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus/rebind_store_then_allreduce.py");
+    let out = std::env::temp_dir().join(format!("pld-mpi-64-{}", std::process::id()));
+    let mut mpi = mpirun(64);
+    mpi.arg(env!("CARGO_BIN_EXE_pld")).arg("run").arg(&file);
+    mpi.args(["--ranks", "64", "--engine", "mpi", "--check-golden", "--out"]).arg(&out);
+    let (o, t) = run_for(mpi, Duration::from_secs(240));
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{t:?}\n{stdout}\n{}", String::from_utf8_lossy(&o.stderr));
+    assert!(stdout.contains("on 64 rank(s)") && stdout.contains("vs golden: ok"), "{stdout}");
+    let _ = std::fs::remove_dir_all(&out);
 }

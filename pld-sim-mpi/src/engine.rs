@@ -216,7 +216,7 @@ struct Watch {
 
 impl Backend {
     fn new(rank: usize, nprocs: usize) -> Backend {
-        let control = Window::allocate((1 + 3 * nprocs) * 8, &[]);
+        let control = Window::allocate((1 + 3 * nprocs) * 8, &|b| b.fill(0));
         Backend { rank, nprocs, wins: Mutex::new(Vec::new()), control, watch: Mutex::new(Watch::default()) }
     }
 
@@ -317,14 +317,20 @@ impl WindowBackend for Backend {
         self.rank
     }
 
-    fn create(&self, domain: usize, members: &[usize], size: u64, init: &[u8]) -> Result<(), String> {
+    fn create(
+        &self,
+        domain: usize,
+        members: &[usize],
+        size: u64,
+        fill: &dyn Fn(&mut [u8]),
+    ) -> Result<(), String> {
         let mut wins = self.wins.lock().unwrap_or_else(|e| e.into_inner());
         if wins.len() != domain {
             return Err(format!("domain {domain} created out of order (after {})", wins.len()));
         }
         let size = usize::try_from(size).map_err(|_| format!("window of {size} bytes"))?;
         let mine = if members.contains(&self.rank) { size } else { 0 };
-        wins.push((members.to_vec(), Window::allocate(mine, init)));
+        wins.push((members.to_vec(), Window::allocate(mine, fill)));
         Ok(())
     }
 

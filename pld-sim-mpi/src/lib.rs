@@ -7,8 +7,8 @@
 //! docs/DECISIONS.md, `## MPI engine`).
 //!
 //! Guarantees: without the `mpi` feature this crate needs no MPI and holds only [`wire`], the
-//! MPI-free format of what ranks send rank 0 at the end; with it, [`engine`] runs a process
-//! and [`rma`] holds the engine's only `unsafe` code, a checked wrapper of the MPI window
+//! MPI-free format of what ranks send rank 0 at the end; with it, `engine` runs a process
+//! and `rma` holds the engine's only `unsafe` code, a checked wrapper of the MPI window
 //! calls.
 
 #[cfg(feature = "mpi")]

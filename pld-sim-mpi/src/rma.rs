@@ -98,10 +98,11 @@ pub fn abort(code: i32, msg: &str) -> ! {
 }
 
 impl Window {
-    /// Collectively allocates a window of `size` bytes per process (`init`'s bytes copied in
-    /// first; zeros after them), and opens the passive-target epoch. Every process calls this
-    /// in the same order with the same `size` (or 0 for a process that holds no part).
-    pub fn allocate(size: usize, init: &[u8]) -> Window {
+    /// Collectively allocates a window of `size` bytes per process (`fill` writes them before
+    /// any other process can reach them), and opens the passive-target epoch. Every process
+    /// calls this in the same order with the same `size` (or 0 for a process that holds no
+    /// part).
+    pub fn allocate(size: usize, fill: &dyn Fn(&mut [u8])) -> Window {
         let mut base: *mut u8 = std::ptr::null_mut();
         let mut win = std::mem::MaybeUninit::<ffi::MPI_Win>::uninit();
         // SAFETY: `base` and `win` are valid out-pointers; MPI writes a pointer to `size`
@@ -122,13 +123,11 @@ impl Window {
         // SAFETY: MPI_Win_allocate succeeded, so it wrote the handle.
         let win = unsafe { win.assume_init() };
         if size > 0 && !base.is_null() {
-            let n = init.len().min(size);
-            // SAFETY: `base` points at `size` bytes of this process's window, nobody else
-            // can access them before the epoch below opens (and the barrier after it).
-            unsafe {
-                std::ptr::write_bytes(base, 0, size);
-                std::ptr::copy_nonoverlapping(init.as_ptr(), base, n);
-            }
+            // SAFETY: `base` points at `size` bytes of this process's window that nothing else
+            // references, and no other process can access them before the barrier below; the
+            // slice does not outlive this block.
+            let bytes = unsafe { std::slice::from_raw_parts_mut(base, size) };
+            fill(bytes);
         }
         // SAFETY: `win` is a valid window handle.
         unsafe {

@@ -340,6 +340,11 @@ pub fn run_distributed(
     cfg: &SimConfig,
     backend: std::sync::Arc<dyn world::WindowBackend>,
 ) -> Result<(SimOutcome, OutputWrites), SimError> {
+    if cfg.schedule == Schedule::Parallel {
+        return Err(invalid(
+            "a distributed run is one rank per process: the parallel schedule is in-process only",
+        ));
+    }
     run_in(None, Some(backend), program, entry, inputs, cfg)
 }
 

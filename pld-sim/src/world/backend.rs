@@ -18,9 +18,15 @@ pub trait WindowBackend: Watchdog + Send + Sync {
     /// The global rank whose work this process runs.
     fn rank(&self) -> usize;
     /// Creates domain `domain`'s windows (collective over every process, in the same order on
-    /// each): `size` bytes per member; `init` is this rank's own window's initial bytes (empty
-    /// when it is not a member).
-    fn create(&self, domain: usize, members: &[usize], size: u64, init: &[u8]) -> Result<(), String>;
+    /// each): `size` bytes per member; `fill` writes this rank's own part's initial bytes
+    /// (called only on a member).
+    fn create(
+        &self,
+        domain: usize,
+        members: &[usize],
+        size: u64,
+        fill: &dyn Fn(&mut [u8]),
+    ) -> Result<(), String>;
     /// Reads `out.len()` bytes at `offset`.
     fn get(&self, domain: usize, owner: usize, offset: u64, out: &mut [u8]);
     /// Writes `src` at `offset`.

@@ -257,16 +257,16 @@ impl World {
             let arenas = match &self.backend {
                 // The bytes live behind the backend; the local arenas stay empty.
                 Some(b) => {
-                    let me = dom.drank(b.rank());
-                    let own =
-                        me.map(|_| arenas(1, dom.win_size as usize, &zeroed, false)).unwrap_or_default();
-                    let init = own.first().map_or(&[][..], |a| &a[..]);
-                    b.create(di, &dom.members, dom.win_size, init).map_err(|e| {
-                        Fault::runtime(
-                            Span::DUMMY,
-                            format!("cannot create the windows of comm domain {di}: {e}"),
-                        )
-                    })?;
+                    let mut cuts = zeroed.clone();
+                    cuts.sort_unstable();
+                    b.create(di, &dom.members, dom.win_size, &|bytes| fill_window(bytes, &cuts)).map_err(
+                        |e| {
+                            Fault::runtime(
+                                Span::DUMMY,
+                                format!("cannot create the windows of comm domain {di}: {e}"),
+                            )
+                        },
+                    )?;
                     (0..n).map(|_| Arena::zeroed(0)).collect()
                 }
                 None => arenas(n, dom.win_size as usize, &zeroed, parallel),
