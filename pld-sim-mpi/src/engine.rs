@@ -13,7 +13,7 @@
 //!   gathers the outputs, traffic and counters and returns the merged outcome, the others
 //!   return `None`); the watchdog found the run globally quiescent (rank 0 returns the
 //!   deadlock report of every rank's waits); or one process faulted (it prints its report and
-//!   aborts the job with exit code 3, which ends every process).
+//!   aborts the job with exit code 3, or 130 for Ctrl-C, which ends every process).
 
 use crate::rma::{self, Elem, Window};
 use crate::wire;
@@ -74,8 +74,8 @@ impl Mpi {
         let result = pld_sim::run_distributed(program, entry, inputs, cfg, backend.clone());
         let world = self.universe.world();
         let out = match result {
-            Ok((outcome, writes)) => {
-                let share = wire::encode_share(&wire::share_of(me, &outcome, &writes));
+            Ok((outcome, mine)) => {
+                let share = wire::encode_share(&wire::share_of(me, &outcome, &mine));
                 match gather(&world, &share) {
                     None => Ok(None),
                     Some(all) => {
@@ -123,14 +123,16 @@ impl Mpi {
 }
 
 /// A fault on this process: the rank that hit it (or rank 0, for one every process hits)
-/// prints it and aborts the job; the others give that rank time to do so first.
+/// prints it and aborts the job with exit code 3 (130 for Ctrl-C, as in-process); the others
+/// give that rank time to do so first.
 fn fail(me: usize, report: &pld_sim::Report) -> ! {
+    let code = if report.kind == ReportKind::Interrupted { 130 } else { 3 };
     let site = report_rank(&report.json);
     if site == Some(me) || (site.is_none() && me == 0) {
-        rma::abort(3, report.text.trim_end());
+        rma::abort(code, report.text.trim_end());
     }
     std::thread::sleep(Duration::from_secs(5));
-    rma::abort(3, report.text.trim_end())
+    rma::abort(code, report.text.trim_end())
 }
 
 /// The `"rank"` of a report's JSON, when it names one.

@@ -9,7 +9,9 @@
 //! only) and every output byte takes the value its writer left (ranks applied in order).
 
 use pld_ir::{FileId, Span};
-use pld_sim::{OutputWrites, ParkedCore, SimOutcome, Stats};
+use pld_sim::cost::BusFactor;
+use pld_sim::timeline::CollectiveRun;
+use pld_sim::{ParkedCore, RankShare, SimOutcome, Stats};
 use std::collections::BTreeMap;
 
 /// The rank of the host orchestrator in the traffic tables.
@@ -77,10 +79,14 @@ pub struct Share {
     pub warnings: Vec<String>,
     /// Its modeled time (ps).
     pub modeled_ps: u64,
+    /// Its collective calls: `(name, seq, start, end, bytes, factor)` (factor 0 none, 1
+    /// allreduce, 2 gather, 3 one).
+    pub collectives: Vec<(String, u64, u64, u64, u64, u8)>,
 }
 
-/// The share of rank `rank` in `outcome` (`writes`: the output spans it wrote).
-pub fn share_of(rank: usize, outcome: &SimOutcome, writes: &OutputWrites) -> Share {
+/// The share of rank `rank` in `outcome` (`own`: the output spans it wrote, its collectives).
+pub fn share_of(rank: usize, outcome: &SimOutcome, own: &RankShare) -> Share {
+    let writes = &own.writes;
     let s = &outcome.stats;
     let mine = |r: usize| r == rank || (rank == 0 && r == HOST);
     let mut traffic = Vec::new();
@@ -109,6 +115,19 @@ pub fn share_of(rank: usize, outcome: &SimOutcome, writes: &OutputWrites) -> Sha
         writes: out,
         warnings: outcome.warnings.clone(),
         modeled_ps: outcome.timing.rank_ps.get(rank).copied().unwrap_or(0),
+        collectives: own
+            .collective_runs
+            .iter()
+            .map(|c| {
+                let f = match c.factor {
+                    None => 0,
+                    Some(BusFactor::AllReduce) => 1,
+                    Some(BusFactor::Gather) => 2,
+                    Some(BusFactor::One) => 3,
+                };
+                (c.name.clone(), c.seq as u64, c.start, c.end, c.bytes, f)
+            })
+            .collect(),
     }
 }
 
@@ -134,6 +153,11 @@ pub fn encode_share(s: &Share) -> Vec<u8> {
     w.u64(s.warnings.len() as u64);
     s.warnings.iter().for_each(|x| w.str(x));
     w.u64(s.modeled_ps);
+    w.u64(s.collectives.len() as u64);
+    for (name, seq, start, end, bytes, f) in &s.collectives {
+        w.str(name);
+        [*seq, *start, *end, *bytes, u64::from(*f)].iter().for_each(|&x| w.u64(x));
+    }
     w.0
 }
 
@@ -157,7 +181,24 @@ pub fn decode_share(b: &[u8]) -> Option<Share> {
     let n = r.count()?;
     let warnings = (0..n).map(|_| r.str()).collect::<Option<Vec<_>>>()?;
     let modeled_ps = r.u64()?;
-    r.0.is_empty().then_some(Share { rank, traffic, counters, steps, writes, warnings, modeled_ps })
+    let n = r.count()?;
+    let mut collectives = Vec::with_capacity(n);
+    for _ in 0..n {
+        let name = r.str()?;
+        let (seq, start, end, bytes) = (r.u64()?, r.u64()?, r.u64()?, r.u64()?);
+        let f = u8::try_from(r.u64()?).ok().filter(|&f| f < 4)?;
+        collectives.push((name, seq, start, end, bytes, f));
+    }
+    r.0.is_empty().then_some(Share {
+        rank,
+        traffic,
+        counters,
+        steps,
+        writes,
+        warnings,
+        modeled_ps,
+        collectives,
+    })
 }
 
 /// Rank 0's outcome made whole from every rank's share (rank order): traffic and counters of
@@ -197,8 +238,24 @@ pub fn merge(mut outcome: SimOutcome, shares: &[Share], nranks: usize) -> SimOut
             }
         }
     }
+    let runs: Vec<CollectiveRun> = shares
+        .iter()
+        .flat_map(|s| {
+            s.collectives.iter().map(move |(name, seq, start, end, bytes, f)| CollectiveRun {
+                name: name.clone(),
+                rank: s.rank,
+                seq: *seq as usize,
+                start: *start,
+                end: *end,
+                bytes: *bytes,
+                factor: [None, Some(BusFactor::AllReduce), Some(BusFactor::Gather), Some(BusFactor::One)]
+                    [usize::from(*f).min(3)],
+            })
+        })
+        .collect();
     outcome.stats = stats;
     outcome.timing.rank_ps = rank_ps;
+    outcome.timing.collectives = pld_sim::timeline::collective_times(&runs);
     outcome
 }
 
@@ -267,6 +324,7 @@ mod tests {
             writes: vec![("y".into(), 8, vec![1, 2, 3, 4])],
             warnings: vec!["w".into()],
             modeled_ps: 1234,
+            collectives: vec![("builtin.tensor.allreduce_mesh".into(), 0, 10, 50, 4096, 1)],
         }
     }
 
@@ -328,5 +386,7 @@ mod tests {
         assert_eq!(merged.timing.rank_ps, vec![0, 0, 1234]);
         assert_eq!(&merged.outputs["y"].data[8..12], &[1, 2, 3, 4]);
         assert_eq!(merged.warnings, vec!["w".to_string()]);
+        assert_eq!(merged.timing.collectives.len(), 1);
+        assert_eq!((merged.timing.collectives[0].ranks, merged.timing.collectives[0].time_ps), (1, 40));
     }
 }

@@ -328,6 +328,15 @@ pub fn run(program: &Program, entry: &str, inputs: &Inputs, cfg: &SimConfig) -> 
 /// run's outputs hold only those; the engine merges every rank's).
 pub type OutputWrites = HashMap<String, Vec<(usize, usize)>>;
 
+/// What a distributed run's process knows only about its own rank, for the engine to merge.
+#[derive(Clone, Debug, Default)]
+pub struct RankShare {
+    /// The output byte spans this rank wrote.
+    pub writes: OutputWrites,
+    /// This rank's collective calls ([`timeline::collective_times`] groups every rank's).
+    pub collective_runs: Vec<timeline::CollectiveRun>,
+}
+
 /// Runs `entry` as one process of a distributed run: the host orchestrator runs here as on
 /// every process, but only the device work of global rank `backend.rank()`, its window bytes
 /// behind `backend` ([`world::WindowBackend`]). Race and undefined-byte checks need every
@@ -339,7 +348,7 @@ pub fn run_distributed(
     inputs: &Inputs,
     cfg: &SimConfig,
     backend: std::sync::Arc<dyn world::WindowBackend>,
-) -> Result<(SimOutcome, OutputWrites), SimError> {
+) -> Result<(SimOutcome, RankShare), SimError> {
     if cfg.schedule == Schedule::Parallel {
         return Err(invalid(
             "a distributed run is one rank per process: the parallel schedule is in-process only",
@@ -399,7 +408,7 @@ fn run_in(
     entry: &str,
     inputs: &Inputs,
     cfg: &SimConfig,
-) -> Result<(SimOutcome, OutputWrites), SimError> {
+) -> Result<(SimOutcome, RankShare), SimError> {
     if !(1..=64).contains(&cfg.nranks) {
         return Err(invalid(format!("rank count {} is outside 1..=64", cfg.nranks)));
     }
@@ -570,5 +579,6 @@ fn run_in(
         collectives: timeline::collective_times(&sched.rec.collectives),
         model: cfg.cost.describe(),
     };
-    Ok((SimOutcome { outputs, stats, trace, warnings, timing }, writes))
+    let share = RankShare { writes, collective_runs: std::mem::take(&mut sched.rec.collectives) };
+    Ok((SimOutcome { outputs, stats, trace, warnings, timing }, share))
 }

@@ -5,7 +5,7 @@
 
 use pld_ir::DataType;
 use pld_sim::world::{Poll, RankState, Watchdog, WindowBackend};
-use pld_sim::{HostTensor, Inputs, OutputWrites, ReportKind, SimConfig, SimError, SimOutcome};
+use pld_sim::{HostTensor, Inputs, RankShare, ReportKind, SimConfig, SimError, SimOutcome};
 use std::sync::{Arc, Barrier, Mutex};
 use std::time::{Duration, Instant};
 
@@ -176,7 +176,7 @@ fn distributed(
     program: &pld_ir::Program,
     inputs: &Inputs,
     cfg: &SimConfig,
-) -> Vec<Result<(SimOutcome, OutputWrites), SimError>> {
+) -> Vec<Result<(SimOutcome, RankShare), SimError>> {
     let p = cfg.nranks;
     let shared = Arc::new(Shared {
         p,
@@ -218,8 +218,8 @@ fn every_rank_on_its_own_world_gives_the_in_process_outputs_and_traffic() {
         let (mut merged, _) = shares.next().unwrap().expect("rank 0");
         // Rank 0's outputs hold its own writes; every other rank's written spans go on top.
         for (r, share) in shares.enumerate() {
-            let (outcome, writes) = share.unwrap_or_else(|e| panic!("rank {}: {e}", r + 1));
-            for (name, spans) in writes {
+            let (outcome, share) = share.unwrap_or_else(|e| panic!("rank {}: {e}", r + 1));
+            for (name, spans) in share.writes {
                 for (lo, hi) in spans {
                     let src = &outcome.outputs[&name].data[lo..hi];
                     merged.outputs.get_mut(&name).unwrap().data[lo..hi].copy_from_slice(src);
