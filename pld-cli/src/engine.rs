@@ -29,10 +29,15 @@ pub enum Engine {
 
 impl Engine {
     /// Starts `kind` for a run on `ranks` ranks (initialises MPI for the MPI engine).
-    pub fn start(kind: EngineKind, ranks: usize, trace: bool, parallel: bool) -> Result<Engine, Failure> {
+    pub fn start(
+        kind: EngineKind,
+        ranks: usize,
+        trace: bool,
+        other_schedule: bool,
+    ) -> Result<Engine, Failure> {
         match kind {
             EngineKind::Inproc => Ok(Engine::Inproc),
-            EngineKind::Mpi => start_mpi(ranks, trace, parallel),
+            EngineKind::Mpi => start_mpi(ranks, trace, other_schedule),
         }
     }
 
@@ -63,9 +68,11 @@ impl Engine {
 }
 
 #[cfg(feature = "mpi")]
-fn start_mpi(ranks: usize, trace: bool, parallel: bool) -> Result<Engine, Failure> {
-    if trace || parallel {
-        return Err(Failure::usage("--engine mpi runs each rank in its own process: --trace and --schedule parallel are in-process only"));
+fn start_mpi(ranks: usize, trace: bool, other_schedule: bool) -> Result<Engine, Failure> {
+    if trace || other_schedule {
+        return Err(Failure::usage(
+            "--engine mpi runs each rank in its own process: --trace and --schedule other than det are in-process only",
+        ));
     }
     let m = pld_sim_mpi::engine::init().ok_or_else(|| Failure::usage("MPI is already initialised"))?;
     if m.size() != ranks {

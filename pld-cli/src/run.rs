@@ -117,7 +117,7 @@ pub fn run(args: &RunArgs) -> Result<(), Failure> {
         args.engine,
         args.ranks,
         args.trace.is_some(),
-        args.schedule == Schedule::Parallel,
+        args.schedule != Schedule::Deterministic,
     )?;
     let result = run_on(args, &engine, interrupt);
     // Every MPI process compiles and checks the same program: rank 0 alone reports.

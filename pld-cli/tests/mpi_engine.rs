@@ -210,7 +210,7 @@ fn a_wrong_peer_is_reported_by_the_rank_that_hit_it() {
 }
 
 #[test]
-fn a_rank_count_other_than_the_process_count_is_a_usage_error() {
+fn a_rank_count_or_schedule_the_engine_cannot_honour_is_a_usage_error() {
     let mut mpi = mpirun(2);
     mpi.arg(env!("CARGO_BIN_EXE_pld")).arg("run").arg(root().join("examples/quickstart_allreduce.py"));
     mpi.args(["--ranks", "4", "--engine", "mpi", "--out"]).arg(std::env::temp_dir().join("pld-mpi-usage"));
@@ -218,6 +218,14 @@ fn a_rank_count_other_than_the_process_count_is_a_usage_error() {
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("one process per rank"), "{stderr}");
+    let mut mpi = mpirun(2);
+    mpi.arg(env!("CARGO_BIN_EXE_pld")).arg("run").arg(root().join("examples/quickstart_allreduce.py"));
+    mpi.args(["--ranks", "2", "--engine", "mpi", "--schedule", "random:1", "--out"]);
+    mpi.arg(std::env::temp_dir().join("pld-mpi-usage"));
+    let (o, _) = run_for(mpi, Duration::from_secs(60));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("other than det are in-process only"), "{stderr}");
 }
 
 #[test]
