@@ -75,9 +75,9 @@ fn test() -> StepResult {
     }
 }
 
-/// The MPI engine (`pld-sim-mpi`, `pld-cli --features mpi`) outside the default build:
-/// clippy and its tests under `mpirun`. Without OpenMPI it is skipped locally and fails under
-/// `CI=true` (`.ci/run` installs it; docs/DECISIONS.md D-mpi-1).
+/// The MPI engine (`pld-sim-mpi`, `pld-cli` and `pld-bench` with `--features mpi`) outside the
+/// default build: clippy and its tests under `mpirun`. Without OpenMPI it is skipped locally
+/// and fails under `CI=true` (`.ci/run` installs it; docs/DECISIONS.md D-mpi-1).
 fn mpi() -> StepResult {
     let fix = "install OpenMPI and libclang (`apt-get install openmpi-bin libopenmpi-dev libclang-dev`; .ci/run does)";
     let have = ["mpirun", "mpicc"].iter().all(|t| Cmd::new(t, &["--version"]).succeeds_quietly());
@@ -91,10 +91,11 @@ fn mpi() -> StepResult {
         println!("(mpirun or mpicc not installed: the MPI engine is not built; {fix})");
         return Ok(());
     }
-    let features = ["--features", "pld-cli/mpi,pld-sim-mpi/mpi"];
-    let clippy = Cmd::cargo(&["clippy", "-p", "pld-sim-mpi", "-p", "pld-cli", "--all-targets"])
-        .args(&features)
-        .args(&["--", "-D", "warnings"]);
+    let features = ["--features", "pld-cli/mpi,pld-sim-mpi/mpi,pld-bench/mpi"];
+    let clippy =
+        Cmd::cargo(&["clippy", "-p", "pld-sim-mpi", "-p", "pld-cli", "-p", "pld-bench", "--all-targets"])
+            .args(&features)
+            .args(&["--", "-D", "warnings"]);
     clippy.run().map_err(fails_with(&format!("fix the warnings above; reproduce with `{clippy}`")))?;
     for test in [
         Cmd::cargo(&["test", "-p", "pld-sim-mpi", "--features", "mpi"]),
