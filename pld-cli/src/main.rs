@@ -11,6 +11,7 @@ mod assemble;
 mod check;
 mod compile;
 mod driver;
+mod engine;
 mod expect;
 mod limits;
 mod npy;

@@ -79,6 +79,10 @@ pub struct RunArgs {
     /// Report reads of window bytes nothing wrote as warnings instead of faults (exit 3).
     #[arg(long)]
     allow_uninit_reads: bool,
+    /// The engine: inproc (every rank in this process) or mpi (one process per rank, under
+    /// `mpirun -n RANKS`; needs a build with the `mpi` feature).
+    #[arg(long, value_enum, default_value = "inproc")]
+    engine: crate::engine::EngineKind,
     /// `pld verify`: explore this many PCT schedules after the deterministic one.
     #[arg(skip)]
     pub verify: Option<usize>,
@@ -106,6 +110,30 @@ pub fn run(args: &RunArgs) -> Result<(), Failure> {
     if !(1..=4096).contains(&args.cores) {
         return Err(Failure::usage(format!("--cores {} is outside 1..=4096", args.cores)));
     }
+    if args.verify.is_some() && args.engine != crate::engine::EngineKind::Inproc {
+        return Err(Failure::usage("pld verify runs in-process only"));
+    }
+    let engine = crate::engine::Engine::start(
+        args.engine,
+        args.ranks,
+        args.trace.is_some(),
+        args.schedule != Schedule::Deterministic,
+    )?;
+    let result = run_on(args, &engine, interrupt);
+    // Every MPI process compiles and checks the same program: rank 0 alone reports.
+    if engine.is_root() {
+        result
+    } else {
+        Ok(())
+    }
+}
+
+/// `pld run` on a started engine.
+fn run_on(
+    args: &RunArgs,
+    engine: &crate::engine::Engine,
+    interrupt: std::sync::Arc<std::sync::atomic::AtomicBool>,
+) -> Result<(), Failure> {
     let sel = Selection { program: args.program.as_deref(), entry: args.entry.as_deref() };
     let (mut program, sources) = select::load_one(&args.file, args.target, sel, &args.bind)?;
     let entry = pick_entry(&program, args.entry.as_deref())?;
@@ -179,8 +207,10 @@ pub fn run(args: &RunArgs) -> Result<(), Failure> {
                     max_memory,
                 )?;
                 let h = random_tensor(t.dtype, shape, &mut rng);
-                npy::write(&args.out.join("inputs").join(format!("{name}.npy")), &h)
-                    .map_err(Failure::usage)?;
+                if engine.is_root() {
+                    npy::write(&args.out.join("inputs").join(format!("{name}.npy")), &h)
+                        .map_err(Failure::usage)?;
+                }
                 inputs.insert(name, h);
             }
             Type::Scalar(_) => {
@@ -231,10 +261,12 @@ pub fn run(args: &RunArgs) -> Result<(), Failure> {
         return crate::verify::explore(&program, &entry, &inputs, &cfg, n);
     }
     let progress = Progress::start(args.ranks);
-    let result = pld_sim::run(&program, &entry, &inputs, &cfg);
+    let result = engine.run(&program, &entry, &inputs, &cfg);
     progress.stop();
     let outcome = match result {
-        Ok(o) => o,
+        Ok(Some(o)) => o,
+        // Another MPI process: rank 0 reports the run.
+        Ok(None) => return Ok(()),
         Err(pld_sim::SimError::Fault(report)) => {
             if let Some(path) = &args.report_json {
                 let json = format!("{{\"ok\":false,\"report\":{}}}\n", report.json);

@@ -244,9 +244,12 @@ impl World {
         let win = &self.domains[r.domain].wins[r.owner];
         let st = lock(&win.state);
         let o = r.offset as usize;
-        let value = {
-            let b = read(win);
-            i32::from_le_bytes([b[o], b[o + 1], b[o + 2], b[o + 3]])
+        let value = match self.distributed_rank() {
+            Some(_) => self.cell_value(r),
+            None => {
+                let b = read(win);
+                i32::from_le_bytes([b[o], b[o + 1], b[o + 2], b[o + 3]])
+            }
         };
         if !park.holds(value) {
             return Ok(false);

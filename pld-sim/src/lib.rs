@@ -321,7 +321,48 @@ fn unify(dims: &[pld_ir::Expr], actual: &[usize], syms: &mut HashMap<String, i64
 
 /// Runs `entry` of `program` on `cfg.nranks` ranks with `inputs` bound to its parameters.
 pub fn run(program: &Program, entry: &str, inputs: &Inputs, cfg: &SimConfig) -> Result<SimOutcome, SimError> {
-    run_in(None, program, entry, inputs, cfg)
+    run_in(None, None, program, entry, inputs, cfg).map(|(o, _)| o)
+}
+
+/// The byte spans `[lo, hi)` of each output that this process's rank wrote (a distributed
+/// run's outputs hold only those; the engine merges every rank's).
+pub type OutputWrites = HashMap<String, Vec<(usize, usize)>>;
+
+/// What a distributed run's process knows only about its own rank, for the engine to merge.
+#[derive(Clone, Debug, Default)]
+pub struct RankShare {
+    /// The output byte spans this rank wrote.
+    pub writes: OutputWrites,
+    /// This rank's collective calls ([`timeline::collective_times`] groups every rank's).
+    pub collective_runs: Vec<timeline::CollectiveRun>,
+}
+
+/// Runs `entry` as one process of a distributed run: the host orchestrator runs here as on
+/// every process, but only the device work of global rank `backend.rank()`, its window bytes
+/// behind `backend` ([`world::WindowBackend`]). Race and undefined-byte checks need every
+/// rank's accesses in one place and are off. A deadlock report holds this rank's waits only
+/// (see [`deadlock_report`] to merge them).
+pub fn run_distributed(
+    program: &Program,
+    entry: &str,
+    inputs: &Inputs,
+    cfg: &SimConfig,
+    backend: std::sync::Arc<dyn world::WindowBackend>,
+) -> Result<(SimOutcome, RankShare), SimError> {
+    if cfg.schedule == Schedule::Parallel {
+        return Err(invalid(
+            "a distributed run is one rank per process: the parallel schedule is in-process only",
+        ));
+    }
+    run_in(None, Some(backend), program, entry, inputs, cfg)
+}
+
+/// The deadlock report of a distributed run from every rank's parked waits (in rank order):
+/// the report the in-process engine gives for the same waits.
+pub fn deadlock_report(parked: Vec<ParkedCore>, cfg: &SimConfig) -> Report {
+    let mut live: Vec<usize> = parked.iter().map(|p| p.rank).collect();
+    live.dedup();
+    sched::deadlock_fault(parked, &live, cfg.nranks, cfg).render(cfg.sources.as_ref())
 }
 
 /// A persistent worker: comm-domain windows are allocated by the first call and kept for
@@ -356,17 +397,18 @@ impl Persistent {
             }
             w.next_call(self.reset);
         }
-        run_in(Some(&mut self.world), program, entry, inputs, cfg)
+        run_in(Some(&mut self.world), None, program, entry, inputs, cfg).map(|(o, _)| o)
     }
 }
 
 fn run_in(
     keep: Option<&mut Option<world::World>>,
+    backend: Option<std::sync::Arc<dyn world::WindowBackend>>,
     program: &Program,
     entry: &str,
     inputs: &Inputs,
     cfg: &SimConfig,
-) -> Result<SimOutcome, SimError> {
+) -> Result<(SimOutcome, RankShare), SimError> {
     if !(1..=64).contains(&cfg.nranks) {
         return Err(invalid(format!("rank count {} is outside 1..=64", cfg.nranks)));
     }
@@ -405,6 +447,10 @@ fn run_in(
     world.check_races = cfg.check_races;
     world.check_fences = cfg.check_fences;
     world.allow_uninit_reads = cfg.allow_uninit_reads;
+    if let Some(b) = backend {
+        world.set_backend(b);
+        world.check_races = false;
+    }
     if world.domains.is_empty() {
         world.add_domain((0..cfg.nranks).collect());
     }
@@ -503,6 +549,12 @@ fn run_in(
     let stats = world.stats.clone();
     let warnings = std::mem::take(&mut world.warnings);
     let host = std::mem::take(&mut world.host);
+    let mut writes = OutputWrites::new();
+    for &(buf, lo, hi) in world.host_writes() {
+        if let Some((name, ..)) = outs.iter().find(|o| o.1 == buf) {
+            writes.entry(name.clone()).or_default().push((lo, hi));
+        }
+    }
     if let Some(slot) = keep {
         *slot = Some(world);
     }
@@ -527,5 +579,6 @@ fn run_in(
         collectives: timeline::collective_times(&sched.rec.collectives),
         model: cfg.cost.describe(),
     };
-    Ok(SimOutcome { outputs, stats, trace, warnings, timing })
+    let share = RankShare { writes, collective_runs: std::mem::take(&mut sched.rec.collectives) };
+    Ok((SimOutcome { outputs, stats, trace, warnings, timing }, share))
 }

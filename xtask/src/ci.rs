@@ -35,6 +35,7 @@ const STEPS: &[Step] = &[
     Step { name: "abi-c", run: abi_c },
     Step { name: "clippy", run: clippy },
     Step { name: "test", run: test },
+    Step { name: "mpi", run: mpi },
     Step { name: "doc", run: doc },
     Step { name: "tidy", run: tidy_step },
     Step { name: "readme", run: readme_step },
@@ -72,6 +73,38 @@ fn test() -> StepResult {
         println!("(cargo-nextest not installed: using cargo test)");
         Cmd::cargo(&["test", "--workspace"]).run().map_err(fails_with(fix))
     }
+}
+
+/// The MPI engine (`pld-sim-mpi`, `pld-cli` and `pld-bench` with `--features mpi`) outside the
+/// default build: clippy and its tests under `mpirun`. Without OpenMPI it is skipped locally
+/// and fails under `CI=true` (`.ci/run` installs it; docs/DECISIONS.md D-mpi-1).
+fn mpi() -> StepResult {
+    let fix = "install OpenMPI and libclang (`apt-get install openmpi-bin libopenmpi-dev libclang-dev`; .ci/run does)";
+    let have = ["mpirun", "mpicc"].iter().all(|t| Cmd::new(t, &["--version"]).succeeds_quietly());
+    if !have {
+        if std::env::var("CI").is_ok_and(|v| v == "true") {
+            return Err(StepFailure {
+                what: "mpirun or mpicc is missing under CI=true".into(),
+                fix: fix.into(),
+            });
+        }
+        println!("(mpirun or mpicc not installed: the MPI engine is not built; {fix})");
+        return Ok(());
+    }
+    let features = ["--features", "pld-cli/mpi,pld-sim-mpi/mpi,pld-bench/mpi"];
+    let clippy =
+        Cmd::cargo(&["clippy", "-p", "pld-sim-mpi", "-p", "pld-cli", "-p", "pld-bench", "--all-targets"])
+            .args(&features)
+            .args(&["--", "-D", "warnings"]);
+    clippy.run().map_err(fails_with(&format!("fix the warnings above; reproduce with `{clippy}`")))?;
+    for test in [
+        Cmd::cargo(&["test", "-p", "pld-sim-mpi", "--features", "mpi"]),
+        Cmd::cargo(&["test", "-p", "pld-cli", "--features", "mpi", "--test", "mpi_engine"]),
+    ] {
+        test.run()
+            .map_err(fails_with(&format!("fix the failing MPI tests above; reproduce with `{test}`")))?;
+    }
+    Ok(())
 }
 
 fn doc() -> StepResult {
@@ -170,7 +203,7 @@ mod tests {
         let names: Vec<&str> = STEPS.iter().map(|s| s.name).collect();
         assert_eq!(
             names,
-            ["fmt", "abi-header", "abi-c", "clippy", "test", "doc", "tidy", "readme", "lib-example"]
+            ["fmt", "abi-header", "abi-c", "clippy", "test", "mpi", "doc", "tidy", "readme", "lib-example"]
         );
     }
 

@@ -21,7 +21,7 @@ usage: cargo xtask <command> [args]
 
 commands:
   ci                 run every CI step in order (fmt, ABI header, C ABI check, clippy,
-                     tests, docs, tidy, the README's main-job command, the library
+                     tests, the MPI engine, docs, tidy, the README's main-job command, the library
                      example); stops at the
                      first failure
   abi-header         regenerate pld-runtime-abi/include/pld_runtime_abi.h

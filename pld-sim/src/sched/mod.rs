@@ -25,6 +25,7 @@ use crate::{Schedule, SimConfig};
 use pld_ir::{Direction, FunctionKind, Program, Span};
 use std::collections::{HashMap, VecDeque};
 
+mod distributed;
 mod parallel;
 mod queue;
 
@@ -520,7 +521,12 @@ impl<'p> RankLocal<'p> {
     }
 }
 
-fn deadlock_fault(parked: Vec<ParkedCore>, live: &[usize], nranks: usize, cfg: &SimConfig) -> Fault {
+pub(crate) fn deadlock_fault(
+    parked: Vec<ParkedCore>,
+    live: &[usize],
+    nranks: usize,
+    cfg: &SimConfig,
+) -> Fault {
     let src = cfg.sources.as_ref();
     let mut f = Fault::new(
         ReportKind::Deadlock(parked.clone()),
@@ -623,6 +629,8 @@ impl<'p, 'c> Sched<'p, 'c> {
                                 ),
                                 _ => f,
                             })?;
+                            // A distributed run's processes first share their host writes.
+                            world.sync_host();
                             let hooks = self.cfg.host_callbacks.as_deref();
                             let warnings = crate::callback::run(world, func, &args, span, hooks)?;
                             world.warnings.extend(warnings);
@@ -694,6 +702,9 @@ impl<'p, 'c> Sched<'p, 'c> {
     }
 
     fn device_loop(&mut self, world: &mut World) -> Result<(), Fault> {
+        if let Some(b) = world.backend() {
+            return self.distributed_loop(world, &*b);
+        }
         let syms = self.syms.clone();
         let env = Env { syms: &syms, program: self.program };
         let mut runnable: Vec<(usize, usize)> = Vec::new();

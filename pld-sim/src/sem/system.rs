@@ -133,11 +133,17 @@ pub fn notify_at(
     // The cell's value and metadata change together under its window's lock (a waiter on
     // another thread sees both or neither).
     // Borrowed, not cloned (see `World::touch`).
+    // A distributed run's cell lives behind the window backend, which applies the notify
+    // atomically there (its metadata below is this rank's view only).
+    let remote_old = world.backend_notify(r, op == NotifyOp::Set, value);
     let win = &world.domains[r.domain].wins[r.owner];
     let mut st = crate::world::lock(&win.state);
-    let mut bytes = crate::world::write(win);
+    let mut bytes = remote_old.is_none().then(|| crate::world::write(win));
     let o = r.offset as usize;
-    let old = i32::from_le_bytes([bytes[o], bytes[o + 1], bytes[o + 2], bytes[o + 3]]);
+    let old = match (&bytes, remote_old) {
+        (Some(b), _) => i32::from_le_bytes([b[o], b[o + 1], b[o + 2], b[o + 3]]),
+        (None, v) => v.unwrap_or(0),
+    };
     // Named only for a report (formatting it on every notify is most of a notify's cost).
     let cell_name = |world: &World| world.cell_name(r);
     let meta = st.cells.entry(r.offset).or_default();
@@ -170,7 +176,9 @@ pub fn notify_at(
     crate::clock::release_clock(&world.vc[g], &mut world.released[g], &mut meta.vc);
     let origin = crate::credit::Origin { rank: g as u16, call, gen, span };
     meta.ledger.get_or_insert_default().notify(set, value, origin, &meta.vc);
-    bytes[o..o + 4].copy_from_slice(&new.to_le_bytes());
+    if let Some(b) = bytes.as_mut() {
+        b[o..o + 4].copy_from_slice(&new.to_le_bytes());
+    }
     if overflow {
         let name = cell_name(world);
         world.warnings.push(format!("pld.system.notify by rank {g} ({who}) wraps signal cell {name} from {old} by {value} past the int32 range"));

@@ -151,6 +151,10 @@ impl World {
                 }
                 let rows = Rows { base: b, starts, cols, cstride, eb };
                 rows.apply(dt, &mut mem, data);
+                if self.backend.is_some() && kind != AccessKind::Read {
+                    let spans = &mut self.host_writes;
+                    rows.spans(|at, n, _| spans.push((buf, at, at + n)));
+                }
                 drop(mem);
                 let site = self.intern(op, who);
                 self.count(g, site, false, bytes, data.read_written(bytes, eb as u64));
@@ -211,7 +215,8 @@ impl World {
         let win: &Window = &self.domains[domain].wins[owner];
         let mut guard = lock(&win.state);
         let st = &mut *guard;
-        let defined = st.note_defined(lo, hi, writes, self.allocs[alloc].zeroed);
+        // A distributed run sees only its own rank's writes: definedness is not judged there.
+        let defined = st.note_defined(lo, hi, writes, self.allocs[alloc].zeroed) || self.backend.is_some();
         if writes {
             st.note_writer(alloc, g);
         } else if !defined && !self.allow_uninit_reads && self.uninit.is_none() {
@@ -223,7 +228,7 @@ impl World {
         // A plain write that leaves every byte as it was (a self-copy, an idempotent re-store)
         // cannot be observed by anyone, so it is not a race candidate.
         let silent = match data {
-            Data::WriteBytes(src) => rows.equal(&read(win), src),
+            Data::WriteBytes(src) if self.backend.is_none() => rows.equal(&read(win), src),
             _ => false,
         };
         if self.check_races && !silent {
@@ -238,7 +243,9 @@ impl World {
         // Checked and recorded: the bytes move without holding the checker state, so other
         // ranks' accesses to this window are checked meanwhile, and reads share the bytes.
         drop(guard);
-        if writes {
+        if let Some(b) = self.backend.clone() {
+            Self::remote_apply(&*b, (domain, owner, lo, hi), dt, rows, data, (span, op))?;
+        } else if writes {
             rows.apply(dt, &mut write(win), data);
         } else {
             rows.apply_read(dt, &read(win), data);
@@ -407,7 +414,7 @@ impl Rows<'_> {
     }
 
     /// Calls `f(byte offset, byte length, first element index)` for every contiguous run.
-    fn spans(&self, mut f: impl FnMut(usize, usize, usize)) {
+    pub(super) fn spans(&self, mut f: impl FnMut(usize, usize, usize)) {
         let (eb, row) = (self.eb as usize, (self.cols * self.eb) as usize);
         let mut k = 0usize;
         for &s in self.starts {
@@ -425,7 +432,7 @@ impl Rows<'_> {
 
     /// Performs a read access on `mem` (elements of `dt`); any other access is left to
     /// [`Rows::apply`].
-    fn apply_read(&self, dt: DataType, mem: &[u8], data: &mut Data<'_>) {
+    pub(super) fn apply_read(&self, dt: DataType, mem: &[u8], data: &mut Data<'_>) {
         let eb = self.eb as usize;
         match data {
             Data::ReadF64(out) => self.runs_read(mem, |run, _| elem::decode_all(dt, run, out)),
@@ -442,7 +449,7 @@ impl Rows<'_> {
     }
 
     /// Performs the access on `mem` (elements of `dt`).
-    fn apply(&self, dt: DataType, mem: &mut [u8], data: &mut Data<'_>) {
+    pub(super) fn apply(&self, dt: DataType, mem: &mut [u8], data: &mut Data<'_>) {
         let eb = self.eb as usize;
         match data {
             Data::ReadF64(_) | Data::ReadBytes(_) | Data::ReadReduce { .. } => self.apply_read(dt, mem, data),

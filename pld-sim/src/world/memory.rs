@@ -114,15 +114,7 @@ pub(super) fn arenas(n: usize, size: usize, zeroed: &[(usize, usize)], parallel:
     cuts.sort_unstable();
     let make = || {
         let mut bytes = Arena::zeroed(size);
-        let mut done = 0;
-        for &(lo, hi) in &cuts {
-            if hi > done {
-                bytes[done..lo.max(done)].fill(GARBAGE);
-                bytes[lo.max(done)..hi].fill(0);
-                done = hi;
-            }
-        }
-        bytes[done..].fill(GARBAGE);
+        fill_window(&mut bytes, &cuts);
         bytes
     };
     if parallel {
@@ -131,6 +123,22 @@ pub(super) fn arenas(n: usize, size: usize, zeroed: &[(usize, usize)], parallel:
     } else {
         (0..n).map(|_| make()).collect()
     }
+}
+
+/// Writes a fresh window's bytes: [`GARBAGE`] except the sorted `cuts` byte ranges (clamped
+/// to the window), which are zero.
+pub(super) fn fill_window(bytes: &mut [u8], cuts: &[(usize, usize)]) {
+    let size = bytes.len();
+    let mut done = 0;
+    for &(lo, hi) in cuts {
+        let (lo, hi) = (lo.min(size), hi.min(size));
+        if hi > done {
+            bytes[done..lo.max(done)].fill(GARBAGE);
+            bytes[lo.max(done)..hi].fill(0);
+            done = hi;
+        }
+    }
+    bytes[done..].fill(GARBAGE);
 }
 
 /// Tries of a contended window lock (see [`spin_then`]) before the thread sleeps.

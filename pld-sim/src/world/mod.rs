@@ -28,6 +28,7 @@ use std::sync::{
 };
 
 mod access;
+mod backend;
 mod memory;
 mod race;
 mod resolve;
@@ -37,6 +38,7 @@ mod tests;
 mod traffic;
 
 pub(crate) use access::*;
+pub use backend::*;
 pub use memory::*;
 pub(crate) use race::*;
 pub use resolve::*;
@@ -114,6 +116,10 @@ pub struct World {
     pub mem: crate::limits::MemUse,
     /// What the current step did, for the cost model (see [`crate::timeline`]).
     pub meter: crate::timeline::Meter,
+    /// Where window bytes live in a distributed run ([`WindowBackend`]; `None`: here).
+    backend: Option<Arc<dyn WindowBackend>>,
+    /// Host-tensor byte spans written in a distributed run ([`World::host_writes`]).
+    host_writes: Vec<(usize, usize, usize)>,
 }
 
 const ADDR_BASE: u64 = 0x4000_0000_0000;
@@ -162,6 +168,8 @@ impl World {
             wake: None,
             mem: crate::limits::MemUse::default(),
             meter: crate::timeline::Meter::default(),
+            backend: None,
+            host_writes: Vec::new(),
         }
     }
 
@@ -231,7 +239,8 @@ impl World {
     fn materialize(&mut self, parallel: bool) -> Result<(), Fault> {
         for (di, dom) in self.domains.iter_mut().enumerate() {
             if dom.wins.len() == dom.members.len()
-                && dom.wins.first().is_some_and(|w| read(w).len() as u64 == dom.win_size)
+                && (self.backend.is_some()
+                    || dom.wins.first().is_some_and(|w| read(w).len() as u64 == dom.win_size))
             {
                 // Already materialised by an earlier call of a persistent worker.
                 continue;
@@ -245,7 +254,23 @@ impl World {
                 .filter(|al| al.zeroed)
                 .map(|al| (al.offset as usize, (al.offset + al.rounded) as usize))
                 .collect();
-            let arenas = arenas(n, dom.win_size as usize, &zeroed, parallel);
+            let arenas = match &self.backend {
+                // The bytes live behind the backend; the local arenas stay empty.
+                Some(b) => {
+                    let mut cuts = zeroed.clone();
+                    cuts.sort_unstable();
+                    b.create(di, &dom.members, dom.win_size, &|bytes| fill_window(bytes, &cuts)).map_err(
+                        |e| {
+                            Fault::runtime(
+                                Span::DUMMY,
+                                format!("cannot create the windows of comm domain {di}: {e}"),
+                            )
+                        },
+                    )?;
+                    (0..n).map(|_| Arena::zeroed(0)).collect()
+                }
+                None => arenas(n, dom.win_size as usize, &zeroed, parallel),
+            };
             dom.wins = arenas
                 .into_iter()
                 .map(|bytes| Arc::new(Window { bytes: RwLock::new(bytes), ..Window::default() }))
@@ -362,6 +387,8 @@ impl World {
             wake: self.wake.clone(),
             mem: self.mem,
             meter: crate::timeline::Meter { record_touches: self.meter.record_touches, ..Default::default() },
+            backend: self.backend.clone(),
+            host_writes: Vec::new(),
         }
     }
 

@@ -94,13 +94,32 @@ impl World {
 
     /// The current value of a resolved cell.
     pub fn cell_value(&self, r: Resolved) -> i32 {
+        if let Some(b) = &self.backend {
+            // An atomic read: adding zero.
+            return b.fetch_add(r.domain, r.owner, r.offset, 0);
+        }
         cell_of(&read(&self.domains[r.domain].wins[r.owner]), r.offset)
     }
 
     /// Stores a cell value.
     pub fn set_cell(&mut self, r: Resolved, v: i32) {
+        if let Some(b) = &self.backend {
+            b.swap(r.domain, r.owner, r.offset, v);
+            return;
+        }
         let o = r.offset as usize;
         write(&self.domains[r.domain].wins[r.owner])[o..o + 4].copy_from_slice(&v.to_le_bytes());
+    }
+
+    /// Notifies a cell through the window backend, when there is one: atomically adds
+    /// `value` (or, with `set`, stores it) and returns the value before; `None` in-process.
+    pub fn backend_notify(&self, r: Resolved, set: bool, value: i32) -> Option<i32> {
+        let b = self.backend.as_ref()?;
+        Some(if set {
+            b.swap(r.domain, r.owner, r.offset, value)
+        } else {
+            b.fetch_add(r.domain, r.owner, r.offset, value)
+        })
     }
 
     /// Every rank that ever wrote the cell.
@@ -108,6 +127,24 @@ impl World {
         let st = lock(&self.domains[r.domain].wins[r.owner].state);
         let mask = st.cells.get(&r.offset).map_or(0, |m| m.writers);
         (0..64).filter(|g| mask >> g & 1 == 1).collect()
+    }
+
+    /// The names ([`World::cell_name`]) of every cell global rank `g` wrote, as far as this
+    /// world saw (a distributed run's process sees its own rank's notifies).
+    pub fn cells_written_by(&self, g: usize) -> Vec<String> {
+        let bit = 1u64.checked_shl(g as u32).unwrap_or(0);
+        let mut out = Vec::new();
+        for (domain, dom) in self.domains.iter().enumerate() {
+            for (owner, w) in dom.wins.iter().enumerate() {
+                let st = lock(&w.state);
+                for (&offset, meta) in &st.cells {
+                    if meta.writers & bit != 0 {
+                        out.push(self.cell_name(Resolved { domain, owner, offset }));
+                    }
+                }
+            }
+        }
+        out
     }
 
     /// Buffer name and element index of a cell, for reports.
