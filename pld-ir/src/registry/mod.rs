@@ -4,8 +4,8 @@
 //! as `static` [`OpDef`] records and submits them with [`register_op!`](crate::register_op). The registry
 //! materialises every submission once through the one machinery of [`crate::table`]: ops
 //! sorted by name, each given a dense [`OpId`]; one DSL namespace in which op names, aliases
-//! and overload names may not collide; lowerings keyed by (op, kind) and canonicalizers by
-//! op, both required to name a registered op. Every duplicate names both definition sites,
+//! and overload names may not collide; lowerings keyed by (op, kind), canonicalizers and
+//! private-signal rules ([`crate::auto_signal`]) by op, all required to name a registered op. Every duplicate names both definition sites,
 //! and an empty registry is reported with the fix. Passes, codegen and the simulator see ops
 //! only through these records, never by family.
 //!
@@ -28,6 +28,7 @@ pub use opdef::{
     UB_CHUNK_BYTES,
 };
 
+use crate::auto_signal::{PrivateSignalFn, PrivateSignalReg};
 use crate::diag::Diagnostic;
 use crate::span::Span;
 use crate::table::{Table, TableKey};
@@ -108,6 +109,7 @@ pub struct Registry {
     /// Separately registered lowerings per op, indexed by [`OpId`], in kind order.
     lowerings: Vec<Vec<&'static Lowering>>,
     canonicalizers: Table<&'static str, &'static CanonicalizeReg>,
+    private_signals: Table<&'static str, &'static PrivateSignalReg>,
     errors: Vec<RegistryError>,
 }
 
@@ -149,6 +151,10 @@ impl Registry {
             "canonicalizer",
             inventory::iter::<CanonicalizeReg>.into_iter().map(|r| (r.op, site(r.file, r.line), r)),
         );
+        let private_signals = Table::collect(
+            "private signal",
+            inventory::iter::<PrivateSignalReg>.into_iter().map(|r| (r.op, site(r.file, r.line), r)),
+        );
         for (what, table_errors, unknown) in [
             (
                 "a lowering",
@@ -159,6 +165,11 @@ impl Registry {
                 "a canonicalizer",
                 canonicalizers.errors(),
                 unknown_ops(&op_table, canonicalizers.iter().map(|(k, s, _)| (k, s))),
+            ),
+            (
+                "a private signal",
+                private_signals.errors(),
+                unknown_ops(&op_table, private_signals.iter().map(|(k, s, _)| (k, s))),
             ),
         ] {
             errors.extend_from_slice(table_errors);
@@ -177,7 +188,7 @@ impl Registry {
                 by_id[i].push(&r.lowering);
             }
         }
-        Registry { ops, by_addr, names, lowerings: by_id, canonicalizers, errors }
+        Registry { ops, by_addr, names, lowerings: by_id, canonicalizers, private_signals, errors }
     }
 
     /// `Ok` when the registrations are consistent — the op registry's own tables and every
@@ -282,6 +293,11 @@ impl Registry {
     /// The canonicalizer registered for `op`, if any.
     pub fn canonicalizer(&self, op: &str) -> Option<CanonicalizeFn> {
         self.canonicalizers.get_by(op).map(|r| r.run)
+    }
+
+    /// The private-signal rule registered for `op`, if any ([`crate::auto_signal`]).
+    pub fn private_signal(&self, op: &str) -> Option<PrivateSignalFn> {
+        self.private_signals.get_by(op).map(|r| r.shape)
     }
 
     /// Every registered canonicalizer, sorted by op name.
