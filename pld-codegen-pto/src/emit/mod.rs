@@ -1,11 +1,13 @@
 //! Op emitters, one module per op family, each registering its emitters by op name with
-//! [`crate::register_emitter!`]. Adding an op's PTO form touches only its family's file.
+//! [`crate::register_emitter!`] (and [`builtin_variant`]: the builtin collective family's
+//! variant names). Adding an op's PTO form touches only its family's file.
 //!
 //! Guarantees: emitters only produce forms the checklist of codegen.md §6 accepts; where an
 //! IR program would need a rejected form (a non-`i32` signal, a non-VEC staging tile,
 //! bf16 atomic add on A5, …) the emitter returns a diagnostic naming the op instead.
 
 pub mod array;
+pub mod builtin_variant;
 pub mod comm;
 pub mod core;
 pub mod scalar;
