@@ -23,7 +23,7 @@ pub use attr::{AbiEnumKind, AttrDef, AttrDefault, AttrType};
 pub use deduce::{deduce, DeduceCx, DeduceEnv, DeduceFn, Target};
 pub use listing::describe;
 pub use opdef::{
-    ub_stage, Affinity, CanonicalizeFn, CanonicalizeReg, EffectsFn, LowerFn, Lowering, LoweringKind,
+    ub_stage, Affinity, CanonicalizeFn, CanonicalizeReg, EffectsFn, LowerFn, Lowered, Lowering, LoweringKind,
     LoweringReg, OpDef, OpReg, Overload, OverloadReg, ParamDef, BUILTIN_MESH_TILE, BUILTIN_TILE_ELEMS_ATTR,
     UB_CHUNK_BYTES,
 };
@@ -48,9 +48,18 @@ macro_rules! register_canonicalize {
 #[macro_export]
 macro_rules! register_lowering {
     ($op:expr, $kind:expr, $run:path) => {
+        $crate::register_lowerings!(&[$op], $kind, $run);
+    };
+}
+
+/// Registers one lowering of kind `$kind` for every op named in `$ops` (a
+/// `&'static [&'static str]`): a family's ops that share a lowering, listed once.
+#[macro_export]
+macro_rules! register_lowerings {
+    ($ops:expr, $kind:expr, $run:path) => {
         $crate::inventory::submit! {
             $crate::registry::LoweringReg {
-                op: $op,
+                ops: $ops,
                 lowering: $crate::registry::Lowering { kind: $kind, run: $run },
                 file: file!(),
                 line: line!(),
@@ -143,9 +152,9 @@ impl Registry {
         errors.extend_from_slice(names.errors());
         let lowerings = Table::collect(
             "lowering",
-            inventory::iter::<LoweringReg>
-                .into_iter()
-                .map(|r| ((r.op, r.lowering.kind), site(r.file, r.line), r)),
+            inventory::iter::<LoweringReg>.into_iter().flat_map(|r| {
+                r.ops.iter().map(move |op| ((*op, r.lowering.kind), site(r.file, r.line), &r.lowering))
+            }),
         );
         let canonicalizers = Table::collect(
             "canonicalizer",
@@ -185,7 +194,7 @@ impl Registry {
         let mut by_id: Vec<Vec<&'static Lowering>> = vec![Vec::new(); ops.len()];
         for ((op, _), _, r) in lowerings.iter() {
             if let Ok(i) = ops.binary_search_by(|o| o.def.name.cmp(op)) {
-                by_id[i].push(&r.lowering);
+                by_id[i].push(r);
             }
         }
         Registry { ops, by_addr, names, lowerings: by_id, canonicalizers, private_signals, errors }

@@ -138,8 +138,10 @@ impl LoweringKind {
 /// A lowering function: replaces one call statement by the statements it pushes into the
 /// builder. `results` are the values the original statement defined (empty for an `Eval`);
 /// the lowering must define them (or leave them to a final `Assign`).
-pub type LowerFn =
-    fn(&mut crate::builder::Builder<'_>, &Call, &[crate::value::ValueId], Span) -> Result<(), Diagnostic>;
+pub type LowerFn = fn(&mut crate::builder::Builder<'_>, &Call, &[crate::value::ValueId], Span) -> Lowered;
+
+/// What a lowering returns: `Ok` once it defined the statement's results, or the diagnostic.
+pub type Lowered = Result<(), Diagnostic>;
 
 /// One lowering an op offers.
 #[derive(Clone, Copy, Debug)]
@@ -305,8 +307,8 @@ pub struct OverloadReg {
 /// file; submitted by [`register_lowering!`](crate::register_lowering).
 #[derive(Debug)]
 pub struct LoweringReg {
-    /// The op it lowers.
-    pub op: &'static str,
+    /// The ops it lowers (one, or a family's list that shares the lowering).
+    pub ops: &'static [&'static str],
     /// The lowering.
     pub lowering: Lowering,
     /// Source file.

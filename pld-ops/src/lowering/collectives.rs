@@ -25,7 +25,10 @@ use super::allreduce::{fold_peers, load_chunk, mesh_chunk_cols};
 use super::comm::{
     bind_result, check_mesh_signal, floordiv, max, min, mul, sub, tensor_of, ub_stage_tile, Cells, Comm,
 };
-use pld_ir::{register_lowering, Attr, Builder, Call, Diagnostic, Expr, LoweringKind, Span, Type, ValueId};
+use pld_ir::{
+    register_lowering, register_lowerings, Attr, Builder, Call, Diagnostic, Expr, Lowered, LoweringKind,
+    Span, Type, ValueId,
+};
 use pld_runtime_abi::NotifyOp;
 
 fn arity(call: &Call, n: usize, span: Span) -> Result<(), Diagnostic> {
@@ -48,12 +51,7 @@ fn static_dim(b: &Builder<'_>, op: &str, what: &str, e: &Expr) -> Result<i64, Di
     })
 }
 
-fn lower_barrier(
-    b: &mut Builder<'_>,
-    call: &Call,
-    results: &[ValueId],
-    span: Span,
-) -> Result<(), Diagnostic> {
+fn lower_barrier(b: &mut Builder<'_>, call: &Call, results: &[ValueId], span: Span) -> Lowered {
     b.span = span;
     arity(call, 1, span)?;
     let signal = call.args[0].clone();
@@ -65,12 +63,7 @@ fn lower_barrier(
     Ok(())
 }
 
-fn lower_broadcast(
-    b: &mut Builder<'_>,
-    call: &Call,
-    results: &[ValueId],
-    span: Span,
-) -> Result<(), Diagnostic> {
+fn lower_broadcast(b: &mut Builder<'_>, call: &Call, results: &[ValueId], span: Span) -> Lowered {
     const OP: &str = "pld.tensor.broadcast";
     b.span = span;
     arity(call, 2, span)?;
@@ -97,12 +90,7 @@ fn lower_broadcast(
     Ok(())
 }
 
-fn lower_reduce_scatter(
-    b: &mut Builder<'_>,
-    call: &Call,
-    results: &[ValueId],
-    span: Span,
-) -> Result<(), Diagnostic> {
+fn lower_reduce_scatter(b: &mut Builder<'_>, call: &Call, results: &[ValueId], span: Span) -> Lowered {
     const OP: &str = "pld.tensor.reduce_scatter";
     b.span = span;
     arity(call, 2, span)?;
@@ -173,13 +161,41 @@ struct RowPush {
     row_per_dest: bool,
 }
 
-fn lower_row_push(
-    b: &mut Builder<'_>,
-    call: &Call,
-    results: &[ValueId],
-    span: Span,
-    spec: &RowPush,
-) -> Result<(), Diagnostic> {
+/// The row-push collectives: (op, what its input must be, stage tile name, loop variable,
+/// whether rank `dest` gets row `dest` rather than row 0).
+const ROW_PUSHES: [RowPush; 2] = [
+    RowPush::new(
+        "pld.tensor.allgather",
+        "local_data must be a plain Tensor [1, SIZE]",
+        "gather_stage",
+        "peer",
+        false,
+    ),
+    RowPush::new(
+        "pld.tensor.all_to_all",
+        "input must be a plain Tensor [NR, SIZE]",
+        "a2a_stage",
+        "dest",
+        true,
+    ),
+];
+
+impl RowPush {
+    const fn new(
+        op: &'static str,
+        what: &'static str,
+        stage: &'static str,
+        loop_var: &'static str,
+        row_per_dest: bool,
+    ) -> RowPush {
+        RowPush { op, what, stage, loop_var, row_per_dest }
+    }
+}
+
+fn lower_row_push(b: &mut Builder<'_>, call: &Call, results: &[ValueId], span: Span) -> Lowered {
+    let Some(spec) = ROW_PUSHES.iter().find(|p| p.op == call.callee.name()) else {
+        return Err(Diagnostic::error(span, format!("{} is not a row-push collective", call.callee.name())));
+    };
     let op = spec.op;
     b.span = span;
     arity(call, 3, span)?;
@@ -224,44 +240,7 @@ fn lower_row_push(
     Ok(())
 }
 
-fn lower_allgather(
-    b: &mut Builder<'_>,
-    call: &Call,
-    results: &[ValueId],
-    span: Span,
-) -> Result<(), Diagnostic> {
-    let spec = RowPush {
-        op: "pld.tensor.allgather",
-        what: "local_data must be a plain Tensor [1, SIZE]",
-        stage: "gather_stage",
-        loop_var: "peer",
-        row_per_dest: false,
-    };
-    lower_row_push(b, call, results, span, &spec)
-}
-
-fn lower_all_to_all(
-    b: &mut Builder<'_>,
-    call: &Call,
-    results: &[ValueId],
-    span: Span,
-) -> Result<(), Diagnostic> {
-    let spec = RowPush {
-        op: "pld.tensor.all_to_all",
-        what: "input must be a plain Tensor [NR, SIZE]",
-        stage: "a2a_stage",
-        loop_var: "dest",
-        row_per_dest: true,
-    };
-    lower_row_push(b, call, results, span, &spec)
-}
-
-fn lower_all_to_all_v(
-    b: &mut Builder<'_>,
-    call: &Call,
-    results: &[ValueId],
-    span: Span,
-) -> Result<(), Diagnostic> {
+fn lower_all_to_all_v(b: &mut Builder<'_>, call: &Call, results: &[ValueId], span: Span) -> Lowered {
     const OP: &str = "pld.tensor.all_to_all_v";
     b.span = span;
     arity(call, 5, span)?;
@@ -342,6 +321,5 @@ fn lower_all_to_all_v(
 register_lowering!("pld.tensor.barrier", LoweringKind::Composite, lower_barrier);
 register_lowering!("pld.tensor.broadcast", LoweringKind::Composite, lower_broadcast);
 register_lowering!("pld.tensor.reduce_scatter", LoweringKind::Composite, lower_reduce_scatter);
-register_lowering!("pld.tensor.allgather", LoweringKind::Composite, lower_allgather);
-register_lowering!("pld.tensor.all_to_all", LoweringKind::Composite, lower_all_to_all);
+register_lowerings!(&[ROW_PUSHES[0].op, ROW_PUSHES[1].op], LoweringKind::Composite, lower_row_push);
 register_lowering!("pld.tensor.all_to_all_v", LoweringKind::Composite, lower_all_to_all_v);

@@ -9,7 +9,7 @@
 //! that the builtin reads on the host must be window-bound. An assigned result is rebound to
 //! the data operand it aliases. Static checks that need the device count run here.
 
-use pld_ir::{register_lowering, Attr, Builder, Call, Diagnostic, Expr, LoweringKind, Span, Type, ValueId};
+use pld_ir::{register_lowerings, Attr, Builder, Call, Diagnostic, Expr, LoweringKind, Span, Type, ValueId};
 
 struct Rule {
     builtin: &'static str,
@@ -204,10 +204,4 @@ fn check_ring(
     Ok(())
 }
 
-register_lowering!("pld.tensor.allreduce", LoweringKind::HostBuiltin, lower_host);
-register_lowering!("pld.tensor.barrier", LoweringKind::HostBuiltin, lower_host);
-register_lowering!("pld.tensor.broadcast", LoweringKind::HostBuiltin, lower_host);
-register_lowering!("pld.tensor.reduce_scatter", LoweringKind::HostBuiltin, lower_host);
-register_lowering!("pld.tensor.allgather", LoweringKind::HostBuiltin, lower_host);
-register_lowering!("pld.tensor.all_to_all", LoweringKind::HostBuiltin, lower_host);
-register_lowering!("pld.tensor.all_to_all_v", LoweringKind::HostBuiltin, lower_host);
+register_lowerings!(super::RAIL_COLLECTIVES, LoweringKind::HostBuiltin, lower_host);

@@ -21,6 +21,17 @@ mod tensor_elementwise;
 
 pub use allreduce::{mesh_chunk_cols, ring_boundary};
 
+/// The collectives both builtin rails lower to one dispatch per call (`host`, `chip`).
+const RAIL_COLLECTIVES: &[&str] = &[
+    "pld.tensor.allreduce",
+    "pld.tensor.barrier",
+    "pld.tensor.broadcast",
+    "pld.tensor.reduce_scatter",
+    "pld.tensor.allgather",
+    "pld.tensor.all_to_all",
+    "pld.tensor.all_to_all_v",
+];
+
 /// The physical width of a row-major tile row holding `cols` elements of `elem_bytes` each:
 /// `cols` rounded up to a whole number of 32-byte blocks (pto-isa `Tile` and ptoas
 /// `pto.alloc_tile` reject any other row size). The logical width goes in `valid_shape`.

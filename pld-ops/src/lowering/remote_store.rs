@@ -4,14 +4,11 @@
 //! value, Vec or Acc) passes through unchanged. No staging tile.
 
 use super::comm::emit;
-use pld_ir::{register_lowering, Attr, Builder, Call, Diagnostic, Expr, LoweringKind, Span, Type, ValueId};
+use pld_ir::{
+    register_lowering, Attr, Builder, Call, Diagnostic, Expr, Lowered, LoweringKind, Span, Type, ValueId,
+};
 
-fn lower_remote_store(
-    b: &mut Builder<'_>,
-    call: &Call,
-    results: &[ValueId],
-    span: Span,
-) -> Result<(), Diagnostic> {
+fn lower_remote_store(b: &mut Builder<'_>, call: &Call, results: &[ValueId], span: Span) -> Lowered {
     b.span = span;
     let mut args = call.args.clone();
     let Some(src) = args.first().cloned() else {

@@ -6,7 +6,10 @@
 //! `tile.store(source, offsets, target)`, its source bridged to a Vec tile like an operand.
 
 use super::comm::emit;
-use pld_ir::{register_lowering, Attr, Builder, Call, Diagnostic, Expr, LoweringKind, Span, ValueId};
+use pld_ir::{
+    register_lowering, register_lowerings, Attr, Builder, Call, Diagnostic, Expr, Lowered, LoweringKind,
+    Span, ValueId,
+};
 
 /// A tile operand for `e`: `e` itself when it is a tile, else a Vec load of the whole tensor
 /// (rows padded to whole 32-byte blocks, the tensor's shape as the valid region).
@@ -44,12 +47,7 @@ fn lower(b: &mut Builder<'_>, call: &Call, results: &[ValueId], span: Span) -> R
     Ok(())
 }
 
-fn lower_assemble(
-    b: &mut Builder<'_>,
-    call: &Call,
-    results: &[ValueId],
-    span: Span,
-) -> Result<(), Diagnostic> {
+fn lower_assemble(b: &mut Builder<'_>, call: &Call, results: &[ValueId], span: Span) -> Lowered {
     b.span = span;
     let attrs = call.attr_args();
     let [target, source, offsets] = call.args.as_slice() else {
@@ -62,14 +60,13 @@ fn lower_assemble(
 }
 
 register_lowering!("tensor.assemble", LoweringKind::TensorToTile, lower_assemble);
-register_lowering!("tensor.add", LoweringKind::TensorToTile, lower);
-register_lowering!("tensor.sub", LoweringKind::TensorToTile, lower);
-register_lowering!("tensor.mul", LoweringKind::TensorToTile, lower);
-register_lowering!("tensor.div", LoweringKind::TensorToTile, lower);
-register_lowering!("tensor.maximum", LoweringKind::TensorToTile, lower);
-register_lowering!("tensor.minimum", LoweringKind::TensorToTile, lower);
-register_lowering!("tensor.adds", LoweringKind::TensorToTile, lower);
-register_lowering!("tensor.subs", LoweringKind::TensorToTile, lower);
-register_lowering!("tensor.muls", LoweringKind::TensorToTile, lower);
-register_lowering!("tensor.divs", LoweringKind::TensorToTile, lower);
-register_lowering!("tensor.cast", LoweringKind::TensorToTile, lower);
+register_lowerings!(
+    &["tensor.add", "tensor.sub", "tensor.mul", "tensor.div", "tensor.maximum", "tensor.minimum"],
+    LoweringKind::TensorToTile,
+    lower
+);
+register_lowerings!(
+    &["tensor.adds", "tensor.subs", "tensor.muls", "tensor.divs", "tensor.cast"],
+    LoweringKind::TensorToTile,
+    lower
+);
