@@ -44,6 +44,7 @@ pub mod effects;
 pub mod expr;
 pub mod func;
 pub mod printer;
+pub mod quote;
 pub mod registry;
 pub mod span;
 pub mod stmt;

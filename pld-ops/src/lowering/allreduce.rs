@@ -208,13 +208,7 @@ pub(super) fn fold_peers(
     Ok(acc[0])
 }
 
-fn mesh(
-    b: &mut Builder<'_>,
-    call: &Call,
-    tt: &TensorType,
-    reduce: &str,
-    results: &[ValueId],
-) -> Result<(), Diagnostic> {
+fn mesh(b: &mut Builder<'_>, call: &Call, tt: &TensorType, reduce: &str, results: &[ValueId]) -> Lowered {
     let target = call.args[0].clone();
     let signal = call.args[1].clone();
     check_mesh_signal(b, OP, &signal)?;
@@ -368,13 +362,7 @@ pub fn ring_boundary(dtype: DataType, i: Expr, size: Expr, nr: Expr) -> Expr {
     }
 }
 
-fn ring(
-    b: &mut Builder<'_>,
-    call: &Call,
-    tt: &TensorType,
-    reduce: &str,
-    results: &[ValueId],
-) -> Result<(), Diagnostic> {
+fn ring(b: &mut Builder<'_>, call: &Call, tt: &TensorType, reduce: &str, results: &[ValueId]) -> Lowered {
     let target = call.args[0].clone();
     let signal = call.args[1].clone();
     let sig_ty = b.type_of(&signal);

@@ -63,13 +63,25 @@ fn lower_barrier(b: &mut Builder<'_>, call: &Call, results: &[ValueId], span: Sp
     Ok(())
 }
 
-fn lower_broadcast(b: &mut Builder<'_>, call: &Call, results: &[ValueId], span: Span) -> Lowered {
-    const OP: &str = "pld.tensor.broadcast";
+/// The `(target, signal)` operands of a targeted collective on the InCore path: two
+/// arguments, a mesh signal, a tensor target (whose fields come third).
+fn target_and_signal(
+    b: &mut Builder<'_>,
+    call: &Call,
+    op: &str,
+    span: Span,
+) -> Result<(Expr, Expr, pld_ir::TensorType), Diagnostic> {
     b.span = span;
     arity(call, 2, span)?;
     let (target, signal) = (call.args[0].clone(), call.args[1].clone());
-    check_mesh_signal(b, OP, &signal)?;
-    let t = tensor_of(b, OP, "target", &target)?;
+    check_mesh_signal(b, op, &signal)?;
+    let t = tensor_of(b, op, "target", &target)?;
+    Ok((target, signal, t))
+}
+
+fn lower_broadcast(b: &mut Builder<'_>, call: &Call, results: &[ValueId], span: Span) -> Lowered {
+    const OP: &str = "pld.tensor.broadcast";
+    let (target, signal, t) = target_and_signal(b, call, OP, span)?;
     let Some(shape) = t.static_shape() else {
         return Err(Diagnostic::error(span, format!("{OP} target shape must be static on the InCore path")));
     };
@@ -92,11 +104,7 @@ fn lower_broadcast(b: &mut Builder<'_>, call: &Call, results: &[ValueId], span: 
 
 fn lower_reduce_scatter(b: &mut Builder<'_>, call: &Call, results: &[ValueId], span: Span) -> Lowered {
     const OP: &str = "pld.tensor.reduce_scatter";
-    b.span = span;
-    arity(call, 2, span)?;
-    let (target, signal) = (call.args[0].clone(), call.args[1].clone());
-    check_mesh_signal(b, OP, &signal)?;
-    let t = tensor_of(b, OP, "target", &target)?;
+    let (target, signal, t) = target_and_signal(b, call, OP, span)?;
     if t.rank() != 2 {
         return Err(Diagnostic::error(
             span,
