@@ -225,20 +225,10 @@ use pld_ir::quote::json_string as json_str;
 
 /// The NumPy type string a tensor of `dtype` crosses as (BF16 crosses as float32 values).
 fn crossing_type(dtype: DataType) -> Option<&'static str> {
-    Some(match dtype {
-        DataType::FP32 | DataType::BF16 => "<f4",
-        DataType::FP16 => "<f2",
-        DataType::INT8 => "|i1",
-        DataType::INT16 => "<i2",
-        DataType::INT32 => "<i4",
-        DataType::INT64 | DataType::INDEX => "<i8",
-        DataType::UINT8 => "|u1",
-        DataType::UINT16 => "<u2",
-        DataType::UINT32 => "<u4",
-        DataType::UINT64 => "<u8",
-        DataType::BOOL => "|b1",
-        _ => return None,
-    })
+    match dtype {
+        DataType::BF16 => Some("<f4"),
+        d => d.numpy_descr(),
+    }
 }
 
 fn err(message: impl Into<String>) -> CallbackError {

@@ -56,11 +56,8 @@ fn lower_barrier(b: &mut Builder<'_>, call: &Call, results: &[ValueId], span: Sp
     arity(call, 1, span)?;
     let signal = call.args[0].clone();
     check_mesh_signal(b, "pld.tensor.barrier", &signal)?;
-    let mut comm = Comm::setup(b, &signal, signal.clone())?;
-    comm.barrier(b, &Cells::Mesh)?;
-    comm.epilogue(b, &Cells::Mesh, Expr::int(1))?;
-    bind_result(b, results, signal);
-    Ok(())
+    let comm = Comm::setup(b, &signal, signal.clone())?;
+    comm.close(b, Expr::int(1), results, signal)
 }
 
 /// The `(target, signal)` operands of a targeted collective on the InCore path: two
@@ -152,10 +149,7 @@ fn lower_reduce_scatter(b: &mut Builder<'_>, call: &Call, results: &[ValueId], s
         Ok(vec![])
     })?;
     // Read done: every peer has finished reading my window before I return.
-    comm.barrier(b, &Cells::Mesh)?;
-    comm.epilogue(b, &Cells::Mesh, Expr::int(2))?;
-    bind_result(b, results, target);
-    Ok(())
+    comm.close(b, Expr::int(2), results, target)
 }
 
 /// The shape of a row-push collective: every rank TPUTs one `[1, SIZE]` row of its plain
@@ -217,7 +211,7 @@ fn lower_row_push(b: &mut Builder<'_>, call: &Call, results: &[ValueId], span: S
     };
     check_mesh_signal(b, op, &signal)?;
     let size = static_dim(b, op, "SIZE", i.shape.last().unwrap_or(&Expr::int(0)))?;
-    let mut comm = Comm::setup(b, &target, signal)?;
+    let comm = Comm::setup(b, &target, signal)?;
     let stage = ub_stage_tile(b, spec.stage, 1, size, i.dtype)?;
     let me = comm.my_rank;
     b.for_range(
@@ -242,10 +236,7 @@ fn lower_row_push(b: &mut Builder<'_>, call: &Call, results: &[ValueId], span: S
             Ok(vec![])
         },
     )?;
-    comm.barrier(b, &Cells::Mesh)?;
-    comm.epilogue(b, &Cells::Mesh, Expr::int(1))?;
-    bind_result(b, results, target);
-    Ok(())
+    comm.close(b, Expr::int(1), results, target)
 }
 
 fn lower_all_to_all_v(b: &mut Builder<'_>, call: &Call, results: &[ValueId], span: Span) -> Lowered {
@@ -280,7 +271,7 @@ fn lower_all_to_all_v(b: &mut Builder<'_>, call: &Call, results: &[ValueId], spa
         }
         _ => None,
     };
-    let mut comm = Comm::setup(b, &target, signal)?;
+    let comm = Comm::setup(b, &target, signal)?;
     let max_recv = match static_max_recv {
         Some(m) => Expr::int(m),
         None => Expr::var(b.assign("max_recv", floordiv(t.shape[0].clone(), Expr::var(comm.nranks)))),
@@ -320,10 +311,7 @@ fn lower_all_to_all_v(b: &mut Builder<'_>, call: &Call, results: &[ValueId], spa
         )?;
         Ok(vec![])
     })?;
-    comm.barrier(b, &Cells::Mesh)?;
-    comm.epilogue(b, &Cells::Mesh, Expr::int(1))?;
-    bind_result(b, results, target);
-    Ok(())
+    comm.close(b, Expr::int(1), results, target)
 }
 
 register_lowering!("pld.tensor.barrier", LoweringKind::Composite, lower_barrier);

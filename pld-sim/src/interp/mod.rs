@@ -14,7 +14,8 @@ use crate::sem::{self, CollFn, Flow, Level, OpCx, Park, SemKind};
 use crate::value::{Mem, Val};
 use crate::world::World;
 use pld_ir::{
-    BinOp, Call, Callee, Expr, ExprKind, Function, FunctionKind, Program, Span, Stmt, StmtKind, UnOp, ValueId,
+    BinOp, Call, Callee, Expr, ExprKind, Function, FunctionKind, IterArg, Program, Span, Stmt, StmtKind,
+    UnOp, ValueId,
 };
 use std::collections::HashMap;
 
@@ -329,6 +330,7 @@ impl<'p> Thread<'p> {
                     act.frames.pop();
                     match act.frames.last_mut() {
                         Some(Frame::For { stmt, cur, stop, step }) => {
+                            let stmt = *stmt;
                             let StmtKind::For { var, body, iter_args, results, .. } = &stmt.kind else {
                                 break;
                             };
@@ -344,11 +346,7 @@ impl<'p> Thread<'p> {
                                     return Ok(StepOut::Ran);
                                 }
                             } else {
-                                for (ia, r) in iter_args.iter().zip(results) {
-                                    let v = get(&act.env, ia.value, stmt.span)?;
-                                    set(&mut act.env, *r, v);
-                                }
-                                act.frames.pop();
+                                exit_loop(act, iter_args, results, stmt.span)?;
                             }
                         }
                         Some(Frame::While { stmt }) => {
@@ -365,11 +363,7 @@ impl<'p> Thread<'p> {
                                     return Ok(StepOut::Ran);
                                 }
                             } else {
-                                for (ia, r) in iter_args.iter().zip(results) {
-                                    let v = get(&act.env, ia.value, stmt.span)?;
-                                    set(&mut act.env, *r, v);
-                                }
-                                act.frames.pop();
+                                exit_loop(act, iter_args, results, stmt.span)?;
                             }
                         }
                         Some(Frame::If) => {
@@ -616,6 +610,16 @@ impl<'p> Thread<'p> {
         act.frames.push(Frame::Block { stmts: &body.stmts, pc: 0 });
         Ok(StepOut::Ran)
     }
+}
+
+/// Leaves the loop on top of `act`'s frames: each result takes its iter-arg's last value.
+fn exit_loop(act: &mut Act<'_>, iter_args: &[IterArg], results: &[ValueId], span: Span) -> Result<(), Fault> {
+    for (ia, r) in iter_args.iter().zip(results) {
+        let v = get(&act.env, ia.value, span)?;
+        set(&mut act.env, *r, v);
+    }
+    act.frames.pop();
+    Ok(())
 }
 
 fn if_results(act: &Act<'_>, _span: Span) -> Vec<ValueId> {
