@@ -32,10 +32,8 @@ pub struct PrivateSignalReg {
     pub op: &'static str,
     /// The shape rule.
     pub shape: PrivateSignalFn,
-    /// Source file of the submission.
-    pub file: &'static str,
-    /// Source line of the submission.
-    pub line: u32,
+    /// Where it was submitted.
+    pub site: crate::table::Site,
 }
 
 inventory::collect!(PrivateSignalReg);
@@ -45,7 +43,7 @@ inventory::collect!(PrivateSignalReg);
 macro_rules! register_private_signal {
     ($op:expr, $shape:path) => {
         $crate::inventory::submit! {
-            $crate::auto_signal::PrivateSignalReg { op: $op, shape: $shape, file: file!(), line: line!() }
+            $crate::auto_signal::PrivateSignalReg { op: $op, shape: $shape, site: $crate::site!() }
         }
     };
 }

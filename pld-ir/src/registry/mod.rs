@@ -39,7 +39,7 @@ use std::sync::LazyLock;
 macro_rules! register_canonicalize {
     ($op:expr, $run:path) => {
         $crate::inventory::submit! {
-            $crate::registry::CanonicalizeReg { op: $op, run: $run, file: file!(), line: line!() }
+            $crate::registry::CanonicalizeReg { op: $op, run: $run, site: $crate::site!() }
         }
     };
 }
@@ -61,8 +61,7 @@ macro_rules! register_lowerings {
             $crate::registry::LoweringReg {
                 ops: $ops,
                 lowering: $crate::registry::Lowering { kind: $kind, run: $run },
-                file: file!(),
-                line: line!(),
+                site: $crate::site!(),
             }
         }
     };
@@ -152,17 +151,17 @@ impl Registry {
         errors.extend_from_slice(names.errors());
         let lowerings = Table::collect(
             "lowering",
-            inventory::iter::<LoweringReg>.into_iter().flat_map(|r| {
-                r.ops.iter().map(move |op| ((*op, r.lowering.kind), site(r.file, r.line), &r.lowering))
-            }),
+            inventory::iter::<LoweringReg>
+                .into_iter()
+                .flat_map(|r| r.ops.iter().map(move |op| ((*op, r.lowering.kind), r.site, &r.lowering))),
         );
         let canonicalizers = Table::collect(
             "canonicalizer",
-            inventory::iter::<CanonicalizeReg>.into_iter().map(|r| (r.op, site(r.file, r.line), r)),
+            inventory::iter::<CanonicalizeReg>.into_iter().map(|r| (r.op, r.site, r)),
         );
         let private_signals = Table::collect(
             "private signal",
-            inventory::iter::<PrivateSignalReg>.into_iter().map(|r| (r.op, site(r.file, r.line), r)),
+            inventory::iter::<PrivateSignalReg>.into_iter().map(|r| (r.op, r.site, r)),
         );
         for (what, table_errors, unknown) in [
             (

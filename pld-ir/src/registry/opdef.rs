@@ -275,10 +275,8 @@ pub struct CanonicalizeReg {
     pub op: &'static str,
     /// The rewrite.
     pub run: CanonicalizeFn,
-    /// Source file.
-    pub file: &'static str,
-    /// Source line.
-    pub line: u32,
+    /// Where it was submitted.
+    pub site: crate::table::Site,
 }
 
 /// A registration record; submitted by [`register_op!`](crate::register_op).
@@ -311,10 +309,8 @@ pub struct LoweringReg {
     pub ops: &'static [&'static str],
     /// The lowering.
     pub lowering: Lowering,
-    /// Source file.
-    pub file: &'static str,
-    /// Source line.
-    pub line: u32,
+    /// Where it was submitted.
+    pub site: crate::table::Site,
 }
 
 inventory::collect!(OpReg);
