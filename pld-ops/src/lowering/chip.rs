@@ -9,10 +9,10 @@
 
 use pld_ir::{
     register_lowerings, Attr, Builder, Call, Diagnostic, Direction, Expr, FunctionBuilder, FunctionKind,
-    LoweringKind, Span, Type, ValueId,
+    Lowered, LoweringKind, Span, Type, ValueId,
 };
 
-fn lower_chip(b: &mut Builder<'_>, call: &Call, results: &[ValueId], span: Span) -> Result<(), Diagnostic> {
+fn lower_chip(b: &mut Builder<'_>, call: &Call, results: &[ValueId], span: Span) -> Lowered {
     b.span = span;
     let op = call.callee.name();
     let caller = match b.context("function") {

@@ -40,6 +40,27 @@ pub fn row_aligned_cols(cols: i64, elem_bytes: i64) -> i64 {
     cols.max(1).saturating_add(per - 1) / per * per
 }
 
+/// A `tile.load` of the whole tensor `e` (of type `t`) into a Vec tile named after `e`'s value
+/// (or `fallback`) with `_vec`: rows padded to whole 32-byte blocks ([`whole_tile_shapes`]).
+pub fn whole_vec_load(
+    b: &mut pld_ir::Builder<'_>,
+    e: &pld_ir::Expr,
+    t: &pld_ir::TensorType,
+    fallback: &str,
+) -> Result<pld_ir::Expr, pld_ir::Diagnostic> {
+    use pld_ir::{Attr, Expr};
+    let zeros = Expr::tuple(t.shape.iter().map(|_| Expr::int(0)).collect());
+    let base = e.as_var().map_or(fallback.to_string(), |v| b.values.name(v).to_string());
+    let (phys, valid) = whole_tile_shapes(&t.shape, t.dtype.bytes() as i64);
+    let v = b.assign_op(
+        format!("{base}_vec"),
+        "tile.load",
+        vec![e.clone(), zeros, Expr::tuple(phys), Expr::tuple(valid)],
+        vec![("target_memory", Attr::Str("Vec".into()))],
+    )?;
+    Ok(Expr::var(v))
+}
+
 /// The physical and valid shapes of a Vec tile holding a whole tensor of `shape`: the last
 /// dim padded to whole 32-byte rows when it is static ([`row_aligned_cols`]), the tensor's
 /// own shape as the valid region.

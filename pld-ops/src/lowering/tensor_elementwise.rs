@@ -7,8 +7,8 @@
 
 use super::comm::emit;
 use pld_ir::{
-    register_lowering, register_lowerings, Attr, Builder, Call, Diagnostic, Expr, Lowered, LoweringKind,
-    Span, ValueId,
+    register_lowering, register_lowerings, Builder, Call, Diagnostic, Expr, Lowered, LoweringKind, Span,
+    ValueId,
 };
 
 /// A tile operand for `e`: `e` itself when it is a tile, else a Vec load of the whole tensor
@@ -18,16 +18,7 @@ pub fn as_tile(b: &mut Builder<'_>, e: &Expr) -> Result<Expr, Diagnostic> {
     let Some(t) = ty.as_tensor_like().cloned() else {
         return Ok(e.clone());
     };
-    let zeros = Expr::tuple(t.shape.iter().map(|_| Expr::int(0)).collect());
-    let base = e.as_var().map_or("operand".to_string(), |v| b.values.name(v).to_string());
-    let (phys, valid) = super::whole_tile_shapes(&t.shape, t.dtype.bytes() as i64);
-    let v = b.assign_op(
-        format!("{base}_vec"),
-        "tile.load",
-        vec![e.clone(), zeros, Expr::tuple(phys), Expr::tuple(valid)],
-        vec![("target_memory", Attr::Str("Vec".into()))],
-    )?;
-    Ok(Expr::var(v))
+    super::whole_vec_load(b, e, &t, "operand")
 }
 
 fn lower(b: &mut Builder<'_>, call: &Call, results: &[ValueId], span: Span) -> Result<(), Diagnostic> {
