@@ -32,12 +32,7 @@ fn emit_remote_load(cx: &mut FnCx<'_>, call: &Call, targets: &[ValueId]) -> Resu
     let tile = cx.alloc_tile(&hint, &tt)?;
     let peer = cx.arg(call, 1, "peer")?.clone();
     let view = cx.peer_view(&t, &peer, op)?;
-    let offsets = cx.tuple_arg(call, 2, "offsets")?.to_vec();
-    let sizes = tt.effective_valid_shape().to_vec();
-    let (pv, pty) = cx.partition(&view, &t, &offsets, &sizes, &format!("{}_peer_pview", t.name))?;
-    let tty = cx.tile_ty(&tile, &tt)?;
-    let text = format!("pto.tload ins({pv} : {pty}) outs({tile} : {tty})");
-    cx.tile_op("pto.tload", OpClass::Other, &[(&tile, &tty)], text);
+    super::tload(cx, call, 2, (&view, &t), (&tile, &tt), "peer_pview")?;
     Ok(Val::Tile { ssa: tile, tile: tt })
 }
 

@@ -46,6 +46,26 @@ pub fn atomic_for(cx: &FnCx<'_>, call: &Call, dtype: pld_ir::DataType) -> Result
     }
 }
 
+/// `pto.tload` into `tile` (of type `tt`) of the region at argument `offsets_arg` of `call`
+/// in `view` (a local or peer view of `t`), the region's extent being `tt`'s valid shape;
+/// the partition view is named `<tensor>_<suffix>`.
+pub fn tload(
+    cx: &mut FnCx<'_>,
+    call: &Call,
+    offsets_arg: usize,
+    (view, t): (&str, &crate::func::TensorRef),
+    (tile, tt): (&str, &pld_ir::TileType),
+    suffix: &str,
+) -> Result<(), Diagnostic> {
+    let offsets = cx.tuple_arg(call, offsets_arg, "offsets")?.to_vec();
+    let sizes = tt.effective_valid_shape().to_vec();
+    let (pv, pty) = cx.partition(view, t, &offsets, &sizes, &format!("{}_{suffix}", t.name))?;
+    let tty = cx.tile_ty(tile, tt)?;
+    let text = format!("pto.tload ins({pv} : {pty}) outs({tile} : {tty})");
+    cx.tile_op("pto.tload", crate::verify::OpClass::Other, &[(tile, &tty)], text);
+    Ok(())
+}
+
 /// V9: a `pto.tload` destination is a `vec` or `mat` tile, and A2/A3 has no low-precision
 /// (fp8/hif8/fp4) loads.
 pub fn check_tload_dst(cx: &FnCx<'_>, op: &str, t: &pld_ir::TileType) -> Result<(), Diagnostic> {
