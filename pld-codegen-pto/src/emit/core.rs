@@ -38,13 +38,7 @@ fn emit_store(cx: &mut FnCx<'_>, call: &Call, _targets: &[ValueId]) -> Result<Va
     check_tstore_src(cx, "tile.store", &tt)?;
     let atomic = atomic_for(cx, call, t.ty.dtype)?;
     let view = cx.local_view(&t)?;
-    let offsets = cx.tuple_arg(call, 1, "offsets")?.to_vec();
-    let sizes = FnCx::tile_region(&tt, t.ty.rank());
-    let (pv, pty) = cx.partition(&view, &t, &offsets, &sizes, &format!("{}_pview", t.name))?;
-    let tty = cx.tile_ty(&ts, &tt)?;
-    let attr = if atomic == 1 { " {atomicType = #pto<atomic_type atomic_add>}" } else { "" };
-    let text = format!("pto.tstore ins({ts} : {tty}) outs({pv} : {pty}){attr}");
-    cx.tile_op("pto.tstore", OpClass::Other, &[(&ts, &tty)], text);
+    super::tstore(cx, call, 1, (&view, &t), (&ts, &tt), atomic, "pview")?;
     Ok(Val::Tensor(t))
 }
 

@@ -66,6 +66,28 @@ pub fn tload(
     Ok(())
 }
 
+/// `pto.tstore` of `tile` (of type `tt`) into the region at argument `offsets_arg` of `call`
+/// in `view` (a local or peer view of `t`), atomically adding when `atomic` is 1; the
+/// partition view is named `<tensor>_<suffix>`. Returns that view and its type.
+pub fn tstore(
+    cx: &mut FnCx<'_>,
+    call: &Call,
+    offsets_arg: usize,
+    (view, t): (&str, &crate::func::TensorRef),
+    (tile, tt): (&str, &pld_ir::TileType),
+    atomic: i64,
+    suffix: &str,
+) -> Result<(String, String), Diagnostic> {
+    let offsets = cx.tuple_arg(call, offsets_arg, "offsets")?.to_vec();
+    let sizes = FnCx::tile_region(tt, t.ty.rank());
+    let (pv, pty) = cx.partition(view, t, &offsets, &sizes, &format!("{}_{suffix}", t.name))?;
+    let tty = cx.tile_ty(tile, tt)?;
+    let attr = if atomic == 1 { " {atomicType = #pto<atomic_type atomic_add>}" } else { "" };
+    let text = format!("pto.tstore ins({tile} : {tty}) outs({pv} : {pty}){attr}");
+    cx.tile_op("pto.tstore", crate::verify::OpClass::Other, &[(tile, &tty)], text);
+    Ok((pv, pty))
+}
+
 /// V9: a `pto.tload` destination is a `vec` or `mat` tile, and A2/A3 has no low-precision
 /// (fp8/hif8/fp4) loads.
 pub fn check_tload_dst(cx: &FnCx<'_>, op: &str, t: &pld_ir::TileType) -> Result<(), Diagnostic> {
