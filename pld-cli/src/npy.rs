@@ -8,23 +8,9 @@ use pld_ir::DataType;
 use pld_sim::HostTensor;
 use std::path::Path;
 
-/// The NumPy type string of `dtype`, if it has one.
+/// The NumPy type string of `dtype`, if it has one (BF16: its raw bits, `<u2`).
 pub fn type_str(dtype: DataType) -> Option<&'static str> {
-    Some(match dtype {
-        DataType::FP32 => "<f4",
-        DataType::FP16 => "<f2",
-        DataType::BF16 => "<u2",
-        DataType::INT8 => "|i1",
-        DataType::INT16 => "<i2",
-        DataType::INT32 => "<i4",
-        DataType::INT64 | DataType::INDEX => "<i8",
-        DataType::UINT8 => "|u1",
-        DataType::UINT16 => "<u2",
-        DataType::UINT32 => "<u4",
-        DataType::UINT64 => "<u8",
-        DataType::BOOL => "|b1",
-        _ => return None,
-    })
+    dtype.numpy_descr()
 }
 
 /// Serialises a tensor as `.npy` bytes: npyz writes the header for [`type_str`]'s dtype, and

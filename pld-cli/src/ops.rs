@@ -80,20 +80,7 @@ fn to_table(ops: &[&OpDef]) -> String {
     out
 }
 
-fn json_str(s: &str) -> String {
-    let mut out = String::from("\"");
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
-}
+use pld_ir::quote::json_string as json_str;
 
 fn to_json(ops: &[&OpDef]) -> String {
     let hooks = op_table_hooks();

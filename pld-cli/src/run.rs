@@ -176,43 +176,36 @@ fn run_on(
             inputs.insert(name, h);
             continue;
         }
-        if p.dir == Direction::Out {
-            // Outputs start zeroed; their shapes are evaluated here so symbolic dims
-            // (`NR * MAXR`) bind the same way as the inputs'.
-            if let Some(t) = ty.as_tensor() {
-                let shape = static_shape(&name, &t.shape, &syms)?;
-                crate::limits::reserve_input(
-                    &name,
-                    t.dtype,
-                    &shape,
-                    &t.shape,
-                    &sources,
-                    &mut reserved,
-                    max_memory,
-                )?;
-                inputs.insert(name, HostTensor::zeros(t.dtype, shape));
-            }
-            continue;
-        }
-        match ty {
-            Type::Tensor(t) => {
-                let shape = static_shape(&name, &t.shape, &syms)?;
-                crate::limits::reserve_input(
-                    &name,
-                    t.dtype,
-                    &shape,
-                    &t.shape,
-                    &sources,
-                    &mut reserved,
-                    max_memory,
-                )?;
+        if let Some(t) = ty.as_tensor() {
+            // Outputs start zeroed, other tensors random; their shapes are evaluated here so
+            // symbolic dims (`NR * MAXR`) bind the same way as the inputs'.
+            let shape = static_shape(&name, &t.shape, &syms)?;
+            crate::limits::reserve_input(
+                &name,
+                t.dtype,
+                &shape,
+                &t.shape,
+                &sources,
+                &mut reserved,
+                max_memory,
+            )?;
+            let h = if p.dir == Direction::Out {
+                HostTensor::zeros(t.dtype, shape)
+            } else {
                 let h = random_tensor(t.dtype, shape, &mut rng);
                 if engine.is_root() {
                     npy::write(&args.out.join("inputs").join(format!("{name}.npy")), &h)
                         .map_err(Failure::usage)?;
                 }
-                inputs.insert(name, h);
-            }
+                h
+            };
+            inputs.insert(name, h);
+            continue;
+        }
+        if p.dir == Direction::Out {
+            continue;
+        }
+        match ty {
             Type::Scalar(_) => {
                 return Err(Failure::usage(format!(
                 "scalar parameter `{name}` needs a value: pass --input {name}=PATH.npy (a one-element array)"

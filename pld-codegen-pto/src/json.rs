@@ -41,7 +41,7 @@ impl Json {
             Json::Null => out.push_str("null"),
             Json::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
             Json::Int(v) => out.push_str(&v.to_string()),
-            Json::Str(s) => escape(s, out),
+            Json::Str(s) => pld_ir::quote::push_json_string(s, out),
             Json::Arr(items) if items.is_empty() => out.push_str("[]"),
             Json::Arr(items) => {
                 out.push_str("[\n");
@@ -58,7 +58,7 @@ impl Json {
                 out.push_str("{\n");
                 for (i, (k, v)) in fields.iter().enumerate() {
                     out.push_str(&pad(depth + 1));
-                    escape(k, out);
+                    pld_ir::quote::push_json_string(k, out);
                     out.push_str(": ");
                     v.write(out, depth + 1);
                     out.push_str(if i + 1 < fields.len() { ",\n" } else { "\n" });
@@ -68,22 +68,6 @@ impl Json {
             }
         }
     }
-}
-
-fn escape(s: &str, out: &mut String) {
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
 }
 
 /// A JSON object from `(key, value)` pairs, keys in the given order.

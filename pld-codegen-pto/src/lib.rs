@@ -31,6 +31,8 @@ pub mod verify;
 
 #[doc(hidden)]
 pub use inventory;
+#[doc(hidden)]
+pub use pld_ir;
 use rayon::prelude::*;
 
 pub use func::{FnCx, TensorRef, Val};
@@ -71,10 +73,8 @@ pub struct EmitterReg {
     pub op: &'static str,
     /// The emitter.
     pub emit: EmitFn,
-    /// Source file of the submission.
-    pub file: &'static str,
-    /// Source line of the submission.
-    pub line: u32,
+    /// Where it was submitted.
+    pub site: Site,
 }
 
 inventory::collect!(EmitterReg);
@@ -84,7 +84,7 @@ inventory::collect!(EmitterReg);
 macro_rules! register_emitter {
     ($op:expr, $emit:path) => {
         $crate::inventory::submit! {
-            $crate::EmitterReg { op: $op, emit: $emit, file: file!(), line: line!() }
+            $crate::EmitterReg { op: $op, emit: $emit, site: $crate::pld_ir::site!() }
         }
     };
 }
@@ -95,10 +95,7 @@ macro_rules! register_emitter {
 pub type Emitters = OpTable<&'static EmitterReg>;
 
 static EMITTERS: LazyLock<Emitters> = LazyLock::new(|| {
-    OpTable::collect(
-        "pto emitter",
-        inventory::iter::<EmitterReg>.into_iter().map(|r| (r.op, Site { file: r.file, line: r.line }, r)),
-    )
+    OpTable::collect("pto emitter", inventory::iter::<EmitterReg>.into_iter().map(|r| (r.op, r.site, r)))
 });
 
 pld_ir::register_op_table!("emitter", |id| emitters().has(id), || emitters().errors().to_vec());

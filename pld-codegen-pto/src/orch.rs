@@ -12,12 +12,15 @@
 //! symbolic sizes are written as expression strings, static ones as integers.
 
 use crate::CodegenOptions;
+use pld_ir::vocab;
 use pld_ir::{
     Attr, BinOp, Call, Callee, DataType, Diagnostic, Expr, ExprKind, Function, FunctionKind, Program,
-    ScopeKind, Stmt, StmtKind, Type, UnOp, ValueId,
+    ScopeKind, SignalRole, Stmt, StmtKind, Type, UnOp, ValueId,
 };
 use std::collections::{BTreeMap, HashMap};
 
+/// The builtin family's variant naming lives with the family ([`crate::emit::builtin_variant`]).
+pub(crate) use crate::emit::builtin_variant::builtin_spec;
 use crate::json::obj;
 pub use crate::json::Json;
 
@@ -302,7 +305,7 @@ fn kernel(program: &Program, f: &Function) -> Json {
     let mut deferred = false;
     f.body.walk_exprs(&mut |e| {
         if let Some(c) = e.as_call() {
-            deferred |= c.callee.name() == "pld.system.defer_wait";
+            deferred |= c.signal_role() == SignalRole::DeferredWait;
         }
     });
     if deferred {
@@ -332,7 +335,7 @@ impl Walker<'_> {
         for s in stmts {
             if let StmtKind::Assign { targets, value } = &s.kind {
                 if let Some(c) = value.as_call() {
-                    if c.callee.name() == "pld.tensor.alloc_window_buffer" {
+                    if c.callee.name() == vocab::ALLOC_WINDOW_BUFFER {
                         let name = match c.attr("name") {
                             Some(Attr::Str(n)) if !n.is_empty() => n.clone(),
                             _ => targets.first().map_or_else(String::new, |t| f.values.name(*t).to_string()),
@@ -444,7 +447,7 @@ impl Walker<'_> {
     /// writing ops returning the window they wrote, and `get_comm_ctx`).
     fn track(&mut self, fi: usize, f: &Function, targets: &[ValueId], value: &Expr) {
         let Some(&t) = targets.first() else { return };
-        if value.as_call().is_some_and(|c| c.callee.name() == "pld.system.world_size") {
+        if value.as_call().is_some_and(|c| c.callee.name() == vocab::WORLD_SIZE) {
             self.world_vars.insert((fi, t));
         }
         if let Type::DistTensor(d) = f.values.ty(t) {
@@ -455,10 +458,10 @@ impl Walker<'_> {
         }
         let src = match &value.kind {
             ExprKind::Var(v) => Some(*v),
-            ExprKind::Call(c) if c.callee.name() == "pld.system.get_comm_ctx" => {
+            ExprKind::Call(c) if c.callee.name() == vocab::GET_COMM_CTX => {
                 c.args.first().and_then(Expr::as_var)
             }
-            ExprKind::Call(c) if c.callee.name() == "pld.tensor.window" => {
+            ExprKind::Call(c) if c.callee.name() == vocab::WINDOW => {
                 if let Some(buf) = c.args.first().and_then(Expr::as_var) {
                     if let Some(b) = self.alloc_name(f, buf) {
                         self.ctx_buffer.insert((fi, t), b);
@@ -536,7 +539,7 @@ impl Walker<'_> {
                 device.as_var() == Some(l.var)
                     && l.start.as_int() == Some(0)
                     && l.step.as_int() == Some(1)
-                    && (l.stop.as_call().is_some_and(|c| c.callee.name() == "pld.system.world_size")
+                    && (l.stop.as_call().is_some_and(|c| c.callee.name() == vocab::WORLD_SIZE)
                         || l.stop.as_var().is_some_and(|v| self.world_vars.contains(&(fi, v))))
             });
             return if all { Json::s("all") } else { Json::Null };
@@ -629,7 +632,8 @@ impl Walker<'_> {
                 let (variant, vars) = spec;
                 let entry: String =
                     variant.chars().map(|ch| if ch.is_ascii_alphanumeric() { ch } else { '_' }).collect();
-                let template = def.name.trim_start_matches("builtin.tensor.");
+                // `builtin.tensor.allreduce_ring` → the `allreduce` template package.
+                let template = def.name.rsplit('.').next().unwrap_or(def.name);
                 let template = template.trim_end_matches("_ring");
                 self.builtins.entry(variant.clone()).or_insert_with(|| {
                     obj(vec![
@@ -687,52 +691,6 @@ fn enumerate(
     }
     env.remove(&l.var);
     true
-}
-
-/// Variant name and template vars of a builtin collective call (codegen.md §5.5).
-pub(crate) fn builtin_spec(c: &Call, opts: &CodegenOptions) -> (String, Vec<(String, Json)>) {
-    let op = c.callee.name();
-    let dtype = c.attr("dtype").and_then(Attr::as_dtype).unwrap_or(DataType::FP32);
-    let (dsuffix, dcpp) = match dtype {
-        DataType::FP16 => ("fp16", "half"),
-        _ => ("fp32", "float"),
-    };
-    let red = c.attr_int("op").and_then(|v| pld_runtime_abi::ReduceOp::from_i64(v).ok());
-    let red_name = red.map_or("Sum", |r| r.dsl_name());
-    let (op_cpp, inst) = match red_name {
-        "Max" => ("ReduceOp::kMax", "TMAX"),
-        "Min" => ("ReduceOp::kMin", "TMIN"),
-        "Prod" => ("ReduceOp::kProd", "TMUL"),
-        _ => ("ReduceOp::kSum", "TADD"),
-    };
-    let mut vars = Vec::new();
-    let mut v = |k: &str, s: String| vars.push((k.to_string(), Json::Str(s)));
-    let variant = match op {
-        "builtin.tensor.allreduce" => {
-            v("op_cpp", op_cpp.into());
-            v("reduce_inst", inst.into());
-            v("dtype_cpp", dcpp.into());
-            let method = if opts.target == pld_ir::Target::A5 { "set_core_num" } else { "set_block_num" };
-            v("launch_core_count_method", method.into());
-            format!("{op}__{}__{dsuffix}", red_name.to_lowercase())
-        }
-        "builtin.tensor.allreduce_ring" | "builtin.tensor.reduce_scatter" => {
-            v("op_cpp", op_cpp.into());
-            v("dtype_cpp", dcpp.into());
-            format!("{op}__{}__{dsuffix}", red_name.to_lowercase())
-        }
-        "builtin.tensor.broadcast" => {
-            let root = c.attr_int("root").unwrap_or(0);
-            v("root_cpp", root.to_string());
-            v("dtype_cpp", dcpp.into());
-            format!("{op}__root{root}__{dsuffix}")
-        }
-        _ => {
-            v("dtype_cpp", dcpp.into());
-            format!("{op}__{dsuffix}")
-        }
-    };
-    (variant, vars)
 }
 
 #[cfg(test)]

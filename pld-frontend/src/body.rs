@@ -183,7 +183,7 @@ impl<'u, 'a> FnCx<'u, 'a> {
                     if let Some(g) = self.gone.get(name).cloned() {
                         // The name was replaced inside a closed body; the outer value is stale.
                         if !self.aliases(*v) {
-                            self.error(stale_use(name, span, &g));
+                            self.error(escaped_use(name, span, &g, ("reassigned", "after")));
                             return Err(());
                         }
                     }
@@ -194,18 +194,7 @@ impl<'u, 'a> FnCx<'u, 'a> {
             }
         }
         if let Some(g) = self.gone.get(name).cloned() {
-            self.error(
-                Diagnostic::error(
-                    span,
-                    format!(
-                        "`{name}` is defined inside the {} and used outside it without pl.yield_",
-                        g.frame.describe()
-                    ),
-                )
-                .with_label(g.def, "defined here")
-                .with_label(g.opened, "inside this statement")
-                .with_note(carry_note(g.frame)),
-            );
+            self.error(escaped_use(name, span, &g, ("defined", "outside")));
             return Err(());
         }
         Ok(None)
@@ -699,15 +688,18 @@ impl<'u, 'a> FnCx<'u, 'a> {
     }
 }
 
-fn stale_use(name: &str, span: Span, g: &Gone) -> Diagnostic {
+/// A use of `name` past the frame `g` it was bound in (`how` = ("defined", "outside") or
+/// ("reassigned", "after")): it needed `pl.yield_`.
+fn escaped_use(name: &str, span: Span, g: &Gone, how: (&str, &str)) -> Diagnostic {
+    let (bound, where_) = how;
     Diagnostic::error(
         span,
         format!(
-            "`{name}` is reassigned inside the {} and used after it without pl.yield_",
+            "`{name}` is {bound} inside the {} and used {where_} it without pl.yield_",
             g.frame.describe()
         ),
     )
-    .with_label(g.def, "reassigned here")
+    .with_label(g.def, format!("{bound} here"))
     .with_label(g.opened, "inside this statement")
     .with_note(carry_note(g.frame))
 }

@@ -4,9 +4,12 @@
 //! An op submits a [`PrivateSignalReg`] with [`register_private_signal!`](crate::register_private_signal);
 //! `SynthesizeAllReduceSignals` asks [`private_signal`] for the op of every host call whose
 //! optional `signal` parameter was omitted and allocates an INT32 window of the returned
-//! shape (or reports the returned message at the call). Guarantees: one rule per op
-//! (a second registration is reported by the registry's self-check through
-//! [`duplicate_private_signals`]); the rule only reads the call.
+//! shape (or reports the returned message at the call). Guarantees: the rules are one table
+//! of the registry ([`crate::table::Table`], collected with the op tables): one rule per op —
+//! a second registration is a [`RegistryError::Duplicate`](crate::table::RegistryError)
+//! naming both sites, and a rule for an op nobody registered is a
+//! [`RegistryError::UnknownOp`](crate::table::RegistryError) naming its site, both reported by
+//! [`Registry::check`](crate::registry::Registry::check); the rule only reads the call.
 
 use crate::expr::Call;
 
@@ -29,6 +32,8 @@ pub struct PrivateSignalReg {
     pub op: &'static str,
     /// The shape rule.
     pub shape: PrivateSignalFn,
+    /// Where it was submitted.
+    pub site: crate::table::Site,
 }
 
 inventory::collect!(PrivateSignalReg);
@@ -38,26 +43,12 @@ inventory::collect!(PrivateSignalReg);
 macro_rules! register_private_signal {
     ($op:expr, $shape:path) => {
         $crate::inventory::submit! {
-            $crate::auto_signal::PrivateSignalReg { op: $op, shape: $shape }
+            $crate::auto_signal::PrivateSignalReg { op: $op, shape: $shape, site: $crate::site!() }
         }
     };
 }
 
-/// The private-signal rule of `op`, if it has one.
+/// The private-signal rule of `op`, if it has one (the first registration, when there are two).
 pub fn private_signal(op: &str) -> Option<PrivateSignalFn> {
-    inventory::iter::<PrivateSignalReg>.into_iter().find(|r| r.op == op).map(|r| r.shape)
-}
-
-/// Ops with more than one private-signal rule (empty in a well-formed build).
-pub fn duplicate_private_signals() -> Vec<&'static str> {
-    let mut seen: Vec<&'static str> = Vec::new();
-    let mut dups = Vec::new();
-    for r in inventory::iter::<PrivateSignalReg> {
-        if seen.contains(&r.op) {
-            dups.push(r.op);
-        } else {
-            seen.push(r.op);
-        }
-    }
-    dups
+    crate::registry::registry().private_signal(op)
 }

@@ -118,6 +118,26 @@ impl DataType {
         })
     }
 
+    /// The NumPy type string (`.npy` descr) of this dtype's elements, if NumPy has the type;
+    /// BF16, which NumPy lacks, is its raw 16 bits (`<u2`). Where the values rather than the
+    /// bits must cross (host callbacks), the caller picks `<f4` for BF16 itself.
+    pub fn numpy_descr(self) -> Option<&'static str> {
+        Some(match self {
+            DataType::FP32 => "<f4",
+            DataType::FP16 => "<f2",
+            DataType::BF16 | DataType::UINT16 => "<u2",
+            DataType::INT8 => "|i1",
+            DataType::INT16 => "<i2",
+            DataType::INT32 => "<i4",
+            DataType::INT64 | DataType::INDEX => "<i8",
+            DataType::UINT8 => "|u1",
+            DataType::UINT32 => "<u4",
+            DataType::UINT64 => "<u8",
+            DataType::BOOL => "|b1",
+            _ => return None,
+        })
+    }
+
     /// Whether hardware atomic add supports this dtype (TSTORE/TPUT atomic add allow-list).
     pub fn supports_atomic_add(self) -> bool {
         matches!(

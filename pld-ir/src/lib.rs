@@ -44,6 +44,7 @@ pub mod effects;
 pub mod expr;
 pub mod func;
 pub mod printer;
+pub mod quote;
 pub mod registry;
 pub mod span;
 pub mod stmt;
@@ -66,8 +67,9 @@ pub use expr::{Attr, BinOp, Call, Callee, Expr, ExprKind, UnOp};
 pub use func::{Direction, Function, FunctionKind, Param, Program};
 pub use printer::{print_function, print_program};
 pub use registry::{
-    registry, ub_stage, Affinity, AttrDef, AttrDefault, AttrType, DeduceCx, DeduceEnv, Effect, Lowering,
-    LoweringKind, OpDef, OpId, ParamDef, Target, BUILTIN_MESH_TILE, BUILTIN_TILE_ELEMS_ATTR, UB_CHUNK_BYTES,
+    registry, ub_stage, Affinity, AttrDef, AttrDefault, AttrType, DeduceCx, DeduceEnv, Effect, Lowered,
+    Lowering, LoweringKind, OpDef, OpId, ParamDef, Target, BUILTIN_MESH_TILE, BUILTIN_TILE_ELEMS_ATTR,
+    UB_CHUNK_BYTES,
 };
 pub use span::{FileId, SourceFile, SourceMap, Span};
 pub use stmt::{Block, ForKind, IterArg, ScopeKind, Stmt, StmtKind};

@@ -267,8 +267,12 @@ impl<'f> Printer<'f> {
                         let _ = writeln!(
                             out,
                             "{pad}with pld.comm_domain(name={}, devices={devices:?}, windows=[{}]):",
-                            py_str(name),
-                            windows.iter().map(|w| py_str(w)).collect::<Vec<_>>().join(", ")
+                            crate::quote::python_string(name),
+                            windows
+                                .iter()
+                                .map(|w| crate::quote::python_string(w))
+                                .collect::<Vec<_>>()
+                                .join(", ")
                         );
                     }
                 }
@@ -365,7 +369,7 @@ impl<'f> Printer<'f> {
             ExprKind::Int(v) => v.to_string(),
             ExprKind::Float(f) => format_float(f.get()),
             ExprKind::Bool(b) => if *b { "True" } else { "False" }.into(),
-            ExprKind::Str(s) => py_str(s),
+            ExprKind::Str(s) => crate::quote::python_string(s),
             ExprKind::DType(d) => format!("pl.{}", d.dsl_name()),
             ExprKind::Var(v) => self.name(*v),
             ExprKind::Sym(s) => s.clone(),
@@ -449,30 +453,11 @@ fn attr_plain(v: &Attr) -> String {
     match v {
         Attr::Int(n) => n.to_string(),
         Attr::Bool(b) => if *b { "True" } else { "False" }.into(),
-        Attr::Str(s) => py_str(s),
+        Attr::Str(s) => crate::quote::python_string(s),
         Attr::DType(d) => format!("pl.{}", d.dsl_name()),
         Attr::Float(f) => format_float(f.get()),
         Attr::Ints(xs) => format!("[{}]", xs.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(", ")),
     }
-}
-
-/// A Python string literal for `s` (double-quoted; control characters as `\xNN` escapes).
-fn py_str(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\t' => out.push_str("\\t"),
-            '\r' => out.push_str("\\r"),
-            c if (c as u32) < 0x20 || c as u32 == 0x7f => out.push_str(&format!("\\x{:02x}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
 }
 
 fn sanitize(hint: &str) -> String {

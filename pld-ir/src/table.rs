@@ -29,6 +29,14 @@ pub struct Site {
     pub line: u32,
 }
 
+/// The [`Site`] of the macro call it expands in: registration macros put it in their records.
+#[macro_export]
+macro_rules! site {
+    () => {
+        $crate::table::Site { file: file!(), line: line!() }
+    };
+}
+
 impl fmt::Display for Site {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}:{}", self.file, self.line)

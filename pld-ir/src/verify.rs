@@ -389,16 +389,7 @@ impl<'a> Verifier<'a> {
                         self.expr(e);
                     }
                     iter_args.iter().for_each(|a| self.expr(&a.init));
-                    if results.len() != iter_args.len() {
-                        self.diags.push(Diagnostic::error(
-                            s.span,
-                            format!(
-                                "loop has {} iter-arg(s) but {} result(s)",
-                                iter_args.len(),
-                                results.len()
-                            ),
-                        ));
-                    }
+                    self.loop_results(iter_args.len(), results.len(), s.span);
                     self.push_scope();
                     self.define(*var, s.span);
                     for a in iter_args {
@@ -419,16 +410,7 @@ impl<'a> Verifier<'a> {
                     self.expr(cond);
                     self.loop_body(body, iter_args.len(), s.span);
                     self.pop_scope();
-                    if results.len() != iter_args.len() {
-                        self.diags.push(Diagnostic::error(
-                            s.span,
-                            format!(
-                                "loop has {} iter-arg(s) but {} result(s)",
-                                iter_args.len(),
-                                results.len()
-                            ),
-                        ));
-                    }
+                    self.loop_results(iter_args.len(), results.len(), s.span);
                     for r in results {
                         self.define(*r, s.span);
                     }
@@ -463,6 +445,16 @@ impl<'a> Verifier<'a> {
                     self.block(body, rule.filter(|_| false));
                 }
             }
+        }
+    }
+
+    /// A loop defines one result per iter-arg.
+    fn loop_results(&mut self, iter_args: usize, results: usize, span: crate::Span) {
+        if results != iter_args {
+            self.diags.push(Diagnostic::error(
+                span,
+                format!("loop has {iter_args} iter-arg(s) but {results} result(s)"),
+            ));
         }
     }
 

@@ -247,12 +247,7 @@ pub static ALLGATHER: OpDef = coll(
 
 fn deduce_allgather(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
     const OP: &str = "pld.tensor.allgather";
-    if cx.arg(0) == cx.arg(1) {
-        return Err(cx.arg_error(
-            1,
-            format!("{OP} input and target must be different buffers, but the same expression was passed for both"),
-        ));
-    }
+    not_the_same(cx, OP, "buffers")?;
     let input = tensor_like(cx, 0, "input")?;
     if input.rank() != 2 {
         return Err(cx.arg_error(
@@ -276,27 +271,11 @@ fn deduce_allgather(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
         ));
     }
     let target = rank2(cx, 1, window_arg(cx, 1, "target")?, "target", "[NR, SIZE]")?;
-    if target.dtype != input.dtype {
-        return Err(cx.arg_error(
-            1,
-            format!("{OP} target dtype {} must match input dtype {}", target.dtype, input.dtype),
-        ));
-    }
+    same_dtype(cx, OP, target, input)?;
     if target.shape[1] != input.shape[1] {
         return Err(cx.arg_error(1, format!("{OP} target SIZE must equal input SIZE")));
     }
-    if crate::collective_api::omitted_signal(cx, 2)? {
-        return Ok(cx.ty(1).clone());
-    }
-    let signal = mesh_signal(cx, 2)?;
-    distinct(cx, &[(0, "input"), (1, "target"), (2, "signal")])?;
-    if let Some((a, b)) = static_ne(&signal.shape[0], &target.shape[0]) {
-        return Err(cx.arg_error(
-            2,
-            format!("{OP} signal first dimension ({a}) must equal target first dimension ({b})"),
-        ));
-    }
-    Ok(cx.ty(1).clone())
+    gather_signal(cx, OP, &target.shape[0], "target")
 }
 
 /// `pld.tensor.all_to_all(input, target, signal)`: returns the target.
@@ -310,12 +289,7 @@ pub static ALL_TO_ALL: OpDef = coll(
 
 fn deduce_all_to_all(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
     const OP: &str = "pld.tensor.all_to_all";
-    if cx.arg(0) == cx.arg(1) {
-        return Err(cx.arg_error(
-            1,
-            format!("{OP} input and target must be different windows, but the same expression was passed for both"),
-        ));
-    }
+    not_the_same(cx, OP, "windows")?;
     let input = rank2(cx, 0, tensor_like(cx, 0, "input")?, "input", "[NR, SIZE]")?;
     let target = rank2(cx, 1, window_arg(cx, 1, "target")?, "target", "[NR, SIZE]")?;
     if let Some((a, b)) = static_ne(&target.shape[0], &input.shape[0]) {
@@ -327,24 +301,8 @@ fn deduce_all_to_all(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
     if target.shape[1] != input.shape[1] {
         return Err(cx.arg_error(1, format!("{OP} target shape must equal input shape")));
     }
-    if target.dtype != input.dtype {
-        return Err(cx.arg_error(
-            1,
-            format!("{OP} target dtype {} must match input dtype {}", target.dtype, input.dtype),
-        ));
-    }
-    if crate::collective_api::omitted_signal(cx, 2)? {
-        return Ok(cx.ty(1).clone());
-    }
-    let signal = mesh_signal(cx, 2)?;
-    distinct(cx, &[(0, "input"), (1, "target"), (2, "signal")])?;
-    if let Some((a, b)) = static_ne(&signal.shape[0], &input.shape[0]) {
-        return Err(cx.arg_error(
-            2,
-            format!("{OP} signal first dimension ({a}) must equal input first dimension ({b})"),
-        ));
-    }
-    Ok(cx.ty(1).clone())
+    same_dtype(cx, OP, target, input)?;
+    gather_signal(cx, OP, &input.shape[0], "input")
 }
 
 // ---------------------------------------------------------------------------------------
@@ -382,12 +340,7 @@ fn a2av(cx: &DeduceCx<'_>, builtin: bool) -> Result<Type, Diagnostic> {
     if target.shape[1] != input.shape[1] {
         return Err(cx.arg_error(1, format!("{op} target SIZE must equal input SIZE")));
     }
-    if target.dtype != input.dtype {
-        return Err(cx.arg_error(
-            1,
-            format!("{op} target dtype {} must match input dtype {}", target.dtype, input.dtype),
-        ));
-    }
+    same_dtype(cx, op, target, input)?;
     packed(cx, 0, input, "input")?;
     packed(cx, 1, target, "target")?;
     distinct(cx, &[(0, "input"), (1, "target"), (2, "signal"), (3, "send_counts"), (4, "recv_counts")])

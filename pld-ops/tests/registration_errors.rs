@@ -1,13 +1,15 @@
 //! The one registration machinery reports every collision with both definition sites and
 //! every registration for an unknown op with its site: an alias that is another op's name, an
 //! overload named like an alias, a second lowering of one kind, a canonicalizer for an op
-//! nobody registered. This test lives in its own file (its own test binary) because it
+//! nobody registered, a second private-signal rule and one for an op nobody registered. This test lives in its own file (its own test binary) because it
 //! deliberately pollutes the global registry.
 
+use pld_ir::auto_signal::SignalDim;
 use pld_ir::registry::{LoweringKind, Overload, RegistryError};
 use pld_ir::{
-    register_canonicalize, register_lowering, register_op, register_overload, Affinity, Attr, Builder, Call,
-    DeduceCx, DeduceEnv, Diagnostic, Expr, OpDef, SignalRole, Span, Type, ValueId,
+    register_canonicalize, register_lowering, register_op, register_overload, register_private_signal,
+    Affinity, Attr, Builder, Call, DeduceCx, DeduceEnv, Diagnostic, Expr, OpDef, SignalRole, Span, Type,
+    ValueId,
 };
 
 fn deduce_unknown(_: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
@@ -49,6 +51,12 @@ fn canonicalize_nothing(
 }
 register_canonicalize!("test.no_such_op", canonicalize_nothing);
 
+fn no_signal(_: &Call) -> Result<Vec<SignalDim>, String> {
+    Ok(vec![SignalDim::Int(1)])
+}
+register_private_signal!("pld.tensor.allreduce", no_signal);
+register_private_signal!("test.no_such_collective", no_signal);
+
 fn errors() -> Vec<RegistryError> {
     pld_ops::registry().check().expect_err("collisions must be reported")
 }
@@ -80,12 +88,30 @@ fn a_second_lowering_of_one_kind_is_a_duplicate() {
 
 #[test]
 fn a_canonicalizer_must_name_a_registered_op() {
-    let msg = message(|e| matches!(e, RegistryError::UnknownOp { .. }));
+    let msg = message(|e| matches!(e, RegistryError::UnknownOp { op, .. } if op == "test.no_such_op"));
     assert!(msg.starts_with("a canonicalizer is registered for unknown op `test.no_such_op` at "), "{msg}");
     assert!(msg.contains("registration_errors.rs:"), "{msg}");
 }
 
 #[test]
+fn a_second_private_signal_rule_is_a_duplicate() {
+    let msg = message(|e| matches!(e, RegistryError::Duplicate { what: "private signal", .. }));
+    assert!(msg.starts_with("private signal `pld.tensor.allreduce` is registered twice: at "), "{msg}");
+    assert!(msg.contains("pld-ops/src/collective_api.rs") && msg.contains("registration_errors.rs"), "{msg}");
+}
+
+#[test]
+fn a_private_signal_rule_must_name_a_registered_op() {
+    let msg =
+        message(|e| matches!(e, RegistryError::UnknownOp { op, .. } if op == "test.no_such_collective"));
+    assert!(
+        msg.starts_with("a private signal is registered for unknown op `test.no_such_collective` at "),
+        "{msg}"
+    );
+    assert!(msg.contains("registration_errors.rs:"), "{msg}");
+}
+
+#[test]
 fn exactly_the_planted_problems_are_reported() {
-    assert_eq!(errors().len(), 4, "{:?}", errors());
+    assert_eq!(errors().len(), 6, "{:?}", errors());
 }

@@ -126,6 +126,27 @@ impl PassCx {
     }
 }
 
+/// The identity of a pass inside its `impl Pass` block, in one line: its name (as
+/// `--dump-after` spells it) and the properties it requires and produces.
+///
+/// `pass_info!("DeadCodeElimination");`,
+/// `pass_info!("ExpandMixedKernel", produced: [MixedKernelExpanded]);`,
+/// `pass_info!("X", required: [A], produced: [B, C]);` (names of [`Property`] variants).
+#[macro_export]
+macro_rules! pass_info {
+    ($name:literal $(, required: [$($req:ident),* $(,)?])? $(, produced: [$($prod:ident),* $(,)?])? $(,)?) => {
+        fn name(&self) -> &'static str {
+            $name
+        }
+        $(fn required(&self) -> &'static [$crate::pass::Property] {
+            &[$($crate::pass::Property::$req),*]
+        })?
+        $(fn produced(&self) -> &'static [$crate::pass::Property] {
+            &[$($crate::pass::Property::$prod),*]
+        })?
+    };
+}
+
 /// A program transform.
 pub trait Pass: Sync {
     /// The pass name (`ConvertTensorToTileOps`), as `--dump-after` spells it.

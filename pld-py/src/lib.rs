@@ -16,7 +16,6 @@
 
 use pld_ir::{DataType, Direction, SourceMap};
 use pld_sim::{CallbackArg, CallbackError, HostCall, HostCallbacks, HostTensor};
-use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -222,40 +221,14 @@ fn dir_name(d: Direction) -> &'static str {
     }
 }
 
-/// A JSON string literal.
-fn json_str(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            c if (c as u32) < 0x20 => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
-}
+use pld_ir::quote::json_string as json_str;
 
 /// The NumPy type string a tensor of `dtype` crosses as (BF16 crosses as float32 values).
 fn crossing_type(dtype: DataType) -> Option<&'static str> {
-    Some(match dtype {
-        DataType::FP32 | DataType::BF16 => "<f4",
-        DataType::FP16 => "<f2",
-        DataType::INT8 => "|i1",
-        DataType::INT16 => "<i2",
-        DataType::INT32 => "<i4",
-        DataType::INT64 | DataType::INDEX => "<i8",
-        DataType::UINT8 => "|u1",
-        DataType::UINT16 => "<u2",
-        DataType::UINT32 => "<u4",
-        DataType::UINT64 => "<u8",
-        DataType::BOOL => "|b1",
-        _ => return None,
-    })
+    match dtype {
+        DataType::BF16 => Some("<f4"),
+        d => d.numpy_descr(),
+    }
 }
 
 fn err(message: impl Into<String>) -> CallbackError {
@@ -435,7 +408,7 @@ mod tests {
         assert_eq!(ParamValue::parse("True"), ParamValue::Bool(true));
         assert_eq!(ParamValue::parse("ring"), ParamValue::Str("ring".into()));
         assert_eq!(ParamValue::Float(f64::NAN).json(), "null");
-        assert_eq!(json_str("a\"b\\c\nd"), "\"a\\\"b\\\\c\\u000ad\"");
+        assert_eq!(json_str("a\"b\\c\nd"), "\"a\\\"b\\\\c\\nd\"");
         assert_eq!(crossing_type(DataType::BF16), Some("<f4"));
     }
 

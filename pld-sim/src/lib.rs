@@ -71,6 +71,8 @@ pub mod world;
 
 #[doc(hidden)]
 pub use inventory;
+#[doc(hidden)]
+pub use pld_ir;
 
 pub use callback::{CallbackArg, CallbackError, CallbackParam, HostCall, HostCallbacks};
 pub use report::{ParkedCore, Report, ReportKind};

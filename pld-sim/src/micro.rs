@@ -304,13 +304,12 @@ impl MicroRun {
                     l.clear();
                 }
                 let r = cached(at, || {
-                    world.cell_addr(g, sig, Some(*peer), idx.as_slice(), span, "pld.system.notify")
+                    world.cell_addr(g, sig, Some(*peer), idx.as_slice(), span, system::NOTIFY)
                 })?;
                 system::notify_at(world, g, r, *value, *op, span, who)?;
             }
             Micro::Wait { sig, idx, expected, ge, at } => {
-                let r =
-                    cached(at, || world.cell_addr(g, sig, None, idx.as_slice(), span, "pld.system.wait"))?;
+                let r = cached(at, || world.cell_addr(g, sig, None, idx.as_slice(), span, system::WAIT))?;
                 if let Some(p) = system::wait_at(world, g, r, *expected, *ge, span, who)? {
                     return Ok(MicroStep::Park(p));
                 }

@@ -157,24 +157,7 @@ pub fn location_block(span: Span, sources: Option<&SourceMap>) -> String {
     format!("  --> {}\n", span_text(span, sources))
 }
 
-/// A JSON string literal.
-pub fn json_str(x: &str) -> String {
-    let mut o = String::with_capacity(x.len() + 2);
-    o.push('"');
-    for c in x.chars() {
-        match c {
-            '"' => o.push_str("\\\""),
-            '\\' => o.push_str("\\\\"),
-            '\n' => o.push_str("\\n"),
-            c if (c as u32) < 0x20 => {
-                let _ = write!(o, "\\u{:04x}", c as u32);
-            }
-            c => o.push(c),
-        }
-    }
-    o.push('"');
-    o
-}
+pub use pld_ir::quote::json_string as json_str;
 
 fn json_loc(span: Span, sources: Option<&SourceMap>) -> String {
     match sources.and_then(|m| m.get(span.file)).filter(|_| !span.is_dummy()) {

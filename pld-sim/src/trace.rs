@@ -14,6 +14,7 @@
 use crate::cost::BusFactor;
 use crate::timeline::{Recorder, ORCH_LANE};
 use crate::value::Val;
+use pld_ir::quote::json_string as esc;
 use pld_ir::SourceMap;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt::Write as _;
@@ -33,21 +34,6 @@ pub fn collective_of(name: &str, args: &[Val]) -> (String, u64, Option<BusFactor
 
 /// Most flows a merged trace draws.
 pub const FLOW_LIMIT: usize = 50_000;
-
-fn esc(x: &str) -> String {
-    let mut o = String::with_capacity(x.len());
-    for c in x.chars() {
-        match c {
-            '"' => o.push_str("\\\""),
-            '\\' => o.push_str("\\\\"),
-            c if (c as u32) < 0x20 => {
-                let _ = write!(o, "\\u{:04x}", c as u32);
-            }
-            c => o.push(c),
-        }
-    }
-    o
-}
 
 /// Microseconds of `ps` picoseconds, exactly (6 decimals).
 fn us(ps: u64) -> String {
@@ -114,22 +100,21 @@ pub fn chrome_trace(rec: &Recorder, cores: usize, sources: Option<&SourceMap>) -
     }
     for s in slices {
         let loc = if s.span.is_dummy() { String::new() } else { crate::report::span_text(s.span, sources) };
-        let mut args =
-            format!("\"op\":\"{}\",\"kernel\":\"{}\",\"bytes\":{}", esc(&s.name), esc(&s.kernel), s.bytes);
+        let mut args = format!("\"op\":{},\"kernel\":{},\"bytes\":{}", esc(&s.name), esc(&s.kernel), s.bytes);
         if let Some(p) = s.peer {
             let _ = write!(args, ",\"peer\":{p}");
         }
         if let Some(c) = &s.cell {
-            let _ = write!(args, ",\"cell\":\"{}\"", esc(c));
+            let _ = write!(args, ",\"cell\":{}", esc(c));
         }
         if !loc.is_empty() {
-            let _ = write!(args, ",\"loc\":\"{}\"", esc(&loc));
+            let _ = write!(args, ",\"loc\":{}", esc(&loc));
         }
         if s.ops > 1 {
             let _ = write!(args, ",\"ops\":{}", s.ops);
         }
         ev.push(format!(
-            "{{\"name\":\"{}\",\"cat\":\"op\",\"ph\":\"X\",\"pid\":{},\"tid\":{},\"ts\":{},\"dur\":{},\"args\":{{{args}}}}}",
+            "{{\"name\":{},\"cat\":\"op\",\"ph\":\"X\",\"pid\":{},\"tid\":{},\"ts\":{},\"dur\":{},\"args\":{{{args}}}}}",
             esc(&s.name),
             s.at.0,
             s.at.1,
@@ -174,7 +159,7 @@ pub fn chrome_trace(rec: &Recorder, cores: usize, sources: Option<&SourceMap>) -
         }
     }
     format!(
-        "{{\"displayTimeUnit\":\"ns\",\"otherData\":{{\"clock\":\"modeled\",\"model\":\"{}\"}},\"traceEvents\":[\n{}\n]}}\n",
+        "{{\"displayTimeUnit\":\"ns\",\"otherData\":{{\"clock\":\"modeled\",\"model\":{}}},\"traceEvents\":[\n{}\n]}}\n",
         esc(&rec.cost.describe()),
         ev.join(",\n")
     )

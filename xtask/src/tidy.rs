@@ -11,7 +11,20 @@
 //!   so a test that expects one has nothing to assert;
 //! * `pld-passes/src` spells no op name in a string literal: what an op does is data in
 //!   its record (`pld_ir::effects`), and the few ops passes build or recognise by identity
-//!   are named once, in `pld_ir::vocab`.
+//!   are named once, in `pld_ir::vocab`;
+//! * `pld-codegen-pto/src` and `pld-sim/src` spell no op name in a string literal outside
+//!   their per-family modules ([`PER_FAMILY_MODULES`]: the files that register one op
+//!   family's emitters or simulator semantics, where the family's names are the keys of
+//!   `register_emitter!` / `register_semantics!`). Elsewhere in those crates a name comes
+//!   from the op record (`Call::op()`, its effects and signal role), from `pld_ir::vocab`, or
+//!   from a constant of the family module. Their unit-test code (a file named `tests.rs`,
+//!   or everything from a column-0 `#[cfg(test)]` line on) is exempt: tests build programs
+//!   by op name the way users write them. [`TRANSITIONAL`] lists the folders another change
+//!   of this round owns; they are checked once that change lands.
+//!
+//! A string literal is an op name when it reads `<namespace>.<name>` with a namespace of
+//! [`OP_NAMESPACES`] and a lowercase name; a file name such as `"tensor.h"` (a C, C++ or
+//! Python source extension) is not.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -42,17 +55,28 @@ pub fn check_file(path: &str, text: &str) -> Vec<Violation> {
             message: "file must begin with a `//!` comment saying what it is for".to_owned(),
         });
     }
-    let in_passes = path.replace('\\', "/").starts_with("pld-passes/src/");
+    let unix = path.replace('\\', "/");
+    let in_passes = unix.starts_with("pld-passes/src/");
+    let mut in_backend = backend_rule_applies(&unix);
     for (i, line) in text.lines().enumerate() {
-        if in_passes {
+        if in_backend && line.starts_with("#[cfg(test)]") {
+            in_backend = false;
+        }
+        if in_passes || in_backend {
             if let Some(name) = op_name_literal(line) {
-                found.push(Violation {
-                    location: format!("{path}:{}", i + 1),
-                    message: format!(
+                let message = if in_passes {
+                    format!(
                         "op name \"{name}\" spelled in pld-passes: read what the op does from its record \
                          (pld_ir::effects), or name it once in pld_ir::vocab"
-                    ),
-                });
+                    )
+                } else {
+                    format!(
+                        "op name \"{name}\" spelled outside a per-family module: read it from the op record \
+                         (Call::op(), its effects or signal role), from pld_ir::vocab, or from a constant of \
+                         the family's module (pld-codegen-pto/src/emit/, pld-sim/src/sem/)"
+                    )
+                };
+                found.push(Violation { location: format!("{path}:{}", i + 1), message });
             }
         }
         let line = line.trim_start();
@@ -75,6 +99,32 @@ pub fn check_file(path: &str, text: &str) -> Vec<Violation> {
     found
 }
 
+/// The per-family modules of codegen and the simulator (folders end in `/`): each file
+/// registers one op family's emitters (`register_emitter!`) or semantics
+/// (`register_semantics!`, `register_collective!`), or renders one family's kernels
+/// (`builtin.rs`: the `builtin.tensor.*` collectives). Only they may spell op names.
+pub const PER_FAMILY_MODULES: [&str; 3] =
+    ["pld-codegen-pto/src/emit/", "pld-codegen-pto/src/builtin.rs", "pld-sim/src/sem/"];
+
+/// Folders of codegen owned by another change of this round (the runtime-dir emitter, which
+/// is adding modules there); the op-name rule applies to them once that change lands and
+/// this list is emptied.
+pub const TRANSITIONAL: [&str; 1] = ["pld-codegen-pto/src/runtime/"];
+
+/// Whether the codegen/simulator op-name rule applies to the file at `path` (`/`-separated,
+/// relative to the workspace root).
+fn backend_rule_applies(path: &str) -> bool {
+    let in_backend = path.starts_with("pld-codegen-pto/src/") || path.starts_with("pld-sim/src/");
+    let family =
+        PER_FAMILY_MODULES.iter().any(|m| if m.ends_with('/') { path.starts_with(m) } else { path == *m });
+    let test_file = path.ends_with("/tests.rs") || path.contains("/tests/");
+    let transitional = TRANSITIONAL.iter().any(|m| path.starts_with(m));
+    in_backend && !family && !test_file && !transitional
+}
+
+/// Source-file extensions: `"tensor.h"` names a file, not an op.
+const SOURCE_EXTENSIONS: [&str; 5] = ["h", "hpp", "cpp", "py", "rs"];
+
 /// Op namespaces: a string literal `"<ns>.<name>"` names an op.
 const OP_NAMESPACES: [&str; 8] = ["pld", "builtin", "tile", "tensor", "scalar", "system", "array", "test"];
 
@@ -87,7 +137,8 @@ fn op_name_literal(line: &str) -> Option<&str> {
         let Some((ns, rest)) = lit.split_once('.') else { continue };
         let well_formed = !rest.is_empty()
             && rest.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '.');
-        if OP_NAMESPACES.contains(&ns) && well_formed {
+        let file_name = !rest.contains('.') && SOURCE_EXTENSIONS.contains(&rest);
+        if OP_NAMESPACES.contains(&ns) && well_formed && !file_name {
             return Some(lit);
         }
     }
@@ -231,6 +282,48 @@ mod tests {
         assert!(check_file("pld-ops/src/x.rs", text).is_empty());
         let fine = "//! p\n// \"tile.load\" in a comment\nlet f = format!(\"{base}_2d\");\nlet s = \"a.b\";\nlet t = \"tile.\";\n";
         assert!(check_file("pld-passes/src/x.rs", fine).is_empty());
+    }
+
+    #[test]
+    fn op_names_are_not_spelled_in_codegen_or_sim_outside_family_modules() {
+        let text = "//! c\nif c.callee.name() == \"pld.system.wait\" {}\nlet h = \"tensor.h\";\n";
+        for path in ["pld-codegen-pto/src/orch.rs", "pld-sim/src/micro.rs", "pld-sim/src/sched/x.rs"] {
+            let found = check_file(path, text);
+            assert_eq!(found.len(), 1, "{path}: {found:?}");
+            assert_eq!(found[0].location, format!("{path}:2"));
+            assert!(found[0].message.contains("per-family module"), "{found:?}");
+        }
+        // The family modules, test files, the test module of a file and (for now) the
+        // transitional folders may spell names.
+        for path in [
+            "pld-codegen-pto/src/emit/comm.rs",
+            "pld-codegen-pto/src/builtin.rs",
+            "pld-sim/src/sem/system.rs",
+            "pld-sim/src/world/tests.rs",
+            "pld-codegen-pto/src/runtime/host.rs",
+        ] {
+            assert!(check_file(path, text).is_empty(), "{path}");
+        }
+        let with_tests =
+            "//! c\nfn f() {}\n#[cfg(test)]\nmod tests {\n    const OP: &str = \"tile.store\";\n}\n";
+        assert!(check_file("pld-sim/src/credit.rs", with_tests).is_empty());
+        // An indented `#[cfg(test)]` (an item inside a function) does not end the checked code.
+        let inner = "//! c\nfn f() {\n    #[cfg(test)]\n    let s = \"tile.load\";\n}\n";
+        assert_eq!(check_file("pld-sim/src/credit.rs", inner).len(), 1);
+    }
+
+    #[test]
+    fn the_rule_names_existing_files() {
+        let root = workspace_root();
+        for path in PER_FAMILY_MODULES.iter().chain(TRANSITIONAL.iter()) {
+            assert!(root.join(path).exists(), "{path} does not exist: update the list");
+        }
+    }
+
+    #[test]
+    fn codegen_and_sim_spell_no_op_names_outside_family_modules() {
+        let root = workspace_root();
+        assert_eq!(check_crates(&[root.join("pld-codegen-pto"), root.join("pld-sim")]).unwrap(), []);
     }
 
     #[test]

@@ -56,27 +56,37 @@ fn emit_create(cx: &mut FnCx<'_>, call: &Call, targets: &[ValueId]) -> Result<Va
     Ok(Val::Array { ssa: r, ty: a.clone() })
 }
 
+/// One element of an on-core array: the array's SSA name and type, its PTO type, the index
+/// (argument 1, as `index`) and the element's scalar type.
+struct Element {
+    arr: String,
+    array: ArrayType,
+    aty: String,
+    index: String,
+    ty: MTy,
+}
+
+fn element(cx: &mut FnCx<'_>, call: &Call, op: &str) -> Result<Element, Diagnostic> {
+    let (arr, array) = array_operand(cx, call, op)?;
+    let aty = local_array_ty(cx, op, &array)?;
+    let index = cx.scalar_as(cx.arg(call, 1, "index")?, MTy::Index)?;
+    let ty = MTy::of_scalar(array.dtype).map_err(|m| cx.err(m))?;
+    Ok(Element { arr, array, aty, index, ty })
+}
+
 fn emit_get_element(cx: &mut FnCx<'_>, call: &Call, targets: &[ValueId]) -> Result<Val, Diagnostic> {
-    let op = "array.get_element";
-    let (arr, a) = array_operand(cx, call, op)?;
-    let aty = local_array_ty(cx, op, &a)?;
-    let i = cx.scalar_as(cx.arg(call, 1, "index")?, MTy::Index)?;
-    let ty = MTy::of_scalar(a.dtype).map_err(|m| cx.err(m))?;
+    let Element { arr, aty, index, ty, .. } = element(cx, call, "array.get_element")?;
     let hint = cx.result_hint(targets, "elem");
     let r = cx.named(&hint);
-    cx.line(format!("{r} = pto.local_array_get {arr}[{i}] : {aty} -> {}", ty.name()));
+    cx.line(format!("{r} = pto.local_array_get {arr}[{index}] : {aty} -> {}", ty.name()));
     Ok(Val::Scalar { ssa: r, ty })
 }
 
 fn emit_update_element(cx: &mut FnCx<'_>, call: &Call, _targets: &[ValueId]) -> Result<Val, Diagnostic> {
-    let op = "array.update_element";
-    let (arr, a) = array_operand(cx, call, op)?;
-    let aty = local_array_ty(cx, op, &a)?;
-    let i = cx.scalar_as(cx.arg(call, 1, "index")?, MTy::Index)?;
-    let ty = MTy::of_scalar(a.dtype).map_err(|m| cx.err(m))?;
+    let Element { arr, array, aty, index, ty } = element(cx, call, "array.update_element")?;
     let v = cx.scalar_as(cx.arg(call, 2, "value")?, ty)?;
-    cx.line(format!("pto.local_array_set {arr}[{i}], {v} : {aty}, {}", ty.name()));
-    Ok(Val::Array { ssa: arr, ty: a })
+    cx.line(format!("pto.local_array_set {arr}[{index}], {v} : {aty}, {}", ty.name()));
+    Ok(Val::Array { ssa: arr, ty: array })
 }
 
 register_emitter!("array.create", emit_create);

@@ -17,7 +17,6 @@ use super::{atomic_for, check_tload_dst, check_tstore_src};
 use crate::func::{FnCx, TensorRef, Val};
 use crate::mlir::{self, MTy};
 use crate::register_emitter;
-use crate::verify::OpClass;
 use pld_ir::{Call, DataType, Diagnostic, Expr, MemorySpace, TileType, Type, ValueId};
 
 fn emit_remote_load(cx: &mut FnCx<'_>, call: &Call, targets: &[ValueId]) -> Result<Val, Diagnostic> {
@@ -32,12 +31,7 @@ fn emit_remote_load(cx: &mut FnCx<'_>, call: &Call, targets: &[ValueId]) -> Resu
     let tile = cx.alloc_tile(&hint, &tt)?;
     let peer = cx.arg(call, 1, "peer")?.clone();
     let view = cx.peer_view(&t, &peer, op)?;
-    let offsets = cx.tuple_arg(call, 2, "offsets")?.to_vec();
-    let sizes = tt.effective_valid_shape().to_vec();
-    let (pv, pty) = cx.partition(&view, &t, &offsets, &sizes, &format!("{}_peer_pview", t.name))?;
-    let tty = cx.tile_ty(&tile, &tt)?;
-    let text = format!("pto.tload ins({pv} : {pty}) outs({tile} : {tty})");
-    cx.tile_op("pto.tload", OpClass::Other, &[(&tile, &tty)], text);
+    super::tload(cx, call, 2, (&view, &t), (&tile, &tt), "peer_pview")?;
     Ok(Val::Tile { ssa: tile, tile: tt })
 }
 
@@ -49,13 +43,7 @@ fn emit_remote_store(cx: &mut FnCx<'_>, call: &Call, _targets: &[ValueId]) -> Re
     let atomic = atomic_for(cx, call, t.ty.dtype)?;
     let peer = cx.arg(call, 2, "peer")?.clone();
     let view = cx.peer_view(&t, &peer, op)?;
-    let offsets = cx.tuple_arg(call, 3, "offsets")?.to_vec();
-    let sizes = FnCx::tile_region(&tt, t.ty.rank());
-    let (pv, pty) = cx.partition(&view, &t, &offsets, &sizes, &format!("{}_peer_pview", t.name))?;
-    let tty = cx.tile_ty(&ts, &tt)?;
-    let attr = if atomic == 1 { " {atomicType = #pto<atomic_type atomic_add>}" } else { "" };
-    let text = format!("pto.tstore ins({ts} : {tty}) outs({pv} : {pty}){attr}");
-    cx.tile_op("pto.tstore", OpClass::Other, &[(&ts, &tty)], text);
+    let (pv, pty) = super::tstore(cx, call, 3, (&view, &t), (&ts, &tt), atomic, "peer_pview")?;
     cx.line(format!("pto.cmo.cacheinvalid {pv} single_cache_line : {pty}"));
     Ok(Val::Unit)
 }

@@ -28,12 +28,7 @@ fn emit_load(cx: &mut FnCx<'_>, call: &Call, targets: &[ValueId]) -> Result<Val,
     let hint = cx.result_hint(targets, "tile");
     let tile = cx.alloc_tile(&hint, &tt)?;
     let view = cx.local_view(&t)?;
-    let offsets = cx.tuple_arg(call, 1, "offsets")?.to_vec();
-    let sizes = tt.effective_valid_shape().to_vec();
-    let (pv, pty) = cx.partition(&view, &t, &offsets, &sizes, &format!("{}_pview", t.name))?;
-    let tty = cx.tile_ty(&tile, &tt)?;
-    let text = format!("pto.tload ins({pv} : {pty}) outs({tile} : {tty})");
-    cx.tile_op("pto.tload", OpClass::Other, &[(&tile, &tty)], text);
+    super::tload(cx, call, 1, (&view, &t), (&tile, &tt), "pview")?;
     Ok(Val::Tile { ssa: tile, tile: tt })
 }
 
@@ -43,13 +38,7 @@ fn emit_store(cx: &mut FnCx<'_>, call: &Call, _targets: &[ValueId]) -> Result<Va
     check_tstore_src(cx, "tile.store", &tt)?;
     let atomic = atomic_for(cx, call, t.ty.dtype)?;
     let view = cx.local_view(&t)?;
-    let offsets = cx.tuple_arg(call, 1, "offsets")?.to_vec();
-    let sizes = FnCx::tile_region(&tt, t.ty.rank());
-    let (pv, pty) = cx.partition(&view, &t, &offsets, &sizes, &format!("{}_pview", t.name))?;
-    let tty = cx.tile_ty(&ts, &tt)?;
-    let attr = if atomic == 1 { " {atomicType = #pto<atomic_type atomic_add>}" } else { "" };
-    let text = format!("pto.tstore ins({ts} : {tty}) outs({pv} : {pty}){attr}");
-    cx.tile_op("pto.tstore", OpClass::Other, &[(&ts, &tty)], text);
+    super::tstore(cx, call, 1, (&view, &t), (&ts, &tt), atomic, "pview")?;
     Ok(Val::Tensor(t))
 }
 
@@ -181,10 +170,12 @@ fn emit_fillpad(cx: &mut FnCx<'_>, call: &Call, targets: &[ValueId]) -> Result<V
     Ok(Val::Tile { ssa: dst, tile: tt })
 }
 
-/// `tile.set_validshape(tile, rows, cols)`: a new `pto.alloc_tile` on the same buffer address
-/// with the new valid extent (no data movement).
-fn emit_set_validshape(cx: &mut FnCx<'_>, call: &Call, targets: &[ValueId]) -> Result<Val, Diagnostic> {
-    let (src, _) = cx.tile(cx.arg(call, 0, "tile")?, "tile.set_validshape tile")?;
+/// `tile.set_validshape(tile, rows, cols)` and `tile.reshape(tile, shape)`: a new
+/// `pto.alloc_tile` on the same buffer address with the result's shape and valid extent (no
+/// data movement).
+fn emit_same_buffer(cx: &mut FnCx<'_>, call: &Call, targets: &[ValueId]) -> Result<Val, Diagnostic> {
+    let what = format!("{} tile", call.callee.name());
+    let (src, _) = cx.tile(cx.arg(call, 0, "tile")?, &what)?;
     let tt = result_tile(cx, call)?;
     let hint = cx.result_hint(targets, "tile");
     let dst = cx.alloc_tile_with(&hint, &tt, 0, Some(&src))?;
@@ -468,15 +459,6 @@ fn emit_tensor_reshape(cx: &mut FnCx<'_>, call: &Call, _targets: &[ValueId]) -> 
     Ok(Val::Tensor(cx.derive_view(&base, ty.clone())?))
 }
 
-/// `tile.reshape`: the same buffer (same address) under a new shape.
-fn emit_tile_reshape(cx: &mut FnCx<'_>, call: &Call, targets: &[ValueId]) -> Result<Val, Diagnostic> {
-    let (src, _) = cx.tile(cx.arg(call, 0, "tile")?, "tile.reshape tile")?;
-    let tt = result_tile(cx, call)?;
-    let hint = cx.result_hint(targets, "tile");
-    let dst = cx.alloc_tile_with(&hint, &tt, 0, Some(&src))?;
-    Ok(Val::Tile { ssa: dst, tile: tt })
-}
-
 /// `tile.matmul(lhs, rhs)`: `pto.tmatmul` from a `left` and a `right` tile into an `acc` tile.
 fn emit_matmul(cx: &mut FnCx<'_>, call: &Call, targets: &[ValueId]) -> Result<Val, Diagnostic> {
     use pld_ir::MemorySpace;
@@ -505,14 +487,14 @@ fn emit_scalar_cast(cx: &mut FnCx<'_>, call: &Call, _targets: &[ValueId]) -> Res
 }
 
 register_emitter!("tensor.reshape", emit_tensor_reshape);
-register_emitter!("tile.reshape", emit_tile_reshape);
+register_emitter!("tile.reshape", emit_same_buffer);
 register_emitter!("tile.matmul", emit_matmul);
 register_emitter!("scalar.cast", emit_scalar_cast);
 register_emitter!("tensor.slice", emit_tensor_slice);
 register_emitter!("tile.cast", emit_cast);
 register_emitter!("tensor.view", emit_tensor_view);
 register_emitter!("tile.fillpad_inplace", emit_fillpad);
-register_emitter!("tile.set_validshape", emit_set_validshape);
+register_emitter!("tile.set_validshape", emit_same_buffer);
 register_emitter!("tile.full", emit_full);
 register_emitter!("tile.load", emit_load);
 register_emitter!("tile.store", emit_store);

@@ -1,11 +1,13 @@
 //! Op emitters, one module per op family, each registering its emitters by op name with
-//! [`crate::register_emitter!`]. Adding an op's PTO form touches only its family's file.
+//! [`crate::register_emitter!`] (and [`builtin_variant`]: the builtin collective family's
+//! variant names). Adding an op's PTO form touches only its family's file.
 //!
 //! Guarantees: emitters only produce forms the checklist of codegen.md §6 accepts; where an
 //! IR program would need a rejected form (a non-`i32` signal, a non-VEC staging tile,
 //! bf16 atomic add on A5, …) the emitter returns a diagnostic naming the op instead.
 
 pub mod array;
+pub mod builtin_variant;
 pub mod comm;
 pub mod core;
 pub mod scalar;
@@ -42,6 +44,48 @@ pub fn atomic_for(cx: &FnCx<'_>, call: &Call, dtype: pld_ir::DataType) -> Result
         }
         other => Err(cx.err(format!("{op} atomic must be AtomicType.None_ or AtomicType.Add, got {other}"))),
     }
+}
+
+/// `pto.tload` into `tile` (of type `tt`) of the region at argument `offsets_arg` of `call`
+/// in `view` (a local or peer view of `t`), the region's extent being `tt`'s valid shape;
+/// the partition view is named `<tensor>_<suffix>`.
+pub fn tload(
+    cx: &mut FnCx<'_>,
+    call: &Call,
+    offsets_arg: usize,
+    (view, t): (&str, &crate::func::TensorRef),
+    (tile, tt): (&str, &pld_ir::TileType),
+    suffix: &str,
+) -> Result<(), Diagnostic> {
+    let offsets = cx.tuple_arg(call, offsets_arg, "offsets")?.to_vec();
+    let sizes = tt.effective_valid_shape().to_vec();
+    let (pv, pty) = cx.partition(view, t, &offsets, &sizes, &format!("{}_{suffix}", t.name))?;
+    let tty = cx.tile_ty(tile, tt)?;
+    let text = format!("pto.tload ins({pv} : {pty}) outs({tile} : {tty})");
+    cx.tile_op("pto.tload", crate::verify::OpClass::Other, &[(tile, &tty)], text);
+    Ok(())
+}
+
+/// `pto.tstore` of `tile` (of type `tt`) into the region at argument `offsets_arg` of `call`
+/// in `view` (a local or peer view of `t`), atomically adding when `atomic` is 1; the
+/// partition view is named `<tensor>_<suffix>`. Returns that view and its type.
+pub fn tstore(
+    cx: &mut FnCx<'_>,
+    call: &Call,
+    offsets_arg: usize,
+    (view, t): (&str, &crate::func::TensorRef),
+    (tile, tt): (&str, &pld_ir::TileType),
+    atomic: i64,
+    suffix: &str,
+) -> Result<(String, String), Diagnostic> {
+    let offsets = cx.tuple_arg(call, offsets_arg, "offsets")?.to_vec();
+    let sizes = FnCx::tile_region(tt, t.ty.rank());
+    let (pv, pty) = cx.partition(view, t, &offsets, &sizes, &format!("{}_{suffix}", t.name))?;
+    let tty = cx.tile_ty(tile, tt)?;
+    let attr = if atomic == 1 { " {atomicType = #pto<atomic_type atomic_add>}" } else { "" };
+    let text = format!("pto.tstore ins({tile} : {tty}) outs({pv} : {pty}){attr}");
+    cx.tile_op("pto.tstore", crate::verify::OpClass::Other, &[(tile, &tty)], text);
+    Ok((pv, pty))
 }
 
 /// V9: a `pto.tload` destination is a `vec` or `mat` tile, and A2/A3 has no low-precision

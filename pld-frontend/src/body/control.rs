@@ -56,17 +56,7 @@ impl FnCx<'_, '_> {
             match kw.arg.as_deref() {
                 Some("init_values") => {
                     has_inits = true;
-                    let elts: Vec<&ast::Expr> = match &kw.value {
-                        ast::Expr::Tuple(t) => t.elts.iter().collect(),
-                        ast::Expr::List(l) => l.elts.iter().collect(),
-                        other => vec![other],
-                    };
-                    for e in elts {
-                        match self.expr(e) {
-                            Ok(x) => inits.push(x),
-                            Err(()) => ok = false,
-                        }
-                    }
+                    ok &= self.init_values(&kw.value, &mut inits);
                 }
                 other => {
                     self.error(Diagnostic::error(
@@ -229,6 +219,24 @@ impl FnCx<'_, '_> {
     }
 
     /// Defines the results of a loop from its body's `names = pl.yield_(...)`.
+    /// Lowers an `init_values=` value (a tuple, a list or one expression) onto `inits`;
+    /// `false` when an element did not lower (its error is recorded).
+    fn init_values(&mut self, value: &ast::Expr, inits: &mut Vec<Expr>) -> bool {
+        let elts: Vec<&ast::Expr> = match value {
+            ast::Expr::Tuple(t) => t.elts.iter().collect(),
+            ast::Expr::List(l) => l.elts.iter().collect(),
+            other => vec![other],
+        };
+        let mut ok = true;
+        for e in elts {
+            match self.expr(e) {
+                Ok(x) => inits.push(x),
+                Err(()) => ok = false,
+            }
+        }
+        ok
+    }
+
     fn loop_results(&mut self, frame: &Frame, iter_args: &[IterArg], span: Span) -> Vec<ValueId> {
         if iter_args.is_empty() {
             if frame.yielded.is_some() {
@@ -279,17 +287,7 @@ impl FnCx<'_, '_> {
                 self.error(Diagnostic::error(span_of(file, kw), "pl.while_ takes only init_values=(...)"));
                 return;
             }
-            let elts: Vec<&ast::Expr> = match &kw.value {
-                ast::Expr::Tuple(t) => t.elts.iter().collect(),
-                ast::Expr::List(l) => l.elts.iter().collect(),
-                other => vec![other],
-            };
-            for e in elts {
-                match self.expr(e) {
-                    Ok(x) => inits.push(x),
-                    Err(()) => ok = false,
-                }
-            }
+            ok &= self.init_values(&kw.value, &mut inits);
         }
         let names: Vec<(String, Span)> = match f.target.as_ref() {
             ast::Expr::Tuple(t) => t

@@ -4,8 +4,8 @@
 //! as `static` [`OpDef`] records and submits them with [`register_op!`](crate::register_op). The registry
 //! materialises every submission once through the one machinery of [`crate::table`]: ops
 //! sorted by name, each given a dense [`OpId`]; one DSL namespace in which op names, aliases
-//! and overload names may not collide; lowerings keyed by (op, kind) and canonicalizers by
-//! op, both required to name a registered op. Every duplicate names both definition sites,
+//! and overload names may not collide; lowerings keyed by (op, kind), canonicalizers and
+//! private-signal rules ([`crate::auto_signal`]) by op, all required to name a registered op. Every duplicate names both definition sites,
 //! and an empty registry is reported with the fix. Passes, codegen and the simulator see ops
 //! only through these records, never by family.
 //!
@@ -23,11 +23,12 @@ pub use attr::{AbiEnumKind, AttrDef, AttrDefault, AttrType};
 pub use deduce::{deduce, DeduceCx, DeduceEnv, DeduceFn, Target};
 pub use listing::describe;
 pub use opdef::{
-    ub_stage, Affinity, CanonicalizeFn, CanonicalizeReg, EffectsFn, LowerFn, Lowering, LoweringKind,
+    ub_stage, Affinity, CanonicalizeFn, CanonicalizeReg, EffectsFn, LowerFn, Lowered, Lowering, LoweringKind,
     LoweringReg, OpDef, OpReg, Overload, OverloadReg, ParamDef, BUILTIN_MESH_TILE, BUILTIN_TILE_ELEMS_ATTR,
     UB_CHUNK_BYTES,
 };
 
+use crate::auto_signal::{PrivateSignalFn, PrivateSignalReg};
 use crate::diag::Diagnostic;
 use crate::span::Span;
 use crate::table::{Table, TableKey};
@@ -38,7 +39,7 @@ use std::sync::LazyLock;
 macro_rules! register_canonicalize {
     ($op:expr, $run:path) => {
         $crate::inventory::submit! {
-            $crate::registry::CanonicalizeReg { op: $op, run: $run, file: file!(), line: line!() }
+            $crate::registry::CanonicalizeReg { op: $op, run: $run, site: $crate::site!() }
         }
     };
 }
@@ -47,12 +48,20 @@ macro_rules! register_canonicalize {
 #[macro_export]
 macro_rules! register_lowering {
     ($op:expr, $kind:expr, $run:path) => {
+        $crate::register_lowerings!(&[$op], $kind, $run);
+    };
+}
+
+/// Registers one lowering of kind `$kind` for every op named in `$ops` (a
+/// `&'static [&'static str]`): a family's ops that share a lowering, listed once.
+#[macro_export]
+macro_rules! register_lowerings {
+    ($ops:expr, $kind:expr, $run:path) => {
         $crate::inventory::submit! {
             $crate::registry::LoweringReg {
-                op: $op,
+                ops: $ops,
                 lowering: $crate::registry::Lowering { kind: $kind, run: $run },
-                file: file!(),
-                line: line!(),
+                site: $crate::site!(),
             }
         }
     };
@@ -108,6 +117,7 @@ pub struct Registry {
     /// Separately registered lowerings per op, indexed by [`OpId`], in kind order.
     lowerings: Vec<Vec<&'static Lowering>>,
     canonicalizers: Table<&'static str, &'static CanonicalizeReg>,
+    private_signals: Table<&'static str, &'static PrivateSignalReg>,
     errors: Vec<RegistryError>,
 }
 
@@ -143,11 +153,15 @@ impl Registry {
             "lowering",
             inventory::iter::<LoweringReg>
                 .into_iter()
-                .map(|r| ((r.op, r.lowering.kind), site(r.file, r.line), r)),
+                .flat_map(|r| r.ops.iter().map(move |op| ((*op, r.lowering.kind), r.site, &r.lowering))),
         );
         let canonicalizers = Table::collect(
             "canonicalizer",
-            inventory::iter::<CanonicalizeReg>.into_iter().map(|r| (r.op, site(r.file, r.line), r)),
+            inventory::iter::<CanonicalizeReg>.into_iter().map(|r| (r.op, r.site, r)),
+        );
+        let private_signals = Table::collect(
+            "private signal",
+            inventory::iter::<PrivateSignalReg>.into_iter().map(|r| (r.op, r.site, r)),
         );
         for (what, table_errors, unknown) in [
             (
@@ -159,6 +173,11 @@ impl Registry {
                 "a canonicalizer",
                 canonicalizers.errors(),
                 unknown_ops(&op_table, canonicalizers.iter().map(|(k, s, _)| (k, s))),
+            ),
+            (
+                "a private signal",
+                private_signals.errors(),
+                unknown_ops(&op_table, private_signals.iter().map(|(k, s, _)| (k, s))),
             ),
         ] {
             errors.extend_from_slice(table_errors);
@@ -174,10 +193,10 @@ impl Registry {
         let mut by_id: Vec<Vec<&'static Lowering>> = vec![Vec::new(); ops.len()];
         for ((op, _), _, r) in lowerings.iter() {
             if let Ok(i) = ops.binary_search_by(|o| o.def.name.cmp(op)) {
-                by_id[i].push(&r.lowering);
+                by_id[i].push(r);
             }
         }
-        Registry { ops, by_addr, names, lowerings: by_id, canonicalizers, errors }
+        Registry { ops, by_addr, names, lowerings: by_id, canonicalizers, private_signals, errors }
     }
 
     /// `Ok` when the registrations are consistent — the op registry's own tables and every
@@ -282,6 +301,11 @@ impl Registry {
     /// The canonicalizer registered for `op`, if any.
     pub fn canonicalizer(&self, op: &str) -> Option<CanonicalizeFn> {
         self.canonicalizers.get_by(op).map(|r| r.run)
+    }
+
+    /// The private-signal rule registered for `op`, if any ([`crate::auto_signal`]).
+    pub fn private_signal(&self, op: &str) -> Option<PrivateSignalFn> {
+        self.private_signals.get_by(op).map(|r| r.shape)
     }
 
     /// Every registered canonicalizer, sorted by op name.

@@ -138,8 +138,10 @@ impl LoweringKind {
 /// A lowering function: replaces one call statement by the statements it pushes into the
 /// builder. `results` are the values the original statement defined (empty for an `Eval`);
 /// the lowering must define them (or leave them to a final `Assign`).
-pub type LowerFn =
-    fn(&mut crate::builder::Builder<'_>, &Call, &[crate::value::ValueId], Span) -> Result<(), Diagnostic>;
+pub type LowerFn = fn(&mut crate::builder::Builder<'_>, &Call, &[crate::value::ValueId], Span) -> Lowered;
+
+/// What a lowering returns: `Ok` once it defined the statement's results, or the diagnostic.
+pub type Lowered = Result<(), Diagnostic>;
 
 /// One lowering an op offers.
 #[derive(Clone, Copy, Debug)]
@@ -273,10 +275,8 @@ pub struct CanonicalizeReg {
     pub op: &'static str,
     /// The rewrite.
     pub run: CanonicalizeFn,
-    /// Source file.
-    pub file: &'static str,
-    /// Source line.
-    pub line: u32,
+    /// Where it was submitted.
+    pub site: crate::table::Site,
 }
 
 /// A registration record; submitted by [`register_op!`](crate::register_op).
@@ -305,14 +305,12 @@ pub struct OverloadReg {
 /// file; submitted by [`register_lowering!`](crate::register_lowering).
 #[derive(Debug)]
 pub struct LoweringReg {
-    /// The op it lowers.
-    pub op: &'static str,
+    /// The ops it lowers (one, or a family's list that shares the lowering).
+    pub ops: &'static [&'static str],
     /// The lowering.
     pub lowering: Lowering,
-    /// Source file.
-    pub file: &'static str,
-    /// Source line.
-    pub line: u32,
+    /// Where it was submitted.
+    pub site: crate::table::Site,
 }
 
 inventory::collect!(OpReg);

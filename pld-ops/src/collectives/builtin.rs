@@ -212,12 +212,7 @@ fn builtin_gather(cx: &DeduceCx<'_>, one_row: bool) -> Result<Type, Diagnostic> 
     if target.shape[1] != input.shape[1] {
         return Err(cx.arg_error(1, format!("{op} target SIZE must equal input SIZE")));
     }
-    if target.dtype != input.dtype {
-        return Err(cx.arg_error(
-            1,
-            format!("{op} target dtype {} must match input dtype {}", target.dtype, input.dtype),
-        ));
-    }
+    same_dtype(cx, op, target, input)?;
     mesh_signal(cx, 2)?;
     dtype_kwarg(cx, "target", target.dtype)?;
     fp32_only(cx, target.dtype)?;

@@ -93,22 +93,8 @@ pub(super) fn rank2<'a>(
     Ok(t)
 }
 
-pub(super) fn tensor_like<'a>(
-    cx: &'a DeduceCx<'_>,
-    i: usize,
-    role: &str,
-) -> Result<&'a TensorType, Diagnostic> {
-    cx.ty(i).as_tensor_like().ok_or_else(|| {
-        cx.arg_error(
-            i,
-            format!(
-                "{} {role} must be a Tensor or DistributedTensor, got {}",
-                cx.def.name,
-                cx.ty(i).kind_name()
-            ),
-        )
-    })
-}
+/// Argument `i` must be a plain tensor or a window-bound tensor (the crate's one check).
+pub(super) use crate::util::tensor_like_arg as tensor_like;
 
 pub(super) fn dtype_kwarg(cx: &DeduceCx<'_>, role: &str, want: DataType) -> Result<(), Diagnostic> {
     if let Some(d) = cx.attr("dtype").and_then(|a| a.as_dtype()) {
@@ -162,6 +148,59 @@ pub(super) fn packed(cx: &DeduceCx<'_>, i: usize, t: &TensorType, role: &str) ->
                 format!("{op} {role} valid_shape must cover the whole shape; dimension {k} is {a} of {b}"),
             ));
         }
+    }
+    Ok(())
+}
+
+/// The target (argument 1) has the input's (argument 0) dtype.
+pub(super) fn same_dtype(
+    cx: &DeduceCx<'_>,
+    op: &str,
+    target: &TensorType,
+    input: &TensorType,
+) -> Result<(), Diagnostic> {
+    if target.dtype != input.dtype {
+        return Err(cx.arg_error(
+            1,
+            format!("{op} target dtype {} must match input dtype {}", target.dtype, input.dtype),
+        ));
+    }
+    Ok(())
+}
+
+/// The signal (argument 2) of a gather-like collective `(input, target, signal)`: omitted
+/// (a private one is synthesized), or a mesh signal distinct from the buffers whose first
+/// dimension equals `rows` (the first dimension of `rows_of`); the call returns the target.
+pub(super) fn gather_signal(
+    cx: &DeduceCx<'_>,
+    op: &str,
+    rows: &Expr,
+    rows_of: &str,
+) -> Result<pld_ir::Type, Diagnostic> {
+    if crate::collective_api::omitted_signal(cx, 2)? {
+        return Ok(cx.ty(1).clone());
+    }
+    let signal = mesh_signal(cx, 2)?;
+    distinct(cx, &[(0, "input"), (1, "target"), (2, "signal")])?;
+    if let Some((a, b)) = static_ne(&signal.shape[0], rows) {
+        return Err(cx.arg_error(
+            2,
+            format!("{op} signal first dimension ({a}) must equal {rows_of} first dimension ({b})"),
+        ));
+    }
+    Ok(cx.ty(1).clone())
+}
+
+/// The input (argument 0) and target (argument 1) are not one expression (`what`: "buffers",
+/// "windows").
+pub(super) fn not_the_same(cx: &DeduceCx<'_>, op: &str, what: &str) -> Result<(), Diagnostic> {
+    if cx.arg(0) == cx.arg(1) {
+        return Err(cx.arg_error(
+            1,
+            format!(
+                "{op} input and target must be different {what}, but the same expression was passed for both"
+            ),
+        ));
     }
     Ok(())
 }

@@ -19,7 +19,7 @@ use super::comm::{
     add, bind_result, ceil_div, check_mesh_signal, floordiv, min, mul, product, sub, Cells, Comm,
 };
 use pld_ir::{
-    register_lowering, Attr, BinOp, Builder, Call, DataType, Diagnostic, Expr, LoweringKind, Span,
+    register_lowering, Attr, BinOp, Builder, Call, DataType, Diagnostic, Expr, Lowered, LoweringKind, Span,
     TensorType, Type, ValueId,
 };
 use pld_runtime_abi::ReduceOp;
@@ -52,12 +52,7 @@ pub fn mesh_chunk_cols(dtype: DataType, n: Option<i64>) -> i64 {
     }
 }
 
-fn lower_allreduce(
-    b: &mut Builder<'_>,
-    call: &Call,
-    results: &[ValueId],
-    span: Span,
-) -> Result<(), Diagnostic> {
+fn lower_allreduce(b: &mut Builder<'_>, call: &Call, results: &[ValueId], span: Span) -> Lowered {
     b.span = span;
     if call.args.len() != 2 {
         return Err(Diagnostic::error(
@@ -213,13 +208,7 @@ pub(super) fn fold_peers(
     Ok(acc[0])
 }
 
-fn mesh(
-    b: &mut Builder<'_>,
-    call: &Call,
-    tt: &TensorType,
-    reduce: &str,
-    results: &[ValueId],
-) -> Result<(), Diagnostic> {
+fn mesh(b: &mut Builder<'_>, call: &Call, tt: &TensorType, reduce: &str, results: &[ValueId]) -> Lowered {
     let target = call.args[0].clone();
     let signal = call.args[1].clone();
     check_mesh_signal(b, OP, &signal)?;
@@ -373,13 +362,7 @@ pub fn ring_boundary(dtype: DataType, i: Expr, size: Expr, nr: Expr) -> Expr {
     }
 }
 
-fn ring(
-    b: &mut Builder<'_>,
-    call: &Call,
-    tt: &TensorType,
-    reduce: &str,
-    results: &[ValueId],
-) -> Result<(), Diagnostic> {
+fn ring(b: &mut Builder<'_>, call: &Call, tt: &TensorType, reduce: &str, results: &[ValueId]) -> Lowered {
     let target = call.args[0].clone();
     let signal = call.args[1].clone();
     let sig_ty = b.type_of(&signal);

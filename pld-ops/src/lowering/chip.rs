@@ -8,11 +8,11 @@
 //! is rebound to the operand it aliases.
 
 use pld_ir::{
-    register_lowering, Attr, Builder, Call, Diagnostic, Direction, Expr, FunctionBuilder, FunctionKind,
-    LoweringKind, Span, Type, ValueId,
+    register_lowerings, Attr, Builder, Call, Diagnostic, Direction, Expr, FunctionBuilder, FunctionKind,
+    Lowered, LoweringKind, Span, Type, ValueId,
 };
 
-fn lower_chip(b: &mut Builder<'_>, call: &Call, results: &[ValueId], span: Span) -> Result<(), Diagnostic> {
+fn lower_chip(b: &mut Builder<'_>, call: &Call, results: &[ValueId], span: Span) -> Lowered {
     b.span = span;
     let op = call.callee.name();
     let caller = match b.context("function") {
@@ -64,10 +64,4 @@ fn lower_chip(b: &mut Builder<'_>, call: &Call, results: &[ValueId], span: Span)
     Ok(())
 }
 
-register_lowering!("pld.tensor.allreduce", LoweringKind::ChipBuiltin, lower_chip);
-register_lowering!("pld.tensor.barrier", LoweringKind::ChipBuiltin, lower_chip);
-register_lowering!("pld.tensor.broadcast", LoweringKind::ChipBuiltin, lower_chip);
-register_lowering!("pld.tensor.reduce_scatter", LoweringKind::ChipBuiltin, lower_chip);
-register_lowering!("pld.tensor.allgather", LoweringKind::ChipBuiltin, lower_chip);
-register_lowering!("pld.tensor.all_to_all", LoweringKind::ChipBuiltin, lower_chip);
-register_lowering!("pld.tensor.all_to_all_v", LoweringKind::ChipBuiltin, lower_chip);
+register_lowerings!(super::RAIL_COLLECTIVES, LoweringKind::ChipBuiltin, lower_chip);

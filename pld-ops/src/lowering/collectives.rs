@@ -25,7 +25,10 @@ use super::allreduce::{fold_peers, load_chunk, mesh_chunk_cols};
 use super::comm::{
     bind_result, check_mesh_signal, floordiv, max, min, mul, sub, tensor_of, ub_stage_tile, Cells, Comm,
 };
-use pld_ir::{register_lowering, Attr, Builder, Call, Diagnostic, Expr, LoweringKind, Span, Type, ValueId};
+use pld_ir::{
+    register_lowering, register_lowerings, Attr, Builder, Call, Diagnostic, Expr, Lowered, LoweringKind,
+    Span, Type, ValueId,
+};
 use pld_runtime_abi::NotifyOp;
 
 fn arity(call: &Call, n: usize, span: Span) -> Result<(), Diagnostic> {
@@ -48,35 +51,34 @@ fn static_dim(b: &Builder<'_>, op: &str, what: &str, e: &Expr) -> Result<i64, Di
     })
 }
 
-fn lower_barrier(
-    b: &mut Builder<'_>,
-    call: &Call,
-    results: &[ValueId],
-    span: Span,
-) -> Result<(), Diagnostic> {
+fn lower_barrier(b: &mut Builder<'_>, call: &Call, results: &[ValueId], span: Span) -> Lowered {
     b.span = span;
     arity(call, 1, span)?;
     let signal = call.args[0].clone();
     check_mesh_signal(b, "pld.tensor.barrier", &signal)?;
-    let mut comm = Comm::setup(b, &signal, signal.clone())?;
-    comm.barrier(b, &Cells::Mesh)?;
-    comm.epilogue(b, &Cells::Mesh, Expr::int(1))?;
-    bind_result(b, results, signal);
-    Ok(())
+    let comm = Comm::setup(b, &signal, signal.clone())?;
+    comm.close(b, Expr::int(1), results, signal)
 }
 
-fn lower_broadcast(
+/// The `(target, signal)` operands of a targeted collective on the InCore path: two
+/// arguments, a mesh signal, a tensor target (whose fields come third).
+fn target_and_signal(
     b: &mut Builder<'_>,
     call: &Call,
-    results: &[ValueId],
+    op: &str,
     span: Span,
-) -> Result<(), Diagnostic> {
-    const OP: &str = "pld.tensor.broadcast";
+) -> Result<(Expr, Expr, pld_ir::TensorType), Diagnostic> {
     b.span = span;
     arity(call, 2, span)?;
     let (target, signal) = (call.args[0].clone(), call.args[1].clone());
-    check_mesh_signal(b, OP, &signal)?;
-    let t = tensor_of(b, OP, "target", &target)?;
+    check_mesh_signal(b, op, &signal)?;
+    let t = tensor_of(b, op, "target", &target)?;
+    Ok((target, signal, t))
+}
+
+fn lower_broadcast(b: &mut Builder<'_>, call: &Call, results: &[ValueId], span: Span) -> Lowered {
+    const OP: &str = "pld.tensor.broadcast";
+    let (target, signal, t) = target_and_signal(b, call, OP, span)?;
     let Some(shape) = t.static_shape() else {
         return Err(Diagnostic::error(span, format!("{OP} target shape must be static on the InCore path")));
     };
@@ -97,18 +99,9 @@ fn lower_broadcast(
     Ok(())
 }
 
-fn lower_reduce_scatter(
-    b: &mut Builder<'_>,
-    call: &Call,
-    results: &[ValueId],
-    span: Span,
-) -> Result<(), Diagnostic> {
+fn lower_reduce_scatter(b: &mut Builder<'_>, call: &Call, results: &[ValueId], span: Span) -> Lowered {
     const OP: &str = "pld.tensor.reduce_scatter";
-    b.span = span;
-    arity(call, 2, span)?;
-    let (target, signal) = (call.args[0].clone(), call.args[1].clone());
-    check_mesh_signal(b, OP, &signal)?;
-    let t = tensor_of(b, OP, "target", &target)?;
+    let (target, signal, t) = target_and_signal(b, call, OP, span)?;
     if t.rank() != 2 {
         return Err(Diagnostic::error(
             span,
@@ -156,10 +149,7 @@ fn lower_reduce_scatter(
         Ok(vec![])
     })?;
     // Read done: every peer has finished reading my window before I return.
-    comm.barrier(b, &Cells::Mesh)?;
-    comm.epilogue(b, &Cells::Mesh, Expr::int(2))?;
-    bind_result(b, results, target);
-    Ok(())
+    comm.close(b, Expr::int(2), results, target)
 }
 
 /// The shape of a row-push collective: every rank TPUTs one `[1, SIZE]` row of its plain
@@ -173,13 +163,41 @@ struct RowPush {
     row_per_dest: bool,
 }
 
-fn lower_row_push(
-    b: &mut Builder<'_>,
-    call: &Call,
-    results: &[ValueId],
-    span: Span,
-    spec: &RowPush,
-) -> Result<(), Diagnostic> {
+/// The row-push collectives: (op, what its input must be, stage tile name, loop variable,
+/// whether rank `dest` gets row `dest` rather than row 0).
+const ROW_PUSHES: [RowPush; 2] = [
+    RowPush::new(
+        "pld.tensor.allgather",
+        "local_data must be a plain Tensor [1, SIZE]",
+        "gather_stage",
+        "peer",
+        false,
+    ),
+    RowPush::new(
+        "pld.tensor.all_to_all",
+        "input must be a plain Tensor [NR, SIZE]",
+        "a2a_stage",
+        "dest",
+        true,
+    ),
+];
+
+impl RowPush {
+    const fn new(
+        op: &'static str,
+        what: &'static str,
+        stage: &'static str,
+        loop_var: &'static str,
+        row_per_dest: bool,
+    ) -> RowPush {
+        RowPush { op, what, stage, loop_var, row_per_dest }
+    }
+}
+
+fn lower_row_push(b: &mut Builder<'_>, call: &Call, results: &[ValueId], span: Span) -> Lowered {
+    let Some(spec) = ROW_PUSHES.iter().find(|p| p.op == call.callee.name()) else {
+        return Err(Diagnostic::error(span, format!("{} is not a row-push collective", call.callee.name())));
+    };
     let op = spec.op;
     b.span = span;
     arity(call, 3, span)?;
@@ -193,7 +211,7 @@ fn lower_row_push(
     };
     check_mesh_signal(b, op, &signal)?;
     let size = static_dim(b, op, "SIZE", i.shape.last().unwrap_or(&Expr::int(0)))?;
-    let mut comm = Comm::setup(b, &target, signal)?;
+    let comm = Comm::setup(b, &target, signal)?;
     let stage = ub_stage_tile(b, spec.stage, 1, size, i.dtype)?;
     let me = comm.my_rank;
     b.for_range(
@@ -218,50 +236,10 @@ fn lower_row_push(
             Ok(vec![])
         },
     )?;
-    comm.barrier(b, &Cells::Mesh)?;
-    comm.epilogue(b, &Cells::Mesh, Expr::int(1))?;
-    bind_result(b, results, target);
-    Ok(())
+    comm.close(b, Expr::int(1), results, target)
 }
 
-fn lower_allgather(
-    b: &mut Builder<'_>,
-    call: &Call,
-    results: &[ValueId],
-    span: Span,
-) -> Result<(), Diagnostic> {
-    let spec = RowPush {
-        op: "pld.tensor.allgather",
-        what: "local_data must be a plain Tensor [1, SIZE]",
-        stage: "gather_stage",
-        loop_var: "peer",
-        row_per_dest: false,
-    };
-    lower_row_push(b, call, results, span, &spec)
-}
-
-fn lower_all_to_all(
-    b: &mut Builder<'_>,
-    call: &Call,
-    results: &[ValueId],
-    span: Span,
-) -> Result<(), Diagnostic> {
-    let spec = RowPush {
-        op: "pld.tensor.all_to_all",
-        what: "input must be a plain Tensor [NR, SIZE]",
-        stage: "a2a_stage",
-        loop_var: "dest",
-        row_per_dest: true,
-    };
-    lower_row_push(b, call, results, span, &spec)
-}
-
-fn lower_all_to_all_v(
-    b: &mut Builder<'_>,
-    call: &Call,
-    results: &[ValueId],
-    span: Span,
-) -> Result<(), Diagnostic> {
+fn lower_all_to_all_v(b: &mut Builder<'_>, call: &Call, results: &[ValueId], span: Span) -> Lowered {
     const OP: &str = "pld.tensor.all_to_all_v";
     b.span = span;
     arity(call, 5, span)?;
@@ -293,7 +271,7 @@ fn lower_all_to_all_v(
         }
         _ => None,
     };
-    let mut comm = Comm::setup(b, &target, signal)?;
+    let comm = Comm::setup(b, &target, signal)?;
     let max_recv = match static_max_recv {
         Some(m) => Expr::int(m),
         None => Expr::var(b.assign("max_recv", floordiv(t.shape[0].clone(), Expr::var(comm.nranks)))),
@@ -333,15 +311,11 @@ fn lower_all_to_all_v(
         )?;
         Ok(vec![])
     })?;
-    comm.barrier(b, &Cells::Mesh)?;
-    comm.epilogue(b, &Cells::Mesh, Expr::int(1))?;
-    bind_result(b, results, target);
-    Ok(())
+    comm.close(b, Expr::int(1), results, target)
 }
 
 register_lowering!("pld.tensor.barrier", LoweringKind::Composite, lower_barrier);
 register_lowering!("pld.tensor.broadcast", LoweringKind::Composite, lower_broadcast);
 register_lowering!("pld.tensor.reduce_scatter", LoweringKind::Composite, lower_reduce_scatter);
-register_lowering!("pld.tensor.allgather", LoweringKind::Composite, lower_allgather);
-register_lowering!("pld.tensor.all_to_all", LoweringKind::Composite, lower_all_to_all);
+register_lowerings!(&[ROW_PUSHES[0].op, ROW_PUSHES[1].op], LoweringKind::Composite, lower_row_push);
 register_lowering!("pld.tensor.all_to_all_v", LoweringKind::Composite, lower_all_to_all_v);

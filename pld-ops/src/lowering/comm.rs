@@ -7,7 +7,7 @@
 //! signal is all-zero again and the next call restarts at generation 1 — which is what
 //! makes collectives legal inside loops and branches. Generations are counted per call.
 
-use pld_ir::{Attr, BinOp, Builder, DataType, Diagnostic, Expr, Type, UnOp, ValueId};
+use pld_ir::{Attr, BinOp, Builder, DataType, Diagnostic, Expr, Lowered, Type, UnOp, ValueId};
 use pld_runtime_abi::{NotifyOp, WaitCmp};
 
 /// How a signal's cells are addressed.
@@ -144,6 +144,15 @@ impl Comm {
         self.generation += 1;
         self.barrier_at(b, cells, Expr::int(self.generation))?;
         Ok(self.generation)
+    }
+
+    /// The common end of a mesh collective: one closing barrier, the self-clearing epilogue
+    /// of `total` credits, and the statement's results bound to `value`.
+    pub fn close(mut self, b: &mut Builder<'_>, total: Expr, results: &[ValueId], value: Expr) -> Lowered {
+        self.barrier(b, &Cells::Mesh)?;
+        self.epilogue(b, &Cells::Mesh, total)?;
+        bind_result(b, results, value);
+        Ok(())
     }
 
     /// The self-clearing epilogue: subtract `total` credits from every peer's cell of this

@@ -9,7 +9,9 @@
 //! that the builtin reads on the host must be window-bound. An assigned result is rebound to
 //! the data operand it aliases. Static checks that need the device count run here.
 
-use pld_ir::{register_lowering, Attr, Builder, Call, Diagnostic, Expr, LoweringKind, Span, Type, ValueId};
+use pld_ir::{
+    register_lowerings, Attr, Builder, Call, Diagnostic, Expr, Lowered, LoweringKind, Span, Type, ValueId,
+};
 
 struct Rule {
     builtin: &'static str,
@@ -39,7 +41,7 @@ fn rule(op: &str, mode: &str) -> Option<Rule> {
     })
 }
 
-fn lower_host(b: &mut Builder<'_>, call: &Call, results: &[ValueId], span: Span) -> Result<(), Diagnostic> {
+fn lower_host(b: &mut Builder<'_>, call: &Call, results: &[ValueId], span: Span) -> Lowered {
     b.span = span;
     let op = call.callee.name();
     let mode = match call.attr("mode") {
@@ -204,10 +206,4 @@ fn check_ring(
     Ok(())
 }
 
-register_lowering!("pld.tensor.allreduce", LoweringKind::HostBuiltin, lower_host);
-register_lowering!("pld.tensor.barrier", LoweringKind::HostBuiltin, lower_host);
-register_lowering!("pld.tensor.broadcast", LoweringKind::HostBuiltin, lower_host);
-register_lowering!("pld.tensor.reduce_scatter", LoweringKind::HostBuiltin, lower_host);
-register_lowering!("pld.tensor.allgather", LoweringKind::HostBuiltin, lower_host);
-register_lowering!("pld.tensor.all_to_all", LoweringKind::HostBuiltin, lower_host);
-register_lowering!("pld.tensor.all_to_all_v", LoweringKind::HostBuiltin, lower_host);
+register_lowerings!(super::RAIL_COLLECTIVES, LoweringKind::HostBuiltin, lower_host);

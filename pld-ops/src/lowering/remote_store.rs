@@ -4,14 +4,9 @@
 //! value, Vec or Acc) passes through unchanged. No staging tile.
 
 use super::comm::emit;
-use pld_ir::{register_lowering, Attr, Builder, Call, Diagnostic, Expr, LoweringKind, Span, Type, ValueId};
+use pld_ir::{register_lowering, Builder, Call, Diagnostic, Lowered, LoweringKind, Span, Type, ValueId};
 
-fn lower_remote_store(
-    b: &mut Builder<'_>,
-    call: &Call,
-    results: &[ValueId],
-    span: Span,
-) -> Result<(), Diagnostic> {
+fn lower_remote_store(b: &mut Builder<'_>, call: &Call, results: &[ValueId], span: Span) -> Lowered {
     b.span = span;
     let mut args = call.args.clone();
     let Some(src) = args.first().cloned() else {
@@ -21,16 +16,7 @@ fn lower_remote_store(
         ));
     };
     if let Type::Tensor(t) = b.type_of(&src) {
-        let zeros = Expr::tuple(t.shape.iter().map(|_| Expr::int(0)).collect());
-        let base = src.as_var().map_or("src".to_string(), |v| b.values.name(v).to_string());
-        let (phys, valid) = super::whole_tile_shapes(&t.shape, t.dtype.bytes() as i64);
-        let v = b.assign_op(
-            format!("{base}_vec"),
-            "tile.load",
-            vec![src, zeros, Expr::tuple(phys), Expr::tuple(valid)],
-            vec![("target_memory", Attr::Str("Vec".into()))],
-        )?;
-        args[0] = Expr::var(v);
+        args[0] = super::whole_vec_load(b, &src, &t, "src")?;
     }
     let attrs = call.attr_args();
     let e = b.op("pld.tile.remote_store", args, attrs)?;

@@ -6,7 +6,10 @@
 //! `tile.store(source, offsets, target)`, its source bridged to a Vec tile like an operand.
 
 use super::comm::emit;
-use pld_ir::{register_lowering, Attr, Builder, Call, Diagnostic, Expr, LoweringKind, Span, ValueId};
+use pld_ir::{
+    register_lowering, register_lowerings, Builder, Call, Diagnostic, Expr, Lowered, LoweringKind, Span,
+    ValueId,
+};
 
 /// A tile operand for `e`: `e` itself when it is a tile, else a Vec load of the whole tensor
 /// (rows padded to whole 32-byte blocks, the tensor's shape as the valid region).
@@ -15,16 +18,7 @@ pub fn as_tile(b: &mut Builder<'_>, e: &Expr) -> Result<Expr, Diagnostic> {
     let Some(t) = ty.as_tensor_like().cloned() else {
         return Ok(e.clone());
     };
-    let zeros = Expr::tuple(t.shape.iter().map(|_| Expr::int(0)).collect());
-    let base = e.as_var().map_or("operand".to_string(), |v| b.values.name(v).to_string());
-    let (phys, valid) = super::whole_tile_shapes(&t.shape, t.dtype.bytes() as i64);
-    let v = b.assign_op(
-        format!("{base}_vec"),
-        "tile.load",
-        vec![e.clone(), zeros, Expr::tuple(phys), Expr::tuple(valid)],
-        vec![("target_memory", Attr::Str("Vec".into()))],
-    )?;
-    Ok(Expr::var(v))
+    super::whole_vec_load(b, e, &t, "operand")
 }
 
 fn lower(b: &mut Builder<'_>, call: &Call, results: &[ValueId], span: Span) -> Result<(), Diagnostic> {
@@ -44,12 +38,7 @@ fn lower(b: &mut Builder<'_>, call: &Call, results: &[ValueId], span: Span) -> R
     Ok(())
 }
 
-fn lower_assemble(
-    b: &mut Builder<'_>,
-    call: &Call,
-    results: &[ValueId],
-    span: Span,
-) -> Result<(), Diagnostic> {
+fn lower_assemble(b: &mut Builder<'_>, call: &Call, results: &[ValueId], span: Span) -> Lowered {
     b.span = span;
     let attrs = call.attr_args();
     let [target, source, offsets] = call.args.as_slice() else {
@@ -62,14 +51,13 @@ fn lower_assemble(
 }
 
 register_lowering!("tensor.assemble", LoweringKind::TensorToTile, lower_assemble);
-register_lowering!("tensor.add", LoweringKind::TensorToTile, lower);
-register_lowering!("tensor.sub", LoweringKind::TensorToTile, lower);
-register_lowering!("tensor.mul", LoweringKind::TensorToTile, lower);
-register_lowering!("tensor.div", LoweringKind::TensorToTile, lower);
-register_lowering!("tensor.maximum", LoweringKind::TensorToTile, lower);
-register_lowering!("tensor.minimum", LoweringKind::TensorToTile, lower);
-register_lowering!("tensor.adds", LoweringKind::TensorToTile, lower);
-register_lowering!("tensor.subs", LoweringKind::TensorToTile, lower);
-register_lowering!("tensor.muls", LoweringKind::TensorToTile, lower);
-register_lowering!("tensor.divs", LoweringKind::TensorToTile, lower);
-register_lowering!("tensor.cast", LoweringKind::TensorToTile, lower);
+register_lowerings!(
+    &["tensor.add", "tensor.sub", "tensor.mul", "tensor.div", "tensor.maximum", "tensor.minimum"],
+    LoweringKind::TensorToTile,
+    lower
+);
+register_lowerings!(
+    &["tensor.adds", "tensor.subs", "tensor.muls", "tensor.divs", "tensor.cast"],
+    LoweringKind::TensorToTile,
+    lower
+);

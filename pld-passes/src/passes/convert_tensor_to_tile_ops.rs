@@ -10,7 +10,7 @@
 //! declared tensor type, which every caller allocates with `tensor.create` and passes. A GM
 //! parameter written both by a bulk tile store and by a scalar `tensor.write` is rejected.
 
-use crate::pass::{Pass, PassCx, Property};
+use crate::pass::{Pass, PassCx};
 use crate::util::apply_lowerings;
 use pld_ir::{
     Block, Diagnostic, Diagnostics, Direction, Effect, ExprKind, Function, FunctionKind, LoweringKind,
@@ -22,12 +22,7 @@ use std::collections::HashMap;
 pub struct ConvertTensorToTileOps;
 
 impl Pass for ConvertTensorToTileOps {
-    fn name(&self) -> &'static str {
-        "ConvertTensorToTileOps"
-    }
-    fn produced(&self) -> &'static [Property] {
-        &[Property::IncoreTileOps]
-    }
+    crate::pass_info!("ConvertTensorToTileOps", produced: [IncoreTileOps]);
     fn run(&self, program: &mut Program, cx: &mut PassCx) -> Result<(), pld_ir::Diagnostics> {
         // Changes: every InCore kernel (conservatively) and the functions lowerings add; the
         // callers too when a kernel gains an exit-store parameter (then: everything).

@@ -11,9 +11,7 @@ use pld_ir::{Block, Expr, ExprKind, Program, StmtKind};
 pub struct DeadCodeElimination;
 
 impl Pass for DeadCodeElimination {
-    fn name(&self) -> &'static str {
-        "DeadCodeElimination"
-    }
+    crate::pass_info!("DeadCodeElimination");
     fn run(&self, program: &mut Program, cx: &mut PassCx) -> Result<(), pld_ir::Diagnostics> {
         cx.report_changes();
         crate::util::per_function(program, cx, |_| true, |f, _| dce_block(&mut f.body)).into_result(())

@@ -19,7 +19,7 @@
 //! AIV, has no `core_num`/`sync_start`, is called from a chip orchestration, and lowers to a
 //! pure AIV kernel.
 
-use crate::pass::{Pass, PassCx, Property};
+use crate::pass::{Pass, PassCx};
 use crate::passes::dce::dce_block;
 use crate::util::{call_stmt, for_each_call, is_placement_stamp};
 use pld_ir::{
@@ -109,12 +109,7 @@ fn block_affinity(b: &Block, values: &Values) -> Affinity {
 pub struct ExpandMixedKernel;
 
 impl Pass for ExpandMixedKernel {
-    fn name(&self) -> &'static str {
-        "ExpandMixedKernel"
-    }
-    fn produced(&self) -> &'static [Property] {
-        &[Property::MixedKernelExpanded]
-    }
+    crate::pass_info!("ExpandMixedKernel", produced: [MixedKernelExpanded]);
     fn run(&self, program: &mut Program, cx: &mut PassCx) -> Result<(), Diagnostics> {
         let mut diags = Diagnostics::new();
         audit_waiters(program, &mut diags);

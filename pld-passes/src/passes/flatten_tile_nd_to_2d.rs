@@ -16,9 +16,7 @@ use pld_ir::{pushed_sources, Builder, Diagnostics, Expr, Program, Stmt, StmtKind
 pub struct FlattenTileNdTo2D;
 
 impl Pass for FlattenTileNdTo2D {
-    fn name(&self) -> &'static str {
-        "FlattenTileNdTo2D"
-    }
+    crate::pass_info!("FlattenTileNdTo2D");
     fn run(&self, program: &mut Program, cx: &mut PassCx) -> Result<(), Diagnostics> {
         cx.report_changes();
         let target = cx.target;

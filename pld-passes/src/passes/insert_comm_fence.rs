@@ -13,9 +13,7 @@ use pld_ir::{comm_fence, Diagnostics, Program};
 pub struct InsertCommFence;
 
 impl Pass for InsertCommFence {
-    fn name(&self) -> &'static str {
-        "InsertCommFence"
-    }
+    crate::pass_info!("InsertCommFence");
     fn run(&self, program: &mut Program, cx: &mut PassCx) -> Result<(), Diagnostics> {
         cx.report_changes();
         crate::util::per_function(program, cx, |f| f.kind.is_incore(), comm_fence::insert_comm_fences)

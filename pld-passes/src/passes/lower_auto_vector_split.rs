@@ -9,7 +9,7 @@
 //! (halving) are rejected with a diagnostic: this pipeline does not implement halving.
 
 use crate::ops::PLACEMENT_ATTR;
-use crate::pass::{Pass, PassCx, Property};
+use crate::pass::{Pass, PassCx};
 use crate::passes::expand_mixed_kernel::{intrinsic_affinity, Affinity};
 use crate::util::{call_stmt, is_placement_stamp};
 use pld_ir::{
@@ -20,12 +20,7 @@ use pld_ir::{
 pub struct LowerAutoVectorSplit;
 
 impl Pass for LowerAutoVectorSplit {
-    fn name(&self) -> &'static str {
-        "LowerAutoVectorSplit"
-    }
-    fn produced(&self) -> &'static [Property] {
-        &[Property::SplitAivLowered]
-    }
+    crate::pass_info!("LowerAutoVectorSplit", produced: [SplitAivLowered]);
     fn run(&self, program: &mut Program, cx: &mut PassCx) -> Result<(), Diagnostics> {
         cx.report_changes();
         crate::util::per_function(

@@ -5,7 +5,7 @@
 //! chip orchestration are left for `LowerHostTensorCollectives` / `LowerL2TensorCollectives`.
 //! The expansions are idempotent (they emit only non-composite ops).
 
-use crate::pass::{Pass, PassCx, Property};
+use crate::pass::{Pass, PassCx};
 use crate::util::apply_lowerings_reporting;
 use pld_ir::{LoweringKind, Program};
 
@@ -13,12 +13,7 @@ use pld_ir::{LoweringKind, Program};
 pub struct LowerCompositeOps;
 
 impl Pass for LowerCompositeOps {
-    fn name(&self) -> &'static str {
-        "LowerCompositeOps"
-    }
-    fn produced(&self) -> &'static [Property] {
-        &[Property::CompositesLowered]
-    }
+    crate::pass_info!("LowerCompositeOps", produced: [CompositesLowered]);
     fn run(&self, program: &mut Program, cx: &mut PassCx) -> Result<(), pld_ir::Diagnostics> {
         apply_lowerings_reporting(program, LoweringKind::Composite, cx, &|f| f.kind.is_incore())?;
         Ok(())

@@ -4,7 +4,7 @@
 //! each was replaced, by its registered lowering, with a call of a synthesized single-task
 //! AIV kernel that the composite lowering (which runs after this pass) expands in place.
 
-use crate::pass::{Pass, PassCx, Property};
+use crate::pass::{Pass, PassCx};
 use crate::util::apply_lowerings_reporting;
 use pld_ir::{Diagnostics, FunctionKind, LoweringKind, Program};
 
@@ -12,12 +12,7 @@ use pld_ir::{Diagnostics, FunctionKind, LoweringKind, Program};
 pub struct LowerL2TensorCollectives;
 
 impl Pass for LowerL2TensorCollectives {
-    fn name(&self) -> &'static str {
-        "LowerL2TensorCollectives"
-    }
-    fn produced(&self) -> &'static [Property] {
-        &[Property::ChipCollectivesLowered]
-    }
+    crate::pass_info!("LowerL2TensorCollectives", produced: [ChipCollectivesLowered]);
     fn run(&self, program: &mut Program, cx: &mut PassCx) -> Result<(), Diagnostics> {
         apply_lowerings_reporting(program, LoweringKind::ChipBuiltin, cx, &|f| {
             f.kind == FunctionKind::ChipOrch

@@ -11,7 +11,7 @@
 //! signal lives in its data's domain). A host body already wrapped is left alone.
 
 use crate::ops::{ALLOC_WINDOW_BUFFER, WINDOW, WORLD_SIZE};
-use crate::pass::{Pass, PassCx, Property};
+use crate::pass::{Pass, PassCx};
 use crate::util::{call_stmt, rededuce};
 use pld_ir::{
     Block, Callee, Diagnostic, Diagnostics, Expr, Function, FunctionKind, LoweringKind, Program, ScopeKind,
@@ -23,12 +23,7 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 pub struct MaterializeCommDomainScopes;
 
 impl Pass for MaterializeCommDomainScopes {
-    fn name(&self) -> &'static str {
-        "MaterializeCommDomainScopes"
-    }
-    fn produced(&self) -> &'static [Property] {
-        &[Property::CommDomainScopesMaterialized]
-    }
+    crate::pass_info!("MaterializeCommDomainScopes", produced: [CommDomainScopesMaterialized]);
     fn run(&self, program: &mut Program, cx: &mut PassCx) -> Result<(), Diagnostics> {
         let chips: HashSet<String> = program
             .functions

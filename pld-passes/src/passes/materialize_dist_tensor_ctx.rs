@@ -13,7 +13,7 @@
 //! resolved there is a user error.
 
 use crate::ops::GET_COMM_CTX;
-use crate::pass::{Pass, PassCx, Property};
+use crate::pass::{Pass, PassCx};
 use pld_ir::{
     Block, Builder, Callee, Diagnostic, Diagnostics, Direction, Expr, ExprKind, Function, FunctionKind,
     Param, Program, Stmt, StmtKind, Type, ValueId,
@@ -24,12 +24,7 @@ use std::collections::{HashMap, HashSet};
 pub struct MaterializeDistTensorCtx;
 
 impl Pass for MaterializeDistTensorCtx {
-    fn name(&self) -> &'static str {
-        "MaterializeDistTensorCtx"
-    }
-    fn produced(&self) -> &'static [Property] {
-        &[Property::DistTensorCtxMaterialized]
-    }
+    crate::pass_info!("MaterializeDistTensorCtx", produced: [DistTensorCtxMaterialized]);
     fn run(&self, program: &mut Program, cx: &mut PassCx) -> Result<(), Diagnostics> {
         cx.report_changes();
         // Plans: which parameter indices of each function are windows; and which parameters

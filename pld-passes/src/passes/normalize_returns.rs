@@ -12,19 +12,14 @@
 //! becomes `r = if ...: ...; yield pl.store(...) else: yield out` and `return r`, which has a
 //! structured (scf.if) form.
 
-use crate::pass::{Pass, PassCx, Property};
+use crate::pass::{Pass, PassCx};
 use pld_ir::{Block, Diagnostics, Expr, Function, Program, Stmt, StmtKind, Type, Values};
 
 /// See the module docs.
 pub struct NormalizeReturns;
 
 impl Pass for NormalizeReturns {
-    fn name(&self) -> &'static str {
-        "NormalizeReturns"
-    }
-    fn produced(&self) -> &'static [Property] {
-        &[]
-    }
+    crate::pass_info!("NormalizeReturns");
     fn run(&self, program: &mut Program, cx: &mut PassCx) -> Result<(), Diagnostics> {
         cx.report_changes();
         crate::util::per_function(program, cx, |f| f.kind.is_incore(), |f, _| normalize_function(f))

@@ -9,19 +9,14 @@
 //! outlined from the chip function by `OutlineIncoreScopes`, which runs next.
 
 use super::outline_incore_scopes::{outline_program, Outlined};
-use crate::pass::{Pass, PassCx, Property};
+use crate::pass::{Pass, PassCx};
 use pld_ir::{Diagnostics, Program};
 
 /// See the module docs.
 pub struct OutlineHierarchyScopes;
 
 impl Pass for OutlineHierarchyScopes {
-    fn name(&self) -> &'static str {
-        "OutlineHierarchyScopes"
-    }
-    fn produced(&self) -> &'static [Property] {
-        &[]
-    }
+    crate::pass_info!("OutlineHierarchyScopes");
     fn run(&self, program: &mut Program, cx: &mut PassCx) -> Result<(), Diagnostics> {
         outline_program(program, Outlined::Chip, cx)
     }

@@ -14,7 +14,7 @@
 //! contract (registrations, scalar bookkeeping and control flow only; at most 64
 //! registrations); its function is marked `deferred_completion_waiter=True`.
 
-use crate::pass::{Pass, PassCx, Property};
+use crate::pass::{Pass, PassCx};
 use crate::util::{for_each_call, is_placement_stamp, used_values};
 use pld_ir::{
     Attr, Block, Call, Callee, DataType, Diagnostic, Diagnostics, Direction, Expr, ExprKind, Function,
@@ -26,12 +26,7 @@ use std::collections::{HashMap, HashSet};
 pub struct OutlineIncoreScopes;
 
 impl Pass for OutlineIncoreScopes {
-    fn name(&self) -> &'static str {
-        "OutlineIncoreScopes"
-    }
-    fn produced(&self) -> &'static [Property] {
-        &[Property::SplitIncoreOrch]
-    }
+    crate::pass_info!("OutlineIncoreScopes", produced: [SplitIncoreOrch]);
     fn run(&self, program: &mut Program, cx: &mut PassCx) -> Result<(), Diagnostics> {
         outline_program(program, Outlined::Kernel, cx)
     }

@@ -38,9 +38,7 @@ fn missing_signal(c: &Call) -> Option<usize> {
 }
 
 impl Pass for SynthesizeAllReduceSignals {
-    fn name(&self) -> &'static str {
-        "SynthesizeAllReduceSignals"
-    }
+    crate::pass_info!("SynthesizeAllReduceSignals");
     fn run(&self, program: &mut Program, cx: &mut PassCx) -> Result<(), Diagnostics> {
         // Only host functions change, and only when some call (anywhere in them, nested ones
         // included) lacks its signal; otherwise the rewrite below has nothing to rewrite or

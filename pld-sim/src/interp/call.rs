@@ -52,14 +52,7 @@ impl<'p> Thread<'p> {
             .program
             .function(name)
             .ok_or_else(|| Fault::runtime(span, format!("call of unknown function '{name}'")))?;
-        let device = match &call.device {
-            Some(d) => Some(
-                eval_pure(act, d, env, ecx)?
-                    .as_i64()
-                    .ok_or_else(|| Fault::runtime(d.span, "device= is not an integer"))?,
-            ),
-            None => None,
-        };
+        let device = call_device(act, call, env, ecx)?;
         if crate::callback::is_host_callback(f) {
             if self.level != Level::Host {
                 return Err(Fault::new(
@@ -296,6 +289,23 @@ impl<'p> Ecx<'_, 'p> {
         self.launched += 1;
         self.reqs.push(Req::Launch { job, deps, manual: self.manual });
         id
+    }
+}
+
+/// The value of a dispatch's `device=` (`None` without one).
+pub(super) fn call_device<'p>(
+    act: &Act<'p>,
+    call: &'p Call,
+    env: &Env<'_, 'p>,
+    ecx: &mut Ecx<'_, 'p>,
+) -> Result<Option<i64>, Fault> {
+    match &call.device {
+        Some(d) => Ok(Some(
+            eval_pure(act, d, env, ecx)?
+                .as_i64()
+                .ok_or_else(|| Fault::runtime(d.span, "device= is not an integer"))?,
+        )),
+        None => Ok(None),
     }
 }
 

@@ -107,14 +107,7 @@ pub(super) fn eval_pure<'p>(
                     let f = env.program.function(name).ok_or_else(|| {
                         Fault::runtime(e.span, format!("call of unknown function '{name}'"))
                     })?;
-                    let device = match &c.device {
-                        Some(d) => Some(
-                            eval_pure(act, d, env, ecx)?
-                                .as_i64()
-                                .ok_or_else(|| Fault::runtime(d.span, "device= is not an integer"))?,
-                        ),
-                        None => None,
-                    };
+                    let device = call_device(act, c, env, ecx)?;
                     let deps = task_deps(act, c, env, ecx)?;
                     let mut result = mapped_return(f, &args);
                     match (ecx.level, device) {

@@ -14,7 +14,8 @@ use crate::sem::{self, CollFn, Flow, Level, OpCx, Park, SemKind};
 use crate::value::{Mem, Val};
 use crate::world::World;
 use pld_ir::{
-    BinOp, Call, Callee, Expr, ExprKind, Function, FunctionKind, Program, Span, Stmt, StmtKind, UnOp, ValueId,
+    BinOp, Call, Callee, Expr, ExprKind, Function, FunctionKind, IterArg, Program, Span, Stmt, StmtKind,
+    UnOp, ValueId,
 };
 use std::collections::HashMap;
 
@@ -176,37 +177,14 @@ fn env_size(f: &Function) -> usize {
 }
 
 impl<'p> Thread<'p> {
-    /// A thread running `func` with `args` bound to its parameters.
-    pub fn new(func: &'p Function, args: Vec<Val>, rank: usize, level: Level) -> Result<Thread<'p>, Fault> {
-        let mut t = Thread {
-            rank,
-            level,
-            name: func.name.clone(),
-            acts: Vec::new(),
-            micro: None,
-            parked: None,
-            defers: Vec::new(),
-            domain: 0,
-            result: None,
-            last_op: None,
-            last_wait: None,
-            group: func.attr("group").and_then(|a| a.as_str()).map(str::to_string),
-            launched: 0,
-            manual: 0,
-            commless: 0,
-        };
-        t.push_act(func, args, Vec::new())?;
-        Ok(t)
-    }
-
-    /// A thread that only runs a micro program.
-    pub fn micro(name: String, run: MicroRun, rank: usize) -> Thread<'p> {
+    /// A thread named `name` with nothing to run yet.
+    fn idle(name: String, rank: usize, level: Level) -> Thread<'p> {
         Thread {
             rank,
-            level: Level::Core,
+            level,
             name,
             acts: Vec::new(),
-            micro: Some(run),
+            micro: None,
             parked: None,
             defers: Vec::new(),
             domain: 0,
@@ -218,6 +196,19 @@ impl<'p> Thread<'p> {
             manual: 0,
             commless: 0,
         }
+    }
+
+    /// A thread running `func` with `args` bound to its parameters.
+    pub fn new(func: &'p Function, args: Vec<Val>, rank: usize, level: Level) -> Result<Thread<'p>, Fault> {
+        let mut t = Thread::idle(func.name.clone(), rank, level);
+        t.group = func.attr("group").and_then(|a| a.as_str()).map(str::to_string);
+        t.push_act(func, args, Vec::new())?;
+        Ok(t)
+    }
+
+    /// A thread that only runs a micro program.
+    pub fn micro(name: String, run: MicroRun, rank: usize) -> Thread<'p> {
+        Thread { micro: Some(run), ..Thread::idle(name, rank, Level::Core) }
     }
 
     fn push_act(
@@ -329,6 +320,7 @@ impl<'p> Thread<'p> {
                     act.frames.pop();
                     match act.frames.last_mut() {
                         Some(Frame::For { stmt, cur, stop, step }) => {
+                            let stmt = *stmt;
                             let StmtKind::For { var, body, iter_args, results, .. } = &stmt.kind else {
                                 break;
                             };
@@ -344,11 +336,7 @@ impl<'p> Thread<'p> {
                                     return Ok(StepOut::Ran);
                                 }
                             } else {
-                                for (ia, r) in iter_args.iter().zip(results) {
-                                    let v = get(&act.env, ia.value, stmt.span)?;
-                                    set(&mut act.env, *r, v);
-                                }
-                                act.frames.pop();
+                                exit_loop(act, iter_args, results, stmt.span)?;
                             }
                         }
                         Some(Frame::While { stmt }) => {
@@ -365,11 +353,7 @@ impl<'p> Thread<'p> {
                                     return Ok(StepOut::Ran);
                                 }
                             } else {
-                                for (ia, r) in iter_args.iter().zip(results) {
-                                    let v = get(&act.env, ia.value, stmt.span)?;
-                                    set(&mut act.env, *r, v);
-                                }
-                                act.frames.pop();
+                                exit_loop(act, iter_args, results, stmt.span)?;
                             }
                         }
                         Some(Frame::If) => {
@@ -476,39 +460,27 @@ impl<'p> Thread<'p> {
                 if s == 0 {
                     return Err(Fault::runtime(span, "loop step is zero"));
                 }
-                for ia in iter_args {
-                    let v = eval_pure(act, &ia.init, env, ecx)?;
-                    set(&mut act.env, ia.value, v);
-                }
+                carry_in(act, iter_args, env, ecx)?;
                 let enter = if s > 0 { a < b } else { a > b };
                 if enter {
                     set(&mut act.env, *var, Val::Int(a));
                     act.frames.push(Frame::For { stmt, cur: a, stop: b, step: s });
                     act.frames.push(Frame::Block { stmts: &body.stmts, pc: 0 });
                 } else {
-                    for (ia, r) in iter_args.iter().zip(results) {
-                        let v = get(&act.env, ia.value, span)?;
-                        set(&mut act.env, *r, v);
-                    }
+                    carry_out(act, iter_args, results, span)?;
                 }
                 Ok(StepOut::Ran)
             }
             StmtKind::While { iter_args, cond, body, results } => {
                 self.advance();
                 let act = self.acts.last_mut().ok_or_else(|| Fault::runtime(span, "no frame"))?;
-                for ia in iter_args {
-                    let v = eval_pure(act, &ia.init, env, ecx)?;
-                    set(&mut act.env, ia.value, v);
-                }
+                carry_in(act, iter_args, env, ecx)?;
                 let c = eval_pure(act, cond, env, ecx)?;
                 if c.truthy().ok_or_else(|| Fault::runtime(cond.span, "while condition is not a scalar"))? {
                     act.frames.push(Frame::While { stmt });
                     act.frames.push(Frame::Block { stmts: &body.stmts, pc: 0 });
                 } else {
-                    for (ia, r) in iter_args.iter().zip(results) {
-                        let v = get(&act.env, ia.value, span)?;
-                        set(&mut act.env, *r, v);
-                    }
+                    carry_out(act, iter_args, results, span)?;
                 }
                 Ok(StepOut::Ran)
             }
@@ -616,6 +588,36 @@ impl<'p> Thread<'p> {
         act.frames.push(Frame::Block { stmts: &body.stmts, pc: 0 });
         Ok(StepOut::Ran)
     }
+}
+
+/// Enters a loop: each iter-arg takes its initial value.
+fn carry_in<'p>(
+    act: &mut Act<'p>,
+    iter_args: &'p [IterArg],
+    env: &Env<'_, 'p>,
+    ecx: &mut Ecx<'_, 'p>,
+) -> Result<(), Fault> {
+    for ia in iter_args {
+        let v = eval_pure(act, &ia.init, env, ecx)?;
+        set(&mut act.env, ia.value, v);
+    }
+    Ok(())
+}
+
+/// Leaves a loop: each result takes its iter-arg's last value.
+fn carry_out(act: &mut Act<'_>, iter_args: &[IterArg], results: &[ValueId], span: Span) -> Result<(), Fault> {
+    for (ia, r) in iter_args.iter().zip(results) {
+        let v = get(&act.env, ia.value, span)?;
+        set(&mut act.env, *r, v);
+    }
+    Ok(())
+}
+
+/// Leaves the loop on top of `act`'s frames ([`carry_out`], then its frame goes).
+fn exit_loop(act: &mut Act<'_>, iter_args: &[IterArg], results: &[ValueId], span: Span) -> Result<(), Fault> {
+    carry_out(act, iter_args, results, span)?;
+    act.frames.pop();
+    Ok(())
 }
 
 fn if_results(act: &Act<'_>, _span: Span) -> Vec<ValueId> {

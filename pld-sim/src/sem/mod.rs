@@ -206,10 +206,8 @@ pub struct SemReg {
     pub name: &'static str,
     /// The semantics.
     pub kind: SemKind,
-    /// Source file of the submission.
-    pub file: &'static str,
-    /// Source line of the submission.
-    pub line: u32,
+    /// Where it was submitted.
+    pub site: Site,
 }
 
 inventory::collect!(SemReg);
@@ -222,8 +220,7 @@ macro_rules! register_semantics {
             $crate::sem::SemReg {
                 name: $name,
                 kind: $crate::sem::SemKind::Op($f),
-                file: file!(),
-                line: line!(),
+                site: $crate::pld_ir::site!(),
             }
         }
     };
@@ -237,8 +234,7 @@ macro_rules! register_collective {
             $crate::sem::SemReg {
                 name: $name,
                 kind: $crate::sem::SemKind::Collective { f: $f, result_arg: $result_arg },
-                file: file!(),
-                line: line!(),
+                site: $crate::pld_ir::site!(),
             }
         }
     };
@@ -248,7 +244,7 @@ macro_rules! register_collective {
 static TABLE: LazyLock<OpTable<SemKind>> = LazyLock::new(|| {
     OpTable::collect(
         "simulator semantics",
-        inventory::iter::<SemReg>.into_iter().map(|r| (r.name, Site { file: r.file, line: r.line }, r.kind)),
+        inventory::iter::<SemReg>.into_iter().map(|r| (r.name, r.site, r.kind)),
     )
 });
 

@@ -16,6 +16,11 @@ use crate::world::{FirstNotify, Resolved, World};
 use pld_ir::{DataType, Span};
 use pld_runtime_abi::{NotifyOp, WaitCmp};
 
+/// `pld.system.notify`: also the name micro programs' notifies report faults under.
+pub(crate) const NOTIFY: &str = "pld.system.notify";
+/// `pld.system.wait`: also the name micro programs' waits report faults under.
+pub(crate) const WAIT: &str = "pld.system.wait";
+
 fn alloc_window_buffer(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
     let size = cx.int(args, 0)?;
     // A degenerate (zero-cell) allocation, e.g. a ring signal on one rank, is legal.
@@ -112,7 +117,7 @@ pub fn notify(
     span: Span,
     who: &str,
 ) -> Result<(), Fault> {
-    let r = world.cell_addr(g, sig, Some(peer), idx, span, "pld.system.notify")?;
+    let r = world.cell_addr(g, sig, Some(peer), idx, span, NOTIFY)?;
     notify_at(world, g, r, value, op, span, who)
 }
 
@@ -204,7 +209,7 @@ pub fn wait(
     span: Span,
     who: &str,
 ) -> Result<Option<Park>, Fault> {
-    let r = world.cell_addr(g, sig, None, idx, span, "pld.system.wait")?;
+    let r = world.cell_addr(g, sig, None, idx, span, WAIT)?;
     wait_at(world, g, r, expected, ge, span, who)
 }
 
@@ -322,7 +327,7 @@ register_semantics!("pld.system.world_size", world_size);
 register_semantics!("pld.system.get_comm_ctx", get_comm_ctx);
 register_semantics!("pld.system.rank", rank);
 register_semantics!("pld.system.nranks", nranks);
-register_semantics!("pld.system.notify", notify_op);
-register_semantics!("pld.system.wait", wait_op);
+register_semantics!(NOTIFY, notify_op);
+register_semantics!(WAIT, wait_op);
 register_semantics!("pld.system.defer_wait", defer_wait_op);
 register_semantics!("system.fence", fence);
