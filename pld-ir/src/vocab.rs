@@ -26,6 +26,13 @@ pub const TILE_RESHAPE: &str = "tile.reshape";
 /// `tensor.read`: a scalar read of one element.
 pub const TENSOR_READ: &str = "tensor.read";
 
+/// `tensor.slice`: a sub-view of a tensor (the runtime directory's host views).
+pub const TENSOR_SLICE: &str = "tensor.slice";
+/// `tensor.reshape`: a reshaped view of a tensor.
+pub const TENSOR_RESHAPE: &str = "tensor.reshape";
+/// `scalar.cast`: a scalar conversion (`pl.cast` of a scalar).
+pub const SCALAR_CAST: &str = "scalar.cast";
+
 /// Every name above, for the registry test.
 pub const ALL: &[&str] = &[
     ALLOC_WINDOW_BUFFER,
@@ -36,6 +43,9 @@ pub const ALL: &[&str] = &[
     TENSOR_CREATE,
     TILE_RESHAPE,
     TENSOR_READ,
+    TENSOR_SLICE,
+    TENSOR_RESHAPE,
+    SCALAR_CAST,
     crate::comm_fence::FENCE,
     crate::comm_fence::CACHE_INVALID,
 ];

@@ -19,8 +19,7 @@
 //!   from the op record (`Call::op()`, its effects and signal role), from `pld_ir::vocab`, or
 //!   from a constant of the family module. Their unit-test code (a file named `tests.rs`,
 //!   or everything from a column-0 `#[cfg(test)]` line on) is exempt: tests build programs
-//!   by op name the way users write them. [`TRANSITIONAL`] lists the folders another change
-//!   of this round owns; they are checked once that change lands.
+//!   by op name the way users write them.
 //!
 //! A string literal is an op name when it reads `<namespace>.<name>` with a namespace of
 //! [`OP_NAMESPACES`] and a lowercase name; a file name such as `"tensor.h"` (a C, C++ or
@@ -106,11 +105,6 @@ pub fn check_file(path: &str, text: &str) -> Vec<Violation> {
 pub const PER_FAMILY_MODULES: [&str; 3] =
     ["pld-codegen-pto/src/emit/", "pld-codegen-pto/src/builtin.rs", "pld-sim/src/sem/"];
 
-/// Folders of codegen owned by another change of this round (the runtime-dir emitter, which
-/// is adding modules there); the op-name rule applies to them once that change lands and
-/// this list is emptied.
-pub const TRANSITIONAL: [&str; 1] = ["pld-codegen-pto/src/runtime/"];
-
 /// Whether the codegen/simulator op-name rule applies to the file at `path` (`/`-separated,
 /// relative to the workspace root).
 fn backend_rule_applies(path: &str) -> bool {
@@ -118,8 +112,7 @@ fn backend_rule_applies(path: &str) -> bool {
     let family =
         PER_FAMILY_MODULES.iter().any(|m| if m.ends_with('/') { path.starts_with(m) } else { path == *m });
     let test_file = path.ends_with("/tests.rs") || path.contains("/tests/");
-    let transitional = TRANSITIONAL.iter().any(|m| path.starts_with(m));
-    in_backend && !family && !test_file && !transitional
+    in_backend && !family && !test_file
 }
 
 /// Source-file extensions: `"tensor.h"` names a file, not an op.
@@ -287,20 +280,23 @@ mod tests {
     #[test]
     fn op_names_are_not_spelled_in_codegen_or_sim_outside_family_modules() {
         let text = "//! c\nif c.callee.name() == \"pld.system.wait\" {}\nlet h = \"tensor.h\";\n";
-        for path in ["pld-codegen-pto/src/orch.rs", "pld-sim/src/micro.rs", "pld-sim/src/sched/x.rs"] {
+        for path in [
+            "pld-codegen-pto/src/orch.rs",
+            "pld-sim/src/micro.rs",
+            "pld-sim/src/sched/x.rs",
+            "pld-codegen-pto/src/runtime/host.rs",
+        ] {
             let found = check_file(path, text);
             assert_eq!(found.len(), 1, "{path}: {found:?}");
             assert_eq!(found[0].location, format!("{path}:2"));
             assert!(found[0].message.contains("per-family module"), "{found:?}");
         }
-        // The family modules, test files, the test module of a file and (for now) the
-        // transitional folders may spell names.
+        // The family modules, test files and the test module of a file may spell names.
         for path in [
             "pld-codegen-pto/src/emit/comm.rs",
             "pld-codegen-pto/src/builtin.rs",
             "pld-sim/src/sem/system.rs",
             "pld-sim/src/world/tests.rs",
-            "pld-codegen-pto/src/runtime/host.rs",
         ] {
             assert!(check_file(path, text).is_empty(), "{path}");
         }
@@ -315,7 +311,7 @@ mod tests {
     #[test]
     fn the_rule_names_existing_files() {
         let root = workspace_root();
-        for path in PER_FAMILY_MODULES.iter().chain(TRANSITIONAL.iter()) {
+        for path in PER_FAMILY_MODULES.iter() {
             assert!(root.join(path).exists(), "{path} does not exist: update the list");
         }
     }

@@ -9,6 +9,9 @@ use crate::orch::Json;
 use crate::CodegenOptions;
 use pld_ir::{Attr, Call, DataType};
 
+/// The op name of the mesh allreduce builtin (the one taking a core count).
+pub const MESH_ALLREDUCE: &str = "builtin.tensor.allreduce";
+
 /// Variant name and template vars of a builtin collective call (codegen.md §5.5).
 pub(crate) fn builtin_spec(c: &Call, opts: &CodegenOptions) -> (String, Vec<(String, Json)>) {
     let op = c.callee.name();
@@ -28,7 +31,7 @@ pub(crate) fn builtin_spec(c: &Call, opts: &CodegenOptions) -> (String, Vec<(Str
     let mut vars = Vec::new();
     let mut v = |k: &str, s: String| vars.push((k.to_string(), Json::Str(s)));
     let variant = match op {
-        "builtin.tensor.allreduce" => {
+        MESH_ALLREDUCE => {
             v("op_cpp", op_cpp.into());
             v("reduce_inst", inst.into());
             v("dtype_cpp", dcpp.into());

@@ -30,12 +30,10 @@ use pld_ir::{
 use std::collections::HashMap;
 use std::fmt::Write as _;
 
-const ALLOC_WINDOW: &str = "pld.tensor.alloc_window_buffer";
-const WINDOW: &str = "pld.tensor.window";
-const GET_CTX: &str = "pld.system.get_comm_ctx";
-const SLICE: &str = "tensor.slice";
-const RESHAPE: &str = "tensor.reshape";
-pub(crate) const CREATE: &str = "tensor.create";
+use pld_ir::vocab::{
+    ALLOC_WINDOW_BUFFER as ALLOC_WINDOW, GET_COMM_CTX as GET_CTX, TENSOR_CREATE as CREATE,
+    TENSOR_RESHAPE as RESHAPE, TENSOR_SLICE as SLICE, WINDOW,
+};
 
 /// What a host value stands for.
 #[derive(Clone, Debug)]

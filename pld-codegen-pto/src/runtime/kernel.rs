@@ -135,7 +135,7 @@ pub fn uses_deferred(f: &Function) -> bool {
     let mut found = false;
     f.body.walk_exprs(&mut |e| {
         if let Some(c) = e.as_call() {
-            found |= c.callee.name() == "pld.system.defer_wait";
+            found |= matches!(&c.callee, pld_ir::Callee::Op(def) if def.signal_role == pld_ir::SignalRole::DeferredWait);
         }
     });
     found

@@ -507,8 +507,7 @@ pub(crate) fn py_expr(e: &Expr, var: &dyn Fn(pld_ir::ValueId) -> String) -> Resu
 
 /// The op name of `pld.system.world_size()`.
 pub(crate) const WORLD_SIZE: &str = pld_ir::vocab::WORLD_SIZE;
-/// The op name of a scalar conversion (`pl.cast` of a scalar).
-const SCALAR_CAST: &str = "scalar.cast";
+use pld_ir::vocab::SCALAR_CAST;
 
 /// An integer attribute of a function (`core_num`, …).
 pub(crate) fn fn_attr_int(f: &Function, name: &str) -> Option<i64> {

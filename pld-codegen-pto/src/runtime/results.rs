@@ -8,8 +8,8 @@
 //! caller's tensor receives it; anything else (an input, a slice, a scalar) is a diagnostic
 //! with the `return`'s position. `num_return_types` is the number of returned values.
 
-use super::host::CREATE;
 use super::unsupported;
+use pld_ir::vocab::TENSOR_CREATE as CREATE;
 use pld_ir::{
     Callee, Diagnostic, Direction, Expr, ExprKind, Function, Program, Stmt, StmtKind, TensorType, ValueId,
 };

@@ -55,8 +55,7 @@ impl Variant {
     }
 }
 
-/// The op name of the mesh allreduce builtin (the one taking a core count).
-pub const MESH_ALLREDUCE: &str = "builtin.tensor.allreduce";
+pub use crate::emit::builtin_variant::MESH_ALLREDUCE;
 
 /// Every builtin variant the program dispatches, in variant order.
 pub fn variants(program: &Program, opts: &CodegenOptions) -> Result<Vec<Variant>, Diagnostic> {
