@@ -125,7 +125,7 @@ fn crosscheck(case: &Case, p: usize, size: usize, dt: DataType, schedule: Schedu
     let text = pld_ir::print_program(&kernels);
     assert!(pld_ir::print_program(&low).contains("builtin.tensor."), "{what}: no builtin dispatch");
     assert!(!text.contains("builtin.tensor."), "{what}: a builtin dispatch remains:\n{text}");
-    let rows = if case.in_rows == "1" { 1 } else { p };
+    let rows = case.in_rows.parse().unwrap_or(p);
     let inp: Inputs = inputs(vec![(
         "inputs",
         HostTensor::from_f64(dt, vec![p, rows, size], &rank_inputs(p, rows * size, dt)),
@@ -147,20 +147,108 @@ fn messages(d: &pld_ir::Diagnostics) -> Vec<String> {
     d.iter().map(|x| x.message.clone()).collect()
 }
 
-const ALLREDUCE: Case = Case {
-    in_rows: "1",
-    out_rows: "1",
-    body: "stage = pld.tensor.allreduce(stage, signal, op=pld.ReduceOp.Sum)",
-    result: "stage",
-    sig_cells: MESH_SIG.0,
-    sig_shape: MESH_SIG.1,
-};
+const RING_SIG: (&str, &str) =
+    ("(2 * (pld.world_size() - 1) + 1) * pld.world_size()", "[2 * (NR - 1) + 1, NR]");
+const BLOCK_SIG: (&str, &str) = ("pld.world_size() * 4", "[NR, 4]");
+
+const fn case(
+    in_rows: &'static str,
+    out_rows: &'static str,
+    body: &'static str,
+    result: &'static str,
+) -> Case {
+    Case { in_rows, out_rows, body, result, sig_cells: MESH_SIG.0, sig_shape: MESH_SIG.1 }
+}
+
+fn mesh_allreduce(op: &str, core_num: i64) -> Case {
+    let body =
+        format!("stage = pld.tensor.allreduce(stage, signal, op=pld.ReduceOp.{op}, core_num={core_num})");
+    let (sig_cells, sig_shape) = if core_num > 1 { BLOCK_SIG } else { MESH_SIG };
+    Case { body: leak(body), sig_cells, sig_shape, ..case("1", "1", "", "stage") }
+}
+
+fn leak(s: String) -> &'static str {
+    Box::leak(s.into_boxed_str())
+}
+
+const SCHEDULES: [Schedule; 2] = [Schedule::Deterministic, Schedule::Random(11)];
+const RANKS: [usize; 4] = [2, 3, 4, 8];
 
 #[test]
 fn host_mesh_allreduce_kernel_matches_model() {
-    for p in [2, 3, 4, 8] {
-        for size in [1, 17, 300] {
-            crosscheck(&ALLREDUCE, p, size, DataType::FP32, Schedule::Deterministic);
+    for dt in [DataType::FP32, DataType::FP16] {
+        for op in ["Sum", "Max", "Min", "Prod"] {
+            let c = mesh_allreduce(op, 1);
+            for p in RANKS {
+                for size in [1, 17, 300] {
+                    crosscheck(&c, p, size, dt, Schedule::Deterministic);
+                }
+            }
+            crosscheck(&c, 3, 300, dt, Schedule::Random(5));
+        }
+    }
+}
+
+#[test]
+fn host_multi_block_mesh_allreduce_kernel_matches_model() {
+    // core_num blocks own the 256-element tiles block-cyclically (a ragged tail included).
+    for core_num in [2, 3] {
+        let c = mesh_allreduce("Sum", core_num);
+        for p in RANKS {
+            for size in [17, 600, 1025] {
+                crosscheck(&c, p, size, DataType::FP32, Schedule::Deterministic);
+            }
+        }
+        for schedule in SCHEDULES {
+            crosscheck(&c, 3, 1025, DataType::FP16, schedule);
+        }
+    }
+}
+
+#[test]
+fn host_ring_allreduce_kernel_matches_model() {
+    let c = Case {
+        sig_cells: RING_SIG.0,
+        sig_shape: RING_SIG.1,
+        ..case(
+            "1",
+            "1",
+            "stage = pld.tensor.allreduce(stage, signal, op=pld.ReduceOp.Sum, mode=\"ring\")",
+            "stage",
+        )
+    };
+    for p in RANKS {
+        for size in [1, 17, 301] {
+            for schedule in SCHEDULES {
+                crosscheck(&c, p, size, DataType::FP32, schedule);
+            }
+        }
+    }
+}
+
+#[test]
+fn host_barrier_broadcast_reduce_scatter_allgather_all_to_all_kernels_match_models() {
+    let cases = [
+        // A barrier's signal must share a comm domain with a window some dispatch consumes.
+        case(
+            "1",
+            "1",
+            "stage = pld.tensor.broadcast(stage, signal, root=0)\n        pld.tensor.barrier(signal)",
+            "stage",
+        ),
+        case("1", "1", "stage = pld.tensor.broadcast(stage, signal, root=0)", "stage"),
+        // The broadcast kernel needs a static target shape (so does codegen's rendering).
+        case("3", "3", "stage = pld.tensor.broadcast(stage, signal, root=1)", "stage"),
+        case("NR", "NR", "stage = pld.tensor.reduce_scatter(stage, signal, op=pld.ReduceOp.Sum)", "stage"),
+        case("1", "NR", "data = pld.tensor.allgather(stage, data, signal)", "data"),
+        case("NR", "NR", "data = pld.tensor.all_to_all(stage, data, signal)", "data"),
+    ];
+    for c in &cases {
+        for p in RANKS {
+            for size in [1, 17, 33] {
+                crosscheck(c, p, size, DataType::FP32, Schedule::Deterministic);
+            }
+            crosscheck(c, p, 17, DataType::FP32, Schedule::Random(p as u64));
         }
     }
 }

@@ -165,11 +165,8 @@ pub fn build(
             let [data, signal] = args.as_slice() else {
                 return Err(Diagnostic::error(span, "expects (src, signal)"));
             };
-            return multi_block_mesh(b, data, signal, blocks, &|b, c| {
-                let c = b.op(&composite, c, attrs.clone())?;
-                let Some(c) = c.as_call().cloned() else { return Ok(()) };
-                (lowering.run)(b, &c, &[], span)
-            });
+            let reduce = super::allreduce::reduce_op_name(call.attr_int("op").unwrap_or(0))?;
+            return multi_block_mesh(b, data, signal, blocks, reduce);
         }
         let c = b.op(&composite, args, attrs.clone())?;
         let Some(mut c) = c.as_call().cloned() else { return Ok(()) };
@@ -271,28 +268,27 @@ fn return_barrier(
     (lowering.run)(b, &c, &[], span)
 }
 
-/// Emits the reduction of one tile: `(builder, [chunk, signal column])`.
-type ReduceTile<'r> = dyn Fn(&mut Builder<'_>, Vec<Expr>) -> Result<(), Diagnostic> + 'r;
-
-/// The body of a `core_num = C > 1` mesh allreduce kernel. Block `b` ([`BLOCK_IDX_SYM`]) of
-/// the `C` ([`BLOCK_NUM_SYM`]) launched blocks owns the 256-element tiles `b, b + C, …` of the
-/// flattened data and uses signal column `b` (`[NR, stride]` signal: block `b` of rank `me`
-/// notifies `[me, b]` on each peer and waits on its own `[p, b]`), so every (peer, block)
-/// pair has its own counter. Each tile is reduced by the InCore mesh lowering (`reduce`)
-/// on the `[1, 256]` window slice with the `[NR, 1]` signal column: a ready barrier, the
-/// per-chunk read-done barrier before the store, and the self-clearing epilogue, so a lane
-/// returns to zero after every tile and after the call. A ragged last tile (`E % 256`
-/// elements) belongs to block `(E / 256) % C`. Blocks at or beyond the signal stride own no
-/// lane and retire at once (the same blocks on every rank). Blocks without tiles run no
-/// barrier; every rank skips the same ones, so the protocol stays symmetric. The data extent
+/// The body of a `core_num = C > 1` mesh allreduce kernel (seed "Kernel partitioning").
+/// Block `b` ([`BLOCK_IDX_SYM`]) of the `C` ([`BLOCK_NUM_SYM`]) launched blocks owns the
+/// 256-element tiles `b, b + C, …` of the flattened data and uses signal column `b`
+/// (`[NR, stride]` signal: block `b` of rank `me` notifies `[me, b]` on each peer and waits on
+/// its own `[p, b]`), so every (peer, block) pair has its own counter. Each block runs the
+/// ready barrier once (also a block with no tile: ranks stay symmetric and `core_num` may
+/// exceed the tile count), then per owned tile: load its own tile, combine every peer's in
+/// rank order, the read-done barrier (generation `2 + i` for its `i`-th tile) before the
+/// store; then the self-clearing epilogue of `1 + tiles` credits. A ragged last tile
+/// (`E % 256` elements) belongs to block `(E / 256) % C`. Blocks at or beyond the signal
+/// stride own no lane and retire at once (the same blocks on every rank). The data extent
 /// must be static (the tiles are static windows).
 fn multi_block_mesh(
     b: &mut Builder<'_>,
     data: &Expr,
     signal: &Expr,
     blocks: i64,
-    reduce: &ReduceTile<'_>,
+    reduce: &str,
 ) -> Result<(), Diagnostic> {
+    use super::allreduce::{fold_peers, load_chunk, remote_chunk};
+    use super::comm::{add, floordiv, sub, Cells, Comm};
     let span = b.span;
     let dt = b.type_of(data);
     let Some(tt) = dt.as_tensor_like().cloned() else {
@@ -313,12 +309,15 @@ fn multi_block_mesh(
     };
     let flat =
         b.assign_op("data_flat", "tensor.view", vec![data.clone(), Expr::ints(&[1, numel])], vec![])?;
+    let flat = Expr::var(flat);
     let bid = Expr::sym(BLOCK_IDX_SYM);
     // The launched block count, read at run time like the reference template's trailing
     // `core_num` scalar: one rendered variant serves every core_num.
     let nblk = Expr::sym(BLOCK_NUM_SYM);
-    let full = numel / BUILTIN_MESH_TILE;
-    let tail = numel % BUILTIN_MESH_TILE;
+    let tile = BUILTIN_MESH_TILE;
+    let full = numel / tile;
+    let tail = numel % tile;
+    let dtype = tt.dtype;
     let owns_lane = Expr::binary(BinOp::Lt, bid.clone(), sig.shape[1].clone());
     b.if_then(owns_lane, |b| {
         let lane = b.assign_op(
@@ -331,31 +330,53 @@ fn multi_block_mesh(
             ],
             vec![],
         )?;
-        let tile_at = |b: &mut Builder<'_>, name: &str, off: Expr, n: i64| {
-            b.assign_op(
-                name,
-                "tensor.slice",
-                vec![Expr::var(flat), Expr::ints(&[1, n]), Expr::tuple(vec![Expr::int(0), off])],
+        let cells = Cells::Mesh;
+        let mut comm = Comm::setup(b, &flat, Expr::var(lane))?;
+        comm.barrier(b, &cells)?;
+        let (me, nranks) = (comm.my_rank, comm.nranks);
+        let comm = &comm;
+        // Tile `t` (`col = t * 256`, `valid` elements): reduce, read-done barrier, store.
+        let reduce_tile = |b: &mut Builder<'_>, t: Expr, valid: i64| -> Result<(), Diagnostic> {
+            let col = Expr::binary(BinOp::Mul, t.clone(), Expr::int(tile));
+            let valid = Expr::int(valid);
+            let acc0 = load_chunk(b, &flat, Expr::int(0), col.clone(), tile, valid.clone(), "acc")?;
+            let acc = fold_peers(b, (me, nranks), acc0, reduce, |b, peer| {
+                remote_chunk(b, &flat, Expr::var(peer), Expr::int(0), col.clone(), tile, valid.clone(), dtype)
+            })?;
+            let nth = floordiv(sub(t, bid.clone()), nblk.clone());
+            comm.barrier_at(b, &cells, add(Expr::int(2), nth))?;
+            let store = b.assign_op(
+                "store_value",
+                "tile.set_validshape",
+                vec![Expr::var(acc), Expr::int(1), valid],
+                vec![],
+            )?;
+            b.eval_op(
+                "tile.store",
+                vec![Expr::var(store), Expr::tuple(vec![Expr::int(0), col]), flat.clone()],
                 vec![],
             )
         };
         if full > 0 {
             b.for_range("t", (bid.clone(), Expr::int(full), nblk.clone()), vec![], |b, t, _| {
-                let off = Expr::binary(BinOp::Mul, Expr::var(t), Expr::int(BUILTIN_MESH_TILE));
-                let chunk = tile_at(b, "chunk", off, BUILTIN_MESH_TILE)?;
-                reduce(b, vec![Expr::var(chunk), Expr::var(lane)])?;
+                reduce_tile(b, Expr::var(t), tile)?;
                 Ok(vec![])
             })?;
         }
-        if tail > 0 {
-            let owner_blk = Expr::binary(BinOp::Mod, Expr::int(full), nblk.clone());
-            let owner = Expr::binary(BinOp::Eq, bid.clone(), owner_blk);
-            b.if_then(owner, |b| {
-                let chunk = tile_at(b, "tail", Expr::int(full * BUILTIN_MESH_TILE), tail)?;
-                reduce(b, vec![Expr::var(chunk), Expr::var(lane)])
-            })?;
+        // Whole tiles this block owns: ceil((full - b) / C), never negative (b < C).
+        let owned =
+            floordiv(add(sub(Expr::int(full), bid.clone()), sub(nblk.clone(), Expr::int(1))), nblk.clone());
+        if tail == 0 {
+            return comm.epilogue(b, &cells, add(Expr::int(1), owned));
         }
-        Ok(())
+        let owner_blk = Expr::binary(BinOp::Mod, Expr::int(full), nblk.clone());
+        b.if_then(Expr::binary(BinOp::Eq, bid.clone(), owner_blk.clone()), |b| {
+            reduce_tile(b, Expr::int(full), tail)?;
+            comm.epilogue(b, &cells, add(Expr::int(2), owned.clone()))
+        })?;
+        b.if_then(Expr::binary(BinOp::Ne, bid.clone(), owner_blk), |b| {
+            comm.epilogue(b, &cells, add(Expr::int(1), owned.clone()))
+        })
     })
 }
 
