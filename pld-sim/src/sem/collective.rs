@@ -152,8 +152,10 @@ fn allreduce(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Vec<Micro>, Fault> {
     let stride = if sig.shape.len() >= 2 { sig.shape[1] } else { 1 };
     let s = data.shape[1];
     // The seed's host-builtin tile, as the rendered builtin kernel (with several blocks,
-    // blocks own tiles block-cyclically).
-    let chunk = pld_ir::BUILTIN_MESH_TILE;
+    // blocks own tiles block-cyclically); an InCore/chip allreduce works in its lowering's
+    // UB chunks.
+    let chunk =
+        if cx.name().starts_with("builtin.") { pld_ir::BUILTIN_MESH_TILE } else { mesh_chunk(data.dtype, s) };
     let nchunks = (s + chunk - 1) / chunk;
     // Blocks run one after another on the rank: a valid interleaving of the SPMD grid,
     // since every rank runs them in the same order.
@@ -195,6 +197,19 @@ fn allreduce(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Vec<Micro>, Fault> {
         p.epilogue(1 + mine as i32, b, None);
     }
     Ok(p.prog)
+}
+
+/// The InCore mesh lowering's chunk (`mesh_chunk_cols`): one UB chunk, or for a shorter
+/// stream its length rounded up to 32 bytes.
+fn mesh_chunk(dtype: DataType, s: i64) -> i64 {
+    let eb = dtype.bytes().max(1) as i64;
+    let chunk = pld_ir::UB_CHUNK_BYTES / eb;
+    let align = (32 / eb).max(1);
+    if s > 0 && s < chunk {
+        (s + align - 1) / align * align
+    } else {
+        chunk
+    }
 }
 
 /// Ring segment boundaries, as the ring lowering computes them (`ring_boundary`): balanced
