@@ -136,13 +136,14 @@ pub fn program_on(case: &Case, size: usize, dt: DataType, rail: Rail) -> Program
     )
 }
 
-/// Deterministic per-rank inputs of `n` elements, exact in every tested dtype.
+/// Deterministic per-rank inputs of `n` elements, quarter steps in [-2, 2] (exact in FP16 and
+/// FP32; a product over 8 ranks stays finite in FP16).
 pub fn rank_inputs(p: usize, n: usize, dt: DataType) -> Vec<f64> {
     (0..p)
         .flat_map(|r| {
             (0..n).map(move |i| match dt {
                 DataType::INT32 => (r as i64 * 1000 + i as i64 % 997 - 300) as f64,
-                _ => ((r * 7 + i * 3) % 61) as f64 * 0.25 - 4.0,
+                _ => ((r * 7 + i * 3) % 17) as f64 * 0.25 - 2.0,
             })
         })
         .collect()
