@@ -79,6 +79,10 @@ pub struct RunArgs {
     /// Report reads of window bytes nothing wrote as warnings instead of faults (exit 3).
     #[arg(long)]
     allow_uninit_reads: bool,
+    /// How builtin collective dispatches run: `model` (the simulator's protocol models, the
+    /// fast path) or `lowered` (the kernels codegen emits, via MaterializeBuiltinKernels).
+    #[arg(long, default_value = "model", value_parser = parse_builtins)]
+    builtins: Builtins,
     /// `pld verify`: explore this many PCT schedules after the deterministic one.
     #[arg(skip)]
     pub verify: Option<usize>,
@@ -96,6 +100,23 @@ fn parse_schedule(s: &str) -> Result<Schedule, String> {
     s.parse()
 }
 
+/// `--builtins`: which form of the builtin collectives the simulator runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Builtins {
+    /// The protocol models (fast; cross-checked against the kernels by the tests).
+    Model,
+    /// The kernels codegen emits, run like any kernel.
+    Lowered,
+}
+
+fn parse_builtins(s: &str) -> Result<Builtins, String> {
+    match s {
+        "model" => Ok(Builtins::Model),
+        "lowered" => Ok(Builtins::Lowered),
+        _ => Err(format!("unknown builtins form `{s}` (expected model or lowered)")),
+    }
+}
+
 /// Runs `pld run`.
 pub fn run(args: &RunArgs) -> Result<(), Failure> {
     // First, so a Ctrl-C while the program compiles stops the run at its first poll too.
@@ -111,6 +132,10 @@ pub fn run(args: &RunArgs) -> Result<(), Failure> {
     let entry = pick_entry(&program, args.entry.as_deref())?;
     let opts = pld_passes::PipelineOptions { target: args.target, ..Default::default() };
     pld_passes::run_pipeline(&mut program, &opts).map_err(|d| Failure::Diagnostics(d, sources.clone()))?;
+    if args.builtins == Builtins::Lowered {
+        pld_passes::materialize_builtin_kernels(&mut program, &opts)
+            .map_err(|d| Failure::Diagnostics(d, sources.clone()))?;
+    }
     let func = program.function(&entry).ok_or_else(|| Failure::usage(format!("entry `{entry}` vanished")))?;
 
     let mut given: HashMap<String, PathBuf> = HashMap::new();
