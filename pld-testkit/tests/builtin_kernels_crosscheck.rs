@@ -180,3 +180,55 @@ fn chip_barrier_broadcast_reduce_scatter_allgather_all_to_all_tasks_match_models
         }
     }
 }
+
+const CHIP_A2AV_FN: &str = r#"
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def coll(self, inp: pl.Tensor[[NR * MAXR, SIZE], pl.FP32], data: pl.InOut[pld.DistributedTensor[[NR * MAXR, SIZE], pl.FP32]],
+             signal: pl.InOut[pld.DistributedTensor[[NR, 1], pl.INT32]], cnt: pl.Tensor[[NR, 1], pl.INT32],
+             recv: pl.InOut[pld.DistributedTensor[[NR, 1], pl.INT32]]):
+        data = pld.tensor.all_to_all_v(inp, data, signal, cnt, recv)
+
+    @pl.function(level=pl.Level.HOST, role=pl.Role.Orchestrator)"#;
+
+#[test]
+fn chip_all_to_all_v_task_matches_model() {
+    const MAXR: usize = 3;
+    const SIZE: usize = 19;
+    for p in RANKS {
+        let text = A2AV
+            .replace("__NR__", &p.to_string())
+            .replace("\n    @pl.function(level=pl.Level.HOST, role=pl.Role.Orchestrator)", CHIP_A2AV_FN)
+            .replace(
+                "data = pld.tensor.all_to_all_v(stage, data, signal, counts, recv)",
+                "for r in pl.range(pld.world_size()):\n            self.coll(inputs[r], data, signal, send_counts[r], recv, device=r)",
+            );
+        let prog = parse(&text);
+        let counts: Vec<f64> = (0..p * p).map(|i| [-2.0, 0.0, 1.0, 3.0, 7.0][(i * 7 + i / p) % 5]).collect();
+        let inp = inputs(vec![
+            (
+                "inputs",
+                HostTensor::from_f64(
+                    DataType::FP32,
+                    vec![p, p * MAXR, SIZE],
+                    &rank_inputs(p, p * MAXR * SIZE, DataType::FP32),
+                ),
+            ),
+            ("send_counts", HostTensor::from_f64(DataType::INT32, vec![p, p, 1], &counts)),
+        ]);
+        for schedule in SCHEDULES {
+            let what = format!("chip all_to_all_v P={p} {schedule:?}");
+            let low = pld_testkit::e2e::lower(&prog)
+                .unwrap_or_else(|d| panic!("{what}: pipeline: {:?}", messages(&d)));
+            assert!(!pld_ir::print_program(&low).contains("pld.tensor.all_to_all_v("), "{what}: not lowered");
+            let cfg =
+                pld_sim::SimConfig { schedule, allow_uninit_reads: true, ..pld_sim::SimConfig::ranks(p) };
+            let model =
+                pld_sim::run(&prog, "host", &inp, &cfg).unwrap_or_else(|e| panic!("{what} (model): {e}"));
+            let cfg = pld_sim::SimConfig { check_fences: true, ..cfg };
+            let kernel =
+                pld_sim::run(&low, "host", &inp, &cfg).unwrap_or_else(|e| panic!("{what} (kernel): {e}"));
+            assert_eq!(kernel.outputs, model.outputs, "{what}: output bytes differ");
+            assert_eq!(traffic(&kernel, p), traffic(&model, p), "{what}: traffic differs");
+        }
+    }
+}
