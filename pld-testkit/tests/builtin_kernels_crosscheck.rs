@@ -8,7 +8,9 @@
 //! composite task. For every collective × rail × dtype the op allows (FP32 everywhere, FP16
 //! for allreduce; no collective takes INT32 or BF16 data), at 2, 3, 4 and 8 ranks, odd
 //! lengths, deterministic and random schedules, both runs must give identical output bytes
-//! and identical traffic: per rank, the remote bytes, notifies, waits and barrier rounds.
+//! and identical traffic: per rank, the remote and local bytes, notifies, waits and barrier
+//! rounds (not the read+write bytes of `Stats::rw_bytes`: a model's load-combine counts the
+//! accumulator it reads and writes, where the kernel's separate tile add moves no memory).
 
 mod rails;
 use pld_ir::DataType;

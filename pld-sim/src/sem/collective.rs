@@ -399,7 +399,9 @@ fn broadcast(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Vec<Micro>, Fault> {
         return Err(cx.err(format!("root {root} is not a rank in [0, {})", p.n)));
     }
     p.barrier(1, 0, None);
-    if p.me != root {
+    // Every rank pulls the root's slice, the root included (its self-get leaves every byte
+    // unchanged; D-sim-2), as the kernel does.
+    {
         let zeros = vec![0i64; data.shape.len()];
         // Through the rendered kernel's UB-bounded stage (D-ops-13).
         let cols = data.shape.last().copied().unwrap_or(1).max(1);

@@ -149,10 +149,16 @@ pub fn rank_inputs(p: usize, n: usize, dt: DataType) -> Vec<f64> {
         .collect()
 }
 
-/// The traffic both runs must agree on, per rank.
-pub fn traffic(o: &SimOutcome, p: usize) -> Vec<(u64, u64, u64, u64)> {
+/// The traffic both runs must agree on, per rank: remote bytes, local bytes (both summed
+/// over op kinds: a model books its accesses under the builtin's name, a kernel under its tile
+/// ops), notifies, waits and barrier rounds. Not `rw_bytes`: a model's load-combine counts the
+/// accumulator it reads and writes, where the kernel's separate tile add moves no memory.
+pub fn traffic(o: &SimOutcome, p: usize) -> Vec<(u64, u64, u64, u64, u64)> {
     (0..p)
-        .map(|r| (o.stats.remote_total(r), o.stats.notifies[r], o.stats.waits[r], o.stats.barrier_rounds[r]))
+        .map(|r| {
+            let local = o.stats.local_bytes.iter().filter(|((q, _), _)| *q == r).map(|(_, b)| b).sum();
+            (o.stats.remote_total(r), local, o.stats.notifies[r], o.stats.waits[r], o.stats.barrier_rounds[r])
+        })
         .collect()
 }
 
@@ -194,7 +200,7 @@ pub fn compare(
     assert_eq!(
         traffic(&kernel, p),
         traffic(&model, p),
-        "{what}: traffic (remote, notifies, waits, barriers) differs"
+        "{what}: traffic (remote, local, notifies, waits, barriers) differs"
     );
     kernel
 }
@@ -316,7 +322,7 @@ pub fn crosscheck_chip(case: &Case, p: usize, size: usize, dt: DataType, schedul
     assert_eq!(
         traffic(&kernel, p),
         traffic(&model, p),
-        "{what}: traffic (remote, notifies, waits, barriers) differs"
+        "{what}: traffic (remote, local, notifies, waits, barriers) differs"
     );
     kernel
 }
