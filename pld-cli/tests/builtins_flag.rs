@@ -1,5 +1,6 @@
-//! `pld run --builtins model|lowered`: the host collectives of an example give the same output
-//! bytes whether the simulator runs its protocol models or the kernels codegen emits.
+//! `pld run --builtins model|lowered`: host collectives give the same output bytes whether the
+//! simulator runs its protocol models or the kernels codegen emits — including a synthesized
+//! signal whose extent is a host value (`world_size`), which the kernel takes as a parameter.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -20,10 +21,16 @@ fn out_dir(name: &str) -> PathBuf {
 
 #[test]
 fn lowered_builtins_give_the_models_bytes() {
-    for ranks in ["2", "4"] {
+    let programs = [
+        "examples/host_collectives.py",
+        "examples/moe_all_to_all_v.py",
+        "pld-cli/tests/corpus/ergo_reduce_scatter_broadcast.py",
+    ];
+    for (file, ranks) in programs.iter().flat_map(|f| ["2", "4"].map(|r| (*f, r))) {
         let mut outs = Vec::new();
         for form in ["model", "lowered"] {
-            let dir = out_dir(&format!("{form}-{ranks}"));
+            let stem = Path::new(file).file_stem().and_then(|s| s.to_str()).unwrap_or("program");
+            let dir = out_dir(&format!("{stem}-{form}-{ranks}"));
             let d = dir.to_str().expect("utf-8 temp dir");
             let o = pld(&[
                 "run",
@@ -52,7 +59,7 @@ fn lowered_builtins_give_the_models_bytes() {
             );
             outs.push(files);
         }
-        assert_eq!(outs[0], outs[1], "model and lowered builtins differ at {ranks} ranks");
+        assert_eq!(outs[0], outs[1], "{file}: model and lowered builtins differ at {ranks} ranks");
     }
 }
 

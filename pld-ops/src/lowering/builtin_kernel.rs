@@ -23,7 +23,7 @@
 
 use pld_ir::registry::LoweringKind;
 use pld_ir::{
-    register_lowering, Attr, BinOp, Builder, Call, Diagnostic, Direction, Expr, ExprKind, Function,
+    register_lowering, Attr, BinOp, Builder, Call, DataType, Diagnostic, Direction, Expr, ExprKind, Function,
     FunctionBuilder, FunctionKind, Span, Target, TensorType, Type, ValueId, Values, BLOCK_IDX_SYM,
     BLOCK_NUM_SYM, BUILTIN_MESH_TILE,
 };
@@ -36,26 +36,23 @@ pub use pld_ir::BUILTIN_KERNEL_NAME_FACT as KERNEL_NAME;
 /// extents, one SPMD kernel reading the block symbols) and leave the host untouched.
 pub use pld_ir::BUILTIN_KERNEL_FOR_PTO_FACT as FOR_PTO;
 
-/// A kernel parameter type for a host argument: with `symbolic`, dynamic dims become
-/// `<param>_dim<k>` symbols; the window binding is dropped (kernel parameters do not carry it).
-fn kernel_type(tt: &TensorType, dist: bool, param: &str, symbolic: bool) -> Type {
-    let shape: Vec<Expr> =
-        tt.shape
-            .iter()
-            .enumerate()
-            .map(|(k, d)| {
-                if d.as_int().is_some() || !symbolic {
-                    d.clone()
-                } else {
-                    Expr::sym(format!("{param}_dim{k}"))
-                }
-            })
-            .collect();
+/// A kernel parameter type for a host argument: each dim as `dim(k, d)` gives it; the window
+/// binding is dropped (kernel parameters do not carry it).
+fn kernel_type(tt: &TensorType, dist: bool, dim: &mut dyn FnMut(usize, &Expr) -> Expr) -> Type {
+    let shape: Vec<Expr> = tt.shape.iter().enumerate().map(|(k, d)| dim(k, d)).collect();
     if dist {
         Type::dist_tensor(shape, tt.dtype)
     } else {
         Type::tensor(shape, tt.dtype)
     }
+}
+
+/// Whether extent `d` names a value of the caller (a `world_size` the host computed), which a
+/// kernel cannot see.
+fn names_a_value(d: &Expr) -> bool {
+    let mut found = false;
+    d.walk(&mut |x| found |= matches!(x.kind, ExprKind::Var(_)));
+    found
 }
 
 /// The collective a builtin expands through and the attributes of its composite call.
@@ -103,14 +100,17 @@ fn launch_blocks(call: &Call) -> i64 {
 }
 
 /// Builds the kernel `name` of builtin `call` (typed against the caller's `values`).
-/// `for_pto` selects the emission form (see the module docs).
+/// `for_pto` selects the emission form (see the module docs). Returns the kernel and, for the
+/// dispatch form, the caller's extents its leading `index` parameters take: a dynamic extent
+/// that names a caller value (not a bound symbol) becomes such a parameter (in the PTO form
+/// every dynamic extent is a `<param>_dim<k>` symbol, the signature's `index` parameter).
 pub fn build(
     name: &str,
     values: &Values,
     call: &Call,
     target: Target,
     for_pto: bool,
-) -> Result<Function, Diagnostic> {
+) -> Result<(Function, Vec<Expr>), Diagnostic> {
     let span = Span::DUMMY;
     let Some(def) = call.op() else { return Err(Diagnostic::error(span, "not an op call")) };
     let short = call.callee.name().trim_start_matches("builtin.tensor.").to_string();
@@ -126,10 +126,25 @@ pub fn build(
     };
     let blocks = launch_blocks(call);
     let mut fb = FunctionBuilder::new(name, FunctionKind::Aiv).target(target);
+    let pname_of = |i: usize| def.params.get(i).map_or_else(|| format!("arg{i}"), |p| p.name.to_string());
+    // Dispatch form: an extent naming a caller value becomes a leading `index` parameter.
+    let mut extents = Vec::new();
+    let mut extent_params = std::collections::HashMap::new();
+    if !for_pto {
+        for (i, a) in call.args.iter().enumerate() {
+            let Some(tt) = a.ty(values).as_tensor_like().cloned() else { continue };
+            for (k, d) in tt.shape.iter().enumerate().filter(|(_, d)| names_a_value(d)) {
+                let id =
+                    fb.param(format!("{}_dim{k}", pname_of(i)), Type::Scalar(DataType::INDEX), Direction::In);
+                extent_params.insert((i, k), id);
+                extents.push(d.clone());
+            }
+        }
+    }
     let mut params = Vec::new();
     let mut dists = Vec::new();
     for (i, a) in call.args.iter().enumerate() {
-        let pname = def.params.get(i).map_or_else(|| format!("arg{i}"), |p| p.name.to_string());
+        let pname = pname_of(i);
         let ty = a.ty(values);
         let Some(tt) = ty.as_tensor_like() else {
             return Err(Diagnostic::error(
@@ -138,7 +153,15 @@ pub fn build(
             ));
         };
         let dist = is_peer_window(&ty, &pname);
-        let kt = kernel_type(tt, dist, &pname, for_pto);
+        let kt = kernel_type(tt, dist, &mut |k, d| {
+            if d.as_int().is_some() {
+                d.clone()
+            } else if for_pto {
+                Expr::sym(format!("{pname}_dim{k}"))
+            } else {
+                extent_params.get(&(i, k)).map_or_else(|| d.clone(), |v| Expr::var(*v))
+            }
+        });
         let dir = if def.params.get(i).is_some_and(|p| p.effect.writes()) {
             Direction::InOut
         } else {
@@ -188,7 +211,7 @@ pub fn build(
     if let Some(d) = diags.iter().next() {
         return Err(Diagnostic::error(span, d.message.clone()));
     }
-    Ok(f)
+    Ok((f, extents))
 }
 
 /// The signal operand as the composite lowering addresses it: a rank-1 signal as `[NR, 1]`;
@@ -424,13 +447,14 @@ fn lower_dispatch(
             format!("{caller}_{short}_kernel_{}", b.values.len())
         }
     };
-    let kernel = build(&name, b.values, call, b.target, for_pto).map_err(|d| d.or_span(span))?;
+    let (kernel, extents) = build(&name, b.values, call, b.target, for_pto).map_err(|d| d.or_span(span))?;
     if for_pto {
         b.new_functions.push(kernel);
         return Ok(());
     }
     let params = call.op().map_or(&[][..], |d| d.params);
-    let mut args = call.args.clone();
+    let mut args = extents;
+    args.extend(call.args.iter().cloned());
     for (i, a) in call.args.iter().enumerate() {
         let pname = params.get(i).map_or("arg", |p| p.name);
         if is_peer_window(&b.type_of(a), pname) {
