@@ -16,7 +16,8 @@
 //! on signal column `b`); anything the lowering cannot express is a diagnostic. Two forms
 //! differ only where PTO needs it (context fact [`FOR_PTO`]): for emission, dynamic extents
 //! become `<param>_dim<k>` symbols (the kernel's `index` parameters) and the block index and
-//! count stay the reserved symbols; for a dispatch, the host's own extents are kept and a
+//! count stay the reserved symbols; for a dispatch, the host's own extents are kept (one that
+//! names a host value becomes a leading `index` parameter the call passes) and a
 //! `C`-block launch becomes `C` dispatches of the kernel specialised to block `b` of `C`
 //! (blocks of one rank run one after another: a valid interleaving of the SPMD grid, the same
 //! on every rank).
