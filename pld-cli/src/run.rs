@@ -83,6 +83,10 @@ pub struct RunArgs {
     /// `mpirun -n RANKS`; needs a build with the `mpi` feature).
     #[arg(long, value_enum, default_value = "inproc")]
     engine: crate::engine::EngineKind,
+    /// How builtin collective dispatches run: `model` (the simulator's protocol models, the
+    /// fast path) or `lowered` (the kernels codegen emits, via MaterializeBuiltinKernels).
+    #[arg(long, default_value = "model", value_parser = parse_builtins)]
+    builtins: Builtins,
     /// `pld verify`: explore this many PCT schedules after the deterministic one.
     #[arg(skip)]
     pub verify: Option<usize>,
@@ -98,6 +102,23 @@ fn parse_seconds(s: &str) -> Result<std::time::Duration, String> {
 
 fn parse_schedule(s: &str) -> Result<Schedule, String> {
     s.parse()
+}
+
+/// `--builtins`: which form of the builtin collectives the simulator runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Builtins {
+    /// The protocol models (fast; cross-checked against the kernels by the tests).
+    Model,
+    /// The kernels codegen emits, run like any kernel.
+    Lowered,
+}
+
+fn parse_builtins(s: &str) -> Result<Builtins, String> {
+    match s {
+        "model" => Ok(Builtins::Model),
+        "lowered" => Ok(Builtins::Lowered),
+        _ => Err(format!("unknown builtins form `{s}` (expected model or lowered)")),
+    }
 }
 
 /// Runs `pld run`.
@@ -139,6 +160,10 @@ fn run_on(
     let entry = pick_entry(&program, args.entry.as_deref())?;
     let opts = pld_passes::PipelineOptions { target: args.target, ..Default::default() };
     pld_passes::run_pipeline(&mut program, &opts).map_err(|d| Failure::Diagnostics(d, sources.clone()))?;
+    if args.builtins == Builtins::Lowered {
+        pld_passes::materialize_builtin_kernels(&mut program, &opts)
+            .map_err(|d| Failure::Diagnostics(d, sources.clone()))?;
+    }
     let func = program.function(&entry).ok_or_else(|| Failure::usage(format!("entry `{entry}` vanished")))?;
 
     let mut given: HashMap<String, PathBuf> = HashMap::new();

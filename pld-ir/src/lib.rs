@@ -71,6 +71,7 @@ pub use registry::{
     Lowering, LoweringKind, OpDef, OpId, ParamDef, Target, BUILTIN_MESH_TILE, BUILTIN_TILE_ELEMS_ATTR,
     UB_CHUNK_BYTES,
 };
+pub use registry::{BLOCK_IDX_SYM, BLOCK_NUM_SYM, BUILTIN_KERNEL_FOR_PTO_FACT, BUILTIN_KERNEL_NAME_FACT};
 pub use span::{FileId, SourceFile, SourceMap, Span};
 pub use stmt::{Block, ForKind, IterArg, ScopeKind, Stmt, StmtKind};
 pub use types::{

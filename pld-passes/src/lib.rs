@@ -101,6 +101,14 @@ pub fn run_pipeline_with_dumps(
     Ok(dump)
 }
 
+/// Runs `MaterializeBuiltinKernels` on a program the pipeline lowered: every builtin
+/// collective dispatch becomes a call of the kernel codegen renders for it, so the simulator
+/// runs that kernel instead of its protocol model (with verification as in `opts`).
+pub fn materialize_builtin_kernels(program: &mut Program, opts: &PipelineOptions) -> Result<(), Diagnostics> {
+    let mut cx = PassCx::new(opts.target);
+    manager::run_passes(program, &[&passes::MaterializeBuiltinKernels], &mut cx, opts.verify, &mut |_, _| {})
+}
+
 /// Runs the single pass named `name` (with verification as in `opts`).
 pub fn run_pass(program: &mut Program, name: &str, opts: &PipelineOptions) -> Result<(), Diagnostics> {
     let pass = pass_by_name(name)?;

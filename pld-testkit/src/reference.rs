@@ -120,7 +120,9 @@ pub fn reduce_to_root(inputs: &[Vec<f64>], init: &[f64], dt: DataType) -> Vec<f6
     acc
 }
 
-/// Bytes a ring allreduce reads from peers per rank: `2(P−1)` segments of the balanced split.
+/// Bytes a ring allreduce reads from peers per rank: `2(P−1)` segments of the balanced split,
+/// in the lowering's order — reduce-scatter step `s` reads left's segment `r − s − 2`,
+/// allgather step `s` its segment `r − s − 1`.
 pub fn ring_allreduce_bytes(size: usize, p: usize, elem_bytes: usize, rank: usize) -> usize {
     if p == 1 {
         return 0;
@@ -131,8 +133,8 @@ pub fn ring_allreduce_bytes(size: usize, p: usize, elem_bytes: usize, rank: usiz
         b[i + 1] - b[i]
     };
     let r = rank as isize;
-    let rs: usize = (0..p as isize - 1).map(|s| seg(r - 1 - s)).sum();
-    let ag: usize = (0..p as isize - 1).map(|t| seg(r - t)).sum();
+    let rs: usize = (0..p as isize - 1).map(|s| seg(r - s - 2)).sum();
+    let ag: usize = (0..p as isize - 1).map(|s| seg(r - s - 1)).sum();
     (rs + ag) * elem_bytes
 }
 

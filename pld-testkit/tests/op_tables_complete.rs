@@ -1,8 +1,8 @@
 //! Every op that can survive the pass pipeline has a pto emitter and simulator semantics, or
 //! is listed below with the reason it needs none (D-ir-registry in docs/DECISIONS.md).
 //!
-//! The rule: an op survives the pipeline when it offers no lowering (`lowering_kinds()` is
-//! empty) — every lowering kind rewrites the op away at each level its pass runs
+//! The rule: an op survives the pipeline when it offers no lowering the pipeline runs
+//! (`lowering_kinds()` is empty but for the on-request `BuiltinKernel`) — every lowering kind rewrites the op away at each level its pass runs
 //! (`ConvertTensorToTileOps` in kernels; `LowerCompositeOps`, `LowerHostTensorCollectives`
 //! and `LowerL2TensorCollectives` at the levels a collective may be called from). A
 //! surviving op reaches the simulator at whatever level it is called, so it must have
@@ -48,8 +48,11 @@ const CANONICALIZED_AWAY: &[(&str, &str)] = &[
     ),
 ];
 
+/// The `BuiltinKernel` lowering only runs on request, after the pipeline
+/// (`MaterializeBuiltinKernels`), so an op offering only it survives the pipeline.
 fn survives(def: &pld_ir::OpDef) -> bool {
-    def.lowering_kinds().is_empty() && !CANONICALIZED_AWAY.iter().any(|(n, _)| *n == def.name)
+    def.lowering_kinds().iter().all(|k| *k == pld_ir::LoweringKind::BuiltinKernel)
+        && !CANONICALIZED_AWAY.iter().any(|(n, _)| *n == def.name)
 }
 
 #[test]

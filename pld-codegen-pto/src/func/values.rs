@@ -7,11 +7,9 @@ use crate::mlir::MTy;
 use crate::verify::KernelFacts;
 use pld_ir::{TensorType, TileType};
 
-/// (`pto.get_block_idx`, cast to `index`); it never becomes a signature parameter.
-pub const BLOCK_IDX_SYM: &str = "__pld_block_idx";
-
-/// The reserved symbol for the launched block count (`pto.get_block_num`, cast to `index`).
-pub const BLOCK_NUM_SYM: &str = "__pld_block_num";
+/// The reserved block-index (`pto.get_block_idx`) and block-count (`pto.get_block_num`)
+/// symbols, each cast to `index`; they never become signature parameters.
+pub use pld_ir::{BLOCK_IDX_SYM, BLOCK_NUM_SYM};
 
 /// A tensor operand: a tensor-like parameter of the kernel (or a value aliasing one).
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -27,6 +27,7 @@ pub use opdef::{
     LoweringReg, OpDef, OpReg, Overload, OverloadReg, ParamDef, BUILTIN_MESH_TILE, BUILTIN_TILE_ELEMS_ATTR,
     UB_CHUNK_BYTES,
 };
+pub use opdef::{BLOCK_IDX_SYM, BLOCK_NUM_SYM, BUILTIN_KERNEL_FOR_PTO_FACT, BUILTIN_KERNEL_NAME_FACT};
 
 use crate::auto_signal::{PrivateSignalFn, PrivateSignalReg};
 use crate::diag::Diagnostic;

@@ -95,6 +95,20 @@ pub const BUILTIN_TILE_ELEMS_ATTR: &str = "__builtin_tile_elems";
 /// the one value the rendered builtin kernel and the simulator's model of it both use.
 pub const BUILTIN_MESH_TILE: i64 = 256;
 
+/// The reserved symbol a multi-block builtin kernel reads its block index from
+/// (`pto.get_block_idx` when emitted; a constant in a kernel specialised to one block).
+pub const BLOCK_IDX_SYM: &str = "__pld_block_idx";
+
+/// The reserved symbol for the launched block count (`pto.get_block_num` when emitted).
+pub const BLOCK_NUM_SYM: &str = "__pld_block_num";
+
+/// Builder context fact of a `BuiltinKernel` lowering (`Attr::Str`): the kernel's name.
+pub const BUILTIN_KERNEL_NAME_FACT: &str = "builtin_kernel_name";
+
+/// Builder context fact of a `BuiltinKernel` lowering (`Attr::Bool(true)`): build the kernel
+/// for PTO emission only (into `new_functions`), leaving the caller's body untouched.
+pub const BUILTIN_KERNEL_FOR_PTO_FACT: &str = "builtin_kernel_for_pto";
+
 /// Bytes of one UB chunk of the InCore collective lowerings (seed: "processed in UB chunks of
 /// at most 16 KiB"): the mesh allreduce's chunk and the reduce_scatter's (D-ops-12), which the
 /// simulator's model of the host reduce_scatter kernel also uses.
@@ -121,6 +135,10 @@ pub enum LoweringKind {
     HostBuiltin,
     /// `LowerL2TensorCollectives`: a chip-orchestration collective becomes one AIV task.
     ChipBuiltin,
+    /// A host/chip `builtin.tensor.*` dispatch becomes a call of its kernel `Function` (the
+    /// kernel codegen renders for the variant), built through the collective's composite
+    /// lowering and the comm fences (`MaterializeBuiltinKernels`, and codegen's renderer).
+    BuiltinKernel,
 }
 
 impl LoweringKind {
@@ -131,6 +149,7 @@ impl LoweringKind {
             LoweringKind::Composite => "composite",
             LoweringKind::HostBuiltin => "host-builtin",
             LoweringKind::ChipBuiltin => "chip-builtin",
+            LoweringKind::BuiltinKernel => "builtin-kernel",
         }
     }
 }

@@ -31,7 +31,7 @@ pub const ALIGN_BYTES: i64 = 32;
 
 const OP: &str = "pld.tensor.allreduce";
 
-fn reduce_op_name(op: i64) -> Result<&'static str, Diagnostic> {
+pub(super) fn reduce_op_name(op: i64) -> Result<&'static str, Diagnostic> {
     match ReduceOp::from_i64(op).ok() {
         Some(ReduceOp::Sum) => Ok("tile.add"),
         Some(ReduceOp::Max) => Ok("tile.maximum"),
@@ -143,7 +143,7 @@ pub(super) fn load_chunk(
 /// Pulls `[1, chunk]` at `[row, col]` from `peer` with `valid` columns; FP16 rounds only the
 /// physical read span to 32 bytes and restores the logical valid shape; zero-padded.
 #[allow(clippy::too_many_arguments)]
-fn remote_chunk(
+pub(super) fn remote_chunk(
     b: &mut Builder<'_>,
     t2d: &Expr,
     peer: Expr,

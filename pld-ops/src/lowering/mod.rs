@@ -8,9 +8,11 @@
 //! - composite: [`allreduce`] (mesh and ring), `collectives` (barrier, broadcast,
 //!   reduce_scatter, allgather, all_to_all, all_to_all_v);
 //! - host builtin: `host` (per-device `builtin.tensor.*` dispatches);
-//! - chip builtin: `chip` (one synthesized AIV task per chip-orchestration collective).
+//! - chip builtin: `chip` (one synthesized AIV task per chip-orchestration collective);
+//! - builtin kernel: [`builtin_kernel`] (the kernel of each host `builtin.tensor.*` dispatch).
 
 pub mod allreduce;
+pub mod builtin_kernel;
 mod chip;
 mod collectives;
 pub mod comm;

@@ -13,8 +13,9 @@
 //! barrier (D-ops-12), and broadcast, allgather, all_to_all and all_to_all_v move their rows
 //! through a stage of at most one UB chunk (D-ops-13), as their rendered kernels do; mesh
 //! allreduce reads (P−1)·S per rank in the seed's 256-element tiles (block-cyclic over several
-//! blocks) with a read-done barrier before each store-back; ring allreduce reads 2(P−1)/P·S per
-//! rank, each segment in pieces of at most [`PIECE`] elements; all_to_all_v clamps counts to
+//! blocks) with a read-done barrier before each store-back; ring allreduce follows its
+//! lowering step for step (segments, sub-chunks, ready and read-done barrier per sub-chunk),
+//! reading 2(P−1) segments per rank; all_to_all_v clamps counts to
 //! [0, MAX_RECV], publishes the clamped count with a Set notify and moves exactly that many
 //! rows.
 
@@ -151,8 +152,10 @@ fn allreduce(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Vec<Micro>, Fault> {
     let stride = if sig.shape.len() >= 2 { sig.shape[1] } else { 1 };
     let s = data.shape[1];
     // The seed's host-builtin tile, as the rendered builtin kernel (with several blocks,
-    // blocks own tiles block-cyclically).
-    let chunk = pld_ir::BUILTIN_MESH_TILE;
+    // blocks own tiles block-cyclically); an InCore/chip allreduce works in its lowering's
+    // UB chunks.
+    let chunk =
+        if cx.name().starts_with("builtin.") { pld_ir::BUILTIN_MESH_TILE } else { mesh_chunk(data.dtype, s) };
     let nchunks = (s + chunk - 1) / chunk;
     // Blocks run one after another on the rank: a valid interleaving of the SPMD grid,
     // since every rank runs them in the same order.
@@ -196,30 +199,60 @@ fn allreduce(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Vec<Micro>, Fault> {
     Ok(p.prog)
 }
 
-/// Balanced ring segment boundaries (FP16 interior boundaries rounded up to 16 elements).
+/// The InCore mesh lowering's chunk (`mesh_chunk_cols`): one UB chunk, or for a shorter
+/// stream its length rounded up to 32 bytes.
+fn mesh_chunk(dtype: DataType, s: i64) -> i64 {
+    let eb = dtype.bytes().max(1) as i64;
+    let chunk = pld_ir::UB_CHUNK_BYTES / eb;
+    let align = (32 / eb).max(1);
+    if s > 0 && s < chunk {
+        (s + align - 1) / align * align
+    } else {
+        chunk
+    }
+}
+
+/// Ring segment boundaries, as the ring lowering computes them (`ring_boundary`): balanced
+/// `floor(i·S/N)` for FP32; for FP16 `min(S, ceil(i·S / 16N)·16)`, so every interior boundary
+/// is a multiple of 16 elements (32 bytes).
 pub fn ring_bounds(s: i64, n: i64, dtype: DataType) -> Vec<i64> {
     (0..=n)
         .map(|i| {
-            let b = i * s / n;
-            if dtype == DataType::FP16 && i > 0 && i < n {
-                ((b + 15) / 16 * 16).min(s)
+            if dtype.bytes() == 2 {
+                let den = n * 16;
+                ((i * s + den - 1) / den * 16).min(s)
             } else {
-                b
+                i * s / n
             }
         })
         .collect()
 }
 
-/// Elements a ring step moves per load/combine/store: a segment is processed in pieces of at
-/// most this many elements (between the same barriers, so no other rank can observe the
-/// split), which bounds the register a rank holds instead of holding a whole segment.
-pub const PIECE: i64 = 16 * 1024;
-
-/// `(offset, length)` of the consecutive pieces of segment `(off, len)` (none when empty).
-fn pieces(off: i64, len: i64) -> impl Iterator<Item = (i64, i64)> {
-    (0..len.max(0)).step_by(PIECE as usize).map(move |k| (off + k, PIECE.min(len - k)))
+/// The ring lowering's sub-chunk: the longest segment (`ceil(S/N)`, +15 for FP16, at most
+/// `S`) rounded up to 32 bytes when it is below one UB chunk, else one UB chunk.
+fn ring_chunk(s: i64, n: i64, dtype: DataType) -> (i64, i64) {
+    let eb = dtype.bytes().max(1) as i64;
+    let chunk_elems = pld_ir::UB_CHUNK_BYTES / eb;
+    let align = (32 / eb).max(1);
+    let mut max_seg = (s + n - 1) / n;
+    if eb == 2 {
+        max_seg = (max_seg + 15).min(s);
+    }
+    let chunk = if max_seg > 0 && max_seg < chunk_elems {
+        (max_seg + align - 1) / align * align
+    } else {
+        chunk_elems
+    };
+    (max_seg, chunk)
 }
 
+/// The ring allreduce, step for step as its lowering (and the builtin kernel built from it):
+/// reduce-scatter step `s` (signal row `s`) adds left's segment `me − s − 2` into mine,
+/// allgather step `s` (row `N − 1 + s`) copies left's segment `me − s − 1`; every step walks
+/// the longest segment's sub-chunks, each between a ready barrier (`2k + 1`) and a read-done
+/// barrier (`2k + 2`) on the step's row, moving only the part inside this rank's segment; each
+/// row's epilogue returns its `2·⌈max_seg / chunk⌉` credits. The host builtin's extra last row
+/// is one more barrier after them (the kernel's return barrier).
 fn allreduce_ring(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Vec<Micro>, Fault> {
     let data = flat(cx, cx.tensor(args, 0)?)?;
     let sig = sig_arg(cx, args, 1)?.clone();
@@ -237,44 +270,52 @@ fn allreduce_ring(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Vec<Micro>, Fault> 
         )));
     }
     let has_return_row = sig.shape[0] >= rows_needed;
-    let bounds = ring_bounds(data.shape[1], n, data.dtype);
-    let seg = move |i: i64| {
-        let i = i.rem_euclid(n) as usize;
-        (bounds[i], bounds[i + 1] - bounds[i])
-    };
+    let size = data.shape[1];
+    let bounds = ring_bounds(size, n, data.dtype);
+    let (max_seg, chunk) = ring_chunk(size, n, data.dtype);
+    let subs = (max_seg + chunk - 1) / chunk;
     let left = (me - 1).rem_euclid(n);
     let name = "builtin.tensor.allreduce_ring";
-    // Steps are generated when the run reaches them (`Micro::Lazy`): with a full barrier per
+    // Steps are generated when the run reaches them (`Micro::Lazy`): with full barriers per
     // step a rank's whole program is O(P²) instructions, held by every rank at once.
-    // Reduce-scatter: step s adds left's partial of segment (me-1-s) into mine.
-    let (d, sg) = (data.clone(), seg.clone());
-    p.prog.push(lazy(&p, (n - 1) as usize, move |st, q| {
-        let st = st as i64;
-        q.barrier(1, 0, Some(st));
-        let (off, len) = sg(me - 1 - st);
-        // Combine in ring order: left's partial (lower ranks first) then my own value.
-        for (off, len) in pieces(off, len) {
-            q.prog.push(load_row(&d, left, off, len, name));
-            q.prog.push(combine_region(&d, None, &[0, off], &[1, len], op, name));
-            q.prog.push(store_local(&d, 0, off, len, name));
+    let steps = 2 * (n - 1);
+    p.prog.push(lazy(&p, steps as usize, move |step, q| {
+        let step = step as i64;
+        let gather = step >= n - 1;
+        let seg = if gather { me - (step - (n - 1)) - 1 } else { me - step - 2 }.rem_euclid(n) as usize;
+        let (start, len) = (bounds[seg], bounds[seg + 1] - bounds[seg]);
+        for k in 0..subs {
+            let sub = k * chunk;
+            q.barrier(2 * k as i32 + 1, 0, Some(step));
+            let active = sub < len;
+            let (col, valid) = (start + sub, chunk.min(len - sub));
+            if active && gather {
+                q.prog.push(load_row(&data, left, col, valid, name));
+            } else if active {
+                // My own part first, then left's partial combined into it, as the kernel does.
+                q.prog.push(Micro::Load {
+                    at: Default::default(),
+                    reg: 0,
+                    src: data.clone(),
+                    peer: None,
+                    offs: vec![0, col],
+                    shape: vec![1, valid],
+                    op: name,
+                });
+                q.prog.push(combine_region(&data, Some(left), &[0, col], &[1, valid], op, name));
+            }
+            q.barrier(2 * k as i32 + 2, 0, Some(step));
+            if active {
+                q.prog.push(store_local(&data, 0, col, valid, name));
+            }
         }
     }));
-    // Allgather: step t copies left's final segment (me-t).
-    p.prog.push(lazy(&p, (n - 1) as usize, move |t, q| {
-        let t = t as i64;
-        q.barrier(1, 0, Some(n - 1 + t));
-        let (off, len) = seg(me - t);
-        for (off, len) in pieces(off, len) {
-            q.prog.push(load_row(&data, left, off, len, name));
-            q.prog.push(store_local(&data, 0, off, len, name));
-        }
-    }));
-    let mut rows: Vec<i64> = (0..2 * (n - 1)).collect();
+    let credits = (2 * subs) as i32;
+    p.prog.push(lazy(&p, steps as usize, move |row, q| q.epilogue(credits, 0, Some(row as i64))));
     if has_return_row {
-        p.barrier(1, 0, Some(2 * (n - 1)));
-        rows.push(2 * (n - 1));
+        p.barrier(1, 0, Some(steps));
+        p.epilogue(1, 0, Some(steps));
     }
-    p.prog.push(lazy(&p, rows.len(), move |i, q| q.epilogue(1, 0, Some(rows[i]))));
     Ok(p.prog)
 }
 
@@ -358,7 +399,9 @@ fn broadcast(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Vec<Micro>, Fault> {
         return Err(cx.err(format!("root {root} is not a rank in [0, {})", p.n)));
     }
     p.barrier(1, 0, None);
-    if p.me != root {
+    // Every rank pulls the root's slice, the root included (its self-get leaves every byte
+    // unchanged; D-sim-2), as the kernel does.
+    {
         let zeros = vec![0i64; data.shape.len()];
         // Through the rendered kernel's UB-bounded stage (D-ops-13).
         let cols = data.shape.last().copied().unwrap_or(1).max(1);
@@ -377,9 +420,9 @@ fn broadcast(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Vec<Micro>, Fault> {
             "builtin.tensor.broadcast",
         ));
     }
-    // Keep the root's slice stable until every rank has pulled it.
-    p.barrier(2, 0, None);
-    p.epilogue(2, 0, None);
+    // As the kernel (the InCore lowering, which the builtin kernel is): one ready barrier;
+    // the root does not wait for its peers' pulls.
+    p.epilogue(1, 0, None);
     Ok(p.prog)
 }
 
