@@ -416,6 +416,25 @@ fn main() {
     println!();
     compile_table(&mut ok);
     println!();
+    simulator_table(memcpy, &mut ok);
+    println!();
+    scheduler_comparison(&mut ok);
+    println!();
+    allocation_growth(memcpy, &mut ok);
+    println!();
+    interpreted_kernel(memcpy, &mut ok);
+    println!();
+    race_checking_cost(&mut ok);
+    yardstick(memcpy);
+    println!();
+    println!("total bench time: {:.1} s", started.elapsed().as_secs_f64());
+    if !ok {
+        std::process::exit(1);
+    }
+}
+
+/// The simulator table: every collective at several rank counts and sizes.
+fn simulator_table(memcpy: f64, ok: &mut bool) {
     println!(
         "== simulator (host collectives lowered to builtin dispatches; deterministic scheduler unless noted)"
     );
@@ -441,7 +460,7 @@ fn main() {
         match sim_row(w, Schedule::Deterministic, memcpy) {
             Ok(line) => println!("{line}"),
             Err(e) => {
-                ok = false;
+                *ok = false;
                 println!(
                     "{:<15} {:>2} {:>7}  FAILED: {}",
                     w.coll.name(),
@@ -452,7 +471,10 @@ fn main() {
             }
         }
     }
-    println!();
+}
+
+/// The same workload under the deterministic and the parallel scheduler.
+fn scheduler_comparison(ok: &mut bool) {
     println!(
         "== deterministic vs parallel scheduler (same workload, same outputs and traffic required; best of {PAIRS} alternating runs each)"
     );
@@ -491,15 +513,18 @@ fn main() {
                         sorted.len()
                     );
                 }
-                ok &= same;
+                *ok &= same;
             }
             (d, p) => {
-                ok = false;
+                *ok = false;
                 println!("{}: FAILED: {:?} / {:?}", coll.name(), d.err(), p.err());
             }
         }
     }
-    println!();
+}
+
+/// Peak memory over a loop of collectives: one iteration against a hundred.
+fn allocation_growth(memcpy: f64, ok: &mut bool) {
     println!("== allocation growth over a loop of collectives (mesh allreduce, P=4, 64 KiB)");
     sim_header();
     let mut peaks = Vec::new();
@@ -514,7 +539,7 @@ fn main() {
                 }
             }
             Err(e) => {
-                ok = false;
+                *ok = false;
                 println!("{iters} iterations: FAILED: {}", e.lines().next().unwrap_or(""));
             }
         }
@@ -525,9 +550,10 @@ fn main() {
             hundred as f64 / one as f64
         );
     }
-    println!();
-    interpreted_kernel(memcpy, &mut ok);
-    println!();
+}
+
+/// The same runs without the race checker: what race checking costs.
+fn race_checking_cost(ok: &mut bool) {
     println!(
         "== where the time goes: the same runs without the race checker (SimConfig::check_races = false; best of {PAIRS} alternating runs each)"
     );
@@ -548,11 +574,15 @@ fn main() {
                 );
             }
             (a, b) => {
-                ok = false;
+                *ok = false;
                 println!("{}: FAILED: {:?} / {:?}", coll.name(), a.err(), b.err());
             }
         }
     }
+}
+
+/// The mesh allreduce's data movement on plain f32 slices, as a yardstick.
+fn yardstick(memcpy: f64) {
     {
         let (p, elems) = (4usize, 4usize << 20);
         let mut windows: Vec<Vec<f32>> = (0..p).map(|r| vec![r as f32; elems]).collect();
@@ -565,11 +595,6 @@ fn main() {
             gbs(rate),
             rate / memcpy
         );
-    }
-    println!();
-    println!("total bench time: {:.1} s", started.elapsed().as_secs_f64());
-    if !ok {
-        std::process::exit(1);
     }
 }
 

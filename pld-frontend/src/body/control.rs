@@ -14,6 +14,9 @@ use pld_ir::{
 };
 use rustpython_parser::ast;
 
+/// A name the source spells, with its span.
+type Named = (String, Span);
+
 impl FnCx<'_, '_> {
     pub(super) fn for_stmt(&mut self, f: &ast::StmtFor, span: Span, out: &mut Vec<Stmt>) {
         if !f.orelse.is_empty() {
@@ -79,39 +82,7 @@ impl FnCx<'_, '_> {
         }
         // Target: `i` or `i, (a, b)`.
         let file = self.file();
-        let (var_name, var_span, carried) = match f.target.as_ref() {
-            ast::Expr::Name(n) => (n.id.to_string(), span_of(file, f.target.as_ref()), Vec::new()),
-            ast::Expr::Tuple(t) if t.elts.len() == 2 => {
-                let (ast::Expr::Name(n), ast::Expr::Tuple(inner)) = (&t.elts[0], &t.elts[1]) else {
-                    self.error(Diagnostic::error(
-                        span_of(file, f.target.as_ref()),
-                        "loop target must be `i` or `i, (a, b, ...)`",
-                    ));
-                    return;
-                };
-                let mut names = Vec::new();
-                for el in &inner.elts {
-                    match el {
-                        ast::Expr::Name(x) => names.push((x.id.to_string(), span_of(file, el))),
-                        _ => {
-                            self.error(Diagnostic::error(
-                                span_of(file, el),
-                                "loop-carried names must be plain names",
-                            ));
-                            return;
-                        }
-                    }
-                }
-                (n.id.to_string(), span_of(file, &t.elts[0]), names)
-            }
-            other => {
-                self.error(Diagnostic::error(
-                    span_of(file, other),
-                    "loop target must be `i` or `i, (a, b, ...)`",
-                ));
-                return;
-            }
-        };
+        let Some((var_name, var_span, carried)) = self.loop_target(f) else { return };
         if carried.is_empty() && has_inits {
             self.error(
                 Diagnostic::error(
@@ -160,6 +131,44 @@ impl FnCx<'_, '_> {
             self.finish_implicit(&implicit, &iter_args, &mut body, span)
         };
         out.push(Stmt::new(StmtKind::For { var, start, stop, step, iter_args, body, results, kind }, span));
+    }
+
+    /// The loop target: `i`, or `i, (a, b, ...)` with the carried names; a diagnostic otherwise.
+    fn loop_target(&mut self, f: &ast::StmtFor) -> Option<(String, Span, Vec<Named>)> {
+        let file = self.file();
+        match f.target.as_ref() {
+            ast::Expr::Name(n) => Some((n.id.to_string(), span_of(file, f.target.as_ref()), Vec::new())),
+            ast::Expr::Tuple(t) if t.elts.len() == 2 => {
+                let (ast::Expr::Name(n), ast::Expr::Tuple(inner)) = (&t.elts[0], &t.elts[1]) else {
+                    self.error(Diagnostic::error(
+                        span_of(file, f.target.as_ref()),
+                        "loop target must be `i` or `i, (a, b, ...)`",
+                    ));
+                    return None;
+                };
+                let mut names = Vec::new();
+                for el in &inner.elts {
+                    match el {
+                        ast::Expr::Name(x) => names.push((x.id.to_string(), span_of(file, el))),
+                        _ => {
+                            self.error(Diagnostic::error(
+                                span_of(file, el),
+                                "loop-carried names must be plain names",
+                            ));
+                            return None;
+                        }
+                    }
+                }
+                Some((n.id.to_string(), span_of(file, &t.elts[0]), names))
+            }
+            other => {
+                self.error(Diagnostic::error(
+                    span_of(file, other),
+                    "loop target must be `i` or `i, (a, b, ...)`",
+                ));
+                None
+            }
+        }
     }
 
     /// Outer non-tensor values that `body` reassigns (candidates for implicit carrying).

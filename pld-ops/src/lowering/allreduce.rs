@@ -362,10 +362,9 @@ pub fn ring_boundary(dtype: DataType, i: Expr, size: Expr, nr: Expr) -> Expr {
     }
 }
 
-fn ring(b: &mut Builder<'_>, call: &Call, tt: &TensorType, reduce: &str, results: &[ValueId]) -> Lowered {
-    let target = call.args[0].clone();
-    let signal = call.args[1].clone();
-    let sig_ty = b.type_of(&signal);
+/// The ring signal must be an INT32 `[2*(NR-1), NR]` window; returns its static `NR`, if any.
+fn check_ring_signal(b: &Builder<'_>, signal: &Expr) -> Result<Option<i64>, Diagnostic> {
+    let sig_ty = b.type_of(signal);
     let Some(st) = sig_ty.as_dist() else {
         return Err(Diagnostic::error(
             b.span,
@@ -395,7 +394,40 @@ fn ring(b: &mut Builder<'_>, call: &Call, tt: &TensorType, reduce: &str, results
             ));
         }
     }
-    let nr_static = st.shape[1].as_int();
+    Ok(st.shape[1].as_int())
+}
+
+/// What the active branch of a ring sub-chunk computes: the left neighbour's chunk reduced
+/// into mine (reduce-scatter) or copied (allgather).
+fn ring_chunk_value(
+    b: &mut Builder<'_>,
+    phase: Phase,
+    t2d: &Expr,
+    left: Expr,
+    (col, chunk, valid): (Expr, i64, Expr),
+    dtype: DataType,
+    reduce: &str,
+) -> Result<Vec<Expr>, Diagnostic> {
+    let recv = remote_chunk(b, t2d, left, Expr::int(0), col.clone(), chunk, valid.clone(), dtype)?;
+    let v = match phase {
+        Phase::ReduceScatter => {
+            let local = load_chunk(b, t2d, Expr::int(0), col, chunk, valid, "local")?;
+            b.assign_op("reduced", reduce, vec![Expr::var(local), Expr::var(recv)], vec![])?
+        }
+        Phase::AllGather => b.assign_op(
+            "gathered",
+            "tile.move",
+            vec![Expr::var(recv)],
+            vec![("target_memory", Attr::Str("Vec".into()))],
+        )?,
+    };
+    Ok(vec![Expr::var(v)])
+}
+
+fn ring(b: &mut Builder<'_>, call: &Call, tt: &TensorType, reduce: &str, results: &[ValueId]) -> Lowered {
+    let target = call.args[0].clone();
+    let signal = call.args[1].clone();
+    let nr_static = check_ring_signal(b, &signal)?;
     // Valid prefix: every dim but the first must be fully valid.
     let valid = tt.effective_valid_shape().to_vec();
     for (i, (v, d)) in valid.iter().zip(&tt.shape).enumerate().skip(1) {
@@ -493,42 +525,8 @@ fn ring(b: &mut Builder<'_>, call: &Call, tt: &TensorType, reduce: &str, results
                         Expr::var(active),
                         &["chunk_value"],
                         |b| {
-                            let recv = remote_chunk(
-                                b,
-                                &t2d,
-                                Expr::var(left),
-                                Expr::int(0),
-                                col.clone(),
-                                chunk,
-                                valid.clone(),
-                                dtype,
-                            )?;
-                            let v = match phase {
-                                Phase::ReduceScatter => {
-                                    let local = load_chunk(
-                                        b,
-                                        &t2d,
-                                        Expr::int(0),
-                                        col.clone(),
-                                        chunk,
-                                        valid.clone(),
-                                        "local",
-                                    )?;
-                                    b.assign_op(
-                                        "reduced",
-                                        reduce,
-                                        vec![Expr::var(local), Expr::var(recv)],
-                                        vec![],
-                                    )?
-                                }
-                                Phase::AllGather => b.assign_op(
-                                    "gathered",
-                                    "tile.move",
-                                    vec![Expr::var(recv)],
-                                    vec![("target_memory", Attr::Str("Vec".into()))],
-                                )?,
-                            };
-                            Ok(vec![Expr::var(v)])
+                            let at = (col.clone(), chunk, valid.clone());
+                            ring_chunk_value(b, phase, &t2d, Expr::var(left), at, dtype, reduce)
                         },
                         |b| {
                             // Same tile type as the active branch, without touching memory.
