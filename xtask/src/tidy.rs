@@ -11,7 +11,8 @@
 //!   so a test that expects one has nothing to assert;
 //! * `pld-passes/src` spells no op name in a string literal: what an op does is data in
 //!   its record (`pld_ir::effects`), and the few ops passes build or recognise by identity
-//!   are named once, in `pld_ir::vocab`.
+//!   are named once, in `pld_ir::vocab`;
+//! * no file over 800 lines and no function over 150 (`sizes`).
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -42,6 +43,7 @@ pub fn check_file(path: &str, text: &str) -> Vec<Violation> {
             message: "file must begin with a `//!` comment saying what it is for".to_owned(),
         });
     }
+    found.extend(crate::sizes::check(path, text));
     let in_passes = path.replace('\\', "/").starts_with("pld-passes/src/");
     for (i, line) in text.lines().enumerate() {
         if in_passes {
