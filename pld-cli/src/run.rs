@@ -281,10 +281,33 @@ fn run_on(
     let progress = Progress::start(args.ranks);
     let result = engine.run(&program, &entry, &inputs, &cfg);
     progress.stop();
-    let outcome = match result {
-        Ok(Some(o)) => o,
+    let Some(outcome) = outcome_or_failure(result, args)? else {
         // Another MPI process: rank 0 reports the run.
-        Ok(None) => return Ok(()),
+        return Ok(());
+    };
+    report_outcome(args, &entry, &outcome)?;
+    if args.checks.any() {
+        let cx = crate::expect::GoldenCx {
+            file: &args.file,
+            entry: &entry,
+            func,
+            inputs: &inputs,
+            ranks: args.ranks,
+            binds: &args.bind,
+        };
+        crate::expect::check(&args.checks, &outcome.outputs, &cx)?;
+    }
+    Ok(())
+}
+
+/// The run's outcome (`None` on an MPI process other than rank 0), or the failure it ends in:
+/// a fault report (also written to `--report-json`), an interrupt, or invalid inputs.
+fn outcome_or_failure(
+    result: Result<Option<pld_sim::SimOutcome>, pld_sim::SimError>,
+    args: &RunArgs,
+) -> Result<Option<pld_sim::SimOutcome>, Failure> {
+    match result {
+        Ok(outcome) => Ok(outcome),
         Err(pld_sim::SimError::Fault(report)) => {
             if let Some(path) = &args.report_json {
                 let json = format!("{{\"ok\":false,\"report\":{}}}\n", report.json);
@@ -293,13 +316,18 @@ fn run_on(
             if report.kind == pld_sim::ReportKind::Interrupted {
                 return Err(Failure::Interrupted(report.to_string()));
             }
-            return Err(Failure::Fault(report.to_string()));
+            Err(Failure::Fault(report.to_string()))
         }
         Err(pld_sim::SimError::Invalid(d)) => {
             let msgs: Vec<String> = d.iter().map(|d| d.message.clone()).collect();
-            return Err(Failure::usage(msgs.join("; ")));
+            Err(Failure::usage(msgs.join("; ")))
         }
-    };
+    }
+}
+
+/// Writes the outputs and prints the run's summary: outputs with their checksums, per-rank
+/// traffic, modeled time, `--report-json`, warnings and the trace.
+fn report_outcome(args: &RunArgs, entry: &str, outcome: &pld_sim::SimOutcome) -> Result<(), Failure> {
     let mut names: Vec<&String> = outcome.outputs.keys().collect();
     names.sort();
     outln!("ran `{entry}` on {} rank(s), schedule {}", args.ranks, schedule_name(args.schedule));
@@ -340,17 +368,6 @@ fn run_on(
     if let (Some(path), Some(trace)) = (&args.trace, &outcome.trace) {
         driver::write_file(path, trace.as_bytes())?;
         outln!("  trace -> {}", path.display());
-    }
-    if args.checks.any() {
-        let cx = crate::expect::GoldenCx {
-            file: &args.file,
-            entry: &entry,
-            func,
-            inputs: &inputs,
-            ranks: args.ranks,
-            binds: &args.bind,
-        };
-        crate::expect::check(&args.checks, &outcome.outputs, &cx)?;
     }
     Ok(())
 }

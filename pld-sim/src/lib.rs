@@ -403,6 +403,70 @@ impl Persistent {
     }
 }
 
+/// A host tensor parameter's argument: its shape from the bindings (or its input), its bytes
+/// reserved against the memory cap, filled from its input (or zeroed for an output), and
+/// recorded in `outs` when the run writes it back.
+fn host_tensor_arg(
+    world: &mut world::World,
+    (func, p, name): (&pld_ir::Function, &pld_ir::Param, String),
+    t: &pld_ir::TensorType,
+    inputs: &Inputs,
+    syms: &HashMap<String, i64>,
+    cfg: &SimConfig,
+    outs: &mut Vec<(String, usize, DataType, Vec<i64>)>,
+) -> Result<Val, SimError> {
+    let shape: Vec<i64> = t
+        .shape
+        .iter()
+        .map(|d| eval_dim(d, syms))
+        .collect::<Option<_>>()
+        .or_else(|| inputs.get(&name).map(|h| h.shape.iter().map(|&x| x as i64).collect()))
+        .ok_or_else(|| invalid(format!("cannot determine the shape of parameter '{name}'")))?;
+    if !elem::supported(t.dtype) {
+        return Err(invalid(format!(
+            "parameter '{name}' has dtype {} which the simulator does not support",
+            t.dtype
+        )));
+    }
+    let shape_span =
+        t.shape.iter().map(|d| d.span).filter(|s| !s.is_dummy()).reduce(Span::to).unwrap_or(func.span);
+    let size = limits::byte_size(t.dtype, &shape).map_err(|m| {
+        SimError::Fault(
+            Fault::runtime(shape_span, format!("parameter '{name}': {m}")).render(cfg.sources.as_ref()),
+        )
+    })?;
+    world
+        .mem
+        .reserve(size, &format!("host tensor '{name}'"))
+        .map_err(|f| SimError::Fault(f.at(shape_span).render(cfg.sources.as_ref())))?;
+    let bytes = match inputs.get(&name) {
+        Some(h) => {
+            if h.dtype != t.dtype || h.shape.iter().map(|&x| x as i64).collect::<Vec<_>>() != shape {
+                return Err(invalid(format!(
+                    "input '{name}' is {} {:?} but the parameter is {} {:?}",
+                    h.dtype, h.shape, t.dtype, shape
+                )));
+            }
+            h.data.clone()
+        }
+        None if p.dir != pld_ir::Direction::In => vec![0u8; size as usize],
+        None => return Err(invalid(format!("missing input '{name}'"))),
+    };
+    let buf = world.host_buffer(bytes);
+    let tref = TRef {
+        mem: Mem::Host(buf),
+        owner: 0,
+        base: 0,
+        strides: TRef::packed_strides(&shape),
+        shape: shape.clone(),
+        dtype: t.dtype,
+    };
+    if p.dir != pld_ir::Direction::In {
+        outs.push((name, buf, t.dtype, shape));
+    }
+    Ok(Val::Tensor(tref))
+}
+
 fn run_in(
     keep: Option<&mut Option<world::World>>,
     backend: Option<std::sync::Arc<dyn world::WindowBackend>>,
@@ -463,64 +527,7 @@ fn run_in(
         let ty = func.values.ty(p.value);
         match ty {
             Type::Tensor(t) => {
-                let shape: Vec<i64> = t
-                    .shape
-                    .iter()
-                    .map(|d| eval_dim(d, &syms))
-                    .collect::<Option<_>>()
-                    .or_else(|| inputs.get(&name).map(|h| h.shape.iter().map(|&x| x as i64).collect()))
-                    .ok_or_else(|| invalid(format!("cannot determine the shape of parameter '{name}'")))?;
-                if !elem::supported(t.dtype) {
-                    return Err(invalid(format!(
-                        "parameter '{name}' has dtype {} which the simulator does not support",
-                        t.dtype
-                    )));
-                }
-                let shape_span = t
-                    .shape
-                    .iter()
-                    .map(|d| d.span)
-                    .filter(|s| !s.is_dummy())
-                    .reduce(Span::to)
-                    .unwrap_or(func.span);
-                let size = limits::byte_size(t.dtype, &shape).map_err(|m| {
-                    SimError::Fault(
-                        Fault::runtime(shape_span, format!("parameter '{name}': {m}"))
-                            .render(cfg.sources.as_ref()),
-                    )
-                })?;
-                world
-                    .mem
-                    .reserve(size, &format!("host tensor '{name}'"))
-                    .map_err(|f| SimError::Fault(f.at(shape_span).render(cfg.sources.as_ref())))?;
-                let bytes = match inputs.get(&name) {
-                    Some(h) => {
-                        if h.dtype != t.dtype
-                            || h.shape.iter().map(|&x| x as i64).collect::<Vec<_>>() != shape
-                        {
-                            return Err(invalid(format!(
-                                "input '{name}' is {} {:?} but the parameter is {} {:?}",
-                                h.dtype, h.shape, t.dtype, shape
-                            )));
-                        }
-                        h.data.clone()
-                    }
-                    None if p.dir != pld_ir::Direction::In => vec![0u8; size as usize],
-                    None => return Err(invalid(format!("missing input '{name}'"))),
-                };
-                let buf = world.host_buffer(bytes);
-                let tref = TRef {
-                    mem: Mem::Host(buf),
-                    owner: 0,
-                    base: 0,
-                    strides: TRef::packed_strides(&shape),
-                    shape: shape.clone(),
-                    dtype: t.dtype,
-                };
-                if p.dir != pld_ir::Direction::In {
-                    outs.push((name, buf, t.dtype, shape));
-                }
-                args.push(Val::Tensor(tref));
+                args.push(host_tensor_arg(&mut world, (func, p, name), t, inputs, &syms, cfg, &mut outs)?);
             }
             Type::Scalar(dt) => {
                 let v = inputs.get(&name).and_then(|h| h.to_f64().first().copied());

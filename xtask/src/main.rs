@@ -12,6 +12,7 @@ mod bless;
 mod ci;
 mod readme;
 mod shell;
+mod sizes;
 mod tidy;
 
 use std::process::ExitCode;

@@ -19,7 +19,8 @@
 //!   from the op record (`Call::op()`, its effects and signal role), from `pld_ir::vocab`, or
 //!   from a constant of the family module. Their unit-test code (a file named `tests.rs`,
 //!   or everything from a column-0 `#[cfg(test)]` line on) is exempt: tests build programs
-//!   by op name the way users write them.
+//!   by op name the way users write them;
+//! * no file over 800 lines and no function over 150 (`sizes`).
 //!
 //! A string literal is an op name when it reads `<namespace>.<name>` with a namespace of
 //! [`OP_NAMESPACES`] and a lowercase name; a file name such as `"tensor.h"` (a C, C++ or
@@ -54,6 +55,7 @@ pub fn check_file(path: &str, text: &str) -> Vec<Violation> {
             message: "file must begin with a `//!` comment saying what it is for".to_owned(),
         });
     }
+    found.extend(crate::sizes::check(path, text));
     let unix = path.replace('\\', "/");
     let in_passes = unix.starts_with("pld-passes/src/");
     let mut in_backend = backend_rule_applies(&unix);
