@@ -456,33 +456,16 @@ fn reduce_scatter(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Vec<Micro>, Fault> 
     Ok(p.prog)
 }
 
-fn allgather(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Vec<Micro>, Fault> {
-    let input = cx.tensor(args, 0)?.clone();
-    let target = cx.tensor(args, 1)?.clone();
-    let sig = cx.tensor(args, 2)?.clone();
-    let mut p = Proto::new(cx, &sig)?;
-    let size = *target.shape.last().unwrap_or(&1);
-    let me = p.me;
-    for peer in 0..p.n {
-        p.prog.extend(transfer(
-            &target,
-            &[me, 0],
-            &input,
-            &[0, 0],
-            &[1, size],
-            peer,
-            pld_ir::ub_stage(1, size, target.dtype.bytes() as i64),
-            true,
-            false,
-            "builtin.tensor.allgather",
-        ));
-    }
-    p.barrier(1, 0, None);
-    p.epilogue(1, 0, None);
-    Ok(p.prog)
-}
-
-fn all_to_all(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Vec<Micro>, Fault> {
+/// The row-push collectives: every rank writes a row of its input into row `me` of every
+/// peer's target (itself included), through a stage of at most one UB chunk, then one
+/// barrier. allgather sends input row 0 to everyone; all_to_all sends input row `dest` to
+/// rank `dest`.
+fn row_push(
+    cx: &mut OpCx<'_>,
+    args: &[Val],
+    per_dest_row: bool,
+    name: &'static str,
+) -> Result<Vec<Micro>, Fault> {
     let input = cx.tensor(args, 0)?.clone();
     let target = cx.tensor(args, 1)?.clone();
     let sig = cx.tensor(args, 2)?.clone();
@@ -490,22 +473,31 @@ fn all_to_all(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Vec<Micro>, Fault> {
     let size = *target.shape.last().unwrap_or(&1);
     let me = p.me;
     for dest in 0..p.n {
+        let src_row = if per_dest_row { dest } else { 0 };
         p.prog.extend(transfer(
             &target,
             &[me, 0],
             &input,
-            &[dest, 0],
+            &[src_row, 0],
             &[1, size],
             dest,
             pld_ir::ub_stage(1, size, target.dtype.bytes() as i64),
             true,
             false,
-            "builtin.tensor.all_to_all",
+            name,
         ));
     }
     p.barrier(1, 0, None);
     p.epilogue(1, 0, None);
     Ok(p.prog)
+}
+
+fn allgather(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Vec<Micro>, Fault> {
+    row_push(cx, args, false, "builtin.tensor.allgather")
+}
+
+fn all_to_all(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Vec<Micro>, Fault> {
+    row_push(cx, args, true, "builtin.tensor.all_to_all")
 }
 
 fn all_to_all_v(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Vec<Micro>, Fault> {
