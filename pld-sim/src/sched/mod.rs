@@ -668,7 +668,7 @@ impl<'p, 'c> Sched<'p, 'c> {
                 .note("allocate every window buffer of a domain before the first host callback"));
             }
         }
-        crate::limits::check_windows(world)?;
+        world.check_window_memory()?;
         world.reset_meter(Some(self.cfg.trace));
         if self.cfg.zero_windows {
             world.zero_all_windows();

@@ -8,7 +8,7 @@
 //!   its own frame, a fence clearing exactly its rank's unfenced writes) lives here.
 
 use super::{Alloc, Domain, Stats, World};
-use crate::limits::MemUse;
+use crate::limits::{check_total, human, MemUse};
 use crate::report::Fault;
 use crate::timeline::Meter;
 use pld_ir::{DataType, Span};
@@ -130,9 +130,23 @@ impl World {
         self.mem.tile_cap()
     }
 
-    /// The run's memory accounting ([`crate::limits::check_windows`] records the windows').
-    pub(crate) fn mem_mut(&mut self) -> &mut MemUse {
-        &mut self.mem
+    /// The windows of every comm domain (each member holds one) plus the host tensors, checked
+    /// against the run's memory limit before the windows are mapped; records the windows' bytes.
+    pub fn check_window_memory(&mut self) -> Result<(), Fault> {
+        let windows = self
+            .domains
+            .iter()
+            .fold(0u64, |t, d| t.saturating_add(d.win_size.saturating_mul(d.members.len() as u64)));
+        let total = self.mem.host.saturating_add(windows);
+        if let Err(f) = check_total(total, self.mem.cap, "its windows (every rank's) and host tensors") {
+            let biggest = self.allocs.iter().max_by_key(|a| a.size);
+            return Err(match biggest {
+                Some(a) => f.note(format!("largest window buffer: '{}', {} per rank", a.name, human(a.size))),
+                None => f,
+            });
+        }
+        self.mem.windows = windows;
+        Ok(())
     }
 
     /// The parallel schedule's wake-up epoch (`None` outside it).
