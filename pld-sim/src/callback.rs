@@ -110,7 +110,7 @@ pub fn run(
         return Err(fail(format!("host callback '{}' cannot run: this run has no Python bridge", f.name))
             .note("`pld run` runs host callbacks through the system python3; a library caller sets SimConfig::host_callbacks"));
     };
-    fence(world);
+    world.host_fence();
     let mut call = HostCall { name: f.name.clone(), span: f.span, params: Vec::new() };
     let mut views = Vec::new();
     for (p, a) in f.params.iter().zip(args) {
@@ -167,28 +167,6 @@ pub fn run(
     Ok(warnings)
 }
 
-/// The host-side fence: every rank's clock joins every other's (all device work before the
-/// callback happens before all device work after it).
-fn fence(world: &mut World) {
-    let n = world.vc.len();
-    for g in 0..n {
-        world.released[g].settle(&mut world.vc[g], g);
-    }
-    let width = world.vc.iter().map(Vec::len).max().unwrap_or(0);
-    let mut join = vec![0u32; width];
-    for vc in &world.vc {
-        for (j, &c) in join.iter_mut().zip(vc) {
-            *j = (*j).max(c);
-        }
-    }
-    for (g, vc) in world.vc.iter_mut().enumerate() {
-        vc.clone_from(&join);
-        if let Some(own) = vc.get_mut(g) {
-            *own += 1;
-        }
-    }
-}
-
 /// Byte offsets (from the buffer start) of every element of `t`, row-major.
 fn element_offsets(t: &TRef) -> Vec<usize> {
     let eb = t.dtype.bytes() as i64;
@@ -212,7 +190,7 @@ fn element_offsets(t: &TRef) -> Vec<usize> {
 /// A packed copy of host tensor view `t`, or why it cannot be passed.
 fn gather(world: &World, t: &TRef) -> Result<HostTensor, &'static str> {
     let Mem::Host(buf) = t.mem else { return Err("is a window buffer; a callback takes host tensors") };
-    let cell = world.host.get(buf).ok_or("has no host buffer")?;
+    let cell = world.host_cell(buf).ok_or("has no host buffer")?;
     let bytes = cell.lock().unwrap_or_else(|e| e.into_inner());
     let eb = t.dtype.bytes() as usize;
     let mut data = Vec::with_capacity(t.numel().max(0) as usize * eb);
@@ -225,7 +203,7 @@ fn gather(world: &World, t: &TRef) -> Result<HostTensor, &'static str> {
 /// Writes packed `data` into host tensor view `t`.
 fn scatter(world: &World, t: &TRef, data: &[u8]) {
     let Mem::Host(buf) = t.mem else { return };
-    let Some(cell) = world.host.get(buf) else { return };
+    let Some(cell) = world.host_cell(buf) else { return };
     let mut bytes = cell.lock().unwrap_or_else(|e| e.into_inner());
     let eb = t.dtype.bytes() as usize;
     for (k, off) in element_offsets(t).into_iter().enumerate() {

@@ -391,10 +391,11 @@ impl Persistent {
         cfg: &SimConfig,
     ) -> Result<SimOutcome, SimError> {
         if let Some(w) = &mut self.world {
-            if w.nranks != cfg.nranks {
+            if w.nranks() != cfg.nranks {
                 return Err(invalid(format!(
                     "persistent worker has {} ranks, call asks for {}",
-                    w.nranks, cfg.nranks
+                    w.nranks(),
+                    cfg.nranks
                 )));
             }
             w.next_call(self.reset);
@@ -436,8 +437,7 @@ fn host_tensor_arg(
         )
     })?;
     world
-        .mem
-        .reserve(size, &format!("host tensor '{name}'"))
+        .reserve_host(size, &format!("host tensor '{name}'"))
         .map_err(|f| SimError::Fault(f.at(shape_span).render(cfg.sources.as_ref())))?;
     let bytes = match inputs.get(&name) {
         Some(h) => {
@@ -507,19 +507,17 @@ fn run_in(
         },
         None => (world::World::new(cfg.nranks), None),
     };
-    world.mem.cap = cfg.max_memory;
-    world.mem.host = 0;
-    world.mem.windows = 0;
-    world.check_races = cfg.check_races;
-    world.check_fences = cfg.check_fences;
-    world.allow_uninit_reads = cfg.allow_uninit_reads;
+    let checks = world::Checks {
+        races: cfg.check_races,
+        fences: cfg.check_fences,
+        allow_uninit_reads: cfg.allow_uninit_reads,
+    };
+    world.begin_run(cfg.max_memory, checks);
     if let Some(b) = backend {
+        // A distributed run checks no races (see `World::set_backend`).
         world.set_backend(b);
-        world.check_races = false;
     }
-    if world.domains.is_empty() {
-        world.add_domain((0..cfg.nranks).collect());
-    }
+    world.ensure_world_domain();
     let mut args = Vec::new();
     let mut outs = Vec::new();
     for p in &func.params {
@@ -548,16 +546,9 @@ fn run_in(
         // A wait that an earlier generation's credit passed on a self-clearing signal came
         // before (and usually causes) whatever fault followed: it is the report.
         Err(f) => Err(world.generation_check().err().unwrap_or(f)),
-        Ok(()) => match world.uninit.take() {
-            Some(f) => Err(*f),
-            None => Ok(()),
-        },
+        Ok(()) => Ok(()),
     };
-    world.reuse = None;
-    world.flush_traffic();
-    let stats = world.stats.clone();
-    let warnings = std::mem::take(&mut world.warnings);
-    let host = std::mem::take(&mut world.host);
+    let (result, world::RunEnd { stats, warnings, host }) = world.end_run(result);
     let mut writes = OutputWrites::new();
     for &(buf, lo, hi) in world.host_writes() {
         if let Some((name, ..)) = outs.iter().find(|o| o.1 == buf) {

@@ -67,25 +67,6 @@ impl MemUse {
     }
 }
 
-/// The windows of every comm domain (each member holds one) plus the host tensors, checked
-/// against the limit before the windows are mapped; records the windows' bytes.
-pub fn check_windows(world: &mut crate::world::World) -> Result<(), Fault> {
-    let windows = world
-        .domains
-        .iter()
-        .fold(0u64, |t, d| t.saturating_add(d.win_size.saturating_mul(d.members.len() as u64)));
-    let total = world.mem.host.saturating_add(windows);
-    if let Err(f) = check_total(total, world.mem.cap, "its windows (every rank's) and host tensors") {
-        let biggest = world.allocs.iter().max_by_key(|a| a.size);
-        return Err(match biggest {
-            Some(a) => f.note(format!("largest window buffer: '{}', {} per rank", a.name, human(a.size))),
-            None => f,
-        });
-    }
-    world.mem.windows = windows;
-    Ok(())
-}
-
 /// The element count of `shape`, or why there is none (a negative dim or an overflow).
 pub fn numel(shape: &[i64]) -> Result<u64, String> {
     shape.iter().try_fold(1u64, |n, &d| {

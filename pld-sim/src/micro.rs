@@ -300,9 +300,7 @@ impl MicroRun {
         match ins {
             Micro::Notify { sig, peer, idx, value, op, at } => {
                 // Builtin templates fence their data before every notify.
-                if let Some(l) = world.unfenced.get_mut(g) {
-                    l.clear();
-                }
+                world.fence(g);
                 let r = cached(at, || {
                     world.cell_addr(g, sig, Some(*peer), idx.as_slice(), span, system::NOTIFY)
                 })?;

@@ -299,7 +299,7 @@ impl Recorder {
         if self.trace {
             for t in &meter.touches {
                 if t.remote {
-                    peer = world.domains.get(t.win.0).and_then(|d| d.members.get(t.win.1)).copied();
+                    peer = world.domains().get(t.win.0).and_then(|d| d.members.get(t.win.1)).copied();
                 }
                 if t.write && t.remote {
                     // Write flows have odd ids, notify flows even ones (see [`is_write_flow`]).
@@ -333,7 +333,7 @@ impl Recorder {
                     cell_name = Some(world.cell_name(*cell));
                     if *remote {
                         peer =
-                            world.domains.get(cell.domain).and_then(|d| d.members.get(cell.owner)).copied();
+                            world.domains().get(cell.domain).and_then(|d| d.members.get(cell.owner)).copied();
                     }
                 }
             }

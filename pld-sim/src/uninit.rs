@@ -22,10 +22,10 @@ pub(crate) fn fault(
     hi: u64,
     writers: &(Vec<usize>, Vec<(u64, u64)>),
 ) -> Fault {
-    let al = &world.allocs[alloc];
+    let al = world.buffer(alloc);
     let (base, end) = (al.offset, al.offset + al.rounded);
     let rel = |x: u64| x.saturating_sub(base);
-    let owner_g = world.domains[al.domain].members.get(owner).copied().unwrap_or(owner);
+    let owner_g = world.domain(al.domain).members.get(owner).copied().unwrap_or(owner);
     let mut f = Fault::new(
         ReportKind::UninitRead,
         a.span,

@@ -103,13 +103,13 @@ impl<'p> Thread<'p> {
                         ))
                     }
                 };
-                if r < 0 || r as usize >= ecx.world.nranks {
+                if r < 0 || r as usize >= ecx.world.nranks() {
                     return Err(Fault::new(
                         crate::report::ReportKind::PeerOutOfRange,
                         span,
                         format!(
                             "dispatch of '{name}' to device {r}, but the world has {} ranks",
-                            ecx.world.nranks
+                            ecx.world.nranks()
                         ),
                     ));
                 }
@@ -170,14 +170,15 @@ impl<'p> Thread<'p> {
                 match self.level {
                     Level::Host => {
                         let ranks: Vec<usize> = match device {
-                            Some(r) if r >= 0 && (r as usize) < cx.world.nranks => vec![r as usize],
+                            Some(r) if r >= 0 && (r as usize) < cx.world.nranks() => vec![r as usize],
                             Some(r) => {
                                 return Err(Fault::new(
                                     crate::report::ReportKind::PeerOutOfRange,
                                     span,
                                     format!(
                                         "dispatch of '{}' to device {r}, but the world has {} ranks",
-                                        def.name, cx.world.nranks
+                                        def.name,
+                                        cx.world.nranks()
                                     ),
                                 ))
                             }
@@ -234,11 +235,11 @@ pub(super) fn collective_ranks(world: &World, args: &[Val]) -> Vec<usize> {
     for a in args {
         if let Val::Tensor(t) = a {
             if let Mem::Window { domain, .. } = t.mem {
-                return world.domains[domain].members.clone();
+                return world.domain(domain).members.clone();
             }
         }
     }
-    (0..world.nranks).collect()
+    (0..world.nranks()).collect()
 }
 
 /// The value a launched function's call evaluates to: its returned parameters mapped to the
@@ -280,7 +281,7 @@ impl<'p> Ecx<'_, 'p> {
     /// chips in submit order, as the reference runner places it.
     pub(super) fn commless_rank(&mut self) -> usize {
         self.commless += 1;
-        (self.commless - 1) % self.world.nranks
+        (self.commless - 1) % self.world.nranks()
     }
 
     /// Launches `job` as a task of this rank's graph; returns its task id.

@@ -117,7 +117,7 @@ pub(super) fn eval_pure<'p>(
                                 result = with_task_id(f, result, id);
                             }
                         }
-                        (Level::Host, Some(r)) if r >= 0 && (r as usize) < ecx.world.nranks => ecx
+                        (Level::Host, Some(r)) if r >= 0 && (r as usize) < ecx.world.nranks() => ecx
                             .reqs
                             .push(Req::Dispatch { rank: r as usize, job: Job::Func { func: f, args } }),
                         (Level::Host, None) if f.kind == FunctionKind::ChipOrch && !c.is_submit() => {

@@ -363,7 +363,7 @@ impl<'p> Thread<'p> {
                             self.domain = *prev;
                             self.manual -= usize::from(*manual);
                             if *pushed {
-                                ecx.world.scope_stack.pop();
+                                ecx.world.exit_scope();
                             }
                             act.frames.pop();
                         }
@@ -561,24 +561,19 @@ impl<'p> Thread<'p> {
         let mut pushed = false;
         if let pld_ir::ScopeKind::CommDomain { devices, windows, .. } = kind {
             let members: Vec<usize> = if devices.is_empty() {
-                (0..ecx.world.nranks).collect()
+                (0..ecx.world.nranks()).collect()
             } else {
                 devices.iter().map(|&d| d as usize).collect()
             };
-            if let Some(&bad) = members.iter().find(|&&m| m >= ecx.world.nranks) {
+            if let Some(&bad) = members.iter().find(|&&m| m >= ecx.world.nranks()) {
                 return Err(Fault::runtime(
                     span,
-                    format!("comm domain names device {bad} but the world has {} ranks", ecx.world.nranks),
+                    format!("comm domain names device {bad} but the world has {} ranks", ecx.world.nranks()),
                 ));
             }
-            let existing = if ecx.world.reuse.is_some() {
-                ecx.world.domains.iter().position(|d| d.members == members)
-            } else {
-                ecx.world.domains.iter().position(|d| d.members == members && d.allocs.is_empty())
-            };
-            self.domain = existing.unwrap_or_else(|| ecx.world.add_domain(members));
+            self.domain = ecx.world.open_comm_domain(members);
             ecx.domain = self.domain;
-            ecx.world.scope_stack.push((self.domain, windows.clone()));
+            ecx.world.enter_scope(self.domain, windows.clone());
             pushed = true;
         }
         let manual = matches!(kind, pld_ir::ScopeKind::Manual);

@@ -26,7 +26,7 @@ impl<'p, 'c> Sched<'p, 'c> {
             let runnable: Vec<usize> = rank.runnable().collect();
             if runnable.is_empty() {
                 let state = if rank.idle() { RankState::Done } else { RankState::Blocked };
-                match b.poll(state, world.stats.steps) {
+                match b.poll(state, world.stats().steps) {
                     Poll::Go => {}
                     Poll::Finished => return Ok(()),
                     Poll::Deadlock => {

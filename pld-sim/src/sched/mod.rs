@@ -87,13 +87,13 @@ pub fn bind(v: &Val, world: &World, rank: usize) -> Result<Val, Fault> {
         Val::Tensor(t) => {
             let mut t = t.clone();
             if let Mem::Window { domain, alloc } = t.mem {
-                let d = world.domains[domain].drank(rank).ok_or_else(|| {
+                let d = world.domain(domain).drank(rank).ok_or_else(|| {
                     Fault::new(
                         ReportKind::OutOfBounds,
                         Span::DUMMY,
                         format!(
                             "window buffer '{}' is passed to rank {rank}, which is not in its comm domain",
-                            world.allocs[alloc].name
+                            world.buffer(alloc).name
                         ),
                     )
                 })?;
@@ -376,16 +376,16 @@ impl<'p> RankLocal<'p> {
         let Some(unit) = self.units[i].as_mut() else {
             return Ok(Quantum { notified: false });
         };
-        let before = world.stats.notifies[self.r];
+        let before = world.notifies_of(self.r);
         let mut n = 0;
         let mut ops = 0u32;
         // Modeled ready time of each task this quantum launches (charged at its own step).
         let mut launched_at = Vec::new();
         let out = loop {
-            world.meter.reset();
+            world.reset_meter(None);
             let had_micro = unit.thread.micro.is_some();
             let out = unit.thread.step(world, env, &mut reqs);
-            let mut meter = std::mem::take(&mut world.meter);
+            let mut meter = world.take_meter();
             // Parking is free in modeled time, and so is the step that only retires a finished
             // micro program (it did its work in earlier steps).
             let retired = had_micro && unit.thread.micro.is_none() && meter.is_idle();
@@ -393,7 +393,7 @@ impl<'p> RankLocal<'p> {
             let op =
                 unit.thread.last_op.as_ref().filter(|_| matches!(out, Ok(StepOut::Visible | StepOut::Done)));
             rec.step(&mut unit.lane, &mut meter, parked, op, &unit.thread.name, world);
-            world.meter = meter;
+            world.restore_meter(meter);
             for r in &reqs[launched_at.len().min(reqs.len())..] {
                 if matches!(r, Req::Launch { .. }) {
                     // A launch costs the orchestrator its launch time; the task is ready after it.
@@ -401,9 +401,9 @@ impl<'p> RankLocal<'p> {
                 }
                 launched_at.push(unit.lane.clock);
             }
-            world.stats.steps += 1;
+            let steps = world.count_step();
             n += 1;
-            crate::budget::check(world.stats.steps, cfg, &unit.thread.name)?;
+            crate::budget::check(steps, cfg, &unit.thread.name)?;
             match out {
                 Ok(StepOut::Ran) if n < 4096 => continue,
                 Ok(StepOut::Visible) => {
@@ -423,7 +423,7 @@ impl<'p> RankLocal<'p> {
                 }
             }
         };
-        let notified = world.stats.notifies[self.r] != before;
+        let notified = world.notifies_of(self.r) != before;
         for (r, at) in reqs.into_iter().zip(launched_at) {
             if let Req::Launch { job, deps, manual } = r {
                 self.tl.launch_at = at;
@@ -633,7 +633,7 @@ impl<'p, 'c> Sched<'p, 'c> {
                             world.sync_host();
                             let hooks = self.cfg.host_callbacks.as_deref();
                             let warnings = crate::callback::run(world, func, &args, span, hooks)?;
-                            world.warnings.extend(warnings);
+                            world.record_warnings(warnings);
                         }
                         Req::Launch { .. } => {}
                     }
@@ -658,7 +658,7 @@ impl<'p, 'c> Sched<'p, 'c> {
     /// allocated in such a domain after a host callback would re-create its windows, so it is
     /// a fault rather than lost data.
     fn device_epoch(&mut self, world: &mut World, sizes: &mut Vec<u64>) -> Result<(), Fault> {
-        for (d, &was) in world.domains.iter().zip(sizes.iter()) {
+        for (d, &was) in world.domains().iter().zip(sizes.iter()) {
             if was != d.win_size {
                 return Err(Fault::new(
                     ReportKind::HostCallback,
@@ -668,11 +668,10 @@ impl<'p, 'c> Sched<'p, 'c> {
                 .note("allocate every window buffer of a domain before the first host callback"));
             }
         }
-        crate::limits::check_windows(world)?;
-        world.meter.record_touches = self.cfg.trace;
-        world.meter.reset();
+        world.check_window_memory()?;
+        world.reset_meter(Some(self.cfg.trace));
         if self.cfg.zero_windows {
-            world.allocs.iter_mut().for_each(|a| a.zeroed = true);
+            world.zero_all_windows();
         }
         if self.cfg.schedule == Schedule::Parallel {
             world.finalize_parallel()?;
@@ -684,7 +683,7 @@ impl<'p, 'c> Sched<'p, 'c> {
             self.device_loop(world)?;
         }
         sizes.clear();
-        sizes.extend(world.domains.iter().map(|d| d.win_size));
+        sizes.extend(world.domains().iter().map(|d| d.win_size));
         Ok(())
     }
 

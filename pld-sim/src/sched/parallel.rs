@@ -19,7 +19,7 @@ const SPIN_BUSY_FOR: std::time::Duration = std::time::Duration::from_micros(200)
 /// (also recorded in `shared`), the shared state and its condition variable.
 #[derive(Clone, Copy)]
 struct ParSync<'a> {
-    /// Bumped by every notify (through [`World::wake`]), so a spinning worker sees it at once.
+    /// Bumped by every notify (through [`World::set_wake`]), so a spinning worker sees it at once.
     epoch: &'a std::sync::atomic::AtomicU64,
     /// Workers asleep on `cv` (a notifying worker takes the lock only when this is non-zero).
     sleepers: &'a std::sync::atomic::AtomicUsize,
@@ -51,7 +51,7 @@ impl<'p, 'c> Sched<'p, 'c> {
         let program = self.program;
         let syms = self.syms.clone();
         let epoch = std::sync::Arc::new(AtomicU64::new(0));
-        world.wake = Some(std::sync::Arc::clone(&epoch));
+        world.set_wake(Some(std::sync::Arc::clone(&epoch)));
         let failed = AtomicBool::new(false);
         let sleepers = std::sync::atomic::AtomicUsize::new(0);
         let shared = Mutex::new(ParShared {
@@ -93,7 +93,7 @@ impl<'p, 'c> Sched<'p, 'c> {
                 .collect();
             handles.into_iter().filter_map(|h| h.join().ok()).collect()
         });
-        world.wake = None;
+        world.set_wake(None);
         for (rec, w, ids) in done {
             world.join(w, &ids);
             self.rec.join(rec);

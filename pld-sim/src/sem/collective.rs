@@ -42,7 +42,7 @@ impl Proto {
         let Mem::Window { domain, .. } = sig.mem else {
             return Err(cx.err("signal must be a window-bound tensor"));
         };
-        let dom = &cx.world.domains[domain];
+        let dom = cx.world.domain(domain);
         let me = dom
             .drank(cx.rank)
             .ok_or_else(|| cx.err(format!("rank {} is not in the signal's comm domain", cx.rank)))?;

@@ -21,7 +21,7 @@ fn dims_usize(cx: &OpCx<'_>, v: &[i64]) -> Result<Vec<usize>, Fault> {
 /// A tile's physical shape, its element count checked ([`crate::limits::tile_lanes`]).
 fn tile_dims(cx: &OpCx<'_>, v: &[i64]) -> Result<Vec<usize>, Fault> {
     let dims = dims_usize(cx, v)?;
-    crate::limits::tile_lanes(&dims, cx.world.mem.tile_cap()).map_err(|m| cx.err(m))?;
+    crate::limits::tile_lanes(&dims, cx.world.tile_cap()).map_err(|m| cx.err(m))?;
     Ok(dims)
 }
 
@@ -377,7 +377,7 @@ fn tile_matmul(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
         return Err(cx.err(format!("matmul of [{m}, {k}] and [{k2}, {n}]")));
     }
     let dt = cx.call.attr("out_dtype").and_then(|x| x.as_dtype()).unwrap_or(DataType::FP32);
-    crate::limits::tile_lanes(&[m, n], cx.world.mem.tile_cap()).map_err(|e| cx.err(e))?;
+    crate::limits::tile_lanes(&[m, n], cx.world.tile_cap()).map_err(|e| cx.err(e))?;
     let mut out = Tile::zeros(dt, vec![m, n]);
     for i in 0..m {
         for j in 0..n {
@@ -403,7 +403,7 @@ fn tensor_create(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
 
 fn new_tensor(cx: &mut OpCx<'_>, dt: DataType, shape: Vec<i64>) -> Result<TRef, Fault> {
     let bytes = crate::limits::byte_size(dt, &shape).map_err(|m| cx.err(m))?;
-    cx.world.mem.reserve(bytes, "a tensor created by the program").map_err(|f| f.at(cx.span))?;
+    cx.world.reserve_host(bytes, "a tensor created by the program").map_err(|f| f.at(cx.span))?;
     let buf = cx.world.host_buffer(vec![0u8; bytes as usize]);
     Ok(TRef {
         mem: Mem::Host(buf),

@@ -12,7 +12,7 @@ use super::{Flow, Level, OpCx, Park};
 use crate::register_semantics;
 use crate::report::{Fault, ReportKind};
 use crate::value::{Mem, TRef, Val};
-use crate::world::{FirstNotify, Resolved, World};
+use crate::world::{Resolved, World};
 use pld_ir::{DataType, Span};
 use pld_runtime_abi::{NotifyOp, WaitCmp};
 
@@ -29,8 +29,7 @@ fn alloc_window_buffer(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
     }
     let name = cx.call.attr("name").and_then(|a| a.as_str()).unwrap_or("window").to_string();
     // The domain whose scope lists this buffer (innermost first), else the current one.
-    let domain =
-        cx.world.scope_stack.iter().rev().find(|(_, ws)| ws.contains(&name)).map_or(cx.domain, |(d, _)| *d);
+    let domain = cx.world.scope_domain(&name).unwrap_or(cx.domain);
     let id = cx.world.alloc(domain, &name, size as u64);
     Ok(Flow::Val(Val::Alloc(id)))
 }
@@ -44,23 +43,11 @@ fn window(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
     let dtype = cx.call.attr("dtype").and_then(|x| x.as_dtype()).unwrap_or(DataType::FP32);
     crate::world::check_dtype(dtype, cx.span, "pld.tensor.window")?;
     let bytes = crate::limits::byte_size(dtype, &shape).map_err(|m| cx.err(m))?;
-    let (aname, asize) = (cx.world.allocs[a].name.clone(), cx.world.allocs[a].size);
-    if bytes > asize {
-        return Err(
-            cx.err(format!("a {shape:?} {dtype} view needs {bytes} bytes but buffer '{aname}' has {asize}"))
-        );
-    }
-    let al = &mut cx.world.allocs[a];
-    if dtype.is_float() {
-        al.float_view = true;
-        al.zeroed = false;
-    } else if !al.float_view {
-        al.zeroed = true;
-    }
+    let (domain, base) = cx.world.view_buffer(a, dtype, &shape, bytes).map_err(|m| cx.err(m))?;
     let t = TRef {
-        mem: Mem::Window { domain: al.domain, alloc: a },
+        mem: Mem::Window { domain, alloc: a },
         owner: usize::MAX,
-        base: al.offset,
+        base,
         strides: TRef::packed_strides(&shape),
         shape,
         dtype,
@@ -69,7 +56,7 @@ fn window(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
 }
 
 fn world_size(cx: &mut OpCx<'_>, _args: &[Val]) -> Result<Flow, Fault> {
-    Ok(Flow::Val(Val::Int(cx.world.nranks as i64)))
+    Ok(Flow::Val(Val::Int(cx.world.nranks() as i64)))
 }
 
 fn get_comm_ctx(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
@@ -93,7 +80,9 @@ fn rank(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
     if cx.level == Level::Host {
         return Err(cx.err("the rank is only known on a device"));
     }
-    let r = cx.world.domains[d]
+    let r = cx
+        .world
+        .domain(d)
         .drank(cx.rank)
         .ok_or_else(|| cx.err(format!("rank {} is not in this comm domain", cx.rank)))?;
     Ok(Flow::Val(Val::Int(r as i64)))
@@ -101,7 +90,7 @@ fn rank(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
 
 fn nranks(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
     let d = ctx_domain(cx, args)?;
-    Ok(Flow::Val(Val::Int(cx.world.domains[d].members.len() as i64)))
+    Ok(Flow::Val(Val::Int(cx.world.domain(d).members.len() as i64)))
 }
 
 /// TNOTIFY: writes `value` into cell `idx` of `peer`'s copy of `sig` (a local view).
@@ -131,70 +120,7 @@ pub fn notify_at(
     span: Span,
     who: &str,
 ) -> Result<(), Fault> {
-    let me = world.domains[r.domain].drank(g);
-    let epilogue = op == NotifyOp::AtomicAdd && value < 0 && me == Some(r.owner);
-    let call = world.signal_step(g, r, epilogue, span);
-    let gen = world.notify_generation(g, r, call, op == NotifyOp::AtomicAdd && value == 1);
-    // The cell's value and metadata change together under its window's lock (a waiter on
-    // another thread sees both or neither).
-    // Borrowed, not cloned (see `World::touch`).
-    // A distributed run's cell lives behind the window backend, which applies the notify
-    // atomically there (its metadata below is this rank's view only).
-    let remote_old = world.backend_notify(r, op == NotifyOp::Set, value);
-    let win = &world.domains[r.domain].wins[r.owner];
-    let mut st = crate::world::lock(&win.state);
-    let mut bytes = remote_old.is_none().then(|| crate::world::write(win));
-    let o = r.offset as usize;
-    let old = match (&bytes, remote_old) {
-        (Some(b), _) => i32::from_le_bytes([b[o], b[o + 1], b[o + 2], b[o + 3]]),
-        (None, v) => v.unwrap_or(0),
-    };
-    // Named only for a report (formatting it on every notify is most of a notify's cost).
-    let cell_name = |world: &World| world.cell_name(r);
-    let meta = st.cells.entry(r.offset).or_default();
-    let set = op == NotifyOp::Set;
-    match meta.first {
-        Some(first) if first.set != set => {
-            let (this, that) = if set { ("Set", "AtomicAdd") } else { ("AtomicAdd", "Set") };
-            return Err(Fault::new(
-                ReportKind::MixedNotify,
-                span,
-                format!(
-                    "pld.system.notify {this} by rank {g} ({who}) on signal cell {} which rank {} already wrote with {that}",
-                    cell_name(world),
-                    first.rank
-                ),
-            )
-            .note_at(format!("the earlier {that} is at"), first.span)
-            .note("never mix Set and AtomicAdd on one cell: a Set can clobber an advanced counter"));
-        }
-        Some(_) => {}
-        None => meta.first = Some(FirstNotify { set, rank: g as u16, span }),
-    }
-    let new = if set { value } else { old.wrapping_add(value) };
-    let overflow = op == NotifyOp::AtomicAdd && old.checked_add(value).is_none();
-    if op == NotifyOp::AtomicAdd && new == 0 {
-        meta.first = None;
-    }
-    meta.writers |= 1u64.checked_shl(g as u32).unwrap_or(0);
-    // Release the notifier's clock into the cell (`World::release_into`, on the entry at hand).
-    crate::clock::release_clock(&world.vc[g], &mut world.released[g], &mut meta.vc);
-    let origin = crate::credit::Origin { rank: g as u16, call, gen, span };
-    meta.ledger.get_or_insert_default().notify(set, value, origin, &meta.vc);
-    if let Some(b) = bytes.as_mut() {
-        b[o..o + 4].copy_from_slice(&new.to_le_bytes());
-    }
-    if overflow {
-        let name = cell_name(world);
-        world.warnings.push(format!("pld.system.notify by rank {g} ({who}) wraps signal cell {name} from {old} by {value} past the int32 range"));
-    }
-    world.stats.notifies[g] += 1;
-    world.meter.notified(r, set, value, old, new, me != Some(r.owner));
-    world.notified[g] = true;
-    if let Some(e) = &world.wake {
-        e.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-    }
-    Ok(())
+    world.notify_cell(g, r, value, op, span, who)
 }
 
 /// TWAIT, one sweep: `None` when satisfied (clock acquired), else the park record.
@@ -223,25 +149,12 @@ pub fn wait_at(
     span: Span,
     who: &str,
 ) -> Result<Option<Park>, Fault> {
-    let park = Park { cell: r, ge, unsigned: false, expected };
-    if world.acquire_wait(g, &park, span, who)? {
-        world.stats.waits[g] += 1;
-        world.meter.waited(&park);
-        if std::mem::take(&mut world.notified[g]) {
-            world.stats.barrier_rounds[g] += 1;
-        }
-        Ok(None)
-    } else {
-        Ok(Some(park))
-    }
+    world.wait_cell(g, r, expected, ge, span, who)
 }
 
 /// With fence checking on, a notify may not publish window writes that no GM fence covered.
 fn check_fenced(cx: &OpCx<'_>) -> Result<(), Fault> {
-    if !cx.world.check_fences {
-        return Ok(());
-    }
-    match cx.world.unfenced.get(cx.rank).and_then(|l| l.first()) {
+    match cx.world.first_unfenced(cx.rank) {
         None => Ok(()),
         Some((op, buf, span)) => Err(Fault::new(
             ReportKind::UnfencedNotify,
@@ -254,9 +167,7 @@ fn check_fenced(cx: &OpCx<'_>) -> Result<(), Fault> {
 }
 
 fn fence(cx: &mut OpCx<'_>, _args: &[Val]) -> Result<Flow, Fault> {
-    if let Some(l) = cx.world.unfenced.get_mut(cx.rank) {
-        l.clear();
-    }
+    cx.world.fence(cx.rank);
     Ok(Flow::Val(Val::Unit))
 }
 
@@ -264,9 +175,8 @@ fn fence(cx: &mut OpCx<'_>, _args: &[Val]) -> Result<Flow, Fault> {
 /// mixed kernel: the same source notify executed by two lanes of one group is reported.
 fn check_single_lane(cx: &mut OpCx<'_>) -> Result<(), Fault> {
     let Some(group) = cx.group else { return Ok(()) };
-    let key = (cx.rank, group.to_string(), cx.span);
-    match cx.world.lane_notifies.get(&key) {
-        Some(lane) if lane != cx.who => Err(Fault::new(
+    match cx.world.note_lane_notify(cx.rank, group, cx.span, cx.who) {
+        Some(lane) => Err(Fault::new(
             ReportKind::DuplicateNotify,
             cx.span,
             format!(
@@ -275,11 +185,7 @@ fn check_single_lane(cx: &mut OpCx<'_>) -> Result<(), Fault> {
             ),
         )
         .note("put the notify inside a pl.split_aiv region so it is pinned to the vector lane")),
-        Some(_) => Ok(()),
-        None => {
-            cx.world.lane_notifies.insert(key, cx.who.to_string());
-            Ok(())
-        }
+        None => Ok(()),
     }
 }
 

@@ -29,9 +29,11 @@ use std::sync::{
 
 mod access;
 mod backend;
+mod credit;
 mod memory;
 mod race;
 mod resolve;
+mod run;
 mod signal;
 #[cfg(test)]
 mod tests;
@@ -42,22 +44,23 @@ pub use backend::*;
 pub use memory::*;
 pub(crate) use race::*;
 pub use resolve::*;
+pub use run::{Checks, RunEnd};
 pub use signal::*;
 pub use traffic::*;
 
 /// The whole simulated memory and checker state.
 pub struct World {
     /// Number of global ranks.
-    pub nranks: usize,
+    nranks: usize,
     /// The parallel schedule's wake-up epoch, bumped by every notify so a parked worker
     /// re-checks its ranks at once (`None` in the single-threaded schedules).
-    pub wake: Option<Arc<std::sync::atomic::AtomicU64>>,
+    wake: Option<Arc<std::sync::atomic::AtomicU64>>,
     /// Host/GM buffers (shared by the handles of a parallel run).
-    pub host: Vec<Arc<Mutex<Vec<u8>>>>,
+    host: Vec<Arc<Mutex<Vec<u8>>>>,
     /// Comm domains.
-    pub domains: Vec<Domain>,
+    domains: Vec<Domain>,
     /// Named buffers.
-    pub allocs: Vec<Alloc>,
+    allocs: Vec<Alloc>,
     /// Reused list of subsumed record ids.
     drop_ids: Vec<u32>,
     /// Interned (op, kernel) names of race records (shared by the handles of a run).
@@ -65,43 +68,43 @@ pub struct World {
     /// The sites this handle interned, with their ids (a run has a handful).
     site_cache: Vec<(String, String, u32)>,
     /// Vector clock of each global rank.
-    pub vc: Vec<Vec<u32>>,
+    vc: Vec<Vec<u32>>,
     /// Per rank: its pending clock advance after a release (applied before the rank's next
     /// recorded access or clock change).
-    pub released: Vec<Release>,
+    released: Vec<Release>,
     /// Accounting.
-    pub stats: Stats,
+    stats: Stats,
     /// Whether races are checked.
-    pub check_races: bool,
+    check_races: bool,
     /// Whether a read of window bytes nothing wrote is only a warning (`--allow-uninit-reads`)
     /// instead of a fault.
-    pub allow_uninit_reads: bool,
+    allow_uninit_reads: bool,
     /// Per global rank: its call index on each self-clearing signal buffer (see
     /// [`crate::credit`]).
-    pub calls: Vec<BTreeMap<usize, crate::credit::CallPhase>>,
+    calls: Vec<BTreeMap<usize, crate::credit::CallPhase>>,
     /// Per global rank: its barrier generations within its current calls.
-    pub gens: Vec<crate::credit::Generations>,
+    gens: Vec<crate::credit::Generations>,
     /// The first wait satisfied by an earlier barrier generation's credit on a buffer not (yet)
     /// known to be self-clearing: (buffer, fault), judged when the run ends.
-    pub stale_generation: Option<Box<(usize, Fault)>>,
+    stale_generation: Option<Box<(usize, Fault)>>,
     /// Per signal buffer some rank self-cleared: the first epilogue notify's location.
-    pub epilogue_sites: BTreeMap<usize, Span>,
+    epilogue_sites: BTreeMap<usize, Span>,
     /// The first read of undefined window bytes (a fault when the run ends without another).
-    pub uninit: Option<Box<Fault>>,
+    uninit: Option<Box<Fault>>,
     /// Per rank: a notify was issued since the last completed wait (barrier-round counting).
-    pub notified: Vec<bool>,
+    notified: Vec<bool>,
     /// Open comm-domain scopes of the host pass: (domain, window buffer names), innermost last.
-    pub scope_stack: Vec<(usize, Vec<String>)>,
+    scope_stack: Vec<(usize, Vec<String>)>,
     /// Whether a notify must be preceded by a GM fence covering earlier window writes.
-    pub check_fences: bool,
+    check_fences: bool,
     /// Per rank: window writes not yet covered by a `system.fence` (op, buffer, span).
-    pub unfenced: Vec<Vec<(String, String, Span)>>,
+    unfenced: Vec<Vec<(String, String, Span)>>,
     /// (rank, mixed-kernel group, notify span) -> the lane that executed that notify.
-    pub lane_notifies: HashMap<(usize, String, Span), String>,
+    lane_notifies: HashMap<(usize, String, Span), String>,
     /// Persistent re-run: allocations are matched in order against the existing ones.
-    pub reuse: Option<usize>,
+    reuse: Option<usize>,
     /// Warnings of the run (counter overflow; undefined-byte reads when allowed), each once.
-    pub warnings: Vec<String>,
+    warnings: Vec<String>,
     warned: BTreeSet<(usize, usize, &'static str)>,
     /// Reused buffer for the encoded bytes of a write.
     scratch: Vec<u8>,
@@ -113,9 +116,9 @@ pub struct World {
     /// `usize::MAX`).
     traffic: Vec<[u64; 3]>,
     /// Bytes of host tensors allocated so far and the run's memory limit ([`crate::limits`]).
-    pub mem: crate::limits::MemUse,
+    mem: crate::limits::MemUse,
     /// What the current step did, for the cost model (see [`crate::timeline`]).
-    pub meter: crate::timeline::Meter,
+    meter: crate::timeline::Meter,
     /// Where window bytes live in a distributed run ([`WindowBackend`]; `None`: here).
     backend: Option<Arc<dyn WindowBackend>>,
     /// Host-tensor byte spans written in a distributed run ([`World::host_writes`]).

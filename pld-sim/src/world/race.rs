@@ -317,6 +317,28 @@ impl WinState {
 }
 
 impl World {
+    /// The host-side fence around a host callback: every rank's clock joins every other's
+    /// (all device work before the callback happens before all device work after it).
+    pub(crate) fn host_fence(&mut self) {
+        let n = self.vc.len();
+        for g in 0..n {
+            self.released[g].settle(&mut self.vc[g], g);
+        }
+        let width = self.vc.iter().map(Vec::len).max().unwrap_or(0);
+        let mut join = vec![0u32; width];
+        for vc in &self.vc {
+            for (j, &c) in join.iter_mut().zip(vc) {
+                *j = (*j).max(c);
+            }
+        }
+        for (g, vc) in self.vc.iter_mut().enumerate() {
+            vc.clone_from(&join);
+            if let Some(own) = vc.get_mut(g) {
+                *own += 1;
+            }
+        }
+    }
+
     /// The index of the (op, kernel) pair; a run uses only a handful of them.
     pub(super) fn intern(&mut self, op: &str, who: &str) -> u32 {
         // This handle's own copy first: a run has a handful of sites, and the shared table's

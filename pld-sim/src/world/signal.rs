@@ -4,6 +4,8 @@
 //! cell joins exactly the clocks released into it.
 
 use super::*;
+use crate::sem::Park;
+use pld_runtime_abi::NotifyOp;
 
 /// Per-signal-cell bookkeeping (one entry per notified cell; a full-barrier protocol has
 /// O(P²) cells per window, so the entry is kept small).
@@ -177,4 +179,110 @@ impl World {
 fn cell_of(m: &[u8], o: u64) -> i32 {
     let o = o as usize;
     i32::from_le_bytes([m[o], m[o + 1], m[o + 2], m[o + 3]])
+}
+
+impl World {
+    /// TNOTIFY of rank `g` (kernel `who`, at `span`) on the resolved cell `r`: Set stores
+    /// `value`, AtomicAdd adds it (wrapping, warned); the cell's value and metadata change
+    /// together under its window's lock, the notifier's clock is released into the cell and
+    /// the credit recorded in its ledger.
+    pub fn notify_cell(
+        &mut self,
+        g: usize,
+        r: Resolved,
+        value: i32,
+        op: NotifyOp,
+        span: Span,
+        who: &str,
+    ) -> Result<(), Fault> {
+        let me = self.domains[r.domain].drank(g);
+        let epilogue = op == NotifyOp::AtomicAdd && value < 0 && me == Some(r.owner);
+        let call = self.signal_step(g, r, epilogue, span);
+        let gen = self.notify_generation(g, r, call, op == NotifyOp::AtomicAdd && value == 1);
+        // The cell's value and metadata change together under its window's lock (a waiter on
+        // another thread sees both or neither).
+        // Borrowed, not cloned (see `World::touch`).
+        // A distributed run's cell lives behind the window backend, which applies the notify
+        // atomically there (its metadata below is this rank's view only).
+        let remote_old = self.backend_notify(r, op == NotifyOp::Set, value);
+        let win = &self.domains[r.domain].wins[r.owner];
+        let mut st = lock(&win.state);
+        let mut bytes = remote_old.is_none().then(|| write(win));
+        let o = r.offset as usize;
+        let old = match (&bytes, remote_old) {
+            (Some(b), _) => i32::from_le_bytes([b[o], b[o + 1], b[o + 2], b[o + 3]]),
+            (None, v) => v.unwrap_or(0),
+        };
+        // Named only for a report (formatting it on every notify is most of a notify's cost).
+        let cell_name = |world: &World| world.cell_name(r);
+        let meta = st.cells.entry(r.offset).or_default();
+        let set = op == NotifyOp::Set;
+        match meta.first {
+            Some(first) if first.set != set => {
+                let (this, that) = if set { ("Set", "AtomicAdd") } else { ("AtomicAdd", "Set") };
+                return Err(Fault::new(
+                    ReportKind::MixedNotify,
+                    span,
+                    format!(
+                        "pld.system.notify {this} by rank {g} ({who}) on signal cell {} which rank {} already wrote with {that}",
+                        cell_name(self),
+                        first.rank
+                    ),
+                )
+                .note_at(format!("the earlier {that} is at"), first.span)
+                .note("never mix Set and AtomicAdd on one cell: a Set can clobber an advanced counter"));
+            }
+            Some(_) => {}
+            None => meta.first = Some(FirstNotify { set, rank: g as u16, span }),
+        }
+        let new = if set { value } else { old.wrapping_add(value) };
+        let overflow = op == NotifyOp::AtomicAdd && old.checked_add(value).is_none();
+        if op == NotifyOp::AtomicAdd && new == 0 {
+            meta.first = None;
+        }
+        meta.writers |= 1u64.checked_shl(g as u32).unwrap_or(0);
+        // Release the notifier's clock into the cell (`World::release_into`, on the entry at hand).
+        crate::clock::release_clock(&self.vc[g], &mut self.released[g], &mut meta.vc);
+        let origin = crate::credit::Origin { rank: g as u16, call, gen, span };
+        meta.ledger.get_or_insert_default().notify(set, value, origin, &meta.vc);
+        if let Some(b) = bytes.as_mut() {
+            b[o..o + 4].copy_from_slice(&new.to_le_bytes());
+        }
+        if overflow {
+            let name = cell_name(self);
+            self.warnings.push(format!("pld.system.notify by rank {g} ({who}) wraps signal cell {name} from {old} by {value} past the int32 range"));
+        }
+        self.stats.notifies[g] += 1;
+        self.meter.notified(r, set, value, old, new, me != Some(r.owner));
+        self.notified[g] = true;
+        if let Some(e) = &self.wake {
+            e.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        }
+        Ok(())
+    }
+
+    /// TWAIT of rank `g`, one sweep, on the resolved cell `r`: `None` when satisfied (clock
+    /// acquired, the wait and a completed barrier round counted), else the park record.
+    #[allow(clippy::too_many_arguments)]
+    pub fn wait_cell(
+        &mut self,
+        g: usize,
+        r: Resolved,
+        expected: i32,
+        ge: bool,
+        span: Span,
+        who: &str,
+    ) -> Result<Option<Park>, Fault> {
+        let park = Park { cell: r, ge, unsigned: false, expected };
+        if self.acquire_wait(g, &park, span, who)? {
+            self.stats.waits[g] += 1;
+            self.meter.waited(&park);
+            if std::mem::take(&mut self.notified[g]) {
+                self.stats.barrier_rounds[g] += 1;
+            }
+            Ok(None)
+        } else {
+            Ok(Some(park))
+        }
+    }
 }

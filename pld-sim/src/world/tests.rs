@@ -274,3 +274,65 @@ fn races_are_found_among_many_records() {
     let e = w.read(&Access::of(1, &r1, Some(0), &[0, 9_999], &[1, 1], "remote_load")).expect_err("race");
     assert!(e.message.contains("[39996, 40000)"), "{}", e.message);
 }
+
+/// Two ranks, a 4-element FP32 `data` buffer and a 2-cell INT32 `signal`.
+fn credit_world2() -> (World, crate::value::TRef, crate::value::TRef) {
+    use crate::value::{Mem, TRef};
+    use pld_ir::DataType;
+    let mut w = World::new(2);
+    let d = w.add_domain(vec![0, 1]);
+    let a = w.alloc(d, "data", 4 * 4);
+    let s = w.alloc(d, "signal", 2 * 4);
+    w.allocs[s].zeroed = true;
+    w.finalize().expect("finalize");
+    let view = |alloc: usize, shape: Vec<i64>, dtype: DataType, w: &World| TRef {
+        mem: Mem::Window { domain: d, alloc },
+        owner: 0,
+        base: w.allocs[alloc].offset,
+        strides: TRef::packed_strides(&shape),
+        shape,
+        dtype,
+    };
+    let dv = view(a, vec![1, 4], DataType::FP32, &w);
+    let sv = view(s, vec![2, 1], DataType::INT32, &w);
+    (w, dv, sv)
+}
+
+#[test]
+fn a_wait_polled_after_a_later_notify_is_ordered_only_after_the_credit_it_needs() {
+    // Rank 0 stores round 0, notifies rank 1, stores round 1 (nothing orders it after rank
+    // 1's read of round 0) and notifies again; rank 1 polls `Ge 1` only now and reads rank
+    // 0's row. The first credit satisfied the wait: the read races with the round-1 store,
+    // exactly as when rank 1 polls between the two notifies.
+    use crate::sem::system::{notify, wait};
+    use crate::world::Access;
+    use pld_runtime_abi::NotifyOp;
+    for poll_late in [false, true] {
+        let (mut w, dv, sv) = credit_world2();
+        let mut sv1 = sv.clone();
+        sv1.owner = 1;
+        let mut dv1 = dv.clone();
+        dv1.owner = 1;
+        let store = |w: &mut World, v: f64| {
+            w.write(&Access::of(0, &dv, None, &[0, 0], &[1, 4], "tile.store"), &[v; 4], false)
+        };
+        store(&mut w, 1.0).expect("round 0 store");
+        notify(&mut w, 0, &sv, 1, &[0, 0], 1, NotifyOp::AtomicAdd, Span::DUMMY, "k").expect("notify");
+        let read = |w: &mut World| {
+            let at = wait(w, 1, &sv1, &[0, 0], 1, true, Span::DUMMY, "k").expect("wait");
+            assert!(at.is_none(), "the wait is satisfied");
+            w.read(&Access::of(1, &dv1, Some(0), &[0, 0], &[1, 4], "remote_load"))
+        };
+        let first = if poll_late { None } else { Some(read(&mut w).expect("round 0 read is ordered")) };
+        let second = store(&mut w, 2.0);
+        if !poll_late {
+            assert_eq!(first, Some(vec![1.0; 4]));
+            assert_eq!(second.expect_err("round-1 store races the read").kind, ReportKind::Race);
+            continue;
+        }
+        second.expect("nobody read yet");
+        notify(&mut w, 0, &sv, 1, &[0, 0], 1, NotifyOp::AtomicAdd, Span::DUMMY, "k").expect("notify 2");
+        let e = read(&mut w).expect_err("the late poll is ordered after the first credit only");
+        assert_eq!(e.kind, ReportKind::Race, "{}", e.message);
+    }
+}

@@ -1,0 +1,261 @@
+//! The world's run-level state behind methods: the checks a run enables, its memory
+//! accounting, comm-domain scopes of the host pass, GM-fence and mixed-kernel lane bookkeeping,
+//! warnings, the cost-model meter and the end of a run.
+//!
+//! Guarantees:
+//! - The rest of the simulator reads and changes this state only through the operations
+//!   below, so each invariant (a warning recorded once per run's list, a scope popped only by
+//!   its own frame, a fence clearing exactly its rank's unfenced writes) lives here.
+
+use super::{Alloc, Domain, Stats, World};
+use crate::limits::{check_total, human, MemUse};
+use crate::report::Fault;
+use crate::timeline::Meter;
+use pld_ir::{DataType, Span};
+use std::sync::{Arc, Mutex};
+
+/// The checks a run enables (`pld run` flags).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Checks {
+    /// Data accesses to windows are checked for races.
+    pub races: bool,
+    /// A notify must be preceded by a GM fence covering earlier window writes.
+    pub fences: bool,
+    /// A read of window bytes nothing wrote is only a warning instead of a fault.
+    pub allow_uninit_reads: bool,
+}
+
+/// What a finished run leaves behind: its accounting, warnings and host buffers.
+pub struct RunEnd {
+    /// Accounting of the run.
+    pub stats: Stats,
+    /// Warnings of the run, each once.
+    pub warnings: Vec<String>,
+    /// The host/GM buffers, by buffer id.
+    pub host: Vec<Arc<Mutex<Vec<u8>>>>,
+}
+
+impl World {
+    /// Number of global ranks.
+    pub fn nranks(&self) -> usize {
+        self.nranks
+    }
+
+    /// Comm domain `d`.
+    pub fn domain(&self, d: usize) -> &Domain {
+        &self.domains[d]
+    }
+
+    /// Every comm domain, by id.
+    pub fn domains(&self) -> &[Domain] {
+        &self.domains
+    }
+
+    /// Named window buffer `a`.
+    pub fn buffer(&self, a: usize) -> &Alloc {
+        &self.allocs[a]
+    }
+
+    /// Every named window buffer, by id.
+    pub fn buffers(&self) -> &[Alloc] {
+        &self.allocs
+    }
+
+    /// Accounting so far (traffic merged by [`World::flush_traffic`]).
+    pub fn stats(&self) -> &Stats {
+        &self.stats
+    }
+
+    /// Counts one more scheduler step; returns the run's step count.
+    pub fn count_step(&mut self) -> u64 {
+        self.stats.steps += 1;
+        self.stats.steps
+    }
+
+    /// Notifies rank `g` has issued so far.
+    pub fn notifies_of(&self, g: usize) -> u64 {
+        self.stats.notifies[g]
+    }
+
+    /// Records warnings of the run (e.g. a host callback's).
+    pub fn record_warnings(&mut self, warnings: impl IntoIterator<Item = String>) {
+        self.warnings.extend(warnings);
+    }
+
+    /// Starts a run: its memory limit (counters reset) and the checks it enables.
+    pub fn begin_run(&mut self, max_memory: u64, checks: Checks) {
+        self.mem = MemUse { cap: max_memory, host: 0, windows: 0 };
+        self.check_races = checks.races;
+        self.check_fences = checks.fences;
+        self.allow_uninit_reads = checks.allow_uninit_reads;
+    }
+
+    /// A world with no comm domain yet gets the one of every rank.
+    pub fn ensure_world_domain(&mut self) {
+        if self.domains.is_empty() {
+            self.add_domain((0..self.nranks).collect());
+        }
+    }
+
+    /// Ends a run: the first read of undefined bytes (when nothing else failed) is its fault;
+    /// a persistent re-run's allocation matching stops; traffic is merged; the accounting,
+    /// warnings and host buffers are handed out.
+    pub fn end_run(&mut self, result: Result<(), Fault>) -> (Result<(), Fault>, RunEnd) {
+        let result = match result {
+            Ok(()) => self.uninit.take().map_or(Ok(()), |f| Err(*f)),
+            Err(f) => Err(f),
+        };
+        self.reuse = None;
+        self.flush_traffic();
+        let end = RunEnd {
+            stats: self.stats.clone(),
+            warnings: std::mem::take(&mut self.warnings),
+            host: std::mem::take(&mut self.host),
+        };
+        (result, end)
+    }
+
+    /// Host buffer `buf`.
+    pub fn host_cell(&self, buf: usize) -> Option<&Mutex<Vec<u8>>> {
+        self.host.get(buf).map(|c| &**c)
+    }
+
+    /// Reserves `bytes` of host memory for `what` against the run's limit.
+    pub fn reserve_host(&mut self, bytes: u64, what: &str) -> Result<(), Fault> {
+        self.mem.reserve(bytes, what)
+    }
+
+    /// The largest tile (bytes) the run's memory limit allows.
+    pub fn tile_cap(&self) -> u64 {
+        self.mem.tile_cap()
+    }
+
+    /// The windows of every comm domain (each member holds one) plus the host tensors, checked
+    /// against the run's memory limit before the windows are mapped; records the windows' bytes.
+    pub fn check_window_memory(&mut self) -> Result<(), Fault> {
+        let windows = self
+            .domains
+            .iter()
+            .fold(0u64, |t, d| t.saturating_add(d.win_size.saturating_mul(d.members.len() as u64)));
+        let total = self.mem.host.saturating_add(windows);
+        if let Err(f) = check_total(total, self.mem.cap, "its windows (every rank's) and host tensors") {
+            let biggest = self.allocs.iter().max_by_key(|a| a.size);
+            return Err(match biggest {
+                Some(a) => f.note(format!("largest window buffer: '{}', {} per rank", a.name, human(a.size))),
+                None => f,
+            });
+        }
+        self.mem.windows = windows;
+        Ok(())
+    }
+
+    /// The parallel schedule's wake-up epoch (`None` outside it).
+    pub fn set_wake(&mut self, epoch: Option<Arc<std::sync::atomic::AtomicU64>>) {
+        self.wake = epoch;
+    }
+
+    /// The comm domain of exactly `members`, created when there is none (a persistent re-run
+    /// reuses the domain it had; a first run only one with no buffers yet).
+    pub fn open_comm_domain(&mut self, members: Vec<usize>) -> usize {
+        let existing = if self.reuse.is_some() {
+            self.domains.iter().position(|d| d.members == members)
+        } else {
+            self.domains.iter().position(|d| d.members == members && d.allocs.is_empty())
+        };
+        existing.unwrap_or_else(|| self.add_domain(members))
+    }
+
+    /// Opens a comm-domain scope of the host pass listing its window buffer names.
+    pub fn enter_scope(&mut self, domain: usize, windows: Vec<String>) {
+        self.scope_stack.push((domain, windows));
+    }
+
+    /// Closes the innermost comm-domain scope.
+    pub fn exit_scope(&mut self) {
+        self.scope_stack.pop();
+    }
+
+    /// The domain whose open scope lists window buffer `name` (innermost first).
+    pub fn scope_domain(&self, name: &str) -> Option<usize> {
+        self.scope_stack.iter().rev().find(|(_, ws)| ws.iter().any(|w| w == name)).map(|(d, _)| *d)
+    }
+
+    /// With fence checking on, rank `g`'s first window write no GM fence covered yet
+    /// (op, buffer, span).
+    pub fn first_unfenced(&self, g: usize) -> Option<&(String, String, Span)> {
+        if !self.check_fences {
+            return None;
+        }
+        self.unfenced.get(g).and_then(|l| l.first())
+    }
+
+    /// A GM fence on rank `g`: its earlier window writes are visible.
+    pub fn fence(&mut self, g: usize) {
+        if let Some(l) = self.unfenced.get_mut(g) {
+            l.clear();
+        }
+    }
+
+    /// Notes that lane `who` of mixed-kernel `group` on rank `g` executed the notify at `span`;
+    /// returns the other lane when a different one already did.
+    pub fn note_lane_notify(&mut self, g: usize, group: &str, span: Span, who: &str) -> Option<String> {
+        let key = (g, group.to_string(), span);
+        match self.lane_notifies.get(&key) {
+            Some(lane) if lane != who => Some(lane.clone()),
+            Some(_) => None,
+            None => {
+                self.lane_notifies.insert(key, who.to_string());
+                None
+            }
+        }
+    }
+
+    /// A `dtype` view of `bytes` over window buffer `a` (its shape `shape`): the buffer's
+    /// domain and offset. A float view makes the buffer start as garbage, an integer-only one
+    /// at zero (D-sim-1).
+    pub fn view_buffer(
+        &mut self,
+        a: usize,
+        dtype: DataType,
+        shape: &[i64],
+        bytes: u64,
+    ) -> Result<(usize, u64), String> {
+        let al = &mut self.allocs[a];
+        if bytes > al.size {
+            return Err(format!(
+                "a {shape:?} {dtype} view needs {bytes} bytes but buffer '{}' has {}",
+                al.name, al.size
+            ));
+        }
+        if dtype.is_float() {
+            al.float_view = true;
+            al.zeroed = false;
+        } else if !al.float_view {
+            al.zeroed = true;
+        }
+        Ok((al.domain, al.offset))
+    }
+
+    /// `pld run --zero-windows`: every window buffer starts at zero.
+    pub fn zero_all_windows(&mut self) {
+        self.allocs.iter_mut().for_each(|a| a.zeroed = true);
+    }
+
+    /// Starts a scheduler step's meter (`record_touches`: keep the bytes it touches).
+    pub fn reset_meter(&mut self, record_touches: Option<bool>) {
+        if let Some(t) = record_touches {
+            self.meter.record_touches = t;
+        }
+        self.meter.reset();
+    }
+
+    /// Hands the current step's meter to the cost model (a fresh one stays).
+    pub fn take_meter(&mut self) -> Meter {
+        std::mem::take(&mut self.meter)
+    }
+
+    /// Gives the meter back after the cost model charged the step.
+    pub fn restore_meter(&mut self, meter: Meter) {
+        self.meter = meter;
+    }
+}
