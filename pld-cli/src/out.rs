@@ -1,7 +1,7 @@
 //! Standard output that survives a closed pipe.
 //!
 //! `pld … | head` closes the pipe early; `println!` would then panic. Every line pld prints
-//! to stdout goes through [`outln!`] / [`out!`] instead: the first write that fails with
+//! to stdout goes through `outln!` / `out!` instead: the first write that fails with
 //! `BrokenPipe` marks stdout closed, later output is dropped, and the command goes on to its
 //! real end — output files are still written and the exit code is still the run's own
 //! (a fault after a closed pipe still exits 3). Any other write error is reported once on

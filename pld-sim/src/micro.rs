@@ -304,11 +304,11 @@ impl MicroRun {
                 let r = cached(at, || {
                     world.cell_addr(g, sig, Some(*peer), idx.as_slice(), span, system::NOTIFY)
                 })?;
-                system::notify_at(world, g, r, *value, *op, span, who)?;
+                world.notify_cell(g, r, *value, *op, span, who)?;
             }
             Micro::Wait { sig, idx, expected, ge, at } => {
                 let r = cached(at, || world.cell_addr(g, sig, None, idx.as_slice(), span, system::WAIT))?;
-                if let Some(p) = system::wait_at(world, g, r, *expected, *ge, span, who)? {
+                if let Some(p) = world.wait_cell(g, r, *expected, *ge, span, who)? {
                     return Ok(MicroStep::Park(p));
                 }
             }

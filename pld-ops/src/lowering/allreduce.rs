@@ -16,7 +16,8 @@
 //! row; the epilogue clears every row.
 
 use super::comm::{
-    add, bind_result, ceil_div, check_mesh_signal, floordiv, min, mul, product, sub, Cells, Comm,
+    add, bind_result, ceil_div, check_mesh_signal, floordiv, min, mul, product, store_valid_row, sub, Cells,
+    Comm,
 };
 use pld_ir::{
     register_lowering, Attr, BinOp, Builder, Call, DataType, Diagnostic, Expr, Lowered, LoweringKind, Span,
@@ -247,17 +248,7 @@ fn mesh(b: &mut Builder<'_>, call: &Call, tt: &TensorType, reduce: &str, results
             remote_chunk(b, &t2d, Expr::var(peer), Expr::int(0), col.clone(), chunk, valid.clone(), dtype)
         })?;
         comm_ref.barrier_at(b, &cells, add(Expr::int(2), floordiv(col.clone(), Expr::int(chunk))))?;
-        let store = b.assign_op(
-            "store_value",
-            "tile.set_validshape",
-            vec![Expr::var(acc), Expr::int(1), valid.clone()],
-            vec![],
-        )?;
-        b.eval_op(
-            "tile.store",
-            vec![Expr::var(store), Expr::tuple(vec![Expr::int(0), col]), t2d.clone()],
-            vec![],
-        )?;
+        store_valid_row(b, acc, valid.clone(), (Expr::int(0), col), &t2d)?;
         Ok(vec![])
     })?;
     comm.epilogue(b, &cells, add(Expr::int(1), ceil_div(e, chunk)))?;
@@ -544,17 +535,7 @@ fn ring(b: &mut Builder<'_>, call: &Call, tt: &TensorType, reduce: &str, results
                     )?;
                     comm_ref.barrier_at(b, &cells, add(mul(Expr::int(2), k), Expr::int(2)))?;
                     b.if_then(Expr::var(active), |b| {
-                        let v = b.assign_op(
-                            "store_value",
-                            "tile.set_validshape",
-                            vec![Expr::var(value[0]), Expr::int(1), valid.clone()],
-                            vec![],
-                        )?;
-                        b.eval_op(
-                            "tile.store",
-                            vec![Expr::var(v), Expr::tuple(vec![Expr::int(0), col.clone()]), t2d.clone()],
-                            vec![],
-                        )
+                        store_valid_row(b, value[0], valid.clone(), (Expr::int(0), col.clone()), &t2d)
                     })?;
                     Ok(vec![])
                 },

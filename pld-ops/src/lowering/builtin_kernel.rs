@@ -22,6 +22,7 @@
 //! (blocks of one rank run one after another: a valid interleaving of the SPMD grid, the same
 //! on every rank).
 
+use super::comm::store_valid_row;
 use pld_ir::registry::LoweringKind;
 use pld_ir::{
     register_lowering, Attr, BinOp, Builder, Call, DataType, Diagnostic, Direction, Expr, ExprKind, Function,
@@ -369,17 +370,7 @@ fn multi_block_mesh(
             })?;
             let nth = floordiv(sub(t, bid.clone()), nblk.clone());
             comm.barrier_at(b, &cells, add(Expr::int(2), nth))?;
-            let store = b.assign_op(
-                "store_value",
-                "tile.set_validshape",
-                vec![Expr::var(acc), Expr::int(1), valid],
-                vec![],
-            )?;
-            b.eval_op(
-                "tile.store",
-                vec![Expr::var(store), Expr::tuple(vec![Expr::int(0), col]), flat.clone()],
-                vec![],
-            )
+            store_valid_row(b, acc, valid, (Expr::int(0), col), &flat)
         };
         if full > 0 {
             b.for_range("t", (bid.clone(), Expr::int(full), nblk.clone()), vec![], |b, t, _| {

@@ -23,7 +23,8 @@
 
 use super::allreduce::{fold_peers, load_chunk, mesh_chunk_cols};
 use super::comm::{
-    bind_result, check_mesh_signal, floordiv, max, min, mul, sub, tensor_of, ub_stage_tile, Cells, Comm,
+    bind_result, check_mesh_signal, floordiv, max, min, mul, store_valid_row, sub, tensor_of, ub_stage_tile,
+    Cells, Comm,
 };
 use pld_ir::{
     register_lowering, register_lowerings, Attr, Builder, Call, Diagnostic, Expr, Lowered, LoweringKind,
@@ -135,17 +136,7 @@ fn lower_reduce_scatter(b: &mut Builder<'_>, call: &Call, results: &[ValueId], s
             )?;
             b.assign_op("recv_full", "tile.fillpad_inplace", vec![Expr::var(recv), Expr::float(0.0)], vec![])
         })?;
-        let store = b.assign_op(
-            "store_value",
-            "tile.set_validshape",
-            vec![Expr::var(acc), Expr::int(1), valid],
-            vec![],
-        )?;
-        b.eval_op(
-            "tile.store",
-            vec![Expr::var(store), Expr::tuple(vec![Expr::var(me), col]), target.clone()],
-            vec![],
-        )?;
+        store_valid_row(b, acc, valid, (Expr::var(me), col), &target)?;
         Ok(vec![])
     })?;
     // Read done: every peer has finished reading my window before I return.

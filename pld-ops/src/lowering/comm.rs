@@ -240,6 +240,24 @@ pub fn ub_stage_tile(
     b.assign_op(name, "tile.set_validshape", vec![Expr::var(buf), Expr::int(r), Expr::int(c)], vec![])
 }
 
+/// Stores the first `valid` columns of the `[1, chunk]` tile `value` at `[row, col]` of `dst`
+/// (`tile.set_validshape`, then `tile.store`): the store-back of every chunked collective.
+pub fn store_valid_row(
+    b: &mut Builder<'_>,
+    value: ValueId,
+    valid: Expr,
+    (row, col): (Expr, Expr),
+    dst: &Expr,
+) -> Result<(), Diagnostic> {
+    let store = b.assign_op(
+        "store_value",
+        "tile.set_validshape",
+        vec![Expr::var(value), Expr::int(1), valid],
+        vec![],
+    )?;
+    b.eval_op("tile.store", vec![Expr::var(store), Expr::tuple(vec![row, col]), dst.clone()], vec![])
+}
+
 /// The tensor fields of a tensor-like expression, or a diagnostic naming `op` and `what`.
 pub fn tensor_of(b: &Builder<'_>, op: &str, what: &str, e: &Expr) -> Result<pld_ir::TensorType, Diagnostic> {
     match b.type_of(e) {

@@ -12,7 +12,7 @@ use super::{Flow, Level, OpCx, Park};
 use crate::register_semantics;
 use crate::report::{Fault, ReportKind};
 use crate::value::{Mem, TRef, Val};
-use crate::world::{Resolved, World};
+use crate::world::World;
 use pld_ir::{DataType, Span};
 use pld_runtime_abi::{NotifyOp, WaitCmp};
 
@@ -107,19 +107,6 @@ pub fn notify(
     who: &str,
 ) -> Result<(), Fault> {
     let r = world.cell_addr(g, sig, Some(peer), idx, span, NOTIFY)?;
-    notify_at(world, g, r, value, op, span, who)
-}
-
-/// [`notify`] on a cell already resolved.
-pub fn notify_at(
-    world: &mut World,
-    g: usize,
-    r: Resolved,
-    value: i32,
-    op: NotifyOp,
-    span: Span,
-    who: &str,
-) -> Result<(), Fault> {
     world.notify_cell(g, r, value, op, span, who)
 }
 
@@ -136,19 +123,6 @@ pub fn wait(
     who: &str,
 ) -> Result<Option<Park>, Fault> {
     let r = world.cell_addr(g, sig, None, idx, span, WAIT)?;
-    wait_at(world, g, r, expected, ge, span, who)
-}
-
-/// [`wait`] on a cell already resolved.
-pub fn wait_at(
-    world: &mut World,
-    g: usize,
-    r: Resolved,
-    expected: i32,
-    ge: bool,
-    span: Span,
-    who: &str,
-) -> Result<Option<Park>, Fault> {
     world.wait_cell(g, r, expected, ge, span, who)
 }
 
