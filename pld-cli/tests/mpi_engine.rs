@@ -178,9 +178,28 @@ fn faulting(file: &Path, p: usize, limit: Duration) -> (String, Duration) {
     (stderr, t)
 }
 
+/// `examples/put_get_ring.py` with one bug planted (`from` → `to`, which must occur once),
+/// written as `name` in a fresh folder.
+fn ring_with_bug(name: &str, from: &str, to: &str) -> std::path::PathBuf {
+    let text =
+        std::fs::read_to_string(root().join("examples/put_get_ring.py")).expect("read the ring example");
+    assert_eq!(text.matches(from).count(), 1, "`{from}` no longer occurs once in the ring example");
+    let dir = std::env::temp_dir().join(format!("pld-mpi-bugs-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    let file = dir.join(name);
+    std::fs::write(&file, text.replace(from, to)).expect("write");
+    file
+}
+
 #[test]
 fn deadlocks_report_the_in_process_report_within_seconds() {
-    let short = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mpi/short_credit.py");
+    // One notify arrives but the wait asks for two credits: every rank blocks on a cell its
+    // previous rank wrote, and the report names that writer.
+    let short = ring_with_bug(
+        "short_credit.py",
+        "pld.system.wait(signal, [prv, 0], 1, cmp=pld.WaitCmp.Ge)",
+        "pld.system.wait(signal, [prv, 0], 2, cmp=pld.WaitCmp.Ge)",
+    );
     for (file, p) in [
         (root().join("examples/broken_divergent_barrier.py"), 2),
         (root().join("examples/broken_divergent_barrier.py"), 4),
@@ -203,7 +222,8 @@ fn deadlocks_report_the_in_process_report_within_seconds() {
 
 #[test]
 fn a_wrong_peer_is_reported_by_the_rank_that_hit_it() {
-    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mpi/wrong_peer.py");
+    // The last rank puts to peer `n` (the `% n` is forgotten): a peer-range fault on that rank.
+    let file = ring_with_bug("wrong_peer.py", "nxt = (me + 1) % n", "nxt = me + 1");
     let (got, _) = faulting(&file, 4, Duration::from_secs(20));
     assert!(got.contains("peer index 4 is outside [0, 4)"), "{got}");
     assert!(got.contains("on rank 3"), "{got}");
