@@ -226,18 +226,30 @@ pub fn ub_stage_tile(
     dtype: DataType,
 ) -> Result<ValueId, Diagnostic> {
     let (r, c) = pld_ir::ub_stage(rows, cols, dtype.bytes() as i64);
-    // Whole 32-byte rows; the stage's valid region is the chunk.
-    let pc = super::row_aligned_cols(c, dtype.bytes() as i64);
+    padded_stage_tile(b, name, r, c, dtype)
+}
+
+/// A Vec staging tile of `rows × cols` elements whose rows are padded to whole 32-byte blocks
+/// (`tile.create` of the physical width, named `<name>_buf` when padded), with `rows × cols`
+/// as its valid region (`tile.set_validshape`, named `name`).
+pub fn padded_stage_tile(
+    b: &mut Builder<'_>,
+    name: &str,
+    rows: i64,
+    cols: i64,
+    dtype: DataType,
+) -> Result<ValueId, Diagnostic> {
+    let pc = super::row_aligned_cols(cols, dtype.bytes() as i64);
     let buf = b.assign_op(
-        if pc == c { name.to_string() } else { format!("{name}_buf") },
+        if pc == cols { name.to_string() } else { format!("{name}_buf") },
         "tile.create",
-        vec![Expr::ints(&[r, pc])],
+        vec![Expr::ints(&[rows, pc])],
         vec![("dtype", Attr::DType(dtype)), ("target_memory", Attr::Str("Vec".into()))],
     )?;
-    if pc == c {
+    if pc == cols {
         return Ok(buf);
     }
-    b.assign_op(name, "tile.set_validshape", vec![Expr::var(buf), Expr::int(r), Expr::int(c)], vec![])
+    b.assign_op(name, "tile.set_validshape", vec![Expr::var(buf), Expr::int(rows), Expr::int(cols)], vec![])
 }
 
 /// Stores the first `valid` columns of the `[1, chunk]` tile `value` at `[row, col]` of `dst`

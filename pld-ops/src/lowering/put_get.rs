@@ -77,24 +77,7 @@ fn lower_transfer(
     let prefix = if is_put { "tput_stage" } else { "tget_stage" };
     // A row-major tile row is a whole number of 32-byte blocks: the physical stage is padded
     // to that width and carries the transfer's width as its valid region.
-    let phys_cols = super::row_aligned_cols(cols, dst.dtype.bytes() as i64);
-    let mk = |b: &mut Builder<'_>, name: &str| {
-        let stage = b.assign_op(
-            if phys_cols == cols { name.to_string() } else { format!("{name}_buf") },
-            "tile.create",
-            vec![Expr::ints(&[rows, phys_cols])],
-            vec![("dtype", Attr::DType(dst.dtype)), ("target_memory", Attr::Str("Vec".into()))],
-        )?;
-        if phys_cols == cols {
-            return Ok(stage);
-        }
-        b.assign_op(
-            name,
-            "tile.set_validshape",
-            vec![Expr::var(stage), Expr::int(rows), Expr::int(cols)],
-            vec![],
-        )
-    };
+    let mk = |b: &mut Builder<'_>, name: &str| super::comm::padded_stage_tile(b, name, rows, cols, dst.dtype);
     let mut args = vec![call.args[0].clone(), call.args[1].clone(), call.args[2].clone()];
     if pipeline {
         let ping = mk(b, &format!("{prefix}_ping"))?;
