@@ -3,8 +3,8 @@
 //! submodule: `values` (the typed values an IR value is bound to), `scalar` (constants and
 //! scalar arithmetic), `tiles` (tile buffer types and allocation), `addrs` (tile-address
 //! planning), `views` (tensor views, partitions and the peer-offset sequence), `signature`
-//! (parameters and the view prologue), `walk` (the statement walk) and `print` (assembling
-//! the function text).
+//! (parameters and the view prologue), `walk` (the statement walk) and `print` (the typed body
+//! lines and assembling the function text, each allocation's address from the plan).
 //!
 //! Guarantees:
 //! - The signature follows the runtime calling order (codegen.md §1.2, checklist C4): tensor
@@ -33,6 +33,7 @@ use crate::verify::Fact;
 use crate::CodegenOptions;
 use addrs::AllocSlot;
 use pld_ir::{Call, Diagnostic, Expr, ExprKind, Function, Program, Span, TileType, ValueId};
+use print::BodyLine;
 use std::collections::{HashMap, HashSet};
 use views::ViewInfo;
 
@@ -50,8 +51,8 @@ pub struct FnCx<'a> {
     pub uses_deferred: bool,
     consts: Vec<String>,
     const_names: HashMap<String, String>,
-    prologue: Vec<String>,
-    body: Vec<String>,
+    prologue: Vec<BodyLine>,
+    body: Vec<BodyLine>,
     in_prologue: bool,
     indent: usize,
     names: HashSet<String>,
@@ -138,11 +139,15 @@ impl<'a> FnCx<'a> {
     /// Appends one line at the current indentation of the current section.
     pub fn line(&mut self, text: impl AsRef<str>) {
         let pad = "  ".repeat(self.indent);
-        let l = format!("{pad}{}", text.as_ref());
+        self.push_line(BodyLine::Text(format!("{pad}{}", text.as_ref())));
+    }
+
+    /// Appends a typed line to the current section.
+    fn push_line(&mut self, line: BodyLine) {
         if self.in_prologue {
-            self.prologue.push(l);
+            self.prologue.push(line);
         } else {
-            self.body.push(l);
+            self.body.push(line);
         }
     }
 

@@ -1,10 +1,11 @@
 //! Tile buffer types and tile allocation of [`FnCx`].
 //!
 //! Guarantees: every tile has a long-form `!pto.tile_buf` type; a static valid extent never
-//! exceeds its buffer; each `pto.alloc_tile` records a verifier fact and an address slot that
-//! `addrs` fills in when the function is printed.
+//! exceeds its buffer; each `pto.alloc_tile` records a verifier fact and is a typed body line
+//! holding its address slot, whose `addr = ...` operand the printer renders from the plan of
+//! `addrs`.
 
-use super::addrs::ADDR_MARK;
+use super::print::BodyLine;
 use super::{FnCx, Idx};
 use crate::mlir::{self, MTy};
 use crate::verify::{Fact, TileBuf};
@@ -167,7 +168,7 @@ impl FnCx<'_> {
             alias_of: alias,
             span: self.span,
         });
-        self.line(format!("{name} = pto.alloc_tile {ADDR_MARK}{slot}{ADDR_MARK}{operands}: {ty}"));
+        self.push_line(BodyLine::AllocTile { indent: self.indent, result: name.clone(), slot, operands, ty });
         Ok(name)
     }
 }
