@@ -269,39 +269,19 @@ fn emit_defer_wait(cx: &mut FnCx<'_>, call: &Call, _targets: &[ValueId]) -> Resu
     let mut flat: Option<String> = None;
     for (k, o) in offsets.iter().enumerate() {
         let i = cx.scalar_as(o, MTy::Index)?;
-        let lt = cx.tmp();
-        cx.line(format!("{lt} = arith.cmpi slt, {i}, {zero} : index"));
-        let ge = cx.tmp();
-        cx.line(format!("{ge} = arith.cmpi sge, {i}, {} : index", shape[k]));
-        let bad = cx.tmp();
-        cx.line(format!("{bad} = arith.ori {lt}, {ge} : i1"));
-        oob = Some(match oob {
-            None => bad,
-            Some(prev) => {
-                let r = cx.tmp();
-                cx.line(format!("{r} = arith.ori {prev}, {bad} : i1"));
-                r
-            }
-        });
-        let term = cx.tmp();
-        cx.line(format!("{term} = arith.muli {i}, {} : index", strides[k]));
-        flat = Some(match flat {
-            None => term,
-            Some(prev) => {
-                let r = cx.tmp();
-                cx.line(format!("{r} = arith.addi {prev}, {term} : index"));
-                r
-            }
-        });
+        let lt = cx.define(format!("arith.cmpi slt, {i}, {zero} : index"));
+        let ge = cx.define(format!("arith.cmpi sge, {i}, {} : index", shape[k]));
+        let bad = cx.define(format!("arith.ori {lt}, {ge} : i1"));
+        oob = Some(cx.accumulate(oob, bad, "arith.ori", "i1"));
+        let term = cx.define(format!("arith.muli {i}, {} : index", strides[k]));
+        flat = Some(cx.accumulate(flat, term, "arith.addi", "index"));
     }
     let (Some(oob), Some(flat)) = (oob, flat) else {
         return Err(cx.err(format!("{op} signal rank must be at least 1")));
     };
     let neg = cx.const_int(-1, MTy::Index);
-    let sel = cx.tmp();
-    cx.line(format!("{sel} = arith.select {oob}, {neg}, {flat} : index"));
-    let off = cx.tmp();
-    cx.line(format!("{off} = arith.index_cast {sel} : index to i64"));
+    let sel = cx.define(format!("arith.select {oob}, {neg}, {flat} : index"));
+    let off = cx.define(format!("arith.index_cast {sel} : index to i64"));
     let exp = cx.scalar_as(cx.arg(call, 2, "expected")?, MTy::Int(64))?;
     cx.uses_deferred = true;
     cx.line(format!(

@@ -29,19 +29,10 @@ fn flat_offset(cx: &mut FnCx<'_>, t: &TensorRef, idx: &[Expr], op: &str) -> Resu
             (_, "%c1_index") => cx.idx(&i),
             _ => {
                 let a = cx.idx(&i);
-                let r = cx.tmp();
-                cx.line(format!("{r} = arith.muli {a}, {s} : index"));
-                r
+                cx.define(format!("arith.muli {a}, {s} : index"))
             }
         };
-        acc = Some(match acc {
-            None => term,
-            Some(prev) => {
-                let r = cx.tmp();
-                cx.line(format!("{r} = arith.addi {prev}, {term} : index"));
-                r
-            }
-        });
+        acc = Some(cx.accumulate(acc, term, "arith.addi", "index"));
     }
     Ok(acc.unwrap_or_else(|| cx.const_int(0, MTy::Index)))
 }
@@ -93,9 +84,7 @@ fn tile_offset(cx: &mut FnCx<'_>, tt: &pld_ir::TileType, idx: &[Expr]) -> Result
             (Idx::Const(a), Idx::Const(b)) => Idx::Const(a + b),
             _ => {
                 let (a, b) = (cx.idx(&flat), cx.idx(&scaled));
-                let r = cx.tmp();
-                cx.line(format!("{r} = arith.addi {a}, {b} : index"));
-                Idx::Ssa(r)
+                Idx::Ssa(cx.define(format!("arith.addi {a}, {b} : index")))
             }
         };
     }

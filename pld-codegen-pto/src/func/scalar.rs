@@ -43,6 +43,23 @@ impl FnCx<'_> {
         self.constant(value, label, ty)
     }
 
+    /// Emits `%N = <rhs>` for a fresh temporary `%N` and returns it.
+    pub fn define(&mut self, rhs: impl AsRef<str>) -> String {
+        let r = self.tmp();
+        self.line(format!("{r} = {}", rhs.as_ref()));
+        r
+    }
+
+    /// Folds `term` into the running combination `acc` with the binary op `op` over `ty`
+    /// (`arith.addi` / `index` for a sum, `arith.ori` / `i1` for a disjunction): the first term
+    /// starts it, each later one emits `op acc, term`. Returns the new running value.
+    pub fn accumulate(&mut self, acc: Option<String>, term: String, op: &str, ty: &str) -> String {
+        match acc {
+            None => term,
+            Some(prev) => self.define(format!("{op} {prev}, {term} : {ty}")),
+        }
+    }
+
     /// Materialises an [`Idx`].
     pub fn idx(&mut self, i: &Idx) -> String {
         match i {
@@ -58,9 +75,7 @@ impl FnCx<'_> {
             (Idx::Const(1), other) | (other, Idx::Const(1)) => other.clone(),
             _ => {
                 let (x, y) = (self.idx(a), self.idx(b));
-                let t = self.tmp();
-                self.line(format!("{t} = arith.muli {x}, {y} : index"));
-                Idx::Ssa(t)
+                Idx::Ssa(self.define(format!("arith.muli {x}, {y} : index")))
             }
         }
     }

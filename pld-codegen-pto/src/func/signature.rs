@@ -122,12 +122,7 @@ impl FnCx<'_> {
                 continue;
             }
             let Some(Val::Tensor(t)) = self.env.get(&p.value).cloned() else { continue };
-            let mut info = self.compute_view(&t)?;
-            info.ssa = self.named(&format!("{}_view", t.name));
-            let vty = self.view_type(&t)?;
-            let l = self.view_line(&info.ssa, &t.ptr, &info, &vty);
-            self.line(l);
-            self.views.insert(t.key, info);
+            self.natural_view(&t)?;
         }
         Ok(())
     }

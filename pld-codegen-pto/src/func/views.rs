@@ -41,24 +41,14 @@ impl FnCx<'_> {
                 continue;
             }
             let (x, _) = self.offset(o)?;
-            let term = self.tmp();
-            self.line(format!("{term} = arith.muli {x}, {st} : index"));
-            flat = Some(match flat {
-                None => term,
-                Some(prev) => {
-                    let r = self.tmp();
-                    self.line(format!("{r} = arith.addi {prev}, {term} : index"));
-                    r
-                }
-            });
+            let term = self.define(format!("arith.muli {x}, {st} : index"));
+            flat = Some(self.accumulate(flat, term, "arith.addi", "index"));
         }
         let ptr = match flat {
             None => base.ptr.clone(),
             Some(off) => {
                 let pty = mlir::ptr(base.ty.dtype).map_err(|m| self.err(m))?;
-                let p = self.tmp();
-                self.line(format!("{p} = pto.addptr {}, {off} : {pty} -> {pty}", base.ptr));
-                p
+                self.define(format!("pto.addptr {}, {off} : {pty} -> {pty}", base.ptr))
             }
         };
         self.next_view += 1;
@@ -70,10 +60,7 @@ impl FnCx<'_> {
         }
         let ssa = self.named(&format!("{}_slice_view", t.name));
         let info = ViewInfo { ssa, shape, strides: parent.strides.clone(), layout: parent.layout };
-        let vty = self.view_type(&t)?;
-        let l = self.view_line(&info.ssa, &t.ptr, &info, &vty);
-        self.line(l);
-        self.views.insert(t.key, info);
+        self.record_view(&t, info)?;
         Ok(t)
     }
 
@@ -82,13 +69,26 @@ impl FnCx<'_> {
     pub fn derive_view(&mut self, base: &TensorRef, ty: TensorType) -> Result<TensorRef, Diagnostic> {
         self.next_view += 1;
         let t = TensorRef { key: usize::MAX - self.next_view, ty, ..base.clone() };
-        let mut info = self.compute_view(&t)?;
+        self.natural_view(&t)?;
+        Ok(t)
+    }
+
+    /// Emits and records the view of `t` with its own shape, strides and layout, named
+    /// `<tensor>_view`.
+    pub(super) fn natural_view(&mut self, t: &TensorRef) -> Result<(), Diagnostic> {
+        let mut info = self.compute_view(t)?;
         info.ssa = self.named(&format!("{}_view", t.name));
-        let vty = self.view_type(&t)?;
+        self.record_view(t, info)
+    }
+
+    /// Emits the `pto.make_tensor_view` of `t` that `info` describes and records it as `t`'s
+    /// local view.
+    fn record_view(&mut self, t: &TensorRef, info: ViewInfo) -> Result<(), Diagnostic> {
+        let vty = self.view_type(t)?;
         let l = self.view_line(&info.ssa, &t.ptr, &info, &vty);
         self.line(l);
         self.views.insert(t.key, info);
-        Ok(t)
+        Ok(())
     }
 
     // ----------------------------------------------------------------------------------
@@ -218,29 +218,16 @@ impl FnCx<'_> {
         let slot_rank = self.const_int(pld_runtime_abi::SLOT_RANK_PAIR as i64, MTy::Index);
         let slot_win = self.const_int(pld_runtime_abi::SLOT_WINDOWS_IN as i64, MTy::Index);
         let div = self.const_int(eb, MTy::Int(64));
-        let pair = self.tmp();
-        self.line(format!("{pair} = pto.load_scalar {ctx}[{slot_rank}] : !pto.ptr<i64> -> i64"));
-        let rk32 = self.tmp();
-        self.line(format!("{rk32} = arith.trunci {pair} : i64 to i32"));
-        let rk = self.tmp();
-        self.line(format!("{rk} = arith.index_cast {rk32} : i32 to index"));
-        let lb_off = self.tmp();
-        self.line(format!("{lb_off} = arith.addi {slot_win}, {rk} : index"));
-        let lbase = self.tmp();
-        self.line(format!("{lbase} = pto.load_scalar {ctx}[{lb_off}] : !pto.ptr<i64> -> i64"));
-        let pb_off = self.tmp();
-        self.line(format!("{pb_off} = arith.addi {slot_win}, {peer_idx} : index"));
-        let pbase = self.tmp();
-        self.line(format!("{pbase} = pto.load_scalar {ctx}[{pb_off}] : !pto.ptr<i64> -> i64"));
-        let dbytes = self.tmp();
-        self.line(format!("{dbytes} = arith.subi {pbase}, {lbase} : i64"));
-        let delems = self.tmp();
-        self.line(format!("{delems} = arith.divsi {dbytes}, {div} : i64"));
-        let delta = self.tmp();
-        self.line(format!("{delta} = arith.index_cast {delems} : i64 to index"));
+        let pair = self.define(format!("pto.load_scalar {ctx}[{slot_rank}] : !pto.ptr<i64> -> i64"));
+        let rk32 = self.define(format!("arith.trunci {pair} : i64 to i32"));
+        let rk = self.define(format!("arith.index_cast {rk32} : i32 to index"));
+        let lbase = self.window_base(&ctx, &slot_win, &rk);
+        let pbase = self.window_base(&ctx, &slot_win, &peer_idx);
+        let dbytes = self.define(format!("arith.subi {pbase}, {lbase} : i64"));
+        let delems = self.define(format!("arith.divsi {dbytes}, {div} : i64"));
+        let delta = self.define(format!("arith.index_cast {delems} : i64 to index"));
         let ptr_ty = mlir::ptr(t.ty.dtype).map_err(|m| self.err(m))?;
-        let pptr = self.tmp();
-        self.line(format!("{pptr} = pto.addptr {}, {delta} : {ptr_ty} -> {ptr_ty}", t.ptr));
+        let pptr = self.define(format!("pto.addptr {}, {delta} : {ptr_ty} -> {ptr_ty}", t.ptr));
         let info = match self.views.get(&t.key) {
             Some(v) => v.clone(),
             None => return Err(self.err(format!("tensor '{}' has no local view", t.name))),
@@ -250,6 +237,12 @@ impl FnCx<'_> {
         let l = self.view_line(&view, &pptr, &info, &vty);
         self.line(l);
         Ok(view)
+    }
+
+    /// Loads `windowsIn[rank]` of CommContext `ctx` (`slot_win` is the index of `windowsIn[0]`).
+    fn window_base(&mut self, ctx: &str, slot_win: &str, rank: &str) -> String {
+        let off = self.define(format!("arith.addi {slot_win}, {rank} : index"));
+        self.define(format!("pto.load_scalar {ctx}[{off}] : !pto.ptr<i64> -> i64"))
     }
 
     /// Emits a `pto.partition_view` of `view` (a view of `t`); returns `(ssa, type)`.
