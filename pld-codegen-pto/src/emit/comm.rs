@@ -13,7 +13,7 @@
 //!   `i32` (V4, P5); `pto.barrier <PIPE_ALL>` precedes every tnotify and brackets tput/tget;
 //! - defer_wait registers a counter completion through the external adapter (no twait).
 
-use super::{atomic_for, check_tload_dst, check_tstore_src};
+use super::{atomic_for, check_tload_dst, check_tstore_src, Region};
 use crate::func::{FnCx, TensorRef, Val};
 use crate::mlir::{self, MTy};
 use crate::register_emitter;
@@ -31,7 +31,8 @@ fn emit_remote_load(cx: &mut FnCx<'_>, call: &Call, targets: &[ValueId]) -> Resu
     let tile = cx.alloc_tile(&hint, &tt)?;
     let peer = cx.arg(call, 1, "peer")?.clone();
     let view = cx.peer_view(&t, &peer, op)?;
-    super::tload(cx, call, 2, (&view, &t), (&tile, &tt), "peer_pview")?;
+    let region = Region { call, offsets_arg: 2, view: &view, tensor: &t, suffix: "peer_pview" };
+    super::tload(cx, &region, (&tile, &tt))?;
     Ok(Val::Tile { ssa: tile, tile: tt })
 }
 
@@ -43,7 +44,8 @@ fn emit_remote_store(cx: &mut FnCx<'_>, call: &Call, _targets: &[ValueId]) -> Re
     let atomic = atomic_for(cx, call, t.ty.dtype)?;
     let peer = cx.arg(call, 2, "peer")?.clone();
     let view = cx.peer_view(&t, &peer, op)?;
-    let (pv, pty) = super::tstore(cx, call, 3, (&view, &t), (&ts, &tt), atomic, "peer_pview")?;
+    let region = Region { call, offsets_arg: 3, view: &view, tensor: &t, suffix: "peer_pview" };
+    let (pv, pty) = super::tstore(cx, &region, (&ts, &tt), atomic)?;
     cx.line(format!("pto.cmo.cacheinvalid {pv} single_cache_line : {pty}"));
     Ok(Val::Unit)
 }

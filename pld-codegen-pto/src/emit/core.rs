@@ -5,7 +5,7 @@
 //! shape (so a tstore's static element count equals the tile's valid count, V10); a store
 //! prints `atomicType` only for atomic add; every tile result gets its own `pto.alloc_tile`.
 
-use super::{atomic_for, attr_int, check_tload_dst, check_tstore_src};
+use super::{atomic_for, attr_int, check_tload_dst, check_tstore_src, Region};
 use crate::func::{FnCx, Val};
 use crate::mlir::{self, MTy};
 use crate::register_emitter;
@@ -28,7 +28,8 @@ fn emit_load(cx: &mut FnCx<'_>, call: &Call, targets: &[ValueId]) -> Result<Val,
     let hint = cx.result_hint(targets, "tile");
     let tile = cx.alloc_tile(&hint, &tt)?;
     let view = cx.local_view(&t)?;
-    super::tload(cx, call, 1, (&view, &t), (&tile, &tt), "pview")?;
+    let region = Region { call, offsets_arg: 1, view: &view, tensor: &t, suffix: "pview" };
+    super::tload(cx, &region, (&tile, &tt))?;
     Ok(Val::Tile { ssa: tile, tile: tt })
 }
 
@@ -38,7 +39,8 @@ fn emit_store(cx: &mut FnCx<'_>, call: &Call, _targets: &[ValueId]) -> Result<Va
     check_tstore_src(cx, "tile.store", &tt)?;
     let atomic = atomic_for(cx, call, t.ty.dtype)?;
     let view = cx.local_view(&t)?;
-    super::tstore(cx, call, 1, (&view, &t), (&ts, &tt), atomic, "pview")?;
+    let region = Region { call, offsets_arg: 1, view: &view, tensor: &t, suffix: "pview" };
+    super::tstore(cx, &region, (&ts, &tt), atomic)?;
     Ok(Val::Tensor(t))
 }
 
@@ -163,7 +165,7 @@ fn emit_fillpad(cx: &mut FnCx<'_>, call: &Call, targets: &[ValueId]) -> Result<V
     };
     let tt = result_tile(cx, call)?;
     let hint = cx.result_hint(targets, "filled");
-    let dst = cx.alloc_tile_with(&hint, &tt, pad, None)?;
+    let dst = cx.alloc_tile_padded(&hint, &tt, pad)?;
     let (sty, dty) = (cx.tile_ty(&src, &st)?, cx.tile_ty(&dst, &tt)?);
     let text = format!("pto.tfillpad ins({src} : {sty}) outs({dst} : {dty})");
     cx.tile_op("pto.tfillpad", OpClass::Other, &[(&src, &sty), (&dst, &dty)], text);
@@ -178,7 +180,7 @@ fn emit_same_buffer(cx: &mut FnCx<'_>, call: &Call, targets: &[ValueId]) -> Resu
     let (src, _) = cx.tile(cx.arg(call, 0, "tile")?, &what)?;
     let tt = result_tile(cx, call)?;
     let hint = cx.result_hint(targets, "tile");
-    let dst = cx.alloc_tile_with(&hint, &tt, 0, Some(&src))?;
+    let dst = cx.alloc_tile_aliasing(&hint, &tt, &src)?;
     Ok(Val::Tile { ssa: dst, tile: tt })
 }
 

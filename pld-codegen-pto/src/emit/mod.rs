@@ -46,41 +46,54 @@ pub fn atomic_for(cx: &FnCx<'_>, call: &Call, dtype: pld_ir::DataType) -> Result
     }
 }
 
-/// `pto.tload` into `tile` (of type `tt`) of the region at argument `offsets_arg` of `call`
-/// in `view` (a local or peer view of `t`), the region's extent being `tt`'s valid shape;
-/// the partition view is named `<tensor>_<suffix>`.
+/// The region of a tensor a tile transfer reads or writes: at the offsets of argument
+/// `offsets_arg` of `call`, in `view` (a local or peer view of `tensor`); its partition view
+/// is named `<tensor>_<suffix>`.
+pub struct Region<'a> {
+    /// The op call whose argument holds the offsets.
+    pub call: &'a Call,
+    /// The index of the offsets tuple argument.
+    pub offsets_arg: usize,
+    /// The tensor view the region is cut from.
+    pub view: &'a str,
+    /// The tensor behind `view`.
+    pub tensor: &'a crate::func::TensorRef,
+    /// The partition view's name suffix.
+    pub suffix: &'a str,
+}
+
+impl Region<'_> {
+    /// Emits the region's `pto.partition_view` of extent `sizes`; returns `(ssa, type)`.
+    fn partition(&self, cx: &mut FnCx<'_>, sizes: &[pld_ir::Expr]) -> Result<(String, String), Diagnostic> {
+        let offsets = cx.tuple_arg(self.call, self.offsets_arg, "offsets")?.to_vec();
+        let hint = format!("{}_{}", self.tensor.name, self.suffix);
+        cx.partition(self.view, self.tensor, &offsets, sizes, &hint)
+    }
+}
+
+/// `pto.tload` into `tile` (of type `tt`) of `region`, the region's extent being `tt`'s
+/// valid shape.
 pub fn tload(
     cx: &mut FnCx<'_>,
-    call: &Call,
-    offsets_arg: usize,
-    (view, t): (&str, &crate::func::TensorRef),
+    region: &Region<'_>,
     (tile, tt): (&str, &pld_ir::TileType),
-    suffix: &str,
 ) -> Result<(), Diagnostic> {
-    let offsets = cx.tuple_arg(call, offsets_arg, "offsets")?.to_vec();
-    let sizes = tt.effective_valid_shape().to_vec();
-    let (pv, pty) = cx.partition(view, t, &offsets, &sizes, &format!("{}_{suffix}", t.name))?;
+    let (pv, pty) = region.partition(cx, tt.effective_valid_shape())?;
     let tty = cx.tile_ty(tile, tt)?;
     let text = format!("pto.tload ins({pv} : {pty}) outs({tile} : {tty})");
     cx.tile_op("pto.tload", crate::verify::OpClass::Other, &[(tile, &tty)], text);
     Ok(())
 }
 
-/// `pto.tstore` of `tile` (of type `tt`) into the region at argument `offsets_arg` of `call`
-/// in `view` (a local or peer view of `t`), atomically adding when `atomic` is 1; the
-/// partition view is named `<tensor>_<suffix>`. Returns that view and its type.
+/// `pto.tstore` of `tile` (of type `tt`) into `region`, atomically adding when `atomic` is 1.
+/// Returns the region's partition view and its type.
 pub fn tstore(
     cx: &mut FnCx<'_>,
-    call: &Call,
-    offsets_arg: usize,
-    (view, t): (&str, &crate::func::TensorRef),
+    region: &Region<'_>,
     (tile, tt): (&str, &pld_ir::TileType),
     atomic: i64,
-    suffix: &str,
 ) -> Result<(String, String), Diagnostic> {
-    let offsets = cx.tuple_arg(call, offsets_arg, "offsets")?.to_vec();
-    let sizes = FnCx::tile_region(tt, t.ty.rank());
-    let (pv, pty) = cx.partition(view, t, &offsets, &sizes, &format!("{}_{suffix}", t.name))?;
+    let (pv, pty) = region.partition(cx, &FnCx::tile_region(tt, region.tensor.ty.rank()))?;
     let tty = cx.tile_ty(tile, tt)?;
     let attr = if atomic == 1 { " {atomicType = #pto<atomic_type atomic_add>}" } else { "" };
     let text = format!("pto.tstore ins({tile} : {tty}) outs({pv} : {pty}){attr}");

@@ -103,23 +103,29 @@ impl FnCx<'_> {
 
     /// Emits `pto.alloc_tile` for a tile of type `t` named after `hint`; returns its SSA.
     pub fn alloc_tile(&mut self, hint: &str, t: &TileType) -> Result<String, Diagnostic> {
-        self.alloc_tile_with(hint, t, 0, None)
+        let ty = self.tile_type(t)?;
+        self.alloc_typed(hint, t, ty, None)
     }
 
-    /// [`FnCx::alloc_tile`] with a pad value (`pad=` field: 0 null, 1 zero, 2 max, 3 min) and
-    /// optionally aliasing the buffer of tile SSA `alias_of` (same address, new valid region).
-    pub fn alloc_tile_with(
-        &mut self,
-        hint: &str,
-        t: &TileType,
-        pad: u8,
-        alias_of: Option<&str>,
-    ) -> Result<String, Diagnostic> {
+    /// [`FnCx::alloc_tile`] with a pad value (`pad=` field: 0 null, 1 zero, 2 max, 3 min).
+    pub fn alloc_tile_padded(&mut self, hint: &str, t: &TileType, pad: u8) -> Result<String, Diagnostic> {
         let mut ty = self.tile_type(t)?;
         if pad != 0 {
             ty = ty.replace("pad=0>", &format!("pad={pad}>"));
         }
-        self.alloc_typed(hint, t, ty, alias_of)
+        self.alloc_typed(hint, t, ty, None)
+    }
+
+    /// [`FnCx::alloc_tile`] on the buffer of tile SSA `alias_of` (same address, new valid
+    /// region).
+    pub fn alloc_tile_aliasing(
+        &mut self,
+        hint: &str,
+        t: &TileType,
+        alias_of: &str,
+    ) -> Result<String, Diagnostic> {
+        let ty = self.tile_type(t)?;
+        self.alloc_typed(hint, t, ty, Some(alias_of))
     }
 
     pub(crate) fn alloc_typed(

@@ -284,11 +284,11 @@ impl FnCx<'_> {
                 sizes.len()
             )));
         }
+        let dims: Vec<Option<i64>> = sizes.iter().map(|(_, v)| *v).collect();
+        let szs: Vec<&str> = sizes.iter().map(|(s, _)| s.as_str()).collect();
         let mut offs = Vec::new();
-        let mut szs = Vec::new();
-        let mut dims = Vec::new();
         let mut offsets_c = Vec::new();
-        for (k, (o, (ss, sv))) in offsets.iter().zip(sizes).enumerate() {
+        for (k, (o, (_, sv))) in offsets.iter().zip(sizes).enumerate() {
             let (os, ov) = self.offset(o)?;
             offsets_c.push(ov);
             if let Some(v) = *sv {
@@ -309,8 +309,6 @@ impl FnCx<'_> {
                 }
             }
             offs.push(os);
-            szs.push(ss.clone());
-            dims.push(*sv);
         }
         self.facts.push(Fact::Partition {
             tensor: t.name.clone(),

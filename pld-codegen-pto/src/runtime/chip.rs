@@ -15,7 +15,8 @@
 //!   `set_dependencies`; a `pl.manual_scope()` is a MANUAL scope.
 
 use super::{
-    c_expr, c_type, fn_attr_bool, fn_attr_int, ident, param_kinds, unsupported, ParamKind, RuntimeOptions,
+    c_expr, c_type, fn_attr_bool, fn_attr_int, ident, param_kinds, read_dynamic_dim, unsupported, ParamKind,
+    RuntimeOptions,
 };
 use pld_ir::{
     Call, Callee, Diagnostic, Direction, Expr, ExprKind, Function, FunctionKind, Program, ScopeKind, Stmt,
@@ -178,20 +179,14 @@ pub fn render(
         }
     });
     for s in &used_syms {
-        let decl = f.params.iter().zip(&params).find_map(|(p, (name, _))| {
-            let t = f.values.ty(p.value).as_tensor_like()?;
-            let d = t.shape.iter().position(|d| matches!(&d.kind, ExprKind::Sym(x) if x == s))?;
-            Some(format!("ext_{name}.shapes[{d}]"))
-        });
-        let Some(decl) = decl else {
-            return Err(unsupported(
-                f.span,
-                format_args!(
-                    "dynamic dim '{s}' used in '{}' without a tensor parameter declaring it",
-                    f.name
-                ),
-            ));
-        };
+        let decl = read_dynamic_dim(
+            f,
+            f.params.iter().zip(&params).map(|(p, (name, _))| (p.value, name.as_str())),
+            |d, name, i| {
+                matches!(&d.kind, ExprKind::Sym(x) if x == s).then(|| format!("ext_{name}.shapes[{i}]"))
+            },
+            format_args!("dynamic dim '{s}' used in '{}' without a tensor parameter declaring it", f.name),
+        )?;
         let _ = writeln!(text, "    int64_t {} = static_cast<int64_t>({decl});", ident(s));
     }
     text.push_str("\n    PTO2_SCOPE() {\n");

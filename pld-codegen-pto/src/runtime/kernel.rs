@@ -16,7 +16,9 @@
 //!   signature lists one direction per tensor parameter of the chip function.
 
 use super::chip::{ChipProgram, Core};
-use super::{arg_direction, c_type, ident, param_kinds, unsupported, ParamKind, RuntimeOptions};
+use super::{
+    arg_direction, c_type, ident, param_kinds, read_dynamic_dim, unsupported, ParamKind, RuntimeOptions,
+};
 use pld_ir::{BinOp, Diagnostic, Direction, Expr, ExprKind, Function, Program};
 use std::fmt::Write as _;
 
@@ -259,22 +261,15 @@ pub fn wrapper(f: &Function, unit: &str) -> Result<String, Diagnostic> {
         }
     }
     for sym in &syms {
-        let found = tensor_names.iter().find_map(|(v, tn)| {
-            let t = f.values.ty(*v).as_tensor_like()?;
-            t.shape
-                .iter()
-                .enumerate()
-                .find_map(|(i, d)| invert(d, sym, &format!("static_cast<int64_t>({tn}_tensor->shapes[{i}])")))
-        });
-        let Some(e) = found else {
-            return Err(unsupported(
-                f.span,
-                format_args!(
-                    "dynamic dim '{sym}' of kernel '{}' seen only in extents that cannot be inverted",
-                    f.name
-                ),
-            ));
-        };
+        let e = read_dynamic_dim(
+            f,
+            tensor_names.iter().map(|(v, tn)| (*v, tn.as_str())),
+            |d, tn, i| invert(d, sym, &format!("static_cast<int64_t>({tn}_tensor->shapes[{i}])")),
+            format_args!(
+                "dynamic dim '{sym}' of kernel '{}' seen only in extents that cannot be inverted",
+                f.name
+            ),
+        )?;
         let _ = writeln!(s, "    int64_t {} = {e};", ident(sym));
         forward.push(ident(sym));
     }

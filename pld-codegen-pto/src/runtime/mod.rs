@@ -213,6 +213,22 @@ pub(crate) fn unsupported(span: Span, what: impl std::fmt::Display) -> Diagnosti
         .with_note("the simulator (`pld run`) and `--emit pto` still accept it")
 }
 
+/// The expression that reads dynamic dim `sym` from the first tensor parameter (of `tensors`,
+/// `(value, C name)`) one of whose dims `read(dim, name, index)` can recover it from; else the
+/// "not supported" diagnostic of `f` saying `missing`.
+pub(crate) fn read_dynamic_dim<'a>(
+    f: &Function,
+    tensors: impl IntoIterator<Item = (pld_ir::ValueId, &'a str)>,
+    read: impl Fn(&Expr, &str, usize) -> Option<String>,
+    missing: impl std::fmt::Display,
+) -> Result<String, Diagnostic> {
+    let found = tensors.into_iter().find_map(|(v, name)| {
+        let t = f.values.ty(v).as_tensor_like()?;
+        t.shape.iter().enumerate().find_map(|(i, d)| read(d, name, i))
+    });
+    found.ok_or_else(|| unsupported(f.span, missing))
+}
+
 /// `IN` / `OUT` / `INOUT` (the `ArgDirection` member names).
 pub fn arg_direction(d: Direction) -> &'static str {
     match d {

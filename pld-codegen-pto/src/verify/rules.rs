@@ -280,33 +280,25 @@ fn one_tile_type(k: &KernelFacts, out: &mut Vec<Diagnostic>) {
         let what = if convert { "one tile type apart from the element type" } else { "one tile type" };
         // Two sources that differ are the program's to fix; a destination unlike its (agreeing)
         // sources is how it was allocated.
+        let mut mismatch = |pair: String, d: Vec<String>, note: &str| {
+            if !d.is_empty() {
+                let msg = format!("{inst} {pair}, but they differ in {}", d.join(", "));
+                out.push(error(k, *span, "elementwise-one-tile-type", msg).with_note(note));
+            }
+        };
         if let Some((first, fty)) = srcs.first() {
             for (ssa, ty) in &srcs[1..] {
-                let d = differing(fty, ty, false);
-                if !d.is_empty() {
-                    out.push(
-                        error(
-                            k,
-                            *span,
-                            "elementwise-one-tile-type",
-                            format!("{inst} sources {first} and {ssa} must be one tile type, but they differ in {}", d.join(", ")),
-                        )
-                        .with_note("give both operands the same shape, valid_shape and padding (apply pl.fillpad to both or to neither)"),
-                    );
-                }
-            }
-            let d = differing(fty, dty, convert);
-            if !d.is_empty() {
-                out.push(
-                    error(
-                        k,
-                        *span,
-                        "elementwise-one-tile-type",
-                        format!("{inst} source {first} and destination {dst} must be {what}, but they differ in {}", d.join(", ")),
-                    )
-                    .with_note("the ISA's CPU-simulation build instantiates the instruction with one tile type for every operand; allocate the destination like its sources (same shape, layout, fractal and pad)"),
+                mismatch(
+                    format!("sources {first} and {ssa} must be one tile type"),
+                    differing(fty, ty, false),
+                    "give both operands the same shape, valid_shape and padding (apply pl.fillpad to both or to neither)",
                 );
             }
+            mismatch(
+                format!("source {first} and destination {dst} must be {what}"),
+                differing(fty, dty, convert),
+                "the ISA's CPU-simulation build instantiates the instruction with one tile type for every operand; allocate the destination like its sources (same shape, layout, fractal and pad)",
+            );
         }
     }
 }
