@@ -52,7 +52,7 @@ fn every_rule_names_the_source_it_mirrors() {
 #[test]
 fn tile_types_round_trip() {
     let t = buf(F32_ROW);
-    assert_eq!((t.rows, t.cols, t.v_row, t.pad), (1, 256, None, 0));
+    assert_eq!((t.rows, t.cols, t.valid[0], t.pad), (1, 256, None, 0));
     assert_eq!(t.to_string(), F32_ROW);
     assert_eq!(t.bytes(), 1024);
     assert!(TileBuf::parse("!pto.tile_buf<loc=vec, dtype=f32>").is_none());

@@ -160,10 +160,10 @@ impl FnCx<'_> {
         };
         // A static v_row/v_col in the type takes no operand (ptoas AllocTileOp::verify).
         let mut operands = String::new();
-        if buf.v_row.is_none() {
+        if buf.valid[0].is_none() {
             operands.push_str(&format!("valid_row = {vr} "));
         }
-        if buf.v_col.is_none() {
+        if buf.valid[1].is_none() {
             operands.push_str(&format!("valid_col = {vc} "));
         }
         self.facts.push(Fact::Alloc {

@@ -26,10 +26,8 @@ pub struct TileBuf {
     pub rows: i64,
     /// Physical cols.
     pub cols: i64,
-    /// `v_row=` (`None` for `?`).
-    pub v_row: Option<i64>,
-    /// `v_col=` (`None` for `?`).
-    pub v_col: Option<i64>,
+    /// The valid extent `[v_row=, v_col=]` (`None` for `?`, a dynamic extent).
+    pub valid: [Option<i64>; 2],
     /// `blayout=`.
     pub blayout: String,
     /// `slayout=`.
@@ -49,8 +47,7 @@ impl TileBuf {
             dtype: String::new(),
             rows: 0,
             cols: 0,
-            v_row: None,
-            v_col: None,
+            valid: [None; 2],
             blayout: String::new(),
             slayout: String::new(),
             fractal: 0,
@@ -66,8 +63,8 @@ impl TileBuf {
                 "dtype" => t.dtype = v.to_string(),
                 "rows" => t.rows = num(v)?,
                 "cols" => t.cols = num(v)?,
-                "v_row" => t.v_row = valid(v)?,
-                "v_col" => t.v_col = valid(v)?,
+                "v_row" => t.valid[0] = valid(v)?,
+                "v_col" => t.valid[1] = valid(v)?,
                 "blayout" => t.blayout = v.to_string(),
                 "slayout" => t.slayout = v.to_string(),
                 "fractal" => t.fractal = num(v)?,
@@ -101,8 +98,8 @@ impl std::fmt::Display for TileBuf {
             self.dtype,
             self.rows,
             self.cols,
-            q(self.v_row),
-            q(self.v_col),
+            q(self.valid[0]),
+            q(self.valid[1]),
             self.blayout,
             self.slayout,
             self.fractal,

@@ -57,8 +57,8 @@ impl FnCx<'_> {
         let fits = want.rows == base.rows
             && want.cols == base.cols
             && want.loc == base.loc
-            && agrees(want.v_row, &vr)
-            && agrees(want.v_col, &vc);
+            && agrees(want.valid[0], &vr)
+            && agrees(want.valid[1], &vc);
         let ty = if fits { want.to_string() } else { own };
         self.alloc_typed(hint, t, ty, None)
     }

@@ -113,7 +113,7 @@ fn row_align(k: &KernelFacts, out: &mut Vec<Diagnostic>) {
             ));
             continue;
         };
-        let (vr, vc) = (logical(valid[0], ty.v_row, ty.rows), logical(valid[1], ty.v_col, ty.cols));
+        let (vr, vc) = (logical(valid[0], ty.valid[0], ty.rows), logical(valid[1], ty.valid[1], ty.cols));
         if ty.slayout == "none_box" {
             let (dim, what, other) = match ty.blayout.as_str() {
                 "col_major" => (ty.rows, "rows", "column"),
@@ -189,7 +189,7 @@ fn check_valid(
         ));
         return;
     }
-    for (what, v, phys) in [("row", ty.v_row, ty.rows), ("col", ty.v_col, ty.cols)] {
+    for (what, v, phys) in [("row", ty.valid[0], ty.rows), ("col", ty.valid[1], ty.cols)] {
         if let Some(v) = v {
             if v <= 0 || v > phys {
                 out.push(error(
@@ -246,8 +246,8 @@ fn differing(a: &TileBuf, b: &TileBuf, skip_dtype: bool) -> Vec<String> {
     }
     cmp("rows", a.rows.to_string(), b.rows.to_string());
     cmp("cols", a.cols.to_string(), b.cols.to_string());
-    cmp("v_row", q(a.v_row), q(b.v_row));
-    cmp("v_col", q(a.v_col), q(b.v_col));
+    cmp("v_row", q(a.valid[0]), q(b.valid[0]));
+    cmp("v_col", q(a.valid[1]), q(b.valid[1]));
     cmp("blayout", a.blayout.clone(), b.blayout.clone());
     cmp("slayout", a.slayout.clone(), b.slayout.clone());
     cmp("fractal", a.fractal.to_string(), b.fractal.to_string());
