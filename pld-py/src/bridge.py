@@ -51,6 +51,13 @@ except ImportError as e:
     )
 
 
+def stub_attribute(owner, k):
+    """The stub for attribute `k` of the pypto name `owner` (dunder lookups fail as usual)."""
+    if k.startswith("__"):
+        raise AttributeError(k)
+    return Stub(owner + "." + k)
+
+
 class Stub:
     """Stands for any pypto name: attributes, calls, subscripts and decorators all work."""
 
@@ -58,9 +65,7 @@ class Stub:
         self._name = name
 
     def __getattr__(self, k):
-        if k.startswith("__"):
-            raise AttributeError(k)
-        return Stub(self._name + "." + k)
+        return stub_attribute(self._name, k)
 
     def __call__(self, *args, **kwargs):
         if len(args) == 1 and not kwargs and isinstance(args[0], (types.FunctionType, type)):
@@ -76,9 +81,7 @@ class Stub:
 
 class StubModule(types.ModuleType):
     def __getattr__(self, k):
-        if k.startswith("__"):
-            raise AttributeError(k)
-        return Stub(self.__name__ + "." + k)
+        return stub_attribute(self.__name__, k)
 
 
 class StubFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):

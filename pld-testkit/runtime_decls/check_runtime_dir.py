@@ -12,6 +12,7 @@ import py_compile
 import re
 import sys
 import types
+from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
@@ -211,66 +212,28 @@ def check_chip(d):
 
 
 # ---- mock run of host_orch.py -------------------------------------------------------------
-class Arr(np.ndarray):
-    def share_memory_(self):
-        self.shared = True
-        return self
-
-    def view(self, *args, **kw):
-        """torch's `view(shape)`: a reshape that never copies (numpy's dtype views otherwise)."""
-        if len(args) == 1 and isinstance(args[0], tuple):
-            r = np.ndarray.reshape(self, args[0])
-            if not np.shares_memory(r, self):
-                raise RuntimeError("view size is not compatible with input tensor's size and stride")
-            return r
-        return np.ndarray.view(self, *args, **kw)
+MOCKS = HERE / "mock_simpler"
 
 
 def install_stubs(state):
-    torch = types.ModuleType("torch")
-    for k, v in NP.items():
-        setattr(torch, {"fp32": "float32", "fp16": "float16", "bfloat16": "bfloat16"}.get(k, k), v)
-    torch.zeros = lambda shape, dtype=np.float32: np.zeros(shape, dtype=dtype).view(Arr)
-    sys.modules["torch"] = torch
-    ti = types.ModuleType("simpler.task_interface")
+    """`torch` and `simpler.task_interface` are the test stand-ins of mock_simpler/ (the ones
+    run.py's tests use); the checker's TaskArgs adds the R13 checks. `pypto.runtime` is the
+    checker's own: it checks R14 and routes dispatches to the mock orchestrator."""
+    load(MOCKS / "torch.py", "torch")
+    ti = load(MOCKS / "simpler" / "task_interface.py", "simpler.task_interface")
 
-    class Enum:
-        def __init__(self, *names):
-            for n in names:
-                setattr(self, n, n)
-
-    ti.TensorArgType = Enum("INPUT", "OUTPUT_EXISTING", "INOUT", "OUTPUT", "NO_DEP")
-    ti.DataType = Enum("FLOAT16", "FLOAT32", "BFLOAT16", "INT8", "INT16", "INT32", "INT64", "UINT8", "UINT16",
-                       "UINT32", "UINT64", "BOOL")
-
-    class CallConfig:
-        aicpu_thread_num = 0
-
-    class CommBufferSpec:
-        def __init__(self, name, dtype, count, nbytes):
-            self.name, self.dtype, self.count, self.nbytes = name, dtype, count, nbytes
-
-    class TaskArgs:
-        def __init__(self):
-            self.tensors, self.scalars = [], []
-
+    class TaskArgs(ti.TaskArgs):
         def add_tensor(self, t, tag):
             if self.scalars:
                 err("R13: host TaskArgs adds a tensor after a scalar")
-            self.tensors.append((t, tag))
+            super().add_tensor(t, tag)
 
         def add_scalar(self, v):
             if not is_int(v) or v < 0 or v >= 2 ** 64:
                 err(f"R13: scalar {v!r} is not a uint64")
             self.scalars.append(v)
 
-    def scalar_to_uint64(v):
-        if isinstance(v, float):
-            return int(np.float32(v).view(np.uint32))
-        return int(v) & (2 ** 64 - 1)
-
-    ti.CallConfig, ti.CommBufferSpec, ti.TaskArgs, ti.scalar_to_uint64 = CallConfig, CommBufferSpec, TaskArgs, scalar_to_uint64
-    sys.modules["simpler.task_interface"] = ti
+    ti.TaskArgs = TaskArgs
     ta = types.ModuleType("pypto.runtime.tensor_arg")
 
     def make_tensor_arg(worker, t):
@@ -377,15 +340,6 @@ class Callables(dict):
         return key
 
 
-class Syms(dict):
-    def __init__(self, world):
-        super().__init__()
-        self.world = world
-
-    def __missing__(self, key):
-        return self.world
-
-
 def mock_run(root, meta, chips, world):
     state = {}
     install_stubs(state)
@@ -402,8 +356,8 @@ def mock_run(root, meta, chips, world):
         else:
             dims = meta.get("pld_symbolic_shapes", {}).get(p["name"], p["shape"])
             shape = [d if isinstance(d, int) and d >= 0 else int(eval(str(d), {"__builtins__": {}, "min": min, "max": max},
-                                                                         Syms(world))) for d in dims]
-            tensors[p["name"]] = np.zeros(shape, dtype=NP[p["dtype"]]).view(Arr).share_memory_()
+                                                                         defaultdict(lambda: world))) for d in dims]
+            tensors[p["name"]] = sys.modules["torch"].zeros(shape, dtype=NP[p["dtype"]]).share_memory_()
     given = dict(tensors)
     host._alloc_intermediates(tensors, world_size=world)
     for k, v in given.items():
