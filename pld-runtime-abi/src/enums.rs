@@ -2,9 +2,10 @@
 //! DSL spellings, range-checked conversions from the packed kwarg integer, and the
 //! hand-written `const` pins that make changing a discriminant a build error.
 //!
-//! Every enum is generated from one table by [`abi_enum!`] so the four stay
-//! uniform. The table is the single source for the Rust enum, its DSL member
-//! names, its `valid` description and the C header; the *pins* at the bottom of
+//! Every enum is generated from one table (one [`abi_enums!`] invocation, each enum
+//! through [`abi_enum!`]) so the four stay uniform. The table is the single source
+//! for the Rust enum, its DSL member names, its `valid` description, the by-name
+//! lookups ([`ENUM_NAMES`], [`enum_members`]) and the C header; the *pins* at the bottom of
 //! this file are written out separately on purpose, so an edit to the table that
 //! changes a value, reorders members or appends one without a pin fails to compile.
 
@@ -189,23 +190,39 @@ macro_rules! abi_enum {
     };
 }
 
-abi_enum! {
+/// Generates every ABI enum with [`abi_enum!`] from one table, and the by-name lookups over
+/// exactly those enums ([`ENUM_NAMES`], [`enum_members`]).
+macro_rules! abi_enums {
+    ($( $(#[$meta:meta])* $name:ident { $($rows:tt)+ } )+) => {
+        $( abi_enum! { $(#[$meta])* $name { $($rows)+ } } )+
+
+        /// The names of the ABI enums, as the DSL spells them after `pld.`.
+        pub const ENUM_NAMES: &[&str] = &[$($name::ENUM_NAME),+];
+
+        /// `(DSL member name, value)` pairs of the enum called `enum_name`, or `None` if
+        /// `enum_name` is not one of [`ENUM_NAMES`].
+        pub fn enum_members(enum_name: &str) -> Option<&'static [(&'static str, i32)]> {
+            match enum_name {
+                $( $name::ENUM_NAME => Some($name::MEMBERS), )+
+                _ => None,
+            }
+        }
+    };
+}
+
+abi_enums! {
     /// `op` kwarg of `pld.system.notify`: how the value lands in the peer's signal slot.
     NotifyOp {
         AtomicAdd = 0 => "AtomicAdd", "atomically add value into the peer's signal slot";
         Set = 1 => "Set", "non-atomic store of value into the peer's signal slot";
     }
-}
 
-abi_enum! {
     /// `cmp` kwarg of `pld.system.wait` / `pld.system.defer_wait`: the slot predicate.
     WaitCmp {
         Eq = 0 => "Eq", "block until *signal_slot == expected";
         Ge = 1 => "Ge", "wait, or defer task completion, until *signal_slot >= expected";
     }
-}
 
-abi_enum! {
     /// `atomic` kwarg of `pld.tensor.put`, `pld.tile.put` and both `remote_store`s.
     ///
     /// The DSL spells the first member `None_` because `None` is a Python keyword.
@@ -213,34 +230,13 @@ abi_enum! {
         None = 0 => "None_", "plain remote store: overwrite the peer's dst slice";
         Add = 1 => "Add", "atomically add the source data into the peer's dst slice";
     }
-}
 
-abi_enum! {
     /// `op` kwarg of `pld.tensor.allreduce`, `reduce_scatter` and their builtins.
     ReduceOp {
         Sum = 0 => "Sum", "sum-reduce every participating rank's window slice";
         Max = 1 => "Max", "max-reduce every participating rank's window slice";
         Min = 2 => "Min", "min-reduce every participating rank's window slice";
         Prod = 3 => "Prod", "product-reduce every participating rank's window slice";
-    }
-}
-
-/// The names of the four ABI enums, as the DSL spells them after `pld.`.
-pub const ENUM_NAMES: &[&str] =
-    &[NotifyOp::ENUM_NAME, WaitCmp::ENUM_NAME, AtomicType::ENUM_NAME, ReduceOp::ENUM_NAME];
-
-/// `(DSL member name, value)` pairs of the enum called `enum_name`, or `None` if
-/// `enum_name` is not one of [`ENUM_NAMES`].
-pub fn enum_members(enum_name: &str) -> Option<&'static [(&'static str, i32)]> {
-    fn members<E: AbiEnum>() -> &'static [(&'static str, i32)] {
-        E::MEMBERS
-    }
-    match enum_name {
-        NotifyOp::ENUM_NAME => Some(members::<NotifyOp>()),
-        WaitCmp::ENUM_NAME => Some(members::<WaitCmp>()),
-        AtomicType::ENUM_NAME => Some(members::<AtomicType>()),
-        ReduceOp::ENUM_NAME => Some(members::<ReduceOp>()),
-        _ => None,
     }
 }
 
