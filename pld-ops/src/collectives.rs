@@ -13,30 +13,11 @@
 //! `builtin` (re-exported here).
 
 use crate::util::window_arg;
+use crate::util::{op, optional_updates, reads, updates, writes};
 use pld_ir::registry::{AbiEnumKind, AttrDefault, AttrType};
-use pld_ir::{register_op, Affinity, AttrDef, DataType, DeduceCx, Diagnostic, Effect, OpDef, ParamDef, Type};
+use pld_ir::{register_op, AttrDef, DataType, DeduceCx, Diagnostic, OpDef, ParamDef, Type};
 
 const FAMILY: &str = "collectives";
-
-const fn coll(
-    name: &'static str,
-    summary: &'static str,
-    params: &'static [ParamDef],
-    attrs: &'static [AttrDef],
-    deduce: pld_ir::registry::DeduceFn,
-) -> OpDef {
-    crate::util::def(name, FAMILY, summary, &[], params, attrs, Affinity::Shared, deduce)
-}
-
-const fn builtin(
-    name: &'static str,
-    summary: &'static str,
-    params: &'static [ParamDef],
-    attrs: &'static [AttrDef],
-    deduce: pld_ir::registry::DeduceFn,
-) -> OpDef {
-    OpDef { internal: true, ..coll(name, summary, params, attrs, deduce) }
-}
 
 pub(crate) const OP_SUM: AttrDef =
     AttrDef::with_default("op", AttrType::Enum(AbiEnumKind::ReduceOp), AttrDefault::Int(0));
@@ -44,22 +25,11 @@ const OP_REQ: AttrDef = AttrDef::required("op", AttrType::Enum(AbiEnumKind::Redu
 const DTYPE_REQ: AttrDef = AttrDef::required("dtype", AttrType::DType);
 const CORE_NUM: AttrDef = AttrDef::with_default("core_num", AttrType::Int, AttrDefault::Int(1));
 
-const TARGET_SIGNAL: &[ParamDef] =
-    &[ParamDef::mem("target", Effect::ReadWrite), ParamDef::mem("signal", Effect::ReadWrite)];
-const SRC_SIGNAL: &[ParamDef] =
-    &[ParamDef::mem("src", Effect::ReadWrite), ParamDef::mem("signal", Effect::ReadWrite)];
-const GATHER: &[ParamDef] = &[
-    ParamDef::mem("input", Effect::Read),
-    ParamDef::mem("target", Effect::Write),
-    ParamDef::mem("signal", Effect::ReadWrite),
-];
-const A2AV: &[ParamDef] = &[
-    ParamDef::mem("input", Effect::Read),
-    ParamDef::mem("target", Effect::Write),
-    ParamDef::mem("signal", Effect::ReadWrite),
-    ParamDef::mem("send_counts", Effect::Read),
-    ParamDef::mem("recv_counts", Effect::Write),
-];
+const TARGET_SIGNAL: &[ParamDef] = &[updates("target"), updates("signal")];
+const SRC_SIGNAL: &[ParamDef] = &[updates("src"), updates("signal")];
+const GATHER: &[ParamDef] = &[reads("input"), writes("target"), updates("signal")];
+const A2AV: &[ParamDef] =
+    &[reads("input"), writes("target"), updates("signal"), reads("send_counts"), writes("recv_counts")];
 
 mod builtin;
 mod checks;
@@ -71,18 +41,19 @@ use checks::*;
 // allreduce
 
 /// `pld.tensor.allreduce(target[, signal], *, op=Sum, mode="mesh", core_num=1)`.
-pub static ALLREDUCE: OpDef = coll(
+pub static ALLREDUCE: OpDef = op(
     "pld.tensor.allreduce",
+    FAMILY,
     "reduce every rank's window slice in place (mesh or ring); returns the target",
-    &[ParamDef::mem("target", Effect::ReadWrite), ParamDef::optional_mem("signal", Effect::ReadWrite)],
-    &[
-        OP_SUM,
-        AttrDef::with_default("mode", AttrType::Str, AttrDefault::Str("mesh")),
-        CORE_NUM,
-        AttrDef::optional("nranks", AttrType::Int),
-    ],
-    deduce_allreduce,
-);
+)
+.params(&[updates("target"), optional_updates("signal")])
+.attrs(&[
+    OP_SUM,
+    AttrDef::with_default("mode", AttrType::Str, AttrDefault::Str("mesh")),
+    CORE_NUM,
+    AttrDef::optional("nranks", AttrType::Int),
+])
+.deduce(deduce_allreduce);
 
 fn deduce_allreduce(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
     const OP: &str = "pld.tensor.allreduce";
@@ -168,13 +139,13 @@ fn deduce_allreduce(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
 // barrier, broadcast, reduce_scatter
 
 /// `pld.tensor.barrier(signal)`: returns the signal.
-pub static BARRIER: OpDef = coll(
+pub static BARRIER: OpDef = op(
     "pld.tensor.barrier",
+    FAMILY,
     "synchronise window visibility across ranks on a self-clearing signal; returns the signal",
-    &[ParamDef::mem("signal", Effect::ReadWrite)],
-    &[],
-    deduce_barrier,
-);
+)
+.params(&[updates("signal")])
+.deduce(deduce_barrier);
 
 fn deduce_barrier(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
     signal_arg(cx, 0)?;
@@ -182,13 +153,14 @@ fn deduce_barrier(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
 }
 
 /// `pld.tensor.broadcast(target, signal, *, root)`: returns the target.
-pub static BROADCAST: OpDef = coll(
+pub static BROADCAST: OpDef = op(
     "pld.tensor.broadcast",
+    FAMILY,
     "replicate the root rank's window slice to every rank; returns the target",
-    crate::collective_api::TARGET_OPT_SIGNAL,
-    &[AttrDef::required("root", AttrType::Int)],
-    deduce_broadcast,
-);
+)
+.params(crate::collective_api::TARGET_OPT_SIGNAL)
+.attrs(&[AttrDef::required("root", AttrType::Int)])
+.deduce(deduce_broadcast);
 
 fn deduce_broadcast(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
     window_arg(cx, 0, "target")?;
@@ -204,13 +176,14 @@ fn deduce_broadcast(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
 }
 
 /// `pld.tensor.reduce_scatter(target, signal, *, op=Sum)`: returns the target.
-pub static REDUCE_SCATTER: OpDef = coll(
+pub static REDUCE_SCATTER: OpDef = op(
     "pld.tensor.reduce_scatter",
+    FAMILY,
     "reduce a [NR, SIZE] window and leave row r on rank r; returns the target",
-    crate::collective_api::TARGET_OPT_SIGNAL,
-    &[OP_SUM],
-    deduce_reduce_scatter,
-);
+)
+.params(crate::collective_api::TARGET_OPT_SIGNAL)
+.attrs(&[OP_SUM])
+.deduce(deduce_reduce_scatter);
 
 fn deduce_reduce_scatter(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
     const OP: &str = "pld.tensor.reduce_scatter";
@@ -237,13 +210,13 @@ fn deduce_reduce_scatter(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
 // allgather, all_to_all
 
 /// `pld.tensor.allgather(input, target, signal)`: returns the target.
-pub static ALLGATHER: OpDef = coll(
+pub static ALLGATHER: OpDef = op(
     "pld.tensor.allgather",
+    FAMILY,
     "gather every rank's [1, SIZE] chunk into row r of a [NR, SIZE] window; returns the target",
-    crate::collective_api::GATHER_OPT_SIGNAL,
-    &[],
-    deduce_allgather,
-);
+)
+.params(crate::collective_api::GATHER_OPT_SIGNAL)
+.deduce(deduce_allgather);
 
 fn deduce_allgather(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
     const OP: &str = "pld.tensor.allgather";
@@ -279,13 +252,13 @@ fn deduce_allgather(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
 }
 
 /// `pld.tensor.all_to_all(input, target, signal)`: returns the target.
-pub static ALL_TO_ALL: OpDef = coll(
+pub static ALL_TO_ALL: OpDef = op(
     "pld.tensor.all_to_all",
+    FAMILY,
     "personalised exchange: row d of every rank's [NR, SIZE] input lands in row r of rank d's window",
-    crate::collective_api::GATHER_OPT_SIGNAL,
-    &[],
-    deduce_all_to_all,
-);
+)
+.params(crate::collective_api::GATHER_OPT_SIGNAL)
+.deduce(deduce_all_to_all);
 
 fn deduce_all_to_all(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
     const OP: &str = "pld.tensor.all_to_all";
@@ -309,13 +282,10 @@ fn deduce_all_to_all(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
 // all_to_all_v (seed contract)
 
 /// `pld.tensor.all_to_all_v(input, target, signal, send_counts, recv_counts, *, core_num=1)`.
-pub static ALL_TO_ALL_V: OpDef = coll(
-    "pld.tensor.all_to_all_v",
-    "variable-size all-to-all: clamp(send_counts[d], 0, MAX_RECV) rows to each peer, counts published to recv_counts",
-    A2AV,
-    &[CORE_NUM],
-    deduce_all_to_all_v,
-);
+pub static ALL_TO_ALL_V: OpDef = op("pld.tensor.all_to_all_v", FAMILY, "variable-size all-to-all: clamp(send_counts[d], 0, MAX_RECV) rows to each peer, counts published to recv_counts")
+    .params(A2AV)
+    .attrs(&[CORE_NUM])
+    .deduce(deduce_all_to_all_v);
 
 fn deduce_all_to_all_v(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
     a2av(cx, false)

@@ -11,10 +11,11 @@
 //! VECTOR (TPUT/TGET stream through a Vec staging tile) and produce `UnknownType`.
 
 use crate::util::{check_atomic_dtype, describe, peer_arg, window_arg};
+use crate::util::{op, optional, optional_writes, reads, value, writes, ATOMIC_OPT};
 use pld_ir::registry::{AbiEnumKind, AttrDefault, AttrType};
 use pld_ir::{
-    register_op, Affinity, AttrDef, Call, DeduceCx, Diagnostic, Effect, Expr, OpDef, ParamDef, SignalRole,
-    TensorType, Type,
+    register_op, Affinity, AttrDef, Call, DeduceCx, Diagnostic, Effect, Expr, OpDef, ParamDef, TensorType,
+    Type,
 };
 
 const FAMILY: &str = "put_get";
@@ -33,120 +34,93 @@ const CHUNK_ATTRS_GET: &[AttrDef] = &[
 
 /// `put` pushes into the peer's `dst`; `get` pulls from the peer's `src` into a local `dst`.
 const TENSOR_PUT_PARAMS: &[ParamDef] = &[
-    ParamDef::mem("dst", Effect::Write).peer(),
-    ParamDef::value("peer"),
-    ParamDef::mem("src", Effect::Read),
-    ParamDef::optional("dst_offsets"),
-    ParamDef::optional("src_offsets"),
-    ParamDef::optional("shape"),
+    writes("dst").peer(),
+    value("peer"),
+    reads("src"),
+    optional("dst_offsets"),
+    optional("src_offsets"),
+    optional("shape"),
 ];
 
 const TENSOR_GET_PARAMS: &[ParamDef] = &[
-    ParamDef::mem("dst", Effect::Write),
-    ParamDef::value("peer"),
-    ParamDef::mem("src", Effect::Read).peer(),
-    ParamDef::optional("dst_offsets"),
-    ParamDef::optional("src_offsets"),
-    ParamDef::optional("shape"),
+    writes("dst"),
+    value("peer"),
+    reads("src").peer(),
+    optional("dst_offsets"),
+    optional("src_offsets"),
+    optional("shape"),
 ];
 
 const TILE_PUT_PARAMS: &[ParamDef] = &[
-    ParamDef::mem("dst", Effect::Write).peer(),
-    ParamDef::value("peer"),
-    ParamDef::mem("src", Effect::Read),
-    ParamDef::mem("stage", Effect::Write),
-    ParamDef::optional_mem("stage2", Effect::Write),
-    ParamDef::optional("dst_offsets"),
-    ParamDef::optional("src_offsets"),
-    ParamDef::optional("shape"),
+    writes("dst").peer(),
+    value("peer"),
+    reads("src"),
+    writes("stage"),
+    optional_writes("stage2"),
+    optional("dst_offsets"),
+    optional("src_offsets"),
+    optional("shape"),
 ];
 
 const TILE_GET_PARAMS: &[ParamDef] = &[
-    ParamDef::mem("dst", Effect::Write),
-    ParamDef::value("peer"),
-    ParamDef::mem("src", Effect::Read).peer(),
-    ParamDef::mem("stage", Effect::Write),
-    ParamDef::optional_mem("stage2", Effect::Write),
-    ParamDef::optional("dst_offsets"),
-    ParamDef::optional("src_offsets"),
-    ParamDef::optional("shape"),
+    writes("dst"),
+    value("peer"),
+    reads("src").peer(),
+    writes("stage"),
+    optional_writes("stage2"),
+    optional("dst_offsets"),
+    optional("src_offsets"),
+    optional("shape"),
 ];
 
 /// `pld.tensor.put(dst, peer, src[, dst_offsets, src_offsets, shape], *, atomic=None_, chunk_rows=0,
 /// chunk_cols=0, pipeline=False)`.
-pub static TENSOR_PUT: OpDef = OpDef {
-    name: "pld.tensor.put",
-    family: FAMILY,
-    summary: "write local GM data into a peer rank's window slice through a Vec staging tile (TPUT)",
-    aliases: &[],
-    params: TENSOR_PUT_PARAMS,
-    attrs: &[
-        AttrDef::with_default("atomic", AttrType::Enum(AbiEnumKind::AtomicType), AttrDefault::Int(0)),
-        AttrDef::with_default("chunk_rows", AttrType::Int, AttrDefault::Int(0)),
-        AttrDef::with_default("chunk_cols", AttrType::Int, AttrDefault::Int(0)),
-        AttrDef::with_default("pipeline", AttrType::Bool, AttrDefault::Bool(false)),
-    ],
-    affinity: Affinity::Vector,
-    no_duplicate: false,
-    signal_role: SignalRole::None,
-    internal: false,
-    effects: Some(put_effects),
-    deduce: deduce_tensor_put,
-    lowerings: &[],
-};
+pub static TENSOR_PUT: OpDef = op(
+    "pld.tensor.put",
+    FAMILY,
+    "write local GM data into a peer rank's window slice through a Vec staging tile (TPUT)",
+)
+.params(TENSOR_PUT_PARAMS)
+.attrs(&[
+    ATOMIC_OPT,
+    AttrDef::with_default("chunk_rows", AttrType::Int, AttrDefault::Int(0)),
+    AttrDef::with_default("chunk_cols", AttrType::Int, AttrDefault::Int(0)),
+    AttrDef::with_default("pipeline", AttrType::Bool, AttrDefault::Bool(false)),
+])
+.affinity(Affinity::Vector)
+.effects(put_effects)
+.deduce(deduce_tensor_put);
 
 /// `pld.tensor.get(dst, peer, src[, dst_offsets, src_offsets, shape], *, chunk_rows=0,
 /// chunk_cols=0, pipeline=False)`.
-pub static TENSOR_GET: OpDef = OpDef {
-    name: "pld.tensor.get",
-    family: FAMILY,
-    summary: "read a peer rank's window slice into local GM through a Vec staging tile (TGET)",
-    aliases: &[],
-    params: TENSOR_GET_PARAMS,
-    attrs: CHUNK_ATTRS_GET,
-    affinity: Affinity::Vector,
-    no_duplicate: false,
-    signal_role: SignalRole::None,
-    internal: false,
-    effects: None,
-    deduce: deduce_tensor_get,
-    lowerings: &[],
-};
+pub static TENSOR_GET: OpDef = op(
+    "pld.tensor.get",
+    FAMILY,
+    "read a peer rank's window slice into local GM through a Vec staging tile (TGET)",
+)
+.params(TENSOR_GET_PARAMS)
+.attrs(CHUNK_ATTRS_GET)
+.affinity(Affinity::Vector)
+.deduce(deduce_tensor_get);
 
 /// Internal `pld.tile.put(dst, peer, src, stage[, stage2][, dst_offsets, src_offsets, shape],
 /// *, atomic)`.
-pub static TILE_PUT: OpDef = OpDef {
-    name: "pld.tile.put",
-    family: FAMILY,
-    summary: "TPUT with explicit Vec staging tile(s); created by ConvertTensorToTileOps",
-    aliases: &[],
-    params: TILE_PUT_PARAMS,
-    attrs: &[AttrDef::required("atomic", AttrType::Enum(AbiEnumKind::AtomicType))],
-    affinity: Affinity::Vector,
-    no_duplicate: false,
-    signal_role: SignalRole::None,
-    internal: true,
-    effects: Some(put_effects),
-    deduce: deduce_tile_put,
-    lowerings: &[],
-};
+pub static TILE_PUT: OpDef =
+    op("pld.tile.put", FAMILY, "TPUT with explicit Vec staging tile(s); created by ConvertTensorToTileOps")
+        .params(TILE_PUT_PARAMS)
+        .attrs(&[AttrDef::required("atomic", AttrType::Enum(AbiEnumKind::AtomicType))])
+        .affinity(Affinity::Vector)
+        .internal()
+        .effects(put_effects)
+        .deduce(deduce_tile_put);
 
 /// Internal `pld.tile.get(dst, peer, src, stage[, stage2][, dst_offsets, src_offsets, shape])`.
-pub static TILE_GET: OpDef = OpDef {
-    name: "pld.tile.get",
-    family: FAMILY,
-    summary: "TGET with explicit Vec staging tile(s); created by ConvertTensorToTileOps",
-    aliases: &[],
-    params: TILE_GET_PARAMS,
-    attrs: &[],
-    affinity: Affinity::Vector,
-    no_duplicate: false,
-    signal_role: SignalRole::None,
-    internal: true,
-    effects: None,
-    deduce: deduce_tile_get,
-    lowerings: &[],
-};
+pub static TILE_GET: OpDef =
+    op("pld.tile.get", FAMILY, "TGET with explicit Vec staging tile(s); created by ConvertTensorToTileOps")
+        .params(TILE_GET_PARAMS)
+        .affinity(Affinity::Vector)
+        .internal()
+        .deduce(deduce_tile_get);
 
 /// put's dst is overwritten, or read-modify-written with atomic Add; the rest keep their
 /// declared effects.

@@ -33,13 +33,15 @@ fn rank1_signal(cx: &DeduceCx<'_>, i: usize) -> Result<(), Diagnostic> {
 }
 
 /// `builtin.tensor.allreduce(src, signal, *, op, dtype, core_num)`.
-pub static B_ALLREDUCE: OpDef = builtin(
+pub static B_ALLREDUCE: OpDef = op(
     "builtin.tensor.allreduce",
+    FAMILY,
     "HOST mesh allreduce chip dispatch (prebuilt AIV kernel, core_num blocks)",
-    SRC_SIGNAL,
-    &[OP_REQ, DTYPE_REQ, AttrDef::required("core_num", AttrType::Int)],
-    deduce_b_allreduce,
-);
+)
+.params(SRC_SIGNAL)
+.attrs(&[OP_REQ, DTYPE_REQ, AttrDef::required("core_num", AttrType::Int)])
+.internal()
+.deduce(deduce_b_allreduce);
 
 fn deduce_b_allreduce(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
     let op = cx.def.name;
@@ -76,13 +78,12 @@ fn deduce_b_allreduce(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
 }
 
 /// `builtin.tensor.allreduce_ring(src, signal, *, op, dtype)`.
-pub static B_ALLREDUCE_RING: OpDef = builtin(
-    "builtin.tensor.allreduce_ring",
-    "HOST ring allreduce chip dispatch (prebuilt AIV kernel)",
-    SRC_SIGNAL,
-    &[OP_REQ, DTYPE_REQ],
-    deduce_b_allreduce_ring,
-);
+pub static B_ALLREDUCE_RING: OpDef =
+    op("builtin.tensor.allreduce_ring", FAMILY, "HOST ring allreduce chip dispatch (prebuilt AIV kernel)")
+        .params(SRC_SIGNAL)
+        .attrs(&[OP_REQ, DTYPE_REQ])
+        .internal()
+        .deduce(deduce_b_allreduce_ring);
 
 fn deduce_b_allreduce_ring(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
     let op = cx.def.name;
@@ -130,13 +131,10 @@ fn deduce_b_allreduce_ring(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
 }
 
 /// `builtin.tensor.barrier(signal)`.
-pub static B_BARRIER: OpDef = builtin(
-    "builtin.tensor.barrier",
-    "HOST barrier chip dispatch",
-    &[ParamDef::mem("signal", Effect::ReadWrite)],
-    &[],
-    deduce_b_barrier,
-);
+pub static B_BARRIER: OpDef = op("builtin.tensor.barrier", FAMILY, "HOST barrier chip dispatch")
+    .params(&[updates("signal")])
+    .internal()
+    .deduce(deduce_b_barrier);
 
 fn deduce_b_barrier(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
     rank1_signal(cx, 0)?;
@@ -144,13 +142,11 @@ fn deduce_b_barrier(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
 }
 
 /// `builtin.tensor.broadcast(target, signal, *, root, dtype)`.
-pub static B_BROADCAST: OpDef = builtin(
-    "builtin.tensor.broadcast",
-    "HOST broadcast chip dispatch",
-    TARGET_SIGNAL,
-    &[AttrDef::required("root", AttrType::Int), DTYPE_REQ],
-    deduce_b_broadcast,
-);
+pub static B_BROADCAST: OpDef = op("builtin.tensor.broadcast", FAMILY, "HOST broadcast chip dispatch")
+    .params(TARGET_SIGNAL)
+    .attrs(&[AttrDef::required("root", AttrType::Int), DTYPE_REQ])
+    .internal()
+    .deduce(deduce_b_broadcast);
 
 fn deduce_b_broadcast(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
     let t = window_arg(cx, 0, "target")?;
@@ -165,13 +161,12 @@ fn deduce_b_broadcast(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
 }
 
 /// `builtin.tensor.reduce_scatter(target, signal, *, op, dtype)`.
-pub static B_REDUCE_SCATTER: OpDef = builtin(
-    "builtin.tensor.reduce_scatter",
-    "HOST reduce-scatter chip dispatch",
-    TARGET_SIGNAL,
-    &[OP_REQ, DTYPE_REQ],
-    deduce_b_reduce_scatter,
-);
+pub static B_REDUCE_SCATTER: OpDef =
+    op("builtin.tensor.reduce_scatter", FAMILY, "HOST reduce-scatter chip dispatch")
+        .params(TARGET_SIGNAL)
+        .attrs(&[OP_REQ, DTYPE_REQ])
+        .internal()
+        .deduce(deduce_b_reduce_scatter);
 
 fn deduce_b_reduce_scatter(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
     let op = cx.def.name;
@@ -220,26 +215,22 @@ fn builtin_gather(cx: &DeduceCx<'_>, one_row: bool) -> Result<Type, Diagnostic> 
 }
 
 /// `builtin.tensor.allgather(input, target, signal, *, dtype)`.
-pub static B_ALLGATHER: OpDef = builtin(
-    "builtin.tensor.allgather",
-    "HOST allgather chip dispatch",
-    GATHER,
-    &[DTYPE_REQ],
-    deduce_b_allgather,
-);
+pub static B_ALLGATHER: OpDef = op("builtin.tensor.allgather", FAMILY, "HOST allgather chip dispatch")
+    .params(GATHER)
+    .attrs(&[DTYPE_REQ])
+    .internal()
+    .deduce(deduce_b_allgather);
 
 fn deduce_b_allgather(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
     builtin_gather(cx, true)
 }
 
 /// `builtin.tensor.all_to_all(input, target, signal, *, dtype)`.
-pub static B_ALL_TO_ALL: OpDef = builtin(
-    "builtin.tensor.all_to_all",
-    "HOST all-to-all chip dispatch",
-    GATHER,
-    &[DTYPE_REQ],
-    deduce_b_all_to_all,
-);
+pub static B_ALL_TO_ALL: OpDef = op("builtin.tensor.all_to_all", FAMILY, "HOST all-to-all chip dispatch")
+    .params(GATHER)
+    .attrs(&[DTYPE_REQ])
+    .internal()
+    .deduce(deduce_b_all_to_all);
 
 fn deduce_b_all_to_all(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
     builtin_gather(cx, false)
@@ -247,13 +238,12 @@ fn deduce_b_all_to_all(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
 
 /// `builtin.tensor.all_to_all_v(input, target, signal, send_counts, recv_counts, *, dtype,
 /// core_num=1)`: the HOST and CHIP rails' kernel.
-pub static B_ALL_TO_ALL_V: OpDef = builtin(
-    "builtin.tensor.all_to_all_v",
-    "HOST/CHIP all-to-all-v dispatch (in-kernel TPUT builtin)",
-    A2AV,
-    &[DTYPE_REQ, CORE_NUM],
-    deduce_b_all_to_all_v,
-);
+pub static B_ALL_TO_ALL_V: OpDef =
+    op("builtin.tensor.all_to_all_v", FAMILY, "HOST/CHIP all-to-all-v dispatch (in-kernel TPUT builtin)")
+        .params(A2AV)
+        .attrs(&[DTYPE_REQ, CORE_NUM])
+        .internal()
+        .deduce(deduce_b_all_to_all_v);
 
 fn deduce_b_all_to_all_v(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
     a2av(cx, true)

@@ -3,28 +3,23 @@
 //! window-bound tensor stay window-bound (kinds are preserved, never widened).
 
 use crate::util::{
-    check_atomic_dtype, check_in_bounds, def, offsets_arg, opt_tuple_arg, provably_ne, same_kind, scalar_arg,
+    check_atomic_dtype, check_in_bounds, offsets_arg, opt_tuple_arg, provably_ne, same_kind, scalar_arg,
     shape_arg, static_numel, tensor_like_arg,
 };
-use pld_ir::registry::{AbiEnumKind, AttrDefault, AttrType};
+use crate::util::{op, optional, reads, value, writes, ATOMIC_OPT};
+use pld_ir::registry::AttrType;
 use pld_ir::{
-    register_op, Affinity, AttrDef, DataType, DeduceCx, Diagnostic, Effect, Expr, Layout, OpDef, ParamDef,
-    TensorType, TensorView, Type,
+    register_op, AttrDef, DataType, DeduceCx, Diagnostic, Expr, Layout, OpDef, TensorType, TensorView, Type,
 };
 
 const FAMILY: &str = "core";
 
 /// `tensor.create(shape, *, dtype)`: a new plain tensor.
-pub static TENSOR_CREATE: OpDef = def(
-    "tensor.create",
-    FAMILY,
-    "allocate a plain tensor in global memory",
-    &["pl.create_tensor", "pl.tensor.create"],
-    &[ParamDef::value("shape")],
-    &[AttrDef::required("dtype", AttrType::DType)],
-    Affinity::Shared,
-    deduce_create,
-);
+pub static TENSOR_CREATE: OpDef = op("tensor.create", FAMILY, "allocate a plain tensor in global memory")
+    .aliases(&["pl.create_tensor", "pl.tensor.create"])
+    .params(&[value("shape")])
+    .attrs(&[AttrDef::required("dtype", AttrType::DType)])
+    .deduce(deduce_create);
 
 fn deduce_create(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
     let shape = shape_arg(cx, 0, "shape")?;
@@ -41,36 +36,22 @@ fn point<'a>(cx: &'a DeduceCx<'_>) -> Result<&'a TensorType, Diagnostic> {
 }
 
 /// `tensor.read(tensor, indices)`: one element as a scalar.
-pub static TENSOR_READ: OpDef = def(
-    "tensor.read",
-    FAMILY,
-    "read one element of a (window-bound) tensor as a scalar",
-    &["pl.tensor.read"],
-    &[ParamDef::mem("tensor", Effect::Read), ParamDef::value("indices")],
-    &[],
-    Affinity::Shared,
-    deduce_read,
-);
+pub static TENSOR_READ: OpDef =
+    op("tensor.read", FAMILY, "read one element of a (window-bound) tensor as a scalar")
+        .aliases(&["pl.tensor.read"])
+        .params(&[reads("tensor"), value("indices")])
+        .deduce(deduce_read);
 
 fn deduce_read(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
     Ok(Type::Scalar(point(cx)?.dtype))
 }
 
 /// `tensor.write(tensor, indices, value)`: write one element; returns the tensor.
-pub static TENSOR_WRITE: OpDef = def(
-    "tensor.write",
-    FAMILY,
-    "write one element of a (window-bound) tensor; returns the tensor",
-    &["pl.tensor.write"],
-    &[
-        ParamDef::mem("tensor", Effect::Write).scalar_store(),
-        ParamDef::value("indices"),
-        ParamDef::value("value"),
-    ],
-    &[],
-    Affinity::Shared,
-    deduce_write,
-);
+pub static TENSOR_WRITE: OpDef =
+    op("tensor.write", FAMILY, "write one element of a (window-bound) tensor; returns the tensor")
+        .aliases(&["pl.tensor.write"])
+        .params(&[writes("tensor").scalar_store(), value("indices"), value("value")])
+        .deduce(deduce_write);
 
 fn deduce_write(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
     point(cx)?;
@@ -80,16 +61,12 @@ fn deduce_write(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
 
 /// `tensor.view(tensor, shape, valid_shape=None, *, layout=None)`: the same packed bytes
 /// under a new shape (and optionally a valid region or layout).
-pub static TENSOR_VIEW: OpDef = def(
-    "tensor.view",
-    FAMILY,
-    "reinterpret a packed tensor under a new shape, valid region or layout",
-    &["pl.view", "pl.tensor.view"],
-    &[ParamDef::mem("tensor", Effect::Read), ParamDef::optional("shape"), ParamDef::optional("valid_shape")],
-    &[AttrDef::optional("layout", AttrType::Str)],
-    Affinity::Shared,
-    deduce_view,
-);
+pub static TENSOR_VIEW: OpDef =
+    op("tensor.view", FAMILY, "reinterpret a packed tensor under a new shape, valid region or layout")
+        .aliases(&["pl.view", "pl.tensor.view"])
+        .params(&[reads("tensor"), optional("shape"), optional("valid_shape")])
+        .attrs(&[AttrDef::optional("layout", AttrType::Str)])
+        .deduce(deduce_view);
 
 fn deduce_view(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
     let t = tensor_like_arg(cx, 0, "tensor")?;
@@ -120,21 +97,11 @@ fn deduce_view(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
 }
 
 /// `tensor.slice(tensor, shape, offsets, valid_shape=None)`: a rectangular sub-tensor.
-pub static TENSOR_SLICE: OpDef = def(
-    "tensor.slice",
-    FAMILY,
-    "a rectangular sub-tensor (a window slice stays window-bound)",
-    &["pl.tensor.slice"],
-    &[
-        ParamDef::mem("tensor", Effect::Read),
-        ParamDef::value("shape"),
-        ParamDef::value("offsets"),
-        ParamDef::optional("valid_shape"),
-    ],
-    &[],
-    Affinity::Shared,
-    deduce_slice,
-);
+pub static TENSOR_SLICE: OpDef =
+    op("tensor.slice", FAMILY, "a rectangular sub-tensor (a window slice stays window-bound)")
+        .aliases(&["pl.tensor.slice"])
+        .params(&[reads("tensor"), value("shape"), value("offsets"), optional("valid_shape")])
+        .deduce(deduce_slice);
 
 fn deduce_slice(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
     let t = tensor_like_arg(cx, 0, "tensor")?;
@@ -166,16 +133,11 @@ fn deduce_slice(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
 }
 
 /// `tensor.reshape(tensor, shape)`: the same elements with a new shape.
-pub static TENSOR_RESHAPE: OpDef = def(
-    "tensor.reshape",
-    FAMILY,
-    "reinterpret a packed tensor with a new shape of the same element count",
-    &["pl.tensor.reshape"],
-    &[ParamDef::mem("tensor", Effect::Read), ParamDef::value("shape")],
-    &[],
-    Affinity::Shared,
-    deduce_reshape,
-);
+pub static TENSOR_RESHAPE: OpDef =
+    op("tensor.reshape", FAMILY, "reinterpret a packed tensor with a new shape of the same element count")
+        .aliases(&["pl.tensor.reshape"])
+        .params(&[reads("tensor"), value("shape")])
+        .deduce(deduce_reshape);
 
 fn deduce_reshape(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
     let t = tensor_like_arg(cx, 0, "tensor")?;
@@ -192,20 +154,12 @@ fn deduce_reshape(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
 
 /// `tensor.assemble(target, source, offsets, *, atomic=None_)`: write `source` into a region
 /// of `target`; returns the target.
-pub static TENSOR_ASSEMBLE: OpDef = def(
-    "tensor.assemble",
-    FAMILY,
-    "write a tensor into a region of another; returns the target",
-    &["pl.assemble", "pl.tensor.assemble"],
-    &[
-        ParamDef::mem("target", Effect::Write).bulk_store(),
-        ParamDef::mem("source", Effect::Read),
-        ParamDef::value("offsets"),
-    ],
-    &[AttrDef::with_default("atomic", AttrType::Enum(AbiEnumKind::AtomicType), AttrDefault::Int(0))],
-    Affinity::Shared,
-    deduce_assemble,
-);
+pub static TENSOR_ASSEMBLE: OpDef =
+    op("tensor.assemble", FAMILY, "write a tensor into a region of another; returns the target")
+        .aliases(&["pl.assemble", "pl.tensor.assemble"])
+        .params(&[writes("target").bulk_store(), reads("source"), value("offsets")])
+        .attrs(&[ATOMIC_OPT])
+        .deduce(deduce_assemble);
 
 fn deduce_assemble(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
     let target = tensor_like_arg(cx, 0, "target")?;
@@ -259,16 +213,10 @@ fn deduce_scalar_binary(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
 macro_rules! tensor_elementwise {
     ($($id:ident = $name:literal, $alias:literal, $p0:literal, $p1:literal, $deduce:ident, $summary:literal;)*) => {$(
         #[doc = concat!("`", $name, "`: ", $summary, " (lowered to the tile op).")]
-        pub static $id: OpDef = def(
-            $name,
-            FAMILY,
-            $summary,
-            &[$alias],
-            &[ParamDef::mem($p0, Effect::Read), ParamDef::mem($p1, Effect::Read)],
-            &[],
-            Affinity::Shared,
-            $deduce,
-        );
+        pub static $id: OpDef = op($name, FAMILY, $summary)
+            .aliases(&[$alias])
+            .params(&[reads($p0), reads($p1)])
+            .deduce($deduce);
     )*};
 }
 
@@ -287,20 +235,16 @@ tensor_elementwise! {
 
 /// `tensor.cast(tensor, *, dtype, mode=None, target_type=None)`: a plain tensor of the new
 /// element type (the reference spellings are canonicalized as for `tile.cast`).
-pub static TENSOR_CAST: OpDef = def(
-    "tensor.cast",
-    FAMILY,
-    "convert a tensor's element type (the result is a plain tensor)",
-    &["pl.tensor.cast"],
-    &[ParamDef::mem("tensor", Effect::Read)],
-    &[
-        AttrDef::required("dtype", AttrType::DType),
-        AttrDef::optional("mode", AttrType::Str),
-        AttrDef::optional("target_type", AttrType::DType),
-    ],
-    Affinity::Shared,
-    deduce_cast,
-);
+pub static TENSOR_CAST: OpDef =
+    op("tensor.cast", FAMILY, "convert a tensor's element type (the result is a plain tensor)")
+        .aliases(&["pl.tensor.cast"])
+        .params(&[reads("tensor")])
+        .attrs(&[
+            AttrDef::required("dtype", AttrType::DType),
+            AttrDef::optional("mode", AttrType::Str),
+            AttrDef::optional("target_type", AttrType::DType),
+        ])
+        .deduce(deduce_cast);
 
 fn deduce_cast(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
     let t = tensor_like_arg(cx, 0, "tensor")?;

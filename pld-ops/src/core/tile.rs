@@ -4,13 +4,14 @@
 //! ranks/dtypes and provably out-of-bounds static regions with a diagnostic naming the op.
 
 use crate::util::{
-    check_atomic_dtype, check_in_bounds, def, int_scalar_arg, memory_attr, offsets_arg, opt_tuple_arg,
+    check_atomic_dtype, check_in_bounds, int_scalar_arg, memory_attr, offsets_arg, opt_tuple_arg,
     provably_ne, scalar_arg, shape_arg, static_numel, tensor_like_arg, tile_arg,
 };
-use pld_ir::registry::{AbiEnumKind, AttrDefault, AttrType};
+use crate::util::{op, optional, optional_writes, reads, updates, value, writes, ATOMIC_OPT};
+use pld_ir::registry::{AttrDefault, AttrType};
 use pld_ir::{
-    register_op, Affinity, AttrDef, DataType, DeduceCx, Diagnostic, Effect, Expr, MemorySpace, OpDef,
-    ParamDef, TileType, Type,
+    register_op, Affinity, AttrDef, DataType, DeduceCx, Diagnostic, Expr, MemorySpace, OpDef, ParamDef,
+    TileType, Type,
 };
 
 const FAMILY: &str = "core";
@@ -52,21 +53,12 @@ fn valid_within(
 }
 
 /// `tile.load(tensor, offsets, shapes, valid_shape=None, *, target_memory=Vec)`.
-pub static TILE_LOAD: OpDef = def(
-    "tile.load",
-    FAMILY,
-    "load a region of a (window-bound) tensor into a tile",
-    &["pl.load", "pl.tile.load"],
-    &[
-        ParamDef::mem("tensor", Effect::Read),
-        ParamDef::value("offsets"),
-        ParamDef::value("shapes"),
-        ParamDef::optional("valid_shape"),
-    ],
-    &[TARGET_MEMORY_VEC],
-    Affinity::Vector,
-    deduce_load,
-);
+pub static TILE_LOAD: OpDef = op("tile.load", FAMILY, "load a region of a (window-bound) tensor into a tile")
+    .aliases(&["pl.load", "pl.tile.load"])
+    .params(&[reads("tensor"), value("offsets"), value("shapes"), optional("valid_shape")])
+    .attrs(&[TARGET_MEMORY_VEC])
+    .affinity(Affinity::Vector)
+    .deduce(deduce_load);
 
 fn deduce_load(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
     let t = tensor_like_arg(cx, 0, "tensor")?;
@@ -97,20 +89,13 @@ fn deduce_load(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
 /// The offsets have the tensor's rank; a tile of lower rank (at most 2-D) lands on the
 /// tensor's trailing dims, the leading dims having extent 1 (a `[1, N]` row stored at
 /// `[0, j, 0]` of a `[1, R, N]` tensor).
-pub static TILE_STORE: OpDef = def(
-    "tile.store",
-    FAMILY,
-    "store a tile's valid region into a (window-bound) tensor; returns the tensor",
-    &["pl.store", "pl.tile.store"],
-    &[
-        ParamDef::mem("tile", Effect::Read),
-        ParamDef::value("offsets"),
-        ParamDef::mem("output_tensor", Effect::Write).bulk_store(),
-    ],
-    &[AttrDef::with_default("atomic", AttrType::Enum(AbiEnumKind::AtomicType), AttrDefault::Int(0))],
-    Affinity::FromFirstTileArg,
-    deduce_store,
-);
+pub static TILE_STORE: OpDef =
+    op("tile.store", FAMILY, "store a tile's valid region into a (window-bound) tensor; returns the tensor")
+        .aliases(&["pl.store", "pl.tile.store"])
+        .params(&[reads("tile"), value("offsets"), writes("output_tensor").bulk_store()])
+        .attrs(&[ATOMIC_OPT])
+        .affinity(Affinity::FromFirstTileArg)
+        .deduce(deduce_store);
 
 fn deduce_store(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
     let tile = tile_arg(cx, 0, "tile")?;
@@ -146,16 +131,11 @@ fn deduce_store(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
 }
 
 /// `tile.create(shape, *, dtype, target_memory=Vec)`: an uninitialised tile.
-pub static TILE_CREATE: OpDef = def(
-    "tile.create",
-    FAMILY,
-    "allocate an uninitialised tile",
-    &["pl.create_tile", "pl.tile.create"],
-    &[ParamDef::value("shape")],
-    &[AttrDef::required("dtype", AttrType::DType), TARGET_MEMORY_VEC],
-    Affinity::Shared,
-    deduce_create,
-);
+pub static TILE_CREATE: OpDef = op("tile.create", FAMILY, "allocate an uninitialised tile")
+    .aliases(&["pl.create_tile", "pl.tile.create"])
+    .params(&[value("shape")])
+    .attrs(&[AttrDef::required("dtype", AttrType::DType), TARGET_MEMORY_VEC])
+    .deduce(deduce_create);
 
 fn deduce_create(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
     let shape = shape_arg(cx, 0, "shape")?;
@@ -165,16 +145,12 @@ fn deduce_create(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
 }
 
 /// `tile.full(shape, value, *, dtype, target_memory=Vec)`: a tile filled with `value`.
-pub static TILE_FULL: OpDef = def(
-    "tile.full",
-    FAMILY,
-    "a tile with every element set to a scalar",
-    &["pl.full", "pl.tile.full"],
-    &[ParamDef::value("shape"), ParamDef::value("value")],
-    &[AttrDef::required("dtype", AttrType::DType), TARGET_MEMORY_VEC],
-    Affinity::Vector,
-    deduce_full,
-);
+pub static TILE_FULL: OpDef = op("tile.full", FAMILY, "a tile with every element set to a scalar")
+    .aliases(&["pl.full", "pl.tile.full"])
+    .params(&[value("shape"), value("value")])
+    .attrs(&[AttrDef::required("dtype", AttrType::DType), TARGET_MEMORY_VEC])
+    .affinity(Affinity::Vector)
+    .deduce(deduce_full);
 
 fn deduce_full(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
     let shape = shape_arg(cx, 0, "shape")?;
@@ -186,16 +162,15 @@ fn deduce_full(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
 
 /// `tile.fillpad_inplace(tile, value)`: fill the padding outside the valid region; the result
 /// is fully valid.
-pub static TILE_FILLPAD: OpDef = def(
+pub static TILE_FILLPAD: OpDef = op(
     "tile.fillpad_inplace",
     FAMILY,
     "fill the elements outside a tile's valid region with a scalar; the result is fully valid",
-    &["pl.fillpad_inplace", "pl.fillpad", "pl.tile.fillpad_inplace"],
-    &[ParamDef::mem("tile", Effect::ReadWrite), ParamDef::value("value")],
-    &[],
-    Affinity::FromFirstTileArg,
-    deduce_fillpad,
-);
+)
+.aliases(&["pl.fillpad_inplace", "pl.fillpad", "pl.tile.fillpad_inplace"])
+.params(&[updates("tile"), value("value")])
+.affinity(Affinity::FromFirstTileArg)
+.deduce(deduce_fillpad);
 
 fn deduce_fillpad(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
     let tile = tile_arg(cx, 0, "tile")?;
@@ -204,16 +179,12 @@ fn deduce_fillpad(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
 }
 
 /// `tile.set_validshape(tile, valid_rows, valid_cols)`: a 2-D tile with a new valid region.
-pub static TILE_SET_VALIDSHAPE: OpDef = def(
-    "tile.set_validshape",
-    FAMILY,
-    "the same 2-D tile buffer with a new valid region",
-    &["pl.set_validshape", "pl.tile.set_validshape"],
-    &[ParamDef::mem("tile", Effect::Read), ParamDef::value("valid_rows"), ParamDef::value("valid_cols")],
-    &[],
-    Affinity::FromFirstTileArg,
-    deduce_set_validshape,
-);
+pub static TILE_SET_VALIDSHAPE: OpDef =
+    op("tile.set_validshape", FAMILY, "the same 2-D tile buffer with a new valid region")
+        .aliases(&["pl.set_validshape", "pl.tile.set_validshape"])
+        .params(&[reads("tile"), value("valid_rows"), value("valid_cols")])
+        .affinity(Affinity::FromFirstTileArg)
+        .deduce(deduce_set_validshape);
 
 fn deduce_set_validshape(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
     let tile = tile_arg(cx, 0, "tile")?;
@@ -259,16 +230,11 @@ fn deduce_scalar_binary(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
 macro_rules! tile_binary {
     ($($id:ident = $name:literal, $alias:literal, $summary:literal;)*) => {$(
         #[doc = concat!("`", $name, "(lhs, rhs)`: ", $summary, ".")]
-        pub static $id: OpDef = def(
-            $name,
-            FAMILY,
-            $summary,
-            &[$alias],
-            &[ParamDef::mem("lhs", Effect::Read), ParamDef::mem("rhs", Effect::Read)],
-            &[],
-            Affinity::FromFirstTileArg,
-            deduce_binary,
-        );
+        pub static $id: OpDef = op($name, FAMILY, $summary)
+            .aliases(&[$alias])
+            .params(&[reads("lhs"), reads("rhs")])
+            .affinity(Affinity::FromFirstTileArg)
+            .deduce(deduce_binary);
     )*};
 }
 
@@ -284,16 +250,11 @@ tile_binary! {
 macro_rules! tile_scalar_binary {
     ($($id:ident = $name:literal, $alias:literal, $summary:literal;)*) => {$(
         #[doc = concat!("`", $name, "(tile, scalar)`: ", $summary, ".")]
-        pub static $id: OpDef = def(
-            $name,
-            FAMILY,
-            $summary,
-            &[$alias],
-            &[ParamDef::mem("tile", Effect::Read), ParamDef::value("scalar")],
-            &[],
-            Affinity::FromFirstTileArg,
-            deduce_scalar_binary,
-        );
+        pub static $id: OpDef = op($name, FAMILY, $summary)
+            .aliases(&[$alias])
+            .params(&[reads("tile"), value("scalar")])
+            .affinity(Affinity::FromFirstTileArg)
+            .deduce(deduce_scalar_binary);
     )*};
 }
 
@@ -307,20 +268,16 @@ tile_scalar_binary! {
 /// `tile.cast(tile, *, dtype, mode=None, target_type=None)`: convert the element type.
 /// The reference spellings `pl.cast(t, pl.FP16[, mode])` and `target_type=` are
 /// canonicalized to `dtype=` / `mode=` ([`super::canon`]).
-pub static TILE_CAST: OpDef = def(
-    "tile.cast",
-    FAMILY,
-    "convert a tile's element type",
-    &["pl.tile.cast"],
-    &[ParamDef::mem("tile", Effect::Read)],
-    &[
+pub static TILE_CAST: OpDef = op("tile.cast", FAMILY, "convert a tile's element type")
+    .aliases(&["pl.tile.cast"])
+    .params(&[reads("tile")])
+    .attrs(&[
         AttrDef::required("dtype", AttrType::DType),
         AttrDef::optional("mode", AttrType::Str),
         AttrDef::optional("target_type", AttrType::DType),
-    ],
-    Affinity::FromFirstTileArg,
-    deduce_cast,
-);
+    ])
+    .affinity(Affinity::FromFirstTileArg)
+    .deduce(deduce_cast);
 
 fn deduce_cast(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
     let tile = tile_arg(cx, 0, "tile")?;
@@ -330,16 +287,12 @@ fn deduce_cast(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
 }
 
 /// `tile.move(tile, *, target_memory)`: copy a tile into another memory space.
-pub static TILE_MOVE: OpDef = def(
-    "tile.move",
-    FAMILY,
-    "copy a tile into another on-core memory space",
-    &["pl.move", "pl.tile.move"],
-    &[ParamDef::mem("tile", Effect::Read)],
-    &[AttrDef::required("target_memory", AttrType::Str)],
-    Affinity::FromFirstTileArg,
-    deduce_move,
-);
+pub static TILE_MOVE: OpDef = op("tile.move", FAMILY, "copy a tile into another on-core memory space")
+    .aliases(&["pl.move", "pl.tile.move"])
+    .params(&[reads("tile")])
+    .attrs(&[AttrDef::required("target_memory", AttrType::Str)])
+    .affinity(Affinity::FromFirstTileArg)
+    .deduce(deduce_move);
 
 fn deduce_move(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
     let tile = tile_arg(cx, 0, "tile")?;
@@ -403,24 +356,18 @@ fn reduce(cx: &DeduceCx<'_>, rows: bool) -> Result<Type, Diagnostic> {
 }
 
 /// The parameters of a reduction taking the reference's optional scratch tile.
-const REDUCE_WITH_TMP: &[ParamDef] =
-    &[ParamDef::mem("tile", Effect::Read), ParamDef::optional_mem("tmp_tile", Effect::Write)];
+const REDUCE_WITH_TMP: &[ParamDef] = &[reads("tile"), optional_writes("tmp_tile")];
 /// The parameters of a reduction without one.
-const REDUCE: &[ParamDef] = &[ParamDef::mem("tile", Effect::Read)];
+const REDUCE: &[ParamDef] = &[reads("tile")];
 
 macro_rules! tile_reduce {
     ($($id:ident = $name:literal, $alias:literal, $params:ident, $deduce:ident, $summary:literal;)*) => {$(
         #[doc = concat!("`", $name, "(tile[, tmp_tile])`: ", $summary, ".")]
-        pub static $id: OpDef = def(
-            $name,
-            FAMILY,
-            $summary,
-            &[$alias],
-            $params,
-            &[],
-            Affinity::FromFirstTileArg,
-            $deduce,
-        );
+        pub static $id: OpDef = op($name, FAMILY, $summary)
+            .aliases(&[$alias])
+            .params($params)
+            .affinity(Affinity::FromFirstTileArg)
+            .deduce($deduce);
     )*};
 }
 
@@ -434,16 +381,11 @@ tile_reduce! {
 }
 
 /// `tile.read(tile, indices)`: one element as a scalar.
-pub static TILE_READ: OpDef = def(
-    "tile.read",
-    FAMILY,
-    "read one element of a tile as a scalar",
-    &["pl.tile.read"],
-    &[ParamDef::mem("tile", Effect::Read), ParamDef::value("indices")],
-    &[],
-    Affinity::FromFirstTileArg,
-    deduce_tile_read,
-);
+pub static TILE_READ: OpDef = op("tile.read", FAMILY, "read one element of a tile as a scalar")
+    .aliases(&["pl.tile.read"])
+    .params(&[reads("tile"), value("indices")])
+    .affinity(Affinity::FromFirstTileArg)
+    .deduce(deduce_tile_read);
 
 fn deduce_tile_read(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
     let tile = tile_arg(cx, 0, "tile")?;
@@ -454,16 +396,12 @@ fn deduce_tile_read(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
 }
 
 /// `tile.write(tile, indices, value)`: set one element; returns the tile.
-pub static TILE_WRITE: OpDef = def(
-    "tile.write",
-    FAMILY,
-    "write one element of a tile from a scalar; returns the tile",
-    &["pl.tile.write"],
-    &[ParamDef::mem("tile", Effect::Write), ParamDef::value("indices"), ParamDef::value("value")],
-    &[],
-    Affinity::FromFirstTileArg,
-    deduce_tile_write,
-);
+pub static TILE_WRITE: OpDef =
+    op("tile.write", FAMILY, "write one element of a tile from a scalar; returns the tile")
+        .aliases(&["pl.tile.write"])
+        .params(&[writes("tile"), value("indices"), value("value")])
+        .affinity(Affinity::FromFirstTileArg)
+        .deduce(deduce_tile_write);
 
 fn deduce_tile_write(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
     let tile = tile_arg(cx, 0, "tile")?;
@@ -475,21 +413,11 @@ fn deduce_tile_write(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
 }
 
 /// `tile.slice(tile, shape, offsets, valid_shape=None)`: a sub-tile.
-pub static TILE_SLICE: OpDef = def(
-    "tile.slice",
-    FAMILY,
-    "a rectangular sub-tile",
-    &["pl.tile.slice"],
-    &[
-        ParamDef::mem("tile", Effect::Read),
-        ParamDef::value("shape"),
-        ParamDef::value("offsets"),
-        ParamDef::optional("valid_shape"),
-    ],
-    &[],
-    Affinity::FromFirstTileArg,
-    deduce_tile_slice,
-);
+pub static TILE_SLICE: OpDef = op("tile.slice", FAMILY, "a rectangular sub-tile")
+    .aliases(&["pl.tile.slice"])
+    .params(&[reads("tile"), value("shape"), value("offsets"), optional("valid_shape")])
+    .affinity(Affinity::FromFirstTileArg)
+    .deduce(deduce_tile_slice);
 
 fn deduce_tile_slice(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
     let tile = tile_arg(cx, 0, "tile")?;
@@ -511,16 +439,12 @@ fn deduce_tile_slice(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
 }
 
 /// `tile.reshape(tile, shape)`: the same elements with a new shape.
-pub static TILE_RESHAPE: OpDef = def(
-    "tile.reshape",
-    FAMILY,
-    "reinterpret a fully valid tile with a new shape of the same element count",
-    &["pl.tile.reshape"],
-    &[ParamDef::mem("tile", Effect::Read), ParamDef::value("shape")],
-    &[],
-    Affinity::FromFirstTileArg,
-    deduce_tile_reshape,
-);
+pub static TILE_RESHAPE: OpDef =
+    op("tile.reshape", FAMILY, "reinterpret a fully valid tile with a new shape of the same element count")
+        .aliases(&["pl.tile.reshape"])
+        .params(&[reads("tile"), value("shape")])
+        .affinity(Affinity::FromFirstTileArg)
+        .deduce(deduce_tile_reshape);
 
 fn deduce_tile_reshape(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
     let tile = tile_arg(cx, 0, "tile")?;
@@ -534,16 +458,12 @@ fn deduce_tile_reshape(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
 }
 
 /// `tile.matmul(lhs, rhs)`: `[M, K] x [K, N] -> [M, N]` in Acc.
-pub static TILE_MATMUL: OpDef = def(
-    "tile.matmul",
-    FAMILY,
-    "matrix product of two 2-D tiles on the cube unit",
-    &["pl.matmul", "pl.tile.matmul"],
-    &[ParamDef::mem("lhs", Effect::Read), ParamDef::mem("rhs", Effect::Read)],
-    &[AttrDef::optional("out_dtype", AttrType::DType)],
-    Affinity::Cube,
-    deduce_matmul,
-);
+pub static TILE_MATMUL: OpDef = op("tile.matmul", FAMILY, "matrix product of two 2-D tiles on the cube unit")
+    .aliases(&["pl.matmul", "pl.tile.matmul"])
+    .params(&[reads("lhs"), reads("rhs")])
+    .attrs(&[AttrDef::optional("out_dtype", AttrType::DType)])
+    .affinity(Affinity::Cube)
+    .deduce(deduce_matmul);
 
 fn deduce_matmul(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
     let lhs = tile_arg(cx, 0, "lhs")?;
