@@ -123,6 +123,14 @@ pub(crate) fn check_in_bounds(
     Ok(())
 }
 
+/// Argument `i` as the `indices` of one element of an operand with `dims`: one integer per
+/// dim, static ones inside it.
+pub(crate) fn element_index_arg(cx: &DeduceCx<'_>, i: usize, dims: &[Expr]) -> Result<(), Diagnostic> {
+    let idx = offsets_arg(cx, i, dims.len(), "indices")?;
+    let ones = vec![Expr::int(1); idx.len()];
+    check_in_bounds(cx, i, idx, &ones, dims, "index")
+}
+
 /// Argument `i` must be a plain tensor or a window-bound tensor.
 pub(crate) fn tensor_like_arg<'a>(
     cx: &'a DeduceCx<'_>,

@@ -61,11 +61,7 @@ fn deduce_fence(_: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
 pub static SCALAR_CAST: OpDef = op("scalar.cast", "core", "convert a scalar to another element type")
     .aliases(&["pl.scalar.cast"])
     .params(&[value("value")])
-    .attrs(&[
-        pld_ir::AttrDef::required("dtype", pld_ir::AttrType::DType),
-        pld_ir::AttrDef::optional("mode", pld_ir::AttrType::Str),
-        pld_ir::AttrDef::optional("target_type", pld_ir::AttrType::DType),
-    ])
+    .attrs(CAST_ATTRS)
     .deduce(deduce_scalar_cast);
 
 fn deduce_scalar_cast(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
@@ -81,6 +77,13 @@ fn deduce_scalar_cast(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
     let dtype = cx.attr("dtype").and_then(|a| a.as_dtype()).unwrap_or(pld_ir::DataType::INDEX);
     Ok(Type::Scalar(dtype))
 }
+
+/// The attributes of every cast (`tile.cast`, `tensor.cast`, `scalar.cast`), in canonical order.
+pub(crate) const CAST_ATTRS: &[pld_ir::AttrDef] = &[
+    pld_ir::AttrDef::required("dtype", pld_ir::AttrType::DType),
+    pld_ir::AttrDef::optional("mode", pld_ir::AttrType::Str),
+    pld_ir::AttrDef::optional("target_type", pld_ir::AttrType::DType),
+];
 
 /// The attribute rules every cast shares once canonicalized: `target_type` only as a second
 /// spelling of `dtype` (never both), and `mode` one of [`canon::CAST_MODES`] (an out-of-range

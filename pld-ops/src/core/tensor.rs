@@ -3,13 +3,13 @@
 //! window-bound tensor stay window-bound (kinds are preserved, never widened).
 
 use crate::util::{
-    check_atomic_dtype, check_in_bounds, offsets_arg, opt_tuple_arg, provably_ne, same_kind, scalar_arg,
-    shape_arg, static_numel, tensor_like_arg,
+    check_atomic_dtype, check_in_bounds, element_index_arg, offsets_arg, opt_tuple_arg, provably_ne,
+    same_kind, scalar_arg, shape_arg, static_numel, tensor_like_arg,
 };
 use crate::util::{op, optional, reads, value, writes, ATOMIC_OPT};
 use pld_ir::registry::AttrType;
 use pld_ir::{
-    register_op, AttrDef, DataType, DeduceCx, Diagnostic, Expr, Layout, OpDef, TensorType, TensorView, Type,
+    register_op, AttrDef, DataType, DeduceCx, Diagnostic, Layout, OpDef, TensorType, TensorView, Type,
 };
 
 const FAMILY: &str = "core";
@@ -29,9 +29,7 @@ fn deduce_create(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
 
 fn point<'a>(cx: &'a DeduceCx<'_>) -> Result<&'a TensorType, Diagnostic> {
     let t = tensor_like_arg(cx, 0, "tensor")?;
-    let idx = offsets_arg(cx, 1, t.rank(), "indices")?;
-    let ones = vec![Expr::int(1); idx.len()];
-    check_in_bounds(cx, 1, idx, &ones, &t.shape, "index")?;
+    element_index_arg(cx, 1, &t.shape)?;
     Ok(t)
 }
 
@@ -239,11 +237,7 @@ pub static TENSOR_CAST: OpDef =
     op("tensor.cast", FAMILY, "convert a tensor's element type (the result is a plain tensor)")
         .aliases(&["pl.tensor.cast"])
         .params(&[reads("tensor")])
-        .attrs(&[
-            AttrDef::required("dtype", AttrType::DType),
-            AttrDef::optional("mode", AttrType::Str),
-            AttrDef::optional("target_type", AttrType::DType),
-        ])
+        .attrs(super::CAST_ATTRS)
         .deduce(deduce_cast);
 
 fn deduce_cast(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {

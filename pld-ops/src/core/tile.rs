@@ -4,8 +4,8 @@
 //! ranks/dtypes and provably out-of-bounds static regions with a diagnostic naming the op.
 
 use crate::util::{
-    check_atomic_dtype, check_in_bounds, int_scalar_arg, memory_attr, offsets_arg, opt_tuple_arg,
-    provably_ne, scalar_arg, shape_arg, static_numel, tensor_like_arg, tile_arg,
+    check_atomic_dtype, check_in_bounds, element_index_arg, int_scalar_arg, memory_attr, offsets_arg,
+    opt_tuple_arg, provably_ne, scalar_arg, shape_arg, static_numel, tensor_like_arg, tile_arg, OpSpec,
 };
 use crate::util::{op, optional, optional_writes, reads, updates, value, writes, ATOMIC_OPT};
 use pld_ir::registry::{AttrDefault, AttrType};
@@ -15,6 +15,11 @@ use pld_ir::{
 };
 
 const FAMILY: &str = "core";
+
+/// A tile op's record: it runs on the lane that holds its first tile unless it says otherwise.
+const fn tile_op(name: &'static str, summary: &'static str) -> OpSpec {
+    op(name, FAMILY, summary).affinity(Affinity::FromFirstTileArg)
+}
 const TARGET_MEMORY_VEC: AttrDef =
     AttrDef::with_default("target_memory", AttrType::Str, AttrDefault::Str("Vec"));
 
@@ -90,11 +95,10 @@ fn deduce_load(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
 /// tensor's trailing dims, the leading dims having extent 1 (a `[1, N]` row stored at
 /// `[0, j, 0]` of a `[1, R, N]` tensor).
 pub static TILE_STORE: OpDef =
-    op("tile.store", FAMILY, "store a tile's valid region into a (window-bound) tensor; returns the tensor")
+    tile_op("tile.store", "store a tile's valid region into a (window-bound) tensor; returns the tensor")
         .aliases(&["pl.store", "pl.tile.store"])
         .params(&[reads("tile"), value("offsets"), writes("output_tensor").bulk_store()])
         .attrs(&[ATOMIC_OPT])
-        .affinity(Affinity::FromFirstTileArg)
         .deduce(deduce_store);
 
 fn deduce_store(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
@@ -162,14 +166,12 @@ fn deduce_full(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
 
 /// `tile.fillpad_inplace(tile, value)`: fill the padding outside the valid region; the result
 /// is fully valid.
-pub static TILE_FILLPAD: OpDef = op(
+pub static TILE_FILLPAD: OpDef = tile_op(
     "tile.fillpad_inplace",
-    FAMILY,
     "fill the elements outside a tile's valid region with a scalar; the result is fully valid",
 )
 .aliases(&["pl.fillpad_inplace", "pl.fillpad", "pl.tile.fillpad_inplace"])
 .params(&[updates("tile"), value("value")])
-.affinity(Affinity::FromFirstTileArg)
 .deduce(deduce_fillpad);
 
 fn deduce_fillpad(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
@@ -180,10 +182,9 @@ fn deduce_fillpad(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
 
 /// `tile.set_validshape(tile, valid_rows, valid_cols)`: a 2-D tile with a new valid region.
 pub static TILE_SET_VALIDSHAPE: OpDef =
-    op("tile.set_validshape", FAMILY, "the same 2-D tile buffer with a new valid region")
+    tile_op("tile.set_validshape", "the same 2-D tile buffer with a new valid region")
         .aliases(&["pl.set_validshape", "pl.tile.set_validshape"])
         .params(&[reads("tile"), value("valid_rows"), value("valid_cols")])
-        .affinity(Affinity::FromFirstTileArg)
         .deduce(deduce_set_validshape);
 
 fn deduce_set_validshape(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
@@ -227,56 +228,13 @@ fn deduce_scalar_binary(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
     Ok(Type::Tile(tile.clone()))
 }
 
-macro_rules! tile_binary {
-    ($($id:ident = $name:literal, $alias:literal, $summary:literal;)*) => {$(
-        #[doc = concat!("`", $name, "(lhs, rhs)`: ", $summary, ".")]
-        pub static $id: OpDef = op($name, FAMILY, $summary)
-            .aliases(&[$alias])
-            .params(&[reads("lhs"), reads("rhs")])
-            .affinity(Affinity::FromFirstTileArg)
-            .deduce(deduce_binary);
-    )*};
-}
-
-tile_binary! {
-    TILE_ADD = "tile.add", "pl.tile.add", "elementwise sum of two tiles";
-    TILE_SUB = "tile.sub", "pl.tile.sub", "elementwise difference of two tiles";
-    TILE_MUL = "tile.mul", "pl.tile.mul", "elementwise product of two tiles";
-    TILE_DIV = "tile.div", "pl.tile.div", "elementwise quotient of two tiles";
-    TILE_MAXIMUM = "tile.maximum", "pl.tile.maximum", "elementwise maximum of two tiles";
-    TILE_MINIMUM = "tile.minimum", "pl.tile.minimum", "elementwise minimum of two tiles";
-}
-
-macro_rules! tile_scalar_binary {
-    ($($id:ident = $name:literal, $alias:literal, $summary:literal;)*) => {$(
-        #[doc = concat!("`", $name, "(tile, scalar)`: ", $summary, ".")]
-        pub static $id: OpDef = op($name, FAMILY, $summary)
-            .aliases(&[$alias])
-            .params(&[reads("tile"), value("scalar")])
-            .affinity(Affinity::FromFirstTileArg)
-            .deduce(deduce_scalar_binary);
-    )*};
-}
-
-tile_scalar_binary! {
-    TILE_ADDS = "tile.adds", "pl.tile.adds", "add a scalar to every element";
-    TILE_SUBS = "tile.subs", "pl.tile.subs", "subtract a scalar from every element";
-    TILE_MULS = "tile.muls", "pl.tile.muls", "multiply every element by a scalar";
-    TILE_DIVS = "tile.divs", "pl.tile.divs", "divide every element by a scalar";
-}
-
 /// `tile.cast(tile, *, dtype, mode=None, target_type=None)`: convert the element type.
 /// The reference spellings `pl.cast(t, pl.FP16[, mode])` and `target_type=` are
 /// canonicalized to `dtype=` / `mode=` ([`super::canon`]).
-pub static TILE_CAST: OpDef = op("tile.cast", FAMILY, "convert a tile's element type")
+pub static TILE_CAST: OpDef = tile_op("tile.cast", "convert a tile's element type")
     .aliases(&["pl.tile.cast"])
     .params(&[reads("tile")])
-    .attrs(&[
-        AttrDef::required("dtype", AttrType::DType),
-        AttrDef::optional("mode", AttrType::Str),
-        AttrDef::optional("target_type", AttrType::DType),
-    ])
-    .affinity(Affinity::FromFirstTileArg)
+    .attrs(super::CAST_ATTRS)
     .deduce(deduce_cast);
 
 fn deduce_cast(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
@@ -287,11 +245,10 @@ fn deduce_cast(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
 }
 
 /// `tile.move(tile, *, target_memory)`: copy a tile into another memory space.
-pub static TILE_MOVE: OpDef = op("tile.move", FAMILY, "copy a tile into another on-core memory space")
+pub static TILE_MOVE: OpDef = tile_op("tile.move", "copy a tile into another on-core memory space")
     .aliases(&["pl.move", "pl.tile.move"])
     .params(&[reads("tile")])
     .attrs(&[AttrDef::required("target_memory", AttrType::Str)])
-    .affinity(Affinity::FromFirstTileArg)
     .deduce(deduce_move);
 
 fn deduce_move(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
@@ -355,23 +312,35 @@ fn reduce(cx: &DeduceCx<'_>, rows: bool) -> Result<Type, Diagnostic> {
     Ok(Type::Tile(TileType::new(shape, tile.dtype, tile.memory).with_valid_shape(valid)))
 }
 
+/// The parameters of a tile-tile elementwise op.
+const BINARY: &[ParamDef] = &[reads("lhs"), reads("rhs")];
+/// The parameters of a tile-scalar elementwise op.
+const WITH_SCALAR: &[ParamDef] = &[reads("tile"), value("scalar")];
+
+/// Tile ops that differ only by name, parameter list, deducer and summary: one row each.
+macro_rules! tile_ops {
+    ($($id:ident = $name:literal, $alias:literal, $params:ident, $deduce:ident, $summary:literal;)*) => {$(
+        #[doc = concat!("`", $name, "` (parameters [`", stringify!($params), "`]): ", $summary, ".")]
+        pub static $id: OpDef = tile_op($name, $summary).aliases(&[$alias]).params($params).deduce($deduce);
+    )*};
+}
+
 /// The parameters of a reduction taking the reference's optional scratch tile.
 const REDUCE_WITH_TMP: &[ParamDef] = &[reads("tile"), optional_writes("tmp_tile")];
 /// The parameters of a reduction without one.
 const REDUCE: &[ParamDef] = &[reads("tile")];
 
-macro_rules! tile_reduce {
-    ($($id:ident = $name:literal, $alias:literal, $params:ident, $deduce:ident, $summary:literal;)*) => {$(
-        #[doc = concat!("`", $name, "(tile[, tmp_tile])`: ", $summary, ".")]
-        pub static $id: OpDef = op($name, FAMILY, $summary)
-            .aliases(&[$alias])
-            .params($params)
-            .affinity(Affinity::FromFirstTileArg)
-            .deduce($deduce);
-    )*};
-}
-
-tile_reduce! {
+tile_ops! {
+    TILE_ADD = "tile.add", "pl.tile.add", BINARY, deduce_binary, "elementwise sum of two tiles";
+    TILE_SUB = "tile.sub", "pl.tile.sub", BINARY, deduce_binary, "elementwise difference of two tiles";
+    TILE_MUL = "tile.mul", "pl.tile.mul", BINARY, deduce_binary, "elementwise product of two tiles";
+    TILE_DIV = "tile.div", "pl.tile.div", BINARY, deduce_binary, "elementwise quotient of two tiles";
+    TILE_MAXIMUM = "tile.maximum", "pl.tile.maximum", BINARY, deduce_binary, "elementwise maximum of two tiles";
+    TILE_MINIMUM = "tile.minimum", "pl.tile.minimum", BINARY, deduce_binary, "elementwise minimum of two tiles";
+    TILE_ADDS = "tile.adds", "pl.tile.adds", WITH_SCALAR, deduce_scalar_binary, "add a scalar to every element";
+    TILE_SUBS = "tile.subs", "pl.tile.subs", WITH_SCALAR, deduce_scalar_binary, "subtract a scalar from every element";
+    TILE_MULS = "tile.muls", "pl.tile.muls", WITH_SCALAR, deduce_scalar_binary, "multiply every element by a scalar";
+    TILE_DIVS = "tile.divs", "pl.tile.divs", WITH_SCALAR, deduce_scalar_binary, "divide every element by a scalar";
     TILE_ROW_SUM = "tile.row_sum", "pl.row_sum", REDUCE_WITH_TMP, deduce_row_reduce, "sum of each row, as an [R, 1] tile";
     TILE_ROW_MAX = "tile.row_max", "pl.row_max", REDUCE_WITH_TMP, deduce_row_reduce, "maximum of each row, as an [R, 1] tile";
     TILE_ROW_MIN = "tile.row_min", "pl.row_min", REDUCE_WITH_TMP, deduce_row_reduce, "minimum of each row, as an [R, 1] tile";
@@ -381,42 +350,35 @@ tile_reduce! {
 }
 
 /// `tile.read(tile, indices)`: one element as a scalar.
-pub static TILE_READ: OpDef = op("tile.read", FAMILY, "read one element of a tile as a scalar")
+pub static TILE_READ: OpDef = tile_op("tile.read", "read one element of a tile as a scalar")
     .aliases(&["pl.tile.read"])
     .params(&[reads("tile"), value("indices")])
-    .affinity(Affinity::FromFirstTileArg)
     .deduce(deduce_tile_read);
 
 fn deduce_tile_read(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
     let tile = tile_arg(cx, 0, "tile")?;
-    let idx = offsets_arg(cx, 1, tile.shape.len(), "indices")?;
-    let ones = vec![Expr::int(1); idx.len()];
-    check_in_bounds(cx, 1, idx, &ones, &tile.shape, "index")?;
+    element_index_arg(cx, 1, &tile.shape)?;
     Ok(Type::Scalar(tile.dtype))
 }
 
 /// `tile.write(tile, indices, value)`: set one element; returns the tile.
 pub static TILE_WRITE: OpDef =
-    op("tile.write", FAMILY, "write one element of a tile from a scalar; returns the tile")
+    tile_op("tile.write", "write one element of a tile from a scalar; returns the tile")
         .aliases(&["pl.tile.write"])
         .params(&[writes("tile"), value("indices"), value("value")])
-        .affinity(Affinity::FromFirstTileArg)
         .deduce(deduce_tile_write);
 
 fn deduce_tile_write(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
     let tile = tile_arg(cx, 0, "tile")?;
-    let idx = offsets_arg(cx, 1, tile.shape.len(), "indices")?;
-    let ones = vec![Expr::int(1); idx.len()];
-    check_in_bounds(cx, 1, idx, &ones, &tile.shape, "index")?;
+    element_index_arg(cx, 1, &tile.shape)?;
     scalar_arg(cx, 2, "value")?;
     Ok(cx.ty(0).clone())
 }
 
 /// `tile.slice(tile, shape, offsets, valid_shape=None)`: a sub-tile.
-pub static TILE_SLICE: OpDef = op("tile.slice", FAMILY, "a rectangular sub-tile")
+pub static TILE_SLICE: OpDef = tile_op("tile.slice", "a rectangular sub-tile")
     .aliases(&["pl.tile.slice"])
     .params(&[reads("tile"), value("shape"), value("offsets"), optional("valid_shape")])
-    .affinity(Affinity::FromFirstTileArg)
     .deduce(deduce_tile_slice);
 
 fn deduce_tile_slice(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
@@ -440,10 +402,9 @@ fn deduce_tile_slice(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
 
 /// `tile.reshape(tile, shape)`: the same elements with a new shape.
 pub static TILE_RESHAPE: OpDef =
-    op("tile.reshape", FAMILY, "reinterpret a fully valid tile with a new shape of the same element count")
+    tile_op("tile.reshape", "reinterpret a fully valid tile with a new shape of the same element count")
         .aliases(&["pl.tile.reshape"])
         .params(&[reads("tile"), value("shape")])
-        .affinity(Affinity::FromFirstTileArg)
         .deduce(deduce_tile_reshape);
 
 fn deduce_tile_reshape(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
