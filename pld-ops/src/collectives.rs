@@ -168,10 +168,7 @@ fn deduce_broadcast(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
         signal_arg(cx, 1)?;
         distinct(cx, &[(0, "target"), (1, "signal")])?;
     }
-    let root = cx.attr_int("root").unwrap_or(0);
-    if root < 0 {
-        return Err(cx.error(format!("pld.tensor.broadcast root rank must be non-negative, got {root}")));
-    }
+    root_attr(cx)?;
     Ok(cx.ty(0).clone())
 }
 
@@ -244,10 +241,9 @@ fn deduce_allgather(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
         ));
     }
     let target = rank2(cx, 1, window_arg(cx, 1, "target")?, "target", "[NR, SIZE]")?;
-    same_dtype(cx, OP, target, input)?;
-    if target.shape[1] != input.shape[1] {
-        return Err(cx.arg_error(1, format!("{OP} target SIZE must equal input SIZE")));
-    }
+    let io = InOut { input, target };
+    io.same_dtype(cx)?;
+    io.same_size(cx, "SIZE")?;
     gather_signal(cx, OP, &target.shape[0], "target")
 }
 
@@ -265,16 +261,10 @@ fn deduce_all_to_all(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
     not_the_same(cx, OP, "windows")?;
     let input = rank2(cx, 0, tensor_like(cx, 0, "input")?, "input", "[NR, SIZE]")?;
     let target = rank2(cx, 1, window_arg(cx, 1, "target")?, "target", "[NR, SIZE]")?;
-    if let Some((a, b)) = static_ne(&target.shape[0], &input.shape[0]) {
-        return Err(cx.arg_error(
-            1,
-            format!("{OP} target first dimension ({a}) must equal input first dimension ({b})"),
-        ));
-    }
-    if target.shape[1] != input.shape[1] {
-        return Err(cx.arg_error(1, format!("{OP} target shape must equal input shape")));
-    }
-    same_dtype(cx, OP, target, input)?;
+    let io = InOut { input, target };
+    io.same_rows(cx)?;
+    io.same_size(cx, "shape")?;
+    io.same_dtype(cx)?;
     gather_signal(cx, OP, &input.shape[0], "input")
 }
 
@@ -301,16 +291,10 @@ fn a2av(cx: &DeduceCx<'_>, builtin: bool) -> Result<Type, Diagnostic> {
         );
     }
     let target = rank2(cx, 1, window_arg(cx, 1, "target")?, "target", "[NR*MAX_RECV, SIZE]")?;
-    if let Some((a, b)) = static_ne(&target.shape[0], &input.shape[0]) {
-        return Err(cx.arg_error(
-            1,
-            format!("{op} target first dimension ({a}) must equal input first dimension ({b})"),
-        ));
-    }
-    if target.shape[1] != input.shape[1] {
-        return Err(cx.arg_error(1, format!("{op} target SIZE must equal input SIZE")));
-    }
-    same_dtype(cx, op, target, input)?;
+    let io = InOut { input, target };
+    io.same_rows(cx)?;
+    io.same_size(cx, "SIZE")?;
+    io.same_dtype(cx)?;
     packed(cx, 0, input, "input")?;
     packed(cx, 1, target, "target")?;
     distinct(cx, &[(0, "input"), (1, "target"), (2, "signal"), (3, "send_counts"), (4, "recv_counts")])
@@ -399,8 +383,7 @@ fn a2av(cx: &DeduceCx<'_>, builtin: bool) -> Result<Type, Diagnostic> {
             ));
     }
     if builtin {
-        dtype_kwarg(cx, "target", target.dtype)?;
-        fp32_only(cx, target.dtype)?;
+        fp32_target(cx, target.dtype)?;
     }
     Ok(cx.ty(1).clone())
 }

@@ -151,12 +151,8 @@ pub static B_BROADCAST: OpDef = op("builtin.tensor.broadcast", FAMILY, "HOST bro
 fn deduce_b_broadcast(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
     let t = window_arg(cx, 0, "target")?;
     rank1_signal(cx, 1)?;
-    let root = cx.attr_int("root").unwrap_or(0);
-    if root < 0 {
-        return Err(cx.error(format!("{} root rank must be non-negative, got {root}", cx.def.name)));
-    }
-    dtype_kwarg(cx, "target", t.dtype)?;
-    fp32_only(cx, t.dtype)?;
+    root_attr(cx)?;
+    fp32_target(cx, t.dtype)?;
     Ok(cx.ty(0).clone())
 }
 
@@ -178,8 +174,7 @@ fn deduce_b_reduce_scatter(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
     if cx.attr_int("op").unwrap_or(0) != 0 {
         return Err(cx.error(format!("{op} supports only ReduceOp.Sum")));
     }
-    dtype_kwarg(cx, "target", t.dtype)?;
-    fp32_only(cx, t.dtype)?;
+    fp32_target(cx, t.dtype)?;
     Ok(cx.ty(0).clone())
 }
 
@@ -196,21 +191,14 @@ fn builtin_gather(cx: &DeduceCx<'_>, one_row: bool) -> Result<Type, Diagnostic> 
         }
     }
     let target = rank2(cx, 1, window_arg(cx, 1, "target")?, "target", "[NR, SIZE]")?;
+    let io = InOut { input, target };
     if !one_row {
-        if let Some((a, b)) = static_ne(&target.shape[0], &input.shape[0]) {
-            return Err(cx.arg_error(
-                1,
-                format!("{op} target first dimension ({a}) must equal input first dimension ({b})"),
-            ));
-        }
+        io.same_rows(cx)?;
     }
-    if target.shape[1] != input.shape[1] {
-        return Err(cx.arg_error(1, format!("{op} target SIZE must equal input SIZE")));
-    }
-    same_dtype(cx, op, target, input)?;
+    io.same_size(cx, "SIZE")?;
+    io.same_dtype(cx)?;
     mesh_signal(cx, 2)?;
-    dtype_kwarg(cx, "target", target.dtype)?;
-    fp32_only(cx, target.dtype)?;
+    fp32_target(cx, target.dtype)?;
     Ok(cx.ty(1).clone())
 }
 

@@ -42,30 +42,31 @@ pub struct Comm {
     generation: i64,
 }
 
-/// `a + b`, folded when static.
-pub fn add(a: Expr, b: Expr) -> Expr {
-    Expr::binary(BinOp::Add, a, b)
+/// The binary index arithmetic the lowerings build with, one function per operator.
+macro_rules! binary_exprs {
+    ($($(#[$doc:meta])* $f:ident = $op:ident;)*) => {$(
+        $(#[$doc])*
+        pub fn $f(a: Expr, b: Expr) -> Expr {
+            Expr::binary(BinOp::$op, a, b)
+        }
+    )*};
 }
-/// `a - b`, folded when static.
-pub fn sub(a: Expr, b: Expr) -> Expr {
-    Expr::binary(BinOp::Sub, a, b)
+
+binary_exprs! {
+    /// `a + b`, folded when static.
+    add = Add;
+    /// `a - b`, folded when static.
+    sub = Sub;
+    /// `a * b`, folded when static.
+    mul = Mul;
+    /// `a // b`, folded when static.
+    floordiv = FloorDiv;
+    /// `min(a, b)`, folded when static.
+    min = Min;
+    /// `max(a, b)`, folded when static.
+    max = Max;
 }
-/// `a * b`, folded when static.
-pub fn mul(a: Expr, b: Expr) -> Expr {
-    Expr::binary(BinOp::Mul, a, b)
-}
-/// `a // b`, folded when static.
-pub fn floordiv(a: Expr, b: Expr) -> Expr {
-    Expr::binary(BinOp::FloorDiv, a, b)
-}
-/// `min(a, b)`, folded when static.
-pub fn min(a: Expr, b: Expr) -> Expr {
-    Expr::binary(BinOp::Min, a, b)
-}
-/// `max(a, b)`, folded when static.
-pub fn max(a: Expr, b: Expr) -> Expr {
-    Expr::binary(BinOp::Max, a, b)
-}
+
 /// `ceil(a / b)` for positive `b`, folded when static.
 pub fn ceil_div(a: Expr, b: i64) -> Expr {
     floordiv(add(a, Expr::int(b - 1)), Expr::int(b))
@@ -211,7 +212,7 @@ pub fn emit(b: &mut Builder<'_>, results: &[ValueId], e: Expr) {
     if results.is_empty() {
         b.eval(e);
     } else {
-        b.push(pld_ir::StmtKind::Assign { targets: results.to_vec(), value: e });
+        bind_result(b, results, e);
     }
 }
 
