@@ -253,6 +253,36 @@ pub fn padded_stage_tile(
     b.assign_op(name, "tile.set_validshape", vec![Expr::var(buf), Expr::int(rows), Expr::int(cols)], vec![])
 }
 
+/// The operands a collective's push loop keeps: this rank's `src` goes through the Vec
+/// `stage` tile into the peers' `target` windows (`pld.tile.put` with `atomic=None_`).
+pub struct StagedPush {
+    /// The destination window.
+    pub target: Expr,
+    /// The local source.
+    pub src: Expr,
+    /// The Vec staging tile.
+    pub stage: ValueId,
+}
+
+impl StagedPush {
+    /// Pushes the `shape` region at `src_offsets` of the source to `dst_offsets` of peer
+    /// `dest`'s window.
+    pub fn to_peer(
+        &self,
+        b: &mut Builder<'_>,
+        dest: Expr,
+        (dst_offsets, src_offsets): (Expr, Expr),
+        shape: Expr,
+    ) -> Result<(), Diagnostic> {
+        let args = vec![self.target.clone(), dest, self.src.clone(), Expr::var(self.stage)];
+        b.eval_op(
+            "pld.tile.put",
+            [args, vec![dst_offsets, src_offsets, shape]].concat(),
+            vec![("atomic", Attr::Int(0))],
+        )
+    }
+}
+
 /// Stores the first `valid` columns of the `[1, chunk]` tile `value` at `[row, col]` of `dst`
 /// (`tile.set_validshape`, then `tile.store`): the store-back of every chunked collective.
 pub fn store_valid_row(
