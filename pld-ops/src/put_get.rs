@@ -11,7 +11,7 @@
 //! VECTOR (TPUT/TGET stream through a Vec staging tile) and produce `UnknownType`.
 
 use crate::util::{check_atomic_dtype, describe, peer_arg, window_arg};
-use crate::util::{op, optional, optional_writes, reads, value, writes, ATOMIC_OPT};
+use crate::util::{op, optional, optional_writes, reads, value, writes, OpSpec, ATOMIC_OPT};
 use pld_ir::registry::{AbiEnumKind, AttrDefault, AttrType};
 use pld_ir::{
     register_op, Affinity, AttrDef, Call, DeduceCx, Diagnostic, Effect, Expr, OpDef, ParamDef, TensorType,
@@ -20,105 +20,77 @@ use pld_ir::{
 
 const FAMILY: &str = "put_get";
 
+/// A put_get record: VECTOR, as TPUT/TGET stream through a Vec staging tile.
+const fn transfer_op(name: &'static str, summary: &'static str) -> OpSpec {
+    op(name, FAMILY, summary).affinity(Affinity::Vector)
+}
+
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Dir {
     Put,
     Get,
 }
 
-const CHUNK_ATTRS_GET: &[AttrDef] = &[
+/// The chunking attributes of the tensor forms (`0`: no chunking in that dim).
+const CHUNKING: [AttrDef; 3] = [
     AttrDef::with_default("chunk_rows", AttrType::Int, AttrDefault::Int(0)),
     AttrDef::with_default("chunk_cols", AttrType::Int, AttrDefault::Int(0)),
     AttrDef::with_default("pipeline", AttrType::Bool, AttrDefault::Bool(false)),
 ];
+const TENSOR_PUT_ATTRS: &[AttrDef] = &[ATOMIC_OPT, CHUNKING[0], CHUNKING[1], CHUNKING[2]];
+
+/// A transfer's parameters in IR order: `dst, peer, src` (one of the two a peer's window),
+/// then the optional subregion `dst_offsets, src_offsets, shape`.
+const fn transfer(dst: ParamDef, src: ParamDef) -> [ParamDef; 6] {
+    [dst, value("peer"), src, optional("dst_offsets"), optional("src_offsets"), optional("shape")]
+}
+
+/// The internal tile form of a transfer: its Vec staging tile(s) follow `src`.
+const fn staged([dst, peer, src, dst_offsets, src_offsets, shape]: [ParamDef; 6]) -> [ParamDef; 8] {
+    [dst, peer, src, writes("stage"), optional_writes("stage2"), dst_offsets, src_offsets, shape]
+}
 
 /// `put` pushes into the peer's `dst`; `get` pulls from the peer's `src` into a local `dst`.
-const TENSOR_PUT_PARAMS: &[ParamDef] = &[
-    writes("dst").peer(),
-    value("peer"),
-    reads("src"),
-    optional("dst_offsets"),
-    optional("src_offsets"),
-    optional("shape"),
-];
-
-const TENSOR_GET_PARAMS: &[ParamDef] = &[
-    writes("dst"),
-    value("peer"),
-    reads("src").peer(),
-    optional("dst_offsets"),
-    optional("src_offsets"),
-    optional("shape"),
-];
-
-const TILE_PUT_PARAMS: &[ParamDef] = &[
-    writes("dst").peer(),
-    value("peer"),
-    reads("src"),
-    writes("stage"),
-    optional_writes("stage2"),
-    optional("dst_offsets"),
-    optional("src_offsets"),
-    optional("shape"),
-];
-
-const TILE_GET_PARAMS: &[ParamDef] = &[
-    writes("dst"),
-    value("peer"),
-    reads("src").peer(),
-    writes("stage"),
-    optional_writes("stage2"),
-    optional("dst_offsets"),
-    optional("src_offsets"),
-    optional("shape"),
-];
+const PUT: [ParamDef; 6] = transfer(writes("dst").peer(), reads("src"));
+const GET: [ParamDef; 6] = transfer(writes("dst"), reads("src").peer());
+const TILE_PUT_PARAMS: &[ParamDef] = &staged(PUT);
+const TILE_GET_PARAMS: &[ParamDef] = &staged(GET);
 
 /// `pld.tensor.put(dst, peer, src[, dst_offsets, src_offsets, shape], *, atomic=None_, chunk_rows=0,
 /// chunk_cols=0, pipeline=False)`.
-pub static TENSOR_PUT: OpDef = op(
+pub static TENSOR_PUT: OpDef = transfer_op(
     "pld.tensor.put",
-    FAMILY,
     "write local GM data into a peer rank's window slice through a Vec staging tile (TPUT)",
 )
-.params(TENSOR_PUT_PARAMS)
-.attrs(&[
-    ATOMIC_OPT,
-    AttrDef::with_default("chunk_rows", AttrType::Int, AttrDefault::Int(0)),
-    AttrDef::with_default("chunk_cols", AttrType::Int, AttrDefault::Int(0)),
-    AttrDef::with_default("pipeline", AttrType::Bool, AttrDefault::Bool(false)),
-])
-.affinity(Affinity::Vector)
+.params(&PUT)
+.attrs(TENSOR_PUT_ATTRS)
 .effects(put_effects)
 .deduce(deduce_tensor_put);
 
 /// `pld.tensor.get(dst, peer, src[, dst_offsets, src_offsets, shape], *, chunk_rows=0,
 /// chunk_cols=0, pipeline=False)`.
-pub static TENSOR_GET: OpDef = op(
+pub static TENSOR_GET: OpDef = transfer_op(
     "pld.tensor.get",
-    FAMILY,
     "read a peer rank's window slice into local GM through a Vec staging tile (TGET)",
 )
-.params(TENSOR_GET_PARAMS)
-.attrs(CHUNK_ATTRS_GET)
-.affinity(Affinity::Vector)
+.params(&GET)
+.attrs(&CHUNKING)
 .deduce(deduce_tensor_get);
 
 /// Internal `pld.tile.put(dst, peer, src, stage[, stage2][, dst_offsets, src_offsets, shape],
 /// *, atomic)`.
 pub static TILE_PUT: OpDef =
-    op("pld.tile.put", FAMILY, "TPUT with explicit Vec staging tile(s); created by ConvertTensorToTileOps")
+    transfer_op("pld.tile.put", "TPUT with explicit Vec staging tile(s); created by ConvertTensorToTileOps")
         .params(TILE_PUT_PARAMS)
         .attrs(&[AttrDef::required("atomic", AttrType::Enum(AbiEnumKind::AtomicType))])
-        .affinity(Affinity::Vector)
         .internal()
         .effects(put_effects)
         .deduce(deduce_tile_put);
 
 /// Internal `pld.tile.get(dst, peer, src, stage[, stage2][, dst_offsets, src_offsets, shape])`.
 pub static TILE_GET: OpDef =
-    op("pld.tile.get", FAMILY, "TGET with explicit Vec staging tile(s); created by ConvertTensorToTileOps")
+    transfer_op("pld.tile.get", "TGET with explicit Vec staging tile(s); created by ConvertTensorToTileOps")
         .params(TILE_GET_PARAMS)
-        .affinity(Affinity::Vector)
         .internal()
         .deduce(deduce_tile_get);
 

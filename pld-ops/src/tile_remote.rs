@@ -9,7 +9,7 @@
 //! entry point when the source is at the wrong IR level.
 
 use crate::util::{check_atomic_dtype, describe, offsets_tuple, peer_arg, window_arg};
-use crate::util::{op, optional, reads, value, writes, ATOMIC_OPT};
+use crate::util::{op, optional, reads, value, writes, OpSpec, ATOMIC_OPT};
 use pld_ir::registry::{AttrDefault, AttrType, Overload};
 use pld_ir::{
     register_op, register_overload, Affinity, AttrDef, BinOp, Call, DataType, DeduceCx, Diagnostic, Effect,
@@ -188,27 +188,27 @@ const REMOTE_STORE_PARAMS: &[ParamDef] =
 const TILE_REMOTE_STORE_PARAMS: &[ParamDef] =
     &[reads("src_tile"), writes("target").peer(), value("peer"), value("offsets")];
 
+/// The two levels of remote_store differ only by name, summary, source operand and affinity:
+/// both take `atomic` and compute the target's effect from it.
+const fn remote_store(name: &'static str, summary: &'static str, params: &'static [ParamDef]) -> OpSpec {
+    op(name, FAMILY, summary).params(params).attrs(&[ATOMIC_OPT]).effects(remote_store_effects)
+}
+
 /// `pld.tile.remote_store(src_tile, target, peer, offsets, *, atomic=None_)`.
-pub static TILE_REMOTE_STORE: OpDef = op(
+pub static TILE_REMOTE_STORE: OpDef = remote_store(
     "pld.tile.remote_store",
-    FAMILY,
     "write a local tile's valid region into a peer rank's window slice (TSTORE)",
+    TILE_REMOTE_STORE_PARAMS,
 )
-.params(TILE_REMOTE_STORE_PARAMS)
-.attrs(&[ATOMIC_OPT])
 .affinity(Affinity::FromFirstTileArg)
-.effects(remote_store_effects)
 .deduce(deduce_tile_remote_store);
 
 /// `pld.tensor.remote_store(src, target, peer, offsets, *, atomic=None_)`.
-pub static TENSOR_REMOTE_STORE: OpDef = op(
+pub static TENSOR_REMOTE_STORE: OpDef = remote_store(
     "pld.tensor.remote_store",
-    FAMILY,
     "write a local tensor-level value into a peer rank's window slice (lowered to the tile form)",
+    REMOTE_STORE_PARAMS,
 )
-.params(REMOTE_STORE_PARAMS)
-.attrs(&[ATOMIC_OPT])
-.effects(remote_store_effects)
 .deduce(deduce_tensor_remote_store);
 
 fn deduce_tile_remote_store(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
