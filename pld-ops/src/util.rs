@@ -149,29 +149,6 @@ pub(crate) fn tensor_like_arg<'a>(
     })
 }
 
-/// Argument `i` must be exactly a plain tensor.
-#[allow(dead_code)]
-pub(crate) fn tensor_arg<'a>(
-    cx: &'a DeduceCx<'_>,
-    i: usize,
-    what: &str,
-) -> Result<&'a TensorType, Diagnostic> {
-    cx.ty(i).as_tensor().ok_or_else(|| {
-        cx.arg_error(i, format!("{} {what} must be a TensorType, got {}", cx.def.name, cx.ty(i).kind_name()))
-    })
-}
-
-/// Argument `i` must be exactly a window-bound tensor.
-#[allow(dead_code)]
-pub(crate) fn dist_arg<'a>(cx: &'a DeduceCx<'_>, i: usize, what: &str) -> Result<&'a TensorType, Diagnostic> {
-    cx.ty(i).as_dist().ok_or_else(|| {
-        cx.arg_error(
-            i,
-            format!("{} {what} must be a DistributedTensor, got {}", cx.def.name, cx.ty(i).kind_name()),
-        )
-    })
-}
-
 /// Argument `i` must be a tile.
 pub(crate) fn tile_arg<'a>(cx: &'a DeduceCx<'_>, i: usize, what: &str) -> Result<&'a TileType, Diagnostic> {
     cx.ty(i).as_tile().ok_or_else(|| {
