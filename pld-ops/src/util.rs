@@ -101,6 +101,66 @@ pub(crate) fn offsets_arg<'a>(
     Ok(items)
 }
 
+/// A valid-region tuple `valid` (argument `i`, named `what`) of a rank-`rank` operand: one
+/// integer item per dim.
+pub(crate) fn valid_items(
+    cx: &DeduceCx<'_>,
+    i: usize,
+    valid: &[Expr],
+    rank: usize,
+    what: &str,
+) -> Result<(), Diagnostic> {
+    if valid.len() != rank {
+        return Err(cx.arg_error(
+            i,
+            format!("{} {what} must have {rank} element(s), got {}", cx.def.name, valid.len()),
+        ));
+    }
+    check_index_items(cx, i, valid, what)
+}
+
+/// The `shape` (argument 1) and `offsets` (argument 2) of a slice of an operand with `dims`:
+/// one item per dim, the region inside the operand; `rank_note` follows the count in the
+/// message. Returns the shape.
+pub(crate) fn slice_region<'a>(
+    cx: &'a DeduceCx<'_>,
+    dims: &[Expr],
+    rank_note: &str,
+) -> Result<&'a [Expr], Diagnostic> {
+    let shape = shape_arg(cx, 1, "shape")?;
+    if shape.len() != dims.len() {
+        return Err(cx.arg_error(
+            1,
+            format!(
+                "{} shape must have {} element(s){rank_note}, got {}",
+                cx.def.name,
+                dims.len(),
+                shape.len()
+            ),
+        ));
+    }
+    let offsets = offsets_arg(cx, 2, dims.len(), "offsets")?;
+    check_in_bounds(cx, 2, offsets, shape, dims, "region")?;
+    Ok(shape)
+}
+
+/// A new `shape` (argument `i`) for the elements of `dims`: the same count when both are static.
+pub(crate) fn same_numel(
+    cx: &DeduceCx<'_>,
+    i: usize,
+    dims: &[Expr],
+    shape: &[Expr],
+) -> Result<(), Diagnostic> {
+    if let (Some(a), Some(b)) = (static_numel(dims), static_numel(shape)) {
+        if a != b {
+            return Err(
+                cx.arg_error(i, format!("{} cannot change the element count ({a} -> {b})", cx.def.name))
+            );
+        }
+    }
+    Ok(())
+}
+
 /// Rejects `offset + extent > dim` when all three are static.
 pub(crate) fn check_in_bounds(
     cx: &DeduceCx<'_>,

@@ -4,7 +4,7 @@
 
 use crate::util::{
     check_atomic_dtype, check_in_bounds, element_index_arg, offsets_arg, opt_tuple_arg, provably_ne,
-    same_kind, scalar_arg, shape_arg, static_numel, tensor_like_arg,
+    same_kind, same_numel, scalar_arg, shape_arg, slice_region, tensor_like_arg, valid_items,
 };
 use crate::util::{op, optional, reads, value, writes, ATOMIC_OPT};
 use pld_ir::registry::AttrType;
@@ -69,20 +69,10 @@ pub static TENSOR_VIEW: OpDef =
 fn deduce_view(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
     let t = tensor_like_arg(cx, 0, "tensor")?;
     let shape = if cx.arg(1).is_some() { shape_arg(cx, 1, "shape")?.to_vec() } else { t.shape.clone() };
-    if let (Some(a), Some(b)) = (static_numel(&t.shape), static_numel(&shape)) {
-        if a != b {
-            return Err(cx.arg_error(1, format!("tensor.view cannot change the element count ({a} -> {b})")));
-        }
-    }
+    same_numel(cx, 1, &t.shape, &shape)?;
     let mut view = TensorView::default();
     if let Some(valid) = opt_tuple_arg(cx, 2, "valid_shape")? {
-        if valid.len() != shape.len() {
-            return Err(cx.arg_error(
-                2,
-                format!("tensor.view valid_shape must have {} element(s), got {}", shape.len(), valid.len()),
-            ));
-        }
-        crate::util::check_index_items(cx, 2, valid, "valid_shape")?;
+        valid_items(cx, 2, valid, shape.len(), "valid_shape")?;
         view.valid_shape = valid.to_vec();
     }
     if let Some(l) = cx.attr_str("layout") {
@@ -103,28 +93,10 @@ pub static TENSOR_SLICE: OpDef =
 
 fn deduce_slice(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
     let t = tensor_like_arg(cx, 0, "tensor")?;
-    let shape = shape_arg(cx, 1, "shape")?;
-    if shape.len() != t.rank() {
-        return Err(cx.arg_error(
-            1,
-            format!(
-                "tensor.slice shape must have {} element(s) (tensor rank), got {}",
-                t.rank(),
-                shape.len()
-            ),
-        ));
-    }
-    let offsets = offsets_arg(cx, 2, t.rank(), "offsets")?;
-    check_in_bounds(cx, 2, offsets, shape, &t.shape, "region")?;
+    let shape = slice_region(cx, &t.shape, " (tensor rank)")?;
     let mut out = TensorType::new(shape.to_vec(), t.dtype);
     if let Some(valid) = opt_tuple_arg(cx, 3, "valid_shape")? {
-        if valid.len() != shape.len() {
-            return Err(cx.arg_error(
-                3,
-                format!("tensor.slice valid_shape must have {} element(s), got {}", shape.len(), valid.len()),
-            ));
-        }
-        crate::util::check_index_items(cx, 3, valid, "valid_shape")?;
+        valid_items(cx, 3, valid, shape.len(), "valid_shape")?;
         out = out.with_view(TensorView { valid_shape: valid.to_vec(), ..TensorView::default() });
     }
     Ok(same_kind(cx.ty(0), out))
@@ -140,13 +112,7 @@ pub static TENSOR_RESHAPE: OpDef =
 fn deduce_reshape(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
     let t = tensor_like_arg(cx, 0, "tensor")?;
     let shape = shape_arg(cx, 1, "shape")?;
-    if let (Some(a), Some(b)) = (static_numel(&t.shape), static_numel(shape)) {
-        if a != b {
-            return Err(
-                cx.arg_error(1, format!("tensor.reshape cannot change the element count ({a} -> {b})"))
-            );
-        }
-    }
+    same_numel(cx, 1, &t.shape, shape)?;
     Ok(same_kind(cx.ty(0), TensorType::new(shape.to_vec(), t.dtype)))
 }
 

@@ -5,7 +5,8 @@
 
 use crate::util::{
     check_atomic_dtype, check_in_bounds, element_index_arg, int_scalar_arg, memory_attr, offsets_arg,
-    opt_tuple_arg, provably_ne, scalar_arg, shape_arg, static_numel, tensor_like_arg, tile_arg, OpSpec,
+    opt_tuple_arg, provably_ne, same_numel, scalar_arg, shape_arg, slice_region, tensor_like_arg, tile_arg,
+    valid_items, OpSpec,
 };
 use crate::util::{op, optional, optional_writes, reads, updates, value, writes, ATOMIC_OPT};
 use pld_ir::registry::{AttrDefault, AttrType};
@@ -30,13 +31,7 @@ fn valid_within(
     shape: &[Expr],
     what: &str,
 ) -> Result<(), Diagnostic> {
-    if valid.len() != shape.len() {
-        return Err(cx.arg_error(
-            i,
-            format!("{} {what} must have {} element(s), got {}", cx.def.name, shape.len(), valid.len()),
-        ));
-    }
-    crate::util::check_index_items(cx, i, valid, what)?;
+    valid_items(cx, i, valid, shape.len(), what)?;
     for (k, (v, s)) in valid.iter().zip(shape).enumerate() {
         if let Some(v) = v.as_int() {
             if v < 0 {
@@ -383,15 +378,7 @@ pub static TILE_SLICE: OpDef = tile_op("tile.slice", "a rectangular sub-tile")
 
 fn deduce_tile_slice(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
     let tile = tile_arg(cx, 0, "tile")?;
-    let shape = shape_arg(cx, 1, "shape")?;
-    if shape.len() != tile.shape.len() {
-        return Err(cx.arg_error(
-            1,
-            format!("tile.slice shape must have {} element(s), got {}", tile.shape.len(), shape.len()),
-        ));
-    }
-    let offsets = offsets_arg(cx, 2, tile.shape.len(), "offsets")?;
-    check_in_bounds(cx, 2, offsets, shape, &tile.shape, "region")?;
+    let shape = slice_region(cx, &tile.shape, "")?;
     let mut out = TileType::new(shape.to_vec(), tile.dtype, tile.memory);
     if let Some(valid) = opt_tuple_arg(cx, 3, "valid_shape")? {
         valid_within(cx, 3, valid, shape, "valid_shape")?;
@@ -410,11 +397,7 @@ pub static TILE_RESHAPE: OpDef =
 fn deduce_tile_reshape(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
     let tile = tile_arg(cx, 0, "tile")?;
     let shape = shape_arg(cx, 1, "shape")?;
-    if let (Some(a), Some(b)) = (static_numel(&tile.shape), static_numel(shape)) {
-        if a != b {
-            return Err(cx.arg_error(1, format!("tile.reshape cannot change the element count ({a} -> {b})")));
-        }
-    }
+    same_numel(cx, 1, &tile.shape, shape)?;
     Ok(Type::tile(shape.to_vec(), tile.dtype, tile.memory))
 }
 
