@@ -66,7 +66,7 @@ pub static SCALAR_CAST: OpDef = op("scalar.cast", "core", "convert a scalar to a
 
 fn deduce_scalar_cast(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
     crate::util::scalar_arg(cx, 0, "value")?;
-    check_cast_attrs(cx)?;
+    let dtype = cast_dtype(cx, pld_ir::DataType::INDEX)?;
     if let Some(m) = cx.attr_str("mode") {
         if !m.eq_ignore_ascii_case("round") {
             return Err(cx
@@ -74,7 +74,6 @@ fn deduce_scalar_cast(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
                 .with_note("rounding modes apply to tile and tensor casts (tile.cast, tensor.cast)"));
         }
     }
-    let dtype = cx.attr("dtype").and_then(|a| a.as_dtype()).unwrap_or(pld_ir::DataType::INDEX);
     Ok(Type::Scalar(dtype))
 }
 
@@ -85,10 +84,17 @@ pub(crate) const CAST_ATTRS: &[pld_ir::AttrDef] = &[
     pld_ir::AttrDef::optional("target_type", pld_ir::AttrType::DType),
 ];
 
+/// The target dtype of a cast whose operand has dtype `from` (kept when `dtype=` is absent),
+/// once the shared attribute rules ([`check_cast_attrs`]) hold.
+fn cast_dtype(cx: &DeduceCx<'_>, from: pld_ir::DataType) -> Result<pld_ir::DataType, Diagnostic> {
+    check_cast_attrs(cx)?;
+    Ok(cx.attr("dtype").and_then(|a| a.as_dtype()).unwrap_or(from))
+}
+
 /// The attribute rules every cast shares once canonicalized: `target_type` only as a second
 /// spelling of `dtype` (never both), and `mode` one of [`canon::CAST_MODES`] (an out-of-range
 /// integer code stays an integer and fails the generic attribute type check).
-pub(crate) fn check_cast_attrs(cx: &DeduceCx<'_>) -> Result<(), Diagnostic> {
+fn check_cast_attrs(cx: &DeduceCx<'_>) -> Result<(), Diagnostic> {
     if cx.attr("target_type").is_some() {
         return Err(cx.error(format!(
             "{} takes the target dtype once: give dtype= or target_type=, not both",

@@ -208,8 +208,7 @@ pub static TENSOR_CAST: OpDef =
 
 fn deduce_cast(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
     let t = tensor_like_arg(cx, 0, "tensor")?;
-    super::check_cast_attrs(cx)?;
-    let dtype = cx.attr("dtype").and_then(|a| a.as_dtype()).unwrap_or(t.dtype);
+    let dtype = super::cast_dtype(cx, t.dtype)?;
     Ok(Type::tensor(t.shape.clone(), dtype))
 }
 

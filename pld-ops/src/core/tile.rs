@@ -234,8 +234,7 @@ pub static TILE_CAST: OpDef = tile_op("tile.cast", "convert a tile's element typ
 
 fn deduce_cast(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
     let tile = tile_arg(cx, 0, "tile")?;
-    super::check_cast_attrs(cx)?;
-    let dtype = cx.attr("dtype").and_then(|a| a.as_dtype()).unwrap_or(tile.dtype);
+    let dtype = super::cast_dtype(cx, tile.dtype)?;
     Ok(Type::Tile(TileType { dtype, ..tile.clone() }))
 }
 

@@ -226,8 +226,7 @@ pub fn ub_stage_tile(
     cols: i64,
     dtype: DataType,
 ) -> Result<ValueId, Diagnostic> {
-    let (r, c) = pld_ir::ub_stage(rows, cols, dtype.bytes() as i64);
-    padded_stage_tile(b, name, r, c, dtype)
+    padded_stage_tile(b, name, pld_ir::ub_stage(rows, cols, dtype.bytes() as i64), dtype)
 }
 
 /// A Vec staging tile of `rows × cols` elements whose rows are padded to whole 32-byte blocks
@@ -236,8 +235,7 @@ pub fn ub_stage_tile(
 pub fn padded_stage_tile(
     b: &mut Builder<'_>,
     name: &str,
-    rows: i64,
-    cols: i64,
+    (rows, cols): (i64, i64),
     dtype: DataType,
 ) -> Result<ValueId, Diagnostic> {
     let pc = super::row_aligned_cols(cols, dtype.bytes() as i64);
