@@ -6,9 +6,14 @@
 
 use super::checks::*;
 use super::*;
-use crate::util::{describe, window_arg};
+use crate::util::{describe, window_arg, OpSpec};
 use pld_ir::registry::AttrType;
 use pld_ir::{AttrDef, DataType, DeduceCx, Diagnostic, OpDef, Type};
+
+/// A `builtin.tensor.*` record: internal (only the rail lowerings create these calls).
+const fn builtin(name: &'static str, summary: &'static str) -> OpSpec {
+    op(name, FAMILY, summary).internal()
+}
 
 fn rank1_signal(cx: &DeduceCx<'_>, i: usize) -> Result<(), Diagnostic> {
     let s = cx.ty(i).as_dist().ok_or_else(|| {
@@ -33,14 +38,12 @@ fn rank1_signal(cx: &DeduceCx<'_>, i: usize) -> Result<(), Diagnostic> {
 }
 
 /// `builtin.tensor.allreduce(src, signal, *, op, dtype, core_num)`.
-pub static B_ALLREDUCE: OpDef = op(
+pub static B_ALLREDUCE: OpDef = builtin(
     "builtin.tensor.allreduce",
-    FAMILY,
     "HOST mesh allreduce chip dispatch (prebuilt AIV kernel, core_num blocks)",
 )
 .params(SRC_SIGNAL)
 .attrs(&[OP_REQ, DTYPE_REQ, AttrDef::required("core_num", AttrType::Int)])
-.internal()
 .deduce(deduce_b_allreduce);
 
 fn deduce_b_allreduce(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
@@ -79,10 +82,9 @@ fn deduce_b_allreduce(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
 
 /// `builtin.tensor.allreduce_ring(src, signal, *, op, dtype)`.
 pub static B_ALLREDUCE_RING: OpDef =
-    op("builtin.tensor.allreduce_ring", FAMILY, "HOST ring allreduce chip dispatch (prebuilt AIV kernel)")
+    builtin("builtin.tensor.allreduce_ring", "HOST ring allreduce chip dispatch (prebuilt AIV kernel)")
         .params(SRC_SIGNAL)
         .attrs(&[OP_REQ, DTYPE_REQ])
-        .internal()
         .deduce(deduce_b_allreduce_ring);
 
 fn deduce_b_allreduce_ring(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
@@ -131,9 +133,8 @@ fn deduce_b_allreduce_ring(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
 }
 
 /// `builtin.tensor.barrier(signal)`.
-pub static B_BARRIER: OpDef = op("builtin.tensor.barrier", FAMILY, "HOST barrier chip dispatch")
+pub static B_BARRIER: OpDef = builtin("builtin.tensor.barrier", "HOST barrier chip dispatch")
     .params(&[updates("signal")])
-    .internal()
     .deduce(deduce_b_barrier);
 
 fn deduce_b_barrier(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
@@ -142,10 +143,9 @@ fn deduce_b_barrier(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
 }
 
 /// `builtin.tensor.broadcast(target, signal, *, root, dtype)`.
-pub static B_BROADCAST: OpDef = op("builtin.tensor.broadcast", FAMILY, "HOST broadcast chip dispatch")
+pub static B_BROADCAST: OpDef = builtin("builtin.tensor.broadcast", "HOST broadcast chip dispatch")
     .params(TARGET_SIGNAL)
     .attrs(&[AttrDef::required("root", AttrType::Int), DTYPE_REQ])
-    .internal()
     .deduce(deduce_b_broadcast);
 
 fn deduce_b_broadcast(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
@@ -158,10 +158,9 @@ fn deduce_b_broadcast(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
 
 /// `builtin.tensor.reduce_scatter(target, signal, *, op, dtype)`.
 pub static B_REDUCE_SCATTER: OpDef =
-    op("builtin.tensor.reduce_scatter", FAMILY, "HOST reduce-scatter chip dispatch")
+    builtin("builtin.tensor.reduce_scatter", "HOST reduce-scatter chip dispatch")
         .params(TARGET_SIGNAL)
         .attrs(&[OP_REQ, DTYPE_REQ])
-        .internal()
         .deduce(deduce_b_reduce_scatter);
 
 fn deduce_b_reduce_scatter(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
@@ -203,10 +202,9 @@ fn builtin_gather(cx: &DeduceCx<'_>, one_row: bool) -> Result<Type, Diagnostic> 
 }
 
 /// `builtin.tensor.allgather(input, target, signal, *, dtype)`.
-pub static B_ALLGATHER: OpDef = op("builtin.tensor.allgather", FAMILY, "HOST allgather chip dispatch")
+pub static B_ALLGATHER: OpDef = builtin("builtin.tensor.allgather", "HOST allgather chip dispatch")
     .params(GATHER)
     .attrs(&[DTYPE_REQ])
-    .internal()
     .deduce(deduce_b_allgather);
 
 fn deduce_b_allgather(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
@@ -214,10 +212,9 @@ fn deduce_b_allgather(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
 }
 
 /// `builtin.tensor.all_to_all(input, target, signal, *, dtype)`.
-pub static B_ALL_TO_ALL: OpDef = op("builtin.tensor.all_to_all", FAMILY, "HOST all-to-all chip dispatch")
+pub static B_ALL_TO_ALL: OpDef = builtin("builtin.tensor.all_to_all", "HOST all-to-all chip dispatch")
     .params(GATHER)
     .attrs(&[DTYPE_REQ])
-    .internal()
     .deduce(deduce_b_all_to_all);
 
 fn deduce_b_all_to_all(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
@@ -227,10 +224,9 @@ fn deduce_b_all_to_all(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
 /// `builtin.tensor.all_to_all_v(input, target, signal, send_counts, recv_counts, *, dtype,
 /// core_num=1)`: the HOST and CHIP rails' kernel.
 pub static B_ALL_TO_ALL_V: OpDef =
-    op("builtin.tensor.all_to_all_v", FAMILY, "HOST/CHIP all-to-all-v dispatch (in-kernel TPUT builtin)")
+    builtin("builtin.tensor.all_to_all_v", "HOST/CHIP all-to-all-v dispatch (in-kernel TPUT builtin)")
         .params(A2AV)
         .attrs(&[DTYPE_REQ, CORE_NUM])
-        .internal()
         .deduce(deduce_b_all_to_all_v);
 
 fn deduce_b_all_to_all_v(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
