@@ -314,7 +314,7 @@ const WITH_SCALAR: &[ParamDef] = &[reads("tile"), value("scalar")];
 /// Tile ops that differ only by name, parameter list, deducer and summary: one row each.
 macro_rules! tile_ops {
     ($($id:ident = $name:literal, $alias:literal, $params:ident, $deduce:ident, $summary:literal;)*) => {$(
-        #[doc = concat!("`", $name, "` (parameters [`", stringify!($params), "`]): ", $summary, ".")]
+        #[doc = concat!("`", $name, "` (parameters `", stringify!($params), "`): ", $summary, ".")]
         pub static $id: OpDef = tile_op($name, $summary).aliases(&[$alias]).params($params).deduce($deduce);
     )*};
 }
