@@ -23,7 +23,7 @@
 //!   non-positive one is an error, and with an explicit ring signal it must match the
 //!   signal's rank dimension.
 
-use crate::util::{op, optional_updates, reads, updates, writes, OpSpec};
+use crate::record::{op, optional_updates, reads, updates, writes, OpSpec};
 use pld_ir::auto_signal::SignalDim;
 use pld_ir::registry::{AttrDefault, AttrType};
 use pld_ir::{

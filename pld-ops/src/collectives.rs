@@ -12,8 +12,8 @@
 //! The shared argument checks live in `checks`, the internal `builtin.tensor.*` records in
 //! `builtin` (re-exported here).
 
+use crate::record::{op, optional_updates, reads, updates, writes};
 use crate::util::window_arg;
-use crate::util::{op, optional_updates, reads, updates, writes};
 use pld_ir::registry::{AbiEnumKind, AttrDefault, AttrType};
 use pld_ir::{register_op, AttrDef, DataType, DeduceCx, Diagnostic, OpDef, ParamDef, Type};
 

@@ -10,8 +10,8 @@
 //! add dtype allow-list and the bf16-only-on-a2a3 rule apply to put. All four are declared
 //! VECTOR (TPUT/TGET stream through a Vec staging tile) and produce `UnknownType`.
 
+use crate::record::{op, optional, optional_writes, reads, value, writes, OpSpec, ATOMIC_OPT};
 use crate::util::{check_atomic_dtype, describe, peer_arg, window_arg};
-use crate::util::{op, optional, optional_writes, reads, value, writes, OpSpec, ATOMIC_OPT};
 use pld_ir::registry::{AbiEnumKind, AttrDefault, AttrType};
 use pld_ir::{
     register_op, Affinity, AttrDef, Call, DeduceCx, Diagnostic, Effect, Expr, OpDef, ParamDef, TensorType,

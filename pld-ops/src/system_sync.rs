@@ -5,8 +5,8 @@
 //! `notify` writes its target (Set) or read-modify-writes it (AtomicAdd); the waits write
 //! nothing.
 
+use crate::record::{op, reads, updates, value};
 use crate::util::{describe, offsets_tuple, peer_arg, window_arg};
-use crate::util::{op, reads, updates, value};
 use pld_ir::registry::{AbiEnumKind, AttrType};
 use pld_ir::{
     register_op, AttrDef, Call, DataType, DeduceCx, Diagnostic, Effect, ExprKind, Layout, OpDef, SignalRole,

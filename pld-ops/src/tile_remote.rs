@@ -8,8 +8,8 @@
 //! static leading extents > 1 and provable overruns of the peer region, and names the sibling
 //! entry point when the source is at the wrong IR level.
 
+use crate::record::{op, optional, reads, value, writes, OpSpec, ATOMIC_OPT};
 use crate::util::{check_atomic_dtype, describe, offsets_tuple, peer_arg, window_arg};
-use crate::util::{op, optional, reads, value, writes, OpSpec, ATOMIC_OPT};
 use pld_ir::registry::{AttrDefault, AttrType, Overload};
 use pld_ir::{
     register_op, register_overload, Affinity, AttrDef, BinOp, Call, DataType, DeduceCx, Diagnostic, Effect,

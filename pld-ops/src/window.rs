@@ -5,7 +5,7 @@
 //! `get_comm_ctx` / `rank` / `nranks` read the runtime `CommContext` inside kernels. None of
 //! these ops moves data; all are SHARED and write nothing.
 
-use crate::util::{op, value};
+use crate::record::{op, value};
 use pld_ir::registry::AttrType;
 use pld_ir::{register_op, AttrDef, DataType, DeduceCx, Diagnostic, FunctionKind, OpDef, Type};
 

@@ -6,7 +6,8 @@
 
 use super::checks::*;
 use super::*;
-use crate::util::{describe, window_arg, OpSpec};
+use crate::record::OpSpec;
+use crate::util::{describe, window_arg};
 use pld_ir::registry::AttrType;
 use pld_ir::{AttrDef, DataType, DeduceCx, Diagnostic, OpDef, Type};
 

@@ -14,7 +14,7 @@
 //! `create` also accepts the reference's positional dtype (`pl.array.create(8, pl.INT32)`),
 //! canonicalized to `dtype=` at call-build time.
 
-use crate::util::{op, reads, updates, value};
+use crate::record::{op, reads, updates, value};
 use pld_ir::registry::AttrType;
 use pld_ir::{
     register_canonicalize, register_op, ArrayType, Attr, AttrDef, DataType, DeduceCx, DeduceEnv, Diagnostic,

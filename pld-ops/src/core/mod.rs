@@ -8,7 +8,7 @@
 //! reference's other spellings (positional cast dtype/mode, `target_type=`, a scalar right
 //! operand of `add`/`sub`/`mul`/`div`) are canonicalized at call-build time ([`canon`]).
 
-use crate::util::{op, optional, optional_reads, value};
+use crate::record::{op, optional, optional_reads, value};
 pub mod array;
 pub mod canon;
 pub mod tensor;

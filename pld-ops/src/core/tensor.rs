@@ -2,11 +2,11 @@
 //! tensor-level elementwise ops that `ConvertTensorToTileOps` turns into tile ops. Views of a
 //! window-bound tensor stay window-bound (kinds are preserved, never widened).
 
+use crate::record::{op, optional, reads, value, writes, ATOMIC_OPT};
 use crate::util::{
     check_atomic_dtype, check_in_bounds, element_index_arg, offsets_arg, opt_tuple_arg, provably_ne,
     same_kind, same_numel, scalar_arg, shape_arg, slice_region, tensor_like_arg, valid_items,
 };
-use crate::util::{op, optional, reads, value, writes, ATOMIC_OPT};
 use pld_ir::registry::AttrType;
 use pld_ir::{
     register_op, AttrDef, DataType, DeduceCx, Diagnostic, Layout, OpDef, TensorType, TensorView, Type,

@@ -3,12 +3,13 @@
 //! scalar read/write, slices and reshapes. Each deducer rejects wrong kinds, mismatched
 //! ranks/dtypes and provably out-of-bounds static regions with a diagnostic naming the op.
 
+use crate::record::OpSpec;
+use crate::record::{op, optional, optional_writes, reads, updates, value, writes, ATOMIC_OPT};
 use crate::util::{
     check_atomic_dtype, check_in_bounds, element_index_arg, int_scalar_arg, memory_attr, offsets_arg,
     opt_tuple_arg, provably_ne, same_numel, scalar_arg, shape_arg, slice_region, tensor_like_arg, tile_arg,
-    valid_items, OpSpec,
+    valid_items,
 };
-use crate::util::{op, optional, optional_writes, reads, updates, value, writes, ATOMIC_OPT};
 use pld_ir::registry::{AttrDefault, AttrType};
 use pld_ir::{
     register_op, Affinity, AttrDef, DataType, DeduceCx, Diagnostic, Expr, MemorySpace, OpDef, ParamDef,
