@@ -164,10 +164,7 @@ pub static BROADCAST: OpDef = op(
 
 fn deduce_broadcast(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
     window_arg(cx, 0, "target")?;
-    if !crate::collective_api::omitted_signal(cx, 1)? {
-        signal_arg(cx, 1)?;
-        distinct(cx, &[(0, "target"), (1, "signal")])?;
-    }
+    in_place_signal(cx)?;
     root_attr(cx)?;
     Ok(cx.ty(0).clone())
 }
@@ -188,10 +185,7 @@ fn deduce_reduce_scatter(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
     if t.rank() != 2 {
         return Err(cx.arg_error(0, format!("{OP} target must be 2D [NR, SIZE], got {} dims", t.rank())));
     }
-    if !crate::collective_api::omitted_signal(cx, 1)? {
-        signal_arg(cx, 1)?;
-        distinct(cx, &[(0, "target"), (1, "signal")])?;
-    }
+    in_place_signal(cx)?;
     let op = cx.attr_int("op").unwrap_or(0);
     if op != 0 {
         return Err(cx
@@ -216,26 +210,26 @@ pub static ALLGATHER: OpDef = op(
 .deduce(deduce_allgather);
 
 fn deduce_allgather(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
-    const OP: &str = "pld.tensor.allgather";
-    not_the_same(cx, OP, "buffers")?;
+    let op = cx.def.name;
+    not_the_same(cx, "buffers")?;
     let input = tensor_like(cx, 0, "input")?;
     if input.rank() != 2 {
         return Err(cx.arg_error(
             0,
-            format!("{OP} input must be 2D [1, SIZE] (this rank's single chunk), got {} dims", input.rank()),
+            format!("{op} input must be 2D [1, SIZE] (this rank's single chunk), got {} dims", input.rank()),
         ));
     }
     if let Some(r) = input.shape[0].as_int().filter(|r| *r != 1) {
         return Err(cx.arg_error(
             0,
-            format!("{OP} input must be 2D [1, SIZE] (this rank's single chunk), got first dim {r}"),
+            format!("{op} input must be 2D [1, SIZE] (this rank's single chunk), got first dim {r}"),
         ));
     }
     if is_incore(cx) && !matches!(cx.ty(0), Type::Tensor(_)) {
         return Err(cx.arg_error(
             0,
             format!(
-                "{OP} local_data must be a plain Tensor [1, SIZE] on the InCore path, got {}",
+                "{op} local_data must be a plain Tensor [1, SIZE] on the InCore path, got {}",
                 cx.ty(0).kind_name()
             ),
         ));
@@ -244,7 +238,7 @@ fn deduce_allgather(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
     let io = InOut { input, target };
     io.same_dtype(cx)?;
     io.same_size(cx, "SIZE")?;
-    gather_signal(cx, OP, &target.shape[0], "target")
+    gather_signal(cx, &target.shape[0], "target")
 }
 
 /// `pld.tensor.all_to_all(input, target, signal)`: returns the target.
@@ -257,15 +251,14 @@ pub static ALL_TO_ALL: OpDef = op(
 .deduce(deduce_all_to_all);
 
 fn deduce_all_to_all(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
-    const OP: &str = "pld.tensor.all_to_all";
-    not_the_same(cx, OP, "windows")?;
+    not_the_same(cx, "windows")?;
     let input = rank2(cx, 0, tensor_like(cx, 0, "input")?, "input", "[NR, SIZE]")?;
     let target = rank2(cx, 1, window_arg(cx, 1, "target")?, "target", "[NR, SIZE]")?;
     let io = InOut { input, target };
     io.same_rows(cx)?;
     io.same_size(cx, "shape")?;
     io.same_dtype(cx)?;
-    gather_signal(cx, OP, &input.shape[0], "input")
+    gather_signal(cx, &input.shape[0], "input")
 }
 
 // ---------------------------------------------------------------------------------------

@@ -29,6 +29,16 @@ pub(super) fn signal_arg<'a>(cx: &'a DeduceCx<'_>, i: usize) -> Result<&'a Tenso
     Ok(s)
 }
 
+/// The optional signal (argument 1) of an in-place collective `(target, signal)`: omitted
+/// (a private one is synthesized), or a window-bound INT32 signal distinct from the target.
+pub(super) fn in_place_signal(cx: &DeduceCx<'_>) -> Result<(), Diagnostic> {
+    if !crate::collective_api::omitted_signal(cx, 1)? {
+        signal_arg(cx, 1)?;
+        distinct(cx, &[(0, "target"), (1, "signal")])?;
+    }
+    Ok(())
+}
+
 /// A `[NR]` or `[NR, 1]` signal (allgather / all_to_all).
 pub(super) fn mesh_signal<'a>(cx: &'a DeduceCx<'_>, i: usize) -> Result<&'a TensorType, Diagnostic> {
     let s = signal_arg(cx, i)?;
@@ -210,7 +220,6 @@ impl InOut<'_> {
 /// dimension equals `rows` (the first dimension of `rows_of`); the call returns the target.
 pub(super) fn gather_signal(
     cx: &DeduceCx<'_>,
-    op: &str,
     rows: &Expr,
     rows_of: &str,
 ) -> Result<pld_ir::Type, Diagnostic> {
@@ -222,7 +231,10 @@ pub(super) fn gather_signal(
     if let Some((a, b)) = static_ne(&signal.shape[0], rows) {
         return Err(cx.arg_error(
             2,
-            format!("{op} signal first dimension ({a}) must equal {rows_of} first dimension ({b})"),
+            format!(
+                "{} signal first dimension ({a}) must equal {rows_of} first dimension ({b})",
+                cx.def.name
+            ),
         ));
     }
     Ok(cx.ty(1).clone())
@@ -230,12 +242,13 @@ pub(super) fn gather_signal(
 
 /// The input (argument 0) and target (argument 1) are not one expression (`what`: "buffers",
 /// "windows").
-pub(super) fn not_the_same(cx: &DeduceCx<'_>, op: &str, what: &str) -> Result<(), Diagnostic> {
+pub(super) fn not_the_same(cx: &DeduceCx<'_>, what: &str) -> Result<(), Diagnostic> {
     if cx.arg(0) == cx.arg(1) {
         return Err(cx.arg_error(
             1,
             format!(
-                "{op} input and target must be different {what}, but the same expression was passed for both"
+                "{} input and target must be different {what}, but the same expression was passed for both",
+                cx.def.name
             ),
         ));
     }
