@@ -23,23 +23,20 @@
 //!   non-positive one is an error, and with an explicit ring signal it must match the
 //!   signal's rank dimension.
 
+use crate::record::{op, optional_updates, reads, updates, writes, OpSpec};
 use pld_ir::auto_signal::SignalDim;
 use pld_ir::registry::{AttrDefault, AttrType};
 use pld_ir::{
-    register_canonicalize, register_op, register_private_signal, Affinity, Attr, AttrDef, Call, DeduceCx,
-    DeduceEnv, Diagnostic, Effect, Expr, ExprKind, FunctionKind, OpDef, ParamDef, TensorType, Type,
+    register_canonicalize, register_op, register_private_signal, Attr, AttrDef, Call, DeduceCx, DeduceEnv,
+    Diagnostic, Expr, ExprKind, FunctionKind, OpDef, ParamDef, TensorType, Type,
 };
 
 /// `target, signal?`: broadcast and reduce_scatter with an optional (host) signal.
-pub(crate) const TARGET_OPT_SIGNAL: &[ParamDef] =
-    &[ParamDef::mem("target", Effect::ReadWrite), ParamDef::optional_mem("signal", Effect::ReadWrite)];
+pub(crate) const TARGET_OPT_SIGNAL: &[ParamDef] = &[updates("target"), optional_updates("signal")];
 
 /// `input, target, signal?`: allgather and all_to_all with an optional (host) signal.
-pub(crate) const GATHER_OPT_SIGNAL: &[ParamDef] = &[
-    ParamDef::mem("input", Effect::Read),
-    ParamDef::mem("target", Effect::Write),
-    ParamDef::optional_mem("signal", Effect::ReadWrite),
-];
+pub(crate) const GATHER_OPT_SIGNAL: &[ParamDef] =
+    &[reads("input"), writes("target"), optional_updates("signal")];
 
 /// Whether the optional signal at argument `i` was omitted; an omission outside a host
 /// orchestrator is an error (only the host rail synthesizes signals).
@@ -160,13 +157,9 @@ register_private_signal!("pld.tensor.all_to_all", column_signal);
 
 const FAMILY: &str = "collective_api";
 
-const fn api(
-    name: &'static str,
-    summary: &'static str,
-    params: &'static [ParamDef],
-    attrs: &'static [AttrDef],
-) -> OpDef {
-    crate::util::def(name, FAMILY, summary, &[], params, attrs, Affinity::Shared, deduce_canonicalized)
+/// An ergonomic op's record: SHARED, no aliases, deduced only if canonicalization fails.
+const fn api(name: &'static str, summary: &'static str) -> OpSpec {
+    op(name, FAMILY, summary)
 }
 
 /// Never reached: every ergonomic call is redirected before deduction.
@@ -180,65 +173,51 @@ const MODE: AttrDef = AttrDef::with_default("mode", AttrType::Str, AttrDefault::
 pub static ALL_REDUCE: OpDef = api(
     "pld.all_reduce",
     "in-place allreduce of a window with a private signal (mesh, or ring with a static nranks)",
-    &[ParamDef::mem("target", Effect::ReadWrite)],
-    &[crate::collectives::OP_SUM, MODE, AttrDef::optional("nranks", AttrType::Int)],
-);
+)
+.params(&[updates("target")])
+.attrs(&[crate::collectives::OP_SUM, MODE, AttrDef::optional("nranks", AttrType::Int)])
+.deduce(deduce_canonicalized);
 
 /// `pld.all_gather(local_data, target)`.
 pub static ALL_GATHER: OpDef = api(
     "pld.all_gather",
     "gather every rank's [1, SIZE] chunk into a [NR, SIZE] window with a private signal",
-    &[ParamDef::mem("local_data", Effect::Read), ParamDef::mem("target", Effect::Write)],
-    &[],
-);
+)
+.params(&[reads("local_data"), writes("target")])
+.deduce(deduce_canonicalized);
 
 /// `pld.reduce_scatter(target, *, op=Sum)`.
-pub static REDUCE_SCATTER: OpDef = api(
-    "pld.reduce_scatter",
-    "reduce a [NR, SIZE] window, row r to rank r, with a private signal",
-    &[ParamDef::mem("target", Effect::ReadWrite)],
-    &[crate::collectives::OP_SUM],
-);
+pub static REDUCE_SCATTER: OpDef =
+    api("pld.reduce_scatter", "reduce a [NR, SIZE] window, row r to rank r, with a private signal")
+        .params(&[updates("target")])
+        .attrs(&[crate::collectives::OP_SUM])
+        .deduce(deduce_canonicalized);
 
 /// `pld.broadcast(target, *, root)`.
-pub static BROADCAST: OpDef = api(
-    "pld.broadcast",
-    "replicate the root's window slice to every rank with a private signal",
-    &[ParamDef::mem("target", Effect::ReadWrite)],
-    &[AttrDef::required("root", AttrType::Int)],
-);
+pub static BROADCAST: OpDef =
+    api("pld.broadcast", "replicate the root's window slice to every rank with a private signal")
+        .params(&[updates("target")])
+        .attrs(&[AttrDef::required("root", AttrType::Int)])
+        .deduce(deduce_canonicalized);
 
 /// `pld.all_to_all(input, target)`.
-pub static ALL_TO_ALL: OpDef = api(
-    "pld.all_to_all",
-    "personalised [NR, SIZE] exchange with a private signal",
-    &[ParamDef::mem("input", Effect::Read), ParamDef::mem("target", Effect::Write)],
-    &[],
-);
+pub static ALL_TO_ALL: OpDef =
+    api("pld.all_to_all", "personalised [NR, SIZE] exchange with a private signal")
+        .params(&[reads("input"), writes("target")])
+        .deduce(deduce_canonicalized);
 
 /// `pld.barrier(signal)`.
-pub static BARRIER: OpDef = api(
-    "pld.barrier",
-    "cross-rank barrier on the caller's comm-domain-covered INT32 signal",
-    &[ParamDef::mem("signal", Effect::ReadWrite)],
-    &[],
-);
+pub static BARRIER: OpDef =
+    api("pld.barrier", "cross-rank barrier on the caller's comm-domain-covered INT32 signal")
+        .params(&[updates("signal")])
+        .deduce(deduce_canonicalized);
 
 /// `pld.all_to_all_v(input, target, send_counts, recv_counts, *, nranks)`.
-pub static ALL_TO_ALL_V: OpDef = OpDef {
-    deduce: deduce_all_to_all_v_api,
-    ..api(
-        "pld.all_to_all_v",
-        "variable-size all-to-all with a private [nranks, 1] signal",
-        &[
-            ParamDef::mem("input", Effect::Read),
-            ParamDef::mem("target", Effect::Write),
-            ParamDef::mem("send_counts", Effect::Read),
-            ParamDef::mem("recv_counts", Effect::Write),
-        ],
-        &[AttrDef::required("nranks", AttrType::Int)],
-    )
-};
+pub static ALL_TO_ALL_V: OpDef =
+    api("pld.all_to_all_v", "variable-size all-to-all with a private [nranks, 1] signal")
+        .params(&[reads("input"), writes("target"), reads("send_counts"), writes("recv_counts")])
+        .attrs(&[AttrDef::required("nranks", AttrType::Int)])
+        .deduce(deduce_all_to_all_v_api);
 
 /// Reached only when the canonicalizer could not place the signal: `nranks` is not a
 /// positive int.

@@ -12,31 +12,12 @@
 //! The shared argument checks live in `checks`, the internal `builtin.tensor.*` records in
 //! `builtin` (re-exported here).
 
+use crate::record::{op, optional_updates, reads, updates, writes};
 use crate::util::window_arg;
 use pld_ir::registry::{AbiEnumKind, AttrDefault, AttrType};
-use pld_ir::{register_op, Affinity, AttrDef, DataType, DeduceCx, Diagnostic, Effect, OpDef, ParamDef, Type};
+use pld_ir::{register_op, AttrDef, DataType, DeduceCx, Diagnostic, OpDef, ParamDef, Type};
 
 const FAMILY: &str = "collectives";
-
-const fn coll(
-    name: &'static str,
-    summary: &'static str,
-    params: &'static [ParamDef],
-    attrs: &'static [AttrDef],
-    deduce: pld_ir::registry::DeduceFn,
-) -> OpDef {
-    crate::util::def(name, FAMILY, summary, &[], params, attrs, Affinity::Shared, deduce)
-}
-
-const fn builtin(
-    name: &'static str,
-    summary: &'static str,
-    params: &'static [ParamDef],
-    attrs: &'static [AttrDef],
-    deduce: pld_ir::registry::DeduceFn,
-) -> OpDef {
-    OpDef { internal: true, ..coll(name, summary, params, attrs, deduce) }
-}
 
 pub(crate) const OP_SUM: AttrDef =
     AttrDef::with_default("op", AttrType::Enum(AbiEnumKind::ReduceOp), AttrDefault::Int(0));
@@ -44,22 +25,11 @@ const OP_REQ: AttrDef = AttrDef::required("op", AttrType::Enum(AbiEnumKind::Redu
 const DTYPE_REQ: AttrDef = AttrDef::required("dtype", AttrType::DType);
 const CORE_NUM: AttrDef = AttrDef::with_default("core_num", AttrType::Int, AttrDefault::Int(1));
 
-const TARGET_SIGNAL: &[ParamDef] =
-    &[ParamDef::mem("target", Effect::ReadWrite), ParamDef::mem("signal", Effect::ReadWrite)];
-const SRC_SIGNAL: &[ParamDef] =
-    &[ParamDef::mem("src", Effect::ReadWrite), ParamDef::mem("signal", Effect::ReadWrite)];
-const GATHER: &[ParamDef] = &[
-    ParamDef::mem("input", Effect::Read),
-    ParamDef::mem("target", Effect::Write),
-    ParamDef::mem("signal", Effect::ReadWrite),
-];
-const A2AV: &[ParamDef] = &[
-    ParamDef::mem("input", Effect::Read),
-    ParamDef::mem("target", Effect::Write),
-    ParamDef::mem("signal", Effect::ReadWrite),
-    ParamDef::mem("send_counts", Effect::Read),
-    ParamDef::mem("recv_counts", Effect::Write),
-];
+const TARGET_SIGNAL: &[ParamDef] = &[updates("target"), updates("signal")];
+const SRC_SIGNAL: &[ParamDef] = &[updates("src"), updates("signal")];
+const GATHER: &[ParamDef] = &[reads("input"), writes("target"), updates("signal")];
+const A2AV: &[ParamDef] =
+    &[reads("input"), writes("target"), updates("signal"), reads("send_counts"), writes("recv_counts")];
 
 mod builtin;
 mod checks;
@@ -71,18 +41,19 @@ use checks::*;
 // allreduce
 
 /// `pld.tensor.allreduce(target[, signal], *, op=Sum, mode="mesh", core_num=1)`.
-pub static ALLREDUCE: OpDef = coll(
+pub static ALLREDUCE: OpDef = op(
     "pld.tensor.allreduce",
+    FAMILY,
     "reduce every rank's window slice in place (mesh or ring); returns the target",
-    &[ParamDef::mem("target", Effect::ReadWrite), ParamDef::optional_mem("signal", Effect::ReadWrite)],
-    &[
-        OP_SUM,
-        AttrDef::with_default("mode", AttrType::Str, AttrDefault::Str("mesh")),
-        CORE_NUM,
-        AttrDef::optional("nranks", AttrType::Int),
-    ],
-    deduce_allreduce,
-);
+)
+.params(&[updates("target"), optional_updates("signal")])
+.attrs(&[
+    OP_SUM,
+    AttrDef::with_default("mode", AttrType::Str, AttrDefault::Str("mesh")),
+    CORE_NUM,
+    AttrDef::optional("nranks", AttrType::Int),
+])
+.deduce(deduce_allreduce);
 
 fn deduce_allreduce(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
     const OP: &str = "pld.tensor.allreduce";
@@ -168,13 +139,13 @@ fn deduce_allreduce(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
 // barrier, broadcast, reduce_scatter
 
 /// `pld.tensor.barrier(signal)`: returns the signal.
-pub static BARRIER: OpDef = coll(
+pub static BARRIER: OpDef = op(
     "pld.tensor.barrier",
+    FAMILY,
     "synchronise window visibility across ranks on a self-clearing signal; returns the signal",
-    &[ParamDef::mem("signal", Effect::ReadWrite)],
-    &[],
-    deduce_barrier,
-);
+)
+.params(&[updates("signal")])
+.deduce(deduce_barrier);
 
 fn deduce_barrier(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
     signal_arg(cx, 0)?;
@@ -182,35 +153,31 @@ fn deduce_barrier(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
 }
 
 /// `pld.tensor.broadcast(target, signal, *, root)`: returns the target.
-pub static BROADCAST: OpDef = coll(
+pub static BROADCAST: OpDef = op(
     "pld.tensor.broadcast",
+    FAMILY,
     "replicate the root rank's window slice to every rank; returns the target",
-    crate::collective_api::TARGET_OPT_SIGNAL,
-    &[AttrDef::required("root", AttrType::Int)],
-    deduce_broadcast,
-);
+)
+.params(crate::collective_api::TARGET_OPT_SIGNAL)
+.attrs(&[AttrDef::required("root", AttrType::Int)])
+.deduce(deduce_broadcast);
 
 fn deduce_broadcast(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
     window_arg(cx, 0, "target")?;
-    if !crate::collective_api::omitted_signal(cx, 1)? {
-        signal_arg(cx, 1)?;
-        distinct(cx, &[(0, "target"), (1, "signal")])?;
-    }
-    let root = cx.attr_int("root").unwrap_or(0);
-    if root < 0 {
-        return Err(cx.error(format!("pld.tensor.broadcast root rank must be non-negative, got {root}")));
-    }
+    in_place_signal(cx)?;
+    root_attr(cx)?;
     Ok(cx.ty(0).clone())
 }
 
 /// `pld.tensor.reduce_scatter(target, signal, *, op=Sum)`: returns the target.
-pub static REDUCE_SCATTER: OpDef = coll(
+pub static REDUCE_SCATTER: OpDef = op(
     "pld.tensor.reduce_scatter",
+    FAMILY,
     "reduce a [NR, SIZE] window and leave row r on rank r; returns the target",
-    crate::collective_api::TARGET_OPT_SIGNAL,
-    &[OP_SUM],
-    deduce_reduce_scatter,
-);
+)
+.params(crate::collective_api::TARGET_OPT_SIGNAL)
+.attrs(&[OP_SUM])
+.deduce(deduce_reduce_scatter);
 
 fn deduce_reduce_scatter(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
     const OP: &str = "pld.tensor.reduce_scatter";
@@ -218,10 +185,7 @@ fn deduce_reduce_scatter(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
     if t.rank() != 2 {
         return Err(cx.arg_error(0, format!("{OP} target must be 2D [NR, SIZE], got {} dims", t.rank())));
     }
-    if !crate::collective_api::omitted_signal(cx, 1)? {
-        signal_arg(cx, 1)?;
-        distinct(cx, &[(0, "target"), (1, "signal")])?;
-    }
+    in_place_signal(cx)?;
     let op = cx.attr_int("op").unwrap_or(0);
     if op != 0 {
         return Err(cx
@@ -237,85 +201,74 @@ fn deduce_reduce_scatter(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
 // allgather, all_to_all
 
 /// `pld.tensor.allgather(input, target, signal)`: returns the target.
-pub static ALLGATHER: OpDef = coll(
+pub static ALLGATHER: OpDef = op(
     "pld.tensor.allgather",
+    FAMILY,
     "gather every rank's [1, SIZE] chunk into row r of a [NR, SIZE] window; returns the target",
-    crate::collective_api::GATHER_OPT_SIGNAL,
-    &[],
-    deduce_allgather,
-);
+)
+.params(crate::collective_api::GATHER_OPT_SIGNAL)
+.deduce(deduce_allgather);
 
 fn deduce_allgather(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
-    const OP: &str = "pld.tensor.allgather";
-    not_the_same(cx, OP, "buffers")?;
+    let op = cx.def.name;
+    not_the_same(cx, "buffers")?;
     let input = tensor_like(cx, 0, "input")?;
     if input.rank() != 2 {
         return Err(cx.arg_error(
             0,
-            format!("{OP} input must be 2D [1, SIZE] (this rank's single chunk), got {} dims", input.rank()),
+            format!("{op} input must be 2D [1, SIZE] (this rank's single chunk), got {} dims", input.rank()),
         ));
     }
     if let Some(r) = input.shape[0].as_int().filter(|r| *r != 1) {
         return Err(cx.arg_error(
             0,
-            format!("{OP} input must be 2D [1, SIZE] (this rank's single chunk), got first dim {r}"),
+            format!("{op} input must be 2D [1, SIZE] (this rank's single chunk), got first dim {r}"),
         ));
     }
     if is_incore(cx) && !matches!(cx.ty(0), Type::Tensor(_)) {
         return Err(cx.arg_error(
             0,
             format!(
-                "{OP} local_data must be a plain Tensor [1, SIZE] on the InCore path, got {}",
+                "{op} local_data must be a plain Tensor [1, SIZE] on the InCore path, got {}",
                 cx.ty(0).kind_name()
             ),
         ));
     }
     let target = rank2(cx, 1, window_arg(cx, 1, "target")?, "target", "[NR, SIZE]")?;
-    same_dtype(cx, OP, target, input)?;
-    if target.shape[1] != input.shape[1] {
-        return Err(cx.arg_error(1, format!("{OP} target SIZE must equal input SIZE")));
-    }
-    gather_signal(cx, OP, &target.shape[0], "target")
+    let io = InOut { input, target };
+    io.same_dtype(cx)?;
+    io.same_size(cx, "SIZE")?;
+    gather_signal(cx, &target.shape[0], "target")
 }
 
 /// `pld.tensor.all_to_all(input, target, signal)`: returns the target.
-pub static ALL_TO_ALL: OpDef = coll(
+pub static ALL_TO_ALL: OpDef = op(
     "pld.tensor.all_to_all",
+    FAMILY,
     "personalised exchange: row d of every rank's [NR, SIZE] input lands in row r of rank d's window",
-    crate::collective_api::GATHER_OPT_SIGNAL,
-    &[],
-    deduce_all_to_all,
-);
+)
+.params(crate::collective_api::GATHER_OPT_SIGNAL)
+.deduce(deduce_all_to_all);
 
 fn deduce_all_to_all(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
-    const OP: &str = "pld.tensor.all_to_all";
-    not_the_same(cx, OP, "windows")?;
+    not_the_same(cx, "windows")?;
     let input = rank2(cx, 0, tensor_like(cx, 0, "input")?, "input", "[NR, SIZE]")?;
     let target = rank2(cx, 1, window_arg(cx, 1, "target")?, "target", "[NR, SIZE]")?;
-    if let Some((a, b)) = static_ne(&target.shape[0], &input.shape[0]) {
-        return Err(cx.arg_error(
-            1,
-            format!("{OP} target first dimension ({a}) must equal input first dimension ({b})"),
-        ));
-    }
-    if target.shape[1] != input.shape[1] {
-        return Err(cx.arg_error(1, format!("{OP} target shape must equal input shape")));
-    }
-    same_dtype(cx, OP, target, input)?;
-    gather_signal(cx, OP, &input.shape[0], "input")
+    let io = InOut { input, target };
+    io.same_rows(cx)?;
+    io.same_size(cx, "shape")?;
+    io.same_dtype(cx)?;
+    gather_signal(cx, &input.shape[0], "input")
 }
 
 // ---------------------------------------------------------------------------------------
 // all_to_all_v (seed contract)
 
 /// `pld.tensor.all_to_all_v(input, target, signal, send_counts, recv_counts, *, core_num=1)`.
-pub static ALL_TO_ALL_V: OpDef = coll(
-    "pld.tensor.all_to_all_v",
-    "variable-size all-to-all: clamp(send_counts[d], 0, MAX_RECV) rows to each peer, counts published to recv_counts",
-    A2AV,
-    &[CORE_NUM],
-    deduce_all_to_all_v,
-);
+pub static ALL_TO_ALL_V: OpDef = op("pld.tensor.all_to_all_v", FAMILY, "variable-size all-to-all: clamp(send_counts[d], 0, MAX_RECV) rows to each peer, counts published to recv_counts")
+    .params(A2AV)
+    .attrs(&[CORE_NUM])
+    .deduce(deduce_all_to_all_v);
 
 fn deduce_all_to_all_v(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
     a2av(cx, false)
@@ -331,16 +284,10 @@ fn a2av(cx: &DeduceCx<'_>, builtin: bool) -> Result<Type, Diagnostic> {
         );
     }
     let target = rank2(cx, 1, window_arg(cx, 1, "target")?, "target", "[NR*MAX_RECV, SIZE]")?;
-    if let Some((a, b)) = static_ne(&target.shape[0], &input.shape[0]) {
-        return Err(cx.arg_error(
-            1,
-            format!("{op} target first dimension ({a}) must equal input first dimension ({b})"),
-        ));
-    }
-    if target.shape[1] != input.shape[1] {
-        return Err(cx.arg_error(1, format!("{op} target SIZE must equal input SIZE")));
-    }
-    same_dtype(cx, op, target, input)?;
+    let io = InOut { input, target };
+    io.same_rows(cx)?;
+    io.same_size(cx, "SIZE")?;
+    io.same_dtype(cx)?;
     packed(cx, 0, input, "input")?;
     packed(cx, 1, target, "target")?;
     distinct(cx, &[(0, "input"), (1, "target"), (2, "signal"), (3, "send_counts"), (4, "recv_counts")])
@@ -429,8 +376,7 @@ fn a2av(cx: &DeduceCx<'_>, builtin: bool) -> Result<Type, Diagnostic> {
             ));
     }
     if builtin {
-        dtype_kwarg(cx, "target", target.dtype)?;
-        fp32_only(cx, target.dtype)?;
+        fp32_target(cx, target.dtype)?;
     }
     Ok(cx.ty(1).clone())
 }

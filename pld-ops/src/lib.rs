@@ -20,6 +20,7 @@ pub mod collectives;
 pub mod core;
 pub mod lowering;
 pub mod put_get;
+mod record;
 pub mod system_sync;
 pub mod tile_remote;
 mod util;

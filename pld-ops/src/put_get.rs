@@ -10,14 +10,20 @@
 //! add dtype allow-list and the bf16-only-on-a2a3 rule apply to put. All four are declared
 //! VECTOR (TPUT/TGET stream through a Vec staging tile) and produce `UnknownType`.
 
+use crate::record::{op, optional, optional_writes, reads, value, writes, OpSpec, ATOMIC_OPT};
 use crate::util::{check_atomic_dtype, describe, peer_arg, window_arg};
 use pld_ir::registry::{AbiEnumKind, AttrDefault, AttrType};
 use pld_ir::{
-    register_op, Affinity, AttrDef, Call, DeduceCx, Diagnostic, Effect, Expr, OpDef, ParamDef, SignalRole,
-    TensorType, Type,
+    register_op, Affinity, AttrDef, Call, DeduceCx, Diagnostic, Effect, Expr, OpDef, ParamDef, TensorType,
+    Type,
 };
 
 const FAMILY: &str = "put_get";
+
+/// A put_get record: VECTOR, as TPUT/TGET stream through a Vec staging tile.
+const fn transfer_op(name: &'static str, summary: &'static str) -> OpSpec {
+    op(name, FAMILY, summary).affinity(Affinity::Vector)
+}
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Dir {
@@ -25,128 +31,68 @@ enum Dir {
     Get,
 }
 
-const CHUNK_ATTRS_GET: &[AttrDef] = &[
+/// The chunking attributes of the tensor forms (`0`: no chunking in that dim).
+const CHUNKING: [AttrDef; 3] = [
     AttrDef::with_default("chunk_rows", AttrType::Int, AttrDefault::Int(0)),
     AttrDef::with_default("chunk_cols", AttrType::Int, AttrDefault::Int(0)),
     AttrDef::with_default("pipeline", AttrType::Bool, AttrDefault::Bool(false)),
 ];
+const TENSOR_PUT_ATTRS: &[AttrDef] = &[ATOMIC_OPT, CHUNKING[0], CHUNKING[1], CHUNKING[2]];
+
+/// A transfer's parameters in IR order: `dst, peer, src` (one of the two a peer's window),
+/// then the optional subregion `dst_offsets, src_offsets, shape`.
+const fn transfer(dst: ParamDef, src: ParamDef) -> [ParamDef; 6] {
+    [dst, value("peer"), src, optional("dst_offsets"), optional("src_offsets"), optional("shape")]
+}
+
+/// The internal tile form of a transfer: its Vec staging tile(s) follow `src`.
+const fn staged([dst, peer, src, dst_offsets, src_offsets, shape]: [ParamDef; 6]) -> [ParamDef; 8] {
+    [dst, peer, src, writes("stage"), optional_writes("stage2"), dst_offsets, src_offsets, shape]
+}
 
 /// `put` pushes into the peer's `dst`; `get` pulls from the peer's `src` into a local `dst`.
-const TENSOR_PUT_PARAMS: &[ParamDef] = &[
-    ParamDef::mem("dst", Effect::Write).peer(),
-    ParamDef::value("peer"),
-    ParamDef::mem("src", Effect::Read),
-    ParamDef::optional("dst_offsets"),
-    ParamDef::optional("src_offsets"),
-    ParamDef::optional("shape"),
-];
-
-const TENSOR_GET_PARAMS: &[ParamDef] = &[
-    ParamDef::mem("dst", Effect::Write),
-    ParamDef::value("peer"),
-    ParamDef::mem("src", Effect::Read).peer(),
-    ParamDef::optional("dst_offsets"),
-    ParamDef::optional("src_offsets"),
-    ParamDef::optional("shape"),
-];
-
-const TILE_PUT_PARAMS: &[ParamDef] = &[
-    ParamDef::mem("dst", Effect::Write).peer(),
-    ParamDef::value("peer"),
-    ParamDef::mem("src", Effect::Read),
-    ParamDef::mem("stage", Effect::Write),
-    ParamDef::optional_mem("stage2", Effect::Write),
-    ParamDef::optional("dst_offsets"),
-    ParamDef::optional("src_offsets"),
-    ParamDef::optional("shape"),
-];
-
-const TILE_GET_PARAMS: &[ParamDef] = &[
-    ParamDef::mem("dst", Effect::Write),
-    ParamDef::value("peer"),
-    ParamDef::mem("src", Effect::Read).peer(),
-    ParamDef::mem("stage", Effect::Write),
-    ParamDef::optional_mem("stage2", Effect::Write),
-    ParamDef::optional("dst_offsets"),
-    ParamDef::optional("src_offsets"),
-    ParamDef::optional("shape"),
-];
+const PUT: [ParamDef; 6] = transfer(writes("dst").peer(), reads("src"));
+const GET: [ParamDef; 6] = transfer(writes("dst"), reads("src").peer());
+const TILE_PUT_PARAMS: &[ParamDef] = &staged(PUT);
+const TILE_GET_PARAMS: &[ParamDef] = &staged(GET);
 
 /// `pld.tensor.put(dst, peer, src[, dst_offsets, src_offsets, shape], *, atomic=None_, chunk_rows=0,
 /// chunk_cols=0, pipeline=False)`.
-pub static TENSOR_PUT: OpDef = OpDef {
-    name: "pld.tensor.put",
-    family: FAMILY,
-    summary: "write local GM data into a peer rank's window slice through a Vec staging tile (TPUT)",
-    aliases: &[],
-    params: TENSOR_PUT_PARAMS,
-    attrs: &[
-        AttrDef::with_default("atomic", AttrType::Enum(AbiEnumKind::AtomicType), AttrDefault::Int(0)),
-        AttrDef::with_default("chunk_rows", AttrType::Int, AttrDefault::Int(0)),
-        AttrDef::with_default("chunk_cols", AttrType::Int, AttrDefault::Int(0)),
-        AttrDef::with_default("pipeline", AttrType::Bool, AttrDefault::Bool(false)),
-    ],
-    affinity: Affinity::Vector,
-    no_duplicate: false,
-    signal_role: SignalRole::None,
-    internal: false,
-    effects: Some(put_effects),
-    deduce: deduce_tensor_put,
-    lowerings: &[],
-};
+pub static TENSOR_PUT: OpDef = transfer_op(
+    "pld.tensor.put",
+    "write local GM data into a peer rank's window slice through a Vec staging tile (TPUT)",
+)
+.params(&PUT)
+.attrs(TENSOR_PUT_ATTRS)
+.effects(put_effects)
+.deduce(deduce_tensor_put);
 
 /// `pld.tensor.get(dst, peer, src[, dst_offsets, src_offsets, shape], *, chunk_rows=0,
 /// chunk_cols=0, pipeline=False)`.
-pub static TENSOR_GET: OpDef = OpDef {
-    name: "pld.tensor.get",
-    family: FAMILY,
-    summary: "read a peer rank's window slice into local GM through a Vec staging tile (TGET)",
-    aliases: &[],
-    params: TENSOR_GET_PARAMS,
-    attrs: CHUNK_ATTRS_GET,
-    affinity: Affinity::Vector,
-    no_duplicate: false,
-    signal_role: SignalRole::None,
-    internal: false,
-    effects: None,
-    deduce: deduce_tensor_get,
-    lowerings: &[],
-};
+pub static TENSOR_GET: OpDef = transfer_op(
+    "pld.tensor.get",
+    "read a peer rank's window slice into local GM through a Vec staging tile (TGET)",
+)
+.params(&GET)
+.attrs(&CHUNKING)
+.deduce(deduce_tensor_get);
 
 /// Internal `pld.tile.put(dst, peer, src, stage[, stage2][, dst_offsets, src_offsets, shape],
 /// *, atomic)`.
-pub static TILE_PUT: OpDef = OpDef {
-    name: "pld.tile.put",
-    family: FAMILY,
-    summary: "TPUT with explicit Vec staging tile(s); created by ConvertTensorToTileOps",
-    aliases: &[],
-    params: TILE_PUT_PARAMS,
-    attrs: &[AttrDef::required("atomic", AttrType::Enum(AbiEnumKind::AtomicType))],
-    affinity: Affinity::Vector,
-    no_duplicate: false,
-    signal_role: SignalRole::None,
-    internal: true,
-    effects: Some(put_effects),
-    deduce: deduce_tile_put,
-    lowerings: &[],
-};
+pub static TILE_PUT: OpDef =
+    transfer_op("pld.tile.put", "TPUT with explicit Vec staging tile(s); created by ConvertTensorToTileOps")
+        .params(TILE_PUT_PARAMS)
+        .attrs(&[AttrDef::required("atomic", AttrType::Enum(AbiEnumKind::AtomicType))])
+        .internal()
+        .effects(put_effects)
+        .deduce(deduce_tile_put);
 
 /// Internal `pld.tile.get(dst, peer, src, stage[, stage2][, dst_offsets, src_offsets, shape])`.
-pub static TILE_GET: OpDef = OpDef {
-    name: "pld.tile.get",
-    family: FAMILY,
-    summary: "TGET with explicit Vec staging tile(s); created by ConvertTensorToTileOps",
-    aliases: &[],
-    params: TILE_GET_PARAMS,
-    attrs: &[],
-    affinity: Affinity::Vector,
-    no_duplicate: false,
-    signal_role: SignalRole::None,
-    internal: true,
-    effects: None,
-    deduce: deduce_tile_get,
-    lowerings: &[],
-};
+pub static TILE_GET: OpDef =
+    transfer_op("pld.tile.get", "TGET with explicit Vec staging tile(s); created by ConvertTensorToTileOps")
+        .params(TILE_GET_PARAMS)
+        .internal()
+        .deduce(deduce_tile_get);
 
 /// put's dst is overwritten, or read-modify-written with atomic Add; the rest keep their
 /// declared effects.

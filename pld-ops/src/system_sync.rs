@@ -5,36 +5,28 @@
 //! `notify` writes its target (Set) or read-modify-writes it (AtomicAdd); the waits write
 //! nothing.
 
+use crate::record::{op, reads, updates, value};
 use crate::util::{describe, offsets_tuple, peer_arg, window_arg};
 use pld_ir::registry::{AbiEnumKind, AttrType};
 use pld_ir::{
-    register_op, Affinity, AttrDef, Call, DataType, DeduceCx, Diagnostic, Effect, ExprKind, Layout, OpDef,
-    ParamDef, SignalRole, Type,
+    register_op, AttrDef, Call, DataType, DeduceCx, Diagnostic, Effect, ExprKind, Layout, OpDef, SignalRole,
+    Type,
 };
 
 const FAMILY: &str = "system_sync";
 
 /// `pld.system.notify(target, peer, offsets, value, *, op)`: signal a peer's slot.
-pub static NOTIFY: OpDef = OpDef {
-    name: "pld.system.notify",
-    family: FAMILY,
-    summary: "write or atomically add a scalar into a peer rank's signal slot (TNOTIFY)",
-    aliases: &[],
-    params: &[
-        ParamDef::mem("target", Effect::ReadWrite).peer(),
-        ParamDef::value("peer"),
-        ParamDef::value("offsets"),
-        ParamDef::value("value"),
-    ],
-    attrs: &[AttrDef::required("op", AttrType::Enum(AbiEnumKind::NotifyOp))],
-    affinity: Affinity::Shared,
-    no_duplicate: true,
-    signal_role: SignalRole::Notify,
-    internal: false,
-    effects: Some(notify_effects),
-    deduce: deduce_notify,
-    lowerings: &[],
-};
+pub static NOTIFY: OpDef = op(
+    "pld.system.notify",
+    FAMILY,
+    "write or atomically add a scalar into a peer rank's signal slot (TNOTIFY)",
+)
+.params(&[updates("target").peer(), value("peer"), value("offsets"), value("value")])
+.attrs(&[AttrDef::required("op", AttrType::Enum(AbiEnumKind::NotifyOp))])
+.no_duplicate()
+.signal_role(SignalRole::Notify)
+.effects(notify_effects)
+.deduce(deduce_notify);
 
 /// Set overwrites the slot (Write); AtomicAdd, or an absent `op`, reads it too.
 fn notify_effects(call: &Call) -> Vec<Effect> {
@@ -56,21 +48,12 @@ fn deduce_notify(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
 }
 
 /// `pld.system.wait(signal, offsets, expected, *, cmp)`: block on this rank's own slot.
-pub static WAIT: OpDef = OpDef {
-    name: "pld.system.wait",
-    family: FAMILY,
-    summary: "block until this rank's signal slot compares Eq/Ge to a scalar (TWAIT)",
-    aliases: &[],
-    params: &[ParamDef::mem("signal", Effect::Read), ParamDef::value("offsets"), ParamDef::value("expected")],
-    attrs: &[AttrDef::required("cmp", AttrType::Enum(AbiEnumKind::WaitCmp))],
-    affinity: Affinity::Shared,
-    no_duplicate: false,
-    signal_role: SignalRole::BlockingWait,
-    internal: false,
-    effects: None,
-    deduce: deduce_wait,
-    lowerings: &[],
-};
+pub static WAIT: OpDef =
+    op("pld.system.wait", FAMILY, "block until this rank's signal slot compares Eq/Ge to a scalar (TWAIT)")
+        .params(&[reads("signal"), value("offsets"), value("expected")])
+        .attrs(&[AttrDef::required("cmp", AttrType::Enum(AbiEnumKind::WaitCmp))])
+        .signal_role(SignalRole::BlockingWait)
+        .deduce(deduce_wait);
 
 fn deduce_wait(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
     let signal = window_arg(cx, 0, "signal")?;
@@ -86,21 +69,15 @@ fn deduce_wait(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
 
 /// `pld.system.defer_wait(signal, offsets, expected, *, cmp)`: defer this task's completion
 /// until a local counter reaches `expected` (Ge only).
-pub static DEFER_WAIT: OpDef = OpDef {
-    name: "pld.system.defer_wait",
-    family: FAMILY,
-    summary: "defer the task's logical completion until a local INT32 counter is >= expected",
-    aliases: &[],
-    params: &[ParamDef::mem("signal", Effect::Read), ParamDef::value("offsets"), ParamDef::value("expected")],
-    attrs: &[AttrDef::required("cmp", AttrType::Enum(AbiEnumKind::WaitCmp))],
-    affinity: Affinity::Shared,
-    no_duplicate: false,
-    signal_role: SignalRole::DeferredWait,
-    internal: false,
-    effects: None,
-    deduce: deduce_defer_wait,
-    lowerings: &[],
-};
+pub static DEFER_WAIT: OpDef = op(
+    "pld.system.defer_wait",
+    FAMILY,
+    "defer the task's logical completion until a local INT32 counter is >= expected",
+)
+.params(&[reads("signal"), value("offsets"), value("expected")])
+.attrs(&[AttrDef::required("cmp", AttrType::Enum(AbiEnumKind::WaitCmp))])
+.signal_role(SignalRole::DeferredWait)
+.deduce(deduce_defer_wait);
 
 fn is_int_scalar(t: &Type) -> bool {
     matches!(t, Type::Scalar(d) if d.is_int())

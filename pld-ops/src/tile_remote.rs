@@ -8,37 +8,26 @@
 //! static leading extents > 1 and provable overruns of the peer region, and names the sibling
 //! entry point when the source is at the wrong IR level.
 
+use crate::record::{op, optional, reads, value, writes, OpSpec, ATOMIC_OPT};
 use crate::util::{check_atomic_dtype, describe, offsets_tuple, peer_arg, window_arg};
-use pld_ir::registry::{AbiEnumKind, AttrDefault, AttrType, Overload};
+use pld_ir::registry::{AttrDefault, AttrType, Overload};
 use pld_ir::{
     register_op, register_overload, Affinity, AttrDef, BinOp, Call, DataType, DeduceCx, Diagnostic, Effect,
-    Expr, OpDef, ParamDef, SignalRole, TileType, Type,
+    Expr, OpDef, ParamDef, TileType, Type,
 };
 
 const FAMILY: &str = "tile_remote";
 
 /// `pld.tile.remote_load(target, peer, offsets, shape, valid_shape=None)`.
-pub static REMOTE_LOAD: OpDef = OpDef {
-    name: "pld.tile.remote_load",
-    family: FAMILY,
-    summary: "read a region of a peer rank's window slice into a local tile (TLOAD)",
-    aliases: &["pld.remote_load"],
-    params: &[
-        ParamDef::mem("target", Effect::Read).peer(),
-        ParamDef::value("peer"),
-        ParamDef::value("offsets"),
-        ParamDef::value("shape"),
-        ParamDef::optional("valid_shape"),
-    ],
-    attrs: &[AttrDef::with_default("allow_physical_tail_padding", AttrType::Bool, AttrDefault::Bool(false))],
-    affinity: Affinity::Shared,
-    no_duplicate: false,
-    signal_role: SignalRole::None,
-    internal: false,
-    effects: None,
-    deduce: deduce_remote_load,
-    lowerings: &[],
-};
+pub static REMOTE_LOAD: OpDef = op(
+    "pld.tile.remote_load",
+    FAMILY,
+    "read a region of a peer rank's window slice into a local tile (TLOAD)",
+)
+.aliases(&["pld.remote_load"])
+.params(&[reads("target").peer(), value("peer"), value("offsets"), value("shape"), optional("valid_shape")])
+.attrs(&[AttrDef::with_default("allow_physical_tail_padding", AttrType::Bool, AttrDefault::Bool(false))])
+.deduce(deduce_remote_load);
 
 /// `min(a, b)`, folded when both are static or structurally equal.
 fn min_expr(a: &Expr, b: &Expr) -> Expr {
@@ -194,54 +183,33 @@ fn remote_store_effects(call: &Call) -> Vec<Effect> {
         .collect()
 }
 
-const REMOTE_STORE_PARAMS: &[ParamDef] = &[
-    ParamDef::mem("src", Effect::Read),
-    ParamDef::mem("target", Effect::Write).peer(),
-    ParamDef::value("peer"),
-    ParamDef::value("offsets"),
-];
-const TILE_REMOTE_STORE_PARAMS: &[ParamDef] = &[
-    ParamDef::mem("src_tile", Effect::Read),
-    ParamDef::mem("target", Effect::Write).peer(),
-    ParamDef::value("peer"),
-    ParamDef::value("offsets"),
-];
-const ATOMIC_OPT: AttrDef =
-    AttrDef::with_default("atomic", AttrType::Enum(AbiEnumKind::AtomicType), AttrDefault::Int(0));
+const REMOTE_STORE_PARAMS: &[ParamDef] =
+    &[reads("src"), writes("target").peer(), value("peer"), value("offsets")];
+const TILE_REMOTE_STORE_PARAMS: &[ParamDef] =
+    &[reads("src_tile"), writes("target").peer(), value("peer"), value("offsets")];
+
+/// The two levels of remote_store differ only by name, summary, source operand and affinity:
+/// both take `atomic` and compute the target's effect from it.
+const fn remote_store(name: &'static str, summary: &'static str, params: &'static [ParamDef]) -> OpSpec {
+    op(name, FAMILY, summary).params(params).attrs(&[ATOMIC_OPT]).effects(remote_store_effects)
+}
 
 /// `pld.tile.remote_store(src_tile, target, peer, offsets, *, atomic=None_)`.
-pub static TILE_REMOTE_STORE: OpDef = OpDef {
-    name: "pld.tile.remote_store",
-    family: FAMILY,
-    summary: "write a local tile's valid region into a peer rank's window slice (TSTORE)",
-    aliases: &[],
-    params: TILE_REMOTE_STORE_PARAMS,
-    attrs: &[ATOMIC_OPT],
-    affinity: Affinity::FromFirstTileArg,
-    no_duplicate: false,
-    signal_role: SignalRole::None,
-    internal: false,
-    effects: Some(remote_store_effects),
-    deduce: deduce_tile_remote_store,
-    lowerings: &[],
-};
+pub static TILE_REMOTE_STORE: OpDef = remote_store(
+    "pld.tile.remote_store",
+    "write a local tile's valid region into a peer rank's window slice (TSTORE)",
+    TILE_REMOTE_STORE_PARAMS,
+)
+.affinity(Affinity::FromFirstTileArg)
+.deduce(deduce_tile_remote_store);
 
 /// `pld.tensor.remote_store(src, target, peer, offsets, *, atomic=None_)`.
-pub static TENSOR_REMOTE_STORE: OpDef = OpDef {
-    name: "pld.tensor.remote_store",
-    family: FAMILY,
-    summary: "write a local tensor-level value into a peer rank's window slice (lowered to the tile form)",
-    aliases: &[],
-    params: REMOTE_STORE_PARAMS,
-    attrs: &[ATOMIC_OPT],
-    affinity: Affinity::Shared,
-    no_duplicate: false,
-    signal_role: SignalRole::None,
-    internal: false,
-    effects: Some(remote_store_effects),
-    deduce: deduce_tensor_remote_store,
-    lowerings: &[],
-};
+pub static TENSOR_REMOTE_STORE: OpDef = remote_store(
+    "pld.tensor.remote_store",
+    "write a local tensor-level value into a peer rank's window slice (lowered to the tile form)",
+    REMOTE_STORE_PARAMS,
+)
+.deduce(deduce_tensor_remote_store);
 
 fn deduce_tile_remote_store(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
     let Type::Tile(tile) = cx.ty(0) else {

@@ -2,7 +2,7 @@
 //! panicking, names the op (`cx.def.name`) in its message, and treats dynamic dims as
 //! trusted (rules fire only when every participating value is static).
 
-use pld_ir::{DeduceCx, Diagnostic, Expr, MemorySpace, SignalRole, TensorType, TileType, Type};
+use pld_ir::{DeduceCx, Diagnostic, Expr, MemorySpace, TensorType, TileType, Type};
 
 /// The items of the tuple argument `i` (shape, offsets, indices).
 pub(crate) fn tuple_arg<'a>(cx: &'a DeduceCx<'_>, i: usize, what: &str) -> Result<&'a [Expr], Diagnostic> {
@@ -97,6 +97,66 @@ pub(crate) fn offsets_arg<'a>(
     Ok(items)
 }
 
+/// A valid-region tuple `valid` (argument `i`, named `what`) of a rank-`rank` operand: one
+/// integer item per dim.
+pub(crate) fn valid_items(
+    cx: &DeduceCx<'_>,
+    i: usize,
+    valid: &[Expr],
+    rank: usize,
+    what: &str,
+) -> Result<(), Diagnostic> {
+    if valid.len() != rank {
+        return Err(cx.arg_error(
+            i,
+            format!("{} {what} must have {rank} element(s), got {}", cx.def.name, valid.len()),
+        ));
+    }
+    check_index_items(cx, i, valid, what)
+}
+
+/// The `shape` (argument 1) and `offsets` (argument 2) of a slice of an operand with `dims`:
+/// one item per dim, the region inside the operand; `rank_note` follows the count in the
+/// message. Returns the shape.
+pub(crate) fn slice_region<'a>(
+    cx: &'a DeduceCx<'_>,
+    dims: &[Expr],
+    rank_note: &str,
+) -> Result<&'a [Expr], Diagnostic> {
+    let shape = shape_arg(cx, 1, "shape")?;
+    if shape.len() != dims.len() {
+        return Err(cx.arg_error(
+            1,
+            format!(
+                "{} shape must have {} element(s){rank_note}, got {}",
+                cx.def.name,
+                dims.len(),
+                shape.len()
+            ),
+        ));
+    }
+    let offsets = offsets_arg(cx, 2, dims.len(), "offsets")?;
+    check_in_bounds(cx, 2, offsets, shape, dims, "region")?;
+    Ok(shape)
+}
+
+/// A new `shape` (argument `i`) for the elements of `dims`: the same count when both are static.
+pub(crate) fn same_numel(
+    cx: &DeduceCx<'_>,
+    i: usize,
+    dims: &[Expr],
+    shape: &[Expr],
+) -> Result<(), Diagnostic> {
+    if let (Some(a), Some(b)) = (static_numel(dims), static_numel(shape)) {
+        if a != b {
+            return Err(
+                cx.arg_error(i, format!("{} cannot change the element count ({a} -> {b})", cx.def.name))
+            );
+        }
+    }
+    Ok(())
+}
+
 /// Rejects `offset + extent > dim` when all three are static.
 pub(crate) fn check_in_bounds(
     cx: &DeduceCx<'_>,
@@ -119,6 +179,14 @@ pub(crate) fn check_in_bounds(
     Ok(())
 }
 
+/// Argument `i` as the `indices` of one element of an operand with `dims`: one integer per
+/// dim, static ones inside it.
+pub(crate) fn element_index_arg(cx: &DeduceCx<'_>, i: usize, dims: &[Expr]) -> Result<(), Diagnostic> {
+    let idx = offsets_arg(cx, i, dims.len(), "indices")?;
+    let ones = vec![Expr::int(1); idx.len()];
+    check_in_bounds(cx, i, idx, &ones, dims, "index")
+}
+
 /// Argument `i` must be a plain tensor or a window-bound tensor.
 pub(crate) fn tensor_like_arg<'a>(
     cx: &'a DeduceCx<'_>,
@@ -133,29 +201,6 @@ pub(crate) fn tensor_like_arg<'a>(
                 cx.def.name,
                 cx.ty(i).kind_name()
             ),
-        )
-    })
-}
-
-/// Argument `i` must be exactly a plain tensor.
-#[allow(dead_code)]
-pub(crate) fn tensor_arg<'a>(
-    cx: &'a DeduceCx<'_>,
-    i: usize,
-    what: &str,
-) -> Result<&'a TensorType, Diagnostic> {
-    cx.ty(i).as_tensor().ok_or_else(|| {
-        cx.arg_error(i, format!("{} {what} must be a TensorType, got {}", cx.def.name, cx.ty(i).kind_name()))
-    })
-}
-
-/// Argument `i` must be exactly a window-bound tensor.
-#[allow(dead_code)]
-pub(crate) fn dist_arg<'a>(cx: &'a DeduceCx<'_>, i: usize, what: &str) -> Result<&'a TensorType, Diagnostic> {
-    cx.ty(i).as_dist().ok_or_else(|| {
-        cx.arg_error(
-            i,
-            format!("{} {what} must be a DistributedTensor, got {}", cx.def.name, cx.ty(i).kind_name()),
         )
     })
 }
@@ -226,36 +271,6 @@ pub(crate) fn same_kind(like: &Type, tensor: TensorType) -> Type {
     match like {
         Type::DistTensor(d) => Type::DistTensor(pld_ir::DistTensorType { tensor, window: d.window.clone() }),
         _ => Type::Tensor(tensor),
-    }
-}
-
-/// An op record with the common defaults: not internal, no `no_duplicate`, static effects,
-/// no inline lowerings (lowerings are registered apart by the passes).
-#[allow(clippy::too_many_arguments)]
-pub(crate) const fn def(
-    name: &'static str,
-    family: &'static str,
-    summary: &'static str,
-    aliases: &'static [&'static str],
-    params: &'static [pld_ir::ParamDef],
-    attrs: &'static [pld_ir::AttrDef],
-    affinity: pld_ir::Affinity,
-    deduce: pld_ir::registry::DeduceFn,
-) -> pld_ir::OpDef {
-    pld_ir::OpDef {
-        name,
-        family,
-        summary,
-        aliases,
-        params,
-        attrs,
-        affinity,
-        no_duplicate: false,
-        signal_role: SignalRole::None,
-        internal: false,
-        effects: None,
-        deduce,
-        lowerings: &[],
     }
 }
 

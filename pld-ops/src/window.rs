@@ -5,23 +5,20 @@
 //! `get_comm_ctx` / `rank` / `nranks` read the runtime `CommContext` inside kernels. None of
 //! these ops moves data; all are SHARED and write nothing.
 
-use crate::util::def;
+use crate::record::{op, value};
 use pld_ir::registry::AttrType;
-use pld_ir::{
-    register_op, Affinity, AttrDef, DataType, DeduceCx, Diagnostic, FunctionKind, OpDef, ParamDef, Type,
-};
+use pld_ir::{register_op, AttrDef, DataType, DeduceCx, Diagnostic, FunctionKind, OpDef, Type};
 
 /// `pld.tensor.alloc_window_buffer(size, *, name)`: reserve `size` bytes in every rank's window.
-pub static ALLOC_WINDOW_BUFFER: OpDef = def(
+pub static ALLOC_WINDOW_BUFFER: OpDef = op(
     "pld.tensor.alloc_window_buffer",
     "window",
     "allocate a symmetric window buffer of `size` bytes on every rank",
-    &["pld.alloc_window_buffer"],
-    &[ParamDef::value("size")],
-    &[AttrDef::required("name", AttrType::Str)],
-    Affinity::Shared,
-    deduce_alloc,
-);
+)
+.aliases(&["pld.alloc_window_buffer"])
+.params(&[value("size")])
+.attrs(&[AttrDef::required("name", AttrType::Str)])
+.deduce(deduce_alloc);
 
 fn deduce_alloc(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
     if cx.attr_str("name").is_none_or(|n| n.is_empty()) {
@@ -51,16 +48,15 @@ fn deduce_alloc(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
 }
 
 /// `pld.tensor.window(buf, shape, *, dtype)`: view an allocation as a window-bound tensor.
-pub static WINDOW: OpDef = def(
+pub static WINDOW: OpDef = op(
     "pld.tensor.window",
     "window",
     "view a window allocation as a DistributedTensor of `shape` and `dtype`",
-    &["pld.window"],
-    &[ParamDef::value("buf"), ParamDef::value("shape")],
-    &[AttrDef::required("dtype", AttrType::DType)],
-    Affinity::Shared,
-    deduce_window,
-);
+)
+.aliases(&["pld.window"])
+.params(&[value("buf"), value("shape")])
+.attrs(&[AttrDef::required("dtype", AttrType::DType)])
+.deduce(deduce_window);
 
 fn deduce_window(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
     if *cx.ty(0) != Type::Ptr {
@@ -103,16 +99,10 @@ fn deduce_window(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
 }
 
 /// `pld.system.world_size()`: the number of ranks, on the host.
-pub static WORLD_SIZE: OpDef = def(
-    "pld.system.world_size",
-    "window",
-    "the number of participating ranks (host orchestration only)",
-    &["pld.world_size"],
-    &[],
-    &[],
-    Affinity::Shared,
-    deduce_world_size,
-);
+pub static WORLD_SIZE: OpDef =
+    op("pld.system.world_size", "window", "the number of participating ranks (host orchestration only)")
+        .aliases(&["pld.world_size"])
+        .deduce(deduce_world_size);
 
 fn deduce_world_size(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
     match cx.env.func_kind {
@@ -125,16 +115,11 @@ fn deduce_world_size(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
 }
 
 /// `pld.system.get_comm_ctx(t)`: the communication context of a window-bound tensor.
-pub static GET_COMM_CTX: OpDef = def(
-    "pld.system.get_comm_ctx",
-    "window",
-    "the CommContext a window-bound tensor belongs to",
-    &["pld.get_comm_ctx"],
-    &[ParamDef::value("tensor")],
-    &[],
-    Affinity::Shared,
-    deduce_get_comm_ctx,
-);
+pub static GET_COMM_CTX: OpDef =
+    op("pld.system.get_comm_ctx", "window", "the CommContext a window-bound tensor belongs to")
+        .aliases(&["pld.get_comm_ctx"])
+        .params(&[value("tensor")])
+        .deduce(deduce_get_comm_ctx);
 
 fn deduce_get_comm_ctx(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
     match cx.ty(0) {
@@ -164,27 +149,16 @@ fn deduce_ctx_query(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
 }
 
 /// `pld.system.rank(ctx)`: this rank's index.
-pub static RANK: OpDef = def(
-    "pld.system.rank",
-    "window",
-    "this rank's index in the communication context",
-    &["pld.rank"],
-    &[ParamDef::value("ctx")],
-    &[],
-    Affinity::Shared,
-    deduce_ctx_query,
-);
+pub static RANK: OpDef = op("pld.system.rank", "window", "this rank's index in the communication context")
+    .aliases(&["pld.rank"])
+    .params(&[value("ctx")])
+    .deduce(deduce_ctx_query);
 
 /// `pld.system.nranks(ctx)`: the number of ranks in the context.
-pub static NRANKS: OpDef = def(
-    "pld.system.nranks",
-    "window",
-    "the number of ranks in the communication context",
-    &["pld.nranks"],
-    &[ParamDef::value("ctx")],
-    &[],
-    Affinity::Shared,
-    deduce_ctx_query,
-);
+pub static NRANKS: OpDef =
+    op("pld.system.nranks", "window", "the number of ranks in the communication context")
+        .aliases(&["pld.nranks"])
+        .params(&[value("ctx")])
+        .deduce(deduce_ctx_query);
 
 register_op!(ALLOC_WINDOW_BUFFER, WINDOW, WORLD_SIZE, GET_COMM_CTX, RANK, NRANKS);

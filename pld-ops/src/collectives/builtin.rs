@@ -6,9 +6,15 @@
 
 use super::checks::*;
 use super::*;
+use crate::record::OpSpec;
 use crate::util::{describe, window_arg};
 use pld_ir::registry::AttrType;
 use pld_ir::{AttrDef, DataType, DeduceCx, Diagnostic, OpDef, Type};
+
+/// A `builtin.tensor.*` record: internal (only the rail lowerings create these calls).
+const fn builtin(name: &'static str, summary: &'static str) -> OpSpec {
+    op(name, FAMILY, summary).internal()
+}
 
 fn rank1_signal(cx: &DeduceCx<'_>, i: usize) -> Result<(), Diagnostic> {
     let s = cx.ty(i).as_dist().ok_or_else(|| {
@@ -36,10 +42,10 @@ fn rank1_signal(cx: &DeduceCx<'_>, i: usize) -> Result<(), Diagnostic> {
 pub static B_ALLREDUCE: OpDef = builtin(
     "builtin.tensor.allreduce",
     "HOST mesh allreduce chip dispatch (prebuilt AIV kernel, core_num blocks)",
-    SRC_SIGNAL,
-    &[OP_REQ, DTYPE_REQ, AttrDef::required("core_num", AttrType::Int)],
-    deduce_b_allreduce,
-);
+)
+.params(SRC_SIGNAL)
+.attrs(&[OP_REQ, DTYPE_REQ, AttrDef::required("core_num", AttrType::Int)])
+.deduce(deduce_b_allreduce);
 
 fn deduce_b_allreduce(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
     let op = cx.def.name;
@@ -76,13 +82,11 @@ fn deduce_b_allreduce(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
 }
 
 /// `builtin.tensor.allreduce_ring(src, signal, *, op, dtype)`.
-pub static B_ALLREDUCE_RING: OpDef = builtin(
-    "builtin.tensor.allreduce_ring",
-    "HOST ring allreduce chip dispatch (prebuilt AIV kernel)",
-    SRC_SIGNAL,
-    &[OP_REQ, DTYPE_REQ],
-    deduce_b_allreduce_ring,
-);
+pub static B_ALLREDUCE_RING: OpDef =
+    builtin("builtin.tensor.allreduce_ring", "HOST ring allreduce chip dispatch (prebuilt AIV kernel)")
+        .params(SRC_SIGNAL)
+        .attrs(&[OP_REQ, DTYPE_REQ])
+        .deduce(deduce_b_allreduce_ring);
 
 fn deduce_b_allreduce_ring(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
     let op = cx.def.name;
@@ -130,13 +134,9 @@ fn deduce_b_allreduce_ring(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
 }
 
 /// `builtin.tensor.barrier(signal)`.
-pub static B_BARRIER: OpDef = builtin(
-    "builtin.tensor.barrier",
-    "HOST barrier chip dispatch",
-    &[ParamDef::mem("signal", Effect::ReadWrite)],
-    &[],
-    deduce_b_barrier,
-);
+pub static B_BARRIER: OpDef = builtin("builtin.tensor.barrier", "HOST barrier chip dispatch")
+    .params(&[updates("signal")])
+    .deduce(deduce_b_barrier);
 
 fn deduce_b_barrier(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
     rank1_signal(cx, 0)?;
@@ -144,34 +144,25 @@ fn deduce_b_barrier(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
 }
 
 /// `builtin.tensor.broadcast(target, signal, *, root, dtype)`.
-pub static B_BROADCAST: OpDef = builtin(
-    "builtin.tensor.broadcast",
-    "HOST broadcast chip dispatch",
-    TARGET_SIGNAL,
-    &[AttrDef::required("root", AttrType::Int), DTYPE_REQ],
-    deduce_b_broadcast,
-);
+pub static B_BROADCAST: OpDef = builtin("builtin.tensor.broadcast", "HOST broadcast chip dispatch")
+    .params(TARGET_SIGNAL)
+    .attrs(&[AttrDef::required("root", AttrType::Int), DTYPE_REQ])
+    .deduce(deduce_b_broadcast);
 
 fn deduce_b_broadcast(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
     let t = window_arg(cx, 0, "target")?;
     rank1_signal(cx, 1)?;
-    let root = cx.attr_int("root").unwrap_or(0);
-    if root < 0 {
-        return Err(cx.error(format!("{} root rank must be non-negative, got {root}", cx.def.name)));
-    }
-    dtype_kwarg(cx, "target", t.dtype)?;
-    fp32_only(cx, t.dtype)?;
+    root_attr(cx)?;
+    fp32_target(cx, t.dtype)?;
     Ok(cx.ty(0).clone())
 }
 
 /// `builtin.tensor.reduce_scatter(target, signal, *, op, dtype)`.
-pub static B_REDUCE_SCATTER: OpDef = builtin(
-    "builtin.tensor.reduce_scatter",
-    "HOST reduce-scatter chip dispatch",
-    TARGET_SIGNAL,
-    &[OP_REQ, DTYPE_REQ],
-    deduce_b_reduce_scatter,
-);
+pub static B_REDUCE_SCATTER: OpDef =
+    builtin("builtin.tensor.reduce_scatter", "HOST reduce-scatter chip dispatch")
+        .params(TARGET_SIGNAL)
+        .attrs(&[OP_REQ, DTYPE_REQ])
+        .deduce(deduce_b_reduce_scatter);
 
 fn deduce_b_reduce_scatter(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
     let op = cx.def.name;
@@ -183,8 +174,7 @@ fn deduce_b_reduce_scatter(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
     if cx.attr_int("op").unwrap_or(0) != 0 {
         return Err(cx.error(format!("{op} supports only ReduceOp.Sum")));
     }
-    dtype_kwarg(cx, "target", t.dtype)?;
-    fp32_only(cx, t.dtype)?;
+    fp32_target(cx, t.dtype)?;
     Ok(cx.ty(0).clone())
 }
 
@@ -201,45 +191,32 @@ fn builtin_gather(cx: &DeduceCx<'_>, one_row: bool) -> Result<Type, Diagnostic> 
         }
     }
     let target = rank2(cx, 1, window_arg(cx, 1, "target")?, "target", "[NR, SIZE]")?;
+    let io = InOut { input, target };
     if !one_row {
-        if let Some((a, b)) = static_ne(&target.shape[0], &input.shape[0]) {
-            return Err(cx.arg_error(
-                1,
-                format!("{op} target first dimension ({a}) must equal input first dimension ({b})"),
-            ));
-        }
+        io.same_rows(cx)?;
     }
-    if target.shape[1] != input.shape[1] {
-        return Err(cx.arg_error(1, format!("{op} target SIZE must equal input SIZE")));
-    }
-    same_dtype(cx, op, target, input)?;
+    io.same_size(cx, "SIZE")?;
+    io.same_dtype(cx)?;
     mesh_signal(cx, 2)?;
-    dtype_kwarg(cx, "target", target.dtype)?;
-    fp32_only(cx, target.dtype)?;
+    fp32_target(cx, target.dtype)?;
     Ok(cx.ty(1).clone())
 }
 
 /// `builtin.tensor.allgather(input, target, signal, *, dtype)`.
-pub static B_ALLGATHER: OpDef = builtin(
-    "builtin.tensor.allgather",
-    "HOST allgather chip dispatch",
-    GATHER,
-    &[DTYPE_REQ],
-    deduce_b_allgather,
-);
+pub static B_ALLGATHER: OpDef = builtin("builtin.tensor.allgather", "HOST allgather chip dispatch")
+    .params(GATHER)
+    .attrs(&[DTYPE_REQ])
+    .deduce(deduce_b_allgather);
 
 fn deduce_b_allgather(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
     builtin_gather(cx, true)
 }
 
 /// `builtin.tensor.all_to_all(input, target, signal, *, dtype)`.
-pub static B_ALL_TO_ALL: OpDef = builtin(
-    "builtin.tensor.all_to_all",
-    "HOST all-to-all chip dispatch",
-    GATHER,
-    &[DTYPE_REQ],
-    deduce_b_all_to_all,
-);
+pub static B_ALL_TO_ALL: OpDef = builtin("builtin.tensor.all_to_all", "HOST all-to-all chip dispatch")
+    .params(GATHER)
+    .attrs(&[DTYPE_REQ])
+    .deduce(deduce_b_all_to_all);
 
 fn deduce_b_all_to_all(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
     builtin_gather(cx, false)
@@ -247,13 +224,11 @@ fn deduce_b_all_to_all(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
 
 /// `builtin.tensor.all_to_all_v(input, target, signal, send_counts, recv_counts, *, dtype,
 /// core_num=1)`: the HOST and CHIP rails' kernel.
-pub static B_ALL_TO_ALL_V: OpDef = builtin(
-    "builtin.tensor.all_to_all_v",
-    "HOST/CHIP all-to-all-v dispatch (in-kernel TPUT builtin)",
-    A2AV,
-    &[DTYPE_REQ, CORE_NUM],
-    deduce_b_all_to_all_v,
-);
+pub static B_ALL_TO_ALL_V: OpDef =
+    builtin("builtin.tensor.all_to_all_v", "HOST/CHIP all-to-all-v dispatch (in-kernel TPUT builtin)")
+        .params(A2AV)
+        .attrs(&[DTYPE_REQ, CORE_NUM])
+        .deduce(deduce_b_all_to_all_v);
 
 fn deduce_b_all_to_all_v(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
     a2av(cx, true)

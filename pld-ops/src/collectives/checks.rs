@@ -29,6 +29,16 @@ pub(super) fn signal_arg<'a>(cx: &'a DeduceCx<'_>, i: usize) -> Result<&'a Tenso
     Ok(s)
 }
 
+/// The optional signal (argument 1) of an in-place collective `(target, signal)`: omitted
+/// (a private one is synthesized), or a window-bound INT32 signal distinct from the target.
+pub(super) fn in_place_signal(cx: &DeduceCx<'_>) -> Result<(), Diagnostic> {
+    if !crate::collective_api::omitted_signal(cx, 1)? {
+        signal_arg(cx, 1)?;
+        distinct(cx, &[(0, "target"), (1, "signal")])?;
+    }
+    Ok(())
+}
+
 /// A `[NR]` or `[NR, 1]` signal (allgather / all_to_all).
 pub(super) fn mesh_signal<'a>(cx: &'a DeduceCx<'_>, i: usize) -> Result<&'a TensorType, Diagnostic> {
     let s = signal_arg(cx, i)?;
@@ -107,9 +117,20 @@ pub(super) fn dtype_kwarg(cx: &DeduceCx<'_>, role: &str, want: DataType) -> Resu
     Ok(())
 }
 
-pub(super) fn fp32_only(cx: &DeduceCx<'_>, d: DataType) -> Result<(), Diagnostic> {
+/// The FP32-only builtin kernels: the `dtype` kwarg names the target's dtype, and it is FP32.
+pub(super) fn fp32_target(cx: &DeduceCx<'_>, d: DataType) -> Result<(), Diagnostic> {
+    dtype_kwarg(cx, "target", d)?;
     if d != DataType::FP32 {
         return Err(cx.error(format!("{} currently supports only FP32 data, got {d}", cx.def.name)));
+    }
+    Ok(())
+}
+
+/// The `root` attribute of a broadcast is a rank index (non-negative).
+pub(super) fn root_attr(cx: &DeduceCx<'_>) -> Result<(), Diagnostic> {
+    let root = cx.attr_int("root").unwrap_or(0);
+    if root < 0 {
+        return Err(cx.error(format!("{} root rank must be non-negative, got {root}", cx.def.name)));
     }
     Ok(())
 }
@@ -152,20 +173,46 @@ pub(super) fn packed(cx: &DeduceCx<'_>, i: usize, t: &TensorType, role: &str) ->
     Ok(())
 }
 
-/// The target (argument 1) has the input's (argument 0) dtype.
-pub(super) fn same_dtype(
-    cx: &DeduceCx<'_>,
-    op: &str,
-    target: &TensorType,
-    input: &TensorType,
-) -> Result<(), Diagnostic> {
-    if target.dtype != input.dtype {
-        return Err(cx.arg_error(
-            1,
-            format!("{op} target dtype {} must match input dtype {}", target.dtype, input.dtype),
-        ));
+/// The data operands of a gather-like collective: `input` (argument 0) and `target`
+/// (argument 1), whose agreement each check reports at the target.
+pub(super) struct InOut<'a> {
+    pub(super) input: &'a TensorType,
+    pub(super) target: &'a TensorType,
+}
+
+impl InOut<'_> {
+    /// The same first dimension, when both are static.
+    pub(super) fn same_rows(&self, cx: &DeduceCx<'_>) -> Result<(), Diagnostic> {
+        if let Some((a, b)) = static_ne(&self.target.shape[0], &self.input.shape[0]) {
+            return Err(cx.arg_error(
+                1,
+                format!(
+                    "{} target first dimension ({a}) must equal input first dimension ({b})",
+                    cx.def.name
+                ),
+            ));
+        }
+        Ok(())
     }
-    Ok(())
+
+    /// The same row length (`what`: "SIZE", "shape" in the message).
+    pub(super) fn same_size(&self, cx: &DeduceCx<'_>, what: &str) -> Result<(), Diagnostic> {
+        if self.target.shape[1] != self.input.shape[1] {
+            return Err(cx.arg_error(1, format!("{} target {what} must equal input {what}", cx.def.name)));
+        }
+        Ok(())
+    }
+
+    /// The same dtype.
+    pub(super) fn same_dtype(&self, cx: &DeduceCx<'_>) -> Result<(), Diagnostic> {
+        let (t, i) = (self.target.dtype, self.input.dtype);
+        if t != i {
+            return Err(
+                cx.arg_error(1, format!("{} target dtype {t} must match input dtype {i}", cx.def.name))
+            );
+        }
+        Ok(())
+    }
 }
 
 /// The signal (argument 2) of a gather-like collective `(input, target, signal)`: omitted
@@ -173,7 +220,6 @@ pub(super) fn same_dtype(
 /// dimension equals `rows` (the first dimension of `rows_of`); the call returns the target.
 pub(super) fn gather_signal(
     cx: &DeduceCx<'_>,
-    op: &str,
     rows: &Expr,
     rows_of: &str,
 ) -> Result<pld_ir::Type, Diagnostic> {
@@ -185,7 +231,10 @@ pub(super) fn gather_signal(
     if let Some((a, b)) = static_ne(&signal.shape[0], rows) {
         return Err(cx.arg_error(
             2,
-            format!("{op} signal first dimension ({a}) must equal {rows_of} first dimension ({b})"),
+            format!(
+                "{} signal first dimension ({a}) must equal {rows_of} first dimension ({b})",
+                cx.def.name
+            ),
         ));
     }
     Ok(cx.ty(1).clone())
@@ -193,12 +242,13 @@ pub(super) fn gather_signal(
 
 /// The input (argument 0) and target (argument 1) are not one expression (`what`: "buffers",
 /// "windows").
-pub(super) fn not_the_same(cx: &DeduceCx<'_>, op: &str, what: &str) -> Result<(), Diagnostic> {
+pub(super) fn not_the_same(cx: &DeduceCx<'_>, what: &str) -> Result<(), Diagnostic> {
     if cx.arg(0) == cx.arg(1) {
         return Err(cx.arg_error(
             1,
             format!(
-                "{op} input and target must be different {what}, but the same expression was passed for both"
+                "{} input and target must be different {what}, but the same expression was passed for both",
+                cx.def.name
             ),
         ));
     }

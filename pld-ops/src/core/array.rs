@@ -14,50 +14,42 @@
 //! `create` also accepts the reference's positional dtype (`pl.array.create(8, pl.INT32)`),
 //! canonicalized to `dtype=` at call-build time.
 
-use crate::util::def;
+use crate::record::{op, reads, updates, value};
 use pld_ir::registry::AttrType;
 use pld_ir::{
-    register_canonicalize, register_op, Affinity, ArrayType, Attr, AttrDef, DataType, DeduceCx, DeduceEnv,
-    Diagnostic, Effect, Expr, ExprKind, OpDef, ParamDef, Type,
+    register_canonicalize, register_op, ArrayType, Attr, AttrDef, DataType, DeduceCx, DeduceEnv, Diagnostic,
+    Expr, ExprKind, OpDef, Type,
 };
 
 const FAMILY: &str = "core";
 
 /// `array.create(extent, *, dtype)`: a zero-initialised on-core array.
-pub static ARRAY_CREATE: OpDef = def(
+pub static ARRAY_CREATE: OpDef = op(
     "array.create",
     FAMILY,
     "allocate a zero-initialised on-core scalar array (1-D, constant extent, integer dtype)",
-    &["pl.array.create"],
-    &[ParamDef::value("extent")],
-    &[AttrDef::required("dtype", AttrType::DType)],
-    Affinity::Shared,
-    deduce_create,
-);
+)
+.aliases(&["pl.array.create"])
+.params(&[value("extent")])
+.attrs(&[AttrDef::required("dtype", AttrType::DType)])
+.deduce(deduce_create);
 
 /// `array.get_element(array, index)`: one element as a scalar.
-pub static ARRAY_GET_ELEMENT: OpDef = def(
-    "array.get_element",
-    FAMILY,
-    "read one element of an on-core array as a scalar",
-    &["pl.array.get_element"],
-    &[ParamDef::mem("array", Effect::Read), ParamDef::value("index")],
-    &[],
-    Affinity::Shared,
-    deduce_get_element,
-);
+pub static ARRAY_GET_ELEMENT: OpDef =
+    op("array.get_element", FAMILY, "read one element of an on-core array as a scalar")
+        .aliases(&["pl.array.get_element"])
+        .params(&[reads("array"), value("index")])
+        .deduce(deduce_get_element);
 
 /// `array.update_element(array, index, value)`: the array with one element replaced.
-pub static ARRAY_UPDATE_ELEMENT: OpDef = def(
+pub static ARRAY_UPDATE_ELEMENT: OpDef = op(
     "array.update_element",
     FAMILY,
     "functional update: the array with the element at index replaced by value",
-    &["pl.array.update_element"],
-    &[ParamDef::mem("array", Effect::ReadWrite), ParamDef::value("index"), ParamDef::value("value")],
-    &[],
-    Affinity::Shared,
-    deduce_update_element,
-);
+)
+.aliases(&["pl.array.update_element"])
+.params(&[updates("array"), value("index"), value("value")])
+.deduce(deduce_update_element);
 
 register_op!(ARRAY_CREATE, ARRAY_GET_ELEMENT, ARRAY_UPDATE_ELEMENT);
 

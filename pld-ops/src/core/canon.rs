@@ -11,7 +11,7 @@
 //! Anything not recognised is left untouched for the deducer to report, so every rewrite is
 //! idempotent and none fails.
 
-use pld_ir::{register_canonicalize, Attr, DeduceEnv, Expr, ExprKind, OpDef, Type};
+use pld_ir::{register_canonicalize, Attr, DeduceEnv, Expr, ExprKind, Type};
 
 /// The rounding modes of a cast, indexed by the reference's integer codes.
 pub const CAST_MODES: [&str; 7] = ["none", "rint", "round", "floor", "ceil", "trunc", "odd"];
@@ -21,8 +21,13 @@ fn has(attrs: &[(String, Attr)], k: &str) -> bool {
 }
 
 /// Moves a positional dtype (and mode) into attributes, renames `target_type` to `dtype`,
-/// turns an integer mode code into its name, and orders the attributes as `def` declares.
-fn canon_cast(def: &OpDef, args: &mut Vec<Expr>, attrs: &mut Vec<(String, Attr)>) {
+/// turns an integer mode code into its name, and orders the attributes as every cast declares
+/// them ([`super::CAST_ATTRS`]).
+fn canon_cast(
+    args: &mut Vec<Expr>,
+    attrs: &mut Vec<(String, Attr)>,
+    _: &DeduceEnv<'_>,
+) -> Option<&'static str> {
     if args.len() >= 2 && !has(attrs, "dtype") && !has(attrs, "target_type") {
         if let ExprKind::DType(d) = args[1].kind {
             args.remove(1);
@@ -54,39 +59,13 @@ fn canon_cast(def: &OpDef, args: &mut Vec<Expr>, attrs: &mut Vec<(String, Attr)>
             }
         }
     }
-    attrs.sort_by_key(|(k, _)| def.attrs.iter().position(|a| a.name == k).unwrap_or(usize::MAX));
-}
-
-fn canon_tile_cast(
-    args: &mut Vec<Expr>,
-    attrs: &mut Vec<(String, Attr)>,
-    _: &DeduceEnv<'_>,
-) -> Option<&'static str> {
-    canon_cast(&super::tile::TILE_CAST, args, attrs);
+    attrs.sort_by_key(|(k, _)| super::CAST_ATTRS.iter().position(|a| a.name == k).unwrap_or(usize::MAX));
     None
 }
 
-fn canon_tensor_cast(
-    args: &mut Vec<Expr>,
-    attrs: &mut Vec<(String, Attr)>,
-    _: &DeduceEnv<'_>,
-) -> Option<&'static str> {
-    canon_cast(&super::tensor::TENSOR_CAST, args, attrs);
-    None
-}
-
-fn canon_scalar_cast(
-    args: &mut Vec<Expr>,
-    attrs: &mut Vec<(String, Attr)>,
-    _: &DeduceEnv<'_>,
-) -> Option<&'static str> {
-    canon_cast(&super::SCALAR_CAST, args, attrs);
-    None
-}
-
-register_canonicalize!("tile.cast", canon_tile_cast);
-register_canonicalize!("tensor.cast", canon_tensor_cast);
-register_canonicalize!("scalar.cast", canon_scalar_cast);
+register_canonicalize!("tile.cast", canon_cast);
+register_canonicalize!("tensor.cast", canon_cast);
+register_canonicalize!("scalar.cast", canon_cast);
 
 /// Whether the right operand of a binary call is a scalar (not a tuple), so the call means
 /// the scalar form of the op.

@@ -8,31 +8,25 @@
 //! reference's other spellings (positional cast dtype/mode, `target_type=`, a scalar right
 //! operand of `add`/`sub`/`mul`/`div`) are canonicalized at call-build time ([`canon`]).
 
+use crate::record::{op, optional, optional_reads, value};
 pub mod array;
 pub mod canon;
 pub mod tensor;
 pub mod tile;
 
-use crate::util::def;
 use pld_ir::registry::Overload;
-use pld_ir::{register_op, register_overload, Affinity, DeduceCx, Diagnostic, Effect, OpDef, ParamDef, Type};
+use pld_ir::{register_op, register_overload, DeduceCx, Diagnostic, OpDef, Type};
 
 /// `system.cacheinvalid(target=None, shape=None, offsets=None)`: invalidate the cache lines
 /// of a tensor region, or of the whole GM when called with no arguments.
-pub static CACHEINVALID: OpDef = def(
+pub static CACHEINVALID: OpDef = op(
     "system.cacheinvalid",
     "core",
     "invalidate cached GM lines of a tensor region (no arguments: all of GM)",
-    &["pl.system.cacheinvalid"],
-    &[
-        ParamDef::optional_mem("target", Effect::Read),
-        ParamDef::optional("shape"),
-        ParamDef::optional("offsets"),
-    ],
-    &[],
-    Affinity::Shared,
-    deduce_cacheinvalid,
-);
+)
+.aliases(&["pl.system.cacheinvalid"])
+.params(&[optional_reads("target"), optional("shape"), optional("offsets")])
+.deduce(deduce_cacheinvalid);
 
 fn deduce_cacheinvalid(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
     match cx.arity() {
@@ -54,16 +48,8 @@ fn deduce_cacheinvalid(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
 }
 
 /// `system.fence()`: a GM fence ordering earlier writes before later ones.
-pub static FENCE: OpDef = def(
-    "system.fence",
-    "core",
-    "GM memory fence",
-    &["pl.system.fence"],
-    &[],
-    &[],
-    Affinity::Shared,
-    deduce_fence,
-);
+pub static FENCE: OpDef =
+    op("system.fence", "core", "GM memory fence").aliases(&["pl.system.fence"]).deduce(deduce_fence);
 
 fn deduce_fence(_: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
     Ok(Type::Unknown)
@@ -72,24 +58,15 @@ fn deduce_fence(_: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
 /// `scalar.cast(value, *, dtype, mode=None, target_type=None)`: convert a scalar (e.g. an
 /// INT32 count to INDEX). `pl.cast(v, pl.INDEX)` and `target_type=` are canonicalized to
 /// `dtype=` ([`canon`]); a scalar cast supports only the default rounding mode `round`.
-pub static SCALAR_CAST: OpDef = def(
-    "scalar.cast",
-    "core",
-    "convert a scalar to another element type",
-    &["pl.scalar.cast"],
-    &[ParamDef::value("value")],
-    &[
-        pld_ir::AttrDef::required("dtype", pld_ir::AttrType::DType),
-        pld_ir::AttrDef::optional("mode", pld_ir::AttrType::Str),
-        pld_ir::AttrDef::optional("target_type", pld_ir::AttrType::DType),
-    ],
-    Affinity::Shared,
-    deduce_scalar_cast,
-);
+pub static SCALAR_CAST: OpDef = op("scalar.cast", "core", "convert a scalar to another element type")
+    .aliases(&["pl.scalar.cast"])
+    .params(&[value("value")])
+    .attrs(CAST_ATTRS)
+    .deduce(deduce_scalar_cast);
 
 fn deduce_scalar_cast(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
     crate::util::scalar_arg(cx, 0, "value")?;
-    check_cast_attrs(cx)?;
+    let dtype = cast_dtype(cx, pld_ir::DataType::INDEX)?;
     if let Some(m) = cx.attr_str("mode") {
         if !m.eq_ignore_ascii_case("round") {
             return Err(cx
@@ -97,14 +74,27 @@ fn deduce_scalar_cast(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
                 .with_note("rounding modes apply to tile and tensor casts (tile.cast, tensor.cast)"));
         }
     }
-    let dtype = cx.attr("dtype").and_then(|a| a.as_dtype()).unwrap_or(pld_ir::DataType::INDEX);
     Ok(Type::Scalar(dtype))
+}
+
+/// The attributes of every cast (`tile.cast`, `tensor.cast`, `scalar.cast`), in canonical order.
+pub(crate) const CAST_ATTRS: &[pld_ir::AttrDef] = &[
+    pld_ir::AttrDef::required("dtype", pld_ir::AttrType::DType),
+    pld_ir::AttrDef::optional("mode", pld_ir::AttrType::Str),
+    pld_ir::AttrDef::optional("target_type", pld_ir::AttrType::DType),
+];
+
+/// The target dtype of a cast whose operand has dtype `from` (kept when `dtype=` is absent),
+/// once the shared attribute rules ([`check_cast_attrs`]) hold.
+fn cast_dtype(cx: &DeduceCx<'_>, from: pld_ir::DataType) -> Result<pld_ir::DataType, Diagnostic> {
+    check_cast_attrs(cx)?;
+    Ok(cx.attr("dtype").and_then(|a| a.as_dtype()).unwrap_or(from))
 }
 
 /// The attribute rules every cast shares once canonicalized: `target_type` only as a second
 /// spelling of `dtype` (never both), and `mode` one of [`canon::CAST_MODES`] (an out-of-range
 /// integer code stays an integer and fails the generic attribute type check).
-pub(crate) fn check_cast_attrs(cx: &DeduceCx<'_>) -> Result<(), Diagnostic> {
+fn check_cast_attrs(cx: &DeduceCx<'_>) -> Result<(), Diagnostic> {
     if cx.attr("target_type").is_some() {
         return Err(cx.error(format!(
             "{} takes the target dtype once: give dtype= or target_type=, not both",

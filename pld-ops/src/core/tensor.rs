@@ -2,29 +2,24 @@
 //! tensor-level elementwise ops that `ConvertTensorToTileOps` turns into tile ops. Views of a
 //! window-bound tensor stay window-bound (kinds are preserved, never widened).
 
+use crate::record::{op, optional, reads, value, writes, ATOMIC_OPT};
 use crate::util::{
-    check_atomic_dtype, check_in_bounds, def, offsets_arg, opt_tuple_arg, provably_ne, same_kind, scalar_arg,
-    shape_arg, static_numel, tensor_like_arg,
+    check_atomic_dtype, check_in_bounds, element_index_arg, offsets_arg, opt_tuple_arg, provably_ne,
+    same_kind, same_numel, scalar_arg, shape_arg, slice_region, tensor_like_arg, valid_items,
 };
-use pld_ir::registry::{AbiEnumKind, AttrDefault, AttrType};
+use pld_ir::registry::AttrType;
 use pld_ir::{
-    register_op, Affinity, AttrDef, DataType, DeduceCx, Diagnostic, Effect, Expr, Layout, OpDef, ParamDef,
-    TensorType, TensorView, Type,
+    register_op, AttrDef, DataType, DeduceCx, Diagnostic, Layout, OpDef, TensorType, TensorView, Type,
 };
 
 const FAMILY: &str = "core";
 
 /// `tensor.create(shape, *, dtype)`: a new plain tensor.
-pub static TENSOR_CREATE: OpDef = def(
-    "tensor.create",
-    FAMILY,
-    "allocate a plain tensor in global memory",
-    &["pl.create_tensor", "pl.tensor.create"],
-    &[ParamDef::value("shape")],
-    &[AttrDef::required("dtype", AttrType::DType)],
-    Affinity::Shared,
-    deduce_create,
-);
+pub static TENSOR_CREATE: OpDef = op("tensor.create", FAMILY, "allocate a plain tensor in global memory")
+    .aliases(&["pl.create_tensor", "pl.tensor.create"])
+    .params(&[value("shape")])
+    .attrs(&[AttrDef::required("dtype", AttrType::DType)])
+    .deduce(deduce_create);
 
 fn deduce_create(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
     let shape = shape_arg(cx, 0, "shape")?;
@@ -34,43 +29,27 @@ fn deduce_create(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
 
 fn point<'a>(cx: &'a DeduceCx<'_>) -> Result<&'a TensorType, Diagnostic> {
     let t = tensor_like_arg(cx, 0, "tensor")?;
-    let idx = offsets_arg(cx, 1, t.rank(), "indices")?;
-    let ones = vec![Expr::int(1); idx.len()];
-    check_in_bounds(cx, 1, idx, &ones, &t.shape, "index")?;
+    element_index_arg(cx, 1, &t.shape)?;
     Ok(t)
 }
 
 /// `tensor.read(tensor, indices)`: one element as a scalar.
-pub static TENSOR_READ: OpDef = def(
-    "tensor.read",
-    FAMILY,
-    "read one element of a (window-bound) tensor as a scalar",
-    &["pl.tensor.read"],
-    &[ParamDef::mem("tensor", Effect::Read), ParamDef::value("indices")],
-    &[],
-    Affinity::Shared,
-    deduce_read,
-);
+pub static TENSOR_READ: OpDef =
+    op("tensor.read", FAMILY, "read one element of a (window-bound) tensor as a scalar")
+        .aliases(&["pl.tensor.read"])
+        .params(&[reads("tensor"), value("indices")])
+        .deduce(deduce_read);
 
 fn deduce_read(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
     Ok(Type::Scalar(point(cx)?.dtype))
 }
 
 /// `tensor.write(tensor, indices, value)`: write one element; returns the tensor.
-pub static TENSOR_WRITE: OpDef = def(
-    "tensor.write",
-    FAMILY,
-    "write one element of a (window-bound) tensor; returns the tensor",
-    &["pl.tensor.write"],
-    &[
-        ParamDef::mem("tensor", Effect::Write).scalar_store(),
-        ParamDef::value("indices"),
-        ParamDef::value("value"),
-    ],
-    &[],
-    Affinity::Shared,
-    deduce_write,
-);
+pub static TENSOR_WRITE: OpDef =
+    op("tensor.write", FAMILY, "write one element of a (window-bound) tensor; returns the tensor")
+        .aliases(&["pl.tensor.write"])
+        .params(&[writes("tensor").scalar_store(), value("indices"), value("value")])
+        .deduce(deduce_write);
 
 fn deduce_write(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
     point(cx)?;
@@ -80,34 +59,20 @@ fn deduce_write(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
 
 /// `tensor.view(tensor, shape, valid_shape=None, *, layout=None)`: the same packed bytes
 /// under a new shape (and optionally a valid region or layout).
-pub static TENSOR_VIEW: OpDef = def(
-    "tensor.view",
-    FAMILY,
-    "reinterpret a packed tensor under a new shape, valid region or layout",
-    &["pl.view", "pl.tensor.view"],
-    &[ParamDef::mem("tensor", Effect::Read), ParamDef::optional("shape"), ParamDef::optional("valid_shape")],
-    &[AttrDef::optional("layout", AttrType::Str)],
-    Affinity::Shared,
-    deduce_view,
-);
+pub static TENSOR_VIEW: OpDef =
+    op("tensor.view", FAMILY, "reinterpret a packed tensor under a new shape, valid region or layout")
+        .aliases(&["pl.view", "pl.tensor.view"])
+        .params(&[reads("tensor"), optional("shape"), optional("valid_shape")])
+        .attrs(&[AttrDef::optional("layout", AttrType::Str)])
+        .deduce(deduce_view);
 
 fn deduce_view(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
     let t = tensor_like_arg(cx, 0, "tensor")?;
     let shape = if cx.arg(1).is_some() { shape_arg(cx, 1, "shape")?.to_vec() } else { t.shape.clone() };
-    if let (Some(a), Some(b)) = (static_numel(&t.shape), static_numel(&shape)) {
-        if a != b {
-            return Err(cx.arg_error(1, format!("tensor.view cannot change the element count ({a} -> {b})")));
-        }
-    }
+    same_numel(cx, 1, &t.shape, &shape)?;
     let mut view = TensorView::default();
     if let Some(valid) = opt_tuple_arg(cx, 2, "valid_shape")? {
-        if valid.len() != shape.len() {
-            return Err(cx.arg_error(
-                2,
-                format!("tensor.view valid_shape must have {} element(s), got {}", shape.len(), valid.len()),
-            ));
-        }
-        crate::util::check_index_items(cx, 2, valid, "valid_shape")?;
+        valid_items(cx, 2, valid, shape.len(), "valid_shape")?;
         view.valid_shape = valid.to_vec();
     }
     if let Some(l) = cx.attr_str("layout") {
@@ -120,92 +85,45 @@ fn deduce_view(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
 }
 
 /// `tensor.slice(tensor, shape, offsets, valid_shape=None)`: a rectangular sub-tensor.
-pub static TENSOR_SLICE: OpDef = def(
-    "tensor.slice",
-    FAMILY,
-    "a rectangular sub-tensor (a window slice stays window-bound)",
-    &["pl.tensor.slice"],
-    &[
-        ParamDef::mem("tensor", Effect::Read),
-        ParamDef::value("shape"),
-        ParamDef::value("offsets"),
-        ParamDef::optional("valid_shape"),
-    ],
-    &[],
-    Affinity::Shared,
-    deduce_slice,
-);
+pub static TENSOR_SLICE: OpDef =
+    op("tensor.slice", FAMILY, "a rectangular sub-tensor (a window slice stays window-bound)")
+        .aliases(&["pl.tensor.slice"])
+        .params(&[reads("tensor"), value("shape"), value("offsets"), optional("valid_shape")])
+        .deduce(deduce_slice);
 
 fn deduce_slice(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
     let t = tensor_like_arg(cx, 0, "tensor")?;
-    let shape = shape_arg(cx, 1, "shape")?;
-    if shape.len() != t.rank() {
-        return Err(cx.arg_error(
-            1,
-            format!(
-                "tensor.slice shape must have {} element(s) (tensor rank), got {}",
-                t.rank(),
-                shape.len()
-            ),
-        ));
-    }
-    let offsets = offsets_arg(cx, 2, t.rank(), "offsets")?;
-    check_in_bounds(cx, 2, offsets, shape, &t.shape, "region")?;
+    let shape = slice_region(cx, &t.shape, " (tensor rank)")?;
     let mut out = TensorType::new(shape.to_vec(), t.dtype);
     if let Some(valid) = opt_tuple_arg(cx, 3, "valid_shape")? {
-        if valid.len() != shape.len() {
-            return Err(cx.arg_error(
-                3,
-                format!("tensor.slice valid_shape must have {} element(s), got {}", shape.len(), valid.len()),
-            ));
-        }
-        crate::util::check_index_items(cx, 3, valid, "valid_shape")?;
+        valid_items(cx, 3, valid, shape.len(), "valid_shape")?;
         out = out.with_view(TensorView { valid_shape: valid.to_vec(), ..TensorView::default() });
     }
     Ok(same_kind(cx.ty(0), out))
 }
 
 /// `tensor.reshape(tensor, shape)`: the same elements with a new shape.
-pub static TENSOR_RESHAPE: OpDef = def(
-    "tensor.reshape",
-    FAMILY,
-    "reinterpret a packed tensor with a new shape of the same element count",
-    &["pl.tensor.reshape"],
-    &[ParamDef::mem("tensor", Effect::Read), ParamDef::value("shape")],
-    &[],
-    Affinity::Shared,
-    deduce_reshape,
-);
+pub static TENSOR_RESHAPE: OpDef =
+    op("tensor.reshape", FAMILY, "reinterpret a packed tensor with a new shape of the same element count")
+        .aliases(&["pl.tensor.reshape"])
+        .params(&[reads("tensor"), value("shape")])
+        .deduce(deduce_reshape);
 
 fn deduce_reshape(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
     let t = tensor_like_arg(cx, 0, "tensor")?;
     let shape = shape_arg(cx, 1, "shape")?;
-    if let (Some(a), Some(b)) = (static_numel(&t.shape), static_numel(shape)) {
-        if a != b {
-            return Err(
-                cx.arg_error(1, format!("tensor.reshape cannot change the element count ({a} -> {b})"))
-            );
-        }
-    }
+    same_numel(cx, 1, &t.shape, shape)?;
     Ok(same_kind(cx.ty(0), TensorType::new(shape.to_vec(), t.dtype)))
 }
 
 /// `tensor.assemble(target, source, offsets, *, atomic=None_)`: write `source` into a region
 /// of `target`; returns the target.
-pub static TENSOR_ASSEMBLE: OpDef = def(
-    "tensor.assemble",
-    FAMILY,
-    "write a tensor into a region of another; returns the target",
-    &["pl.assemble", "pl.tensor.assemble"],
-    &[
-        ParamDef::mem("target", Effect::Write).bulk_store(),
-        ParamDef::mem("source", Effect::Read),
-        ParamDef::value("offsets"),
-    ],
-    &[AttrDef::with_default("atomic", AttrType::Enum(AbiEnumKind::AtomicType), AttrDefault::Int(0))],
-    Affinity::Shared,
-    deduce_assemble,
-);
+pub static TENSOR_ASSEMBLE: OpDef =
+    op("tensor.assemble", FAMILY, "write a tensor into a region of another; returns the target")
+        .aliases(&["pl.assemble", "pl.tensor.assemble"])
+        .params(&[writes("target").bulk_store(), reads("source"), value("offsets")])
+        .attrs(&[ATOMIC_OPT])
+        .deduce(deduce_assemble);
 
 fn deduce_assemble(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
     let target = tensor_like_arg(cx, 0, "target")?;
@@ -259,16 +177,10 @@ fn deduce_scalar_binary(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
 macro_rules! tensor_elementwise {
     ($($id:ident = $name:literal, $alias:literal, $p0:literal, $p1:literal, $deduce:ident, $summary:literal;)*) => {$(
         #[doc = concat!("`", $name, "`: ", $summary, " (lowered to the tile op).")]
-        pub static $id: OpDef = def(
-            $name,
-            FAMILY,
-            $summary,
-            &[$alias],
-            &[ParamDef::mem($p0, Effect::Read), ParamDef::mem($p1, Effect::Read)],
-            &[],
-            Affinity::Shared,
-            $deduce,
-        );
+        pub static $id: OpDef = op($name, FAMILY, $summary)
+            .aliases(&[$alias])
+            .params(&[reads($p0), reads($p1)])
+            .deduce($deduce);
     )*};
 }
 
@@ -287,25 +199,16 @@ tensor_elementwise! {
 
 /// `tensor.cast(tensor, *, dtype, mode=None, target_type=None)`: a plain tensor of the new
 /// element type (the reference spellings are canonicalized as for `tile.cast`).
-pub static TENSOR_CAST: OpDef = def(
-    "tensor.cast",
-    FAMILY,
-    "convert a tensor's element type (the result is a plain tensor)",
-    &["pl.tensor.cast"],
-    &[ParamDef::mem("tensor", Effect::Read)],
-    &[
-        AttrDef::required("dtype", AttrType::DType),
-        AttrDef::optional("mode", AttrType::Str),
-        AttrDef::optional("target_type", AttrType::DType),
-    ],
-    Affinity::Shared,
-    deduce_cast,
-);
+pub static TENSOR_CAST: OpDef =
+    op("tensor.cast", FAMILY, "convert a tensor's element type (the result is a plain tensor)")
+        .aliases(&["pl.tensor.cast"])
+        .params(&[reads("tensor")])
+        .attrs(super::CAST_ATTRS)
+        .deduce(deduce_cast);
 
 fn deduce_cast(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
     let t = tensor_like_arg(cx, 0, "tensor")?;
-    super::check_cast_attrs(cx)?;
-    let dtype = cx.attr("dtype").and_then(|a| a.as_dtype()).unwrap_or(t.dtype);
+    let dtype = super::cast_dtype(cx, t.dtype)?;
     Ok(Type::tensor(t.shape.clone(), dtype))
 }
 

@@ -3,17 +3,25 @@
 //! scalar read/write, slices and reshapes. Each deducer rejects wrong kinds, mismatched
 //! ranks/dtypes and provably out-of-bounds static regions with a diagnostic naming the op.
 
+use crate::record::OpSpec;
+use crate::record::{op, optional, optional_writes, reads, updates, value, writes, ATOMIC_OPT};
 use crate::util::{
-    check_atomic_dtype, check_in_bounds, def, int_scalar_arg, memory_attr, offsets_arg, opt_tuple_arg,
-    provably_ne, scalar_arg, shape_arg, static_numel, tensor_like_arg, tile_arg,
+    check_atomic_dtype, check_in_bounds, element_index_arg, int_scalar_arg, memory_attr, offsets_arg,
+    opt_tuple_arg, provably_ne, same_numel, scalar_arg, shape_arg, slice_region, tensor_like_arg, tile_arg,
+    valid_items,
 };
-use pld_ir::registry::{AbiEnumKind, AttrDefault, AttrType};
+use pld_ir::registry::{AttrDefault, AttrType};
 use pld_ir::{
-    register_op, Affinity, AttrDef, DataType, DeduceCx, Diagnostic, Effect, Expr, MemorySpace, OpDef,
-    ParamDef, TileType, Type,
+    register_op, Affinity, AttrDef, DataType, DeduceCx, Diagnostic, Expr, MemorySpace, OpDef, ParamDef,
+    TileType, Type,
 };
 
 const FAMILY: &str = "core";
+
+/// A tile op's record: it runs on the lane that holds its first tile unless it says otherwise.
+const fn tile_op(name: &'static str, summary: &'static str) -> OpSpec {
+    op(name, FAMILY, summary).affinity(Affinity::FromFirstTileArg)
+}
 const TARGET_MEMORY_VEC: AttrDef =
     AttrDef::with_default("target_memory", AttrType::Str, AttrDefault::Str("Vec"));
 
@@ -24,13 +32,7 @@ fn valid_within(
     shape: &[Expr],
     what: &str,
 ) -> Result<(), Diagnostic> {
-    if valid.len() != shape.len() {
-        return Err(cx.arg_error(
-            i,
-            format!("{} {what} must have {} element(s), got {}", cx.def.name, shape.len(), valid.len()),
-        ));
-    }
-    crate::util::check_index_items(cx, i, valid, what)?;
+    valid_items(cx, i, valid, shape.len(), what)?;
     for (k, (v, s)) in valid.iter().zip(shape).enumerate() {
         if let Some(v) = v.as_int() {
             if v < 0 {
@@ -52,21 +54,12 @@ fn valid_within(
 }
 
 /// `tile.load(tensor, offsets, shapes, valid_shape=None, *, target_memory=Vec)`.
-pub static TILE_LOAD: OpDef = def(
-    "tile.load",
-    FAMILY,
-    "load a region of a (window-bound) tensor into a tile",
-    &["pl.load", "pl.tile.load"],
-    &[
-        ParamDef::mem("tensor", Effect::Read),
-        ParamDef::value("offsets"),
-        ParamDef::value("shapes"),
-        ParamDef::optional("valid_shape"),
-    ],
-    &[TARGET_MEMORY_VEC],
-    Affinity::Vector,
-    deduce_load,
-);
+pub static TILE_LOAD: OpDef = op("tile.load", FAMILY, "load a region of a (window-bound) tensor into a tile")
+    .aliases(&["pl.load", "pl.tile.load"])
+    .params(&[reads("tensor"), value("offsets"), value("shapes"), optional("valid_shape")])
+    .attrs(&[TARGET_MEMORY_VEC])
+    .affinity(Affinity::Vector)
+    .deduce(deduce_load);
 
 fn deduce_load(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
     let t = tensor_like_arg(cx, 0, "tensor")?;
@@ -97,20 +90,12 @@ fn deduce_load(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
 /// The offsets have the tensor's rank; a tile of lower rank (at most 2-D) lands on the
 /// tensor's trailing dims, the leading dims having extent 1 (a `[1, N]` row stored at
 /// `[0, j, 0]` of a `[1, R, N]` tensor).
-pub static TILE_STORE: OpDef = def(
-    "tile.store",
-    FAMILY,
-    "store a tile's valid region into a (window-bound) tensor; returns the tensor",
-    &["pl.store", "pl.tile.store"],
-    &[
-        ParamDef::mem("tile", Effect::Read),
-        ParamDef::value("offsets"),
-        ParamDef::mem("output_tensor", Effect::Write).bulk_store(),
-    ],
-    &[AttrDef::with_default("atomic", AttrType::Enum(AbiEnumKind::AtomicType), AttrDefault::Int(0))],
-    Affinity::FromFirstTileArg,
-    deduce_store,
-);
+pub static TILE_STORE: OpDef =
+    tile_op("tile.store", "store a tile's valid region into a (window-bound) tensor; returns the tensor")
+        .aliases(&["pl.store", "pl.tile.store"])
+        .params(&[reads("tile"), value("offsets"), writes("output_tensor").bulk_store()])
+        .attrs(&[ATOMIC_OPT])
+        .deduce(deduce_store);
 
 fn deduce_store(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
     let tile = tile_arg(cx, 0, "tile")?;
@@ -146,16 +131,11 @@ fn deduce_store(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
 }
 
 /// `tile.create(shape, *, dtype, target_memory=Vec)`: an uninitialised tile.
-pub static TILE_CREATE: OpDef = def(
-    "tile.create",
-    FAMILY,
-    "allocate an uninitialised tile",
-    &["pl.create_tile", "pl.tile.create"],
-    &[ParamDef::value("shape")],
-    &[AttrDef::required("dtype", AttrType::DType), TARGET_MEMORY_VEC],
-    Affinity::Shared,
-    deduce_create,
-);
+pub static TILE_CREATE: OpDef = op("tile.create", FAMILY, "allocate an uninitialised tile")
+    .aliases(&["pl.create_tile", "pl.tile.create"])
+    .params(&[value("shape")])
+    .attrs(&[AttrDef::required("dtype", AttrType::DType), TARGET_MEMORY_VEC])
+    .deduce(deduce_create);
 
 fn deduce_create(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
     let shape = shape_arg(cx, 0, "shape")?;
@@ -165,16 +145,12 @@ fn deduce_create(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
 }
 
 /// `tile.full(shape, value, *, dtype, target_memory=Vec)`: a tile filled with `value`.
-pub static TILE_FULL: OpDef = def(
-    "tile.full",
-    FAMILY,
-    "a tile with every element set to a scalar",
-    &["pl.full", "pl.tile.full"],
-    &[ParamDef::value("shape"), ParamDef::value("value")],
-    &[AttrDef::required("dtype", AttrType::DType), TARGET_MEMORY_VEC],
-    Affinity::Vector,
-    deduce_full,
-);
+pub static TILE_FULL: OpDef = op("tile.full", FAMILY, "a tile with every element set to a scalar")
+    .aliases(&["pl.full", "pl.tile.full"])
+    .params(&[value("shape"), value("value")])
+    .attrs(&[AttrDef::required("dtype", AttrType::DType), TARGET_MEMORY_VEC])
+    .affinity(Affinity::Vector)
+    .deduce(deduce_full);
 
 fn deduce_full(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
     let shape = shape_arg(cx, 0, "shape")?;
@@ -186,16 +162,13 @@ fn deduce_full(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
 
 /// `tile.fillpad_inplace(tile, value)`: fill the padding outside the valid region; the result
 /// is fully valid.
-pub static TILE_FILLPAD: OpDef = def(
+pub static TILE_FILLPAD: OpDef = tile_op(
     "tile.fillpad_inplace",
-    FAMILY,
     "fill the elements outside a tile's valid region with a scalar; the result is fully valid",
-    &["pl.fillpad_inplace", "pl.fillpad", "pl.tile.fillpad_inplace"],
-    &[ParamDef::mem("tile", Effect::ReadWrite), ParamDef::value("value")],
-    &[],
-    Affinity::FromFirstTileArg,
-    deduce_fillpad,
-);
+)
+.aliases(&["pl.fillpad_inplace", "pl.fillpad", "pl.tile.fillpad_inplace"])
+.params(&[updates("tile"), value("value")])
+.deduce(deduce_fillpad);
 
 fn deduce_fillpad(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
     let tile = tile_arg(cx, 0, "tile")?;
@@ -204,16 +177,11 @@ fn deduce_fillpad(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
 }
 
 /// `tile.set_validshape(tile, valid_rows, valid_cols)`: a 2-D tile with a new valid region.
-pub static TILE_SET_VALIDSHAPE: OpDef = def(
-    "tile.set_validshape",
-    FAMILY,
-    "the same 2-D tile buffer with a new valid region",
-    &["pl.set_validshape", "pl.tile.set_validshape"],
-    &[ParamDef::mem("tile", Effect::Read), ParamDef::value("valid_rows"), ParamDef::value("valid_cols")],
-    &[],
-    Affinity::FromFirstTileArg,
-    deduce_set_validshape,
-);
+pub static TILE_SET_VALIDSHAPE: OpDef =
+    tile_op("tile.set_validshape", "the same 2-D tile buffer with a new valid region")
+        .aliases(&["pl.set_validshape", "pl.tile.set_validshape"])
+        .params(&[reads("tile"), value("valid_rows"), value("valid_cols")])
+        .deduce(deduce_set_validshape);
 
 fn deduce_set_validshape(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
     let tile = tile_arg(cx, 0, "tile")?;
@@ -256,90 +224,27 @@ fn deduce_scalar_binary(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
     Ok(Type::Tile(tile.clone()))
 }
 
-macro_rules! tile_binary {
-    ($($id:ident = $name:literal, $alias:literal, $summary:literal;)*) => {$(
-        #[doc = concat!("`", $name, "(lhs, rhs)`: ", $summary, ".")]
-        pub static $id: OpDef = def(
-            $name,
-            FAMILY,
-            $summary,
-            &[$alias],
-            &[ParamDef::mem("lhs", Effect::Read), ParamDef::mem("rhs", Effect::Read)],
-            &[],
-            Affinity::FromFirstTileArg,
-            deduce_binary,
-        );
-    )*};
-}
-
-tile_binary! {
-    TILE_ADD = "tile.add", "pl.tile.add", "elementwise sum of two tiles";
-    TILE_SUB = "tile.sub", "pl.tile.sub", "elementwise difference of two tiles";
-    TILE_MUL = "tile.mul", "pl.tile.mul", "elementwise product of two tiles";
-    TILE_DIV = "tile.div", "pl.tile.div", "elementwise quotient of two tiles";
-    TILE_MAXIMUM = "tile.maximum", "pl.tile.maximum", "elementwise maximum of two tiles";
-    TILE_MINIMUM = "tile.minimum", "pl.tile.minimum", "elementwise minimum of two tiles";
-}
-
-macro_rules! tile_scalar_binary {
-    ($($id:ident = $name:literal, $alias:literal, $summary:literal;)*) => {$(
-        #[doc = concat!("`", $name, "(tile, scalar)`: ", $summary, ".")]
-        pub static $id: OpDef = def(
-            $name,
-            FAMILY,
-            $summary,
-            &[$alias],
-            &[ParamDef::mem("tile", Effect::Read), ParamDef::value("scalar")],
-            &[],
-            Affinity::FromFirstTileArg,
-            deduce_scalar_binary,
-        );
-    )*};
-}
-
-tile_scalar_binary! {
-    TILE_ADDS = "tile.adds", "pl.tile.adds", "add a scalar to every element";
-    TILE_SUBS = "tile.subs", "pl.tile.subs", "subtract a scalar from every element";
-    TILE_MULS = "tile.muls", "pl.tile.muls", "multiply every element by a scalar";
-    TILE_DIVS = "tile.divs", "pl.tile.divs", "divide every element by a scalar";
-}
-
 /// `tile.cast(tile, *, dtype, mode=None, target_type=None)`: convert the element type.
 /// The reference spellings `pl.cast(t, pl.FP16[, mode])` and `target_type=` are
 /// canonicalized to `dtype=` / `mode=` ([`super::canon`]).
-pub static TILE_CAST: OpDef = def(
-    "tile.cast",
-    FAMILY,
-    "convert a tile's element type",
-    &["pl.tile.cast"],
-    &[ParamDef::mem("tile", Effect::Read)],
-    &[
-        AttrDef::required("dtype", AttrType::DType),
-        AttrDef::optional("mode", AttrType::Str),
-        AttrDef::optional("target_type", AttrType::DType),
-    ],
-    Affinity::FromFirstTileArg,
-    deduce_cast,
-);
+pub static TILE_CAST: OpDef = tile_op("tile.cast", "convert a tile's element type")
+    .aliases(&["pl.tile.cast"])
+    .params(&[reads("tile")])
+    .attrs(super::CAST_ATTRS)
+    .deduce(deduce_cast);
 
 fn deduce_cast(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
     let tile = tile_arg(cx, 0, "tile")?;
-    super::check_cast_attrs(cx)?;
-    let dtype = cx.attr("dtype").and_then(|a| a.as_dtype()).unwrap_or(tile.dtype);
+    let dtype = super::cast_dtype(cx, tile.dtype)?;
     Ok(Type::Tile(TileType { dtype, ..tile.clone() }))
 }
 
 /// `tile.move(tile, *, target_memory)`: copy a tile into another memory space.
-pub static TILE_MOVE: OpDef = def(
-    "tile.move",
-    FAMILY,
-    "copy a tile into another on-core memory space",
-    &["pl.move", "pl.tile.move"],
-    &[ParamDef::mem("tile", Effect::Read)],
-    &[AttrDef::required("target_memory", AttrType::Str)],
-    Affinity::FromFirstTileArg,
-    deduce_move,
-);
+pub static TILE_MOVE: OpDef = tile_op("tile.move", "copy a tile into another on-core memory space")
+    .aliases(&["pl.move", "pl.tile.move"])
+    .params(&[reads("tile")])
+    .attrs(&[AttrDef::required("target_memory", AttrType::Str)])
+    .deduce(deduce_move);
 
 fn deduce_move(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
     let tile = tile_arg(cx, 0, "tile")?;
@@ -402,29 +307,35 @@ fn reduce(cx: &DeduceCx<'_>, rows: bool) -> Result<Type, Diagnostic> {
     Ok(Type::Tile(TileType::new(shape, tile.dtype, tile.memory).with_valid_shape(valid)))
 }
 
-/// The parameters of a reduction taking the reference's optional scratch tile.
-const REDUCE_WITH_TMP: &[ParamDef] =
-    &[ParamDef::mem("tile", Effect::Read), ParamDef::optional_mem("tmp_tile", Effect::Write)];
-/// The parameters of a reduction without one.
-const REDUCE: &[ParamDef] = &[ParamDef::mem("tile", Effect::Read)];
+/// The parameters of a tile-tile elementwise op.
+const BINARY: &[ParamDef] = &[reads("lhs"), reads("rhs")];
+/// The parameters of a tile-scalar elementwise op.
+const WITH_SCALAR: &[ParamDef] = &[reads("tile"), value("scalar")];
 
-macro_rules! tile_reduce {
+/// Tile ops that differ only by name, parameter list, deducer and summary: one row each.
+macro_rules! tile_ops {
     ($($id:ident = $name:literal, $alias:literal, $params:ident, $deduce:ident, $summary:literal;)*) => {$(
-        #[doc = concat!("`", $name, "(tile[, tmp_tile])`: ", $summary, ".")]
-        pub static $id: OpDef = def(
-            $name,
-            FAMILY,
-            $summary,
-            &[$alias],
-            $params,
-            &[],
-            Affinity::FromFirstTileArg,
-            $deduce,
-        );
+        #[doc = concat!("`", $name, "` (parameters `", stringify!($params), "`): ", $summary, ".")]
+        pub static $id: OpDef = tile_op($name, $summary).aliases(&[$alias]).params($params).deduce($deduce);
     )*};
 }
 
-tile_reduce! {
+/// The parameters of a reduction taking the reference's optional scratch tile.
+const REDUCE_WITH_TMP: &[ParamDef] = &[reads("tile"), optional_writes("tmp_tile")];
+/// The parameters of a reduction without one.
+const REDUCE: &[ParamDef] = &[reads("tile")];
+
+tile_ops! {
+    TILE_ADD = "tile.add", "pl.tile.add", BINARY, deduce_binary, "elementwise sum of two tiles";
+    TILE_SUB = "tile.sub", "pl.tile.sub", BINARY, deduce_binary, "elementwise difference of two tiles";
+    TILE_MUL = "tile.mul", "pl.tile.mul", BINARY, deduce_binary, "elementwise product of two tiles";
+    TILE_DIV = "tile.div", "pl.tile.div", BINARY, deduce_binary, "elementwise quotient of two tiles";
+    TILE_MAXIMUM = "tile.maximum", "pl.tile.maximum", BINARY, deduce_binary, "elementwise maximum of two tiles";
+    TILE_MINIMUM = "tile.minimum", "pl.tile.minimum", BINARY, deduce_binary, "elementwise minimum of two tiles";
+    TILE_ADDS = "tile.adds", "pl.tile.adds", WITH_SCALAR, deduce_scalar_binary, "add a scalar to every element";
+    TILE_SUBS = "tile.subs", "pl.tile.subs", WITH_SCALAR, deduce_scalar_binary, "subtract a scalar from every element";
+    TILE_MULS = "tile.muls", "pl.tile.muls", WITH_SCALAR, deduce_scalar_binary, "multiply every element by a scalar";
+    TILE_DIVS = "tile.divs", "pl.tile.divs", WITH_SCALAR, deduce_scalar_binary, "divide every element by a scalar";
     TILE_ROW_SUM = "tile.row_sum", "pl.row_sum", REDUCE_WITH_TMP, deduce_row_reduce, "sum of each row, as an [R, 1] tile";
     TILE_ROW_MAX = "tile.row_max", "pl.row_max", REDUCE_WITH_TMP, deduce_row_reduce, "maximum of each row, as an [R, 1] tile";
     TILE_ROW_MIN = "tile.row_min", "pl.row_min", REDUCE_WITH_TMP, deduce_row_reduce, "minimum of each row, as an [R, 1] tile";
@@ -434,74 +345,40 @@ tile_reduce! {
 }
 
 /// `tile.read(tile, indices)`: one element as a scalar.
-pub static TILE_READ: OpDef = def(
-    "tile.read",
-    FAMILY,
-    "read one element of a tile as a scalar",
-    &["pl.tile.read"],
-    &[ParamDef::mem("tile", Effect::Read), ParamDef::value("indices")],
-    &[],
-    Affinity::FromFirstTileArg,
-    deduce_tile_read,
-);
+pub static TILE_READ: OpDef = tile_op("tile.read", "read one element of a tile as a scalar")
+    .aliases(&["pl.tile.read"])
+    .params(&[reads("tile"), value("indices")])
+    .deduce(deduce_tile_read);
 
 fn deduce_tile_read(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
     let tile = tile_arg(cx, 0, "tile")?;
-    let idx = offsets_arg(cx, 1, tile.shape.len(), "indices")?;
-    let ones = vec![Expr::int(1); idx.len()];
-    check_in_bounds(cx, 1, idx, &ones, &tile.shape, "index")?;
+    element_index_arg(cx, 1, &tile.shape)?;
     Ok(Type::Scalar(tile.dtype))
 }
 
 /// `tile.write(tile, indices, value)`: set one element; returns the tile.
-pub static TILE_WRITE: OpDef = def(
-    "tile.write",
-    FAMILY,
-    "write one element of a tile from a scalar; returns the tile",
-    &["pl.tile.write"],
-    &[ParamDef::mem("tile", Effect::Write), ParamDef::value("indices"), ParamDef::value("value")],
-    &[],
-    Affinity::FromFirstTileArg,
-    deduce_tile_write,
-);
+pub static TILE_WRITE: OpDef =
+    tile_op("tile.write", "write one element of a tile from a scalar; returns the tile")
+        .aliases(&["pl.tile.write"])
+        .params(&[writes("tile"), value("indices"), value("value")])
+        .deduce(deduce_tile_write);
 
 fn deduce_tile_write(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
     let tile = tile_arg(cx, 0, "tile")?;
-    let idx = offsets_arg(cx, 1, tile.shape.len(), "indices")?;
-    let ones = vec![Expr::int(1); idx.len()];
-    check_in_bounds(cx, 1, idx, &ones, &tile.shape, "index")?;
+    element_index_arg(cx, 1, &tile.shape)?;
     scalar_arg(cx, 2, "value")?;
     Ok(cx.ty(0).clone())
 }
 
 /// `tile.slice(tile, shape, offsets, valid_shape=None)`: a sub-tile.
-pub static TILE_SLICE: OpDef = def(
-    "tile.slice",
-    FAMILY,
-    "a rectangular sub-tile",
-    &["pl.tile.slice"],
-    &[
-        ParamDef::mem("tile", Effect::Read),
-        ParamDef::value("shape"),
-        ParamDef::value("offsets"),
-        ParamDef::optional("valid_shape"),
-    ],
-    &[],
-    Affinity::FromFirstTileArg,
-    deduce_tile_slice,
-);
+pub static TILE_SLICE: OpDef = tile_op("tile.slice", "a rectangular sub-tile")
+    .aliases(&["pl.tile.slice"])
+    .params(&[reads("tile"), value("shape"), value("offsets"), optional("valid_shape")])
+    .deduce(deduce_tile_slice);
 
 fn deduce_tile_slice(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
     let tile = tile_arg(cx, 0, "tile")?;
-    let shape = shape_arg(cx, 1, "shape")?;
-    if shape.len() != tile.shape.len() {
-        return Err(cx.arg_error(
-            1,
-            format!("tile.slice shape must have {} element(s), got {}", tile.shape.len(), shape.len()),
-        ));
-    }
-    let offsets = offsets_arg(cx, 2, tile.shape.len(), "offsets")?;
-    check_in_bounds(cx, 2, offsets, shape, &tile.shape, "region")?;
+    let shape = slice_region(cx, &tile.shape, "")?;
     let mut out = TileType::new(shape.to_vec(), tile.dtype, tile.memory);
     if let Some(valid) = opt_tuple_arg(cx, 3, "valid_shape")? {
         valid_within(cx, 3, valid, shape, "valid_shape")?;
@@ -511,39 +388,26 @@ fn deduce_tile_slice(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
 }
 
 /// `tile.reshape(tile, shape)`: the same elements with a new shape.
-pub static TILE_RESHAPE: OpDef = def(
-    "tile.reshape",
-    FAMILY,
-    "reinterpret a fully valid tile with a new shape of the same element count",
-    &["pl.tile.reshape"],
-    &[ParamDef::mem("tile", Effect::Read), ParamDef::value("shape")],
-    &[],
-    Affinity::FromFirstTileArg,
-    deduce_tile_reshape,
-);
+pub static TILE_RESHAPE: OpDef =
+    tile_op("tile.reshape", "reinterpret a fully valid tile with a new shape of the same element count")
+        .aliases(&["pl.tile.reshape"])
+        .params(&[reads("tile"), value("shape")])
+        .deduce(deduce_tile_reshape);
 
 fn deduce_tile_reshape(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
     let tile = tile_arg(cx, 0, "tile")?;
     let shape = shape_arg(cx, 1, "shape")?;
-    if let (Some(a), Some(b)) = (static_numel(&tile.shape), static_numel(shape)) {
-        if a != b {
-            return Err(cx.arg_error(1, format!("tile.reshape cannot change the element count ({a} -> {b})")));
-        }
-    }
+    same_numel(cx, 1, &tile.shape, shape)?;
     Ok(Type::tile(shape.to_vec(), tile.dtype, tile.memory))
 }
 
 /// `tile.matmul(lhs, rhs)`: `[M, K] x [K, N] -> [M, N]` in Acc.
-pub static TILE_MATMUL: OpDef = def(
-    "tile.matmul",
-    FAMILY,
-    "matrix product of two 2-D tiles on the cube unit",
-    &["pl.matmul", "pl.tile.matmul"],
-    &[ParamDef::mem("lhs", Effect::Read), ParamDef::mem("rhs", Effect::Read)],
-    &[AttrDef::optional("out_dtype", AttrType::DType)],
-    Affinity::Cube,
-    deduce_matmul,
-);
+pub static TILE_MATMUL: OpDef = op("tile.matmul", FAMILY, "matrix product of two 2-D tiles on the cube unit")
+    .aliases(&["pl.matmul", "pl.tile.matmul"])
+    .params(&[reads("lhs"), reads("rhs")])
+    .attrs(&[AttrDef::optional("out_dtype", AttrType::DType)])
+    .affinity(Affinity::Cube)
+    .deduce(deduce_matmul);
 
 fn deduce_matmul(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
     let lhs = tile_arg(cx, 0, "lhs")?;

@@ -68,10 +68,7 @@ fn lower_allreduce(b: &mut Builder<'_>, call: &Call, results: &[ValueId], span: 
             format!("{OP} core_num={core_num} is only supported in a host orchestrator; an InCore allreduce runs on one core"),
         ));
     }
-    let mode = match call.attr("mode") {
-        Some(Attr::Str(s)) => s.clone(),
-        _ => "mesh".to_string(),
-    };
+    let mode = call.attr("mode").and_then(Attr::as_str).unwrap_or("mesh").to_string();
     let target = call.args[0].clone();
     let tt = target_tensor(b, &target)?;
     if let Some(v) = &tt.view {

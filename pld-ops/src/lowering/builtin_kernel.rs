@@ -431,10 +431,7 @@ fn lower_dispatch(
     let name = match b.context(KERNEL_NAME) {
         Some(Attr::Str(s)) => s.clone(),
         _ => {
-            let caller = match b.context("function") {
-                Some(Attr::Str(s)) => s.clone(),
-                _ => "host".to_string(),
-            };
+            let caller = b.context("function").and_then(Attr::as_str).unwrap_or("host").to_string();
             let short = call.callee.name().rsplit('.').next().unwrap_or("builtin");
             format!("{caller}_{short}_kernel_{}", b.values.len())
         }

@@ -24,7 +24,7 @@
 use super::allreduce::{fold_peers, load_chunk, mesh_chunk_cols};
 use super::comm::{
     bind_result, check_mesh_signal, floordiv, max, min, mul, store_valid_row, sub, tensor_of, ub_stage_tile,
-    Cells, Comm,
+    Cells, Comm, StagedPush,
 };
 use pld_ir::{
     register_lowering, register_lowerings, Attr, Builder, Call, Diagnostic, Expr, Lowered, LoweringKind,
@@ -204,6 +204,7 @@ fn lower_row_push(b: &mut Builder<'_>, call: &Call, results: &[ValueId], span: S
     let size = static_dim(b, op, "SIZE", i.shape.last().unwrap_or(&Expr::int(0)))?;
     let comm = Comm::setup(b, &target, signal)?;
     let stage = ub_stage_tile(b, spec.stage, 1, size, i.dtype)?;
+    let push = StagedPush { target, src: input, stage };
     let me = comm.my_rank;
     b.for_range(
         spec.loop_var,
@@ -211,23 +212,13 @@ fn lower_row_push(b: &mut Builder<'_>, call: &Call, results: &[ValueId], span: S
         vec![],
         |b, dest, _| {
             let src_row = if spec.row_per_dest { Expr::var(dest) } else { Expr::int(0) };
-            b.eval_op(
-                "pld.tile.put",
-                vec![
-                    target.clone(),
-                    Expr::var(dest),
-                    input.clone(),
-                    Expr::var(stage),
-                    Expr::tuple(vec![Expr::var(me), Expr::int(0)]),
-                    Expr::tuple(vec![src_row, Expr::int(0)]),
-                    Expr::ints(&[1, size]),
-                ],
-                vec![("atomic", Attr::Int(0))],
-            )?;
+            let offsets =
+                (Expr::tuple(vec![Expr::var(me), Expr::int(0)]), Expr::tuple(vec![src_row, Expr::int(0)]));
+            push.to_peer(b, Expr::var(dest), offsets, Expr::ints(&[1, size]))?;
             Ok(vec![])
         },
     )?;
-    comm.close(b, Expr::int(1), results, target)
+    comm.close(b, Expr::int(1), results, push.target)
 }
 
 fn lower_all_to_all_v(b: &mut Builder<'_>, call: &Call, results: &[ValueId], span: Span) -> Lowered {
@@ -268,6 +259,7 @@ fn lower_all_to_all_v(b: &mut Builder<'_>, call: &Call, results: &[ValueId], spa
         None => Expr::var(b.assign("max_recv", floordiv(t.shape[0].clone(), Expr::var(comm.nranks)))),
     };
     let stage = ub_stage_tile(b, "a2av_stage", 1, size, t.dtype)?;
+    let push = StagedPush { target, src: input, stage };
     let me = comm.my_rank;
     b.for_range("dest", (Expr::int(0), Expr::var(comm.nranks), Expr::int(1)), vec![], |b, dest, _| {
         let idx = if sc.rank() == 1 {
@@ -287,22 +279,14 @@ fn lower_all_to_all_v(b: &mut Builder<'_>, call: &Call, results: &[ValueId], spa
             ],
             vec![("op", Attr::Int(NotifyOp::Set as i64))],
         )?;
-        b.eval_op(
-            "pld.tile.put",
-            vec![
-                target.clone(),
-                Expr::var(dest),
-                input.clone(),
-                Expr::var(stage),
-                Expr::tuple(vec![mul(Expr::var(me), max_recv.clone()), Expr::int(0)]),
-                Expr::tuple(vec![mul(Expr::var(dest), max_recv.clone()), Expr::int(0)]),
-                Expr::tuple(vec![Expr::var(rows), Expr::int(size)]),
-            ],
-            vec![("atomic", Attr::Int(0))],
-        )?;
+        let offsets = (
+            Expr::tuple(vec![mul(Expr::var(me), max_recv.clone()), Expr::int(0)]),
+            Expr::tuple(vec![mul(Expr::var(dest), max_recv.clone()), Expr::int(0)]),
+        );
+        push.to_peer(b, Expr::var(dest), offsets, Expr::tuple(vec![Expr::var(rows), Expr::int(size)]))?;
         Ok(vec![])
     })?;
-    comm.close(b, Expr::int(1), results, target)
+    comm.close(b, Expr::int(1), results, push.target)
 }
 
 register_lowering!("pld.tensor.barrier", LoweringKind::Composite, lower_barrier);

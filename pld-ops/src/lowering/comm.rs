@@ -42,30 +42,31 @@ pub struct Comm {
     generation: i64,
 }
 
-/// `a + b`, folded when static.
-pub fn add(a: Expr, b: Expr) -> Expr {
-    Expr::binary(BinOp::Add, a, b)
+/// The binary index arithmetic the lowerings build with, one function per operator.
+macro_rules! binary_exprs {
+    ($($(#[$doc:meta])* $f:ident = $op:ident;)*) => {$(
+        $(#[$doc])*
+        pub fn $f(a: Expr, b: Expr) -> Expr {
+            Expr::binary(BinOp::$op, a, b)
+        }
+    )*};
 }
-/// `a - b`, folded when static.
-pub fn sub(a: Expr, b: Expr) -> Expr {
-    Expr::binary(BinOp::Sub, a, b)
+
+binary_exprs! {
+    /// `a + b`, folded when static.
+    add = Add;
+    /// `a - b`, folded when static.
+    sub = Sub;
+    /// `a * b`, folded when static.
+    mul = Mul;
+    /// `a // b`, folded when static.
+    floordiv = FloorDiv;
+    /// `min(a, b)`, folded when static.
+    min = Min;
+    /// `max(a, b)`, folded when static.
+    max = Max;
 }
-/// `a * b`, folded when static.
-pub fn mul(a: Expr, b: Expr) -> Expr {
-    Expr::binary(BinOp::Mul, a, b)
-}
-/// `a // b`, folded when static.
-pub fn floordiv(a: Expr, b: Expr) -> Expr {
-    Expr::binary(BinOp::FloorDiv, a, b)
-}
-/// `min(a, b)`, folded when static.
-pub fn min(a: Expr, b: Expr) -> Expr {
-    Expr::binary(BinOp::Min, a, b)
-}
-/// `max(a, b)`, folded when static.
-pub fn max(a: Expr, b: Expr) -> Expr {
-    Expr::binary(BinOp::Max, a, b)
-}
+
 /// `ceil(a / b)` for positive `b`, folded when static.
 pub fn ceil_div(a: Expr, b: i64) -> Expr {
     floordiv(add(a, Expr::int(b - 1)), Expr::int(b))
@@ -211,7 +212,7 @@ pub fn emit(b: &mut Builder<'_>, results: &[ValueId], e: Expr) {
     if results.is_empty() {
         b.eval(e);
     } else {
-        b.push(pld_ir::StmtKind::Assign { targets: results.to_vec(), value: e });
+        bind_result(b, results, e);
     }
 }
 
@@ -225,8 +226,7 @@ pub fn ub_stage_tile(
     cols: i64,
     dtype: DataType,
 ) -> Result<ValueId, Diagnostic> {
-    let (r, c) = pld_ir::ub_stage(rows, cols, dtype.bytes() as i64);
-    padded_stage_tile(b, name, r, c, dtype)
+    padded_stage_tile(b, name, pld_ir::ub_stage(rows, cols, dtype.bytes() as i64), dtype)
 }
 
 /// A Vec staging tile of `rows × cols` elements whose rows are padded to whole 32-byte blocks
@@ -235,8 +235,7 @@ pub fn ub_stage_tile(
 pub fn padded_stage_tile(
     b: &mut Builder<'_>,
     name: &str,
-    rows: i64,
-    cols: i64,
+    (rows, cols): (i64, i64),
     dtype: DataType,
 ) -> Result<ValueId, Diagnostic> {
     let pc = super::row_aligned_cols(cols, dtype.bytes() as i64);
@@ -250,6 +249,36 @@ pub fn padded_stage_tile(
         return Ok(buf);
     }
     b.assign_op(name, "tile.set_validshape", vec![Expr::var(buf), Expr::int(rows), Expr::int(cols)], vec![])
+}
+
+/// The operands a collective's push loop keeps: this rank's `src` goes through the Vec
+/// `stage` tile into the peers' `target` windows (`pld.tile.put` with `atomic=None_`).
+pub struct StagedPush {
+    /// The destination window.
+    pub target: Expr,
+    /// The local source.
+    pub src: Expr,
+    /// The Vec staging tile.
+    pub stage: ValueId,
+}
+
+impl StagedPush {
+    /// Pushes the `shape` region at `src_offsets` of the source to `dst_offsets` of peer
+    /// `dest`'s window.
+    pub fn to_peer(
+        &self,
+        b: &mut Builder<'_>,
+        dest: Expr,
+        (dst_offsets, src_offsets): (Expr, Expr),
+        shape: Expr,
+    ) -> Result<(), Diagnostic> {
+        let args = vec![self.target.clone(), dest, self.src.clone(), Expr::var(self.stage)];
+        b.eval_op(
+            "pld.tile.put",
+            [args, vec![dst_offsets, src_offsets, shape]].concat(),
+            vec![("atomic", Attr::Int(0))],
+        )
+    }
 }
 
 /// Stores the first `valid` columns of the `[1, chunk]` tile `value` at `[row, col]` of `dst`

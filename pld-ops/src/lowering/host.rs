@@ -44,10 +44,7 @@ fn rule(op: &str, mode: &str) -> Option<Rule> {
 fn lower_host(b: &mut Builder<'_>, call: &Call, results: &[ValueId], span: Span) -> Lowered {
     b.span = span;
     let op = call.callee.name();
-    let mode = match call.attr("mode") {
-        Some(Attr::Str(s)) => s.clone(),
-        _ => "mesh".to_string(),
-    };
+    let mode = call.attr("mode").and_then(Attr::as_str).unwrap_or("mesh").to_string();
     if op == "pld.tensor.allreduce" && mode != "mesh" && mode != "ring" {
         return Err(Diagnostic::error(span, format!("{op} mode must be \"mesh\" or \"ring\", got {mode:?}")));
     }

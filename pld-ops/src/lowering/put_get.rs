@@ -77,7 +77,8 @@ fn lower_transfer(
     let prefix = if is_put { "tput_stage" } else { "tget_stage" };
     // A row-major tile row is a whole number of 32-byte blocks: the physical stage is padded
     // to that width and carries the transfer's width as its valid region.
-    let mk = |b: &mut Builder<'_>, name: &str| super::comm::padded_stage_tile(b, name, rows, cols, dst.dtype);
+    let mk =
+        |b: &mut Builder<'_>, name: &str| super::comm::padded_stage_tile(b, name, (rows, cols), dst.dtype);
     let mut args = vec![call.args[0].clone(), call.args[1].clone(), call.args[2].clone()];
     if pipeline {
         let ping = mk(b, &format!("{prefix}_ping"))?;
