@@ -13,19 +13,32 @@ use std::collections::HashMap;
 
 /// `Ok(())` when `a` and `b` are equal up to renaming of values, else the first difference.
 pub fn structurally_equal(a: &Program, b: &Program) -> Result<(), String> {
-    if a.name != b.name {
-        return Err(format!("program names differ: `{}` vs `{}`", a.name, b.name));
-    }
-    if a.dyn_syms != b.dyn_syms {
-        return Err(format!("dynamic symbols differ: {:?} vs {:?}", a.dyn_syms, b.dyn_syms));
-    }
-    if a.functions.len() != b.functions.len() {
-        return Err(format!("function counts differ: {} vs {}", a.functions.len(), b.functions.len()));
-    }
+    agree("program names", &a.name, &b.name, |n| format!("`{n}`"))?;
+    debugs("dynamic symbols", &a.dyn_syms, &b.dyn_syms)?;
+    counts("function counts", a.functions.len(), b.functions.len())?;
     for (fa, fb) in a.functions.iter().zip(&b.functions) {
         function_eq(fa, fb).map_err(|e| format!("in function `{}`: {e}", fa.name))?;
     }
     Ok(())
+}
+
+/// `Ok(())` when the two sides agree, else "`what` differ: a vs b" as `show` prints them.
+fn agree<T: PartialEq>(what: &str, a: T, b: T, show: fn(&T) -> String) -> Result<(), String> {
+    if a == b {
+        Ok(())
+    } else {
+        Err(format!("{what} differ: {} vs {}", show(&a), show(&b)))
+    }
+}
+
+/// [`agree`] for two counts.
+fn counts(what: &str, a: usize, b: usize) -> Result<(), String> {
+    agree(what, a, b, usize::to_string)
+}
+
+/// [`agree`] for two values printed with `Debug`.
+fn debugs<T: PartialEq + std::fmt::Debug>(what: &str, a: &T, b: &T) -> Result<(), String> {
+    agree(what, a, b, |x| format!("{x:?}"))
 }
 
 struct Eq<'f> {
@@ -35,28 +48,16 @@ struct Eq<'f> {
 }
 
 fn function_eq(a: &Function, b: &Function) -> Result<(), String> {
-    if a.name != b.name {
-        return Err(format!("names differ: `{}` vs `{}`", a.name, b.name));
-    }
-    if a.kind != b.kind {
-        return Err(format!("kinds differ: {:?} vs {:?}", a.kind, b.kind));
-    }
-    if a.params.len() != b.params.len() {
-        return Err(format!("parameter counts differ: {} vs {}", a.params.len(), b.params.len()));
-    }
-    if a.attrs != b.attrs {
-        return Err(format!("attributes differ: {:?} vs {:?}", a.attrs, b.attrs));
-    }
+    agree("names", &a.name, &b.name, |n| format!("`{n}`"))?;
+    debugs("kinds", &a.kind, &b.kind)?;
+    counts("parameter counts", a.params.len(), b.params.len())?;
+    debugs("attributes", &a.attrs, &b.attrs)?;
     let mut cx = Eq { a, b, map: HashMap::new() };
     for (i, (pa, pb)) in a.params.iter().zip(&b.params).enumerate() {
-        if pa.dir != pb.dir {
-            return Err(format!("parameter {i}: directions differ: {:?} vs {:?}", pa.dir, pb.dir));
-        }
+        debugs(&format!("parameter {i}: directions"), &pa.dir, &pb.dir)?;
         cx.def(pa.value, pb.value).map_err(|e| format!("parameter {i}: {e}"))?;
     }
-    if a.ret.len() != b.ret.len() {
-        return Err(format!("return counts differ: {} vs {}", a.ret.len(), b.ret.len()));
-    }
+    counts("return counts", a.ret.len(), b.ret.len())?;
     for (ta, tb) in a.ret.iter().zip(&b.ret) {
         cx.ty(ta, tb).map_err(|e| format!("return type: {e}"))?;
     }
@@ -76,9 +77,7 @@ impl Eq<'_> {
     }
 
     fn defs(&mut self, a: &[ValueId], b: &[ValueId]) -> Result<(), String> {
-        if a.len() != b.len() {
-            return Err(format!("defined value counts differ: {} vs {}", a.len(), b.len()));
-        }
+        counts("defined value counts", a.len(), b.len())?;
         a.iter().zip(b).try_for_each(|(x, y)| self.def(*x, *y))
     }
 
@@ -125,9 +124,7 @@ impl Eq<'_> {
     }
 
     fn exprs(&self, a: &[Expr], b: &[Expr]) -> Result<(), String> {
-        if a.len() != b.len() {
-            return Err(format!("expression counts differ: {} vs {}", a.len(), b.len()));
-        }
+        counts("expression counts", a.len(), b.len())?;
         a.iter().zip(b).try_for_each(|(x, y)| self.expr(x, y))
     }
 
@@ -175,9 +172,7 @@ impl Eq<'_> {
         }
         let name = a.callee.name();
         self.exprs(&a.args, &b.args).map_err(|e| format!("call of {name}: {e}"))?;
-        if a.attrs != b.attrs {
-            return Err(format!("call of {name}: attributes differ: {:?} vs {:?}", a.attrs, b.attrs));
-        }
+        debugs(&format!("call of {name}: attributes"), &a.attrs, &b.attrs)?;
         match (&a.device, &b.device) {
             (None, None) => {}
             (Some(x), Some(y)) => self.expr(x, y).map_err(|e| format!("call of {name}: device: {e}"))?,
@@ -192,9 +187,7 @@ impl Eq<'_> {
     }
 
     fn block(&mut self, a: &Block, b: &Block) -> Result<(), String> {
-        if a.stmts.len() != b.stmts.len() {
-            return Err(format!("statement counts differ: {} vs {}", a.stmts.len(), b.stmts.len()));
-        }
+        counts("statement counts", a.stmts.len(), b.stmts.len())?;
         for (i, (x, y)) in a.stmts.iter().zip(&b.stmts).enumerate() {
             self.stmt(x, y).map_err(|e| format!("statement {i}: {e}"))?;
         }
@@ -240,10 +233,6 @@ impl Eq<'_> {
                 self.expr(p1, p2)?;
                 self.iter_args(i1, i2)?;
                 self.def(*v1, *v2)?;
-                self.defs(
-                    &i1.iter().map(|x| x.value).collect::<Vec<_>>(),
-                    &i2.iter().map(|x| x.value).collect::<Vec<_>>(),
-                )?;
                 self.block(b1, b2)?;
                 self.defs(r1, r2)
             }
@@ -252,10 +241,6 @@ impl Eq<'_> {
                 StmtKind::While { iter_args: i2, cond: c2, body: b2, results: r2 },
             ) => {
                 self.iter_args(i1, i2)?;
-                self.defs(
-                    &i1.iter().map(|x| x.value).collect::<Vec<_>>(),
-                    &i2.iter().map(|x| x.value).collect::<Vec<_>>(),
-                )?;
                 self.expr(c1, c2)?;
                 self.block(b1, b2)?;
                 self.defs(r1, r2)
@@ -301,11 +286,11 @@ impl Eq<'_> {
         }
     }
 
-    fn iter_args(&self, a: &[pld_ir::IterArg], b: &[pld_ir::IterArg]) -> Result<(), String> {
-        if a.len() != b.len() {
-            return Err(format!("iter-arg counts differ: {} vs {}", a.len(), b.len()));
-        }
-        a.iter().zip(b).try_for_each(|(x, y)| self.expr(&x.init, &y.init))
+    /// Loop-carried values: their inits agree, then their values are defined.
+    fn iter_args(&mut self, a: &[pld_ir::IterArg], b: &[pld_ir::IterArg]) -> Result<(), String> {
+        counts("iter-arg counts", a.len(), b.len())?;
+        a.iter().zip(b).try_for_each(|(x, y)| self.expr(&x.init, &y.init))?;
+        a.iter().zip(b).try_for_each(|(x, y)| self.def(x.value, y.value))
     }
 }
 
