@@ -4,8 +4,8 @@
 //! Without `--program` or `--entry`, every program unit of the file is checked, and the
 //! diagnostics of all of them are reported together.
 
-use crate::driver::{self, Failure};
-use crate::select::{self, Selection};
+use crate::driver::Failure;
+use crate::select::UnitArgs;
 use clap::Args;
 use std::path::PathBuf;
 
@@ -14,26 +14,16 @@ use std::path::PathBuf;
 pub struct CheckArgs {
     /// The DSL program.
     file: PathBuf,
-    /// Target profile.
-    #[arg(long, default_value = "a2a3", value_parser = driver::parse_target)]
-    target: pld_ir::Target,
-    /// Check only this program (`@pl.program` class or host entry); default: every one.
-    #[arg(long)]
-    program: Option<String>,
-    /// Check only the program whose host function this is.
-    #[arg(long, value_name = "HOST")]
-    entry: Option<String>,
-    /// Binds a parameter of a program-building Python function: NAME=VALUE (repeatable).
-    #[arg(long = "bind", value_name = "NAME=VALUE", value_parser = driver::parse_binding)]
-    bind: Vec<(String, String)>,
+    /// Target, units and bindings.
+    #[command(flatten)]
+    unit: UnitArgs,
 }
 
 /// Runs `pld check`.
 pub fn run(args: &CheckArgs) -> Result<(), Failure> {
-    let sel = Selection { program: args.program.as_deref(), entry: args.entry.as_deref() };
-    let (programs, sources) = select::load_all(&args.file, args.target, sel, &args.bind)?;
-    let opts = pld_passes::PipelineOptions { target: args.target, ..Default::default() };
-    let cg = pld_codegen_pto::CodegenOptions { target: args.target };
+    let (programs, sources) = args.unit.load_all(&args.file)?;
+    let opts = pld_passes::PipelineOptions { target: args.unit.target, ..Default::default() };
+    let cg = pld_codegen_pto::CodegenOptions { target: args.unit.target };
     let mut diags = pld_ir::Diagnostics::new();
     let mut names = Vec::new();
     for mut program in programs {

@@ -15,7 +15,7 @@
 //! `// ===== program NAME =====` line. One unit keeps the flat layout.
 
 use crate::driver::{self, Failure};
-use crate::select::{self, Selection};
+use crate::select::UnitArgs;
 use clap::{Args, ValueEnum};
 use std::path::{Path, PathBuf};
 
@@ -46,19 +46,10 @@ pub struct CompileArgs {
     /// Print the IR right after this pass and stop.
     #[arg(long, value_name = "PASS")]
     dump_after: Option<String>,
-    /// Target profile.
-    #[arg(long, default_value = "a2a3", value_parser = driver::parse_target)]
-    target: pld_ir::Target,
-    /// Compile only this program (`@pl.program` class or host entry); default: every one,
-    /// each into its own subdirectory of `--out` when there are several.
-    #[arg(long)]
-    program: Option<String>,
-    /// Compile only the program whose host function this is.
-    #[arg(long, value_name = "HOST")]
-    entry: Option<String>,
-    /// Binds a parameter of a program-building Python function: NAME=VALUE (repeatable).
-    #[arg(long = "bind", value_name = "NAME=VALUE", value_parser = driver::parse_binding)]
-    bind: Vec<(String, String)>,
+    /// Target, units and bindings; with several units, each unit's artifacts go to their own
+    /// subdirectory of `--out`.
+    #[command(flatten)]
+    unit: UnitArgs,
     /// Runtime directory: the number of ranks (devices 0..N-1) recorded in distributed_meta.json.
     #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u16).range(1..))]
     ranks: u16,
@@ -86,8 +77,7 @@ pub fn run(args: &CompileArgs) -> Result<(), Failure> {
             )));
         }
     }
-    let sel = Selection { program: args.program.as_deref(), entry: args.entry.as_deref() };
-    let (programs, sources) = select::load_all(&args.file, args.target, sel, &args.bind)?;
+    let (programs, sources) = args.unit.load_all(&args.file)?;
     let several = programs.len() > 1;
     let names: Vec<String> = programs.iter().map(|p| p.name.clone()).collect();
     for program in programs {
@@ -117,7 +107,7 @@ fn compile_one(
     out: Option<&Path>,
     sources: &pld_ir::SourceMap,
 ) -> Result<(), Failure> {
-    let mut opts = pld_passes::PipelineOptions { target: args.target, ..Default::default() };
+    let mut opts = pld_passes::PipelineOptions { target: args.unit.target, ..Default::default() };
     if let Some(pass) = &args.dump_after {
         opts.stop_after = Some(pass.clone());
         let text = pld_passes::run_pipeline_with_dumps(&mut program, &opts, pass)
@@ -136,7 +126,7 @@ fn compile_one(
         }
     }
     if matches!(args.emit, Emit::Pto | Emit::All) {
-        let cg = pld_codegen_pto::CodegenOptions { target: args.target };
+        let cg = pld_codegen_pto::CodegenOptions { target: args.unit.target };
         let emitted = pld_codegen_pto::emit_program(&program, &cg)
             .map_err(|d| Failure::Diagnostics(d, sources.clone()))?;
         match out {
@@ -163,14 +153,14 @@ fn compile_one(
         if let Some(ptoas) = crate::ptoas::resolve(args.ptoas.as_deref()) {
             let names: Vec<String> = emitted.modules.iter().map(|(n, _)| n.clone()).collect();
             match out {
-                Some(dir) => crate::ptoas::check_modules(&ptoas, dir, &names, args.target)?,
+                Some(dir) => crate::ptoas::check_modules(&ptoas, dir, &names, args.unit.target)?,
                 None => {
                     // Nothing was written: assemble copies in a private scratch folder.
                     let dir = std::env::temp_dir().join(format!("pld-ptoas-{}", std::process::id()));
                     for (name, text) in &emitted.modules {
                         driver::write_file(&dir.join(name), text.as_bytes())?;
                     }
-                    let verdict = crate::ptoas::check_modules(&ptoas, &dir, &names, args.target);
+                    let verdict = crate::ptoas::check_modules(&ptoas, &dir, &names, args.unit.target);
                     let _ = std::fs::remove_dir_all(&dir);
                     verdict?;
                 }
@@ -185,7 +175,7 @@ fn compile_one(
         let Some(dir) = out else {
             return Err(Failure::usage("--emit runtime writes a directory: give --out DIR"));
         };
-        let mut rt = pld_codegen_pto::runtime::RuntimeOptions::new(args.target, usize::from(args.ranks));
+        let mut rt = pld_codegen_pto::runtime::RuntimeOptions::new(args.unit.target, usize::from(args.ranks));
         if let Some(ids) = &args.device_ids {
             rt.device_ids = ids.0.clone();
         }
@@ -196,7 +186,7 @@ fn compile_one(
             .map_while(|i| sources.get(pld_ir::FileId(i)))
             .map(|f| (f.name.clone(), f.text.to_string()))
             .collect();
-        rt.binds.clone_from(&args.bind);
+        rt.binds.clone_from(&args.unit.bind);
         let ptoas = crate::assemble::ptoas_path(args.ptoas.as_deref());
         match crate::assemble::write_runtime_dir(&program, &rt, dir, ptoas.as_deref())? {
             Ok(_) => {}

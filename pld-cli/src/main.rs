@@ -86,27 +86,27 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
-        Err(driver::Failure::Diagnostics(d, sources)) => {
-            eprint!("{}", driver::render(&d, &sources));
+        Err(failure) => {
+            let (text, code) = report(failure);
+            eprint!("{text}");
+            ExitCode::from(code)
+        }
+    }
+}
+
+/// What a failed command prints on stderr, and its exit code.
+fn report(failure: driver::Failure) -> (String, u8) {
+    use driver::Failure;
+    match failure {
+        Failure::Diagnostics(d, sources) => {
             let n = d.iter().filter(|d| d.severity == pld_ir::Severity::Error).count();
-            eprintln!("error: aborting due to {n} error{}", if n == 1 { "" } else { "s" });
-            ExitCode::from(EXIT_DIAGNOSTICS)
+            let plural = if n == 1 { "" } else { "s" };
+            let text = format!("{}error: aborting due to {n} error{plural}\n", driver::render(&d, &sources));
+            (text, EXIT_DIAGNOSTICS)
         }
-        Err(driver::Failure::Fault(report)) => {
-            eprint!("{report}");
-            ExitCode::from(EXIT_FAULT)
-        }
-        Err(driver::Failure::Mismatch(msg)) => {
-            eprintln!("error: {msg}");
-            ExitCode::from(EXIT_MISMATCH)
-        }
-        Err(driver::Failure::Interrupted(report)) => {
-            eprint!("{report}");
-            ExitCode::from(EXIT_INTERRUPTED)
-        }
-        Err(driver::Failure::Usage(msg)) => {
-            eprintln!("error: {msg}");
-            ExitCode::from(EXIT_USAGE)
-        }
+        Failure::Fault(report) => (report, EXIT_FAULT),
+        Failure::Interrupted(report) => (report, EXIT_INTERRUPTED),
+        Failure::Mismatch(msg) => (format!("error: {msg}\n"), EXIT_MISMATCH),
+        Failure::Usage(msg) => (format!("error: {msg}\n"), EXIT_USAGE),
     }
 }

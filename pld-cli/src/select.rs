@@ -10,10 +10,36 @@
 //! does not fold, or a dynamic dimension) and its value must fit the parameter's annotation;
 //! otherwise it is a usage error with its own message.
 
-use crate::driver::Failure;
+use crate::driver::{self, Failure};
 use pld_frontend::{ParseOptions, UnitInfo};
 use pld_ir::{Program, SourceMap, Target};
 use std::path::Path;
+
+/// The arguments `pld check` and `pld compile` share: the target and which units of the file
+/// (and with which builder bindings) they work on.
+#[derive(clap::Args)]
+pub struct UnitArgs {
+    /// Target profile.
+    #[arg(long, default_value = "a2a3", value_parser = driver::parse_target)]
+    pub target: Target,
+    /// Only this program (`@pl.program` class or host entry); default: every one.
+    #[arg(long)]
+    pub program: Option<String>,
+    /// Only the program whose host function this is.
+    #[arg(long, value_name = "HOST")]
+    pub entry: Option<String>,
+    /// Binds a parameter of a program-building Python function: NAME=VALUE (repeatable).
+    #[arg(long = "bind", value_name = "NAME=VALUE", value_parser = driver::parse_binding)]
+    pub bind: Vec<(String, String)>,
+}
+
+impl UnitArgs {
+    /// Loads every unit of `path` these arguments select ([`load_all`]).
+    pub fn load_all(&self, path: &Path) -> Result<(Vec<Program>, SourceMap), Failure> {
+        let sel = Selection { program: self.program.as_deref(), entry: self.entry.as_deref() };
+        load_all(path, self.target, sel, &self.bind)
+    }
+}
 
 /// What the command line selects.
 #[derive(Clone, Copy, Debug, Default)]
@@ -59,8 +85,9 @@ fn load(
     let text = crate::limits::read_source(path, &mut sources)?;
     let name = path.display().to_string();
     let opts = ParseOptions { bindings: bind.to_vec(), ..ParseOptions::for_target(target) };
-    let units = pld_frontend::program_units(&mut sources, &name, &text, &opts)
+    let module = pld_frontend::parse_module(&mut sources, &name, &text)
         .map_err(|d| Failure::Diagnostics(d, sources.clone()))?;
+    let units = module.units(&opts);
     let chosen = choose(&name, &units, sel, all)?;
     let picked: Vec<&UnitInfo> = units.iter().filter(|u| chosen.contains(&u.name)).collect();
     check_bind_values(bind, &picked)?;
@@ -76,7 +103,7 @@ fn load(
         if chosen.len() == units.len() { vec![None] } else { chosen.iter().map(Some).collect() };
     for unit in each {
         let opts = ParseOptions { program: unit.cloned(), ..opts.clone() };
-        match pld_frontend::parse_programs(&mut sources, &name, &text, &opts) {
+        match module.programs(&opts) {
             Ok(ps) => programs.extend(ps.into_iter().filter(|p| unit.is_none_or(|u| *u == p.name))),
             Err(d) => diags.extend(d),
         }

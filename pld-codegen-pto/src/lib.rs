@@ -38,7 +38,7 @@ use rayon::prelude::*;
 pub use func::{FnCx, TensorRef, Val};
 pub use mlir::MTy;
 
-use pld_ir::table::{OpTable, Site};
+use pld_ir::table::OpTable;
 use pld_ir::{Call, Diagnostic, Diagnostics, FunctionKind, Program, Span, Target, ValueId};
 use std::collections::BTreeMap;
 use std::sync::LazyLock;
@@ -66,36 +66,29 @@ pub struct CodegenOutput {
 /// by the driver (and is the value of a nested call).
 pub type EmitFn = fn(&mut FnCx<'_>, &Call, &[ValueId]) -> Result<Val, Diagnostic>;
 
-/// One emitter registration, submitted by [`register_emitter!`].
+/// An emitter, as registered by [`register_emitter!`] (a [`pld_ir::table::Registration`]
+/// entry: the op and site are the registration's).
 #[derive(Debug)]
-pub struct EmitterReg {
-    /// The canonical op name the emitter handles.
-    pub op: &'static str,
+pub struct Emitter {
     /// The emitter.
     pub emit: EmitFn,
-    /// Where it was submitted.
-    pub site: Site,
 }
-
-inventory::collect!(EmitterReg);
 
 /// Registers `$emit` as the PTO emitter of the op named `$op`.
 #[macro_export]
 macro_rules! register_emitter {
     ($op:expr, $emit:path) => {
-        $crate::inventory::submit! {
-            $crate::EmitterReg { op: $op, emit: $emit, site: $crate::pld_ir::site!() }
-        }
+        $crate::pld_ir::register_entry!(&[$op], $crate::Emitter { emit: $emit });
     };
 }
 
 /// The materialised emitter table: indexed by [`pld_ir::OpId`] (a vector lookup per call);
 /// duplicates and emitters for ops the registry does not know are registry errors
 /// ([`pld_ir::registry::Registry::check`] reports them, and [`emit_program`] refuses to run).
-pub type Emitters = OpTable<&'static EmitterReg>;
+pub type Emitters = OpTable<&'static Emitter>;
 
 static EMITTERS: LazyLock<Emitters> = LazyLock::new(|| {
-    OpTable::collect("pto emitter", inventory::iter::<EmitterReg>.into_iter().map(|r| (r.op, r.site, r)))
+    OpTable::collect("pto emitter", pld_ir::table::entries::<Emitter>().map(|e| (e.op, e.site, e.value)))
 });
 
 pld_ir::register_op_table!("emitter", |id| emitters().has(id), || emitters().errors().to_vec());

@@ -75,17 +75,16 @@ fn parse_type_at(file: FileId, e: &ast::Expr, dim: &mut DimFn<'_>, depth: usize)
     let unsupported = || Diagnostic::error(span, "unsupported type annotation").with_note(SUPPORTED);
     match e {
         ast::Expr::Subscript(s) => {
-            let head = dotted(&s.value).ok_or_else(unsupported)?;
-            let args = items(&s.slice);
-            shaped(file, &head, &args, span, dim, depth)?.ok_or_else(unsupported)
+            let g = Generic { head: dotted(&s.value).ok_or_else(unsupported)?, args: items(&s.slice), span };
+            shaped(file, &g, dim, depth)?.ok_or_else(unsupported)
         }
         ast::Expr::Call(c) => {
             let head = dotted(&c.func).ok_or_else(unsupported)?;
             if !c.keywords.is_empty() {
                 return Err(unsupported());
             }
-            let args: Vec<&ast::Expr> = c.args.iter().collect();
-            shaped(file, &head, &args, span, dim, depth)?.ok_or_else(unsupported)
+            let g = Generic { head, args: c.args.iter().collect(), span };
+            shaped(file, &g, dim, depth)?.ok_or_else(unsupported)
         }
         ast::Expr::Attribute(_) | ast::Expr::Name(_) => {
             let path = dotted(e).ok_or_else(unsupported)?;
@@ -104,18 +103,25 @@ fn parse_type_at(file: FileId, e: &ast::Expr, dim: &mut DimFn<'_>, depth: usize)
     }
 }
 
+/// A generic annotation `head[args]` (or `head(args)`), at `span`.
+struct Generic<'e> {
+    head: String,
+    args: Vec<&'e ast::Expr>,
+    span: pld_ir::Span,
+}
+
+/// The type a generic annotation names, `None` for a head that is not a type.
 fn shaped(
     file: FileId,
-    head: &str,
-    args: &[&ast::Expr],
-    span: pld_ir::Span,
+    g: &Generic<'_>,
     dim: &mut DimFn<'_>,
     depth: usize,
 ) -> Result<Option<Type>, Diagnostic> {
+    let (head, args, span) = (g.head.as_str(), g.args.as_slice(), g.span);
     match head {
         "pl.Tensor" | "pld.DistributedTensor" => {
             let dist = head == "pld.DistributedTensor";
-            let (shape, dtype) = shape_dtype(file, head, args, span, dim)?;
+            let (shape, dtype) = shape_dtype(file, g, dim)?;
             let mut t = TensorType::new(shape, dtype);
             let mut window = None;
             for extra in args.iter().skip(2) {
@@ -139,7 +145,7 @@ fn shaped(
             }
         }
         "pl.Tile" => {
-            let (shape, dtype) = shape_dtype(file, head, args, span, dim)?;
+            let (shape, dtype) = shape_dtype(file, g, dim)?;
             let mut t = TileType::new(shape, dtype, None);
             for extra in args.iter().skip(2) {
                 let path = dotted(extra);
@@ -209,21 +215,21 @@ fn shaped(
     }
 }
 
+/// The leading shape and dtype of `pl.Tensor[...]`-like annotations.
 fn shape_dtype(
     file: FileId,
-    head: &str,
-    args: &[&ast::Expr],
-    span: pld_ir::Span,
+    g: &Generic<'_>,
     dim: &mut DimFn<'_>,
 ) -> Result<(Vec<Expr>, DataType), Diagnostic> {
-    if args.len() < 2 {
+    let [shape, dtype, ..] = g.args.as_slice() else {
+        let head = &g.head;
         return Err(Diagnostic::error(
-            span,
+            g.span,
             format!("{head} needs a shape and a dtype, e.g. {head}[[16, 64], pl.FP32]"),
         ));
-    }
-    let shape = dims(file, args[0], dim)?;
-    let dtype = dtype_of(file, args[1], dim)?;
+    };
+    let shape = dims(file, shape, dim)?;
+    let dtype = dtype_of(file, dtype, dim)?;
     Ok((shape, dtype))
 }
 

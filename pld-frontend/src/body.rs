@@ -649,14 +649,7 @@ impl<'u, 'a> FnCx<'u, 'a> {
             self.error(Diagnostic::error(span, "pl.yield_ takes positional values only"));
             return;
         }
-        let mut vals = Vec::new();
-        let mut ok = true;
-        for a in &call.args {
-            match self.expr(a) {
-                Ok(e) => vals.push(e),
-                Err(()) => ok = false,
-            }
-        }
+        let (vals, ok) = self.exprs_all(&call.args);
         let frame_kind = self.frames.last().map_or(FrameKind::Function, |f| f.kind);
         if frame_kind == FrameKind::Function {
             self.error(Diagnostic::error(span, "pl.yield_ outside a loop or if body"));

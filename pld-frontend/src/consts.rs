@@ -233,15 +233,7 @@ pub fn eval_const(file: FileId, env: &ConstEnv, e: &ast::Expr) -> Option<Expr> {
                 };
             }
             if let (ExprKind::Float(_), _) | (_, ExprKind::Float(_)) = (&l.kind, &r.kind) {
-                let (a, b) = (number(&l)?, number(&r)?);
-                let v = match op {
-                    BinOp::Eq => a == b,
-                    BinOp::Ne => a != b,
-                    BinOp::Lt => a < b,
-                    BinOp::Le => a <= b,
-                    BinOp::Gt => a > b,
-                    _ => a >= b,
-                };
+                let v = op.compare(number(&l)?, number(&r)?)?;
                 return Some(Expr::new(ExprKind::Bool(v), span));
             }
             let v = op.fold_int(l.as_int()?, r.as_int()?)?;

@@ -7,25 +7,38 @@
 //! other). Spans and value name hints are ignored. The error names the first difference.
 
 use pld_ir::{
-    Block, Call, Callee, Expr, ExprKind, Function, Program, ScopeKind, Stmt, StmtKind, Type, ValueId,
+    Block, Call, Callee, Expr, ExprKind, ForKind, Function, Program, ScopeKind, Stmt, StmtKind, Type, ValueId,
 };
 use std::collections::HashMap;
 
 /// `Ok(())` when `a` and `b` are equal up to renaming of values, else the first difference.
 pub fn structurally_equal(a: &Program, b: &Program) -> Result<(), String> {
-    if a.name != b.name {
-        return Err(format!("program names differ: `{}` vs `{}`", a.name, b.name));
-    }
-    if a.dyn_syms != b.dyn_syms {
-        return Err(format!("dynamic symbols differ: {:?} vs {:?}", a.dyn_syms, b.dyn_syms));
-    }
-    if a.functions.len() != b.functions.len() {
-        return Err(format!("function counts differ: {} vs {}", a.functions.len(), b.functions.len()));
-    }
+    agree("program names", &a.name, &b.name, |n| format!("`{n}`"))?;
+    debugs("dynamic symbols", &a.dyn_syms, &b.dyn_syms)?;
+    counts("function counts", a.functions.len(), b.functions.len())?;
     for (fa, fb) in a.functions.iter().zip(&b.functions) {
         function_eq(fa, fb).map_err(|e| format!("in function `{}`: {e}", fa.name))?;
     }
     Ok(())
+}
+
+/// `Ok(())` when the two sides agree, else "`what` differ: a vs b" as `show` prints them.
+fn agree<T: PartialEq>(what: &str, a: T, b: T, show: fn(&T) -> String) -> Result<(), String> {
+    if a == b {
+        Ok(())
+    } else {
+        Err(format!("{what} differ: {} vs {}", show(&a), show(&b)))
+    }
+}
+
+/// [`agree`] for two counts.
+fn counts(what: &str, a: usize, b: usize) -> Result<(), String> {
+    agree(what, a, b, usize::to_string)
+}
+
+/// [`agree`] for two values printed with `Debug`.
+fn debugs<T: PartialEq + std::fmt::Debug>(what: &str, a: &T, b: &T) -> Result<(), String> {
+    agree(what, a, b, |x| format!("{x:?}"))
 }
 
 struct Eq<'f> {
@@ -35,28 +48,16 @@ struct Eq<'f> {
 }
 
 fn function_eq(a: &Function, b: &Function) -> Result<(), String> {
-    if a.name != b.name {
-        return Err(format!("names differ: `{}` vs `{}`", a.name, b.name));
-    }
-    if a.kind != b.kind {
-        return Err(format!("kinds differ: {:?} vs {:?}", a.kind, b.kind));
-    }
-    if a.params.len() != b.params.len() {
-        return Err(format!("parameter counts differ: {} vs {}", a.params.len(), b.params.len()));
-    }
-    if a.attrs != b.attrs {
-        return Err(format!("attributes differ: {:?} vs {:?}", a.attrs, b.attrs));
-    }
+    agree("names", &a.name, &b.name, |n| format!("`{n}`"))?;
+    debugs("kinds", &a.kind, &b.kind)?;
+    counts("parameter counts", a.params.len(), b.params.len())?;
+    debugs("attributes", &a.attrs, &b.attrs)?;
     let mut cx = Eq { a, b, map: HashMap::new() };
     for (i, (pa, pb)) in a.params.iter().zip(&b.params).enumerate() {
-        if pa.dir != pb.dir {
-            return Err(format!("parameter {i}: directions differ: {:?} vs {:?}", pa.dir, pb.dir));
-        }
+        debugs(&format!("parameter {i}: directions"), &pa.dir, &pb.dir)?;
         cx.def(pa.value, pb.value).map_err(|e| format!("parameter {i}: {e}"))?;
     }
-    if a.ret.len() != b.ret.len() {
-        return Err(format!("return counts differ: {} vs {}", a.ret.len(), b.ret.len()));
-    }
+    counts("return counts", a.ret.len(), b.ret.len())?;
     for (ta, tb) in a.ret.iter().zip(&b.ret) {
         cx.ty(ta, tb).map_err(|e| format!("return type: {e}"))?;
     }
@@ -76,9 +77,7 @@ impl Eq<'_> {
     }
 
     fn defs(&mut self, a: &[ValueId], b: &[ValueId]) -> Result<(), String> {
-        if a.len() != b.len() {
-            return Err(format!("defined value counts differ: {} vs {}", a.len(), b.len()));
-        }
+        counts("defined value counts", a.len(), b.len())?;
         a.iter().zip(b).try_for_each(|(x, y)| self.def(*x, *y))
     }
 
@@ -125,9 +124,7 @@ impl Eq<'_> {
     }
 
     fn exprs(&self, a: &[Expr], b: &[Expr]) -> Result<(), String> {
-        if a.len() != b.len() {
-            return Err(format!("expression counts differ: {} vs {}", a.len(), b.len()));
-        }
+        counts("expression counts", a.len(), b.len())?;
         a.iter().zip(b).try_for_each(|(x, y)| self.expr(x, y))
     }
 
@@ -175,9 +172,7 @@ impl Eq<'_> {
         }
         let name = a.callee.name();
         self.exprs(&a.args, &b.args).map_err(|e| format!("call of {name}: {e}"))?;
-        if a.attrs != b.attrs {
-            return Err(format!("call of {name}: attributes differ: {:?} vs {:?}", a.attrs, b.attrs));
-        }
+        debugs(&format!("call of {name}: attributes"), &a.attrs, &b.attrs)?;
         match (&a.device, &b.device) {
             (None, None) => {}
             (Some(x), Some(y)) => self.expr(x, y).map_err(|e| format!("call of {name}: device: {e}"))?,
@@ -192,9 +187,7 @@ impl Eq<'_> {
     }
 
     fn block(&mut self, a: &Block, b: &Block) -> Result<(), String> {
-        if a.stmts.len() != b.stmts.len() {
-            return Err(format!("statement counts differ: {} vs {}", a.stmts.len(), b.stmts.len()));
-        }
+        counts("statement counts", a.stmts.len(), b.stmts.len())?;
         for (i, (x, y)) in a.stmts.iter().zip(&b.stmts).enumerate() {
             self.stmt(x, y).map_err(|e| format!("statement {i}: {e}"))?;
         }
@@ -202,6 +195,11 @@ impl Eq<'_> {
     }
 
     fn stmt(&mut self, a: &Stmt, b: &Stmt) -> Result<(), String> {
+        if std::mem::discriminant(&a.kind) == std::mem::discriminant(&b.kind) {
+            if let (Some(x), Some(y)) = (Region::of(&a.kind), Region::of(&b.kind)) {
+                return self.region(x, y);
+            }
+        }
         match (&a.kind, &b.kind) {
             (StmtKind::Assign { targets: t1, value: v1 }, StmtKind::Assign { targets: t2, value: v2 }) => {
                 self.expr(v1, v2)?;
@@ -210,65 +208,6 @@ impl Eq<'_> {
             (StmtKind::Eval(x), StmtKind::Eval(y)) => self.expr(x, y),
             (StmtKind::Yield(x), StmtKind::Yield(y)) => self.exprs(x, y),
             (StmtKind::Return(x), StmtKind::Return(y)) => self.exprs(x, y),
-            (
-                StmtKind::For {
-                    var: v1,
-                    start: s1,
-                    stop: e1,
-                    step: p1,
-                    iter_args: i1,
-                    body: b1,
-                    results: r1,
-                    kind: k1,
-                },
-                StmtKind::For {
-                    var: v2,
-                    start: s2,
-                    stop: e2,
-                    step: p2,
-                    iter_args: i2,
-                    body: b2,
-                    results: r2,
-                    kind: k2,
-                },
-            ) => {
-                if k1 != k2 {
-                    return Err(format!("loop kinds differ: {k1:?} vs {k2:?}"));
-                }
-                self.expr(s1, s2)?;
-                self.expr(e1, e2)?;
-                self.expr(p1, p2)?;
-                self.iter_args(i1, i2)?;
-                self.def(*v1, *v2)?;
-                self.defs(
-                    &i1.iter().map(|x| x.value).collect::<Vec<_>>(),
-                    &i2.iter().map(|x| x.value).collect::<Vec<_>>(),
-                )?;
-                self.block(b1, b2)?;
-                self.defs(r1, r2)
-            }
-            (
-                StmtKind::While { iter_args: i1, cond: c1, body: b1, results: r1 },
-                StmtKind::While { iter_args: i2, cond: c2, body: b2, results: r2 },
-            ) => {
-                self.iter_args(i1, i2)?;
-                self.defs(
-                    &i1.iter().map(|x| x.value).collect::<Vec<_>>(),
-                    &i2.iter().map(|x| x.value).collect::<Vec<_>>(),
-                )?;
-                self.expr(c1, c2)?;
-                self.block(b1, b2)?;
-                self.defs(r1, r2)
-            }
-            (
-                StmtKind::If { cond: c1, then_body: t1, else_body: e1, results: r1 },
-                StmtKind::If { cond: c2, then_body: t2, else_body: e2, results: r2 },
-            ) => {
-                self.expr(c1, c2)?;
-                self.block(t1, t2)?;
-                self.block(e1, e2)?;
-                self.defs(r1, r2)
-            }
             (
                 StmtKind::Scope { kind: k1, attrs: a1, args: x1, body: b1 },
                 StmtKind::Scope { kind: k2, attrs: a2, args: x2, body: b2 },
@@ -301,11 +240,75 @@ impl Eq<'_> {
         }
     }
 
-    fn iter_args(&self, a: &[pld_ir::IterArg], b: &[pld_ir::IterArg]) -> Result<(), String> {
-        if a.len() != b.len() {
-            return Err(format!("iter-arg counts differ: {} vs {}", a.len(), b.len()));
+    /// Two control-flow statements of one kind, part by part.
+    fn region(&mut self, a: Region<'_>, b: Region<'_>) -> Result<(), String> {
+        if let (Some(k1), Some(k2)) = (a.loop_kind, b.loop_kind) {
+            debugs("loop kinds", k1, k2)?;
         }
-        a.iter().zip(b).try_for_each(|(x, y)| self.expr(&x.init, &y.init))
+        a.before.iter().zip(&b.before).try_for_each(|(x, y)| self.expr(x, y))?;
+        self.iter_args(a.iter_args, b.iter_args)?;
+        if let (Some(x), Some(y)) = (a.var, b.var) {
+            self.def(x, y)?;
+        }
+        if let (Some(x), Some(y)) = (a.cond, b.cond) {
+            self.expr(x, y)?;
+        }
+        a.bodies.iter().zip(&b.bodies).try_for_each(|(x, y)| self.block(x, y))?;
+        self.defs(a.results, b.results)
+    }
+
+    /// Loop-carried values: their inits agree, then their values are defined.
+    fn iter_args(&mut self, a: &[pld_ir::IterArg], b: &[pld_ir::IterArg]) -> Result<(), String> {
+        counts("iter-arg counts", a.len(), b.len())?;
+        a.iter().zip(b).try_for_each(|(x, y)| self.expr(&x.init, &y.init))?;
+        a.iter().zip(b).try_for_each(|(x, y)| self.def(x.value, y.value))
+    }
+}
+
+/// A control-flow statement's parts, in the order they are compared (a value is defined
+/// before anything that uses it is compared): the loop kind, expressions evaluated before the
+/// statement, its carried values, its loop variable, a condition evaluated with them, its
+/// bodies and its results.
+struct Region<'s> {
+    loop_kind: Option<&'s ForKind>,
+    before: Vec<&'s Expr>,
+    iter_args: &'s [pld_ir::IterArg],
+    var: Option<ValueId>,
+    cond: Option<&'s Expr>,
+    bodies: Vec<&'s Block>,
+    results: &'s [ValueId],
+}
+
+impl<'s> Region<'s> {
+    /// The parts of a `for`, `while` or `if`.
+    fn of(k: &'s StmtKind) -> Option<Region<'s>> {
+        let none = Region {
+            loop_kind: None,
+            before: Vec::new(),
+            iter_args: &[],
+            var: None,
+            cond: None,
+            bodies: Vec::new(),
+            results: &[],
+        };
+        Some(match k {
+            StmtKind::For { var, start, stop, step, iter_args, body, results, kind } => Region {
+                loop_kind: Some(kind),
+                before: vec![start, stop, step],
+                iter_args,
+                var: Some(*var),
+                bodies: vec![body],
+                results,
+                ..none
+            },
+            StmtKind::While { iter_args, cond, body, results } => {
+                Region { iter_args, cond: Some(cond), bodies: vec![body], results, ..none }
+            }
+            StmtKind::If { cond, then_body, else_body, results } => {
+                Region { before: vec![cond], bodies: vec![then_body, else_body], results, ..none }
+            }
+            _ => return None,
+        })
     }
 }
 

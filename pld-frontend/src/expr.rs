@@ -79,6 +79,40 @@ impl FnCx<'_, '_> {
         r
     }
 
+    /// Lowers every expression of `items`, going on after an error (each one is recorded):
+    /// the lowered ones, and whether all of them lowered.
+    pub(crate) fn exprs_all<'e>(
+        &mut self,
+        items: impl IntoIterator<Item = &'e ast::Expr>,
+    ) -> (Vec<Expr>, bool) {
+        let mut out = Vec::new();
+        let mut ok = true;
+        for e in items {
+            match self.expr(e) {
+                Ok(x) => out.push(x),
+                Err(()) => ok = false,
+            }
+        }
+        (out, ok)
+    }
+
+    /// Lowers `e` into `slot` as the literal `pick` accepts; anything else is the error
+    /// `expected`, recorded at `e`. Whether it lowered.
+    fn literal_into<T>(
+        &mut self,
+        e: &ast::Expr,
+        pick: fn(ExprKind) -> Option<T>,
+        expected: &'static str,
+        slot: &mut Option<T>,
+    ) -> bool {
+        let Ok(lowered) = self.expr(e) else { return false };
+        match pick(lowered.kind) {
+            Some(v) => *slot = Some(v),
+            None => self.error(Diagnostic::error(span_of(self.file(), e), expected)),
+        }
+        slot.is_some()
+    }
+
     fn expr_inner(&mut self, e: &ast::Expr) -> Result<Expr, ()> {
         let file = self.file();
         let span = span_of(file, e);
@@ -424,41 +458,16 @@ impl FnCx<'_, '_> {
         let mut size: Option<Expr> = None;
         let mut dtype: Option<DataType> = None;
         let mut name = self.pending_name.take();
-        let mut ok = true;
-        let mut positional = Vec::new();
-        for a in &c.args {
-            match self.expr(a) {
-                Ok(e) => positional.push(e),
-                Err(()) => ok = false,
-            }
-        }
+        let (positional, mut ok) = self.exprs_all(&c.args);
         for kw in &c.keywords {
             let kspan = span_of(file, kw);
             match kw.arg.as_deref() {
                 Some("size") if size.is_none() && positional.is_empty() => size = self.expr(&kw.value).ok(),
                 Some("shape") if size.is_none() && positional.is_empty() => size = self.expr(&kw.value).ok(),
-                Some("dtype") => match self.expr(&kw.value) {
-                    Ok(Expr { kind: ExprKind::DType(d), .. }) => dtype = Some(d),
-                    Ok(_) => {
-                        self.error(Diagnostic::error(
-                            span_of(file, &kw.value),
-                            "dtype must be a dtype, e.g. pl.FP32",
-                        ));
-                        ok = false;
-                    }
-                    Err(()) => ok = false,
-                },
-                Some("name") => match self.expr(&kw.value) {
-                    Ok(Expr { kind: ExprKind::Str(s), .. }) => name = Some(s),
-                    Ok(_) => {
-                        self.error(Diagnostic::error(
-                            span_of(file, &kw.value),
-                            "name must be a string literal",
-                        ));
-                        ok = false;
-                    }
-                    Err(()) => ok = false,
-                },
+                Some("dtype") => {
+                    ok &= self.literal_into(&kw.value, dtype_literal, DTYPE_EXPECTED, &mut dtype)
+                }
+                Some("name") => ok &= self.literal_into(&kw.value, str_literal, NAME_EXPECTED, &mut name),
                 other => {
                     self.error(
                         Diagnostic::error(
@@ -638,4 +647,21 @@ impl FnCx<'_, '_> {
         }
         Ok(deps)
     }
+}
+
+/// The error of a `dtype=` that is not a dtype.
+const DTYPE_EXPECTED: &str = "dtype must be a dtype, e.g. pl.FP32";
+/// The error of a `name=` that is not a string literal.
+const NAME_EXPECTED: &str = "name must be a string literal";
+
+/// A dtype literal's dtype.
+fn dtype_literal(k: ExprKind) -> Option<DataType> {
+    let ExprKind::DType(d) = k else { return None };
+    Some(d)
+}
+
+/// A string literal's text.
+fn str_literal(k: ExprKind) -> Option<String> {
+    let ExprKind::Str(s) = k else { return None };
+    Some(s)
 }

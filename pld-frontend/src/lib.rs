@@ -21,7 +21,7 @@
 //! functions (`@pl.jit`, `@pl.jit.incore`, `@pl.jit.host`, `@pl.function`) form one program
 //! per host entry — the host and the functions it reaches through calls, named after the
 //! host — or a single program (named after its host, else its first function) when the
-//! module has at most one host. [`program_units`] lists the units (names, hosts, bindable
+//! module has at most one host. [`Module::units`] lists the units (names, hosts, bindable
 //! names) without lowering any; [`ParseOptions::program`] lowers only the selected unit.
 //!
 //! ## What is read
@@ -66,6 +66,7 @@ mod util;
 pub use builders::{bind_value, BindKind, Bindable};
 pub use equal::structurally_equal;
 pub use limits::{MAX_NESTING, MAX_SOURCE_BYTES};
+pub use module::Module;
 
 use pld_ir::{Diagnostic, Diagnostics, Program, SourceMap, Span, Target};
 
@@ -108,7 +109,7 @@ pub fn parse_program(
     opts: &ParseOptions,
 ) -> Result<Program, Diagnostics> {
     let file = sources.add(file_name, text);
-    let mut programs = module::parse_module(file, file_name, text, opts)?;
+    let mut programs = Module::parse(file, file_name, text)?.programs(opts)?;
     let file_span = Span::new(file, 0, 0);
     if let Some(want) = &opts.program {
         return match programs.iter().position(|p| &p.name == want) {
@@ -145,17 +146,14 @@ pub struct UnitInfo {
     pub dyn_syms: Vec<String>,
 }
 
-/// The program units of `text` (added to `sources` as `file_name`), in source order,
-/// without lowering any: what a caller needs to select one. `opts.bindings` matter (an
-/// `if` on a bound builder parameter decides which classes exist); only a syntax error fails.
-pub fn program_units(
-    sources: &mut SourceMap,
-    file_name: &str,
-    text: &str,
-    opts: &ParseOptions,
-) -> Result<Vec<UnitInfo>, Diagnostics> {
+/// Parses the syntax of `text` (added to `sources` as `file_name`), once for every later
+/// question: [`Module::units`] lists its program units in source order without lowering any
+/// (what a caller needs to select one; `opts.bindings` matter, as an `if` on a bound builder
+/// parameter decides which classes exist), [`Module::programs`] lowers them. Only a syntax
+/// error (or a source limit) fails here.
+pub fn parse_module(sources: &mut SourceMap, file_name: &str, text: &str) -> Result<Module, Diagnostics> {
     let file = sources.add(file_name, text);
-    module::module_units(file, file_name, text, opts)
+    Module::parse(file, file_name, text)
 }
 
 /// Parses every program unit of `text` (added to `sources` as `file_name`), in source order.
@@ -165,8 +163,7 @@ pub fn parse_programs(
     text: &str,
     opts: &ParseOptions,
 ) -> Result<Vec<Program>, Diagnostics> {
-    let file = sources.add(file_name, text);
-    module::parse_module(file, file_name, text, opts)
+    parse_module(sources, file_name, text)?.programs(opts)
 }
 
 /// Parses printed IR (e.g. a `--dump-after` dump), which may call internal-only ops.

@@ -103,30 +103,64 @@ pub(crate) struct UnitSrc<'a> {
     pub start: u32,
 }
 
-/// Parses a whole module into its program units.
-pub fn parse_module(
+/// A module file's syntax, parsed once: what its program units are and their lowering are
+/// both read from it.
+pub struct Module {
     file: FileId,
-    file_name: &str,
-    text: &str,
-    opts: &ParseOptions,
-) -> Result<Vec<Program>, Diagnostics> {
-    let module = parse_syntax(file, file_name, text)?;
-    let (units, mut diags) = discover(file, opts, &module.body);
-    let mut programs = Vec::new();
-    // A selected unit is the only one lowered: the others' builders need no bindings.
-    for u in units.into_iter().filter(|u| opts.program.as_ref().is_none_or(|want| *want == u.name)) {
-        let (p, d) = lower_unit(file, opts, u);
-        // Whatever the lowering let through, the structural verifier catches (misplaced
-        // yields, arity mismatches), with the source spans the nodes carry.
-        if !d.has_errors() {
-            if let Err(v) = pld_ir::verify_program_for(&p, opts.target) {
-                diags.extend(v);
-            }
-        }
-        diags.extend(d);
-        programs.push(p);
+    syntax: ast::ModModule,
+}
+
+impl Module {
+    /// Parses the text of `file` (syntax errors and source limits are the only failures).
+    pub fn parse(file: FileId, file_name: &str, text: &str) -> Result<Module, Diagnostics> {
+        Ok(Module { file, syntax: parse_syntax(file, file_name, text)? })
     }
-    one_error_per_unbound_name(diags).into_result(programs)
+
+    /// Lowers the module's program units (only the one `opts.program` selects, if set).
+    pub fn programs(&self, opts: &ParseOptions) -> Result<Vec<Program>, Diagnostics> {
+        let file = self.file;
+        let (units, mut diags) = discover(file, opts, &self.syntax.body);
+        let mut programs = Vec::new();
+        // A selected unit is the only one lowered: the others' builders need no bindings.
+        for u in units.into_iter().filter(|u| opts.program.as_ref().is_none_or(|want| *want == u.name)) {
+            let (p, d) = lower_unit(file, opts, u);
+            // Whatever the lowering let through, the structural verifier catches (misplaced
+            // yields, arity mismatches), with the source spans the nodes carry.
+            if !d.has_errors() {
+                if let Err(v) = pld_ir::verify_program_for(&p, opts.target) {
+                    diags.extend(v);
+                }
+            }
+            diags.extend(d);
+            programs.push(p);
+        }
+        one_error_per_unbound_name(diags).into_result(programs)
+    }
+
+    /// What the module's program units are, without lowering any: each unit's name, host
+    /// functions, functions and bindable names.
+    pub fn units(&self, opts: &ParseOptions) -> Vec<UnitInfo> {
+        let file = self.file;
+        let (units, _) = discover(file, opts, &self.syntax.body);
+        units
+            .iter()
+            .map(|u| {
+                let kind = |f: &ast::StmtFunctionDef| decorator_kind(file, &u.consts, f).ok().map(|k| k.0);
+                UnitInfo {
+                    name: u.name.clone(),
+                    hosts: u
+                        .funcs
+                        .iter()
+                        .filter(|(f, _)| kind(f) == Some(FunctionKind::Host))
+                        .map(|(f, _)| f.name.to_string())
+                        .collect(),
+                    functions: u.funcs.iter().map(|(f, _)| f.name.to_string()).collect(),
+                    bindable: u.consts.bindable.clone(),
+                    dyn_syms: u.consts.dyn_syms.clone(),
+                }
+            })
+            .collect()
+    }
 }
 
 /// The module's program units in source order, with the walk's diagnostics.
@@ -146,36 +180,6 @@ fn discover<'a>(file: FileId, opts: &ParseOptions, body: &'a [ast::Stmt]) -> (Ve
     units.extend(jit_units(file, &jit, &env));
     units.sort_by_key(|u| u.start);
     (units, cx.diags)
-}
-
-/// What the module's program units are, without lowering any: each unit's name, host
-/// functions, functions and bindable names (syntax errors are the only failure).
-pub fn module_units(
-    file: FileId,
-    file_name: &str,
-    text: &str,
-    opts: &ParseOptions,
-) -> Result<Vec<UnitInfo>, Diagnostics> {
-    let module = parse_syntax(file, file_name, text)?;
-    let (units, _) = discover(file, opts, &module.body);
-    Ok(units
-        .iter()
-        .map(|u| {
-            let kind = |f: &ast::StmtFunctionDef| decorator_kind(file, &u.consts, f).ok().map(|k| k.0);
-            UnitInfo {
-                name: u.name.clone(),
-                hosts: u
-                    .funcs
-                    .iter()
-                    .filter(|(f, _)| kind(f) == Some(FunctionKind::Host))
-                    .map(|(f, _)| f.name.to_string())
-                    .collect(),
-                functions: u.funcs.iter().map(|(f, _)| f.name.to_string()).collect(),
-                bindable: u.consts.bindable.clone(),
-                dyn_syms: u.consts.dyn_syms.clone(),
-            }
-        })
-        .collect())
 }
 
 /// A run-time name reported at every use is reported once, at its first use, with the

@@ -2,7 +2,7 @@
 //! fold (tuple and augmented assignments included), string, bool and float bindings, one
 //! diagnostic per unbound parameter, and units listed — and lowered — one at a time.
 
-use pld_frontend::{bind_value, parse_program, parse_programs, program_units, BindKind, ParseOptions};
+use pld_frontend::{bind_value, parse_module, parse_program, parse_programs, BindKind, ParseOptions};
 use pld_ir::{ExprKind, SourceMap};
 
 const HEAD: &str =
@@ -162,7 +162,7 @@ def build_b(flag: bool, scale: float = 0.5):
 fn units_are_listed_without_lowering_and_a_selection_lowers_only_itself() {
     let src = format!("{HEAD}{TWO}");
     let mut sm = SourceMap::new();
-    let units = program_units(&mut sm, "two.py", &src, &bindings(&[])).expect("lists");
+    let units = parse_module(&mut sm, "two.py", &src).expect("parses").units(&bindings(&[]));
     let names: Vec<&str> = units.iter().map(|u| u.name.as_str()).collect();
     assert_eq!(names, vec!["A", "B"]);
     let params = |u: &pld_frontend::UnitInfo| -> Vec<(String, String, BindKind)> {

@@ -1,7 +1,7 @@
 //! Private signals as registry data: which host collectives may omit their signal window,
 //! and what shape the compiler allocates for one that does.
 //!
-//! An op submits a [`PrivateSignalReg`] with [`register_private_signal!`](crate::register_private_signal);
+//! An op submits a [`PrivateSignalFn`] with [`register_private_signal!`](crate::register_private_signal);
 //! `SynthesizeAllReduceSignals` asks [`private_signal`] for the op of every host call whose
 //! optional `signal` parameter was omitted and allocates an INT32 window of the returned
 //! shape (or reports the returned message at the call). Guarantees: the rules are one table
@@ -25,26 +25,11 @@ pub enum SignalDim {
 /// The private signal's shape for `call`, or the reason the call needs an explicit signal.
 pub type PrivateSignalFn = fn(&Call) -> Result<Vec<SignalDim>, String>;
 
-/// A private-signal rule for one op.
-#[derive(Debug)]
-pub struct PrivateSignalReg {
-    /// The op whose omitted signal this rule synthesizes.
-    pub op: &'static str,
-    /// The shape rule.
-    pub shape: PrivateSignalFn,
-    /// Where it was submitted.
-    pub site: crate::table::Site,
-}
-
-inventory::collect!(PrivateSignalReg);
-
 /// Registers the private-signal rule `$shape` ([`PrivateSignalFn`]) for the op named `$op`.
 #[macro_export]
 macro_rules! register_private_signal {
     ($op:expr, $shape:path) => {
-        $crate::inventory::submit! {
-            $crate::auto_signal::PrivateSignalReg { op: $op, shape: $shape, site: $crate::site!() }
-        }
+        $crate::register_entry!(&[$op], $shape as $crate::auto_signal::PrivateSignalFn);
     };
 }
 

@@ -134,6 +134,18 @@ impl<'a> Builder<'a> {
         Block { stmts }
     }
 
+    /// Builds a nested block with `body` (closed again even when `body` fails): the block and
+    /// what `body` returned.
+    fn nested<T>(
+        &mut self,
+        body: impl FnOnce(&mut Self) -> Result<T, Diagnostic>,
+    ) -> Result<(Block, T), Diagnostic> {
+        self.open();
+        let r = body(self);
+        let block = self.close();
+        Ok((block, r?))
+    }
+
     /// `for var in range(start, stop, step)` with iter-args `(name, init)`; `body` receives the
     /// induction variable and the iter-arg values and returns the values to yield (one per
     /// iter-arg). Returns the loop's result values.
@@ -156,10 +168,7 @@ impl<'a> Builder<'a> {
             carried.push(v);
             iter_args.push(IterArg { value: v, init });
         }
-        self.open();
-        let yields = body(self, var, &carried);
-        let mut block = self.close();
-        let yields = yields?;
+        let (mut block, yields) = self.nested(|b| body(b, var, &carried))?;
         if !carried.is_empty() || !yields.is_empty() {
             block.stmts.push(Stmt::new(StmtKind::Yield(yields), self.span));
         }
@@ -189,10 +198,7 @@ impl<'a> Builder<'a> {
     where
         F: FnOnce(&mut Self) -> Result<(), Diagnostic>,
     {
-        self.open();
-        let r = then(self);
-        let then_body = self.close();
-        r?;
+        let (then_body, ()) = self.nested(then)?;
         self.push(StmtKind::If { cond, then_body, else_body: Block::new(), results: Vec::new() });
         Ok(())
     }
@@ -211,14 +217,8 @@ impl<'a> Builder<'a> {
         F: FnOnce(&mut Self) -> Result<Vec<Expr>, Diagnostic>,
         G: FnOnce(&mut Self) -> Result<Vec<Expr>, Diagnostic>,
     {
-        self.open();
-        let then_yields = then(self);
-        let mut then_body = self.close();
-        let then_yields = then_yields?;
-        self.open();
-        let else_yields = otherwise(self);
-        let mut else_body = self.close();
-        let else_yields = else_yields?;
+        let (mut then_body, then_yields) = self.nested(then)?;
+        let (mut else_body, else_yields) = self.nested(otherwise)?;
         if then_yields.len() != else_yields.len() || then_yields.len() != names.len() {
             return Err(Diagnostic::error(
                 self.span,
@@ -249,10 +249,7 @@ impl<'a> Builder<'a> {
     where
         F: FnOnce(&mut Self) -> Result<(), Diagnostic>,
     {
-        self.open();
-        let r = body(self);
-        let block = self.close();
-        r?;
+        let (block, ()) = self.nested(body)?;
         let attrs = attrs.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
         self.push(StmtKind::Scope { kind, attrs, args: Vec::new(), body: block });
         Ok(())

@@ -117,26 +117,36 @@ impl BinOp {
         )
     }
 
-    /// Folds two integers; `None` on division by zero or overflow.
-    pub fn fold_int(self, a: i64, b: i64) -> Option<i64> {
+    /// A comparison of two numbers, or `And`/`Or` of their truth (non-zero is true), for
+    /// integers and floats alike; `None` for an arithmetic op.
+    pub fn compare<T: PartialOrd + Default>(self, a: T, b: T) -> Option<bool> {
+        let zero = T::default();
         Some(match self {
-            BinOp::Add => a.checked_add(b)?,
-            BinOp::Sub => a.checked_sub(b)?,
-            BinOp::Mul => a.checked_mul(b)?,
-            BinOp::FloorDiv => py_floor_div(a, b)?,
-            BinOp::Div => return None,
-            BinOp::Mod => a.checked_sub(b.checked_mul(py_floor_div(a, b)?)?)?,
-            BinOp::Min => a.min(b),
-            BinOp::Max => a.max(b),
-            BinOp::Eq => i64::from(a == b),
-            BinOp::Ne => i64::from(a != b),
-            BinOp::Lt => i64::from(a < b),
-            BinOp::Le => i64::from(a <= b),
-            BinOp::Gt => i64::from(a > b),
-            BinOp::Ge => i64::from(a >= b),
-            BinOp::And => i64::from(a != 0 && b != 0),
-            BinOp::Or => i64::from(a != 0 || b != 0),
+            BinOp::Eq => a == b,
+            BinOp::Ne => a != b,
+            BinOp::Lt => a < b,
+            BinOp::Le => a <= b,
+            BinOp::Gt => a > b,
+            BinOp::Ge => a >= b,
+            BinOp::And => a != zero && b != zero,
+            BinOp::Or => a != zero || b != zero,
+            _ => return None,
         })
+    }
+
+    /// Folds two integers (a comparison to 0 or 1); `None` on division by zero or overflow.
+    pub fn fold_int(self, a: i64, b: i64) -> Option<i64> {
+        match self {
+            BinOp::Add => a.checked_add(b),
+            BinOp::Sub => a.checked_sub(b),
+            BinOp::Mul => a.checked_mul(b),
+            BinOp::FloorDiv => py_floor_div(a, b),
+            BinOp::Mod => a.checked_sub(b.checked_mul(py_floor_div(a, b)?)?),
+            BinOp::Min => Some(a.min(b)),
+            BinOp::Max => Some(a.max(b)),
+            BinOp::Div => None,
+            _ => self.compare(a, b).map(i64::from),
+        }
     }
 }
 

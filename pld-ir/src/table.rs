@@ -12,13 +12,79 @@
 //!   vector indexed by [`OpId`] (a lookup is a bounds-checked index, no hashing); a name the
 //!   registry does not know is a [`RegistryError::UnknownOp`] naming the submission's site.
 //!
+//! Every per-op entry (a lowering, a canonicalizer, a private-signal rule, an emitter, a
+//! simulator semantics) is submitted as one record type, [`Registration`], by one macro,
+//! [`register_entry!`](crate::register_entry) (each table's `register_*!` macro is a line
+//! around it): the ops it is for, the entry, and its [`Site`]. The entry's type says which
+//! table it belongs to ([`entries`] collects one type's entries), so every table is built from
+//! the same records with the same errors.
+//!
 //! A crate that owns an [`OpTable`] submits an [`OpTableHook`] so the registry's
 //! [`check`](crate::registry::Registry::check) reports that table's errors too and the
 //! listings (`pld ops`, the registry golden) show one column per linked table.
 
 use crate::registry::registry;
+use std::any::Any;
 use std::collections::BTreeMap;
 use std::fmt;
+
+/// One submitted registration of a per-op entry, by [`register_entry!`](crate::register_entry):
+/// the entry is registered for every op of `ops` (one, or a family's list that shares it).
+pub struct Registration {
+    /// The canonical names of the ops the entry is for.
+    pub ops: &'static [&'static str],
+    /// The entry; its type names the table it belongs to.
+    pub entry: &'static (dyn Any + Send + Sync),
+    /// Where it was submitted.
+    pub site: Site,
+}
+
+inventory::collect!(Registration);
+
+/// Submits `$entry` (a value whose type names its table) for every op of `$ops`
+/// (a `&'static [&'static str]`), at the site of the macro call.
+#[macro_export]
+macro_rules! register_entry {
+    ($ops:expr, $entry:expr) => {
+        $crate::inventory::submit! {
+            $crate::table::Registration { ops: $ops, entry: &$entry, site: $crate::site!() }
+        }
+    };
+}
+
+/// One op's registered entry of type `T`.
+#[derive(Debug)]
+pub struct Entry<T: 'static> {
+    /// The op.
+    pub op: &'static str,
+    /// The entry.
+    pub value: &'static T,
+    /// Where it was submitted.
+    pub site: Site,
+}
+
+impl<T> Clone for Entry<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T> Copy for Entry<T> {}
+
+impl<T> Entry<T> {
+    /// `(op, site, entry)`: an item for [`Table::collect`] and [`OpTable::collect`].
+    pub fn item(self) -> (&'static str, Site, Entry<T>) {
+        (self.op, self.site, self)
+    }
+}
+
+/// Every registered entry of type `T`, one per op it was registered for, in submission order.
+pub fn entries<T: Any>() -> impl Iterator<Item = Entry<T>> {
+    inventory::iter::<Registration>
+        .into_iter()
+        .filter_map(|r| Some((r, r.entry.downcast_ref::<T>()?)))
+        .flat_map(|(r, value)| r.ops.iter().map(move |op| Entry { op, value, site: r.site }))
+}
 
 /// Where a registration was submitted: the `file!()` and `line!()` of the macro call.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]

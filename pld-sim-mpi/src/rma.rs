@@ -26,6 +26,25 @@
 use mpi::ffi;
 use std::os::raw::{c_int, c_void};
 
+/// Integers [`Window`]'s fetch-and-add works on, as the [`Elem`] that names their MPI type.
+trait AtomicInt: Copy + Default {
+    const ELEM: Elem;
+}
+
+impl AtomicInt for i32 {
+    const ELEM: Elem = Elem::I32;
+}
+
+impl AtomicInt for i64 {
+    const ELEM: Elem = Elem::I64;
+}
+
+/// The MPI datatype of raw bytes.
+fn byte_datatype() -> ffi::MPI_Datatype {
+    // SAFETY: reading a handle rsmpi's C shim initialises before `main` runs MPI code.
+    unsafe { ffi::RSMPI_UINT8_T }
+}
+
 /// Element types [`Window::accumulate`] can add.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Elem {
@@ -162,114 +181,89 @@ impl Window {
         }
     }
 
+    /// Runs `op` over `[disp, disp + len)` of process `target`'s part in chunks whose element
+    /// counts fit MPI's `int` (whole `unit`-byte elements each), then flushes: `op` gets the
+    /// chunk's byte range relative to `disp`, its displacement in the window and the handle.
+    fn chunked(
+        &self,
+        what: &str,
+        target: usize,
+        disp: usize,
+        len: usize,
+        unit: usize,
+        mut op: impl FnMut(std::ops::Range<usize>, ffi::MPI_Aint, ffi::MPI_Win),
+    ) {
+        let win = self.own(disp, len, what);
+        let per = (1usize << 30) / unit * unit;
+        for lo in (0..len).step_by(per) {
+            let hi = (lo + per).min(len);
+            op(lo..hi, (disp + lo) as ffi::MPI_Aint, win);
+        }
+        // Results and origin buffers are complete (and reusable) only after the flush.
+        self.flush(target);
+    }
+
     /// Reads `out.len()` bytes at byte `disp` of process `target`'s part.
     pub fn get(&self, target: usize, disp: usize, out: &mut [u8]) {
-        let win = self.own(disp, out.len(), "get");
-        for (k, chunk) in out.chunks_mut(1 << 30).enumerate() {
-            // SAFETY: `chunk` is valid for writes of its length; the target range was checked.
-            unsafe {
-                ffi::MPI_Get(
-                    chunk.as_mut_ptr().cast::<c_void>(),
-                    chunk.len() as c_int,
-                    ffi::RSMPI_UINT8_T,
-                    target as c_int,
-                    (disp + (k << 30)) as ffi::MPI_Aint,
-                    chunk.len() as c_int,
-                    ffi::RSMPI_UINT8_T,
-                    win,
-                );
-            }
-        }
-        // The result buffer holds the data only after the flush.
-        self.flush(target);
+        let (t, u8t) = (target as c_int, byte_datatype());
+        self.chunked("get", target, disp, out.len(), 1, |r, at, win| {
+            let (n, chunk) = (r.len() as c_int, out[r].as_mut_ptr().cast::<c_void>());
+            // SAFETY: `chunk` is valid for writes of `n` bytes; the target range was checked.
+            unsafe { ffi::MPI_Get(chunk, n, u8t, t, at, n, u8t, win) };
+        });
     }
 
     /// Writes `src` at byte `disp` of process `target`'s part.
     pub fn put(&self, target: usize, disp: usize, src: &[u8]) {
-        let win = self.own(disp, src.len(), "put");
-        for (k, chunk) in src.chunks(1 << 30).enumerate() {
-            // SAFETY: `chunk` is valid for reads of its length and is not changed before the
-            // flush below; the target range was checked.
-            unsafe {
-                ffi::MPI_Put(
-                    chunk.as_ptr().cast::<c_void>(),
-                    chunk.len() as c_int,
-                    ffi::RSMPI_UINT8_T,
-                    target as c_int,
-                    (disp + (k << 30)) as ffi::MPI_Aint,
-                    chunk.len() as c_int,
-                    ffi::RSMPI_UINT8_T,
-                    win,
-                );
-            }
-        }
-        self.flush(target);
+        let (t, u8t) = (target as c_int, byte_datatype());
+        self.chunked("put", target, disp, src.len(), 1, |r, at, win| {
+            let (n, chunk) = (r.len() as c_int, src[r].as_ptr().cast::<c_void>());
+            // SAFETY: `chunk` is valid for reads of `n` bytes and is not changed before the
+            // flush; the target range was checked.
+            unsafe { ffi::MPI_Put(chunk, n, u8t, t, at, n, u8t, win) };
+        });
     }
 
     /// Adds the `elem` elements of `src` element-wise and atomically into process `target`'s
     /// part at byte `disp` (`MPI_Accumulate`, `MPI_SUM`).
     pub fn accumulate(&self, target: usize, disp: usize, src: &[u8], elem: Elem) {
-        let win = self.own(disp, src.len(), "accumulate");
-        let eb = elem.bytes();
-        let per = (1usize << 30) / eb * eb;
-        for (k, chunk) in src.chunks(per).enumerate() {
-            let n = (chunk.len() / eb) as c_int;
+        let (t, dt, eb) = (target as c_int, elem.datatype(), elem.bytes());
+        self.chunked("accumulate", target, disp, src.len(), eb, |r, at, win| {
+            let (n, chunk) = ((r.len() / eb) as c_int, src[r].as_ptr().cast::<c_void>());
             // SAFETY: `chunk` holds `n` whole elements and is not changed before the flush.
-            unsafe {
-                ffi::MPI_Accumulate(
-                    chunk.as_ptr().cast::<c_void>(),
-                    n,
-                    elem.datatype(),
-                    target as c_int,
-                    (disp + k * per) as ffi::MPI_Aint,
-                    n,
-                    elem.datatype(),
-                    ffi::RSMPI_SUM,
-                    win,
-                );
-            }
+            unsafe { ffi::MPI_Accumulate(chunk, n, dt, t, at, n, dt, ffi::RSMPI_SUM, win) };
+        });
+    }
+
+    /// Atomically adds `v` to the integer at byte `disp` of `target`'s part; the value before
+    /// (`MPI_Fetch_and_op`, `MPI_SUM`).
+    fn fetch_add<T: AtomicInt>(&self, target: usize, disp: usize, v: T) -> T {
+        let win = self.own(disp, std::mem::size_of::<T>(), "fetch-and-op");
+        let mut old = T::default();
+        // SAFETY: both pointers are to live `T`s; `old` is read only after the flush.
+        unsafe {
+            ffi::MPI_Fetch_and_op(
+                (&v as *const T).cast::<c_void>(),
+                (&mut old as *mut T).cast::<c_void>(),
+                T::ELEM.datatype(),
+                target as c_int,
+                disp as ffi::MPI_Aint,
+                ffi::RSMPI_SUM,
+                win,
+            );
         }
         self.flush(target);
+        old
     }
 
     /// Atomically adds `v` to the `i32` at byte `disp` of `target`'s part; the value before.
     pub fn fetch_add_i32(&self, target: usize, disp: usize, v: i32) -> i32 {
-        let win = self.own(disp, 4, "fetch-and-op");
-        let mut old = 0i32;
-        // SAFETY: both pointers are to live `i32`s; `old` is read only after the flush.
-        unsafe {
-            ffi::MPI_Fetch_and_op(
-                (&v as *const i32).cast::<c_void>(),
-                (&mut old as *mut i32).cast::<c_void>(),
-                ffi::RSMPI_INT32_T,
-                target as c_int,
-                disp as ffi::MPI_Aint,
-                ffi::RSMPI_SUM,
-                win,
-            );
-        }
-        self.flush(target);
-        old
+        self.fetch_add(target, disp, v)
     }
 
     /// Atomically adds `v` to the `i64` at byte `disp` of `target`'s part; the value before.
     pub fn fetch_add_i64(&self, target: usize, disp: usize, v: i64) -> i64 {
-        let win = self.own(disp, 8, "fetch-and-op");
-        let mut old = 0i64;
-        // SAFETY: as in `fetch_add_i32`.
-        unsafe {
-            ffi::MPI_Fetch_and_op(
-                (&v as *const i64).cast::<c_void>(),
-                (&mut old as *mut i64).cast::<c_void>(),
-                ffi::RSMPI_INT64_T,
-                target as c_int,
-                disp as ffi::MPI_Aint,
-                ffi::RSMPI_SUM,
-                win,
-            );
-        }
-        self.flush(target);
-        old
+        self.fetch_add(target, disp, v)
     }
 
     /// Atomically replaces the `i32` at byte `disp` of `target`'s part by `new` if it equals

@@ -221,6 +221,23 @@ mod tests {
         Origin { rank, call, gen: 0, span: Span::DUMMY }
     }
 
+    /// A ledger after these clockless adds: `(value, origin)` in order.
+    fn after_adds(adds: &[(i32, Origin)]) -> Ledger {
+        let mut l = Ledger::default();
+        for &(value, origin) in adds {
+            l.notify(false, value, origin, &CellClock::None);
+        }
+        l
+    }
+
+    /// The origin of the token that satisfies a wait for `expected` on a cell holding `value`.
+    fn satisfier(l: &Ledger, value: i32, expected: i32) -> Origin {
+        match l.satisfied(value, expected) {
+            Satisfied::Token(_, origin) => origin,
+            _ => panic!("a token satisfies the wait"),
+        }
+    }
+
     #[test]
     fn a_wait_is_satisfied_by_its_own_token_not_by_later_ones() {
         let mut l = Ledger::default();
@@ -240,28 +257,15 @@ mod tests {
     fn the_epilogue_consumes_the_oldest_call_first() {
         // Rank 1's next-call credit lands before rank 0's epilogue, after a credit of the
         // current call from another producer is still outstanding.
-        let mut l = Ledger::default();
-        let c = CellClock::None;
-        l.notify(false, 1, o(1, 0), &c);
-        l.notify(false, 1, o(1, 1), &c);
-        l.notify(false, 1, o(2, 0), &c);
-        l.notify(false, -2, o(0, 1), &c);
-        match l.satisfied(1, 1) {
-            Satisfied::Token(_, origin) => assert_eq!((origin.rank, origin.call), (1, 1)),
-            _ => panic!("one token left"),
-        }
+        let l = after_adds(&[(1, o(1, 0)), (1, o(1, 1)), (1, o(2, 0)), (-2, o(0, 1))]);
+        let origin = satisfier(&l, 1, 1);
+        assert_eq!((origin.rank, origin.call), (1, 1), "one token left");
     }
 
     #[test]
     fn a_leftover_credit_of_an_earlier_call_is_what_satisfies_the_wait() {
-        let mut l = Ledger::default();
-        let c = CellClock::None;
-        l.notify(false, 1, o(1, 0), &c);
-        l.notify(false, 1, o(1, 1), &c);
-        match l.satisfied(2, 1) {
-            Satisfied::Token(_, origin) => assert_eq!(origin.call, 0),
-            _ => panic!("token"),
-        }
+        let l = after_adds(&[(1, o(1, 0)), (1, o(1, 1))]);
+        assert_eq!(satisfier(&l, 2, 1).call, 0);
         assert!(matches!(l.satisfied(3, 1), Satisfied::Unknown), "value the ledger cannot explain");
     }
 

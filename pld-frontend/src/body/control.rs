@@ -45,14 +45,7 @@ impl FnCx<'_, '_> {
             }
         };
         // Bounds and init values are evaluated outside the loop.
-        let mut bounds = Vec::new();
-        let mut ok = true;
-        for a in &call.args {
-            match self.expr(a) {
-                Ok(e) => bounds.push(e),
-                Err(()) => ok = false,
-            }
-        }
+        let (bounds, mut ok) = self.exprs_all(&call.args);
         let mut inits: Vec<Expr> = Vec::new();
         let mut has_inits = false;
         for kw in &call.keywords {
@@ -236,13 +229,8 @@ impl FnCx<'_, '_> {
             ast::Expr::List(l) => l.elts.iter().collect(),
             other => vec![other],
         };
-        let mut ok = true;
-        for e in elts {
-            match self.expr(e) {
-                Ok(x) => inits.push(x),
-                Err(()) => ok = false,
-            }
-        }
+        let (lowered, ok) = self.exprs_all(elts);
+        inits.extend(lowered);
         ok
     }
 

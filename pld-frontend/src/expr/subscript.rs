@@ -80,8 +80,9 @@ impl FnCx<'_, '_> {
         }
         if !any_slice && idx.len() == shape.len() {
             let op = format!("{prefix}.read");
-            return self.build_named(
-                &op,
+            let op = self.subscript_op(&op, span)?;
+            return self.build_op(
+                op,
                 vec![base, Expr::new(ExprKind::Tuple(offsets), span)],
                 Vec::new(),
                 span,
@@ -102,19 +103,22 @@ impl FnCx<'_, '_> {
             .collect();
         let args =
             vec![base, Expr::new(ExprKind::Tuple(extents), span), Expr::new(ExprKind::Tuple(offsets), span)];
-        let sliced = self.build_named(&op, args, attrs, span)?;
+        let op = self.subscript_op(&op, span)?;
+        let sliced = self.build_op(op, args, attrs, span)?;
         if drop.is_empty() || with_drop_attr {
             return Ok(sliced);
         }
         // The slice op has no drop_dims: drop the integer-indexed dims with a reshape.
         let reshape = format!("{prefix}.reshape");
-        self.build_named(&reshape, vec![sliced, Expr::new(ExprKind::Tuple(kept), span)], Vec::new(), span)
+        let reshape = self.subscript_op(&reshape, span)?;
+        self.build_op(reshape, vec![sliced, Expr::new(ExprKind::Tuple(kept), span)], Vec::new(), span)
     }
 
     /// `arr[i]` on an on-core array: `array.get_element(arr, i)` (one integer index, no slices).
     fn array_get(&mut self, base: Expr, s: &ast::ExprSubscript, span: Span) -> Result<Expr, ()> {
         let index = self.array_index(s.slice.as_ref())?;
-        self.build_named("array.get_element", vec![base, index], Vec::new(), span)
+        let op = self.subscript_op("array.get_element", span)?;
+        self.build_op(op, vec![base, index], Vec::new(), span)
     }
 
     /// The single index of an array subscript: a slice or several indices is a diagnostic.
@@ -139,13 +143,8 @@ impl FnCx<'_, '_> {
         }
     }
 
-    fn build_named(
-        &mut self,
-        op: &str,
-        args: Vec<Expr>,
-        attrs: Vec<(String, Attr)>,
-        span: Span,
-    ) -> Result<Expr, ()> {
+    /// `op`, the op a subscript lowers to, when it is registered; else the error saying so.
+    fn subscript_op<'o>(&mut self, op: &'o str, span: Span) -> Result<&'o str, ()> {
         if registry().lookup(op).is_none() {
             self.error(Diagnostic::error(
                 span,
@@ -153,6 +152,6 @@ impl FnCx<'_, '_> {
             ));
             return Err(());
         }
-        self.build_op(op, args, attrs, span)
+        Ok(op)
     }
 }

@@ -18,30 +18,27 @@ pub mod listing;
 pub mod opdef;
 
 pub use crate::effects::{Effect, Side, SignalRole, StoreKind};
-pub use crate::table::{OpId, RegistryError, Site};
+pub use crate::table::{Entry, OpId, RegistryError, Site};
 pub use attr::{AbiEnumKind, AttrDef, AttrDefault, AttrType};
 pub use deduce::{deduce, DeduceCx, DeduceEnv, DeduceFn, Target};
 pub use listing::describe;
 pub use opdef::{
-    ub_stage, Affinity, CanonicalizeFn, CanonicalizeReg, EffectsFn, LowerFn, Lowered, Lowering, LoweringKind,
-    LoweringReg, OpDef, OpReg, Overload, OverloadReg, ParamDef, BUILTIN_MESH_TILE, BUILTIN_TILE_ELEMS_ATTR,
-    UB_CHUNK_BYTES,
+    ub_stage, Affinity, CanonicalizeFn, EffectsFn, LowerFn, Lowered, Lowering, LoweringKind, OpDef, OpReg,
+    Overload, OverloadReg, ParamDef, BUILTIN_MESH_TILE, BUILTIN_TILE_ELEMS_ATTR, UB_CHUNK_BYTES,
 };
 pub use opdef::{BLOCK_IDX_SYM, BLOCK_NUM_SYM, BUILTIN_KERNEL_FOR_PTO_FACT, BUILTIN_KERNEL_NAME_FACT};
 
-use crate::auto_signal::{PrivateSignalFn, PrivateSignalReg};
+use crate::auto_signal::PrivateSignalFn;
 use crate::diag::Diagnostic;
 use crate::span::Span;
-use crate::table::{Table, TableKey};
+use crate::table::{entries, Table, TableKey};
 use std::sync::LazyLock;
 
 /// Registers a canonicalizer ([`CanonicalizeFn`]) for the op named `$op`.
 #[macro_export]
 macro_rules! register_canonicalize {
     ($op:expr, $run:path) => {
-        $crate::inventory::submit! {
-            $crate::registry::CanonicalizeReg { op: $op, run: $run, site: $crate::site!() }
-        }
+        $crate::register_entry!(&[$op], $run as $crate::registry::CanonicalizeFn);
     };
 }
 
@@ -58,13 +55,7 @@ macro_rules! register_lowering {
 #[macro_export]
 macro_rules! register_lowerings {
     ($ops:expr, $kind:expr, $run:path) => {
-        $crate::inventory::submit! {
-            $crate::registry::LoweringReg {
-                ops: $ops,
-                lowering: $crate::registry::Lowering { kind: $kind, run: $run },
-                site: $crate::site!(),
-            }
-        }
+        $crate::register_entry!($ops, $crate::registry::Lowering { kind: $kind, run: $run });
     };
 }
 
@@ -117,8 +108,8 @@ pub struct Registry {
     names: Table<&'static str, DslName>,
     /// Separately registered lowerings per op, indexed by [`OpId`], in kind order.
     lowerings: Vec<Vec<&'static Lowering>>,
-    canonicalizers: Table<&'static str, &'static CanonicalizeReg>,
-    private_signals: Table<&'static str, &'static PrivateSignalReg>,
+    canonicalizers: Table<&'static str, Entry<CanonicalizeFn>>,
+    private_signals: Table<&'static str, Entry<PrivateSignalFn>>,
     errors: Vec<RegistryError>,
 }
 
@@ -152,18 +143,10 @@ impl Registry {
         errors.extend_from_slice(names.errors());
         let lowerings = Table::collect(
             "lowering",
-            inventory::iter::<LoweringReg>
-                .into_iter()
-                .flat_map(|r| r.ops.iter().map(move |op| ((*op, r.lowering.kind), r.site, &r.lowering))),
+            entries::<Lowering>().map(|e| ((e.op, e.value.kind), e.site, e.value)),
         );
-        let canonicalizers = Table::collect(
-            "canonicalizer",
-            inventory::iter::<CanonicalizeReg>.into_iter().map(|r| (r.op, r.site, r)),
-        );
-        let private_signals = Table::collect(
-            "private signal",
-            inventory::iter::<PrivateSignalReg>.into_iter().map(|r| (r.op, r.site, r)),
-        );
+        let canonicalizers = Table::collect("canonicalizer", entries::<CanonicalizeFn>().map(Entry::item));
+        let private_signals = Table::collect("private signal", entries::<PrivateSignalFn>().map(Entry::item));
         for (what, table_errors, unknown) in [
             (
                 "a lowering",
@@ -301,16 +284,16 @@ impl Registry {
 
     /// The canonicalizer registered for `op`, if any.
     pub fn canonicalizer(&self, op: &str) -> Option<CanonicalizeFn> {
-        self.canonicalizers.get_by(op).map(|r| r.run)
+        self.canonicalizers.get_by(op).map(|e| *e.value)
     }
 
     /// The private-signal rule registered for `op`, if any ([`crate::auto_signal`]).
     pub fn private_signal(&self, op: &str) -> Option<PrivateSignalFn> {
-        self.private_signals.get_by(op).map(|r| r.shape)
+        self.private_signals.get_by(op).map(|e| *e.value)
     }
 
     /// Every registered canonicalizer, sorted by op name.
-    pub fn canonicalizers(&self) -> impl Iterator<Item = &'static CanonicalizeReg> + '_ {
+    pub fn canonicalizers(&self) -> impl Iterator<Item = Entry<CanonicalizeFn>> + '_ {
         self.canonicalizers.iter().map(|(_, _, r)| r)
     }
 

@@ -287,17 +287,6 @@ pub struct Overload {
 pub type CanonicalizeFn =
     fn(&mut Vec<Expr>, &mut Vec<(String, Attr)>, &DeduceEnv<'_>) -> Option<&'static str>;
 
-/// A canonicalizer registered for one op; submitted by [`register_canonicalize!`](crate::register_canonicalize).
-#[derive(Debug)]
-pub struct CanonicalizeReg {
-    /// The op it canonicalizes.
-    pub op: &'static str,
-    /// The rewrite.
-    pub run: CanonicalizeFn,
-    /// Where it was submitted.
-    pub site: crate::table::Site,
-}
-
 /// A registration record; submitted by [`register_op!`](crate::register_op).
 #[derive(Debug)]
 pub struct OpReg {
@@ -320,19 +309,5 @@ pub struct OverloadReg {
     pub line: u32,
 }
 
-/// A lowering registered apart from its op's record, so lowering code can live in its own
-/// file; submitted by [`register_lowering!`](crate::register_lowering).
-#[derive(Debug)]
-pub struct LoweringReg {
-    /// The ops it lowers (one, or a family's list that shares the lowering).
-    pub ops: &'static [&'static str],
-    /// The lowering.
-    pub lowering: Lowering,
-    /// Where it was submitted.
-    pub site: crate::table::Site,
-}
-
 inventory::collect!(OpReg);
 inventory::collect!(OverloadReg);
-inventory::collect!(LoweringReg);
-inventory::collect!(CanonicalizeReg);

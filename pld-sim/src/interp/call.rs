@@ -15,8 +15,25 @@ pub(super) fn job_uses_windows(job: &Job<'_>) -> bool {
     window
 }
 
+/// One call statement being executed: the call, its evaluated arguments, its source location
+/// and the values its result is assigned to.
+struct CallSite<'p> {
+    call: &'p Call,
+    args: Vec<Val>,
+    span: Span,
+    targets: &'p [ValueId],
+}
+
+/// A dispatch to a device outside the world.
+fn dispatch_out_of_range(name: &str, device: i64, nranks: usize, span: Span) -> Fault {
+    Fault::new(
+        crate::report::ReportKind::PeerOutOfRange,
+        span,
+        format!("dispatch of '{name}' to device {device}, but the world has {nranks} ranks"),
+    )
+}
+
 impl<'p> Thread<'p> {
-    #[allow(clippy::too_many_arguments)]
     pub(super) fn exec_call(
         &mut self,
         call: &'p Call,
@@ -28,25 +45,31 @@ impl<'p> Thread<'p> {
         let act = self.acts.last_mut().ok_or_else(|| Fault::runtime(span, "no frame"))?;
         let args: Vec<Val> =
             call.args.iter().map(|e| eval_pure(act, e, env, ecx)).collect::<Result<_, _>>()?;
+        let site = CallSite { call, args, span, targets };
         match &call.callee {
-            Callee::Func(name) => self.call_func(call, name, args, span, targets, ecx, env),
-            Callee::Op(def) => self.call_op(call, def, args, span, targets, ecx, env),
+            Callee::Func(name) => self.call_func(site, name, ecx, env),
+            Callee::Op(def) => self.call_op(site, def, ecx, env),
         }
+    }
+
+    /// Assigns the call's value to its targets and steps past the call.
+    fn bind_result(&mut self, targets: &[ValueId], v: Val, span: Span) -> Result<(), Fault> {
+        let act = self.acts.last_mut().ok_or_else(|| Fault::runtime(span, "no frame"))?;
+        assign_targets(&mut act.env, targets, v, span)?;
+        self.advance();
+        Ok(())
     }
 
     /// A call of a program function: a host callback, a nested call run in this thread, or a
     /// dispatch (host) or task launch (chip) of the callee.
-    #[allow(clippy::too_many_arguments)]
     fn call_func(
         &mut self,
-        call: &'p Call,
+        site: CallSite<'p>,
         name: &str,
-        args: Vec<Val>,
-        span: Span,
-        targets: &'p [ValueId],
         ecx: &mut Ecx<'_, 'p>,
         env: &Env<'_, 'p>,
     ) -> Result<StepOut, Fault> {
+        let CallSite { call, args, span, targets } = site;
         let act = self.acts.last_mut().ok_or_else(|| Fault::runtime(span, "no frame"))?;
         let f = env
             .program
@@ -71,9 +94,7 @@ impl<'p> Thread<'p> {
             }
             let result = crate::callback::call_result(f, &args, span)?;
             ecx.reqs.push(Req::Callback { func: f, args, span });
-            let act = self.acts.last_mut().ok_or_else(|| Fault::runtime(span, "no frame"))?;
-            assign_targets(&mut act.env, targets, result, span)?;
-            self.advance();
+            self.bind_result(targets, result, span)?;
             return Ok(StepOut::Visible);
         }
         let nested = match self.level {
@@ -104,14 +125,7 @@ impl<'p> Thread<'p> {
                     }
                 };
                 if r < 0 || r as usize >= ecx.world.nranks() {
-                    return Err(Fault::new(
-                        crate::report::ReportKind::PeerOutOfRange,
-                        span,
-                        format!(
-                            "dispatch of '{name}' to device {r}, but the world has {} ranks",
-                            ecx.world.nranks()
-                        ),
-                    ));
+                    return Err(dispatch_out_of_range(name, r, ecx.world.nranks(), span));
                 }
                 ecx.reqs.push(Req::Dispatch { rank: r as usize, job });
             }
@@ -122,25 +136,20 @@ impl<'p> Thread<'p> {
                 }
             }
         }
-        let act = self.acts.last_mut().ok_or_else(|| Fault::runtime(span, "no frame"))?;
-        assign_targets(&mut act.env, targets, result, span)?;
-        self.advance();
+        self.bind_result(targets, result, span)?;
         Ok(StepOut::Visible)
     }
 
     /// A call of a registered op: its simulator semantics, or a collective dispatched (host),
     /// launched (chip) or run as a micro program (core).
-    #[allow(clippy::too_many_arguments)]
     fn call_op(
         &mut self,
-        call: &'p Call,
+        site: CallSite<'p>,
         def: &'p pld_ir::OpDef,
-        args: Vec<Val>,
-        span: Span,
-        targets: &'p [ValueId],
         ecx: &mut Ecx<'_, 'p>,
         env: &Env<'_, 'p>,
     ) -> Result<StepOut, Fault> {
+        let CallSite { call, args, span, targets } = site;
         let act = self.acts.last_mut().ok_or_else(|| Fault::runtime(span, "no frame"))?;
         let Some(kind) = sem::of(def) else {
             return Err(Fault::runtime(span, format!("op '{}' has no simulator semantics", def.name))
@@ -172,15 +181,7 @@ impl<'p> Thread<'p> {
                         let ranks: Vec<usize> = match device {
                             Some(r) if r >= 0 && (r as usize) < cx.world.nranks() => vec![r as usize],
                             Some(r) => {
-                                return Err(Fault::new(
-                                    crate::report::ReportKind::PeerOutOfRange,
-                                    span,
-                                    format!(
-                                        "dispatch of '{}' to device {r}, but the world has {} ranks",
-                                        def.name,
-                                        cx.world.nranks()
-                                    ),
-                                ))
+                                return Err(dispatch_out_of_range(def.name, r, cx.world.nranks(), span))
                             }
                             None => collective_ranks(cx.world, &args),
                         };
@@ -200,11 +201,9 @@ impl<'p> Thread<'p> {
                 }
             }
         };
-        let act = self.acts.last_mut().ok_or_else(|| Fault::runtime(span, "no frame"))?;
         match flow {
             Flow::Val(v) => {
-                assign_targets(&mut act.env, targets, v, span)?;
-                self.advance();
+                self.bind_result(targets, v, span)?;
                 Ok(StepOut::Visible)
             }
             Flow::Park(p) => {
@@ -213,16 +212,14 @@ impl<'p> Thread<'p> {
                 Ok(StepOut::Parked)
             }
             Flow::Micro(prog, v) => {
-                assign_targets(&mut act.env, targets, v, span)?;
-                self.advance();
+                self.bind_result(targets, v, span)?;
                 if !prog.is_empty() {
                     self.micro = Some(MicroRun::new(prog, span));
                 }
                 Ok(StepOut::Visible)
             }
             Flow::Defer(p) => {
-                assign_targets(&mut act.env, targets, Val::Unit, span)?;
-                self.advance();
+                self.bind_result(targets, Val::Unit, span)?;
                 self.defers.push(p);
                 Ok(StepOut::Visible)
             }

@@ -179,24 +179,17 @@ pub(super) fn binary(op: BinOp, a: Val, b: Val, span: Span) -> Result<Val, Fault
             format!("operator {} on {} and {}", op.symbol(), a.kind(), b.kind()),
         ));
     };
-    Ok(match op {
-        BinOp::Add => Val::Float(x + y),
-        BinOp::Sub => Val::Float(x - y),
-        BinOp::Mul => Val::Float(x * y),
-        BinOp::Div => Val::Float(x / y),
-        BinOp::FloorDiv => Val::Float((x / y).floor()),
-        BinOp::Mod => Val::Float(x - y * (x / y).floor()),
-        BinOp::Min => Val::Float(x.min(y)),
-        BinOp::Max => Val::Float(x.max(y)),
-        BinOp::Eq => Val::Bool(x == y),
-        BinOp::Ne => Val::Bool(x != y),
-        BinOp::Lt => Val::Bool(x < y),
-        BinOp::Le => Val::Bool(x <= y),
-        BinOp::Gt => Val::Bool(x > y),
-        BinOp::Ge => Val::Bool(x >= y),
-        BinOp::And => Val::Bool(x != 0.0 && y != 0.0),
-        BinOp::Or => Val::Bool(x != 0.0 || y != 0.0),
-    })
+    Ok(Val::Float(match op {
+        BinOp::Add => x + y,
+        BinOp::Sub => x - y,
+        BinOp::Mul => x * y,
+        BinOp::Div => x / y,
+        BinOp::FloorDiv => (x / y).floor(),
+        BinOp::Mod => x - y * (x / y).floor(),
+        BinOp::Min => x.min(y),
+        BinOp::Max => x.max(y),
+        _ => return Ok(Val::Bool(op.compare(x, y).unwrap_or_default())),
+    }))
 }
 
 #[cfg(test)]

@@ -61,6 +61,31 @@ impl Proto {
         }
     }
 
+    /// Puts the rows `shape` of `src` at `src_offs` into peer `dest`'s `dst` at `dst_offs`,
+    /// through a stage of one row of at most one UB chunk (the row-push kernels' stage).
+    #[allow(clippy::too_many_arguments)]
+    fn put_rows(
+        &mut self,
+        dst: &TRef,
+        dst_offs: &[i64],
+        src: &TRef,
+        src_offs: &[i64],
+        shape: &[i64],
+        dest: i64,
+        name: &'static str,
+    ) {
+        let cols = shape.last().copied().unwrap_or(1);
+        let stage = pld_ir::ub_stage(1, cols, dst.dtype.bytes() as i64);
+        self.prog.extend(transfer(dst, dst_offs, src, src_offs, shape, dest, stage, true, false, name));
+    }
+
+    /// Closes the protocol with barrier generation `g` (lane 0) and its epilogue.
+    fn closed(mut self, g: i32) -> Result<Vec<Micro>, Fault> {
+        self.barrier(g, 0, None);
+        self.epilogue(g, 0, None);
+        Ok(self.prog)
+    }
+
     fn barrier(&mut self, g: i32, lane: i64, ring_row: Option<i64>) {
         for peer in (0..self.n).filter(|&p| p != self.me) {
             let idx = self.cell(self.me, lane, ring_row);
@@ -384,10 +409,7 @@ fn lazy(p: &Proto, count: usize, body: impl Fn(usize, &mut Proto) + Send + Sync 
 
 fn barrier(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Vec<Micro>, Fault> {
     let sig = cx.tensor(args, 0)?.clone();
-    let mut p = Proto::new(cx, &sig)?;
-    p.barrier(1, 0, None);
-    p.epilogue(1, 0, None);
-    Ok(p.prog)
+    Proto::new(cx, &sig)?.closed(1)
 }
 
 fn broadcast(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Vec<Micro>, Fault> {
@@ -451,9 +473,7 @@ fn reduce_scatter(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Vec<Micro>, Fault> 
         q.reduce_into(&data, &[me, off], &[1, len], op, name);
         q.prog.push(store_local(&data, me, off, len, name));
     }));
-    p.barrier(2, 0, None);
-    p.epilogue(2, 0, None);
-    Ok(p.prog)
+    p.closed(2)
 }
 
 /// The row-push collectives: every rank writes a row of its input into row `me` of every
@@ -474,22 +494,9 @@ fn row_push(
     let me = p.me;
     for dest in 0..p.n {
         let src_row = if per_dest_row { dest } else { 0 };
-        p.prog.extend(transfer(
-            &target,
-            &[me, 0],
-            &input,
-            &[src_row, 0],
-            &[1, size],
-            dest,
-            pld_ir::ub_stage(1, size, target.dtype.bytes() as i64),
-            true,
-            false,
-            name,
-        ));
+        p.put_rows(&target, &[me, 0], &input, &[src_row, 0], &[1, size], dest, name);
     }
-    p.barrier(1, 0, None);
-    p.epilogue(1, 0, None);
-    Ok(p.prog)
+    p.closed(1)
 }
 
 fn allgather(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Vec<Micro>, Fault> {
@@ -530,23 +537,10 @@ fn all_to_all_v(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Vec<Micro>, Fault> {
             at: Default::default(),
         });
         if c > 0 {
-            p.prog.extend(transfer(
-                &target,
-                &[me * max_recv, 0],
-                &input,
-                &[dest * max_recv, 0],
-                &[c, size],
-                dest,
-                pld_ir::ub_stage(1, size, target.dtype.bytes() as i64),
-                true,
-                false,
-                name,
-            ));
+            p.put_rows(&target, &[me * max_recv, 0], &input, &[dest * max_recv, 0], &[c, size], dest, name);
         }
     }
-    p.barrier(1, 0, None);
-    p.epilogue(1, 0, None);
-    Ok(p.prog)
+    p.closed(1)
 }
 
 register_collective!("pld.tensor.allreduce", 0, allreduce);

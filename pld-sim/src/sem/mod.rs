@@ -21,7 +21,7 @@ use crate::micro::Micro;
 use crate::report::Fault;
 use crate::value::{TRef, Tile, Val};
 use crate::world::{Access, Resolved, World};
-use pld_ir::table::{OpTable, Site};
+use pld_ir::table::OpTable;
 use pld_ir::{Call, OpDef, Span};
 use std::sync::{Arc, LazyLock};
 
@@ -199,30 +199,11 @@ pub enum SemKind {
     },
 }
 
-/// One registration, submitted by [`crate::register_semantics!`] or
-/// [`crate::register_collective!`].
-pub struct SemReg {
-    /// Canonical op name.
-    pub name: &'static str,
-    /// The semantics.
-    pub kind: SemKind,
-    /// Where it was submitted.
-    pub site: Site,
-}
-
-inventory::collect!(SemReg);
-
 /// Registers an ordinary op's semantics: `register_semantics!("pld.system.notify", notify)`.
 #[macro_export]
 macro_rules! register_semantics {
     ($name:expr, $f:path) => {
-        $crate::inventory::submit! {
-            $crate::sem::SemReg {
-                name: $name,
-                kind: $crate::sem::SemKind::Op($f),
-                site: $crate::pld_ir::site!(),
-            }
-        }
+        $crate::pld_ir::register_entry!(&[$name], $crate::sem::SemKind::Op($f));
     };
 }
 
@@ -230,21 +211,18 @@ macro_rules! register_semantics {
 #[macro_export]
 macro_rules! register_collective {
     ($name:expr, $result_arg:expr, $f:path) => {
-        $crate::inventory::submit! {
-            $crate::sem::SemReg {
-                name: $name,
-                kind: $crate::sem::SemKind::Collective { f: $f, result_arg: $result_arg },
-                site: $crate::pld_ir::site!(),
-            }
-        }
+        $crate::pld_ir::register_entry!(
+            &[$name],
+            $crate::sem::SemKind::Collective { f: $f, result_arg: $result_arg }
+        );
     };
 }
 
-/// The semantics table, indexed by [`pld_ir::OpId`].
+/// The semantics table, indexed by [`pld_ir::OpId`]: every [`SemKind`] registered.
 static TABLE: LazyLock<OpTable<SemKind>> = LazyLock::new(|| {
     OpTable::collect(
         "simulator semantics",
-        inventory::iter::<SemReg>.into_iter().map(|r| (r.name, r.site, r.kind)),
+        pld_ir::table::entries::<SemKind>().map(|e| (e.op, e.site, *e.value)),
     )
 });
 

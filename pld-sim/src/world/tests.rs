@@ -65,9 +65,15 @@ fn world2() -> (World, TRef, TRef) {
 
 /// `n` ranks in one domain: a 10-element FP32 `data` buffer and a 2-cell `signal`.
 fn world_n(n: usize) -> (World, TRef, TRef) {
+    world_with(n, 10)
+}
+
+/// `n` ranks in one domain: an `elems`-element FP32 `data` buffer (a `[1, elems]` view) and
+/// a zeroed 2-cell INT32 `signal` (a `[2, 1]` view).
+fn world_with(n: usize, elems: i64) -> (World, TRef, TRef) {
     let mut w = World::new(n);
     let d = w.add_domain((0..n).collect());
-    let a = w.alloc(d, "data", 10 * 4);
+    let a = w.alloc(d, "data", elems as u64 * 4);
     let s = w.alloc(d, "signal", 2 * 4);
     w.allocs[s].zeroed = true;
     w.finalize().expect("finalize");
@@ -79,7 +85,7 @@ fn world_n(n: usize) -> (World, TRef, TRef) {
         shape,
         dtype,
     };
-    let dv = view(a, vec![1, 10], DataType::FP32, &w);
+    let dv = view(a, vec![1, elems], DataType::FP32, &w);
     let sv = view(s, vec![2, 1], DataType::INT32, &w);
     (w, dv, sv)
 }
@@ -275,29 +281,6 @@ fn races_are_found_among_many_records() {
     assert!(e.message.contains("[39996, 40000)"), "{}", e.message);
 }
 
-/// Two ranks, a 4-element FP32 `data` buffer and a 2-cell INT32 `signal`.
-fn credit_world2() -> (World, crate::value::TRef, crate::value::TRef) {
-    use crate::value::{Mem, TRef};
-    use pld_ir::DataType;
-    let mut w = World::new(2);
-    let d = w.add_domain(vec![0, 1]);
-    let a = w.alloc(d, "data", 4 * 4);
-    let s = w.alloc(d, "signal", 2 * 4);
-    w.allocs[s].zeroed = true;
-    w.finalize().expect("finalize");
-    let view = |alloc: usize, shape: Vec<i64>, dtype: DataType, w: &World| TRef {
-        mem: Mem::Window { domain: d, alloc },
-        owner: 0,
-        base: w.allocs[alloc].offset,
-        strides: TRef::packed_strides(&shape),
-        shape,
-        dtype,
-    };
-    let dv = view(a, vec![1, 4], DataType::FP32, &w);
-    let sv = view(s, vec![2, 1], DataType::INT32, &w);
-    (w, dv, sv)
-}
-
 #[test]
 fn a_wait_polled_after_a_later_notify_is_ordered_only_after_the_credit_it_needs() {
     // Rank 0 stores round 0, notifies rank 1, stores round 1 (nothing orders it after rank
@@ -308,7 +291,7 @@ fn a_wait_polled_after_a_later_notify_is_ordered_only_after_the_credit_it_needs(
     use crate::world::Access;
     use pld_runtime_abi::NotifyOp;
     for poll_late in [false, true] {
-        let (mut w, dv, sv) = credit_world2();
+        let (mut w, dv, sv) = world_with(2, 4);
         let mut sv1 = sv.clone();
         sv1.owner = 1;
         let mut dv1 = dv.clone();
