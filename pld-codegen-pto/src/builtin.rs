@@ -101,7 +101,8 @@ pub fn render(
     b.target = opts.target;
     b.context.push((pld_ir::BUILTIN_KERNEL_NAME_FACT.to_string(), Attr::Str(name.clone())));
     b.context.push((pld_ir::BUILTIN_KERNEL_FOR_PTO_FACT.to_string(), Attr::Bool(true)));
-    (lowering.run)(&mut b, call, &[], Span::DUMMY).map_err(|d| err(d.message))?;
+    (lowering.run)(&mut b, call, &[], Span::DUMMY)
+        .map_err(|d| Diagnostic { message: format!("builtin kernel {variant}: {}", d.message), ..d })?;
     let (_, mut functions) = b.finish();
     match (functions.pop(), functions.is_empty()) {
         (Some(f), true) if f.name == name => Ok(f),

@@ -210,7 +210,8 @@ pub fn emit_program(program: &Program, opts: &CodegenOptions) -> Result<CodegenO
                 text.push_str("}\n");
                 modules.push((format!("{name}.pto"), text));
             }
-            Err(d) => diags.push(d),
+            // Likewise for a kernel the lowering or the emitter cannot build.
+            Err(d) => diags.push(d.or_span(call_site(host, &call))),
         }
     }
     modules.sort_by(|a, b| a.0.cmp(&b.0));

@@ -622,3 +622,37 @@ class HostRing:
     assert!(notifies[0].contains("%c1_i32") && notifies[1].contains("%cn1_i32"), "{tail}");
     assert_eq!(waits, 1, "{tail}");
 }
+
+/// A builtin kernel the lowering cannot build is reported at the host call that needs it
+/// (its source text), with the lowering's reason and the variant — not as an error without a
+/// location.
+#[test]
+fn a_builtin_kernel_that_cannot_be_built_is_reported_at_its_host_call() {
+    init();
+    let base = std::fs::read_to_string(program_file("host_allreduce_multicore.py")).unwrap();
+    let last = "        data = pld.tensor.allreduce(data, signal, op=pld.ReduceOp.Sum, core_num=4)";
+    // An FP16 variant over a window with a dynamic row count: a multi-block kernel needs a
+    // static extent.
+    let call = "rows = pld.tensor.allreduce(rows, signal, op=pld.ReduceOp.Sum, core_num=4)";
+    let text = base.replace(
+        last,
+        &format!(
+            "{last}\n        rows_buf = pld.alloc_window_buffer(pld.world_size() * 16 * 2)\n        rows = pld.window(rows_buf, [NR, 16], dtype=pl.FP16)\n        {call}"
+        ),
+    );
+    let mut p =
+        pld_frontend::parse_str(&text).unwrap_or_else(|d| panic!("{:?}", d.iter().collect::<Vec<_>>()));
+    pld_passes::run_pipeline(&mut p, &pld_passes::PipelineOptions::default())
+        .unwrap_or_else(|d| panic!("{:?}", d.iter().map(|x| &x.message).collect::<Vec<_>>()));
+    let diags: Vec<_> = emit_program(&p, &CodegenOptions::default()).unwrap_err().into_iter().collect();
+    let kernel: Vec<_> = diags.iter().filter(|d| d.message.starts_with("builtin kernel")).collect();
+    assert_eq!(kernel.len(), 1, "{diags:?}");
+    assert!(
+        kernel[0].message.starts_with(
+            "builtin kernel builtin.tensor.allreduce__sum__fp16: core_num=4 needs a static data extent"
+        ),
+        "{diags:?}"
+    );
+    let at = kernel[0].span;
+    assert_eq!(&text[at.lo as usize..at.hi as usize], call, "{diags:?}");
+}

@@ -81,8 +81,9 @@ fn host_barrier_broadcast_reduce_scatter_allgather_all_to_all_kernels_match_mode
             "stage",
         ),
         case("1", "1", "stage = pld.tensor.broadcast(stage, signal, root=0)", "stage"),
-        // The broadcast kernel needs a static target shape (so does codegen's rendering).
         case("3", "3", "stage = pld.tensor.broadcast(stage, signal, root=1)", "stage"),
+        // A row count that is the rank count: the kernel's stage holds as many rows as fit.
+        case("NR", "NR", "stage = pld.tensor.broadcast(stage, signal, root=1)", "stage"),
         case("NR", "NR", "stage = pld.tensor.reduce_scatter(stage, signal, op=pld.ReduceOp.Sum)", "stage"),
         case("1", "NR", "data = pld.tensor.allgather(stage, data, signal)", "data"),
         case("NR", "NR", "data = pld.tensor.all_to_all(stage, data, signal)", "data"),
@@ -169,6 +170,7 @@ fn chip_barrier_broadcast_reduce_scatter_allgather_all_to_all_tasks_match_models
         chip_case("1", "1", "pld.tensor.barrier(signal)"),
         chip_case("1", "1", "stage = pld.tensor.broadcast(stage, signal, root=0)"),
         chip_case("3", "3", "stage = pld.tensor.broadcast(stage, signal, root=1)"),
+        chip_case("NR", "NR", "stage = pld.tensor.broadcast(stage, signal, root=1)"),
         chip_case("NR", "NR", "stage = pld.tensor.reduce_scatter(stage, signal, op=pld.ReduceOp.Sum)"),
         chip_case("1", "NR", "data = pld.tensor.allgather(stage, data, signal)"),
         chip_case("NR", "NR", "data = pld.tensor.all_to_all(stage, data, signal)"),

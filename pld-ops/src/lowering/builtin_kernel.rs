@@ -49,11 +49,12 @@ fn kernel_type(tt: &TensorType, dist: bool, dim: &mut dyn FnMut(usize, &Expr) ->
     }
 }
 
-/// Whether extent `d` names a value of the caller (a `world_size` the host computed), which a
-/// kernel cannot see.
+/// Whether extent `d` names a value of the caller (a `world_size` the host computed, or a
+/// host call such as `pld.world_size()` written in the window's shape), which a kernel cannot
+/// see.
 fn names_a_value(d: &Expr) -> bool {
     let mut found = false;
-    d.walk(&mut |x| found |= matches!(x.kind, ExprKind::Var(_)));
+    d.walk(&mut |x| found |= matches!(x.kind, ExprKind::Var(_) | ExprKind::Call(_)));
     found
 }
 

@@ -80,16 +80,19 @@ fn target_and_signal(
 fn lower_broadcast(b: &mut Builder<'_>, call: &Call, results: &[ValueId], span: Span) -> Lowered {
     const OP: &str = "pld.tensor.broadcast";
     let (target, signal, t) = target_and_signal(b, call, OP, span)?;
-    let Some(shape) = t.static_shape() else {
-        return Err(Diagnostic::error(span, format!("{OP} target shape must be static on the InCore path")));
-    };
-    let (last, lead) = shape
+    let (last, lead) = t
+        .shape
         .split_last()
         .ok_or_else(|| Diagnostic::error(span, format!("{OP} target must have a dimension")))?;
+    let cols = static_dim(b, OP, "target's innermost dim", last)?;
+    // A dynamic leading dim (an `[NR, SIZE]` target) takes a stage of as many rows as fit one
+    // UB chunk: pto-isa slides the transfer through the stage, and a stage taller than the
+    // runtime extent moves the whole target at once.
+    let rows: Option<i64> = lead.iter().map(Expr::as_int).product();
     let root = call.attr_int("root").unwrap_or(0);
     let mut comm = Comm::setup(b, &target, signal)?;
     comm.barrier(b, &Cells::Mesh)?;
-    let stage = ub_stage_tile(b, "bcast_stage", lead.iter().product(), *last, t.dtype)?;
+    let stage = ub_stage_tile(b, "bcast_stage", rows.unwrap_or(i64::MAX), cols, t.dtype)?;
     b.eval_op(
         "pld.tile.get",
         vec![target.clone(), Expr::int(root), target.clone(), Expr::var(stage)],
