@@ -122,11 +122,13 @@ impl CostModel {
 
     /// Modeled duration of one step that did `m` (picoseconds).
     pub fn step_ps(&self, m: &StepWork) -> u64 {
+        // Saturating: `--cost` accepts any finite value, and a picosecond count past `u64`
+        // stays at `u64::MAX` instead of wrapping (or panicking).
         let mut t = Self::transfer_ps(m.local_bytes, self.hbm_gbps)
-            + Self::transfer_ps(m.remote_bytes, self.link_gbps)
-            + Self::ps(self.alpha_ns) * m.remote_msgs
-            + Self::ps(self.notify_ns) * m.notifies
-            + Self::ps(self.poll_ns) * m.polls;
+            .saturating_add(Self::transfer_ps(m.remote_bytes, self.link_gbps))
+            .saturating_add(Self::ps(self.alpha_ns).saturating_mul(m.remote_msgs))
+            .saturating_add(Self::ps(self.notify_ns).saturating_mul(m.notifies))
+            .saturating_add(Self::ps(self.poll_ns).saturating_mul(m.polls));
         if t == 0 && m.op {
             t = Self::ps(self.op_ns);
         }
@@ -245,6 +247,17 @@ mod tests {
         assert!(m.set("speed=3").unwrap_err().contains("alpha_ns, link_gbps"));
         assert!(m.set("alpha_ns=-1").is_err());
         assert!(m.set("alpha_ns").is_err());
+    }
+
+    #[test]
+    fn a_cost_past_u64_picoseconds_saturates_instead_of_overflowing() {
+        // Regression: `--cost alpha_ns=1e30` panicked with an add overflow in the timeline.
+        let mut m = CostModel::default();
+        m.set("alpha_ns=1e30").expect("finite and non-negative");
+        let w = StepWork { remote_bytes: 64, remote_msgs: 3, notifies: 2, op: true, ..StepWork::default() };
+        assert_eq!(m.step_ps(&w), u64::MAX);
+        m.set("link_gbps=1e-300").expect("positive");
+        assert_eq!(m.step_ps(&w), u64::MAX);
     }
 
     #[test]

@@ -294,7 +294,7 @@ impl Recorder {
             }
         }
         let dur = self.cost.step_ps(&work);
-        let end = release + dur;
+        let end = release.saturating_add(dur);
         let mut peer = None;
         if self.trace {
             for t in &meter.touches {
@@ -325,7 +325,7 @@ impl Recorder {
                 let key = (cell.domain, cell.owner, cell.offset);
                 let flow = shared.next_flow * 2;
                 shared.next_flow += 1;
-                let land = end + if *remote { self.cost.landing_ps() } else { 0 };
+                let land = end.saturating_add(if *remote { self.cost.landing_ps() } else { 0 });
                 let hist = shared.cells.entry(key).or_insert_with(|| crate::cellhist::History::new(*old));
                 hist.record(land, *set, *value, *new, flow);
                 if self.trace {

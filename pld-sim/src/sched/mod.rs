@@ -397,7 +397,7 @@ impl<'p> RankLocal<'p> {
             for r in &reqs[launched_at.len().min(reqs.len())..] {
                 if matches!(r, Req::Launch { .. }) {
                     // A launch costs the orchestrator its launch time; the task is ready after it.
-                    unit.lane.clock += rec.cost.launch_ps();
+                    unit.lane.clock = unit.lane.clock.saturating_add(rec.cost.launch_ps());
                 }
                 launched_at.push(unit.lane.clock);
             }

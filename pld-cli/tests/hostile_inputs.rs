@@ -1,0 +1,49 @@
+//! Hostile and edge-case inputs to the `pld` binary: each one ends in a diagnostic with a
+//! source location (exit 1), a usage error (exit 2) or a simulator report (exit 3) — never a
+//! panic, an abort or an exit 0 that ignores what the user asked for.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("workspace root").to_path_buf()
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("pld-hostile-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).expect("scratch dir");
+    d
+}
+
+fn pld(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_pld")).args(args).current_dir(root()).output().expect("run pld")
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// Asserts `out` exited with `code` and did not panic.
+fn assert_exit(out: &Output, code: i32) {
+    let err = stderr(out);
+    assert!(!err.contains("panicked"), "panic:\n{err}");
+    assert_eq!(out.status.code(), Some(code), "stderr:\n{err}");
+}
+
+#[test]
+fn a_cost_parameter_too_large_for_picoseconds_runs_instead_of_panicking() {
+    let d = scratch("cost");
+    let out_dir = d.join("out");
+    let out = pld(&[
+        "run",
+        "examples/quickstart_allreduce.py",
+        "--ranks",
+        "2",
+        "--cost",
+        "alpha_ns=1e30",
+        "--out",
+        out_dir.to_str().expect("utf-8 path"),
+    ]);
+    assert_exit(&out, 0);
+}
