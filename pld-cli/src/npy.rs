@@ -49,6 +49,15 @@ pub fn write(path: &Path, t: &HostTensor) -> Result<(), String> {
 /// Reads a `.npy` file as a tensor of `dtype` (the file's dtype must match).
 pub fn read(path: &Path, dtype: DataType) -> Result<HostTensor, String> {
     let bytes = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    if let Some(shape) =
+        header_shape(&bytes).filter(|s| s.iter().try_fold(1u64, |n, &d| n.checked_mul(d)).is_none())
+    {
+        // npyz multiplies the dims unchecked (a panic in debug builds, a wrapped count in release).
+        return Err(format!(
+            "{}: the header's shape {shape:?} has more elements than fit in 64 bits",
+            path.display()
+        ));
+    }
     let npy =
         npyz::NpyFile::new(&bytes[..]).map_err(|e| format!("{}: not a .npy file: {e}", path.display()))?;
     let want = type_str(dtype).ok_or_else(|| format!("parameter dtype {dtype} cannot be read from .npy"))?;
@@ -92,6 +101,16 @@ fn data_offset(bytes: &[u8]) -> Option<usize> {
     (offset <= bytes.len()).then_some(offset)
 }
 
+/// The dims of the `'shape': (...)` entry of a `.npy` header, when they all read as integers.
+fn header_shape(bytes: &[u8]) -> Option<Vec<u64>> {
+    let start = if *bytes.get(6)? == 1 { 10 } else { 12 };
+    let header = std::str::from_utf8(bytes.get(start..data_offset(bytes)?)?).ok()?;
+    let after = &header[header.find("'shape'")? + "'shape'".len()..];
+    let inner = &after[after.find('(')? + 1..];
+    let inner = &inner[..inner.find(')')?];
+    inner.split(',').map(str::trim).filter(|d| !d.is_empty()).map(|d| d.parse().ok()).collect()
+}
+
 fn normalise(ts: &str) -> String {
     // `|u1` and `<u1` mean the same for one-byte types.
     ts.replace(['|', '='], "<")
@@ -100,6 +119,28 @@ fn normalise(ts: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_header_shape_whose_element_count_overflows_is_an_error() {
+        // Regression: npyz multiplied the header's dims unchecked and panicked (debug builds).
+        let dir = std::env::temp_dir().join(format!("pld-npy-overflow-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join("t.npy");
+        let mut header =
+            "{'descr': '<f4', 'fortran_order': False, 'shape': (4611686018427387904, 4, 2), }".to_string();
+        while (10 + header.len() + 1) % 64 != 0 {
+            header.push(' ');
+        }
+        header.push('\n');
+        let mut bad = b"\x93NUMPY\x01\x00".to_vec();
+        bad.extend_from_slice(&u16::try_from(header.len()).unwrap().to_le_bytes());
+        bad.extend_from_slice(header.as_bytes());
+        bad.extend_from_slice(&[0; 32]);
+        std::fs::write(&p, &bad).unwrap();
+        let e = read(&p, DataType::FP32).unwrap_err();
+        assert!(e.contains("[4611686018427387904, 4, 2] has more elements than fit in 64 bits"), "{e}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 
     #[test]
     fn a_size_that_disagrees_with_the_header_is_an_error() {
