@@ -47,3 +47,31 @@ fn a_cost_parameter_too_large_for_picoseconds_runs_instead_of_panicking() {
     ]);
     assert_exit(&out, 0);
 }
+
+/// `examples/<example>` with `old` replaced by `new` (which must occur), written to a scratch
+/// file; the file's path and the 1-based line of the replacement.
+fn edited(example: &str, old: &str, new: &str) -> (PathBuf, usize) {
+    let src = std::fs::read_to_string(root().join("examples").join(example)).expect("example");
+    let at = src.find(old).unwrap_or_else(|| panic!("`{old}` not in {example}"));
+    let line = src[..at].matches('\n').count() + 1;
+    let d = scratch(&format!("{}-{line}", example.trim_end_matches(".py")));
+    let path = d.join(example);
+    std::fs::write(&path, src.replacen(old, new, 1)).expect("write edit");
+    (path, line)
+}
+
+/// Asserts a compile diagnostic (exit 1) containing `needle`, located at `path:line:`.
+fn assert_diagnostic_at(out: &Output, path: &Path, line: usize, needle: &str) {
+    assert_exit(out, 1);
+    let err = stderr(out);
+    assert!(err.contains(needle), "missing `{needle}` in:\n{err}");
+    assert!(err.contains(&format!("{}:{line}:", path.display())), "not located at line {line}:\n{err}");
+}
+
+#[test]
+fn a_fractional_peer_is_a_diagnostic_at_the_argument() {
+    let put = "pld.tensor.put(inbox, nxt, inp, atomic=pld.AtomicType.None_)";
+    let (path, line) = edited("put_get_ring.py", put, &put.replace("nxt,", "0.5,"));
+    let out = pld(&["check", path.to_str().expect("utf-8 path")]);
+    assert_diagnostic_at(&out, &path, line, "peer must be an integer scalar (rank index), got a fp32 scalar");
+}

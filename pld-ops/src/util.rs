@@ -327,9 +327,14 @@ pub(crate) fn window_arg<'a>(
     }
 }
 
-/// `peer` (or any rank index) must be a scalar.
+/// `peer` (or any rank index) must be a scalar, and not a floating-point one: a rank index
+/// of 1.5 has no meaning (the simulator would truncate it to another rank).
 pub(crate) fn peer_arg(cx: &DeduceCx<'_>, i: usize) -> Result<(), Diagnostic> {
     match cx.ty(i) {
+        Type::Scalar(d) if d.is_float() => Err(cx.arg_error(
+            i,
+            format!("{} peer must be an integer scalar (rank index), got a {d} scalar", cx.def.name),
+        )),
         Type::Scalar(_) => Ok(()),
         other => Err(cx.arg_error(
             i,

@@ -40,6 +40,11 @@ fn notify_rules() {
         notify(&[sig.clone(), scalar(INT32), tensor(&[1], INT32)], ints(&[0, 0]), 0),
         "pld.system.notify value must be a scalar",
     );
+    // A rank index of 1.5 is no rank: the simulator used to truncate it to rank 1.
+    err(
+        notify(&[sig.clone(), scalar(FP32), scalar(INT32)], ints(&[0, 0]), 0),
+        "pld.system.notify peer must be an integer scalar (rank index), got a fp32 scalar",
+    );
     err(notify(&[sig.clone(), scalar(INT32), scalar(INT32)], Expr::int(0), 0), "offsets must be a tuple");
     err(
         notify(&[sig.clone(), scalar(INT32), scalar(INT32)], ints(&[0, 0]), 2),
