@@ -95,6 +95,24 @@ fn unknown_enum_member_lists_members() {
 }
 
 #[test]
+fn a_member_of_another_enum_is_rejected_at_the_value() {
+    // Regression: `op=pld.WaitCmp.Ge` became NotifyOp.Set's payload 1 and passed silently.
+    let (msg, line, col, notes) =
+        one(&incore("        pld.system.notify(data, 0, [0, 0], 1, op=pld.WaitCmp.Ge)\n"));
+    assert_eq!(
+        msg,
+        "kwarg 'op' for operator 'pld.system.notify' takes a pld.NotifyOp member, got pld.WaitCmp.Ge"
+    );
+    assert_eq!((line, col), (L, 50));
+    assert_eq!(notes, vec!["members: NotifyOp.AtomicAdd or NotifyOp.Set".to_string()]);
+    let (msg, _, _, _) = one(&incore("        pld.system.wait(data, [0, 0], 1, cmp=pld.ReduceOp.Max)\n"));
+    assert_eq!(
+        msg,
+        "kwarg 'cmp' for operator 'pld.system.wait' takes a pld.WaitCmp member, got pld.ReduceOp.Max"
+    );
+}
+
+#[test]
 fn enum_payload_out_of_range_comes_from_the_registry() {
     let (msg, line, col, _) = one(&incore("        pld.system.notify(data, 0, [0, 0], 1, op=7)\n"));
     assert_eq!(msg, "pld.system.notify op must be NotifyOp.AtomicAdd or NotifyOp.Set (got int 7)");

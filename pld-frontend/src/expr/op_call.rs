@@ -6,8 +6,9 @@
 
 use super::{const_attr, enum_like_member};
 use crate::body::FnCx;
+use crate::consts::enum_path;
 use crate::util::{dotted, span_of};
-use pld_ir::registry::Overload;
+use pld_ir::registry::{AttrDef, AttrType, Overload};
 use pld_ir::{registry, Attr, Diagnostic, Expr, OpDef, Span};
 use rustpython_parser::ast;
 
@@ -92,7 +93,7 @@ impl FnCx<'_, '_> {
                     Err(()) => ok = false,
                 }
             } else if let Some(a) = def.attr_def(k) {
-                match self.attr_value(def, a.name, &kw.value) {
+                match self.attr_value(def, a, &kw.value) {
                     Ok(v) => attrs.push((k.to_string(), v)),
                     Err(()) => ok = false,
                 }
@@ -153,10 +154,31 @@ impl FnCx<'_, '_> {
         self.build_op(def.name, args, attrs, span)
     }
 
-    fn attr_value(&mut self, def: &OpDef, name: &str, v: &ast::Expr) -> Result<Attr, ()> {
-        let span = span_of(self.file(), v);
+    fn attr_value(&mut self, def: &OpDef, attr: &AttrDef, v: &ast::Expr) -> Result<Attr, ()> {
+        let (name, span) = (attr.name, span_of(self.file(), v));
         if let Some(member) = dotted(v).as_deref().and_then(enum_like_member) {
             return Ok(Attr::Str(member.to_string()));
+        }
+        // A member of another ABI enum carries a valid integer of the wrong meaning
+        // (`op=pld.WaitCmp.Ge` is NotifyOp.Set's 1): reject it before it becomes that integer.
+        if let (AttrType::Enum(want), Some((got, member))) =
+            (attr.ty, dotted(v).as_deref().and_then(enum_path))
+        {
+            if got != want {
+                self.error(
+                    Diagnostic::error(
+                        span,
+                        format!(
+                            "kwarg '{name}' for operator '{}' takes a pld.{} member, got pld.{}.{member}",
+                            def.name,
+                            want.name(),
+                            got.name()
+                        ),
+                    )
+                    .with_note(format!("members: {}", want.describe_members())),
+                );
+                return Err(());
+            }
         }
         let e = self.expr(v)?;
         match const_attr(&e) {
