@@ -119,6 +119,17 @@ fn load(
     if diags.has_errors() {
         return Err(Failure::Diagnostics(diags, sources));
     }
+    if let (Some(entry), true) = (sel.entry, all) {
+        // `run` names a missing entry itself; `check` and `compile` would work on nothing.
+        if !programs.iter().any(|p| p.function(entry).is_some()) {
+            let functions: Vec<&str> =
+                programs.iter().flat_map(|p| p.functions.iter().map(|f| f.name.as_str())).collect();
+            return Err(Failure::usage(format!(
+                "--entry {entry}: no function `{entry}` in {name} (functions: {})",
+                functions.join(", ")
+            )));
+        }
+    }
     Ok((programs, sources))
 }
 

@@ -75,3 +75,18 @@ fn a_fractional_peer_is_a_diagnostic_at_the_argument() {
     let out = pld(&["check", path.to_str().expect("utf-8 path")]);
     assert_diagnostic_at(&out, &path, line, "peer must be an integer scalar (rank index), got a fp32 scalar");
 }
+
+#[test]
+fn check_and_compile_of_a_missing_entry_are_usage_errors() {
+    // Regression: on a one-program file both exited 0 having checked the whole program.
+    for sub in ["check", "compile"] {
+        let out = pld(&[sub, "examples/quickstart_allreduce.py", "--entry", "nope"]);
+        assert_exit(&out, 2);
+        assert!(
+            stderr(&out).contains("--entry nope: no function `nope` in examples/quickstart_allreduce.py"),
+            "{sub}: {}",
+            stderr(&out)
+        );
+        assert_exit(&pld(&[sub, "examples/quickstart_allreduce.py", "--entry", "host_orch"]), 0);
+    }
+}
