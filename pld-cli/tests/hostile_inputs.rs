@@ -48,13 +48,13 @@ fn a_cost_parameter_too_large_for_picoseconds_runs_instead_of_panicking() {
     assert_exit(&out, 0);
 }
 
-/// `examples/<example>` with `old` replaced by `new` (which must occur), written to a scratch
-/// file; the file's path and the 1-based line of the replacement.
-fn edited(example: &str, old: &str, new: &str) -> (PathBuf, usize) {
+/// `examples/<example>` with `old` replaced by `new` (which must occur), written to the scratch
+/// folder `tag`; the file's path and the 1-based line of the replacement.
+fn edited(tag: &str, example: &str, old: &str, new: &str) -> (PathBuf, usize) {
     let src = std::fs::read_to_string(root().join("examples").join(example)).expect("example");
     let at = src.find(old).unwrap_or_else(|| panic!("`{old}` not in {example}"));
     let line = src[..at].matches('\n').count() + 1;
-    let d = scratch(&format!("{}-{line}", example.trim_end_matches(".py")));
+    let d = scratch(tag);
     let path = d.join(example);
     std::fs::write(&path, src.replacen(old, new, 1)).expect("write edit");
     (path, line)
@@ -71,7 +71,7 @@ fn assert_diagnostic_at(out: &Output, path: &Path, line: usize, needle: &str) {
 #[test]
 fn a_fractional_peer_is_a_diagnostic_at_the_argument() {
     let put = "pld.tensor.put(inbox, nxt, inp, atomic=pld.AtomicType.None_)";
-    let (path, line) = edited("put_get_ring.py", put, &put.replace("nxt,", "0.5,"));
+    let (path, line) = edited("float-peer", "put_get_ring.py", put, &put.replace("nxt,", "0.5,"));
     let out = pld(&["check", path.to_str().expect("utf-8 path")]);
     assert_diagnostic_at(&out, &path, line, "peer must be an integer scalar (rank index), got a fp32 scalar");
 }
@@ -89,4 +89,40 @@ fn check_and_compile_of_a_missing_entry_are_usage_errors() {
         );
         assert_exit(&pld(&[sub, "examples/quickstart_allreduce.py", "--entry", "host_orch"]), 0);
     }
+}
+
+/// `pld run` of `examples/<example>` edited as [`edited`] does, on two ranks.
+fn run_edited(tag: &str, example: &str, old: &str, new: &str) -> (Output, PathBuf, usize) {
+    let (path, line) = edited(tag, example, old, new);
+    let out_dir = path.with_file_name("out");
+    let out = pld(&[
+        "run",
+        path.to_str().expect("utf-8 path"),
+        "--ranks",
+        "2",
+        "--out",
+        out_dir.to_str().expect("utf-8 path"),
+    ]);
+    (out, path, line)
+}
+
+const QUICKSTART_STORE: &str = "        out = pl.store(total, [0, 0], out)\n";
+
+#[test]
+fn an_array_too_large_for_memory_is_a_fault_not_an_abort() {
+    // Regression: `Vec` capacity overflow (a panic) in the simulator.
+    let array = "        a = pl.array.create(9223372036854775807, dtype=pl.INT32)\n        a = pl.array.update_element(a, me, 3)\n";
+    let (out, path, line) = run_edited(
+        "array",
+        "quickstart_allreduce.py",
+        QUICKSTART_STORE,
+        &format!("{array}{QUICKSTART_STORE}"),
+    );
+    assert_exit(&out, 3);
+    let err = stderr(&out);
+    assert!(
+        err.contains("an array of extent 9223372036854775807 needs 16384.0 PiB of simulator memory"),
+        "{err}"
+    );
+    assert!(err.contains(&format!("{}:{line}:", path.display())), "{err}");
 }

@@ -53,6 +53,16 @@ fn create(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
         .ok()
         .filter(|&n| n > 0)
         .ok_or_else(|| cx.err(format!("extent {n} must be positive")))?;
+    // One i64 per element: an extent the memory limit cannot hold is a fault, not an abort.
+    let bytes = (n as u64).saturating_mul(std::mem::size_of::<i64>() as u64);
+    let cap = cx.world.tile_cap();
+    if bytes > cap {
+        return Err(cx.err(format!(
+            "an array of extent {n} needs {} of simulator memory, more than the limit of {} (--max-memory)",
+            crate::limits::human(bytes),
+            crate::limits::human(cap)
+        )));
+    }
     let dtype = cx.call.attr("dtype").and_then(|a| a.as_dtype()).ok_or_else(|| cx.err("missing dtype"))?;
     Ok(Flow::Val(Val::Array { dtype, elems: Arc::new(vec![0; n]) }))
 }
