@@ -109,6 +109,22 @@ fn run_edited(tag: &str, example: &str, old: &str, new: &str) -> (Output, PathBu
 const QUICKSTART_STORE: &str = "        out = pl.store(total, [0, 0], out)\n";
 
 #[test]
+fn a_tile_slice_past_the_tile_at_a_dynamic_offset_is_a_fault() {
+    // Regression: rank 1 sliced columns [250, 314) of a 256-wide tile and exited 0, the
+    // columns past the end read as zeros (or the next row's elements).
+    let slice =
+        "        t3 = pl.slice(total, [1, 64], [0, me * 250])\n        out = pl.store(t3, [0, 0], out)\n";
+    let (out, path, line) = run_edited("slice", "quickstart_allreduce.py", QUICKSTART_STORE, slice);
+    assert_exit(&out, 3);
+    let err = stderr(&out);
+    assert!(
+        err.contains("the slice's valid [1, 64] at offsets [0, 250] exceeds the source tile [1, 256]"),
+        "{err}"
+    );
+    assert!(err.contains(&format!("{}:{line}:", path.display())), "{err}");
+}
+
+#[test]
 fn an_array_too_large_for_memory_is_a_fault_not_an_abort() {
     // Regression: `Vec` capacity overflow (a panic) in the simulator.
     let array = "        a = pl.array.create(9223372036854775807, dtype=pl.INT32)\n        a = pl.array.update_element(a, me, 3)\n";

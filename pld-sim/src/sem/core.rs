@@ -337,13 +337,21 @@ fn tile_slice(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
     if valid.len() != shape.len() || valid.iter().zip(&shape).any(|(v, s)| v > s) {
         return Err(cx.err(format!("valid shape {valid:?} does not fit the slice shape {shape:?}")));
     }
-    let (_, pc) = Tile::rows_cols(&a.shape);
+    let (pr, pc) = Tile::rows_cols(&a.shape);
     let (sr, sc) = Tile::rows_cols(&shape);
     let (or, oc) = match offs.len() {
         0 => (0, 0),
         1 => (0, offs[0]),
         n => (offs[n - 2], offs[n - 1]),
     };
+    // A dynamic offset the deducer could not check: the valid part must lie inside the tile
+    // (past its last column the copy below would read the next row's elements).
+    let (vr, vc) = Tile::rows_cols(&valid);
+    if or.checked_add(vr).is_none_or(|e| e > pr) || oc.checked_add(vc).is_none_or(|e| e > pc) {
+        return Err(cx.err(format!(
+            "the slice's valid [{vr}, {vc}] at offsets [{or}, {oc}] exceeds the source tile [{pr}, {pc}]"
+        )));
+    }
     let mut out = Tile::zeros(a.dtype, shape);
     for r in 0..sr {
         for c in 0..sc {
