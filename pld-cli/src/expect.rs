@@ -29,11 +29,21 @@ pub struct CheckArgs {
     #[arg(long)]
     pub check_golden: bool,
     /// Relative tolerance for float outputs (default by dtype: FP32 1e-5, FP16 1e-3, BF16 1e-2).
-    #[arg(long)]
+    #[arg(long, value_parser = parse_tolerance)]
     pub rtol: Option<f64>,
     /// Absolute tolerance for float outputs (default by dtype: FP32 1e-5, FP16 1e-3, BF16 1e-2).
-    #[arg(long)]
+    #[arg(long, value_parser = parse_tolerance)]
     pub atol: Option<f64>,
+}
+
+/// A tolerance: a non-negative number (`inf` accepts every finite difference). A NaN or
+/// negative one would fail every comparison that is not exact, so it is a usage error.
+fn parse_tolerance(s: &str) -> Result<f64, String> {
+    s.trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|v| *v >= 0.0)
+        .ok_or_else(|| format!("`{s}` is not a non-negative number"))
 }
 
 impl CheckArgs {

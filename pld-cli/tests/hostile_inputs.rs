@@ -142,3 +142,13 @@ fn an_array_too_large_for_memory_is_a_fault_not_an_abort() {
     );
     assert!(err.contains(&format!("{}:{line}:", path.display())), "{err}");
 }
+
+#[test]
+fn a_nan_or_negative_tolerance_is_a_usage_error() {
+    // Regression: `--rtol nan` was accepted; every inexact comparison then failed.
+    for flag in ["--rtol=nan", "--atol=-1", "--rtol=x"] {
+        let out = pld(&["run", "examples/quickstart_allreduce.py", flag]);
+        assert_exit(&out, 2);
+        assert!(stderr(&out).contains("is not a non-negative number"), "{flag}: {}", stderr(&out));
+    }
+}
