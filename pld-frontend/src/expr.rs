@@ -486,12 +486,24 @@ impl FnCx<'_, '_> {
         if !ok {
             return Err(());
         }
+        if name.is_none() {
+            // The buffer is named after the name it is assigned to; a bare call has none.
+            self.error(Diagnostic::error(
+                span,
+                "pld.alloc_window_buffer must appear as the RHS of a simple assignment (`buf = pld.alloc_window_buffer(...)`), which names the buffer",
+            ));
+            return Err(());
+        }
         let mut args = positional;
         if let Some(s) = size {
             args.insert(0, s);
         }
         // `(shape, dtype=...)` overload: bytes = prod(shape) * width(dtype).
         if let Some(Expr { kind: ExprKind::Tuple(dims), span: sspan }) = args.first().cloned() {
+            if dims.is_empty() {
+                self.error(Diagnostic::error(sspan, "pld.alloc_window_buffer shape must be non-empty"));
+                return Err(());
+            }
             let Some(d) = dtype else {
                 self.error(Diagnostic::error(
                     sspan,

@@ -113,6 +113,33 @@ fn a_member_of_another_enum_is_rejected_at_the_value() {
 }
 
 #[test]
+fn an_unnamed_or_shapeless_window_buffer_is_diagnosed_at_the_call() {
+    // Regression: a bare call or a tuple assignment said "missing kwarg 'name'", a kwarg the
+    // user never writes; an empty shape list silently allocated one element.
+    let host = |stmt: &str| {
+        format!(
+            "@pl.program\nclass P:\n    @pl.function(level=pl.Level.HOST, role=pl.Role.Orchestrator)\n    def h(self):\n{stmt}"
+        )
+    };
+    let rhs = "pld.alloc_window_buffer must appear as the RHS of a simple assignment";
+    for (stmt, col) in
+        [("        pld.alloc_window_buffer(8)\n", 9), ("        a, b = pld.alloc_window_buffer(8), 0\n", 16)]
+    {
+        let d = diags(&host(stmt));
+        assert!(
+            d.iter().any(|(m, line, c, _)| m.starts_with(rhs) && (*line, *c) == (L, col)),
+            "{stmt}: {d:#?}"
+        );
+    }
+    let d = diags(&host("        b = pld.alloc_window_buffer([], dtype=pl.FP32)\n"));
+    assert!(
+        d.iter().any(|(m, line, c, _)| m == "pld.alloc_window_buffer shape must be non-empty"
+            && (*line, *c) == (L, 37)),
+        "{d:#?}"
+    );
+}
+
+#[test]
 fn enum_payload_out_of_range_comes_from_the_registry() {
     let (msg, line, col, _) = one(&incore("        pld.system.notify(data, 0, [0, 0], 1, op=7)\n"));
     assert_eq!(msg, "pld.system.notify op must be NotifyOp.AtomicAdd or NotifyOp.Set (got int 7)");
