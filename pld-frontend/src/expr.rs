@@ -120,10 +120,12 @@ impl FnCx<'_, '_> {
             ast::Expr::Constant(c) => match literal(&c.value) {
                 Some(k) => Ok(Expr::new(k, span)),
                 None => {
-                    self.error(Diagnostic::error(
-                        span,
-                        "this literal is not a DSL value (None, bytes and complex are not supported)",
-                    ));
+                    let msg = if matches!(c.value, ast::Constant::Int(_)) {
+                        "this integer literal does not fit in 64 signed bits"
+                    } else {
+                        "this literal is not a DSL value (None, bytes and complex are not supported)"
+                    };
+                    self.error(Diagnostic::error(span, msg));
                     Err(())
                 }
             },

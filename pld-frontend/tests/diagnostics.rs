@@ -140,6 +140,15 @@ fn an_unnamed_or_shapeless_window_buffer_is_diagnosed_at_the_call() {
 }
 
 #[test]
+fn an_integer_literal_past_64_bits_says_so() {
+    // Regression: it was "not a DSL value (None, bytes and complex are not supported)".
+    let (msg, line, col, _) =
+        one(&incore("        pld.system.notify(data, 0, [0, 0], 99999999999999999999, op=0)\n"));
+    assert_eq!(msg, "this integer literal does not fit in 64 signed bits");
+    assert_eq!((line, col), (L, 44));
+}
+
+#[test]
 fn enum_payload_out_of_range_comes_from_the_registry() {
     let (msg, line, col, _) = one(&incore("        pld.system.notify(data, 0, [0, 0], 1, op=7)\n"));
     assert_eq!(msg, "pld.system.notify op must be NotifyOp.AtomicAdd or NotifyOp.Set (got int 7)");
