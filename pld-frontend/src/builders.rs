@@ -15,7 +15,7 @@
 //!   does not fold) is recorded, with its builder and kind, in the environment each unit sees.
 
 use crate::consts::{bin_op, eval_const, truth, Assigned, ConstEnv};
-use crate::module::{is_dsl_function, is_program_decorator, UnitSrc};
+use crate::module::{is_dsl_function, is_program_decorator, misspelled_decorator, UnitSrc};
 use crate::util::{dotted, span_of};
 use crate::ParseOptions;
 use pld_ir::{Diagnostic, Diagnostics, Expr, ExprKind, FileId, Span};
@@ -168,6 +168,10 @@ impl<'a> WalkCx<'a, '_> {
                     .iter()
                     .filter_map(|s| match s {
                         ast::Stmt::FunctionDef(f) if is_dsl_function(f) => Some((f, true)),
+                        ast::Stmt::FunctionDef(f) => {
+                            self.diags.0.extend(misspelled_decorator(file, &f.decorator_list));
+                            None
+                        }
                         _ => None,
                     })
                     .collect();
@@ -189,8 +193,12 @@ impl<'a> WalkCx<'a, '_> {
                     start: span_of(file, stmt).lo,
                 });
             }
-            ast::Stmt::FunctionDef(f) => self.builder(f, env),
+            ast::Stmt::FunctionDef(f) => {
+                self.diags.0.extend(misspelled_decorator(file, &f.decorator_list));
+                self.builder(f, env)
+            }
             ast::Stmt::ClassDef(c) => {
+                self.diags.0.extend(misspelled_decorator(file, &c.decorator_list));
                 let mut local = env.clone();
                 self.walk_block(&c.body, &mut local, builder);
             }

@@ -339,6 +339,40 @@ fn decorator_path(d: &ast::Expr) -> Option<String> {
     }
 }
 
+/// The DSL's decorators.
+const DSL_DECORATORS: [&str; 5] = ["pl.program", "pl.function", "pl.jit", "pl.jit.incore", "pl.jit.host"];
+
+/// A decorator that looks like a misspelled DSL decorator (`@pl.jit.hots`, `@pl.functon`): an
+/// error at it naming the nearest one. Such a function or class would otherwise be plain
+/// Python, silently left out of the program.
+pub(crate) fn misspelled_decorator(file: FileId, decorators: &[ast::Expr]) -> Option<Diagnostic> {
+    decorators.iter().find_map(|d| {
+        let path = decorator_path(d)?;
+        if DSL_DECORATORS.contains(&path.as_str()) || !path.starts_with("pl.") {
+            return None;
+        }
+        let (best, dist) =
+            DSL_DECORATORS.iter().map(|k| (*k, edit_distance(&path, k))).min_by_key(|&(_, n)| n)?;
+        (dist <= 2 || path.starts_with("pl.jit.")).then(|| {
+            Diagnostic::error(span_of(file, d), format!("unknown decorator `@{path}`"))
+                .with_note(format!("did you mean `@{best}`?"))
+        })
+    })
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1];
+        for (j, cb) in b.iter().enumerate() {
+            cur.push((prev[j] + usize::from(ca != *cb)).min(prev[j + 1] + 1).min(cur[j] + 1));
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
 pub(crate) fn is_program_decorator(d: &ast::Expr) -> bool {
     decorator_path(d).as_deref() == Some("pl.program")
 }

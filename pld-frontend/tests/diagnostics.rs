@@ -149,6 +149,29 @@ fn an_integer_literal_past_64_bits_says_so() {
 }
 
 #[test]
+fn a_misspelled_decorator_is_named_with_the_nearest_one() {
+    // Regression: `@pl.jit.hots` left the host entry out as plain Python and check said ok.
+    let src = "@pl.jit.incore\ndef k(x: pl.Tensor[[1, 64], pl.FP32]):\n    pass\n\n\n@pl.jit.hots\ndef h(x: pl.Tensor[[1, 64], pl.FP32]):\n    k(x)\n";
+    let d = diags(src);
+    assert!(
+        d.iter().any(|(m, line, col, notes)| m == "unknown decorator `@pl.jit.hots`"
+            && (*line, *col) == (9, 2)
+            && notes == &vec!["did you mean `@pl.jit.host`?".to_string()]),
+        "{d:#?}"
+    );
+    let d = diags("@pl.programm\nclass P:\n    pass\n");
+    assert!(d.iter().any(|(m, line, _, _)| m == "unknown decorator `@pl.programm`" && *line == 4), "{d:#?}");
+    let d = diags(&incore(
+        "        pass\n\n    @pl.functon(type=pl.FunctionType.InCore)\n    def k2(self):\n        pass\n",
+    ));
+    assert!(
+        d.iter().any(|(m, _, _, notes)| m == "unknown decorator `@pl.functon`"
+            && notes == &vec!["did you mean `@pl.function`?".to_string()]),
+        "{d:#?}"
+    );
+}
+
+#[test]
 fn enum_payload_out_of_range_comes_from_the_registry() {
     let (msg, line, col, _) = one(&incore("        pld.system.notify(data, 0, [0, 0], 1, op=7)\n"));
     assert_eq!(msg, "pld.system.notify op must be NotifyOp.AtomicAdd or NotifyOp.Set (got int 7)");
