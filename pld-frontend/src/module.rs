@@ -351,26 +351,15 @@ pub(crate) fn misspelled_decorator(file: FileId, decorators: &[ast::Expr]) -> Op
         if DSL_DECORATORS.contains(&path.as_str()) || !path.starts_with("pl.") {
             return None;
         }
-        let (best, dist) =
-            DSL_DECORATORS.iter().map(|k| (*k, edit_distance(&path, k))).min_by_key(|&(_, n)| n)?;
+        let (best, dist) = DSL_DECORATORS
+            .iter()
+            .map(|k| (*k, pld_ir::registry::listing::edit_distance(&path, k)))
+            .min_by_key(|&(_, n)| n)?;
         (dist <= 2 || path.starts_with("pl.jit.")).then(|| {
             Diagnostic::error(span_of(file, d), format!("unknown decorator `@{path}`"))
                 .with_note(format!("did you mean `@{best}`?"))
         })
     })
-}
-
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut cur = vec![i + 1];
-        for (j, cb) in b.iter().enumerate() {
-            cur.push((prev[j] + usize::from(ca != *cb)).min(prev[j + 1] + 1).min(cur[j] + 1));
-        }
-        prev = cur;
-    }
-    prev[b.len()]
 }
 
 pub(crate) fn is_program_decorator(d: &ast::Expr) -> bool {

@@ -70,7 +70,8 @@ pub(crate) fn nearest(name: &str, candidates: impl Iterator<Item = &'static str>
     (dist <= name.len().max(3) / 3 + 2).then_some(best)
 }
 
-fn edit_distance(a: &str, b: &str) -> usize {
+/// The Levenshtein distance between `a` and `b` (in chars), for "did you mean" notes.
+pub fn edit_distance(a: &str, b: &str) -> usize {
     let b: Vec<char> = b.chars().collect();
     let mut prev: Vec<usize> = (0..=b.len()).collect();
     for (i, ca) in a.chars().enumerate() {
