@@ -152,3 +152,20 @@ fn a_nan_or_negative_tolerance_is_a_usage_error() {
         assert!(stderr(&out).contains("is not a non-negative number"), "{flag}: {}", stderr(&out));
     }
 }
+
+#[test]
+fn an_assembler_that_cannot_start_is_a_usage_error_for_runtime_directories_too() {
+    // Regression: `compile --emit runtime --ptoas MISSING` and `assemble --ptoas MISSING`
+    // exited 1 (compile diagnostics, with no source location); `compile --out` exits 2.
+    let d = scratch("ptoas-missing");
+    let missing = d.join("no-such-ptoas");
+    let rt = d.join("rt");
+    let (missing, rt) = (missing.to_str().expect("utf-8"), rt.to_str().expect("utf-8"));
+    let example = "examples/quickstart_allreduce.py";
+    let out = pld(&["compile", example, "--emit", "runtime", "--out", rt, "--ptoas", missing]);
+    assert_exit(&out, 2);
+    assert!(stderr(&out).contains("cannot run ptoas"), "{}", stderr(&out));
+    let out = pld(&["assemble", rt, "--ptoas", missing]);
+    assert_exit(&out, 2);
+    assert!(stderr(&out).contains("cannot run ptoas"), "{}", stderr(&out));
+}
