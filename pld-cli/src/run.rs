@@ -262,7 +262,7 @@ fn run_on(
         trace: args.trace.is_some(),
         bindings: syms,
         host_callbacks: Some(std::sync::Arc::new(pld_py::Bridge::new(
-            pld_py::Python::from_env(),
+            pld_py::Python::from_env().within(args.timeout),
             sources.clone(),
             args.bind.iter().map(|(k, v)| (k.clone(), pld_py::ParamValue::parse(v))).collect(),
         ))),

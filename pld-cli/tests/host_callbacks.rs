@@ -138,6 +138,35 @@ fn an_exception_inside_the_callback_shows_the_traceback_tail() {
 }
 
 #[test]
+fn a_callback_that_never_returns_stops_at_the_runs_timeout() {
+    // Regression: `--timeout` did not bound a callback, so `while True: pass` held the run
+    // for the bridge's own 600 s limit.
+    require_numpy();
+    let d = dir("loop");
+    let prog = program(&d, "", "        while True:\n            pass");
+    let out_dir = d.join("out");
+    let start = std::time::Instant::now();
+    let out = Command::new(env!("CARGO_BIN_EXE_pld"))
+        .args([
+            "run",
+            prog.to_str().unwrap(),
+            "--ranks",
+            "2",
+            "--timeout",
+            "2",
+            "--out",
+            out_dir.to_str().unwrap(),
+        ])
+        .current_dir(root())
+        .output()
+        .expect("run pld");
+    let e = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{e}");
+    assert!(e.contains("host callback failed: 'double': python3 did not finish within 2.0 s"), "{e}");
+    assert!(start.elapsed() < std::time::Duration::from_secs(60), "took {:?}", start.elapsed());
+}
+
+#[test]
 fn no_numpy_or_no_interpreter_is_a_report_saying_so() {
     require_numpy();
     let d = dir("nonumpy");

@@ -47,6 +47,15 @@ impl Python {
         let secs = std::env::var(TIMEOUT_ENV).ok().and_then(|s| s.parse().ok()).unwrap_or(600);
         Python { exe, timeout: Duration::from_secs(secs) }
     }
+
+    /// The same interpreter with calls bounded by `limit` too (the run's `--timeout`), so a
+    /// callback that never returns cannot outlast the run's wall-clock limit.
+    pub fn within(mut self, limit: Option<Duration>) -> Python {
+        if let Some(t) = limit {
+            self.timeout = self.timeout.min(t);
+        }
+        self
+    }
 }
 
 /// A value of the golden function's `params` dict.
@@ -355,8 +364,10 @@ impl Session {
                     let _ = child.kill();
                     let _ = child.wait();
                     return Err(CallbackError {
-                        message: format!("python3 did not finish within {} s", py.timeout.as_secs()),
-                        notes: vec![format!("raise the limit with {TIMEOUT_ENV}=SECONDS")],
+                        message: format!("python3 did not finish within {:.1} s", py.timeout.as_secs_f64()),
+                        notes: vec![format!(
+                            "raise the limit with {TIMEOUT_ENV}=SECONDS (and pld run --timeout)"
+                        )],
                     });
                 }
                 Ok(None) => std::thread::sleep(Duration::from_millis(5)),
