@@ -280,3 +280,40 @@ fn missing_ctx_is_a_diagnostic_with_the_fix() {
     );
     assert!(d.notes.iter().any(|n| n.contains("MaterializeDistTensorCtx")));
 }
+
+/// An FP16 remote load with `allow_physical_tail_padding` reads its ragged tail's span
+/// rounded up to 32 bytes (the seed's MTE-safe span): at a static offset that span may end
+/// less than one 32-byte unit past the last element, and codegen and the PTO verifier accept
+/// it (a multi-block host allreduce of 777 FP16 elements reads [768, 784) of its last tile).
+/// (A span a full 32-byte unit past the end is the deducer's error, before codegen.)
+#[test]
+fn padded_fp16_tail_may_end_within_one_unit_past_the_extent() {
+    init();
+    let build = |valid: i64| {
+        let f = kernel(
+            "tail",
+            FunctionKind::Aiv,
+            &[("win", dist(&[1, 777], DataType::FP16)), ("peer", Type::Scalar(DataType::INT32))],
+            |b, p| {
+                let attrs = vec![("allow_physical_tail_padding", pld_ir::Attr::Bool(true))];
+                b.assign_op(
+                    "r",
+                    "pld.tile.remote_load",
+                    vec![v(p[0]), v(p[1]), ints(&[0, 768]), ints(&[1, 256]), ints(&[1, valid])],
+                    attrs,
+                )?;
+                Ok(())
+            },
+        );
+        program(vec![f])
+    };
+    let out = emit(&build(16));
+    check(
+        only(&out),
+        r#"
+        CHECK: %win_peer_pview = pto.partition_view
+        CHECK-SAME: -> !pto.partition_tensor_view<1x16xf16>
+        CHECK-NEXT: pto.tload ins(%win_peer_pview
+        "#,
+    );
+}

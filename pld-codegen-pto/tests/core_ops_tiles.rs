@@ -484,3 +484,39 @@ fn reductions_use_the_callers_tmp_tile() {
     );
     assert!(!text.contains("_tmp"), "the caller's scratch tile is used:\n{text}");
 }
+
+/// `out[:, 0:C] = win[:, 0:C]` over `[M, C]` with M dynamic: a whole-shape staging tile
+/// would need dynamic rows (no PTO tile buffer has them), so the copy runs a row at a time
+/// through one `[1, C]` tile. (It used to be refused at codegen although `pld run` ran it.)
+#[test]
+fn tensor_assemble_with_dynamic_rows_copies_a_row_at_a_time() {
+    init();
+    let dyn_rows = |d| Type::tensor(vec![Expr::sym("M"), Expr::int(48)], d);
+    let f = kernel(
+        "asm_rows",
+        FunctionKind::InCore,
+        &[("x", dyn_rows(DataType::FP32)), ("y", dyn_rows(DataType::FP32))],
+        |b, p| {
+            b.assign_op("y2", "tensor.assemble", vec![v(p[1]), v(p[0]), ints(&[0, 0])], vec![])?;
+            Ok(())
+        },
+    );
+    let mut p = program(vec![f]);
+    let opts = pld_passes::PipelineOptions::default();
+    if let Err(d) = pld_passes::run_pass(&mut p, "ConvertTensorToTileOps", &opts) {
+        panic!("{:?}", d.iter().map(|x| x.message.clone()).collect::<Vec<_>>());
+    }
+    let out = emit(&p);
+    check(
+        only(&out),
+        r#"
+        CHECK: scf.for
+        CHECK: pto.alloc_tile
+        CHECK-SAME: rows=1, cols=48
+        CHECK: pto.tload
+        CHECK: pto.tstore
+        CHECK-NOT: pto.tload
+        CHECK: return
+        "#,
+    );
+}

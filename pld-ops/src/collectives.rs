@@ -225,20 +225,13 @@ fn deduce_allgather(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
             format!("{op} input must be 2D [1, SIZE] (this rank's single chunk), got first dim {r}"),
         ));
     }
-    if is_incore(cx) && !matches!(cx.ty(0), Type::Tensor(_)) {
-        return Err(cx.arg_error(
-            0,
-            format!(
-                "{op} local_data must be a plain Tensor [1, SIZE] on the InCore path, got {}",
-                cx.ty(0).kind_name()
-            ),
-        ));
-    }
     let target = rank2(cx, 1, window_arg(cx, 1, "target")?, "target", "[NR, SIZE]")?;
     let io = InOut { input, target };
     io.same_dtype(cx)?;
     io.same_size(cx, "SIZE")?;
-    gather_signal(cx, &target.shape[0], "target")
+    let ty = gather_signal(cx, &target.shape[0], "target")?;
+    plain_row_input(cx, "local_data must be a plain Tensor [1, SIZE]")?;
+    Ok(ty)
 }
 
 /// `pld.tensor.all_to_all(input, target, signal)`: returns the target.
@@ -258,7 +251,9 @@ fn deduce_all_to_all(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
     io.same_rows(cx)?;
     io.same_size(cx, "shape")?;
     io.same_dtype(cx)?;
-    gather_signal(cx, &input.shape[0], "input")
+    let ty = gather_signal(cx, &input.shape[0], "input")?;
+    plain_row_input(cx, "input must be a plain Tensor [NR, SIZE]")?;
+    Ok(ty)
 }
 
 // ---------------------------------------------------------------------------------------

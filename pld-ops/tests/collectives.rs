@@ -660,3 +660,39 @@ fn builtin_rules_one_negative_each() {
         "dtype kwarg (fp16) must match target dtype (fp32)",
     );
 }
+
+/// A row-push collective (allgather, all_to_all) in a chip orchestration runs as the InCore
+/// composite, so a window input is refused there too, at the input, naming the CHIP rail
+/// and the HOST orchestrator as the place that takes one (it used to surface only from the
+/// synthesized kernel, at the whole statement, saying "on the InCore path").
+#[test]
+fn chip_rail_row_pushes_name_the_rail_at_the_input() {
+    let sig = dt(&[4, 1], INT32);
+    let cases = [
+        ("pld.tensor.allgather", dt(&[1, 64], FP32), tensor(&[1, 64], FP32), "local_data"),
+        ("pld.tensor.all_to_all", dt(&[4, 64], FP32), tensor(&[4, 64], FP32), "input"),
+    ];
+    for (op, window, plain, what) in cases {
+        let target = dt(&[4, 64], FP32);
+        let chip = |input: Type| {
+            call_in(
+                FunctionKind::ChipOrch,
+                Target::A2A3,
+                &[input, target.clone(), sig.clone()],
+                op,
+                |v| v.to_vec(),
+                vec![],
+            )
+        };
+        let d = err(chip(window.clone()), &format!("{what} must be a plain Tensor"));
+        assert!(d.message.contains("on the CHIP rail"), "{}", d.message);
+        assert!(d.message.contains("HOST orchestrator"), "{}", d.message);
+        ok(chip(plain));
+        // InCore keeps its wording; the host takes the window.
+        let d = err(
+            call(&[window.clone(), target.clone(), sig.clone()], op, |v| v.to_vec(), vec![]),
+            "on the InCore path",
+        );
+        assert!(!d.message.contains("CHIP"), "{}", d.message);
+    }
+}

@@ -119,3 +119,33 @@ fn a_device_loop_with_a_non_unit_step_is_rejected() {
     let e = run(&mut p, &["MaterializeCommDomainScopes"]).unwrap_err();
     assert!(messages(&e).contains("step 1"), "{}", messages(&e));
 }
+
+/// `range(1, world_size())` and `range(0, world_size(), 2)` are parts of the runtime rank
+/// count, not every rank: each is refused at its `device=` (they used to be taken as every
+/// rank, so a window only those devices staged was read, uninitialised, on the others).
+#[test]
+fn a_device_loop_over_part_of_world_size_is_rejected_not_taken_as_every_rank() {
+    init();
+    for (start, step) in [(1, 1), (0, 2)] {
+        let mut cb = FunctionBuilder::new("chip", FunctionKind::ChipOrch);
+        cb.param("w", dist(&[4, 8], DataType::FP32), Direction::InOut);
+        let chip = cb.finish();
+        let mut hb = FunctionBuilder::new("host", FunctionKind::Host);
+        hb.body(|b| {
+            let a = alloc(b, "a", &[4, 8], DataType::FP32)?;
+            let ws = b.assign_op("ws", "pld.system.world_size", vec![], vec![])?;
+            b.for_range("r", (Expr::int(start), Expr::var(ws), Expr::int(step)), vec![], |b, r, _| {
+                let e = b.func_call("chip", vec![Expr::var(a)], Some(Expr::var(r)), Type::Unknown);
+                b.eval(e);
+                Ok(vec![])
+            })?;
+            Ok(())
+        })
+        .unwrap();
+        let mut p = Program::new("p");
+        p.add_function(hb.finish());
+        p.add_function(chip);
+        let e = run(&mut p, &["MaterializeCommDomainScopes"]).unwrap_err();
+        assert!(messages(&e).contains("is not a static device set"), "{}", messages(&e));
+    }
+}

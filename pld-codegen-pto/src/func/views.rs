@@ -290,6 +290,7 @@ impl FnCx<'_> {
         let mut offsets_c = Vec::new();
         for (k, (o, (_, sv))) in offsets.iter().zip(sizes).enumerate() {
             let (os, ov) = self.offset(o)?;
+            let slack = if k + 1 == rank { self.tail_slack } else { 0 };
             offsets_c.push(ov);
             if let Some(v) = *sv {
                 if v <= 0 {
@@ -299,7 +300,7 @@ impl FnCx<'_> {
                     )));
                 }
                 if let Some(d) = t.ty.shape[k].as_int() {
-                    if v.checked_add(ov.unwrap_or(0)).is_none_or(|end| end > d) {
+                    if v.checked_add(ov.unwrap_or(0)).is_none_or(|end| end > d.saturating_add(slack)) {
                         return Err(self.err(format!(
                             "partition of '{}' exceeds dimension {k} (offset={}, size={v}, dim={d})",
                             t.name,
@@ -315,6 +316,7 @@ impl FnCx<'_> {
             dims: t.ty.shape.iter().map(|d| d.as_int()).collect(),
             offsets: offsets_c,
             sizes: dims.clone(),
+            tail_slack: self.tail_slack,
             span: self.span,
         });
         let vty = self.view_type(t)?;

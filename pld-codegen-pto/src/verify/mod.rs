@@ -174,6 +174,10 @@ pub enum Fact {
         offsets: Vec<Option<i64>>,
         /// Constant sizes (`None` runtime).
         sizes: Vec<Option<i64>>,
+        /// Elements the innermost dim may run past its extent: a remote load with
+        /// `allow_physical_tail_padding` rounds an FP16 tail's read span up to 32 bytes (less
+        /// than one 32-byte unit past the end), else 0.
+        tail_slack: i64,
         /// Where it came from.
         span: Span,
     },

@@ -440,7 +440,7 @@ fn comm_stage(k: &KernelFacts, out: &mut Vec<Diagnostic>) {
 
 fn partition(k: &KernelFacts, out: &mut Vec<Diagnostic>) {
     for f in &k.facts {
-        let Fact::Partition { tensor, dims, offsets, sizes, span } = f else { continue };
+        let Fact::Partition { tensor, dims, offsets, sizes, tail_slack, span } = f else { continue };
         let rank = dims.len();
         if offsets.len() != rank || sizes.len() != rank {
             out.push(error(
@@ -477,7 +477,8 @@ fn partition(k: &KernelFacts, out: &mut Vec<Diagnostic>) {
                 }
                 if let Some(d) = d {
                     let end = o.unwrap_or(0).saturating_add(*s);
-                    if end > *d {
+                    let slack = if i + 1 == rank { *tail_slack } else { 0 };
+                    if end > d.saturating_add(slack) {
                         out.push(error(
                             k,
                             *span,

@@ -14,6 +14,26 @@ pub(super) fn is_host(cx: &DeduceCx<'_>) -> bool {
     cx.env.func_kind == Some(FunctionKind::Host)
 }
 
+/// The row-push collectives (allgather, all_to_all) read a plain Tensor input in an InCore
+/// kernel, and a call in a chip orchestration runs as that same composite (the CHIP rail:
+/// one AIV task), so it keeps the rule; only a HOST orchestrator takes a window input. Said
+/// at the input argument, naming the rail the call is on.
+pub(super) fn plain_row_input(cx: &DeduceCx<'_>, what: &str) -> Result<(), Diagnostic> {
+    let chip = cx.env.func_kind == Some(FunctionKind::ChipOrch);
+    if (!chip && !is_incore(cx)) || matches!(cx.ty(0), pld_ir::Type::Tensor(_)) {
+        return Ok(());
+    }
+    let (rail, hint) = if chip {
+        (
+            "on the CHIP rail (a collective in a chip orchestration runs as the InCore composite, in one AIV task)",
+            "; pass the plain tensor the row comes from, or call the collective from the HOST orchestrator, which takes a window input",
+        )
+    } else {
+        ("on the InCore path", "")
+    };
+    Err(cx.arg_error(0, format!("{} {what} {rail}, got {}{hint}", cx.def.name, cx.ty(0).kind_name())))
+}
+
 /// A window-bound INT32 signal.
 pub(super) fn signal_arg<'a>(cx: &'a DeduceCx<'_>, i: usize) -> Result<&'a TensorType, Diagnostic> {
     let s = window_arg(cx, i, "signal")?;

@@ -7,8 +7,9 @@
 //! (outermost first, in first-seen order; `devices=[]` means all ranks), each listing its
 //! buffers in allocation order. The devices of a buffer come from the chip dispatches it is
 //! passed to (`device=` a constant, or the loop variable of a `range(world_size())` or a
-//! constant-bounded `range(a, N)`), and a collective's operands share their evidence (so a
-//! signal lives in its data's domain). A host body already wrapped is left alone.
+//! constant-bounded `range(a, N)`; a part of `range(world_size())` is an error, never every
+//! rank), and a collective's operands share their evidence (so a signal lives in its data's
+//! domain). A host body already wrapped is left alone.
 
 use crate::ops::{ALLOC_WINDOW_BUFFER, WINDOW, WORLD_SIZE};
 use crate::pass::{Pass, PassCx};
@@ -234,19 +235,23 @@ fn device_set(
     if let Some(v) = d.as_var() {
         if let Some((_, start, stop, step)) = loops.iter().rev().find(|(lv, ..)| *lv == v) {
             let stop = unwrap_def(stop, defs);
+            let (a, s) = (unwrap_def(start, defs).as_int(), unwrap_def(step, defs).as_int());
             if stop.as_call().is_some_and(|c| c.callee.name() == WORLD_SIZE) {
-                return Ok(Devices::All);
-            }
-            if let (Some(n), Some(a), Some(1)) =
-                (stop.as_int(), unwrap_def(start, defs).as_int(), unwrap_def(step, defs).as_int())
-            {
+                // Only the whole range is every rank; a part of a runtime rank count is no
+                // static device set (it used to be taken as every rank, silently).
+                if (a, s) == (Some(0), Some(1)) {
+                    return Ok(Devices::All);
+                }
+            } else if let (Some(n), Some(a), Some(1)) = (stop.as_int(), a, s) {
                 if 0 <= a && a <= n {
                     return Ok(Devices::Set((a..n).collect()));
                 }
             }
             return Err(Diagnostic::error(
                 d.span,
-                "a device= loop must be range(world_size()) or a constant range(a, N) with step 1",
+                "a device= loop must be range(world_size()) (every rank) or a constant range(a, N) with \
+                 step 1; a part of the runtime rank count, like range(1, world_size()), is not a static \
+                 device set: bind the rank count (a builder parameter) and loop over constants",
             ));
         }
     }
