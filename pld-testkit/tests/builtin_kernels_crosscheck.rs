@@ -103,7 +103,7 @@ fn host_all_to_all_v_kernel_matches_model() {
     const MAXR: usize = 3;
     const SIZE: usize = 19;
     for p in RANKS {
-        let prog = parse(&A2AV.replace("__NR__", &p.to_string()));
+        let prog = parse(&a2av_program(p));
         // Negative, empty, partial, full and oversized counts (clamped to [0, MAX_RECV]).
         let counts: Vec<f64> = (0..p * p).map(|i| [-2.0, 0.0, 1.0, 3.0, 7.0][(i * 7 + i / p) % 5]).collect();
         let inp = inputs(vec![
@@ -199,8 +199,7 @@ fn chip_all_to_all_v_task_matches_model() {
     const MAXR: usize = 3;
     const SIZE: usize = 19;
     for p in RANKS {
-        let text = A2AV
-            .replace("__NR__", &p.to_string())
+        let text = a2av_program(p)
             .replace("\n    @pl.function(level=pl.Level.HOST, role=pl.Role.Orchestrator)", CHIP_A2AV_FN)
             .replace(
                 "data = pld.tensor.all_to_all_v(stage, data, signal, counts, recv)",

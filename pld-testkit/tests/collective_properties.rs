@@ -188,7 +188,7 @@ proptest! {
     ) {
         const MAXR: usize = 3;
         const SIZE: usize = 19;
-        let prog = pld_testkit::e2e::parse(&A2AV.replace("__NR__", &p.to_string()));
+        let prog = pld_testkit::e2e::parse(&a2av_program(p));
         let cnt: Vec<Vec<i64>> = (0..p).map(|s| (0..p).map(|d| counts[s * 8 + d]).collect()).collect();
         let flat_counts: Vec<f64> = cnt.iter().flatten().map(|&c| c as f64).collect();
         let data = rank_inputs(p, p * MAXR * SIZE, DataType::FP32);

@@ -233,67 +233,10 @@ pub fn leak(s: String) -> &'static str {
     Box::leak(s.into_boxed_str())
 }
 
-pub const A2AV: &str = r#"
-import pypto.language as pl
-import pypto.language.distributed as pld
-
-SIZE = 19
-MAXR = 3
-NR = __NR__
-
-@pl.program
-class HostA2AVCrossCheck:
-    @pl.function(type=pl.FunctionType.InCore)
-    def fill(self, inp: pl.Tensor[[NR * MAXR, SIZE], pl.FP32], cnt: pl.Tensor[[NR, 1], pl.INT32],
-             stage: pl.Out[pld.DistributedTensor[[NR * MAXR, SIZE], pl.FP32]],
-             counts: pl.Out[pld.DistributedTensor[[NR, 1], pl.INT32]]):
-        t = pl.load(inp, [0, 0], [NR * MAXR, SIZE])
-        pl.store(t, [0, 0], stage)
-        c = pl.load(cnt, [0, 0], [NR, 1])
-        pl.store(c, [0, 0], counts)
-        return stage
-
-    @pl.function(type=pl.FunctionType.InCore)
-    def drain(self, data: pld.DistributedTensor[[NR * MAXR, SIZE], pl.FP32], recv: pld.DistributedTensor[[NR, 1], pl.INT32],
-              out: pl.Out[pl.Tensor[[NR * MAXR, SIZE], pl.FP32]], recv_out: pl.Out[pl.Tensor[[NR, 1], pl.INT32]]):
-        t = pl.load(data, [0, 0], [NR * MAXR, SIZE])
-        pl.store(t, [0, 0], out)
-        c = pl.load(recv, [0, 0], [NR, 1])
-        pl.store(c, [0, 0], recv_out)
-        return out
-
-    @pl.function(type=pl.FunctionType.Orchestration)
-    def fill_orch(self, inp: pl.Tensor[[NR * MAXR, SIZE], pl.FP32], cnt: pl.Tensor[[NR, 1], pl.INT32],
-                  stage: pl.Out[pld.DistributedTensor[[NR * MAXR, SIZE], pl.FP32]],
-                  counts: pl.Out[pld.DistributedTensor[[NR, 1], pl.INT32]]):
-        stage = self.fill(inp, cnt, stage, counts)
-        return stage
-
-    @pl.function(type=pl.FunctionType.Orchestration)
-    def drain_orch(self, data: pld.DistributedTensor[[NR * MAXR, SIZE], pl.FP32], recv: pld.DistributedTensor[[NR, 1], pl.INT32],
-                   out: pl.Out[pl.Tensor[[NR * MAXR, SIZE], pl.FP32]], recv_out: pl.Out[pl.Tensor[[NR, 1], pl.INT32]]):
-        out = self.drain(data, recv, out, recv_out)
-        return out
-
-    @pl.function(level=pl.Level.HOST, role=pl.Role.Orchestrator)
-    def host(self, inputs: pl.Tensor[[NR, NR * MAXR, SIZE], pl.FP32], send_counts: pl.Tensor[[NR, NR, 1], pl.INT32],
-             outputs: pl.Out[pl.Tensor[[NR, NR * MAXR, SIZE], pl.FP32]], recv_out: pl.Out[pl.Tensor[[NR, NR, 1], pl.INT32]]):
-        in_buf = pld.alloc_window_buffer(NR * MAXR * SIZE * 4, name="input")
-        data_buf = pld.alloc_window_buffer(NR * MAXR * SIZE * 4, name="data")
-        sig_buf = pld.alloc_window_buffer(NR * 4, name="signal")
-        cnt_buf = pld.alloc_window_buffer(NR * 4, name="counts")
-        recv_buf = pld.alloc_window_buffer(NR * 4, name="recv")
-        stage = pld.window(in_buf, [NR * MAXR, SIZE], dtype=pl.FP32)
-        data = pld.window(data_buf, [NR * MAXR, SIZE], dtype=pl.FP32)
-        signal = pld.window(sig_buf, [NR, 1], dtype=pl.INT32)
-        counts = pld.window(cnt_buf, [NR, 1], dtype=pl.INT32)
-        recv = pld.window(recv_buf, [NR, 1], dtype=pl.INT32)
-        for r in pl.range(pld.world_size()):
-            self.fill_orch(inputs[r], send_counts[r], stage, counts, device=r)
-        data = pld.tensor.all_to_all_v(stage, data, signal, counts, recv)
-        for r in pl.range(pld.world_size()):
-            self.drain_orch(data, recv, outputs[r], recv_out[r], device=r)
-"#;
+/// `tests/programs/host_all_to_all_v.py` at `p` ranks (3 capacity rows of 19 elements).
+pub fn a2av_program(p: usize) -> String {
+    include_str!("../programs/host_all_to_all_v.py").replace("pl.dynamic(\"NR\")", &p.to_string())
+}
 
 /// The chip rail: the unlowered program runs each chip-orchestration collective through its
 /// protocol model; the pipeline turns it into a synthesized AIV task whose body is the
