@@ -95,16 +95,17 @@ pub fn write_runtime_dir(
     Ok(Ok(rt.units.len()))
 }
 
-/// A ptoas failure is a compile error (exit 1); an assembler that cannot start, a usage error.
-fn ptoas_failure(msg: String) -> Failure {
-    // An assembler that cannot start is the command line's fault (exit 2, as for
-    // `compile --ptoas` on the modules); a rejection by ptoas is a compile diagnostic (exit 1).
-    if msg.starts_with("cannot run ptoas") {
-        return Failure::usage(msg);
+/// A ptoas failure is a compile error (exit 1); an assembler that cannot start is the command
+/// line's fault, a usage error (exit 2, as for `compile --ptoas` on the modules).
+fn ptoas_failure(e: runtime::ptoas::AssembleError) -> Failure {
+    match e {
+        runtime::ptoas::AssembleError::CannotStart(msg) => Failure::usage(msg),
+        runtime::ptoas::AssembleError::Failed(msg) => {
+            let mut d = pld_ir::Diagnostics::new();
+            d.push(pld_ir::Diagnostic::error(pld_ir::Span::DUMMY, msg));
+            Failure::Diagnostics(d, pld_ir::SourceMap::new())
+        }
     }
-    let mut d = pld_ir::Diagnostics::new();
-    d.push(pld_ir::Diagnostic::error(pld_ir::Span::DUMMY, msg));
-    Failure::Diagnostics(d, pld_ir::SourceMap::new())
 }
 
 /// Arguments of `pld assemble`.

@@ -37,15 +37,37 @@ pub fn ptoas_command(ptoas: &Path, pto: &Path, cpp: &Path, target: Target, pto_t
     cmd
 }
 
+/// Why a runtime directory could not be assembled.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum AssembleError {
+    /// The assembler could not be started (a wrong `--ptoas` path).
+    CannotStart(String),
+    /// ptoas rejected a unit or timed out, or the directory's files could not be read or written.
+    Failed(String),
+}
+
+impl From<String> for AssembleError {
+    fn from(message: String) -> AssembleError {
+        AssembleError::Failed(message)
+    }
+}
+
+impl std::fmt::Display for AssembleError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            AssembleError::CannotStart(m) | AssembleError::Failed(m) => f.write_str(m),
+        }
+    }
+}
+
 /// Runs ptoas on `pto`, writing `cpp`; the error text names the unit and ptoas' stderr.
-pub fn run_ptoas(ptoas: &Path, pto: &Path, cpp: &Path, target: Target) -> Result<String, String> {
+pub fn run_ptoas(ptoas: &Path, pto: &Path, cpp: &Path, target: Target) -> Result<String, AssembleError> {
     let text = std::fs::read_to_string(pto).map_err(|e| format!("{}: {e}", pto.display()))?;
     let mut cmd = ptoas_command(ptoas, pto, cpp, target, &text);
-    let mut child = cmd
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| format!("cannot run ptoas `{}`: {e}", ptoas.display()))?;
+    let mut child =
+        cmd.stdout(Stdio::null()).stderr(Stdio::piped()).spawn().map_err(|e| {
+            AssembleError::CannotStart(format!("cannot run ptoas `{}`: {e}", ptoas.display()))
+        })?;
     let start = Instant::now();
     let status = loop {
         match child.try_wait() {
@@ -53,10 +75,10 @@ pub fn run_ptoas(ptoas: &Path, pto: &Path, cpp: &Path, target: Target) -> Result
             Ok(None) if start.elapsed() > Duration::from_secs(60) => {
                 let _ = child.kill();
                 let _ = child.wait();
-                return Err(format!("ptoas timed out after 60 s on {}", pto.display()));
+                return Err(format!("ptoas timed out after 60 s on {}", pto.display()).into());
             }
             Ok(None) => std::thread::sleep(Duration::from_millis(20)),
-            Err(e) => return Err(format!("ptoas: {e}")),
+            Err(e) => return Err(format!("ptoas: {e}").into()),
         }
     };
     let mut err = String::new();
@@ -65,9 +87,9 @@ pub fn run_ptoas(ptoas: &Path, pto: &Path, cpp: &Path, target: Target) -> Result
         let _ = e.read_to_string(&mut err);
     }
     if !status.success() {
-        return Err(format!("ptoas compilation failed on {}: {}", pto.display(), err.trim()));
+        return Err(format!("ptoas compilation failed on {}: {}", pto.display(), err.trim()).into());
     }
-    std::fs::read_to_string(cpp).map_err(|e| format!("ptoas wrote no {}: {e}", cpp.display()))
+    Ok(std::fs::read_to_string(cpp).map_err(|e| format!("ptoas wrote no {}: {e}", cpp.display()))?)
 }
 
 fn replace_word(line: &str, word: &str, with: &str) -> String {
@@ -160,7 +182,7 @@ fn wrappers_of(chip_dir: &Path, unit: &str) -> Vec<PathBuf> {
 
 /// Runs ptoas on every `next_levels/*/ptoas/*.pto` of `root` and splices the result into
 /// the unit's wrappers. Returns the number of units assembled.
-pub fn assemble(root: &Path, ptoas: &Path, target: Target) -> Result<usize, String> {
+pub fn assemble(root: &Path, ptoas: &Path, target: Target) -> Result<usize, AssembleError> {
     let levels = root.join("next_levels");
     let rd = std::fs::read_dir(&levels)
         .map_err(|e| format!("{} is not a runtime directory (no next_levels/: {e})", root.display()))?;
@@ -181,7 +203,7 @@ pub fn assemble(root: &Path, ptoas: &Path, target: Target) -> Result<usize, Stri
             let body = preprocess(&run_ptoas(ptoas, &pto, &cpp, target)?);
             let wrappers = wrappers_of(&chip, &unit);
             if wrappers.is_empty() {
-                return Err(format!("{}: no kernel wrapper names ptoas unit '{unit}'", chip.display()));
+                return Err(format!("{}: no kernel wrapper names ptoas unit '{unit}'", chip.display()).into());
             }
             for w in wrappers {
                 let text = std::fs::read_to_string(&w).map_err(|e| format!("{}: {e}", w.display()))?;
