@@ -32,13 +32,7 @@ fn emit_remote_load(cx: &mut FnCx<'_>, call: &Call, targets: &[ValueId]) -> Resu
     let peer = cx.arg(call, 1, "peer")?.clone();
     let view = cx.peer_view(&t, &peer, op)?;
     let region = Region { call, offsets_arg: 2, view: &view, tensor: &t, suffix: "peer_pview" };
-    // A padded FP16 tail reads its span rounded up to 32 bytes (the seed's MTE-safe span),
-    // which may end less than one 32-byte unit past the last element.
-    let padded = call.attr("allow_physical_tail_padding").and_then(pld_ir::Attr::as_bool) == Some(true);
-    cx.tail_slack = if padded { 32 / t.ty.dtype.bytes().max(1) as i64 - 1 } else { 0 };
-    let loaded = super::tload(cx, &region, (&tile, &tt));
-    cx.tail_slack = 0;
-    loaded?;
+    super::tload(cx, &region, (&tile, &tt))?;
     Ok(Val::Tile { ssa: tile, tile: tt })
 }
 
@@ -152,10 +146,10 @@ fn emit_put(cx: &mut FnCx<'_>, call: &Call, _targets: &[ValueId]) -> Result<Val,
     let sizes = cx.sizes(&x.shape)?;
     let view = cx.peer_view(&x.dst, &x.peer, op)?;
     let hint = format!("{}_peer_pview", x.dst.name);
-    let (dpv, dty) = cx.partition_sized(&view, &x.dst, &x.dst_offsets, &sizes, &hint)?;
+    let (dpv, dty) = cx.partition_sized(&view, &x.dst, &x.dst_offsets, &sizes, &hint, 0)?;
     let lview = cx.local_view(&x.src)?;
     let hint = format!("{}_local_pview", x.src.name);
-    let (spv, sty) = cx.partition_sized(&lview, &x.src, &x.src_offsets, &sizes, &hint)?;
+    let (spv, sty) = cx.partition_sized(&lview, &x.src, &x.src_offsets, &sizes, &hint, 0)?;
     same_signature(cx, op, &dty, &sty)?;
     let (buf, tys) = buf_group(cx, &x)?;
     let attr = mlir::atomic_attr(atomic).unwrap_or("#pto<atomic_type atomic_none>");
@@ -176,10 +170,10 @@ fn emit_get(cx: &mut FnCx<'_>, call: &Call, _targets: &[ValueId]) -> Result<Val,
     let sizes = cx.sizes(&x.shape)?;
     let lview = cx.local_view(&x.dst)?;
     let hint = format!("{}_local_pview", x.dst.name);
-    let (dpv, dty) = cx.partition_sized(&lview, &x.dst, &x.dst_offsets, &sizes, &hint)?;
+    let (dpv, dty) = cx.partition_sized(&lview, &x.dst, &x.dst_offsets, &sizes, &hint, 0)?;
     let view = cx.peer_view(&x.src, &x.peer, op)?;
     let hint = format!("{}_peer_pview", x.src.name);
-    let (spv, sty) = cx.partition_sized(&view, &x.src, &x.src_offsets, &sizes, &hint)?;
+    let (spv, sty) = cx.partition_sized(&view, &x.src, &x.src_offsets, &sizes, &hint, 0)?;
     same_signature(cx, op, &dty, &sty)?;
     let (buf, tys) = buf_group(cx, &x)?;
     record_stages(cx, "pto.comm.tget", &x, &tys)?;

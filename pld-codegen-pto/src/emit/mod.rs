@@ -67,7 +67,19 @@ impl Region<'_> {
     fn partition(&self, cx: &mut FnCx<'_>, sizes: &[pld_ir::Expr]) -> Result<(String, String), Diagnostic> {
         let offsets = cx.tuple_arg(self.call, self.offsets_arg, "offsets")?.to_vec();
         let hint = format!("{}_{}", self.tensor.name, self.suffix);
-        cx.partition(self.view, self.tensor, &offsets, sizes, &hint)
+        let sizes = cx.sizes(sizes)?;
+        cx.partition_sized(self.view, self.tensor, &offsets, &sizes, &hint, self.tail_slack())
+    }
+
+    /// How far the innermost dim may run past the tensor's extent: a call with
+    /// `allow_physical_tail_padding` (a padded FP16 tail) reads its span rounded up to 32 bytes,
+    /// less than one 32-byte unit past the last element; any other region, none.
+    fn tail_slack(&self) -> i64 {
+        let padded = self.call.attr("allow_physical_tail_padding").and_then(pld_ir::Attr::as_bool);
+        match padded {
+            Some(true) => 32 / self.tensor.ty.dtype.bytes().max(1) as i64 - 1,
+            _ => 0,
+        }
     }
 }
 

@@ -49,9 +49,6 @@ pub struct FnCx<'a> {
     pub span: Span,
     /// Set by emitters that register a deferred wait.
     pub uses_deferred: bool,
-    /// Set by a remote load with `allow_physical_tail_padding` while it builds its view: the
-    /// innermost partition dim may end up to this many elements past the tensor's extent.
-    pub tail_slack: i64,
     consts: Vec<String>,
     const_names: HashMap<String, String>,
     prologue: Vec<BodyLine>,
@@ -103,7 +100,6 @@ pub fn emit_function(program: &Program, func: &Function, opts: &CodegenOptions) 
         opts,
         span: func.span,
         uses_deferred: false,
-        tail_slack: 0,
         consts: Vec::new(),
         const_names: HashMap::new(),
         prologue: Vec::new(),

@@ -258,7 +258,7 @@ impl FnCx<'_> {
         hint: &str,
     ) -> Result<(String, String), Diagnostic> {
         let sizes = self.sizes(sizes)?;
-        self.partition_sized(view, t, offsets, &sizes, hint)
+        self.partition_sized(view, t, offsets, &sizes, hint, 0)
     }
 
     /// Evaluates partition sizes once, so several views can share the same SSA values.
@@ -266,7 +266,9 @@ impl FnCx<'_> {
         sizes.iter().map(|s| self.size(s)).collect()
     }
 
-    /// [`FnCx::partition`] with sizes evaluated by [`FnCx::sizes`].
+    /// [`FnCx::partition`] with sizes evaluated by [`FnCx::sizes`], whose innermost dim may end
+    /// up to `tail_slack` elements past the tensor's extent (a padded FP16 tail read, rounded
+    /// up to 32 bytes; 0 for every other partition).
     pub fn partition_sized(
         &mut self,
         view: &str,
@@ -274,6 +276,7 @@ impl FnCx<'_> {
         offsets: &[Expr],
         sizes: &[(String, Option<i64>)],
         hint: &str,
+        tail_slack: i64,
     ) -> Result<(String, String), Diagnostic> {
         let rank = t.ty.rank();
         if offsets.len() != rank || sizes.len() != rank {
@@ -290,7 +293,7 @@ impl FnCx<'_> {
         let mut offsets_c = Vec::new();
         for (k, (o, (_, sv))) in offsets.iter().zip(sizes).enumerate() {
             let (os, ov) = self.offset(o)?;
-            let slack = if k + 1 == rank { self.tail_slack } else { 0 };
+            let slack = if k + 1 == rank { tail_slack } else { 0 };
             offsets_c.push(ov);
             if let Some(v) = *sv {
                 if v <= 0 {
@@ -316,7 +319,7 @@ impl FnCx<'_> {
             dims: t.ty.shape.iter().map(|d| d.as_int()).collect(),
             offsets: offsets_c,
             sizes: dims.clone(),
-            tail_slack: self.tail_slack,
+            tail_slack,
             span: self.span,
         });
         let vty = self.view_type(t)?;
