@@ -46,7 +46,7 @@ pub struct RunArgs {
     pub(crate) trace: Option<PathBuf>,
     /// Keep every trace slice (by default short plain slices on a core are aggregated).
     #[arg(long = "trace-all")]
-    trace_all: bool,
+    pub(crate) trace_all: bool,
     /// Overrides a cost-model parameter of modeled time: KEY=VALUE (repeatable; keys
     /// alpha_ns, link_gbps, hbm_gbps, notify_ns, poll_ns, op_ns, launch_ns).
     #[arg(long = "cost", value_name = "KEY=VALUE")]
@@ -275,29 +275,44 @@ fn run_on(
         allow_uninit_reads: args.allow_uninit_reads,
         ..SimConfig::ranks(args.ranks)
     };
-    if let Some(n) = args.verify {
-        return crate::verify::explore(&program, &entry, &inputs, &cfg, n);
-    }
-    let progress = Progress::start(args.ranks);
-    let result = engine.run(&program, &entry, &inputs, &cfg);
-    progress.stop();
-    let Some(outcome) = outcome_or_failure(result, args)? else {
-        // Another MPI process: rank 0 reports the run.
-        return Ok(());
-    };
-    report_outcome(args, &entry, &outcome)?;
-    if args.checks.any() {
-        let cx = crate::expect::GoldenCx {
-            file: &args.file,
-            entry: &entry,
-            func,
-            inputs: &inputs,
-            ranks: args.ranks,
-            binds: &args.bind,
+    let outcome = if let Some(n) = args.verify {
+        let base = crate::verify::explore(&program, &entry, &inputs, &cfg, n, args.report_json.as_deref())?;
+        write_outputs(args, &base)?;
+        base
+    } else {
+        let progress = Progress::start(args.ranks);
+        let result = engine.run(&program, &entry, &inputs, &cfg);
+        progress.stop();
+        let Some(outcome) = outcome_or_failure(result, args)? else {
+            // Another MPI process: rank 0 reports the run.
+            return Ok(());
         };
-        crate::expect::check(&args.checks, &outcome.outputs, &cx)?;
+        report_outcome(args, &entry, &outcome)?;
+        outcome
+    };
+    check_outputs(args, &entry, func, &inputs, &outcome)
+}
+
+/// `--expect` / `--check-golden` on a run's (or a verified run's deterministic) outputs.
+fn check_outputs(
+    args: &RunArgs,
+    entry: &str,
+    func: &pld_ir::Function,
+    inputs: &Inputs,
+    outcome: &pld_sim::SimOutcome,
+) -> Result<(), Failure> {
+    if !args.checks.any() {
+        return Ok(());
     }
-    Ok(())
+    let cx = crate::expect::GoldenCx {
+        file: &args.file,
+        entry,
+        func,
+        inputs,
+        ranks: args.ranks,
+        binds: &args.bind,
+    };
+    crate::expect::check(&args.checks, &outcome.outputs, &cx)
 }
 
 /// The run's outcome (`None` on an MPI process other than rank 0), or the failure it ends in:
@@ -323,6 +338,18 @@ fn outcome_or_failure(
             Err(Failure::usage(msgs.join("; ")))
         }
     }
+}
+
+/// Writes the outputs of a verified run (its deterministic schedule's) into `--out`, and
+/// prints its warnings.
+fn write_outputs(args: &RunArgs, outcome: &pld_sim::SimOutcome) -> Result<(), Failure> {
+    for (name, t) in &outcome.outputs {
+        npy::write(&args.out.join(format!("{name}.npy")), t).map_err(Failure::usage)?;
+    }
+    for w in &outcome.warnings {
+        eprintln!("warning: {w}");
+    }
+    Ok(())
 }
 
 /// Writes the outputs and prints the run's summary: outputs with their checksums, per-rank
