@@ -226,3 +226,71 @@ fn verify_checks_expect_and_golden_as_run_does() {
         pld(&["verify", prog.to_str().unwrap(), "--ranks", "2", "--trace-all", "--out", d.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
 }
+
+/// The mutation suite's INT32 reduce-to-root, made FP32 (the accumulator NaN-filled until
+/// written), with `(from, to)` edits applied.
+fn fp32_reduce_to_root(dir: &Path, edits: &[(&str, &str)]) -> PathBuf {
+    let mut src =
+        std::fs::read_to_string(root().join("pld-cli/tests/mutations/reduce_to_root.py")).expect("program");
+    for (from, to) in [
+        ("[[1, C], pl.INT32]", "[[1, C], pl.FP32]"),
+        ("[[NR, 1, C], pl.INT32]", "[[NR, 1, C], pl.FP32]"),
+        ("pl.full([1, C], 0, dtype=pl.INT32)", "pl.full([1, C], 0.0, dtype=pl.FP32)"),
+        ("pld.window(acc_buf, [1, C], dtype=pl.INT32)", "pld.window(acc_buf, [1, C], dtype=pl.FP32)"),
+    ]
+    .iter()
+    .chain(edits)
+    {
+        assert!(src.contains(from), "reduce_to_root.py no longer contains `{from}`");
+        src = src.replace(from, to);
+    }
+    let path = dir.join("reduce_to_root_fp32.py");
+    std::fs::write(&path, src).expect("write");
+    path
+}
+
+#[test]
+fn an_atomic_add_into_bytes_nobody_wrote_is_an_uninitialised_read_on_every_schedule() {
+    let dir = scratch("atomic-uninit");
+    let good = fp32_reduce_to_root(&dir, &[]);
+    let out = pld(&[
+        "verify",
+        good.to_str().unwrap(),
+        "--ranks",
+        "3",
+        "--check-golden",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "the twin (root zeroes, then releases): {}", text(&out.stderr));
+    // Every rank pushes into the root's accumulator that nobody zeroed: a NaN sum.
+    let bad = fp32_reduce_to_root(&dir, &[("acc = pl.store(zero, [0, 0], acc)", "pass")]);
+    for schedule in ["det", "random:3", "pct:2", "parallel"] {
+        let out = pld(&[
+            "run",
+            bad.to_str().unwrap(),
+            "--ranks",
+            "3",
+            "--schedule",
+            schedule,
+            "--out",
+            dir.to_str().unwrap(),
+        ]);
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(3), "{schedule}: {err}");
+        assert!(err.starts_with("error: read of uninitialised window bytes: rank "), "{schedule}: {err}");
+        assert!(err.contains("of buffer 'acc' in the window of rank 0 (pld.tile.put in reduce)"), "{err}");
+    }
+    // `--allow-uninit-reads` makes it the run's warning.
+    let out = pld(&[
+        "run",
+        bad.to_str().unwrap(),
+        "--ranks",
+        "3",
+        "--allow-uninit-reads",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("warning: rank "), "{}", text(&out.stderr));
+}

@@ -1,9 +1,11 @@
-"""Reduce-to-root with atomic pushes into a never-zeroed FP32 window.
+"""Reduce-to-root with atomic pushes into a never-zeroed INT32 window.
 
 The root (rank 0) clears its accumulator with a store of zeros and releases every other rank
 with a "cleared" notify; each rank then pushes its row into the root's accumulator with
 `pld.tensor.put(..., atomic=Add)` and counts itself in. The root waits for every count, reads
-the sum and clears its count cell (a self-clearing epilogue).
+the sum and clears its count cell (a self-clearing epilogue). An integer window is not zero
+until something writes it, and the clear is what orders the pushes: without the "cleared" wait
+the root's store of zeros (often onto bytes that already read as zero) races the pushes.
 
     outputs[0] = sum over ranks k of inputs[k]      (the root's row; the others copy theirs)
 """
@@ -20,16 +22,16 @@ class ReduceToRoot:
     @pl.function(type=pl.FunctionType.InCore)
     def reduce(
         self,
-        inp: pl.Tensor[[1, C], pl.FP32],
-        out: pl.Out[pl.Tensor[[1, C], pl.FP32]],
-        acc: pl.InOut[pld.DistributedTensor[[1, C], pl.FP32]],
+        inp: pl.Tensor[[1, C], pl.INT32],
+        out: pl.Out[pl.Tensor[[1, C], pl.INT32]],
+        acc: pl.InOut[pld.DistributedTensor[[1, C], pl.INT32]],
         signal: pl.InOut[pld.DistributedTensor[[2, 1], pl.INT32]],
-    ) -> pl.Tensor[[1, C], pl.FP32]:
+    ) -> pl.Tensor[[1, C], pl.INT32]:
         ctx = pld.get_comm_ctx(acc)
         me = pld.rank(ctx)
         n = pld.nranks(ctx)
         if me == 0:
-            zero = pl.full([1, C], 0.0, dtype=pl.FP32)
+            zero = pl.full([1, C], 0, dtype=pl.INT32)
             acc = pl.store(zero, [0, 0], acc)
             for q in pl.range(1, n):
                 pld.system.notify(signal, q, [0, 0], 1, op=pld.NotifyOp.AtomicAdd)
@@ -51,9 +53,9 @@ class ReduceToRoot:
     @pl.function(type=pl.FunctionType.Orchestration)
     def chip_orch(
         self,
-        inp: pl.Tensor[[1, C], pl.FP32],
-        out: pl.Out[pl.Tensor[[1, C], pl.FP32]],
-        acc: pl.InOut[pld.DistributedTensor[[1, C], pl.FP32]],
+        inp: pl.Tensor[[1, C], pl.INT32],
+        out: pl.Out[pl.Tensor[[1, C], pl.INT32]],
+        acc: pl.InOut[pld.DistributedTensor[[1, C], pl.INT32]],
         signal: pl.InOut[pld.DistributedTensor[[2, 1], pl.INT32]],
     ):
         self.reduce(inp, out, acc, signal)
@@ -61,13 +63,13 @@ class ReduceToRoot:
     @pl.function(level=pl.Level.HOST, role=pl.Role.Orchestrator)
     def host_orch(
         self,
-        inputs: pl.Tensor[[NR, 1, C], pl.FP32],
-        outputs: pl.Out[pl.Tensor[[NR, 1, C], pl.FP32]],
+        inputs: pl.Tensor[[NR, 1, C], pl.INT32],
+        outputs: pl.Out[pl.Tensor[[NR, 1, C], pl.INT32]],
     ):
         acc_buf = pld.alloc_window_buffer(C * 4, name="acc")
         signal_buf = pld.alloc_window_buffer(2 * 4, name="signal")
         for r in pl.range(pld.world_size()):
-            acc = pld.window(acc_buf, [1, C], dtype=pl.FP32)
+            acc = pld.window(acc_buf, [1, C], dtype=pl.INT32)
             signal = pld.window(signal_buf, [2, 1], dtype=pl.INT32)
             self.chip_orch(inputs[r], outputs[r], acc, signal, device=r)
 
