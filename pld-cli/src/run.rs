@@ -165,6 +165,13 @@ fn run_on(
             .map_err(|d| Failure::Diagnostics(d, sources.clone()))?;
     }
     let func = program.function(&entry).ok_or_else(|| Failure::usage(format!("entry `{entry}` vanished")))?;
+    crate::paths::check_distinct(
+        &args.out,
+        func,
+        &args.inputs,
+        args.trace.as_deref(),
+        args.report_json.as_deref(),
+    )?;
 
     let mut given: HashMap<String, PathBuf> = HashMap::new();
     for spec in &args.inputs {

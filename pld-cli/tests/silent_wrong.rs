@@ -294,3 +294,78 @@ fn an_atomic_add_into_bytes_nobody_wrote_is_an_uninitialised_read_on_every_sched
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(text(&out.stderr).contains("warning: rank "), "{}", text(&out.stderr));
 }
+
+#[test]
+fn a_trace_or_report_path_that_is_an_output_file_is_a_usage_error() {
+    let dir = scratch("paths");
+    let out = dir.join("out");
+    let (o, ex) = (out.to_str().unwrap(), "examples/quickstart_allreduce.py");
+    let outputs = out.join("outputs.npy");
+    let generated = out.join("inputs").join("..").join("inputs").join("inputs.npy");
+    let report = dir.join("r.json");
+    let cases: [(&[&str], &str); 3] = [
+        (&["--trace", outputs.to_str().unwrap()], "--trace"),
+        (&["--report-json", generated.to_str().unwrap()], "--report-json"),
+        (&["--trace", report.to_str().unwrap(), "--report-json", report.to_str().unwrap()], "--report-json"),
+    ];
+    for (extra, flag) in cases {
+        let mut args = vec!["run", ex, "--ranks", "2", "--out", o];
+        args.extend(extra);
+        let r = pld(&args);
+        let err = text(&r.stderr);
+        assert_eq!(r.status.code(), Some(2), "{extra:?}: {err}");
+        assert!(err.starts_with(&format!("error: {flag} ")), "{err}");
+        assert!(err.contains("is also the file of "), "names both: {err}");
+    }
+    assert!(!outputs.exists() && !report.exists(), "nothing was written");
+    // Distinct paths run.
+    let r = pld(&[
+        "run",
+        ex,
+        "--ranks",
+        "2",
+        "--out",
+        o,
+        "--trace",
+        dir.join("t.json").to_str().unwrap(),
+        "--report-json",
+        report.to_str().unwrap(),
+    ]);
+    assert!(r.status.success(), "{}", text(&r.stderr));
+}
+
+#[test]
+fn an_input_longer_than_its_header_says_is_refused_from_its_length() {
+    // A 2 GiB sparse file behind a header for 2 FP32 values: refused by its length (from the
+    // file system), without reading its data.
+    let dir = scratch("input-len");
+    let header = "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 1, 64), }";
+    let mut h = header.to_string();
+    while (10 + h.len() + 1) % 64 != 0 {
+        h.push(' ');
+    }
+    h.push('\n');
+    let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
+    bytes.extend_from_slice(&(h.len() as u16).to_le_bytes());
+    bytes.extend_from_slice(h.as_bytes());
+    let path = dir.join("big.npy");
+    std::fs::write(&path, &bytes).unwrap();
+    let f = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+    f.set_len(bytes.len() as u64 + (1 << 31)).unwrap();
+    let started = std::time::Instant::now();
+    let spec = format!("inputs={}", path.display());
+    let r = pld(&[
+        "run",
+        "examples/quickstart_allreduce.py",
+        "--ranks",
+        "2",
+        "--input",
+        &spec,
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    let err = text(&r.stderr);
+    assert_eq!(r.status.code(), Some(2), "{err}");
+    assert!(err.contains("needs 512 data bytes, but the file holds 2147483648"), "{err}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(20), "{:?}", started.elapsed());
+}
