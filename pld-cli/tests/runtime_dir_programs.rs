@@ -223,3 +223,37 @@ fn sub_worker_modules_see_the_builders_binds_and_locals() {
     let v: Vec<f32> = npyz::NpyFile::new(&bytes[..]).unwrap().into_vec().unwrap();
     assert!(v.iter().all(|x| *x == 1.0), "default: {v:?}");
 }
+
+/// A call's result is the argument it aliases (`pld_ir::results`) in the emitted directory too:
+/// a chip orchestrator's `return self.kernel(...)` launches the kernel and returns its Out
+/// argument, a kernel's result feeds the next task, and a dispatch's result reaches a callback
+/// and a further dispatch as the tensor the chip wrote.
+#[test]
+fn call_results_are_the_arguments_they_alias_in_the_runtime_directory() {
+    let dir = out_dir("flow-chip");
+    let out = emit("pld-cli/tests/corpus/flow_kernel_chain_in_chip.py", &dir, &[]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    check_dir(&dir, 2);
+    let cpp = std::fs::read_to_string(dir.join("next_levels/chip_orch/orchestration/chip_orch.cpp")).unwrap();
+    let inc = cpp.split("// Task 1: inc").nth(1).expect("the returned kernel call is a task");
+    assert!(inc.contains("params_t1.add_input(ext_y);\n        params_t1.add_output(ext_z);"), "{cpp}");
+    let host = std::fs::read_to_string(dir.join("orchestration/host_orch.py")).unwrap();
+    assert!(
+        host.contains("_ta_1 = TaskArgs()\n        _ta_1.add_tensor(make_tensor_arg(orch._worker, tensors[\"z\"][r:r + 1"),
+        "{host}"
+    );
+    let dir = out_dir("flow-verify");
+    let out = emit("pld-cli/tests/corpus/flow_single_dispatch_verify.py", &dir, &[]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    check_dir(&dir, 2);
+    let host = std::fs::read_to_string(dir.join("orchestration/host_orch.py")).unwrap();
+    let verify = host.split("_ta_1 = TaskArgs()").nth(1).unwrap().split("orch.submit_sub").next().unwrap();
+    assert!(verify.ends_with("tensors[\"f\"]), TensorArgType.INPUT)\n    "), "{host}");
+    let again = host.split("_ta_2 = TaskArgs()").nth(1).unwrap();
+    assert!(
+        again.starts_with(
+            "\n    _ta_2.add_tensor(make_tensor_arg(orch._worker, tensors[\"f\"]), TensorArgType.INPUT)"
+        ),
+        "{host}"
+    );
+}
