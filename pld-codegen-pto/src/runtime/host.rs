@@ -702,8 +702,8 @@ impl Writer<'_> {
     }
 
     fn builtin_dispatch(&mut self, s: &Stmt, c: &Call) -> Result<(), Diagnostic> {
-        let (variant, _) =
-            crate::orch::builtin_spec(c, &crate::CodegenOptions { target: self.program_target() });
+        let opts = crate::CodegenOptions { target: self.program_target() };
+        let variant = crate::builtin::variant_name(self.program, &opts, self.f, c);
         let Some(v) = self.variants.iter().find(|v| v.variant == variant) else {
             return Err(unsupported(
                 s.span,
