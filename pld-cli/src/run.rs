@@ -275,17 +275,10 @@ fn run_on(
         allow_uninit_reads: args.allow_uninit_reads,
         ..SimConfig::ranks(args.ranks)
     };
-    if let Some(n) = args.verify {
-        return crate::verify::explore(&program, &entry, &inputs, &cfg, n);
-    }
-    let progress = Progress::start(args.ranks);
-    let result = engine.run(&program, &entry, &inputs, &cfg);
-    progress.stop();
-    let Some(outcome) = outcome_or_failure(result, args)? else {
+    let Some(outcome) = simulate(args, engine, &program, &entry, &inputs, &cfg)? else {
         // Another MPI process: rank 0 reports the run.
         return Ok(());
     };
-    report_outcome(args, &entry, &outcome)?;
     if args.checks.any() {
         let cx = crate::expect::GoldenCx {
             file: &args.file,
@@ -298,6 +291,29 @@ fn run_on(
         crate::expect::check(&args.checks, &outcome.outputs, &cx)?;
     }
     Ok(())
+}
+
+/// Runs the simulation (`pld verify`: explores its schedules) and reports it; `None` on an MPI
+/// process other than rank 0.
+fn simulate(
+    args: &RunArgs,
+    engine: &crate::engine::Engine,
+    program: &pld_ir::Program,
+    entry: &str,
+    inputs: &pld_sim::Inputs,
+    cfg: &SimConfig,
+) -> Result<Option<pld_sim::SimOutcome>, Failure> {
+    if let Some(n) = args.verify {
+        return crate::verify::explore(program, entry, inputs, cfg, n).map(Some);
+    }
+    let progress = Progress::start(args.ranks);
+    let result = engine.run(program, entry, inputs, cfg);
+    progress.stop();
+    let outcome = outcome_or_failure(result, args)?;
+    if let Some(o) = &outcome {
+        report_outcome(args, entry, o)?;
+    }
+    Ok(outcome)
 }
 
 /// The run's outcome (`None` on an MPI process other than rank 0), or the failure it ends in:
