@@ -9,7 +9,7 @@
 //!
 //! Guarantees: one kernel per distinct variant, in variant order; dynamic extents become
 //! `index` parameters; a mesh allreduce with `core_num = C > 1` renders one SPMD kernel
-//! (`pto.get_block_idx` / `pto.get_block_num`); anything the lowering or the emitter cannot
+//! (its block index and count are trailing parameters, codegen.md §1.2); anything the lowering or the emitter cannot
 //! express is a diagnostic naming the builtin variant.
 
 use crate::CodegenOptions;
