@@ -7,6 +7,7 @@
 
 use crate::driver::{self, Failure};
 use crate::npy;
+use crate::run_json::{CollectiveJson, OutputJson, RunJson};
 use crate::select::{self, Selection};
 use clap::Args;
 use pld_ir::{DataType, Direction, ExprKind, FunctionKind, Program, Type};
@@ -326,8 +327,8 @@ fn outcome_or_failure(
         Ok(outcome) => Ok(outcome),
         Err(pld_sim::SimError::Fault(report)) => {
             if let Some(path) = &args.report_json {
-                let json = format!("{{\"ok\":false,\"report\":{}}}\n", report.json);
-                driver::write_file(path, json.as_bytes())?;
+                let doc = RunJson { ok: false, report: Some(&report.json), ..RunJson::default() };
+                driver::write_file(path, doc.text().as_bytes())?;
             }
             if report.kind == pld_sim::ReportKind::Interrupted {
                 return Err(Failure::Interrupted(report.to_string()));
@@ -347,11 +348,15 @@ fn report_outcome(args: &RunArgs, entry: &str, outcome: &pld_sim::SimOutcome) ->
     let mut names: Vec<&String> = outcome.outputs.keys().collect();
     names.sort();
     outln!("ran `{entry}` on {} rank(s), schedule {}", args.ranks, schedule_name(args.schedule));
+    let mut doc = RunJson { ok: true, modeled_ps: outcome.timing.rank_ps.clone(), ..RunJson::default() };
+    let mut outputs = Vec::new();
     for name in names {
         let t = &outcome.outputs[name];
         let path = args.out.join(format!("{name}.npy"));
         npy::write(&path, t).map_err(Failure::usage)?;
         let sum: f64 = t.to_f64().iter().sum();
+        let dtype = t.dtype.to_string();
+        outputs.push(OutputJson { name, dtype, shape: &t.shape, sum, fnv: format!("{:016x}", fnv(&t.data)) });
         outln!(
             "  {name}: {} {:?} sum={} fnv={:016x} -> {}",
             t.dtype,
@@ -374,9 +379,9 @@ fn report_outcome(args: &RunArgs, entry: &str, outcome: &pld_sim::SimOutcome) ->
     }
     print_timing(&outcome.timing);
     if let Some(path) = &args.report_json {
-        let ps: Vec<String> = outcome.timing.rank_ps.iter().map(u64::to_string).collect();
-        let json = format!("{{\"ok\":true,\"report\":null,\"modeled_ps\":[{}]}}\n", ps.join(","));
-        driver::write_file(path, json.as_bytes())?;
+        doc.outputs = Some(outputs);
+        doc.collectives = Some(outcome.timing.collectives.iter().map(CollectiveJson::of).collect());
+        driver::write_file(path, doc.text().as_bytes())?;
     }
     for w in &outcome.warnings {
         eprintln!("warning: {w}");
