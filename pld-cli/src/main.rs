@@ -19,6 +19,7 @@ mod ops;
 mod paths;
 mod ptoas;
 mod run;
+mod run_json;
 mod select;
 mod verify;
 

@@ -1,18 +1,19 @@
 //! `pld verify FILE --ranks R [--schedules N]`: schedule exploration.
 //!
-//! Takes every `pld run` option but `--schedule`, `--trace` and `--trace-all` (a usage error; the others work as
-//! in `pld run`: `--expect`/`--check-golden` check the deterministic schedule's outputs, exit 4), builds the inputs once, and runs
+//! Takes every `pld run` option but `--schedule`, `--trace` and `--trace-all` (a usage error; `--out`
+//! gets the agreed outputs, `--report-json` the verdict), builds the inputs once, and runs
 //! the deterministic schedule plus N PCT schedules (`pld_sim::verify`). Exit 0 when every
 //! schedule ran clean with identical outputs and traffic; exit 3 with the failing schedule's
 //! report (replayable with `pld run --schedule pct:SEED`), or with both schedules' names and
-//! the first differing output bytes.
+//! the first differing output bytes. `--expect` / `--check-golden` then compare the outputs
+//! the schedules agreed on (exit 4 when they differ), as `pld run` does.
 
 use crate::driver::Failure;
 use crate::run::RunArgs;
 use clap::Args;
 use pld_ir::Program;
 use pld_sim::verify::VerifyFailure;
-use pld_sim::{Inputs, SimConfig, SimOutcome};
+use pld_sim::{Inputs, SimConfig};
 use std::path::Path;
 
 /// Arguments of `pld verify`.
@@ -40,10 +41,10 @@ pub fn run(mut args: VerifyArgs) -> Result<(), Failure> {
     crate::run::run(&args.run)
 }
 
-/// Explores the schedules of one prepared run (called by `pld run`'s setup): the outputs of
-/// the deterministic schedule when every schedule ran clean and agreed. `--report-json` is
-/// written as `pld run` writes it (the failing schedule's report; no report when two schedules
-/// disagree).
+/// Explores the schedules of one prepared run (called by `pld run`'s setup); returns the
+/// outcome every schedule agreed on (the deterministic schedule's), for `--expect` /
+/// `--check-golden` and `--out`. `--report-json` is written as `pld run` writes it (the failing
+/// schedule's report; no report when two schedules disagree).
 pub fn explore(
     program: &Program,
     entry: &str,
@@ -51,7 +52,7 @@ pub fn explore(
     cfg: &SimConfig,
     n: usize,
     report_json: Option<&Path>,
-) -> Result<SimOutcome, Failure> {
+) -> Result<pld_sim::SimOutcome, Failure> {
     let result = pld_sim::verify::verify(program, entry, inputs, cfg, n);
     if let Some(path) = report_json {
         let json = match &result {
@@ -67,12 +68,12 @@ pub fn explore(
         crate::driver::write_file(path, json.as_bytes())?;
     }
     match result {
-        Ok((base, ran)) => {
+        Ok((outcome, ran)) => {
             outln!(
                 "verified `{entry}` on {} rank(s): {ran} schedules (det, pct:1..={n}) ran clean with identical outputs and traffic",
                 cfg.nranks
             );
-            Ok(base)
+            Ok(outcome)
         }
         Err(VerifyFailure::Invalid(pld_sim::SimError::Invalid(d))) => {
             Err(Failure::usage(d.iter().map(|d| d.message.clone()).collect::<Vec<_>>().join("; ")))
