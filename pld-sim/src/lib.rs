@@ -20,7 +20,8 @@
 //!   ranks) with named buffers carved at 32-byte-aligned offsets; each member gets a real
 //!   `CommContext` with its own virtual addresses, and every remote access is translated
 //!   `local + windowsIn[peer] - windowsIn[me]` and resolved back (bounds = the named buffer).
-//!   Window bytes start as `0xFF` (NaN) except integer-only buffers (signals), which start at 0.
+//!   Window bytes start as `0xFF` (NaN) except integer-only buffers (signals), which start at 0;
+//!   reading bytes that nothing wrote and that are not signal cells is a fault whatever the dtype.
 //! - **Execution** ([`interp`], [`sched`]): the host function runs once and fills per-rank
 //!   FIFO queues (a host callback, [`callback`], is a fence: the queued work runs to the end,
 //!   then the callback through [`SimConfig::host_callbacks`]); a chip orchestrator launches kernels as tasks ordered by overlapping tensor

@@ -10,7 +10,8 @@
 //!   report, never a silent hit on other memory.
 //! - Window memory starts as the garbage byte [`GARBAGE`] (NaN for every float type) except for
 //!   allocations all of whose views are integer typed (signals, counters), which start at zero
-//!   (docs/DECISIONS.md D-sim-1).
+//!   (docs/DECISIONS.md D-sim-1); what is *defined* to read is what was written or is a signal
+//!   cell, whatever the dtype (D-sim-22).
 //! - Data accesses to windows are checked for races with per-rank vector clocks whose only
 //!   cross-rank edges are notify→wait; signal cells carry the clocks of their notifiers.
 
