@@ -273,7 +273,16 @@ def install_stubs(state):
 
     ta.make_tensor_arg = make_tensor_arg
     dr = types.ModuleType("pypto.runtime.distributed_runner")
-    dr._submit_chip = lambda orch, h, t, cfg, r: orch.submit_next_level(h, t, cfg, worker=r, chip=True)
+    rr = {"next": 0}
+
+    def submit_chip(orch, h, t, cfg, r):
+        # A comm-less dispatch (worker None) goes round robin over the chips, as run.py places it.
+        if r is None:
+            r = rr["next"] % orch.world
+            rr["next"] += 1
+        orch.submit_next_level(h, t, cfg, worker=r, chip=True)
+
+    dr._submit_chip = submit_chip
     dr._tensor_from_continuous = lambda ct: ct
     for name, mod in (("pypto", types.ModuleType("pypto")), ("pypto.runtime", types.ModuleType("pypto.runtime")),
                       ("pypto.runtime.tensor_arg", ta), ("pypto.runtime.distributed_runner", dr)):
