@@ -47,7 +47,7 @@ pub struct RunArgs {
     pub(crate) trace: Option<PathBuf>,
     /// Keep every trace slice (by default short plain slices on a core are aggregated).
     #[arg(long = "trace-all")]
-    trace_all: bool,
+    pub(crate) trace_all: bool,
     /// Overrides a cost-model parameter of modeled time: KEY=VALUE (repeatable; keys
     /// alpha_ns, link_gbps, hbm_gbps, notify_ns, poll_ns, op_ns, launch_ns).
     #[arg(long = "cost", value_name = "KEY=VALUE")]
@@ -166,6 +166,13 @@ fn run_on(
             .map_err(|d| Failure::Diagnostics(d, sources.clone()))?;
     }
     let func = program.function(&entry).ok_or_else(|| Failure::usage(format!("entry `{entry}` vanished")))?;
+    crate::paths::check_distinct(
+        &args.out,
+        func,
+        &args.inputs,
+        args.trace.as_deref(),
+        args.report_json.as_deref(),
+    )?;
 
     let mut given: HashMap<String, PathBuf> = HashMap::new();
     for spec in &args.inputs {
@@ -305,7 +312,9 @@ fn simulate(
     cfg: &SimConfig,
 ) -> Result<Option<pld_sim::SimOutcome>, Failure> {
     if let Some(n) = args.verify {
-        return crate::verify::explore(program, entry, inputs, cfg, n).map(Some);
+        let base = crate::verify::explore(program, entry, inputs, cfg, n, args.report_json.as_deref())?;
+        write_outputs(args, &base)?;
+        return Ok(Some(base));
     }
     let progress = Progress::start(args.ranks);
     let result = engine.run(program, entry, inputs, cfg);
@@ -340,6 +349,18 @@ fn outcome_or_failure(
             Err(Failure::usage(msgs.join("; ")))
         }
     }
+}
+
+/// Writes the outputs of a verified run (its deterministic schedule's) into `--out`, and
+/// prints its warnings.
+fn write_outputs(args: &RunArgs, outcome: &pld_sim::SimOutcome) -> Result<(), Failure> {
+    for (name, t) in &outcome.outputs {
+        npy::write(&args.out.join(format!("{name}.npy")), t).map_err(Failure::usage)?;
+    }
+    for w in &outcome.warnings {
+        eprintln!("warning: {w}");
+    }
+    Ok(())
 }
 
 /// Writes the outputs and prints the run's summary: outputs with their checksums, per-rank

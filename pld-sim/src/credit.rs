@@ -5,7 +5,9 @@
 //! Guarantees:
 //! - A cell's credits are kept as runs of tokens in the order of their call (see below), then
 //!   of arrival; an AtomicAdd of `+v` appends `v` tokens, a negative AtomicAdd consumes tokens
-//!   from the front (the oldest call's first), a Set replaces them all.
+//!   from the front (the oldest call's first), a Set replaces them all; a wait on a cell driven
+//!   by Sets is satisfied by the first Set of the current non-decreasing run whose value
+//!   satisfies it (so what a flag wait orders after does not depend on how late it polled).
 //! - A wait `Ge t` / `Eq t` (`t ≥ 1`) is satisfied by the `t`-th token: the waiter acquires the
 //!   clock the cell had when that token arrived — so a race report does not depend on whether
 //!   the waiter polled before or after later credits arrived (a fast peer's next-round notify
@@ -68,6 +70,18 @@ pub struct Ledger {
     floor: CellClock,
     /// The last notify of the cell (any kind), for leak reports.
     pub last: Option<LastNotify>,
+    /// How many of the tokens in `runs` (from the front) a satisfied wait has reached: the
+    /// ones past it are credits no wait ever asked for (see [`Ledger::unawaited`]).
+    awaited: i64,
+    /// A deferred wait (`defer_wait`) was satisfied on the cell: a counter the program keeps.
+    pub deferred: bool,
+    /// A data op read the cell: its value is used as data (a tag, a count), not only waited on.
+    pub observed: bool,
+    /// The `Eq` waits satisfied on the cell (see `World::notify_cell`).
+    pub eq_waits: Vec<crate::world::EqWait>,
+    /// The Sets since the cell's value last went down (non-decreasing values), each with the
+    /// cell's clock right after it: a wait is satisfied by the first Set that made it true.
+    sets: Vec<(i64, CellClock, Origin)>,
 }
 
 /// What satisfied a wait.
@@ -92,14 +106,24 @@ impl Ledger {
         self.last = Some((origin.rank, value, origin.span));
         let v = i64::from(value);
         if set {
+            if self.sets.last().is_some_and(|(w, ..)| v < *w) {
+                self.sets.clear();
+            }
+            if self.sets.len() >= MAX_RUNS {
+                // The oldest Set goes: a wait it satisfied acquires a later clock (more order).
+                self.sets.remove(0);
+            }
+            self.sets.push((v, clock.clone(), origin));
             self.runs.clear();
             self.debt = 0;
+            self.awaited = 0;
             self.floor = clock.clone();
             if v > 0 {
                 self.runs.push(Run { count: v, clock: clock.clone(), origin });
             }
             return;
         }
+        self.sets.clear();
         if v >= 0 {
             let mut v = v;
             let paid = v.min(self.debt);
@@ -122,12 +146,33 @@ impl Ledger {
             let take = front.count.min(need);
             front.count -= take;
             need -= take;
+            self.awaited = (self.awaited - take).max(0);
             if front.count == 0 {
                 self.runs.remove(0);
             }
         }
         self.debt += need;
         self.floor = clock.clone();
+    }
+
+    /// Notes that a wait for `expected` (`deferred`: a `defer_wait`) was satisfied: every
+    /// token up to the one that satisfied it has been waited for.
+    pub fn note_awaited(&mut self, expected: i32, deferred: bool) {
+        if expected >= 1 {
+            self.awaited = self.awaited.max(i64::from(expected) + self.debt);
+        }
+        self.deferred |= deferred;
+    }
+
+    /// Credits the cell holds that no satisfied wait reached (0 when the ledger does not
+    /// explain the cell's `value`, or a data op read it): a notify nobody waits for, left over
+    /// at the end of a run.
+    pub fn unawaited(&self, value: i32) -> i64 {
+        if self.observed || self.held() != i64::from(value) {
+            return 0;
+        }
+        let tokens: i64 = self.runs.iter().map(|r| r.count).sum();
+        (tokens - self.awaited).max(0)
     }
 
     /// What satisfies a wait for `expected` on a cell holding `value` (the predicate holds).
@@ -137,6 +182,11 @@ impl Ledger {
         }
         if expected <= 0 {
             return Satisfied::Floor(&self.floor);
+        }
+        // A cell driven by Sets: the first Set of the current non-decreasing run whose value
+        // satisfies the wait, whichever later Set the waiter happened to see.
+        if let Some((_, clock, origin)) = self.sets.iter().find(|(w, ..)| *w >= i64::from(expected)) {
+            return Satisfied::Token(clock, *origin);
         }
         let mut t = i64::from(expected) + self.debt;
         for r in &self.runs {
@@ -267,6 +317,21 @@ mod tests {
         let l = after_adds(&[(1, o(1, 0)), (1, o(1, 1))]);
         assert_eq!(satisfier(&l, 2, 1).call, 0);
         assert!(matches!(l.satisfied(3, 1), Satisfied::Unknown), "value the ledger cannot explain");
+    }
+
+    #[test]
+    fn credits_past_the_highest_satisfied_wait_are_unawaited() {
+        let mut l = after_adds(&[(1, o(1, 0)), (1, o(1, 0))]);
+        assert_eq!(l.unawaited(2), 2);
+        l.note_awaited(1, false);
+        assert_eq!(l.unawaited(2), 1, "two credits, one waited for");
+        l.note_awaited(2, false);
+        assert_eq!(l.unawaited(2), 0);
+        l.notify(false, -1, o(0, 1), &CellClock::None);
+        assert_eq!(l.unawaited(1), 0, "consumption moves the awaited mark with the tokens");
+        l.notify(false, 1, o(1, 1), &CellClock::None);
+        assert_eq!(l.unawaited(2), 1);
+        assert_eq!(l.unawaited(5), 0, "a value the ledger cannot explain is not judged");
     }
 
     #[test]
