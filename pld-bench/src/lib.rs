@@ -4,7 +4,8 @@
 //! `bench_table` binary that `cargo xtask bench` runs: [`gen`] emits DSL programs of growing
 //! size for the compiler, [`coll`] emits collective programs for the simulator, [`kernel`] a
 //! hand-written kernel for the simulator's interpreter, [`model`] is
-//! the slice-based yardstick for the simulator's data rate. [`compile`]
+//! the slice-based yardstick for the simulator's data rate, [`rows`] the simulator rows the
+//! table and `cargo xtask bench --against` time. [`compile`]
 //! and [`simulate`] run them through the public APIs exactly as the CLI does.
 //!
 //! Guarantees: every helper returns errors as values (diagnostic text); nothing here times
@@ -14,6 +15,7 @@ pub mod coll;
 pub mod gen;
 pub mod kernel;
 pub mod model;
+pub mod rows;
 
 use pld_ir::Program;
 use pld_sim::{Inputs, SimConfig, SimOutcome};

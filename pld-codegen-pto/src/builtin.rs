@@ -10,7 +10,7 @@
 //! Guarantees: one kernel per distinct variant (spec and static argument shapes,
 //! [`variant_name`]), in variant order; dynamic extents become
 //! `index` parameters; a mesh allreduce with `core_num = C > 1` renders one SPMD kernel
-//! (`pto.get_block_idx` / `pto.get_block_num`); anything the lowering or the emitter cannot
+//! (its block index and count are trailing parameters, codegen.md §1.2); anything the lowering or the emitter cannot
 //! express is a diagnostic naming the builtin variant.
 
 use crate::CodegenOptions;
@@ -64,7 +64,7 @@ fn builtin_sites<'p>(
 /// The variant a builtin call dispatches: its spec's name (`builtin.tensor.allreduce__sum__fp32`)
 /// for the first set of static shapes the program uses with that spec, `<spec>__s2`, `__s3`, …
 /// for the second, third … — one rendered kernel per set of shapes, each its own variant, so a
-/// collective may run at any shape any number of times (D-cg-25).
+/// collective may run at any shape any number of times (D-cg-26).
 pub fn variant_name(program: &Program, opts: &CodegenOptions, f: &Function, c: &Call) -> String {
     let (spec, _) = crate::orch::builtin_spec(c, opts);
     let key = shape_key(f, c);

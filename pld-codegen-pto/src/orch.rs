@@ -311,6 +311,11 @@ fn kernel(program: &Program, f: &Function) -> Json {
     if deferred {
         args.push(obj(vec![("name", Json::s("__pypto_deferred_raw_args")), ("kind", Json::s("hidden"))]));
     }
+    if crate::func::uses_block_ids(f) {
+        for p in crate::func::BLOCK_ID_PARAMS {
+            args.push(obj(vec![("name", Json::s(p.trim_start_matches('%'))), ("kind", Json::s("hidden"))]));
+        }
+    }
     let module = {
         let mut m = f.name.clone();
         for (suffix, sib) in [("_aic", "_aiv"), ("_aiv", "_aic")] {

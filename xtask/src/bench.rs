@@ -6,7 +6,8 @@
 //! parallel scheduler comparison. Arguments after `bench` go to the binary
 //! (`--sim COLL P BYTES [SCHED] [ITERS] [norace|race [RUNS]]`, `--compile SCALE [REPS]`, `--passes`,
 //! `--kernel`). `cargo xtask bench --mpi` prints the in-process vs MPI engine rows instead
-//! (`pld-bench/src/bin/bench_mpi.rs`; needs OpenMPI).
+//! (`pld-bench/src/bin/bench_mpi.rs`; needs OpenMPI). `cargo xtask bench --against REV` compares
+//! every simulator row side by side with REV's build (`against`).
 //!
 //! The full criterion benches (`cargo bench -p pld-bench`) are separate and much longer.
 
@@ -45,6 +46,9 @@ fn mpi_rows() -> Result {
 pub fn run(args: &[String]) -> Result {
     if args.first().is_some_and(|a| a == "--mpi") {
         return mpi_rows();
+    }
+    if args.first().is_some_and(|a| a == "--against") {
+        return crate::against::run(&args[1..]);
     }
     Cmd::cargo(&["run", "--release", "-p", "pld-bench", "--bin", "bench_table", "--"])
         .args(args)

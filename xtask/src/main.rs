@@ -7,6 +7,7 @@
 //! 1 a failed step or command, 2 usage.
 
 mod abi;
+mod against;
 mod bench;
 mod bless;
 mod ci;
@@ -29,7 +30,8 @@ commands:
   abi-header --check fail if the checked-in header is stale
   bless [ARGS...]    rerun the tests with PLD_BLESS=1 UPDATE_EXPECT=1 so snapshot tests
                      rewrite their expectations (ARGS go to `cargo test`, default --workspace)
-  bench              run the benchmarks
+  bench              run the benchmarks (`bench --against REV`: every simulator row side by
+                     side with REV's build, alternating; flags rows >= 1.15x slower)
   tidy               check source hygiene (`//!` file docs, no #[ignore] / #[should_panic])
   help               print this message";
 

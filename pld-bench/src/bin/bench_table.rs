@@ -16,7 +16,11 @@
 //! `bench_table --sim COLL P BYTES [det|parallel] [ITERS] [norace|race [RUNS]]` runs one simulation and prints its
 //! row only (for profilers: `perf record target/release/bench_table --sim allreduce_mesh 4 1048576`);
 //! `bench_table --compile SCALE [REPS]` compiles the generated program of that scale;
-//! `bench_table --kernel` runs the hand-written DSL allreduce ([`pld_bench::kernel`]) only.
+//! `bench_table --kernel` runs the hand-written DSL allreduce ([`pld_bench::kernel`]) only;
+//! `bench_table --rows` lists the `--sim` rows `cargo xtask bench --against` compares
+//! ([`pld_bench::rows::against`]) and `--yardstick` times the slice yardstick alone. The
+//! `race`/`norace` form also prints a digest of the run's outputs and traffic
+//! ([`pld_bench::rows::digest`]).
 
 // The one unsafe item of the workspace's benchmarks: `GlobalAlloc` is an `unsafe trait`, so a
 // counting allocator needs `unsafe impl` and calls into `System`'s unsafe methods. The impl only
@@ -402,6 +406,17 @@ fn main() {
         Some("--sim") => std::process::exit(one(&args[1..])),
         Some("--compile") => std::process::exit(compile_only(&args[1..])),
         Some("--passes") => std::process::exit(passes(&args[1..])),
+        Some("--rows") => {
+            for row in pld_bench::rows::against() {
+                println!("{}", row.args(1)[1..7].join(" "));
+            }
+            return;
+        }
+        Some("--yardstick") => {
+            let (time, _) = yardstick_run();
+            println!("{:.1} ms yardstick; memcpy {} GB/s", time.as_secs_f64() * 1e3, gbs(memcpy_rate()));
+            return;
+        }
         Some("--kernel") => {
             let mut ok = true;
             interpreted_kernel(memcpy_rate(), &mut ok);
@@ -442,20 +457,7 @@ fn simulator_table(memcpy: f64, ok: &mut bool) {
     println!("   coll ms = run ms minus the same program without the collective (n/a: under 5% of the run, within noise, or a loop); GB/s = bytes read + bytes written by the collective's tile operations, on both sides (window and tile; all ranks) / coll ms");
     println!("   moved/LB = max over ranks of bytes crossing to/from other ranks / lower bound; peak/need = peak memory during the run (heap + windows mapped outside it) / need (all ranks' windows + host tensors); extra = peak - need");
     sim_header();
-    let mut rows: Vec<Workload> = Vec::new();
-    for coll in Coll::ALL {
-        for p in [2usize, 4, 8] {
-            for bytes in [4u64 << 10, 1 << 20] {
-                rows.push(Workload::new(coll, p, bytes));
-            }
-        }
-        rows.push(Workload::new(coll, 4, 16 << 20));
-        // The mesh allreduce is the slow one (see the report); the others also run bigger.
-        if coll != Coll::MeshAllreduce {
-            rows.push(Workload::new(coll, 8, 16 << 20));
-            rows.push(Workload::new(coll, 4, 64 << 20));
-        }
-    }
+    let rows = pld_bench::rows::table();
     for w in &rows {
         match sim_row(w, Schedule::Deterministic, memcpy) {
             Ok(line) => println!("{line}"),
@@ -479,7 +481,7 @@ fn scheduler_comparison(ok: &mut bool) {
         "== deterministic vs parallel scheduler (same workload, same outputs and traffic required; best of {PAIRS} alternating runs each)"
     );
     println!("{:<15} {:>2} {:>7} {:>6} {:>8}", "collective", "P", "payload", "sched", "run ms");
-    for coll in [Coll::MeshAllreduce, Coll::RingAllreduce] {
+    for coll in pld_bench::rows::HEADLINE {
         let w = Workload::new(coll, 4, 16 << 20);
         let (det, par, ratios) =
             best_pair(&w, [w.config(Schedule::Deterministic), w.config(Schedule::Parallel)]);
@@ -557,7 +559,7 @@ fn race_checking_cost(ok: &mut bool) {
     println!(
         "== where the time goes: the same runs without the race checker (SimConfig::check_races = false; best of {PAIRS} alternating runs each)"
     );
-    for coll in [Coll::MeshAllreduce, Coll::RingAllreduce] {
+    for coll in pld_bench::rows::HEADLINE {
         let w = Workload::new(coll, 4, 16 << 20);
         let det = w.config(Schedule::Deterministic);
         let (on, off, _) = best_pair(&w, [det.clone(), pld_sim::SimConfig { check_races: false, ..det }]);
@@ -581,21 +583,30 @@ fn race_checking_cost(ok: &mut bool) {
     }
 }
 
-/// The mesh allreduce's data movement on plain f32 slices, as a yardstick.
-fn yardstick(memcpy: f64) {
-    {
-        let (p, elems) = (4usize, 4usize << 20);
+/// The mesh allreduce's data movement on plain f32 slices (P = 4, 16 MiB), best of five:
+/// its time and the bytes it read plus wrote.
+fn yardstick_run() -> (Duration, u64) {
+    let (p, elems) = (4usize, 4usize << 20);
+    let mut best = (Duration::MAX, 0);
+    for _ in 0..5 {
         let mut windows: Vec<Vec<f32>> = (0..p).map(|r| vec![r as f32; elems]).collect();
         let (moved, time, _) = measured(|| pld_bench::model::mesh_allreduce(&mut windows));
-        let rate = moved as f64 / time.as_secs_f64();
-        println!(
-            "yardstick: the mesh allreduce's data movement on f32 slices (P=4, 16MiB, {}-element tiles, no interpretation): {:.0} ms, {} GB/s = {:.3} of memcpy",
-            pld_bench::model::CHUNK,
-            time.as_secs_f64() * 1e3,
-            gbs(rate),
-            rate / memcpy
-        );
+        best = best.min((time, moved));
     }
+    best
+}
+
+/// The mesh allreduce's data movement on plain f32 slices, as a yardstick.
+fn yardstick(memcpy: f64) {
+    let (time, moved) = yardstick_run();
+    let rate = moved as f64 / time.as_secs_f64();
+    println!(
+        "yardstick: the mesh allreduce's data movement on f32 slices (P=4, 16MiB, {}-element tiles, no interpretation, best of 5): {:.0} ms, {} GB/s = {:.3} of memcpy",
+        pld_bench::model::CHUNK,
+        time.as_secs_f64() * 1e3,
+        gbs(rate),
+        rate / memcpy
+    );
 }
 
 /// `--passes [SMALL LARGE]`: per-pass time per statement (pass, then verification) at two
@@ -733,11 +744,12 @@ fn one(args: &[String]) -> i32 {
         for _ in 0..runs {
             match sim_with(&w, &cfg) {
                 Ok(r) => println!(
-                    "{:.1} ms {} race checks, {} steps, peak/need {:.2}",
+                    "{:.1} ms {} race checks, {} steps, peak/need {:.2}, digest {:016x}",
                     r.time.as_secs_f64() * 1e3,
                     if mode == "race" { "with" } else { "without" },
                     r.outcome.stats.steps,
-                    r.peak as f64 / w.must_hold() as f64
+                    r.peak as f64 / w.must_hold() as f64,
+                    pld_bench::rows::digest(&r.outcome)
                 ),
                 Err(e) => {
                     eprintln!("{e}");

@@ -1,0 +1,308 @@
+//! `cargo xtask bench --against REV [--rounds N] [--runs N] [--only TEXT]`: the side-by-side
+//! regression guard. Builds REV's `bench_table` in a target directory of its own, cached per
+//! commit (`target/bench-against/<commit>/`: the commit's tree exported by `git archive` into
+//! `src/`, built into `target/`; no git worktree is registered), and this checkout's; then
+//! times every simulator row this checkout lists (`bench_table --rows`) with both builds,
+//! alternating (REV, this, this, REV, …: both see the same machine state), each process timing
+//! `--runs` runs, and keeps the best of all of each build's runs. Prints per row both best
+//! times and the ratio (this / REV), flagging rows at or above [`SLOWER`] (and more than
+//! [`RESOLUTION_MS`] slower); then the
+//! headline ratios of this build: 16 MiB P = 4 mesh and ring whole run over the slice
+//! yardstick, parallel over deterministic, and the race checker's share of the run.
+//!
+//! Guarantees: both builds run exactly the same command line per row; a row whose two builds
+//! print different output-and-traffic digests (when both print one) is flagged `DIGEST`, as is
+//! a parallel row whose digest differs from its deterministic row's. Exit 1 when any row is
+//! flagged or fails in either build, 2 on a bad command line. Nothing here is a test: times
+//! are only printed.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::shell::{relative, workspace_root, Cmd};
+use crate::{Failure, Result};
+
+/// A row this many times slower than REV's is flagged.
+pub const SLOWER: f64 = 1.15;
+
+/// ... unless it is slower by less than this (ms): `bench_table` prints 0.1 ms, so a 4 KiB row
+/// at 0.1 vs 0.2 ms is resolution, not a regression.
+pub const RESOLUTION_MS: f64 = 0.15;
+
+/// The parsed command line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Options {
+    /// The revision to compare with, as given.
+    pub rev: String,
+    /// Alternating rounds per row (each build runs once per round).
+    pub rounds: usize,
+    /// Runs per process; `None`: 5 for payloads up to 1 MiB, 2 above.
+    pub runs: Option<usize>,
+    /// Only rows whose arguments contain this text.
+    pub only: Option<String>,
+}
+
+/// Parses the arguments after `--against`.
+pub fn parse(args: &[String]) -> Result<Options> {
+    let usage = |m: &str| Failure::Usage(format!("bench --against: {m}"));
+    let mut it = args.iter();
+    let rev = it.next().ok_or_else(|| usage("needs a revision (e.g. main, 752e779)"))?.clone();
+    let mut o = Options { rev, rounds: 3, runs: None, only: None };
+    while let Some(flag) = it.next() {
+        let mut value = || it.next().ok_or_else(|| usage(&format!("`{flag}` needs a value")));
+        let count = |v: &String| {
+            v.parse::<usize>().ok().filter(|&n| n > 0).ok_or_else(|| usage(&format!("bad count `{v}`")))
+        };
+        match flag.as_str() {
+            "--rounds" => o.rounds = count(value()?)?,
+            "--runs" => o.runs = Some(count(value()?)?),
+            "--only" => o.only = Some(value()?.clone()),
+            other => return Err(usage(&format!("unknown option `{other}`"))),
+        }
+    }
+    Ok(o)
+}
+
+/// One build's timing line of a `--sim … race|norace` run: milliseconds and, when the build
+/// prints one, the digest.
+pub fn parse_run(line: &str) -> Option<(f64, Option<String>)> {
+    let ms = line.split_whitespace().next()?.parse::<f64>().ok()?;
+    line.split(" ms ").nth(1)?;
+    let digest = line.rsplit_once("digest ").map(|(_, d)| d.trim().to_string());
+    Some((ms, digest))
+}
+
+/// What one build did on one row.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Best {
+    /// Best time, ms.
+    pub ms: Option<f64>,
+    /// The digest of its runs (the last one printed).
+    pub digest: Option<String>,
+    /// Why it failed, if it did.
+    pub error: Option<String>,
+}
+
+impl Best {
+    fn add(&mut self, stdout: &str) {
+        for (ms, digest) in stdout.lines().filter_map(parse_run) {
+            self.ms = Some(self.ms.map_or(ms, |b: f64| b.min(ms)));
+            if digest.is_some() {
+                self.digest = digest;
+            }
+        }
+    }
+}
+
+/// The flags of one row: slower, digest mismatch, failure.
+pub fn flags(base: &Best, this: &Best) -> Vec<&'static str> {
+    let mut f = Vec::new();
+    if base.error.is_some() || this.error.is_some() {
+        f.push("FAILED");
+    }
+    if let (Some(a), Some(b)) = (base.ms, this.ms) {
+        if b >= SLOWER * a && b - a > RESOLUTION_MS {
+            f.push("SLOWER");
+        }
+    }
+    if let (Some(a), Some(b)) = (&base.digest, &this.digest) {
+        if a != b {
+            f.push("DIGEST");
+        }
+    }
+    f
+}
+
+fn git(args: &[&str]) -> Result<String> {
+    let out = Command::new("git")
+        .args(args)
+        .current_dir(workspace_root())
+        .output()
+        .map_err(|e| Failure::Failed(format!("git: {e}")))?;
+    if !out.status.success() {
+        let err = String::from_utf8_lossy(&out.stderr);
+        return Err(Failure::Failed(format!("git {}: {}", args.join(" "), err.trim())));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+/// REV's tree under `target/bench-against/<commit>/src` (exported once) and its built
+/// `bench_table`.
+fn build_rev(rev: &str) -> Result<(String, PathBuf)> {
+    let commit = git(&["rev-parse", "--verify", &format!("{rev}^{{commit}}")])?;
+    let dir = workspace_root().join("target/bench-against").join(&commit);
+    let src = dir.join("src");
+    if !src.join("Cargo.toml").is_file() {
+        std::fs::create_dir_all(&src).map_err(|e| Failure::Failed(format!("{}: {e}", src.display())))?;
+        let tar = dir.join("tree.tar");
+        git(&["archive", "--format=tar", "-o", &tar.to_string_lossy(), &commit])?;
+        Cmd::new("tar", &["-xf", &tar.to_string_lossy(), "-C", &src.to_string_lossy()])
+            .run()
+            .map_err(Failure::Failed)?;
+        std::fs::remove_file(&tar).map_err(|e| Failure::Failed(format!("{}: {e}", tar.display())))?;
+    }
+    let manifest = src.join("Cargo.toml");
+    let target = dir.join("target");
+    Cmd::cargo(&["build", "--release", "-p", "pld-bench", "--bin", "bench_table", "--manifest-path"])
+        .args(&[manifest.to_string_lossy()])
+        .env("CARGO_TARGET_DIR", &target.to_string_lossy())
+        .run()
+        .map_err(Failure::Failed)?;
+    Ok((commit, target.join("release/bench_table")))
+}
+
+/// Runs `bin args`, returning its stdout or why it failed.
+fn run_bin(bin: &Path, args: &[String]) -> std::result::Result<String, String> {
+    let out = Command::new(bin).args(args).output().map_err(|e| format!("{}: {e}", bin.display()))?;
+    if out.status.success() {
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    } else {
+        let err = String::from_utf8_lossy(&out.stderr);
+        Err(err.lines().next().unwrap_or("failed").to_string())
+    }
+}
+
+/// `--against`: build both, run every row alternately, print the table and the headline ratios.
+pub fn run(args: &[String]) -> Result {
+    let o = parse(args)?;
+    let (commit, base_bin) = build_rev(&o.rev)?;
+    Cmd::cargo(&["build", "--release", "-p", "pld-bench", "--bin", "bench_table"])
+        .run()
+        .map_err(Failure::Failed)?;
+    let this_bin = workspace_root().join("target/release/bench_table");
+    let rows = run_bin(&this_bin, &["--rows".to_string()]).map_err(Failure::Failed)?;
+    let rows: Vec<Vec<String>> = rows
+        .lines()
+        .filter(|l| o.only.as_ref().is_none_or(|t| l.contains(t.as_str())))
+        .map(|l| l.split_whitespace().map(str::to_string).collect())
+        .collect();
+    let short = &commit[..commit.len().min(10)];
+    println!(
+        "\n{} rows, {} alternating rounds; base {short} ({}), this = the working tree",
+        rows.len(),
+        o.rounds,
+        relative(&base_bin)
+    );
+    println!(
+        "{:<44} {:>10} {:>10} {:>7}  flags",
+        "row (--sim COLL P BYTES SCHED ITERS MODE)", "base ms", "this ms", "ratio"
+    );
+    let mut results: HashMap<String, (Best, Best)> = HashMap::new();
+    let mut bad = 0;
+    for row in &rows {
+        let bytes: u64 = row.get(2).and_then(|b| b.parse().ok()).unwrap_or(0);
+        let runs = o.runs.unwrap_or(if bytes <= 1 << 20 { 5 } else { 2 });
+        let mut argv = vec!["--sim".to_string()];
+        argv.extend(row.iter().cloned());
+        argv.push(runs.to_string());
+        let (mut base, mut this) = (Best::default(), Best::default());
+        for round in 0..o.rounds {
+            let order = if round % 2 == 0 { [true, false] } else { [false, true] };
+            for is_base in order {
+                let (bin, best) = if is_base { (&base_bin, &mut base) } else { (&this_bin, &mut this) };
+                match run_bin(bin, &argv) {
+                    Ok(out) => best.add(&out),
+                    Err(e) => best.error = Some(e),
+                }
+            }
+        }
+        let key = row.join(" ");
+        let f = flags(&base, &this);
+        bad += usize::from(!f.is_empty());
+        let ms = |b: &Best| b.ms.map_or("-".to_string(), |x| format!("{x:.1}"));
+        let ratio = match (base.ms, this.ms) {
+            (Some(a), Some(b)) => format!("{:.3}", b / a),
+            _ => "-".to_string(),
+        };
+        let why = [&base.error, &this.error].into_iter().flatten().cloned().collect::<Vec<_>>().join("; ");
+        println!("{key:<44} {:>10} {:>10} {ratio:>7}  {} {why}", ms(&base), ms(&this), f.join(","));
+        results.insert(key, (base, this));
+    }
+    bad += headline(&this_bin, &results);
+    if bad > 0 {
+        return Err(Failure::Failed(format!("{bad} row(s) flagged against {short}")));
+    }
+    Ok(())
+}
+
+/// This build's headline ratios from the rows just run (those present under `--only`).
+fn headline(this_bin: &Path, results: &HashMap<String, (Best, Best)>) -> usize {
+    let yard = run_bin(this_bin, &["--yardstick".to_string()]).ok();
+    let yard_ms = yard.as_deref().and_then(|l| l.split_whitespace().next()?.parse::<f64>().ok());
+    if let Some(line) = &yard {
+        println!("\nthis build: {}", line.trim());
+    }
+    let mut bad = 0;
+    for coll in ["allreduce_mesh", "allreduce_ring"] {
+        let get = |sched: &str, mode: &str| {
+            results.get(&format!("{coll} 4 16777216 {sched} 1 {mode}")).map(|r| &r.1)
+        };
+        let (Some(det), par, norace) = (get("det", "race"), get("parallel", "race"), get("det", "norace"))
+        else {
+            continue;
+        };
+        let Some(d) = det.ms else { continue };
+        let mut parts = Vec::new();
+        if let Some(y) = yard_ms {
+            parts.push(format!("whole run / yardstick {:.2} (target <= 2)", d / y));
+        }
+        if let Some(p) = par.and_then(|p| p.ms) {
+            parts.push(format!("parallel/det {:.3} (target <= 0.6)", p / d));
+        }
+        if let Some(n) = norace.and_then(|n| n.ms) {
+            parts.push(format!("race checking {:.1}% of the run (target <= 10%)", 100.0 * (1.0 - n / d)));
+        }
+        if let (Some(a), Some(b)) = (&det.digest, par.and_then(|p| p.digest.as_ref())) {
+            if a != b {
+                bad += 1;
+                parts.push("parallel DIGEST differs from det".to_string());
+            }
+        }
+        println!("{coll} 16MiB P=4 (this build): {}", parts.join("; "));
+    }
+    bad
+}
+
+#[cfg(test)]
+mod tests {
+    //! Option parsing, run-line parsing and flagging.
+    use super::*;
+
+    fn s(v: &[&str]) -> Vec<String> {
+        v.iter().map(|x| x.to_string()).collect()
+    }
+
+    #[test]
+    fn options_parse_and_reject() {
+        let o = parse(&s(&["main", "--rounds", "5", "--only", "mesh"])).expect("parses");
+        assert_eq!((o.rev.as_str(), o.rounds, o.runs, o.only.as_deref()), ("main", 5, None, Some("mesh")));
+        assert!(matches!(parse(&s(&[])), Err(Failure::Usage(_))));
+        assert!(matches!(parse(&s(&["main", "--rounds", "0"])), Err(Failure::Usage(_))));
+        assert!(matches!(parse(&s(&["main", "--bogus"])), Err(Failure::Usage(_))));
+    }
+
+    #[test]
+    fn run_lines_of_old_and_new_builds_parse() {
+        let old = "293.4 ms with race checks, 1234 steps, peak/need 1.02";
+        assert_eq!(parse_run(old), Some((293.4, None)));
+        let new = "12.5 ms without race checks, 9 steps, peak/need 1.00, digest 00ff00ff00ff00ff";
+        assert_eq!(parse_run(new), Some((12.5, Some("00ff00ff00ff00ff".to_string()))));
+        assert_eq!(parse_run("collective P payload"), None);
+    }
+
+    #[test]
+    fn rows_are_flagged_when_slower_different_or_failed() {
+        let b = |ms: f64, d: &str| Best { ms: Some(ms), digest: Some(d.to_string()), error: None };
+        assert!(flags(&b(100.0, "a"), &b(114.0, "a")).is_empty());
+        assert_eq!(flags(&b(100.0, "a"), &b(115.0, "a")), vec!["SLOWER"]);
+        assert!(flags(&b(0.1, "a"), &b(0.2, "a")).is_empty(), "print resolution");
+        assert_eq!(flags(&b(0.1, "a"), &b(0.3, "a")), vec!["SLOWER"]);
+        assert_eq!(flags(&b(100.0, "a"), &b(90.0, "b")), vec!["DIGEST"]);
+        let failed = Best { error: Some("boom".into()), ..Best::default() };
+        assert_eq!(flags(&failed, &b(1.0, "a")), vec!["FAILED"]);
+        let mut best = Best::default();
+        best.add("5.0 ms with race checks\n3.0 ms with race checks, digest ab\n4.0 ms with race checks");
+        assert_eq!((best.ms, best.digest.as_deref()), (Some(3.0), Some("ab")));
+    }
+}
