@@ -18,6 +18,7 @@ mod npy;
 mod ops;
 mod ptoas;
 mod run;
+mod run_json;
 mod select;
 mod verify;
 

@@ -7,6 +7,7 @@
 
 use crate::driver::{self, Failure};
 use crate::npy;
+use crate::run_json::{CollectiveJson, OutputJson, RunJson};
 use crate::select::{self, Selection};
 use clap::Args;
 use pld_ir::{DataType, Direction, ExprKind, FunctionKind, Program, Type};
@@ -275,17 +276,10 @@ fn run_on(
         allow_uninit_reads: args.allow_uninit_reads,
         ..SimConfig::ranks(args.ranks)
     };
-    if let Some(n) = args.verify {
-        return crate::verify::explore(&program, &entry, &inputs, &cfg, n);
-    }
-    let progress = Progress::start(args.ranks);
-    let result = engine.run(&program, &entry, &inputs, &cfg);
-    progress.stop();
-    let Some(outcome) = outcome_or_failure(result, args)? else {
+    let Some(outcome) = simulate(args, engine, &program, &entry, &inputs, &cfg)? else {
         // Another MPI process: rank 0 reports the run.
         return Ok(());
     };
-    report_outcome(args, &entry, &outcome)?;
     if args.checks.any() {
         let cx = crate::expect::GoldenCx {
             file: &args.file,
@@ -300,6 +294,29 @@ fn run_on(
     Ok(())
 }
 
+/// Runs the simulation (`pld verify`: explores its schedules) and reports it; `None` on an MPI
+/// process other than rank 0.
+fn simulate(
+    args: &RunArgs,
+    engine: &crate::engine::Engine,
+    program: &pld_ir::Program,
+    entry: &str,
+    inputs: &pld_sim::Inputs,
+    cfg: &SimConfig,
+) -> Result<Option<pld_sim::SimOutcome>, Failure> {
+    if let Some(n) = args.verify {
+        return crate::verify::explore(program, entry, inputs, cfg, n).map(Some);
+    }
+    let progress = Progress::start(args.ranks);
+    let result = engine.run(program, entry, inputs, cfg);
+    progress.stop();
+    let outcome = outcome_or_failure(result, args)?;
+    if let Some(o) = &outcome {
+        report_outcome(args, entry, o)?;
+    }
+    Ok(outcome)
+}
+
 /// The run's outcome (`None` on an MPI process other than rank 0), or the failure it ends in:
 /// a fault report (also written to `--report-json`), an interrupt, or invalid inputs.
 fn outcome_or_failure(
@@ -310,8 +327,8 @@ fn outcome_or_failure(
         Ok(outcome) => Ok(outcome),
         Err(pld_sim::SimError::Fault(report)) => {
             if let Some(path) = &args.report_json {
-                let json = format!("{{\"ok\":false,\"report\":{}}}\n", report.json);
-                driver::write_file(path, json.as_bytes())?;
+                let doc = RunJson { ok: false, report: Some(&report.json), ..RunJson::default() };
+                driver::write_file(path, doc.text().as_bytes())?;
             }
             if report.kind == pld_sim::ReportKind::Interrupted {
                 return Err(Failure::Interrupted(report.to_string()));
@@ -331,11 +348,15 @@ fn report_outcome(args: &RunArgs, entry: &str, outcome: &pld_sim::SimOutcome) ->
     let mut names: Vec<&String> = outcome.outputs.keys().collect();
     names.sort();
     outln!("ran `{entry}` on {} rank(s), schedule {}", args.ranks, schedule_name(args.schedule));
+    let mut doc = RunJson { ok: true, modeled_ps: outcome.timing.rank_ps.clone(), ..RunJson::default() };
+    let mut outputs = Vec::new();
     for name in names {
         let t = &outcome.outputs[name];
         let path = args.out.join(format!("{name}.npy"));
         npy::write(&path, t).map_err(Failure::usage)?;
         let sum: f64 = t.to_f64().iter().sum();
+        let dtype = t.dtype.to_string();
+        outputs.push(OutputJson { name, dtype, shape: &t.shape, sum, fnv: format!("{:016x}", fnv(&t.data)) });
         outln!(
             "  {name}: {} {:?} sum={} fnv={:016x} -> {}",
             t.dtype,
@@ -358,9 +379,9 @@ fn report_outcome(args: &RunArgs, entry: &str, outcome: &pld_sim::SimOutcome) ->
     }
     print_timing(&outcome.timing);
     if let Some(path) = &args.report_json {
-        let ps: Vec<String> = outcome.timing.rank_ps.iter().map(u64::to_string).collect();
-        let json = format!("{{\"ok\":true,\"report\":null,\"modeled_ps\":[{}]}}\n", ps.join(","));
-        driver::write_file(path, json.as_bytes())?;
+        doc.outputs = Some(outputs);
+        doc.collectives = Some(outcome.timing.collectives.iter().map(CollectiveJson::of).collect());
+        driver::write_file(path, doc.text().as_bytes())?;
     }
     for w in &outcome.warnings {
         eprintln!("warning: {w}");

@@ -4,7 +4,8 @@
 //! the deterministic schedule plus N PCT schedules (`pld_sim::verify`). Exit 0 when every
 //! schedule ran clean with identical outputs and traffic; exit 3 with the failing schedule's
 //! report (replayable with `pld run --schedule pct:SEED`), or with both schedules' names and
-//! the first differing output bytes.
+//! the first differing output bytes. `--expect` / `--check-golden` then compare the outputs
+//! the schedules agreed on (exit 4 when they differ), as `pld run` does.
 
 use crate::driver::Failure;
 use crate::run::RunArgs;
@@ -37,21 +38,22 @@ pub fn run(mut args: VerifyArgs) -> Result<(), Failure> {
     crate::run::run(&args.run)
 }
 
-/// Explores the schedules of one prepared run (called by `pld run`'s setup).
+/// Explores the schedules of one prepared run (called by `pld run`'s setup); returns the
+/// outcome every schedule agreed on, for `--expect` / `--check-golden`.
 pub fn explore(
     program: &Program,
     entry: &str,
     inputs: &Inputs,
     cfg: &SimConfig,
     n: usize,
-) -> Result<(), Failure> {
+) -> Result<pld_sim::SimOutcome, Failure> {
     match pld_sim::verify::verify(program, entry, inputs, cfg, n) {
-        Ok((_, ran)) => {
+        Ok((outcome, ran)) => {
             outln!(
                 "verified `{entry}` on {} rank(s): {ran} schedules (det, pct:1..={n}) ran clean with identical outputs and traffic",
                 cfg.nranks
             );
-            Ok(())
+            Ok(outcome)
         }
         Err(VerifyFailure::Invalid(pld_sim::SimError::Invalid(d))) => {
             Err(Failure::usage(d.iter().map(|d| d.message.clone()).collect::<Vec<_>>().join("; ")))

@@ -139,6 +139,33 @@ def check_ctx_reads(pto):
                 err(f"M8: {pto.name} @{name} reads CommContext {arg} at {idx}, not rankId or windowsIn")
 
 
+SPMD = ("%__pypto_spmd_block_idx: i32", "%__pypto_spmd_block_num: i32")
+
+
+def check_block_ids(pto, d):
+    """M11: Simpler does not program the AICore block-id registers under its dispatch
+    (`intrinsic.h`: the CCE `get_block_idx()` / `get_block_num()` read stale values), so a
+    kernel takes its block identity as the trailing `__pypto_spmd_block_idx/_num` i32
+    parameters, which its wrapper fills from `get_block_idx(args)` / `get_block_num(args)`."""
+    text = pto.read_text()
+    for m in re.finditer(r"func\.func @(\w+)\(([^)]*)\)[^{]*\{(.*?)\n  return\n  \}", text, re.S):
+        name, params, body = m.group(1), [p.strip() for p in m.group(2).split(",") if p.strip()], m.group(3)
+        for builtin in ("pto.get_block_idx", "pto.get_block_num"):
+            if builtin in body:
+                err(f"M11: {pto.name} @{name} reads {builtin}, the hardware block id Simpler leaves stale; "
+                    "take it as the trailing __pypto_spmd_block_idx/_num parameters")
+        uses = any(p.split(":")[0] in body for p in SPMD)
+        if uses and tuple(params[-2:]) != SPMD:
+            err(f"M11: {pto.name} @{name} reads its block id but its signature does not end with {SPMD}")
+        if tuple(params[-2:]) == SPMD:
+            for w in (d / "kernels").glob(f"*/{name}.cpp"):
+                t = w.read_text().split("// --- Kernel entry point ---", 1)[-1]
+                if ("int32_t __pypto_spmd_block_idx = get_block_idx(args);" not in t
+                        or "int32_t __pypto_spmd_block_num = get_block_num(args);" not in t
+                        or not re.search(r"\b%s\([^;]*__pypto_spmd_block_idx, __pypto_spmd_block_num\);" % name, t)):
+                    err(f"M11: {w.name} does not pass get_block_idx(args) / get_block_num(args) to {name}")
+
+
 def check_chip(d):
     cfg = load(d / "kernel_config.py", "_kc_" + re.sub(r"\W", "_", d.name))
     for v in ("KERNELS", "ORCHESTRATION"):
@@ -170,6 +197,7 @@ def check_chip(d):
         kernels[k["func_id"]] = (k, nt, ns)
     for pto in sorted((d / "ptoas").glob("*.pto")):
         check_ctx_reads(pto)
+        check_block_ids(pto, d)
     text = Path(orch["source"]).read_text()
     m = re.search(r"\.expected_arg_count = (\d+)", text)
     expected = int(m.group(1)) if m else None
@@ -243,7 +271,16 @@ def install_stubs(state):
 
     ta.make_tensor_arg = make_tensor_arg
     dr = types.ModuleType("pypto.runtime.distributed_runner")
-    dr._submit_chip = lambda orch, h, t, cfg, r: orch.submit_next_level(h, t, cfg, worker=r, chip=True)
+    rr = {"next": 0}
+
+    def submit_chip(orch, h, t, cfg, r):
+        # A comm-less dispatch (worker None) goes round robin over the chips, as run.py places it.
+        if r is None:
+            r = rr["next"] % orch.world
+            rr["next"] += 1
+        orch.submit_next_level(h, t, cfg, worker=r, chip=True)
+
+    dr._submit_chip = submit_chip
     dr._tensor_from_continuous = lambda ct: ct
     for name, mod in (("pypto", types.ModuleType("pypto")), ("pypto.runtime", types.ModuleType("pypto.runtime")),
                       ("pypto.runtime.tensor_arg", ta), ("pypto.runtime.distributed_runner", dr)):

@@ -9,7 +9,8 @@
 //! Guarantees:
 //! - The signature follows the runtime calling order (codegen.md §1.2, checklist C4): tensor
 //!   pointers, then scalars and CommContext pointers, then one `index` per dynamic shape
-//!   symbol, then hidden parameters that the body used.
+//!   symbol, then hidden parameters that the body used (the deferred-completion args, then
+//!   the SPMD block index and count).
 //! - Every constant is hoisted and deduplicated; every SSA value has one type (P8); offsets,
 //!   sizes, shapes and strides are `index` (P5); partition views check V7 for static values.
 //! - The peer-offset sequence is emitted inline at each remote operand, in the calling
@@ -77,6 +78,25 @@ pub(super) fn sanitize(name: &str) -> String {
         s.insert(0, 'v');
     }
     s
+}
+
+/// The trailing `.pto` parameters that carry a kernel's SPMD block identity (codegen.md §1.2,
+/// `runtime_artifacts.md` §5.3): the wrapper's `kernel_entry` fills them from the runtime's
+/// `get_block_idx(args)` / `get_block_num(args)`. The hardware built-ins
+/// (`pto.get_block_idx` / `pto.get_block_num`) are never emitted: Simpler does not program
+/// those registers under its dispatch, so they read stale values.
+pub const BLOCK_ID_PARAMS: [&str; 2] = ["%__pypto_spmd_block_idx", "%__pypto_spmd_block_num"];
+
+/// Whether `f` reads its SPMD block identity (then its signature ends with
+/// [`BLOCK_ID_PARAMS`], both of them, after every other parameter).
+pub fn uses_block_ids(f: &Function) -> bool {
+    let mut found = false;
+    f.body.walk_exprs(&mut |e| {
+        if let ExprKind::Sym(s) = &e.kind {
+            found |= s == BLOCK_IDX_SYM || s == BLOCK_NUM_SYM;
+        }
+    });
+    found
 }
 
 /// Collects the symbolic dims of `dims` in first-seen order.

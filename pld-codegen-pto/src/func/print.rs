@@ -1,6 +1,7 @@
 //! Assembles the text of one emitted function from the context's sections.
 //!
-//! Guarantees: the hidden deferred-wait parameter is appended only when the body used it;
+//! Guarantees: the hidden deferred-wait parameter, and the SPMD block index and count, are
+//! appended only when the body used them;
 //! hoisted constants come first, then the prologue, then the body; a tile allocation is a
 //! typed line ([`BodyLine::AllocTile`]) holding its address slot, and the printer renders the
 //! slot's `addr = ...` operand from the address plan (none when the plan does not fit), so no
@@ -50,6 +51,9 @@ impl FnCx<'_> {
     pub(super) fn finish(mut self, mut sig: Vec<String>) -> Result<FnOut, Diagnostic> {
         if self.uses_deferred {
             sig.push("%__pypto_deferred_raw_args: !pto.ptr<i64>".into());
+        }
+        if super::uses_block_ids(self.func) {
+            sig.extend(super::BLOCK_ID_PARAMS.iter().map(|p| format!("{p}: i32")));
         }
         // Tile addresses were assigned at allocation time; none are printed when a buffer's
         // high-water mark exceeds its capacity, which the verifier reports (level3-addresses).

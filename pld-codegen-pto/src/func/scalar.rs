@@ -132,13 +132,12 @@ impl FnCx<'_> {
             ExprKind::Float(b) => Ok((self.const_float(b.get(), MTy::F32), MTy::F32)),
             ExprKind::Bool(b) => Ok((self.const_int(i64::from(*b), MTy::I1), MTy::I1)),
             ExprKind::Sym(s) if s == BLOCK_IDX_SYM || s == BLOCK_NUM_SYM => {
-                // Emitted at each use: a use inside a region must not define an SSA value
-                // that a later use outside the region would reference.
-                let inst = if s == BLOCK_IDX_SYM { "pto.get_block_idx" } else { "pto.get_block_num" };
-                let raw = self.tmp();
-                self.line(format!("{raw} = {inst}"));
+                // The trailing i32 parameter the wrapper fills from the runtime's context; cast
+                // at each use, so a use inside a region never defines an SSA value a later use
+                // outside the region would reference.
+                let arg = super::BLOCK_ID_PARAMS[usize::from(s != BLOCK_IDX_SYM)];
                 let idx = self.tmp();
-                self.line(format!("{idx} = arith.index_cast {raw} : i64 to index"));
+                self.line(format!("{idx} = arith.index_cast {arg} : i32 to index"));
                 Ok((idx, MTy::Index))
             }
             ExprKind::Sym(s) => match self.sym_params.get(s) {

@@ -7,8 +7,8 @@ use crate::mlir::MTy;
 use crate::verify::KernelFacts;
 use pld_ir::{TensorType, TileType};
 
-/// The reserved block-index (`pto.get_block_idx`) and block-count (`pto.get_block_num`)
-/// symbols, each cast to `index`; they never become signature parameters.
+/// The reserved block-index and block-count symbols: read from the trailing
+/// `__pypto_spmd_block_idx` / `__pypto_spmd_block_num` parameters, each cast to `index`.
 pub use pld_ir::{BLOCK_IDX_SYM, BLOCK_NUM_SYM};
 
 /// A tensor operand: a tensor-like parameter of the kernel (or a value aliasing one).

@@ -96,10 +96,12 @@ pub const BUILTIN_TILE_ELEMS_ATTR: &str = "__builtin_tile_elems";
 pub const BUILTIN_MESH_TILE: i64 = 256;
 
 /// The reserved symbol a multi-block builtin kernel reads its block index from
-/// (`pto.get_block_idx` when emitted; a constant in a kernel specialised to one block).
+/// (the trailing `__pypto_spmd_block_idx` parameter when emitted; a constant in a kernel
+/// specialised to one block).
 pub const BLOCK_IDX_SYM: &str = "__pld_block_idx";
 
-/// The reserved symbol for the launched block count (`pto.get_block_num` when emitted).
+/// The reserved symbol for the launched block count (the trailing `__pypto_spmd_block_num`
+/// parameter when emitted).
 pub const BLOCK_NUM_SYM: &str = "__pld_block_num";
 
 /// Builder context fact of a `BuiltinKernel` lowering (`Attr::Str`): the kernel's name.

@@ -36,6 +36,8 @@ extern "C" __aicore__ __attribute__((always_inline)) void kernel_entry(__gm__ in
     __gm__ int64_t* src_ctx = reinterpret_cast<__gm__ int64_t*>(args[2]);
     __gm__ int64_t* signal_ctx = reinterpret_cast<__gm__ int64_t*>(args[3]);
     int64_t signal_dim0 = static_cast<int64_t>(signal_tensor->shapes[0]);
+    int32_t __pypto_spmd_block_idx = get_block_idx(args);
+    int32_t __pypto_spmd_block_num = get_block_num(args);
 
-    builtin_tensor_allreduce__sum__fp32_kernel(src, signal, src_ctx, signal_ctx, signal_dim0);
+    builtin_tensor_allreduce__sum__fp32_kernel(src, signal, src_ctx, signal_ctx, signal_dim0, __pypto_spmd_block_idx, __pypto_spmd_block_num);
 }
