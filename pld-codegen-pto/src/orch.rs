@@ -313,7 +313,7 @@ fn kernel(program: &Program, f: &Function) -> Json {
     }
     if crate::func::uses_block_ids(f) {
         for p in crate::func::BLOCK_ID_PARAMS {
-            args.push(obj(vec![("name", Json::s(p.trim_start_matches('%'))), ("kind", Json::s("hidden"))]));
+            args.push(obj(vec![("name", json::s(p.trim_start_matches('%'))), ("kind", json::s("hidden"))]));
         }
     }
     let module = {
