@@ -63,7 +63,11 @@ struct Run {
 /// The credit ledger of one cell.
 #[derive(Clone, Debug, Default)]
 pub struct Ledger {
-    runs: Vec<Run>,
+    /// Oldest first (a deque: consumption and merging take from the front).
+    runs: std::collections::VecDeque<Run>,
+    /// The sum of the runs' counts (kept, not summed per wait: a counter cell holds up to
+    /// [`MAX_RUNS`] runs and is waited on once per barrier generation).
+    tokens: i64,
     /// Tokens consumed before they arrived (a negative add ahead of its credits).
     debt: i64,
     /// The cell's clock at the last consumption or Set (what a `t ≤ 0` wait acquires).
@@ -97,7 +101,7 @@ pub enum Satisfied<'a> {
 impl Ledger {
     /// Tokens held.
     fn held(&self) -> i64 {
-        self.runs.iter().map(|r| r.count).sum::<i64>() - self.debt
+        self.tokens - self.debt
     }
 
     /// Records a notify: `set` (Set of `value`) or AtomicAdd of `value`, by `origin`; `clock`
@@ -117,9 +121,10 @@ impl Ledger {
             self.runs.clear();
             self.debt = 0;
             self.awaited = 0;
+            self.tokens = v.max(0);
             self.floor = clock.clone();
             if v > 0 {
-                self.runs.push(Run { count: v, clock: clock.clone(), origin });
+                self.runs.push_back(Run { count: v, clock: clock.clone(), origin });
             }
             return;
         }
@@ -130,25 +135,30 @@ impl Ledger {
             self.debt -= paid;
             v -= paid;
             if v > 0 {
+                self.tokens += v;
                 // After every run of the same or an earlier call (calls are consumed in order).
                 let at = self.runs.iter().rposition(|r| r.origin.call <= origin.call).map_or(0, |i| i + 1);
                 self.runs.insert(at, Run { count: v, clock: clock.clone(), origin });
                 if self.runs.len() > MAX_RUNS {
-                    let first = self.runs.remove(0);
-                    self.runs[0].count += first.count;
+                    if let Some(first) = self.runs.pop_front() {
+                        if let Some(next) = self.runs.front_mut() {
+                            next.count += first.count;
+                        }
+                    }
                 }
             }
             return;
         }
         let mut need = -v;
         while need > 0 {
-            let Some(front) = self.runs.first_mut() else { break };
+            let Some(front) = self.runs.front_mut() else { break };
             let take = front.count.min(need);
             front.count -= take;
+            self.tokens -= take;
             need -= take;
             self.awaited = (self.awaited - take).max(0);
             if front.count == 0 {
-                self.runs.remove(0);
+                self.runs.pop_front();
             }
         }
         self.debt += need;
@@ -171,8 +181,7 @@ impl Ledger {
         if self.observed || self.held() != i64::from(value) {
             return 0;
         }
-        let tokens: i64 = self.runs.iter().map(|r| r.count).sum();
-        (tokens - self.awaited).max(0)
+        (self.tokens - self.awaited).max(0)
     }
 
     /// What satisfies a wait for `expected` on a cell holding `value` (the predicate holds).
@@ -188,12 +197,18 @@ impl Ledger {
         if let Some((_, clock, origin)) = self.sets.iter().find(|(w, ..)| *w >= i64::from(expected)) {
             return Satisfied::Token(clock, *origin);
         }
-        let mut t = i64::from(expected) + self.debt;
-        for r in &self.runs {
-            if t <= r.count {
+        // The run holding the `t`-th token from the front, found from the back: a barrier
+        // counter's wait for its latest generation is satisfied by one of its last runs.
+        let t = i64::from(expected) + self.debt;
+        if t > self.tokens {
+            return Satisfied::Unknown;
+        }
+        let mut before = self.tokens;
+        for r in self.runs.iter().rev() {
+            before -= r.count;
+            if t > before {
                 return Satisfied::Token(&r.clock, r.origin);
             }
-            t -= r.count;
         }
         Satisfied::Unknown
     }
@@ -206,9 +221,9 @@ type CellKey = (usize, usize, u64);
 /// each cell, and waits it completed on each cell, each as (call index, count).
 #[derive(Clone, Debug, Default)]
 pub struct Generations {
-    sent: std::collections::HashMap<(CellKey, u64), (u32, u32)>,
+    sent: rustc_hash::FxHashMap<(CellKey, u64), (u32, u32)>,
     /// Keyed by cell and waiting kernel (the two lanes of a mixed kernel each wait).
-    waited: std::collections::HashMap<(CellKey, u64), (u32, u32)>,
+    waited: rustc_hash::FxHashMap<(CellKey, u64), (u32, u32)>,
 }
 
 /// A kernel name's key in [`Generations`].
@@ -229,11 +244,7 @@ impl Generations {
 }
 
 /// Counts one more event of `call` in `map[key]` (restarting at a new call); returns the count.
-fn bump(
-    map: &mut std::collections::HashMap<(CellKey, u64), (u32, u32)>,
-    key: (CellKey, u64),
-    call: u32,
-) -> u32 {
+fn bump(map: &mut rustc_hash::FxHashMap<(CellKey, u64), (u32, u32)>, key: (CellKey, u64), call: u32) -> u32 {
     let e = map.entry(key).or_insert((call, 0));
     if e.0 != call {
         *e = (call, 0);
