@@ -4,7 +4,9 @@
 //! Guarantees: a runtime directory is written only into an empty folder or one that already
 //! holds a runtime directory (its `next_levels/` and `orchestration/` are removed first, so
 //! no binary the runtime cached from an earlier emission survives, §10 M13); a folder with a
-//! `next_levels/` but no `distributed_meta.json` is refused (exit 2). Without ptoas the
+//! `next_levels/` but no `distributed_meta.json` is refused (exit 2). `pld assemble` reads the
+//! directory's `distributed_meta.json` with `serde_json`: a malformed one is reported with its
+//! line and column (exit 2), never guessed around. Without ptoas the
 //! command prints one line saying the directory is not runnable until `pld assemble` runs.
 
 use crate::driver::{self, Failure};
@@ -129,18 +131,33 @@ pub fn run(args: &AssembleArgs) -> Result<(), Failure> {
             "pld assemble needs a ptoas binary: --ptoas PATH or PTOAS in the environment",
         ));
     };
-    let Ok(meta) = std::fs::read_to_string(args.dir.join("distributed_meta.json")) else {
+    let path = args.dir.join("distributed_meta.json");
+    let Ok(text) = std::fs::read_to_string(&path) else {
         return Err(Failure::usage(format!(
             "{} is not a runtime directory (no distributed_meta.json)",
             args.dir.display()
         )));
     };
-    let recorded = if meta.contains("\"backend_type\": \"Ascend950\"") {
-        pld_ir::Target::A5
-    } else {
-        pld_ir::Target::A2A3
+    let meta = runtime::meta::DistributedMeta::parse(&text).map_err(|e| {
+        Failure::usage(format!(
+            "{}:{}:{}: malformed distributed_meta.json: {}",
+            path.display(),
+            e.line,
+            e.column,
+            e.message
+        ))
+    })?;
+    let recorded = match (args.target, meta.target()) {
+        (Some(t), _) | (None, Some(t)) => t,
+        (None, None) => {
+            return Err(Failure::usage(format!(
+                "{}: unknown backend_type `{}` (expected Ascend910B or Ascend950); pass --target",
+                path.display(),
+                meta.backend_type
+            )))
+        }
     };
-    let target = args.target.unwrap_or(recorded);
+    let target = recorded;
     let n = runtime::ptoas::assemble(&args.dir, &ptoas, target).map_err(ptoas_failure)?;
     eprintln!("assembled {n} ptoas unit(s) in {}", args.dir.display());
     Ok(())

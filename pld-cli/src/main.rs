@@ -16,8 +16,10 @@ mod expect;
 mod limits;
 mod npy;
 mod ops;
+mod paths;
 mod ptoas;
 mod run;
+mod run_json;
 mod select;
 mod verify;
 

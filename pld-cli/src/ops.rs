@@ -8,6 +8,7 @@
 use clap::Args;
 use pld_ir::registry::{registry, AttrDefault, OpDef};
 use pld_ir::table::{op_table_hooks, OpTableHook};
+use serde::Serialize;
 use std::process::ExitCode;
 
 /// Arguments of `pld ops`.
@@ -80,53 +81,73 @@ fn to_table(ops: &[&OpDef]) -> String {
     out
 }
 
-use pld_ir::quote::json_string as json_str;
+/// One op in `pld ops --json`.
+#[derive(Serialize)]
+struct OpJson<'a> {
+    name: &'a str,
+    family: &'a str,
+    affinity: &'a str,
+    no_duplicate: bool,
+    internal: bool,
+    aliases: &'a [&'a str],
+    params: Vec<ParamJson<'a>>,
+    kwargs: Vec<KwargJson<'a>>,
+    lowerings: Vec<&'a str>,
+    /// One boolean per linked per-op table (`emitter`, `sim`, …).
+    #[serde(flatten)]
+    tables: serde_json::Map<String, serde_json::Value>,
+    summary: &'a str,
+}
+
+/// A positional parameter.
+#[derive(Serialize)]
+struct ParamJson<'a> {
+    name: &'a str,
+    optional: bool,
+}
+
+/// A keyword argument.
+#[derive(Serialize)]
+struct KwargJson<'a> {
+    name: &'a str,
+    #[serde(rename = "type")]
+    ty: &'a str,
+    required: bool,
+    default: serde_json::Value,
+}
 
 fn to_json(ops: &[&OpDef]) -> String {
     let hooks = op_table_hooks();
-    let items: Vec<String> = ops
+    let items: Vec<OpJson<'_>> = ops
         .iter()
-        .map(|d| {
-            let params: Vec<String> = d
-                .params
-                .iter()
-                .map(|p| format!("{{\"name\": {}, \"optional\": {}}}", json_str(p.name), p.optional))
-                .collect();
-            let attrs: Vec<String> = d
+        .map(|d| OpJson {
+            name: d.name,
+            family: d.family,
+            affinity: d.affinity.name(),
+            no_duplicate: d.no_duplicate,
+            internal: d.internal,
+            aliases: d.aliases,
+            params: d.params.iter().map(|p| ParamJson { name: p.name, optional: p.optional }).collect(),
+            kwargs: d
                 .attrs
                 .iter()
-                .map(|a| {
-                    let default = match a.default {
-                        Some(AttrDefault::Int(v)) => v.to_string(),
-                        Some(AttrDefault::Bool(b)) => b.to_string(),
-                        Some(AttrDefault::Str(s)) => json_str(s),
-                        None => "null".into(),
-                    };
-                    format!(
-                        "{{\"name\": {}, \"type\": {}, \"required\": {}, \"default\": {default}}}",
-                        json_str(a.name),
-                        json_str(a.ty.name()),
-                        a.required
-                    )
+                .map(|a| KwargJson {
+                    name: a.name,
+                    ty: a.ty.name(),
+                    required: a.required,
+                    default: match a.default {
+                        Some(AttrDefault::Int(v)) => v.into(),
+                        Some(AttrDefault::Bool(b)) => b.into(),
+                        Some(AttrDefault::Str(s)) => s.into(),
+                        None => serde_json::Value::Null,
+                    },
                 })
-                .collect();
-            let aliases: Vec<String> = d.aliases.iter().map(|a| json_str(a)).collect();
-            let lowerings: Vec<String> = d.lowering_kinds().iter().map(|k| json_str(k.name())).collect();
-            let cols: String = hooks.iter().map(|h| format!(", {}: {}", json_str(h.column), has(h, d))).collect();
-            format!(
-                "  {{\"name\": {}, \"family\": {}, \"affinity\": {}, \"no_duplicate\": {}, \"internal\": {}, \"aliases\": [{}], \"params\": [{}], \"kwargs\": [{}], \"lowerings\": [{}]{cols}, \"summary\": {}}}",
-                json_str(d.name),
-                json_str(d.family),
-                json_str(d.affinity.name()),
-                d.no_duplicate,
-                d.internal,
-                aliases.join(", "),
-                params.join(", "),
-                attrs.join(", "),
-                lowerings.join(", "),
-                json_str(d.summary)
-            )
+                .collect(),
+            lowerings: d.lowering_kinds().iter().map(|k| k.name()).collect(),
+            tables: hooks.iter().map(|h| (h.column.to_string(), has(h, d).into())).collect(),
+            summary: d.summary,
         })
         .collect();
-    format!("[\n{}\n]", items.join(",\n"))
+    // Strings, booleans and integers always serialize.
+    serde_json::to_string_pretty(&items).unwrap_or_default()
 }

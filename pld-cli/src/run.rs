@@ -7,6 +7,7 @@
 
 use crate::driver::{self, Failure};
 use crate::npy;
+use crate::run_json::{CollectiveJson, OutputJson, RunJson};
 use crate::select::{self, Selection};
 use clap::Args;
 use pld_ir::{DataType, Direction, ExprKind, FunctionKind, Program, Type};
@@ -46,7 +47,7 @@ pub struct RunArgs {
     pub(crate) trace: Option<PathBuf>,
     /// Keep every trace slice (by default short plain slices on a core are aggregated).
     #[arg(long = "trace-all")]
-    trace_all: bool,
+    pub(crate) trace_all: bool,
     /// Overrides a cost-model parameter of modeled time: KEY=VALUE (repeatable; keys
     /// alpha_ns, link_gbps, hbm_gbps, notify_ns, poll_ns, op_ns, launch_ns).
     #[arg(long = "cost", value_name = "KEY=VALUE")]
@@ -166,6 +167,13 @@ fn run_on(
             .map_err(|d| Failure::Diagnostics(d, sources.clone()))?;
     }
     let func = program.function(&entry).ok_or_else(|| Failure::usage(format!("entry `{entry}` vanished")))?;
+    crate::paths::check_distinct(
+        &args.out,
+        func,
+        &args.inputs,
+        args.trace.as_deref(),
+        args.report_json.as_deref(),
+    )?;
 
     let mut given: HashMap<String, PathBuf> = HashMap::new();
     for spec in &args.inputs {
@@ -305,7 +313,9 @@ fn simulate(
     cfg: &SimConfig,
 ) -> Result<Option<pld_sim::SimOutcome>, Failure> {
     if let Some(n) = args.verify {
-        return crate::verify::explore(program, entry, inputs, cfg, n).map(Some);
+        let base = crate::verify::explore(program, entry, inputs, cfg, n, args.report_json.as_deref())?;
+        write_outputs(args, &base)?;
+        return Ok(Some(base));
     }
     let progress = Progress::start(args.ranks);
     let result = engine.run(program, entry, inputs, cfg);
@@ -327,8 +337,8 @@ fn outcome_or_failure(
         Ok(outcome) => Ok(outcome),
         Err(pld_sim::SimError::Fault(report)) => {
             if let Some(path) = &args.report_json {
-                let json = format!("{{\"ok\":false,\"report\":{}}}\n", report.json);
-                driver::write_file(path, json.as_bytes())?;
+                let doc = RunJson { ok: false, report: Some(&report.json), ..RunJson::default() };
+                driver::write_file(path, doc.text().as_bytes())?;
             }
             if report.kind == pld_sim::ReportKind::Interrupted {
                 return Err(Failure::Interrupted(report.to_string()));
@@ -342,17 +352,33 @@ fn outcome_or_failure(
     }
 }
 
+/// Writes the outputs of a verified run (its deterministic schedule's) into `--out`, and
+/// prints its warnings.
+fn write_outputs(args: &RunArgs, outcome: &pld_sim::SimOutcome) -> Result<(), Failure> {
+    for (name, t) in &outcome.outputs {
+        npy::write(&args.out.join(format!("{name}.npy")), t).map_err(Failure::usage)?;
+    }
+    for w in &outcome.warnings {
+        eprintln!("warning: {w}");
+    }
+    Ok(())
+}
+
 /// Writes the outputs and prints the run's summary: outputs with their checksums, per-rank
 /// traffic, modeled time, `--report-json`, warnings and the trace.
 fn report_outcome(args: &RunArgs, entry: &str, outcome: &pld_sim::SimOutcome) -> Result<(), Failure> {
     let mut names: Vec<&String> = outcome.outputs.keys().collect();
     names.sort();
     outln!("ran `{entry}` on {} rank(s), schedule {}", args.ranks, schedule_name(args.schedule));
+    let mut doc = RunJson { ok: true, modeled_ps: outcome.timing.rank_ps.clone(), ..RunJson::default() };
+    let mut outputs = Vec::new();
     for name in names {
         let t = &outcome.outputs[name];
         let path = args.out.join(format!("{name}.npy"));
         npy::write(&path, t).map_err(Failure::usage)?;
         let sum: f64 = t.to_f64().iter().sum();
+        let dtype = t.dtype.to_string();
+        outputs.push(OutputJson { name, dtype, shape: &t.shape, sum, fnv: format!("{:016x}", fnv(&t.data)) });
         outln!(
             "  {name}: {} {:?} sum={} fnv={:016x} -> {}",
             t.dtype,
@@ -375,9 +401,9 @@ fn report_outcome(args: &RunArgs, entry: &str, outcome: &pld_sim::SimOutcome) ->
     }
     print_timing(&outcome.timing);
     if let Some(path) = &args.report_json {
-        let ps: Vec<String> = outcome.timing.rank_ps.iter().map(u64::to_string).collect();
-        let json = format!("{{\"ok\":true,\"report\":null,\"modeled_ps\":[{}]}}\n", ps.join(","));
-        driver::write_file(path, json.as_bytes())?;
+        doc.outputs = Some(outputs);
+        doc.collectives = Some(outcome.timing.collectives.iter().map(CollectiveJson::of).collect());
+        driver::write_file(path, doc.text().as_bytes())?;
     }
     for w in &outcome.warnings {
         eprintln!("warning: {w}");

@@ -232,3 +232,60 @@ fn padded_whole_tensor_tiles_compute_the_logical_extent() {
     let want: Vec<f32> = x.iter().zip(&y).map(|(a, b)| a + b).collect();
     assert_eq!(o, want);
 }
+
+/// A runtime directory for `target` written without ptoas, its `distributed_meta.json`
+/// rewritten by `rewrite`.
+fn runtime_dir_with_meta(name: &str, target: &str, rewrite: impl Fn(&str) -> String) -> PathBuf {
+    let d = scratch(name);
+    let rt = d.join("rt");
+    let out = pld_env(
+        &[
+            "compile",
+            "examples/quickstart_allreduce.py",
+            "--emit",
+            "runtime",
+            "--target",
+            target,
+            "--out",
+            rt.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let meta = rt.join("distributed_meta.json");
+    let old = std::fs::read_to_string(&meta).unwrap();
+    std::fs::write(&meta, rewrite(&old)).unwrap();
+    rt
+}
+
+#[test]
+fn assemble_reads_the_recorded_target_from_compact_metadata() {
+    // Regression: the target was found by searching for `"backend_type": "Ascend950"` with
+    // one space, so an equivalent compact file assembled an a5 directory for a3.
+    let rt = runtime_dir_with_meta("compact", "a5", |old| {
+        let v: serde_json::Value = serde_json::from_str(old).unwrap();
+        serde_json::to_string(&v).unwrap()
+    });
+    assert!(!std::fs::read_to_string(rt.join("distributed_meta.json")).unwrap().contains(": "));
+    let log = rt.parent().unwrap().join("args.log");
+    let ptoas = fake_ptoas(rt.parent().unwrap(), &log, "NEVER-IN-A-MODULE");
+    let out = pld_env(&["assemble", rt.to_str().unwrap(), "--ptoas", ptoas.to_str().unwrap()], &[]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let calls = std::fs::read_to_string(&log).unwrap();
+    assert!(!calls.is_empty() && calls.lines().all(|l| l.ends_with("--pto-arch a5")), "{calls}");
+}
+
+#[test]
+fn assemble_reports_malformed_metadata_with_its_line_and_column() {
+    let rt =
+        runtime_dir_with_meta("malformed", "a5", |old| old.replacen("\"schema\": 2", "\"schema\": two", 1));
+    let ptoas = fake_ptoas(rt.parent().unwrap(), &rt.parent().unwrap().join("args.log"), "NEVER");
+    let out = pld_env(&["assemble", rt.to_str().unwrap(), "--ptoas", ptoas.to_str().unwrap()], &[]);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("distributed_meta.json:2:14: malformed distributed_meta.json: expected ident\n"),
+        "{err}"
+    );
+    assert!(!rt.parent().unwrap().join("args.log").exists(), "nothing is assembled: {err}");
+}

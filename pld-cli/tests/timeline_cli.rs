@@ -144,8 +144,35 @@ fn report_json_holds_the_verdict() {
     ]);
     assert!(good.status.success(), "{}", stderr(&good));
     let json = std::fs::read_to_string(&path).expect("report written");
-    assert!(json.starts_with("{\"ok\":true,\"report\":null,\"modeled_ps\":["), "{json}");
-    assert_eq!(json.matches(',').count(), 4, "three ranks' times: {json}");
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap_or_else(|e| panic!("{e}: {json}"));
+    assert_eq!((&v["ok"], &v["report"]), (&true.into(), &serde_json::Value::Null), "{json}");
+    assert_eq!(v["modeled_ps"].as_array().map(Vec::len), Some(3), "three ranks' times: {json}");
+    // The summary the text prints: every output with its checksum, every collective's row.
+    let outputs = v["outputs"].as_array().expect("outputs");
+    assert!(
+        !outputs.is_empty() && outputs.iter().all(|o| o["fnv"].as_str().is_some_and(|f| f.len() == 16)),
+        "{json}"
+    );
+    assert!(v["collectives"].is_array(), "{json}");
+    let path = dir.join("coll.json");
+    let coll = pld(&[
+        "run",
+        "examples/host_collectives.py",
+        "--ranks",
+        "4",
+        "--out",
+        dir.to_str().unwrap(),
+        "--report-json",
+        path.to_str().unwrap(),
+    ]);
+    assert!(coll.status.success(), "{}", stderr(&coll));
+    let json = std::fs::read_to_string(&path).expect("report written");
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap_or_else(|e| panic!("{e}: {json}"));
+    let rows = v["collectives"].as_array().expect("collectives");
+    assert!(
+        rows.len() >= 5 && rows.iter().all(|c| c["ranks"] == 4 && c["time_ps"].as_u64() > Some(0)),
+        "{json}"
+    );
 }
 
 #[test]

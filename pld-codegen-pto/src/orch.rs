@@ -21,8 +21,8 @@ use std::collections::{BTreeMap, HashMap};
 
 /// The builtin family's variant naming lives with the family ([`crate::emit::builtin_variant`]).
 pub(crate) use crate::emit::builtin_variant::builtin_spec;
-use crate::json::obj;
 pub use crate::json::Json;
+use crate::json::{self, obj};
 
 /// A sum of buffer sizes: the static ones folded, the symbolic ones (fully parenthesized
 /// expression texts, as [`aligned`] writes them) counted, in first-seen order.
@@ -36,8 +36,8 @@ struct SizeSum {
 impl SizeSum {
     fn add(&mut self, size: Json) {
         match size {
-            Json::Int(n) => self.fixed = self.fixed.saturating_add(n),
-            Json::Str(t) => match self.index.get(&t) {
+            Json::Number(n) => self.fixed = self.fixed.saturating_add(n.as_i64().unwrap_or(0)),
+            Json::String(t) => match self.index.get(&t) {
                 Some(&i) => self.terms[i].1 += 1,
                 None => {
                     self.index.insert(t.clone(), self.terms.len());
@@ -51,7 +51,7 @@ impl SizeSum {
     /// An integer when every size so far was static, else the expression text.
     fn json(&self) -> Json {
         if self.terms.is_empty() {
-            return Json::Int(self.fixed);
+            return json::int(self.fixed);
         }
         let mut parts: Vec<String> = Vec::with_capacity(self.terms.len() + 1);
         if self.fixed != 0 {
@@ -60,7 +60,7 @@ impl SizeSum {
         for (t, n) in &self.terms {
             parts.push(if *n == 1 { t.clone() } else { format!("{n} * {t}") });
         }
-        Json::s(parts.join(" + "))
+        json::s(parts.join(" + "))
     }
 }
 
@@ -95,7 +95,7 @@ fn text(f: &Function, e: &Expr) -> String {
 
 /// An integer when static, else the expression text.
 fn dim(f: &Function, e: &Expr) -> Json {
-    e.as_int().map_or_else(|| Json::s(text(f, e)), Json::Int)
+    e.as_int().map_or_else(|| json::s(text(f, e)), json::int)
 }
 
 /// Evaluates an integer expression under loop-variable bindings.
@@ -110,7 +110,7 @@ fn eval(e: &Expr, env: &HashMap<ValueId, i64>) -> Option<i64> {
 }
 
 fn dtype_name(d: DataType) -> Json {
-    Json::s(d.dsl_name())
+    json::s(d.dsl_name())
 }
 
 #[derive(Clone, Debug)]
@@ -211,31 +211,31 @@ pub fn describe_with(
         .map(|b| {
             let f = &program.functions[b.func];
             obj(vec![
-                ("name", Json::s(&b.name)),
-                ("domain", w.buffer_domain.get(&b.name).map_or(Json::Null, Json::s)),
+                ("name", json::s(&b.name)),
+                ("domain", w.buffer_domain.get(&b.name).map_or(Json::Null, json::s)),
                 ("size", dim(f, &b.size)),
                 ("nbytes", aligned(f, &b.size)),
             ])
         })
         .collect();
     let doc = obj(vec![
-        ("format", Json::s("pld-orchestration/1")),
-        ("program", Json::s(&program.name)),
-        ("target", Json::s(opts.target.name())),
-        ("kernels", Json::Arr(kernels)),
-        ("window_buffers", Json::Arr(buffers)),
-        ("comm_domains", Json::Arr(w.domains)),
-        ("dispatches", Json::Arr(w.dispatches)),
-        ("builtins", Json::Arr(w.builtins.into_values().collect())),
+        ("format", json::s("pld-orchestration/1")),
+        ("program", json::s(&program.name)),
+        ("target", json::s(opts.target.name())),
+        ("kernels", Json::Array(kernels)),
+        ("window_buffers", Json::Array(buffers)),
+        ("comm_domains", Json::Array(w.domains)),
+        ("dispatches", Json::Array(w.dispatches)),
+        ("builtins", Json::Array(w.builtins.into_values().collect())),
     ]);
-    Ok(doc.render())
+    Ok(json::render(&doc))
 }
 
 /// The 32-byte aligned size of a buffer (`kCommBufferAlignmentBytes`).
 fn aligned(f: &Function, size: &Expr) -> Json {
     match size.as_int() {
-        Some(v) => v.checked_add(31).map_or(Json::Null, |x| Json::Int(x / 32 * 32)),
-        None => Json::s(format!("((({} + 31) // 32) * 32)", text(f, size))),
+        Some(v) => v.checked_add(31).map_or(Json::Null, |x| json::int(x / 32 * 32)),
+        None => json::s(format!("((({} + 31) // 32) * 32)", text(f, size))),
     }
 }
 
@@ -258,29 +258,29 @@ fn kernel(program: &Program, f: &Function) -> Json {
                     dists.push(name.clone());
                 }
                 tensors.push(obj(vec![
-                    ("name", Json::s(name)),
-                    ("kind", Json::s(if dist { "window" } else { "tensor" })),
+                    ("name", json::s(name)),
+                    ("kind", json::s(if dist { "window" } else { "tensor" })),
                     ("dtype", dtype_name(t.dtype)),
-                    ("shape", Json::Arr(t.shape.iter().map(|d| dim(f, d)).collect())),
-                    ("direction", Json::s(dir)),
+                    ("shape", Json::Array(t.shape.iter().map(|d| dim(f, d)).collect())),
+                    ("direction", json::s(dir)),
                 ]));
             }
             Type::CommCtx => {
                 ctxs.push(scalars.len());
-                scalars.push(obj(vec![("name", Json::s(name)), ("kind", Json::s("comm_ctx"))]));
+                scalars.push(obj(vec![("name", json::s(name)), ("kind", json::s("comm_ctx"))]));
             }
             Type::Scalar(d) => scalars.push(obj(vec![
-                ("name", Json::s(name)),
-                ("kind", Json::s("scalar")),
+                ("name", json::s(name)),
+                ("kind", json::s("scalar")),
                 ("dtype", dtype_name(*d)),
             ])),
-            other => scalars.push(obj(vec![("name", Json::s(name)), ("kind", Json::s(other.kind_name()))])),
+            other => scalars.push(obj(vec![("name", json::s(name)), ("kind", json::s(other.kind_name()))])),
         }
     }
     // Pair the i-th window with the i-th ctx.
     for (i, idx) in ctxs.iter().enumerate() {
-        if let (Some(Json::Obj(fields)), Some(d)) = (scalars.get_mut(*idx), dists.get(i)) {
-            fields.push(("pairs".into(), Json::s(d)));
+        if let (Some(Json::Object(fields)), Some(d)) = (scalars.get_mut(*idx), dists.get(i)) {
+            fields.insert("pairs".into(), json::s(d));
         }
     }
     let mut args = tensors;
@@ -300,7 +300,7 @@ fn kernel(program: &Program, f: &Function) -> Json {
         }
     }
     for s in syms {
-        args.push(obj(vec![("name", Json::s(s)), ("kind", Json::s("dyn_dim"))]));
+        args.push(obj(vec![("name", json::s(s)), ("kind", json::s("dyn_dim"))]));
     }
     let mut deferred = false;
     f.body.walk_exprs(&mut |e| {
@@ -309,11 +309,11 @@ fn kernel(program: &Program, f: &Function) -> Json {
         }
     });
     if deferred {
-        args.push(obj(vec![("name", Json::s("__pypto_deferred_raw_args")), ("kind", Json::s("hidden"))]));
+        args.push(obj(vec![("name", json::s("__pypto_deferred_raw_args")), ("kind", json::s("hidden"))]));
     }
     if crate::func::uses_block_ids(f) {
         for p in crate::func::BLOCK_ID_PARAMS {
-            args.push(obj(vec![("name", Json::s(p.trim_start_matches('%'))), ("kind", Json::s("hidden"))]));
+            args.push(obj(vec![("name", json::s(p.trim_start_matches('%'))), ("kind", json::s("hidden"))]));
         }
     }
     let module = {
@@ -328,10 +328,10 @@ fn kernel(program: &Program, f: &Function) -> Json {
         m
     };
     obj(vec![
-        ("name", Json::s(&f.name)),
-        ("module", Json::s(format!("{module}.pto"))),
-        ("kind", Json::s(if f.kind == FunctionKind::Aic { "cube" } else { "vector" })),
-        ("args", Json::Arr(args)),
+        ("name", json::s(&f.name)),
+        ("module", json::s(format!("{module}.pto"))),
+        ("kind", json::s(if f.kind == FunctionKind::Aic { "cube" } else { "vector" })),
+        ("args", Json::Array(args)),
     ])
 }
 
@@ -379,7 +379,7 @@ impl Walker<'_> {
                         None => (Json::Null, Json::Null),
                     };
                     bufs.push(obj(vec![
-                        ("name", Json::s(wname)),
+                        ("name", json::s(wname)),
                         ("offset", offset.json()),
                         ("size", size_j),
                         ("nbytes", nbytes.clone()),
@@ -388,18 +388,18 @@ impl Walker<'_> {
                 }
                 let window_size = offset.json();
                 self.domains.push(obj(vec![
-                    ("name", Json::s(name)),
-                    ("function", Json::s(&f.name)),
+                    ("name", json::s(name)),
+                    ("function", json::s(&f.name)),
                     (
                         "devices",
                         if devices.is_empty() {
-                            Json::s("all")
+                            json::s("all")
                         } else {
-                            Json::Arr(devices.iter().map(|d| Json::Int(*d)).collect())
+                            Json::Array(devices.iter().map(|d| json::int(*d)).collect())
                         },
                     ),
                     ("window_size", window_size),
-                    ("buffers", Json::Arr(bufs)),
+                    ("buffers", Json::Array(bufs)),
                 ]));
             }
             for b in s.blocks() {
@@ -503,34 +503,34 @@ impl Walker<'_> {
             Type::DistTensor(d) => d.window.clone(),
             _ => None,
         });
-        let domain = buf.as_ref().and_then(|b| self.buffer_domain.get(b)).map_or(Json::Null, Json::s);
+        let domain = buf.as_ref().and_then(|b| self.buffer_domain.get(b)).map_or(Json::Null, json::s);
         match &ty {
             Type::DistTensor(d) => obj(vec![
-                ("kind", Json::s("window")),
-                ("expr", Json::s(text(f, e))),
-                ("buffer", buf.map_or(Json::Null, Json::s)),
+                ("kind", json::s("window")),
+                ("expr", json::s(text(f, e))),
+                ("buffer", buf.map_or(Json::Null, json::s)),
                 ("domain", domain),
                 ("dtype", dtype_name(d.tensor.dtype)),
-                ("shape", Json::Arr(d.tensor.shape.iter().map(|x| dim(f, x)).collect())),
+                ("shape", Json::Array(d.tensor.shape.iter().map(|x| dim(f, x)).collect())),
             ]),
             Type::Tensor(t) => obj(vec![
-                ("kind", Json::s("tensor")),
-                ("expr", Json::s(text(f, e))),
+                ("kind", json::s("tensor")),
+                ("expr", json::s(text(f, e))),
                 ("dtype", dtype_name(t.dtype)),
-                ("shape", Json::Arr(t.shape.iter().map(|x| dim(f, x)).collect())),
+                ("shape", Json::Array(t.shape.iter().map(|x| dim(f, x)).collect())),
             ]),
             Type::CommCtx => obj(vec![
-                ("kind", Json::s("comm_ctx")),
-                ("expr", Json::s(text(f, e))),
-                ("buffer", buf.map_or(Json::Null, Json::s)),
+                ("kind", json::s("comm_ctx")),
+                ("expr", json::s(text(f, e))),
+                ("buffer", buf.map_or(Json::Null, json::s)),
                 ("domain", domain),
             ]),
             Type::Scalar(d) => obj(vec![
-                ("kind", Json::s("scalar")),
-                ("expr", Json::s(text(f, e))),
+                ("kind", json::s("scalar")),
+                ("expr", json::s(text(f, e))),
                 ("dtype", dtype_name(*d)),
             ]),
-            other => obj(vec![("kind", Json::s(other.kind_name())), ("expr", Json::s(text(f, e)))]),
+            other => obj(vec![("kind", json::s(other.kind_name())), ("expr", json::s(text(f, e)))]),
         }
     }
 
@@ -547,21 +547,21 @@ impl Walker<'_> {
                     && (l.stop.as_call().is_some_and(|c| c.callee.name() == vocab::WORLD_SIZE)
                         || l.stop.as_var().is_some_and(|v| self.world_vars.contains(&(fi, v))))
             });
-            return if all { Json::s("all") } else { Json::Null };
+            return if all { json::s("all") } else { Json::Null };
         }
-        Json::Arr(out.into_iter().map(Json::Int).collect())
+        Json::Array(out.into_iter().map(json::int).collect())
     }
 
     /// Records one dispatch. A task submit also records its task id (`task`, the value the
     /// id is bound to, or null), its `deps` (dependency expressions) and whether it sits in a
     /// manual scope (`manual`: only the listed edges order it).
     fn call(&mut self, fi: usize, f: &Function, c: &Call, task: Option<ValueId>, loops: &[Loop]) {
-        let loops_j = Json::Arr(
+        let loops_j = Json::Array(
             loops
                 .iter()
                 .map(|l| {
                     obj(vec![
-                        ("var", Json::s(f.values.name(l.var))),
+                        ("var", json::s(f.values.name(l.var))),
                         ("start", dim(f, &l.start)),
                         ("stop", dim(f, &l.stop)),
                         ("step", dim(f, &l.step)),
@@ -584,17 +584,17 @@ impl Walker<'_> {
                     }
                 }
                 let mut fields = vec![
-                    ("caller", Json::s(&f.name)),
-                    ("callee", Json::s(name)),
-                    ("level", Json::s(level)),
-                    ("device", device.map_or(Json::Null, |d| Json::s(text(f, d)))),
+                    ("caller", json::s(&f.name)),
+                    ("callee", json::s(name)),
+                    ("level", json::s(level)),
+                    ("device", device.map_or(Json::Null, |d| json::s(text(f, d)))),
                     ("loops", loops_j),
                     ("ranks", device.map_or(Json::Null, |d| self.ranks(fi, d, loops))),
-                    ("args", Json::Arr(c.args.iter().map(|a| self.arg(fi, f, a)).collect())),
+                    ("args", Json::Array(c.args.iter().map(|a| self.arg(fi, f, a)).collect())),
                 ];
                 if let Some(deps) = &c.deps {
-                    fields.push(("task", task.map_or(Json::Null, |t| Json::s(f.values.name(t)))));
-                    fields.push(("deps", Json::Arr(deps.iter().map(|d| Json::s(text(f, d))).collect())));
+                    fields.push(("task", task.map_or(Json::Null, |t| json::s(f.values.name(t)))));
+                    fields.push(("deps", Json::Array(deps.iter().map(|d| json::s(text(f, d))).collect())));
                 }
                 if self.manual > 0 {
                     fields.push(("manual", Json::Bool(true)));
@@ -610,13 +610,11 @@ impl Walker<'_> {
                 let ctxs: Vec<Json> = args
                     .iter()
                     .filter_map(|a| match a {
-                        Json::Obj(fs) if fs.iter().any(|(k, v)| k == "kind" && *v == Json::s("window")) => {
-                            let domain =
-                                fs.iter().find(|(k, _)| k == "domain").map_or(Json::Null, |(_, v)| v.clone());
-                            let buffer =
-                                fs.iter().find(|(k, _)| k == "buffer").map_or(Json::Null, |(_, v)| v.clone());
+                        Json::Object(fs) if fs.get("kind") == Some(&json::s("window")) => {
+                            let domain = fs.get("domain").cloned().unwrap_or(Json::Null);
+                            let buffer = fs.get("buffer").cloned().unwrap_or(Json::Null);
                             Some(obj(vec![
-                                ("kind", Json::s("comm_ctx")),
+                                ("kind", json::s("comm_ctx")),
                                 ("buffer", buffer),
                                 ("domain", domain),
                             ]))
@@ -626,13 +624,13 @@ impl Walker<'_> {
                     .collect();
                 args.extend(ctxs);
                 self.dispatches.push(obj(vec![
-                    ("caller", Json::s(&f.name)),
-                    ("callee", Json::s(&variant)),
-                    ("level", Json::s("builtin")),
-                    ("device", device.map_or(Json::Null, |d| Json::s(text(f, d)))),
+                    ("caller", json::s(&f.name)),
+                    ("callee", json::s(&variant)),
+                    ("level", json::s("builtin")),
+                    ("device", device.map_or(Json::Null, |d| json::s(text(f, d)))),
                     ("loops", loops_j),
                     ("ranks", device.map_or(Json::Null, |d| self.ranks(fi, d, loops))),
-                    ("args", Json::Arr(args)),
+                    ("args", Json::Array(args)),
                 ]));
                 let vars = spec.1;
                 let entry: String =
@@ -642,17 +640,17 @@ impl Walker<'_> {
                 let template = template.trim_end_matches("_ring");
                 self.builtins.entry(variant.clone()).or_insert_with(|| {
                     obj(vec![
-                        ("op", Json::s(def.name)),
-                        ("variant", Json::s(&variant)),
-                        ("entry", Json::s(&entry)),
-                        ("kernel_name", Json::s(format!("{entry}_kernel"))),
-                        ("module", Json::s(format!("{entry}_kernel.pto"))),
-                        ("core_num", Json::Int(c.attr_int("core_num").unwrap_or(1))),
+                        ("op", json::s(def.name)),
+                        ("variant", json::s(&variant)),
+                        ("entry", json::s(&entry)),
+                        ("kernel_name", json::s(format!("{entry}_kernel"))),
+                        ("module", json::s(format!("{entry}_kernel.pto"))),
+                        ("core_num", json::int(c.attr_int("core_num").unwrap_or(1))),
                         (
                             "template_package",
-                            Json::s(format!(":pypto.runtime.builtins.collectives.{template}")),
+                            json::s(format!(":pypto.runtime.builtins.collectives.{template}")),
                         ),
-                        ("template_vars", Json::Obj(vars)),
+                        ("template_vars", Json::Object(vars.into_iter().collect())),
                     ])
                 });
             }
@@ -705,14 +703,14 @@ mod tests {
     #[test]
     fn size_sums_fold_static_sizes_and_count_repeated_symbolic_ones() {
         let mut sum = SizeSum::default();
-        assert_eq!(sum.json(), Json::Int(0));
-        sum.add(Json::Int(256));
-        sum.add(Json::Int(32));
-        assert_eq!(sum.json(), Json::Int(288));
+        assert_eq!(sum.json(), json::int(0));
+        sum.add(json::int(256));
+        sum.add(json::int(32));
+        assert_eq!(sum.json(), json::int(288));
         for t in ["(a)", "(b)", "(a)", "(a)"] {
-            sum.add(Json::s(t));
+            sum.add(json::s(t));
         }
-        sum.add(Json::Int(64));
-        assert_eq!(sum.json(), Json::s("352 + 3 * (a) + (b)"));
+        sum.add(json::int(64));
+        assert_eq!(sum.json(), json::s("352 + 3 * (a) + (b)"));
     }
 }

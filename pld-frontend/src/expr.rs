@@ -284,7 +284,48 @@ impl FnCx<'_, '_> {
         span: Span,
     ) -> Result<Expr, ()> {
         let r = Expr::op_call(name, args, attrs, span, &self.env());
-        r.map_err(|d| self.error(d))
+        let e = r.map_err(|d| self.error(d))?;
+        self.check_writes_to_inputs(&e);
+        Ok(e)
+    }
+
+    /// An op that writes an operand aliasing a read-only (`In`) tensor parameter (`pl.store`
+    /// into a plain `pl.Tensor` input) is an error at the operand, with a label at the
+    /// parameter: the write would be lost and the real output never written.
+    fn check_writes_to_inputs(&mut self, e: &Expr) {
+        let ExprKind::Call(c) = &e.kind else { return };
+        let Some(def) = c.op() else { return };
+        let effects = def.arg_effects(c);
+        for (i, arg) in c.args.iter().enumerate() {
+            if !effects.get(i).is_some_and(|x| x.writes()) {
+                continue;
+            }
+            let Some(v) = crate::callcheck::read_only_root(arg, &self.read_only) else { continue };
+            // A window (`pld.DistributedTensor`) is symmetric memory: a write lands whatever
+            // its direction. A plain tensor input is not copied back: the write is lost.
+            if !matches!(self.values.ty(v), Type::Tensor(_)) {
+                continue;
+            }
+            let name = self.values.name(v).to_string();
+            let decl = self.values.get(v).map(|d| d.span);
+            let mut d = Diagnostic::error(
+                arg.span,
+                format!(
+                    "{} writes `{name}`, which is read-only here: it comes from an input parameter \
+                     (a plain pl.Tensor), not pl.Out / pl.InOut, so the write is lost",
+                    def.name
+                ),
+            );
+            if let Some(at) = decl {
+                d = d.with_label(
+                    at,
+                    format!(
+                        "`{name}` is declared as an input here; declare it pl.Out or pl.InOut to write it"
+                    ),
+                );
+            }
+            self.error(d);
+        }
     }
 
     fn call(&mut self, c: &ast::ExprCall, span: Span) -> Result<Expr, ()> {

@@ -16,6 +16,7 @@
 
 use pld_ir::{DataType, Direction, SourceMap};
 use pld_sim::{CallbackArg, CallbackError, HostCall, HostCallbacks, HostTensor};
+use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -87,13 +88,13 @@ impl ParamValue {
         }
     }
 
-    fn json(&self) -> String {
+    /// The JSON value (a non-finite float is `null`).
+    fn json(&self) -> Value {
         match self {
-            ParamValue::Int(v) => v.to_string(),
-            ParamValue::Float(v) if v.is_finite() => format!("{v:?}"),
-            ParamValue::Float(_) => "null".into(),
-            ParamValue::Bool(b) => if *b { "true" } else { "false" }.into(),
-            ParamValue::Str(s) => json_str(s),
+            ParamValue::Int(v) => json!(v),
+            ParamValue::Float(v) => json!(v),
+            ParamValue::Bool(b) => json!(b),
+            ParamValue::Str(s) => json!(s),
         }
     }
 }
@@ -132,23 +133,23 @@ impl Python {
         let mut entries = Vec::new();
         for (i, t) in tensors.iter().enumerate() {
             let (fname, dtype) = s.write_tensor(i, &t.tensor)?;
-            let shape: Vec<String> = t.tensor.shape.iter().map(usize::to_string).collect();
-            entries.push(format!(
-                "{{\"name\":{},\"dir\":\"{}\",\"kind\":\"tensor\",\"file\":\"{fname}\",\"dtype\":\"{dtype}\",\"shape\":[{}]}}",
-                json_str(&t.name),
-                dir_name(t.dir),
-                shape.join(",")
-            ));
+            entries.push(json!({
+                "name": t.name,
+                "dir": dir_name(t.dir),
+                "kind": "tensor",
+                "file": fname,
+                "dtype": dtype,
+                "shape": t.tensor.shape,
+            }));
         }
-        let gp: Vec<String> = params.iter().map(|(k, v)| format!("[{},{}]", json_str(k), v.json())).collect();
-        let cands: Vec<String> = candidates.iter().map(|c| json_str(c)).collect();
-        let manifest = format!(
-            "{{\"mode\":\"golden\",\"file\":{},\"candidates\":[{}],\"params\":[{}],\"golden_params\":[{}]}}",
-            json_str(file.0),
-            cands.join(","),
-            entries.join(","),
-            gp.join(",")
-        );
+        let gp: Vec<Value> = params.iter().map(|(k, v)| json!([k, v.json()])).collect();
+        let manifest = json!({
+            "mode": "golden",
+            "file": file.0,
+            "candidates": candidates,
+            "params": entries,
+            "golden_params": gp,
+        });
         let res = s.run(self, &manifest, file.1)?;
         let mut outputs = Vec::new();
         for (i, t) in tensors.iter().enumerate() {
@@ -186,28 +187,29 @@ impl HostCallbacks for Bridge {
         let s = Session::new()?;
         let mut entries = Vec::new();
         for (i, p) in call.params.iter().enumerate() {
-            let head = format!("\"name\":{},\"dir\":\"{}\"", json_str(&p.name), dir_name(p.dir));
+            let (name, dir) = (&p.name, dir_name(p.dir));
             entries.push(match &p.value {
                 CallbackArg::Tensor(t) => {
                     let (fname, dtype) = s.write_tensor(i, t)?;
-                    format!("{{{head},\"kind\":\"tensor\",\"file\":\"{fname}\",\"dtype\":\"{dtype}\"}}")
+                    json!({ "name": name, "dir": dir, "kind": "tensor", "file": fname, "dtype": dtype })
                 }
-                CallbackArg::Int(v) => format!("{{{head},\"kind\":\"scalar\",\"value\":{v}}}"),
+                CallbackArg::Int(v) => json!({ "name": name, "dir": dir, "kind": "scalar", "value": v }),
                 CallbackArg::Float(v) => {
-                    format!("{{{head},\"kind\":\"scalar\",\"value\":{}}}", ParamValue::Float(*v).json())
+                    json!({ "name": name, "dir": dir, "kind": "scalar", "value": ParamValue::Float(*v).json() })
                 }
-                CallbackArg::Bool(v) => format!("{{{head},\"kind\":\"scalar\",\"value\":{v}}}"),
+                CallbackArg::Bool(v) => json!({ "name": name, "dir": dir, "kind": "scalar", "value": v }),
             });
         }
-        let binds: Vec<String> =
-            self.binds.iter().map(|(k, v)| format!("{}:{}", json_str(k), v.json())).collect();
-        let manifest = format!(
-            "{{\"mode\":\"callback\",\"file\":{},\"function\":{},\"line\":{line},\"params\":[{}],\"binds\":{{{}}}}}",
-            json_str(&file.name),
-            json_str(&call.name),
-            entries.join(","),
-            binds.join(",")
-        );
+        let binds: serde_json::Map<String, Value> =
+            self.binds.iter().map(|(k, v)| (k.clone(), v.json())).collect();
+        let manifest = json!({
+            "mode": "callback",
+            "file": file.name,
+            "function": call.name,
+            "line": line,
+            "params": entries,
+            "binds": binds,
+        });
         let res = s.run(&self.python, &manifest, &file.text)?;
         for (i, p) in call.params.iter_mut().enumerate() {
             if p.dir == Direction::In {
@@ -229,8 +231,6 @@ fn dir_name(d: Direction) -> &'static str {
         Direction::InOut => "inout",
     }
 }
-
-use pld_ir::quote::json_string as json_str;
 
 /// The NumPy type string a tensor of `dtype` crosses as (BF16 crosses as float32 values).
 fn crossing_type(dtype: DataType) -> Option<&'static str> {
@@ -335,10 +335,10 @@ impl Session {
     }
 
     /// Runs the driver on `manifest` with the program text `source`.
-    fn run(&self, py: &Python, manifest: &str, source: &str) -> Result<Outcome, CallbackError> {
+    fn run(&self, py: &Python, manifest: &Value, source: &str) -> Result<Outcome, CallbackError> {
         let bridge = self.write("bridge.py", BRIDGE_PY.as_bytes())?;
         self.write("source.py", source.as_bytes())?;
-        let manifest = self.write("manifest.json", manifest.as_bytes())?;
+        let manifest = self.write("manifest.json", manifest.to_string().as_bytes())?;
         let stderr_path = self.dir.join("stderr.txt");
         let stderr = std::fs::File::create(&stderr_path)
             .map_err(|e| err(format!("cannot create stderr file: {e}")))?;
@@ -413,13 +413,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn bind_values_parse_by_kind_and_json_strings_escape() {
+    fn bind_values_parse_by_kind_and_nan_is_json_null() {
         assert_eq!(ParamValue::parse("4"), ParamValue::Int(4));
         assert_eq!(ParamValue::parse("0.5"), ParamValue::Float(0.5));
         assert_eq!(ParamValue::parse("True"), ParamValue::Bool(true));
         assert_eq!(ParamValue::parse("ring"), ParamValue::Str("ring".into()));
-        assert_eq!(ParamValue::Float(f64::NAN).json(), "null");
-        assert_eq!(json_str("a\"b\\c\nd"), "\"a\\\"b\\\\c\\nd\"");
+        assert_eq!(ParamValue::Float(f64::NAN).json(), Value::Null);
         assert_eq!(crossing_type(DataType::BF16), Some("<f4"));
     }
 

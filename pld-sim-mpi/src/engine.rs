@@ -127,19 +127,12 @@ impl Mpi {
 /// give that rank time to do so first.
 fn fail(me: usize, report: &pld_sim::Report) -> ! {
     let code = if report.kind == ReportKind::Interrupted { 130 } else { 3 };
-    let site = report_rank(&report.json);
+    let site = report.json["rank"].as_u64().and_then(|r| usize::try_from(r).ok());
     if site == Some(me) || (site.is_none() && me == 0) {
         rma::abort(code, report.text.trim_end());
     }
     std::thread::sleep(Duration::from_secs(5));
     rma::abort(code, report.text.trim_end())
-}
-
-/// The `"rank"` of a report's JSON, when it names one.
-fn report_rank(json: &str) -> Option<usize> {
-    let at = json.find("\"rank\":")? + 7;
-    let digits: String = json[at..].chars().take_while(char::is_ascii_digit).collect();
-    digits.parse().ok()
 }
 
 /// Gathers every process's bytes at rank 0 (in rank order); `None` elsewhere.

@@ -97,7 +97,7 @@ pub struct Report {
     /// The rendered report (first line `error: <kind>: ...`).
     pub text: String,
     /// The same report as one JSON object ([`crate::report_render::json`]).
-    pub json: String,
+    pub json: Box<serde_json::Value>,
 }
 
 impl fmt::Display for Report {
@@ -185,7 +185,7 @@ impl Fault {
         if let Some(g) = &self.context.graph {
             text.push_str(&format!("  = {}\n", g.render(sources)));
         }
-        let json = crate::report_render::json(&self, &text, sources);
+        let json = Box::new(crate::report_render::json(&self, &text, sources));
         Report { kind: self.kind, text, json }
     }
 }

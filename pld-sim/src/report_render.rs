@@ -12,6 +12,7 @@
 
 use crate::report::{span_text, Fault, ParkedCore, ReportKind};
 use pld_ir::{SourceMap, Span};
+use serde::Serialize;
 use std::fmt::Write as _;
 
 /// Where a fault happened: rank, core and kernel.
@@ -157,72 +158,103 @@ pub fn location_block(span: Span, sources: Option<&SourceMap>) -> String {
     format!("  --> {}\n", span_text(span, sources))
 }
 
-pub use pld_ir::quote::json_string as json_str;
+/// A source location in a report's JSON.
+#[derive(Serialize)]
+struct Location<'a> {
+    file: &'a str,
+    line: usize,
+    col: usize,
+}
 
-fn json_loc(span: Span, sources: Option<&SourceMap>) -> String {
-    match sources.and_then(|m| m.get(span.file)).filter(|_| !span.is_dummy()) {
-        Some(f) => {
-            let (l, c) = f.line_col(span.lo);
-            format!("{{\"file\":{},\"line\":{l},\"col\":{c}}}", json_str(&f.name))
-        }
-        None => "null".to_string(),
-    }
+fn json_loc(span: Span, sources: Option<&SourceMap>) -> Option<Location<'_>> {
+    let f = sources.and_then(|m| m.get(span.file)).filter(|_| !span.is_dummy())?;
+    let (line, col) = f.line_col(span.lo);
+    Some(Location { file: &f.name, line, col })
+}
+
+/// A fault report as JSON.
+#[derive(Serialize)]
+struct FaultJson<'a> {
+    kind: &'static str,
+    message: &'a str,
+    location: Option<Location<'a>>,
+    rank: Option<usize>,
+    core: Option<usize>,
+    kernel: Option<&'a str>,
+    notes: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    wait_for: Option<WaitForJson<'a>>,
+    text: &'a str,
+}
+
+/// A deadlock's wait-for graph as JSON.
+#[derive(Serialize)]
+struct WaitForJson<'a> {
+    waits: Vec<WaitJson<'a>>,
+    live: &'a [usize],
+    finished: &'a [usize],
+    cycle: Option<Vec<usize>>,
+    missing_notifier: Vec<&'a str>,
+}
+
+/// One blocked wait as JSON.
+#[derive(Serialize)]
+struct WaitJson<'a> {
+    rank: usize,
+    core: Option<usize>,
+    kernel: &'a str,
+    cell: &'a str,
+    predicate: &'a str,
+    value: i32,
+    location: Option<Location<'a>>,
+    could_notify: Vec<usize>,
+    writers: &'a [usize],
 }
 
 /// The JSON of a fault (`text` is its rendered form).
-pub fn json(f: &Fault, text: &str, sources: Option<&SourceMap>) -> String {
-    let mut o = format!(
-        "{{\"kind\":{},\"message\":{},\"location\":{}",
-        json_str(f.kind.name()),
-        json_str(&f.message),
-        json_loc(f.span, sources)
-    );
-    match &f.context.site {
-        Some(s) => {
-            let core = s.core.map_or_else(|| "null".to_string(), |c| c.to_string());
-            let _ = write!(o, ",\"rank\":{},\"core\":{core},\"kernel\":{}", s.rank, json_str(&s.kernel));
-        }
-        None => o.push_str(",\"rank\":null,\"core\":null,\"kernel\":null"),
-    }
-    let notes: Vec<String> = f
+pub fn json(f: &Fault, text: &str, sources: Option<&SourceMap>) -> serde_json::Value {
+    let site = f.context.site.as_ref();
+    let notes = f
         .span_notes
         .iter()
         .map(|(n, sp)| format!("{n} {}", span_text(*sp, sources)))
         .chain(f.notes.iter().cloned())
-        .map(|n| json_str(&n))
         .collect();
-    let _ = write!(o, ",\"notes\":[{}]", notes.join(","));
-    if let (ReportKind::Deadlock(_), Some(g)) = (&f.kind, &f.context.graph) {
-        let waits: Vec<String> = g
-            .waits
-            .iter()
-            .map(|w| {
-                format!(
-                    "{{\"rank\":{},\"core\":{},\"kernel\":{},\"cell\":{},\"predicate\":{},\"value\":{},\"location\":{},\"could_notify\":[{}],\"writers\":[{}]}}",
-                    w.rank,
-                    w.core.map_or_else(|| "null".to_string(), |c| c.to_string()),
-                    json_str(&w.kernel),
-                    json_str(&w.cell),
-                    json_str(&w.predicate),
-                    w.value,
-                    json_loc(w.span, sources),
-                    list(&g.could_notify(w)).replace(' ', ""),
-                    list(&w.writers).replace(' ', "")
-                )
-            })
-            .collect();
-        let cycle =
-            g.cycle().map_or_else(|| "null".to_string(), |c| format!("[{}]", list(&c).replace(' ', "")));
-        let missing: Vec<String> = g.missing().iter().map(|w| json_str(&w.cell)).collect();
-        let _ = write!(
-            o,
-            ",\"wait_for\":{{\"waits\":[{}],\"live\":[{}],\"finished\":[{}],\"cycle\":{cycle},\"missing_notifier\":[{}]}}",
-            waits.join(","),
-            list(&g.live).replace(' ', ""),
-            list(&g.finished).replace(' ', ""),
-            missing.join(",")
-        );
-    }
-    let _ = write!(o, ",\"text\":{}}}", json_str(text));
-    o
+    let wait_for = match (&f.kind, &f.context.graph) {
+        (ReportKind::Deadlock(_), Some(g)) => Some(WaitForJson {
+            waits: g
+                .waits
+                .iter()
+                .map(|w| WaitJson {
+                    rank: w.rank,
+                    core: w.core,
+                    kernel: &w.kernel,
+                    cell: &w.cell,
+                    predicate: &w.predicate,
+                    value: w.value,
+                    location: json_loc(w.span, sources),
+                    could_notify: g.could_notify(w),
+                    writers: &w.writers,
+                })
+                .collect(),
+            live: &g.live,
+            finished: &g.finished,
+            cycle: g.cycle(),
+            missing_notifier: g.missing().iter().map(|w| w.cell.as_str()).collect(),
+        }),
+        _ => None,
+    };
+    let doc = FaultJson {
+        kind: f.kind.name(),
+        message: &f.message,
+        location: json_loc(f.span, sources),
+        rank: site.map(|s| s.rank),
+        core: site.and_then(|s| s.core),
+        kernel: site.map(|s| s.kernel.as_str()),
+        notes,
+        wait_for,
+        text,
+    };
+    // Strings and integers always serialize.
+    serde_json::to_value(doc).unwrap_or_default()
 }

@@ -14,10 +14,10 @@
 use crate::cost::BusFactor;
 use crate::timeline::{Recorder, ORCH_LANE};
 use crate::value::Val;
-use pld_ir::quote::json_string as esc;
 use pld_ir::SourceMap;
+use serde::Serialize;
+use serde_json::{json, Value};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::fmt::Write as _;
 
 /// (op name, nccl-tests size in bytes, bus factor) of a collective call with `args`: the size
 /// is its largest tensor argument's bytes.
@@ -35,9 +35,80 @@ pub fn collective_of(name: &str, args: &[Val]) -> (String, u64, Option<BusFactor
 /// Most flows a merged trace draws.
 pub const FLOW_LIMIT: usize = 50_000;
 
-/// Microseconds of `ps` picoseconds, exactly (6 decimals).
-fn us(ps: u64) -> String {
-    format!("{}.{:06}", ps / 1_000_000, ps % 1_000_000)
+/// Microseconds of `ps` picoseconds (exact below 2^53 ps, about 104 days of modeled time).
+fn us(ps: u64) -> f64 {
+    ps as f64 / 1e6
+}
+
+/// One trace event (the Trace Event Format's fields pld uses).
+#[derive(Serialize)]
+struct Event<'a> {
+    name: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cat: Option<&'static str>,
+    ph: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    bp: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    id: Option<usize>,
+    pid: usize,
+    tid: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ts: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    dur: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    args: Option<Args<'a>>,
+}
+
+/// An event's args: an op slice's, or a small object of another event.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum Args<'a> {
+    Slice(SliceArgs<'a>),
+    Other(Value),
+}
+
+/// The whole trace document.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Trace<'a> {
+    display_time_unit: &'static str,
+    other_data: OtherData,
+    trace_events: Vec<Event<'a>>,
+}
+
+/// `otherData`: the clock is modeled time under `model`.
+#[derive(Serialize)]
+struct OtherData {
+    clock: &'static str,
+    model: String,
+}
+
+impl<'a> Event<'a> {
+    fn new(name: &'a str, ph: &'static str, pid: usize, tid: usize) -> Self {
+        Event { name, cat: None, ph, bp: None, id: None, pid, tid, ts: None, dur: None, args: None }
+    }
+
+    fn meta(name: &'a str, pid: usize, tid: usize, args: Value) -> Self {
+        Event { args: Some(Args::Other(args)), ..Event::new(name, "M", pid, tid) }
+    }
+}
+
+/// The args of an op slice.
+#[derive(Serialize)]
+struct SliceArgs<'a> {
+    op: &'a str,
+    kernel: &'a str,
+    bytes: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    peer: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cell: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    loc: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ops: Option<u64>,
 }
 
 fn lane_name(core: usize) -> String {
@@ -52,26 +123,17 @@ fn lane_name(core: usize) -> String {
 pub fn chrome_trace(rec: &Recorder, cores: usize, sources: Option<&SourceMap>) -> String {
     let slices = &rec.slices.list;
     let merged = rec.slices.window > 0;
-    let mut ev: Vec<String> = Vec::new();
+    let mut ev: Vec<Event<'_>> = Vec::new();
     let ranks: BTreeSet<usize> = slices.iter().map(|s| s.at.0).collect();
     for &r in &ranks {
-        ev.push(format!(
-            "{{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":{r},\"tid\":0,\"args\":{{\"name\":\"rank {r}\"}}}}"
-        ));
-        ev.push(format!(
-            "{{\"name\":\"process_sort_index\",\"ph\":\"M\",\"pid\":{r},\"tid\":0,\"args\":{{\"sort_index\":{r}}}}}"
-        ));
+        ev.push(Event::meta("process_name", r, 0, json!({ "name": format!("rank {r}") })));
+        ev.push(Event::meta("process_sort_index", r, 0, json!({ "sort_index": r })));
     }
     let lanes: BTreeSet<(usize, usize)> = slices.iter().map(|s| s.at).collect();
     for &(r, c) in &lanes {
-        let name = lane_name(c);
-        ev.push(format!(
-            "{{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":{r},\"tid\":{c},\"args\":{{\"name\":\"{name}\"}}}}"
-        ));
-        ev.push(format!(
-            "{{\"name\":\"thread_sort_index\",\"ph\":\"M\",\"pid\":{r},\"tid\":{c},\"args\":{{\"sort_index\":{}}}}}",
-            if c == ORCH_LANE { cores } else { c }
-        ));
+        ev.push(Event::meta("thread_name", r, c, json!({ "name": lane_name(c) })));
+        let sort = if c == ORCH_LANE { cores } else { c };
+        ev.push(Event::meta("thread_sort_index", r, c, json!({ "sort_index": sort })));
     }
     // Flow sources: the slice holding each released stamp or remote write.
     let mut source: HashMap<u64, usize> = HashMap::new();
@@ -99,44 +161,33 @@ pub fn chrome_trace(rec: &Recorder, cores: usize, sources: Option<&SourceMap>) -
         }
     }
     for s in slices {
-        let loc = if s.span.is_dummy() { String::new() } else { crate::report::span_text(s.span, sources) };
-        let mut args = format!("\"op\":{},\"kernel\":{},\"bytes\":{}", esc(&s.name), esc(&s.kernel), s.bytes);
-        if let Some(p) = s.peer {
-            let _ = write!(args, ",\"peer\":{p}");
-        }
-        if let Some(c) = &s.cell {
-            let _ = write!(args, ",\"cell\":{}", esc(c));
-        }
-        if !loc.is_empty() {
-            let _ = write!(args, ",\"loc\":{}", esc(&loc));
-        }
-        if s.ops > 1 {
-            let _ = write!(args, ",\"ops\":{}", s.ops);
-        }
-        ev.push(format!(
-            "{{\"name\":{},\"cat\":\"op\",\"ph\":\"X\",\"pid\":{},\"tid\":{},\"ts\":{},\"dur\":{},\"args\":{{{args}}}}}",
-            esc(&s.name),
-            s.at.0,
-            s.at.1,
-            us(s.ts),
-            us(s.dur)
-        ));
+        let loc =
+            (!s.span.is_dummy()).then(|| crate::report::span_text(s.span, sources)).filter(|l| !l.is_empty());
+        let args = SliceArgs {
+            op: &s.name,
+            kernel: &s.kernel,
+            bytes: s.bytes,
+            peer: s.peer,
+            cell: s.cell.as_deref(),
+            loc,
+            ops: (s.ops > 1).then_some(s.ops as u64),
+        };
+        let (ts, dur) = (Some(us(s.ts)), Some(us(s.dur)));
+        let at = Event::new(&s.name, "X", s.at.0, s.at.1);
+        ev.push(Event { cat: Some("op"), ts, dur, args: Some(Args::Slice(args)), ..at });
     }
     for (flow_id, &(a, b, write)) in pairs.iter().enumerate() {
         let (src, dst) = (&slices[a], &slices[b]);
         let kind = if write { "write → read" } else { "notify → wait" };
-        ev.push(format!(
-            "{{\"name\":\"{kind}\",\"cat\":\"flow\",\"ph\":\"s\",\"id\":{flow_id},\"pid\":{},\"tid\":{},\"ts\":{}}}",
-            src.at.0,
-            src.at.1,
-            us(src.ts)
-        ));
-        ev.push(format!(
-            "{{\"name\":\"{kind}\",\"cat\":\"flow\",\"ph\":\"f\",\"bp\":\"e\",\"id\":{flow_id},\"pid\":{},\"tid\":{},\"ts\":{}}}",
-            dst.at.0,
-            dst.at.1,
-            us(dst.ts)
-        ));
+        let flow = |ph, bp, sl: &crate::timeline::Slice| Event {
+            cat: Some("flow"),
+            bp,
+            id: Some(flow_id),
+            ts: Some(us(sl.ts)),
+            ..Event::new(kind, ph, sl.at.0, sl.at.1)
+        };
+        ev.push(flow("s", None, src));
+        ev.push(flow("f", Some("e"), dst));
     }
     // Remote bytes in flight per rank: a slice adds its (time-weighted mean) remote bytes in
     // flight at its start and takes them off at its end.
@@ -151,16 +202,17 @@ pub fn chrome_trace(rec: &Recorder, cores: usize, sources: Option<&SourceMap>) -
         let mut v = 0i64;
         for (ts, delta) in d {
             v += delta;
-            ev.push(format!(
-                "{{\"name\":\"remote bytes in flight\",\"ph\":\"C\",\"pid\":{r},\"tid\":0,\"ts\":{},\"args\":{{\"bytes\":{}}}}}",
-                us(ts),
-                v.max(0)
-            ));
+            let args = Some(Args::Other(json!({ "bytes": v.max(0) })));
+            ev.push(Event { ts: Some(us(ts)), args, ..Event::new("remote bytes in flight", "C", r, 0) });
         }
     }
-    format!(
-        "{{\"displayTimeUnit\":\"ns\",\"otherData\":{{\"clock\":\"modeled\",\"model\":{}}},\"traceEvents\":[\n{}\n]}}\n",
-        esc(&rec.cost.describe()),
-        ev.join(",\n")
-    )
+    let trace = Trace {
+        display_time_unit: "ns",
+        other_data: OtherData { clock: "modeled", model: rec.cost.describe() },
+        trace_events: ev,
+    };
+    // Strings, integers and finite numbers always serialize.
+    let mut out = serde_json::to_string(&trace).unwrap_or_default();
+    out.push('\n');
+    out
 }

@@ -47,7 +47,9 @@ fn assert_shows_line(rep: &Report, text: &str, needle: &str) {
 }
 
 fn json(rep: &Report) -> Value {
-    serde_json::from_str(&rep.json).unwrap_or_else(|e| panic!("report JSON: {e}\n{}", rep.json))
+    // Through text, as a tool reading `--report-json` would.
+    let text = serde_json::to_string(&rep.json).expect("serializes");
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("report JSON: {e}\n{text}"))
 }
 
 #[test]

@@ -29,7 +29,7 @@ pub(crate) fn builtin_spec(c: &Call, opts: &CodegenOptions) -> (String, Vec<(Str
         _ => ("ReduceOp::kSum", "TADD"),
     };
     let mut vars = Vec::new();
-    let mut v = |k: &str, s: String| vars.push((k.to_string(), Json::Str(s)));
+    let mut v = |k: &str, s: String| vars.push((k.to_string(), Json::String(s)));
     let variant = match op {
         MESH_ALLREDUCE => {
             v("op_cpp", op_cpp.into());

@@ -13,8 +13,89 @@
 
 use super::results::HostResult;
 use super::RuntimeOptions;
-use crate::json::{obj, Json};
+use crate::json::{self, Json};
 use pld_ir::{Direction, Function, Type};
+use serde::{Deserialize, Serialize};
+
+/// The whole `distributed_meta.json` document (the loader ignores unknown top-level keys, and
+/// so does [`DistributedMeta::parse`]).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DistributedMeta {
+    /// Always 2.
+    pub schema: u32,
+    /// Every host-orchestrator parameter, in order, then one `Out` per created result.
+    pub params: Vec<MetaParam>,
+    /// How many values the host returns.
+    pub num_return_types: usize,
+    /// The platform name (`a2a3sim`, `a5`, …).
+    pub platform: String,
+    /// `Ascend910B` or `Ascend950`.
+    pub backend_type: String,
+    /// The distributed launch configuration.
+    pub distributed_config: DistributedConfig,
+    /// Symbolic extents of every parameter with a dynamic dim, by parameter name.
+    #[serde(default)]
+    pub pld_symbolic_shapes: serde_json::Map<String, Json>,
+}
+
+/// One `params[i]` entry.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MetaParam {
+    /// The exact `tensors["…"]` key `host_orch.py` reads.
+    pub name: String,
+    /// `In`, `Out` or `InOut`.
+    pub direction: String,
+    /// Static dims (`-1` for a dynamic one), `null` for a scalar.
+    pub shape: Option<Vec<i64>>,
+    /// The `str(DataType)` spelling.
+    pub dtype: String,
+}
+
+/// `distributed_config`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DistributedConfig {
+    /// The devices of the launch, one per rank.
+    pub device_ids: Vec<i64>,
+    /// How many `sub_workers/` modules there are.
+    pub num_sub_workers: usize,
+    /// The Simpler runtime name.
+    pub runtime: String,
+    /// AICPU threads (0: the architecture default).
+    pub aicpu_thread_num: i64,
+}
+
+/// A `distributed_meta.json` that does not parse: the reader's message and its 1-based
+/// line and column.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MetaError {
+    /// What the reader found wrong.
+    pub message: String,
+    /// 1-based line.
+    pub line: usize,
+    /// 1-based column.
+    pub column: usize,
+}
+
+impl DistributedMeta {
+    /// Parses a `distributed_meta.json` text.
+    pub fn parse(text: &str) -> Result<DistributedMeta, MetaError> {
+        serde_json::from_str(text).map_err(|e| {
+            let (line, column) = (e.line(), e.column());
+            let full = e.to_string();
+            let message = full.trim_end_matches(&format!(" at line {line} column {column}")).to_string();
+            MetaError { message, line, column }
+        })
+    }
+
+    /// The target the recorded `backend_type` names, if it names one.
+    pub fn target(&self) -> Option<pld_ir::Target> {
+        match self.backend_type.as_str() {
+            "Ascend950" => Some(pld_ir::Target::A5),
+            "Ascend910B" => Some(pld_ir::Target::A2A3),
+            _ => None,
+        }
+    }
+}
 
 /// The `ParamDirection` member name.
 pub fn direction_name(d: Direction) -> &'static str {
@@ -26,7 +107,7 @@ pub fn direction_name(d: Direction) -> &'static str {
 }
 
 /// One `params[i]` entry.
-fn param_json(name: &str, dir: Direction, ty: &Type) -> Json {
+fn param(name: &str, dir: Direction, ty: &Type) -> MetaParam {
     let (shape, dtype) = match ty {
         Type::Tensor(t) | Type::DistTensor(pld_ir::DistTensorType { tensor: t, .. }) => {
             let last = t.shape.len().saturating_sub(1);
@@ -36,22 +117,17 @@ fn param_json(name: &str, dir: Direction, ty: &Type) -> Json {
                 .enumerate()
                 .map(|(i, d)| match d.as_int() {
                     // FP4 packs two elements per byte: the runtime shape halves the last dim.
-                    Some(v) if i == last && t.dtype == pld_ir::DataType::FP4 => Json::Int(v / 2),
-                    Some(v) => Json::Int(v),
-                    None => Json::Int(-1),
+                    Some(v) if i == last && t.dtype == pld_ir::DataType::FP4 => v / 2,
+                    Some(v) => v,
+                    None => -1,
                 })
                 .collect();
-            (Json::Arr(dims), t.dtype.display_name())
+            (Some(dims), t.dtype.display_name())
         }
-        Type::Scalar(d) => (Json::Null, d.display_name()),
-        _ => (Json::Null, "int64"),
+        Type::Scalar(d) => (None, d.display_name()),
+        _ => (None, "int64"),
     };
-    obj(vec![
-        ("name", Json::Str(name.to_string())),
-        ("direction", Json::Str(direction_name(dir).into())),
-        ("shape", shape),
-        ("dtype", Json::Str(dtype.into())),
-    ])
+    MetaParam { name: name.to_string(), direction: direction_name(dir).into(), shape, dtype: dtype.into() }
 }
 
 /// Renders the metadata of `host` under `opts`: its parameters, then one `Out` parameter per
@@ -65,8 +141,8 @@ pub fn render(host: &Function, sub_workers: usize, results: &[HostResult], opts:
         .map(|p| (host.values.name(p.value).to_string(), p.dir, host.values.ty(p.value)))
         .collect();
     all.extend(created.iter().map(|(n, t)| (n.clone(), Direction::Out, t)));
-    let params: Vec<Json> = all.iter().map(|(n, d, t)| param_json(n, *d, t)).collect();
-    let mut symbolic = Vec::new();
+    let params = all.iter().map(|(n, d, t)| param(n, *d, t)).collect();
+    let mut symbolic = serde_json::Map::new();
     for (name, _, ty) in &all {
         if let Some(t) = ty.as_tensor_like() {
             if t.shape.iter().any(|d| d.as_int().is_none()) {
@@ -74,33 +150,29 @@ pub fn render(host: &Function, sub_workers: usize, results: &[HostResult], opts:
                     .shape
                     .iter()
                     .map(|d| match d.as_int() {
-                        Some(v) => Json::Int(v),
-                        None => Json::Str(
+                        Some(v) => json::int(v),
+                        None => json::s(
                             super::py_expr(d, &|v| host.values.name(v).to_string())
                                 .unwrap_or_else(|_| "-1".to_string()),
                         ),
                     })
                     .collect();
-                symbolic.push((name.clone(), Json::Arr(dims)));
+                symbolic.insert(name.clone(), Json::Array(dims));
             }
         }
     }
-    obj(vec![
-        ("schema", Json::Int(2)),
-        ("params", Json::Arr(params)),
-        ("num_return_types", Json::Int(results.len() as i64)),
-        ("platform", Json::Str(opts.platform.clone())),
-        ("backend_type", Json::Str(opts.backend_type().into())),
-        (
-            "distributed_config",
-            obj(vec![
-                ("device_ids", Json::Arr(opts.device_ids.iter().map(|d| Json::Int(*d)).collect())),
-                ("num_sub_workers", Json::Int(sub_workers as i64)),
-                ("runtime", Json::Str(super::RUNTIME.into())),
-                ("aicpu_thread_num", Json::Int(0)),
-            ]),
-        ),
-        ("pld_symbolic_shapes", Json::Obj(symbolic)),
-    ])
-    .render()
+    json::render(&DistributedMeta {
+        schema: 2,
+        params,
+        num_return_types: results.len(),
+        platform: opts.platform.clone(),
+        backend_type: opts.backend_type().into(),
+        distributed_config: DistributedConfig {
+            device_ids: opts.device_ids.clone(),
+            num_sub_workers: sub_workers,
+            runtime: super::RUNTIME.into(),
+            aicpu_thread_num: 0,
+        },
+        pld_symbolic_shapes: symbolic,
+    })
 }

@@ -759,8 +759,10 @@ fn fresh_ranks<'p>(cfg: &SimConfig, rec: &Recorder) -> Vec<RankLocal<'p>> {
 }
 
 /// End-of-run checks: every cell of every self-clearing signal is back at zero
-/// ([`World::leak_check`]).
+/// ([`World::leak_check`]) and no other signal cell holds credits nobody waited for
+/// ([`World::leftover_check`]).
 fn end_checks(world: &mut World) -> Result<(), Fault> {
     world.generation_check()?;
-    world.leak_check()
+    world.leak_check()?;
+    world.leftover_check()
 }

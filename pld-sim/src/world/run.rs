@@ -82,6 +82,17 @@ impl World {
         self.warnings.extend(warnings);
     }
 
+    /// The first recorded read of undefined bytes whose bytes did not become signal cells
+    /// later in the run (a cell a notify or wait addressed is defined from the start).
+    fn first_uninit(&mut self) -> Option<Fault> {
+        let list = std::mem::take(&mut self.uninit);
+        list.into_iter()
+            .find(|&((domain, owner, lo, hi), _)| {
+                !super::lock(&self.domains[domain].wins[owner].state).all_cells(lo, hi)
+            })
+            .map(|(_, f)| *f)
+    }
+
     /// Starts a run: its memory limit (counters reset) and the checks it enables.
     pub fn begin_run(&mut self, max_memory: u64, checks: Checks) {
         self.mem = MemUse { cap: max_memory, host: 0, windows: 0 };
@@ -102,7 +113,7 @@ impl World {
     /// warnings and host buffers are handed out.
     pub fn end_run(&mut self, result: Result<(), Fault>) -> (Result<(), Fault>, RunEnd) {
         let result = match result {
-            Ok(()) => self.uninit.take().map_or(Ok(()), |f| Err(*f)),
+            Ok(()) => self.first_uninit().map_or(Ok(()), Err),
             Err(f) => Err(f),
         };
         self.reuse = None;
@@ -238,7 +249,10 @@ impl World {
 
     /// `pld run --zero-windows`: every window buffer starts at zero.
     pub fn zero_all_windows(&mut self) {
-        self.allocs.iter_mut().for_each(|a| a.zeroed = true);
+        self.allocs.iter_mut().for_each(|a| {
+            a.zeroed = true;
+            a.defined = true;
+        });
     }
 
     /// Starts a scheduler step's meter (`record_touches`: keep the bytes it touches).
