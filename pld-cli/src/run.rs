@@ -157,7 +157,8 @@ fn run_on(
     interrupt: std::sync::Arc<std::sync::atomic::AtomicBool>,
 ) -> Result<(), Failure> {
     let sel = Selection { program: args.program.as_deref(), entry: args.entry.as_deref() };
-    let (mut program, sources) = select::load_one(&args.file, args.target, sel, &args.bind)?;
+    let (mut program, sources) =
+        select::load_one(&args.file, args.target, sel, &args.bind, Some(args.ranks))?;
     let entry = pick_entry(&program, args.entry.as_deref())?;
     let opts = pld_passes::PipelineOptions { target: args.target, ..Default::default() };
     pld_passes::run_pipeline(&mut program, &opts).map_err(|d| Failure::Diagnostics(d, sources.clone()))?;
