@@ -145,9 +145,24 @@ fn deduce_allreduce(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
     Ok(cx.ty(0).clone())
 }
 
-/// Whether a ring signal's `[rows, cols]` can never be `[2*(cols-1), cols]`: it is not for
-/// any of a few rank counts given to every symbol (a symbol no sample binds is unknown: `false`).
+/// Whether a ring signal's `[rows, cols]` can never be `[2*(cols-1), cols]`: both dims are in
+/// one rank-count symbol (two independent symbols, e.g. a builtin kernel's shape parameters,
+/// may take any values: unknown, `false`) and the shape is not ring-shaped for any of a few rank
+/// counts given to it.
 fn never_ring_shaped(rows: &Expr, cols: &Expr) -> bool {
+    let mut syms: Vec<String> = Vec::new();
+    for e in [rows, cols] {
+        e.walk(&mut |e| {
+            if let pld_ir::ExprKind::Sym(s) = &e.kind {
+                if !syms.contains(s) {
+                    syms.push(s.clone());
+                }
+            }
+        });
+    }
+    if syms.len() > 1 {
+        return false;
+    }
     [2i64, 3, 4, 5, 8].iter().all(|&n| {
         let at = |e: &Expr| e.eval_int(&|_| Some(n));
         match (at(rows), at(cols)) {
