@@ -68,9 +68,12 @@ pub struct RunArgs {
     /// Checked outputs: `--expect`, `--check-golden`, `--rtol`, `--atol`.
     #[command(flatten)]
     checks: crate::expect::CheckArgs,
-    /// Step budget: every statement, op and loop iteration is a step.
-    #[arg(long, value_name = "N", default_value_t = pld_sim::budget::DEFAULT_MAX_STEPS)]
-    max_steps: u64,
+    /// Total step budget (every statement, op and loop iteration is a step; default: none).
+    #[arg(long, value_name = "N")]
+    max_steps: Option<u64>,
+    /// Liveness budget: steps in a row that move no data and change no signal cell.
+    #[arg(long, value_name = "N", default_value_t = pld_sim::budget::DEFAULT_MAX_IDLE_STEPS)]
+    max_idle_steps: u64,
     /// Wall-clock limit of the simulation in seconds (default: none).
     #[arg(long, value_name = "SECONDS", value_parser = parse_seconds)]
     timeout: Option<std::time::Duration>,
@@ -277,7 +280,8 @@ fn run_on(
         ))),
         sources: Some(sources),
         cores_per_rank: args.cores,
-        max_steps: args.max_steps,
+        max_steps: args.max_steps.unwrap_or(pld_sim::budget::DEFAULT_MAX_STEPS),
+        max_idle_steps: args.max_idle_steps,
         max_memory,
         deadline: args.timeout.map(|t| std::time::Instant::now() + t),
         interrupt: Some(interrupt),

@@ -369,3 +369,57 @@ fn an_input_longer_than_its_header_says_is_refused_from_its_length() {
     assert!(err.contains("needs 512 data bytes, but the file holds 2147483648"), "{err}");
     assert!(started.elapsed() < std::time::Duration::from_secs(20), "{:?}", started.elapsed());
 }
+
+/// A host callback doubling each rank's row, called from `CALLER`.
+const CALLBACK_PROGRAM: &str = r#"import pypto.language as pl
+import pypto.language.distributed as pld
+
+NR = pl.dynamic("NR")
+N = 64
+
+
+@pl.program
+class Cb:
+    @pl.function(level=pl.Level.HOST, role=pl.Role.SubWorker)
+    def double(mid: pl.Tensor[[NR, 1, N], pl.FP32], out: pl.Out[pl.Tensor[[NR, 1, N], pl.FP32]]):
+        out[:] = mid * 2
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def chip(self, x: pl.Tensor[[NR, 1, N], pl.FP32], y: pl.Out[pl.Tensor[[NR, 1, N], pl.FP32]]):
+        CHIP_BODY
+
+    @pl.function(level=pl.Level.HOST, role=pl.Role.Orchestrator)
+    def host(self, x: pl.Tensor[[NR, 1, N], pl.FP32], y: pl.Out[pl.Tensor[[NR, 1, N], pl.FP32]]):
+        HOST_BODY
+"#;
+
+#[test]
+fn a_host_callback_called_from_a_chip_orchestration_is_a_check_diagnostic() {
+    let dir = scratch("callback-site");
+    let bad = dir.join("bad.py");
+    let src = CALLBACK_PROGRAM
+        .replace("CHIP_BODY", "self.double(x, y)")
+        .replace("HOST_BODY", "self.chip(x, y, device=0)");
+    std::fs::write(&bad, src).unwrap();
+    for cmd in ["check", "compile"] {
+        let c = dir.join("c");
+        let out = if cmd == "check" {
+            pld(&[cmd, bad.to_str().unwrap()])
+        } else {
+            pld(&[cmd, bad.to_str().unwrap(), "--out", c.to_str().unwrap()])
+        };
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{cmd}: {err}");
+        assert!(
+            err.starts_with("error: host callback `double` is called from a chip orchestration function"),
+            "{err}"
+        );
+        assert!(err.contains("bad.py:16:9"), "{err}");
+    }
+    // Its twin calls the callback from the host orchestrator.
+    let good = dir.join("good.py");
+    let src = CALLBACK_PROGRAM.replace("CHIP_BODY", "pass").replace("HOST_BODY", "self.double(x, y)");
+    std::fs::write(&good, src).unwrap();
+    let out = pld(&["check", good.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+}

@@ -12,7 +12,9 @@ use crate::body::FnCx;
 use crate::consts::{self, enum_path, get_byte_call, literal, named_constant, negate};
 use crate::util::{dotted, span_of, split_module};
 use pld_ir::registry::DeduceEnv;
-use pld_ir::{registry, Attr, BinOp, Call, Callee, DataType, Diagnostic, Expr, ExprKind, Span, Type, UnOp};
+use pld_ir::{
+    registry, Attr, BinOp, Call, Callee, DataType, Diagnostic, Expr, ExprKind, FunctionKind, Span, Type, UnOp,
+};
 use rustpython_parser::ast;
 
 mod op_call;
@@ -644,6 +646,22 @@ impl FnCx<'_, '_> {
         }
         let args: Vec<Expr> = slots.into_iter().flatten().collect();
         crate::callcheck::check_call(self, i, &args);
+        if self.unit.sigs[i].external && self.kind != FunctionKind::Host && self.kind != FunctionKind::Opaque
+        {
+            // The runtime runs host callbacks between device dispatches of the host program.
+            let decl = self.unit.sigs[i].span;
+            self.error(
+                Diagnostic::error(
+                    span,
+                    format!(
+                        "host callback `{sig_name}` is called from a {} function: a host callback runs on the host, between the host orchestrator's device dispatches",
+                        if self.kind == FunctionKind::ChipOrch { "chip orchestration" } else { "device kernel" }
+                    ),
+                )
+                .with_label(decl, format!("`{sig_name}` is a host callback (level=pl.Level.HOST, role=pl.Role.SubWorker)"))
+                .with_note("call it from the host orchestrator (level=pl.Level.HOST, role=pl.Role.Orchestrator)"),
+            );
+        }
         let ret = match self.unit.ensure_ret(i) {
             Some(r) => r,
             None => {

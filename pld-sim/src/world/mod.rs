@@ -10,7 +10,8 @@
 //!   report, never a silent hit on other memory.
 //! - Window memory starts as the garbage byte [`GARBAGE`] (NaN for every float type) except for
 //!   allocations all of whose views are integer typed (signals, counters), which start at zero
-//!   (docs/DECISIONS.md D-sim-1).
+//!   (docs/DECISIONS.md D-sim-1); what is *defined* to read is what was written or is a signal
+//!   cell, whatever the dtype (D-sim-22).
 //! - Data accesses to windows are checked for races with per-rank vector clocks whose only
 //!   cross-rank edges are notify→wait; signal cells carry the clocks of their notifiers.
 
@@ -74,6 +75,9 @@ pub struct World {
     released: Vec<Release>,
     /// Accounting.
     stats: Stats,
+    /// `stats.steps` when the run last made progress (changed data or a signal cell):
+    /// the liveness budget counts the steps since ([`World::idle_steps`]).
+    progress_at: u64,
     /// Whether races are checked.
     check_races: bool,
     /// Whether a read of window bytes nothing wrote is only a warning (`--allow-uninit-reads`)
@@ -158,6 +162,7 @@ impl World {
                 barrier_rounds: vec![0; nranks],
                 ..Stats::default()
             },
+            progress_at: 0,
             check_races: true,
             allow_uninit_reads: false,
             uninit: Vec::new(),
@@ -378,6 +383,7 @@ impl World {
                 barrier_rounds: vec![0; n],
                 ..Stats::default()
             },
+            progress_at: 0,
             check_races: self.check_races,
             allow_uninit_reads: self.allow_uninit_reads,
             uninit: Vec::new(),
@@ -446,6 +452,8 @@ impl World {
             }
         }
         self.stats.steps += h.stats.steps;
+        // The handle judged its own liveness; joining is progress for this one.
+        self.progress_at = self.stats.steps;
         for u in h.uninit {
             if self.uninit.len() < MAX_UNINIT {
                 self.uninit.push(u);
