@@ -153,15 +153,20 @@ pub fn run(args: &RunArgs) -> Result<(), Failure> {
     }
 }
 
+/// The one program unit `run` selects, its builders bound (a rank-count parameter from
+/// `--ranks`).
+fn load_selected(args: &RunArgs) -> Result<(pld_ir::Program, pld_ir::SourceMap), Failure> {
+    let sel = Selection { program: args.program.as_deref(), entry: args.entry.as_deref() };
+    select::load_one(&args.file, args.target, sel, &args.bind, Some(args.ranks))
+}
+
 /// `pld run` on a started engine.
 fn run_on(
     args: &RunArgs,
     engine: &crate::engine::Engine,
     interrupt: std::sync::Arc<std::sync::atomic::AtomicBool>,
 ) -> Result<(), Failure> {
-    let sel = Selection { program: args.program.as_deref(), entry: args.entry.as_deref() };
-    let (mut program, sources) =
-        select::load_one(&args.file, args.target, sel, &args.bind, Some(args.ranks))?;
+    let (mut program, sources) = load_selected(args)?;
     let entry = pick_entry(&program, args.entry.as_deref())?;
     let opts = pld_passes::PipelineOptions { target: args.target, ..Default::default() };
     pld_passes::run_pipeline(&mut program, &opts).map_err(|d| Failure::Diagnostics(d, sources.clone()))?;
