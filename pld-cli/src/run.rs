@@ -24,7 +24,8 @@ pub struct RunArgs {
     /// also selects the program whose host function it is.
     #[arg(long)]
     entry: Option<String>,
-    /// Number of simulated ranks.
+    /// Number of simulated ranks, 1 to 64: the runtime's CommContext holds at most 64 peers
+    /// (COMM_MAX_RANK_NUM).
     #[arg(long, default_value_t = 2)]
     ranks: usize,
     /// An input tensor: NAME=PATH.npy (repeatable).
@@ -47,7 +48,7 @@ pub struct RunArgs {
     pub(crate) trace: Option<PathBuf>,
     /// Keep every trace slice (by default short plain slices on a core are aggregated).
     #[arg(long = "trace-all")]
-    trace_all: bool,
+    pub(crate) trace_all: bool,
     /// Overrides a cost-model parameter of modeled time: KEY=VALUE (repeatable; keys
     /// alpha_ns, link_gbps, hbm_gbps, notify_ns, poll_ns, op_ns, launch_ns).
     #[arg(long = "cost", value_name = "KEY=VALUE")]
@@ -279,6 +280,7 @@ fn run_on(
     if let Some(n) = args.verify {
         return crate::verify::explore(&program, &entry, &inputs, &cfg, n);
     }
+    crate::expect::precheck(&args.checks, &args.file, &entry)?;
     let progress = Progress::start(args.ranks);
     let result = engine.run(&program, &entry, &inputs, &cfg);
     progress.stop();

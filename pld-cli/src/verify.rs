@@ -1,6 +1,7 @@
 //! `pld verify FILE --ranks R [--schedules N]`: schedule exploration.
 //!
-//! Takes every `pld run` option but `--schedule` and `--trace` (a usage error), builds the inputs once, and runs
+//! Takes every `pld run` option but `--schedule`, `--trace` and `--trace-all` (not listed in
+//! its `--help`; given anyway, a usage error), builds the inputs once, and runs
 //! the deterministic schedule plus N PCT schedules (`pld_sim::verify`). Exit 0 when every
 //! schedule ran clean with identical outputs and traffic; exit 3 with the failing schedule's
 //! report (replayable with `pld run --schedule pct:SEED`), or with both schedules' names and
@@ -28,9 +29,10 @@ pub fn run(mut args: VerifyArgs) -> Result<(), Failure> {
     if args.schedules > 100_000 {
         return Err(Failure::usage(format!("--schedules {} is above 100000", args.schedules)));
     }
-    if args.run.schedule != pld_sim::Schedule::Deterministic || args.run.trace.is_some() {
+    if args.run.schedule != pld_sim::Schedule::Deterministic || args.run.trace.is_some() || args.run.trace_all
+    {
         return Err(Failure::usage(
-            "pld verify chooses its own schedules and records no trace: drop --schedule and --trace (replay one schedule with pld run --schedule pct:SEED)",
+            "pld verify chooses its own schedules and records no trace: drop --schedule, --trace and --trace-all (replay one schedule with pld run --schedule pct:SEED)",
         ));
     }
     args.run.verify = Some(args.schedules);
