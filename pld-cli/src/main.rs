@@ -17,6 +17,7 @@ mod explain;
 mod limits;
 mod npy;
 mod ops;
+mod paths;
 mod ptoas;
 mod run;
 mod run_json;

@@ -69,9 +69,12 @@ pub struct RunArgs {
     /// Checked outputs: `--expect`, `--check-golden`, `--rtol`, `--atol`.
     #[command(flatten)]
     checks: crate::expect::CheckArgs,
-    /// Step budget: every statement, op and loop iteration is a step.
-    #[arg(long, value_name = "N", default_value_t = pld_sim::budget::DEFAULT_MAX_STEPS)]
-    max_steps: u64,
+    /// Total step budget (every statement, op and loop iteration is a step; default: none).
+    #[arg(long, value_name = "N")]
+    max_steps: Option<u64>,
+    /// Liveness budget: steps in a row that move no data and change no signal cell.
+    #[arg(long, value_name = "N", default_value_t = pld_sim::budget::DEFAULT_MAX_IDLE_STEPS)]
+    max_idle_steps: u64,
     /// Wall-clock limit of the simulation in seconds (default: none).
     #[arg(long, value_name = "SECONDS", value_parser = parse_seconds)]
     timeout: Option<std::time::Duration>,
@@ -158,7 +161,8 @@ fn run_on(
     interrupt: std::sync::Arc<std::sync::atomic::AtomicBool>,
 ) -> Result<(), Failure> {
     let sel = Selection { program: args.program.as_deref(), entry: args.entry.as_deref() };
-    let (mut program, sources) = select::load_one(&args.file, args.target, sel, &args.bind)?;
+    let (mut program, sources) =
+        select::load_one(&args.file, args.target, sel, &args.bind, Some(args.ranks))?;
     let entry = pick_entry(&program, args.entry.as_deref())?;
     let opts = pld_passes::PipelineOptions { target: args.target, ..Default::default() };
     pld_passes::run_pipeline(&mut program, &opts).map_err(|d| Failure::Diagnostics(d, sources.clone()))?;
@@ -167,6 +171,13 @@ fn run_on(
             .map_err(|d| Failure::Diagnostics(d, sources.clone()))?;
     }
     let func = program.function(&entry).ok_or_else(|| Failure::usage(format!("entry `{entry}` vanished")))?;
+    crate::paths::check_distinct(
+        &args.out,
+        func,
+        &args.inputs,
+        args.trace.as_deref(),
+        args.report_json.as_deref(),
+    )?;
 
     let mut given: HashMap<String, PathBuf> = HashMap::new();
     for spec in &args.inputs {
@@ -252,13 +263,8 @@ fn run_on(
             names.join(", ")
         )));
     }
-    let mut cost = pld_sim::cost::CostModel::for_target(args.target.name())
-        .ok_or_else(|| Failure::usage(format!("no cost model for target {}", args.target.name())))?;
-    for spec in &args.cost {
-        cost.set(spec).map_err(Failure::usage)?;
-    }
     let cfg = SimConfig {
-        cost,
+        cost: cost_model(args)?,
         trace_all: args.trace_all,
         schedule: args.schedule,
         trace: args.trace.is_some(),
@@ -270,25 +276,18 @@ fn run_on(
         ))),
         sources: Some(sources),
         cores_per_rank: args.cores,
-        max_steps: args.max_steps,
+        max_steps: args.max_steps.unwrap_or(pld_sim::budget::DEFAULT_MAX_STEPS),
+        max_idle_steps: args.max_idle_steps,
         max_memory,
         deadline: args.timeout.map(|t| std::time::Instant::now() + t),
         interrupt: Some(interrupt),
         allow_uninit_reads: args.allow_uninit_reads,
         ..SimConfig::ranks(args.ranks)
     };
-    if let Some(n) = args.verify {
-        return crate::verify::explore(&program, &entry, &inputs, &cfg, n);
-    }
-    crate::expect::precheck(&args.checks, &args.file, &entry)?;
-    let progress = Progress::start(args.ranks);
-    let result = engine.run(&program, &entry, &inputs, &cfg);
-    progress.stop();
-    let Some(outcome) = outcome_or_failure(result, args)? else {
+    let Some(outcome) = simulate(args, engine, &program, &entry, &inputs, &cfg)? else {
         // Another MPI process: rank 0 reports the run.
         return Ok(());
     };
-    report_outcome(args, &entry, &outcome)?;
     if args.checks.any() {
         let cx = crate::expect::GoldenCx {
             file: &args.file,
@@ -301,6 +300,42 @@ fn run_on(
         crate::expect::check(&args.checks, &outcome.outputs, &cx)?;
     }
     Ok(())
+}
+
+/// The target's cost model with the `--cost KEY=VALUE` overrides.
+fn cost_model(args: &RunArgs) -> Result<pld_sim::cost::CostModel, Failure> {
+    let mut cost = pld_sim::cost::CostModel::for_target(args.target.name())
+        .ok_or_else(|| Failure::usage(format!("no cost model for target {}", args.target.name())))?;
+    for spec in &args.cost {
+        cost.set(spec).map_err(Failure::usage)?;
+    }
+    Ok(cost)
+}
+
+/// Runs the simulation (`pld verify`: explores its schedules) and reports it; `None` on an MPI
+/// process other than rank 0.
+fn simulate(
+    args: &RunArgs,
+    engine: &crate::engine::Engine,
+    program: &pld_ir::Program,
+    entry: &str,
+    inputs: &pld_sim::Inputs,
+    cfg: &SimConfig,
+) -> Result<Option<pld_sim::SimOutcome>, Failure> {
+    crate::expect::precheck(&args.checks, &args.file, entry)?;
+    if let Some(n) = args.verify {
+        let base = crate::verify::explore(program, entry, inputs, cfg, n, args.report_json.as_deref())?;
+        write_outputs(args, &base)?;
+        return Ok(Some(base));
+    }
+    let progress = Progress::start(args.ranks);
+    let result = engine.run(program, entry, inputs, cfg);
+    progress.stop();
+    let outcome = outcome_or_failure(result, args)?;
+    if let Some(o) = &outcome {
+        report_outcome(args, entry, o)?;
+    }
+    Ok(outcome)
 }
 
 /// The run's outcome (`None` on an MPI process other than rank 0), or the failure it ends in:
@@ -326,6 +361,18 @@ fn outcome_or_failure(
             Err(Failure::usage(msgs.join("; ")))
         }
     }
+}
+
+/// Writes the outputs of a verified run (its deterministic schedule's) into `--out`, and
+/// prints its warnings.
+fn write_outputs(args: &RunArgs, outcome: &pld_sim::SimOutcome) -> Result<(), Failure> {
+    for (name, t) in &outcome.outputs {
+        npy::write(&args.out.join(format!("{name}.npy")), t).map_err(Failure::usage)?;
+    }
+    for w in &outcome.warnings {
+        eprintln!("warning: {w}");
+    }
+    Ok(())
 }
 
 /// Writes the outputs and prints the run's summary: outputs with their checksums, per-rank

@@ -1,11 +1,13 @@
 //! `pld verify FILE --ranks R [--schedules N]`: schedule exploration.
 //!
 //! Takes every `pld run` option but `--schedule`, `--trace` and `--trace-all` (not listed in
-//! its `--help`; given anyway, a usage error), builds the inputs once, and runs
+//! its `--help`; given anyway, a usage error; `--out` gets the agreed outputs, `--report-json`
+//! the verdict), builds the inputs once, and runs
 //! the deterministic schedule plus N PCT schedules (`pld_sim::verify`). Exit 0 when every
 //! schedule ran clean with identical outputs and traffic; exit 3 with the failing schedule's
 //! report (replayable with `pld run --schedule pct:SEED`), or with both schedules' names and
-//! the first differing output bytes.
+//! the first differing output bytes. `--expect` / `--check-golden` then compare the outputs
+//! the schedules agreed on (exit 4 when they differ), as `pld run` does.
 
 use crate::driver::Failure;
 use crate::run::RunArgs;
@@ -13,6 +15,7 @@ use clap::Args;
 use pld_ir::Program;
 use pld_sim::verify::VerifyFailure;
 use pld_sim::{Inputs, SimConfig};
+use std::path::Path;
 
 /// Arguments of `pld verify`.
 #[derive(Args)]
@@ -39,21 +42,40 @@ pub fn run(mut args: VerifyArgs) -> Result<(), Failure> {
     crate::run::run(&args.run)
 }
 
-/// Explores the schedules of one prepared run (called by `pld run`'s setup).
+/// Explores the schedules of one prepared run (called by `pld run`'s setup); returns the
+/// outcome every schedule agreed on (the deterministic schedule's), for `--expect` /
+/// `--check-golden` and `--out`. `--report-json` is written as `pld run` writes it (the failing
+/// schedule's report; no report when two schedules disagree).
 pub fn explore(
     program: &Program,
     entry: &str,
     inputs: &Inputs,
     cfg: &SimConfig,
     n: usize,
-) -> Result<(), Failure> {
-    match pld_sim::verify::verify(program, entry, inputs, cfg, n) {
-        Ok((_, ran)) => {
+    report_json: Option<&Path>,
+) -> Result<pld_sim::SimOutcome, Failure> {
+    let result = pld_sim::verify::verify(program, entry, inputs, cfg, n);
+    if let Some(path) = report_json {
+        use crate::run_json::RunJson;
+        let doc = match &result {
+            Ok((base, _)) => {
+                RunJson { ok: true, modeled_ps: base.timing.rank_ps.clone(), ..RunJson::default() }
+            }
+            Err(VerifyFailure::Fault { report, .. }) => {
+                RunJson { ok: false, report: Some(&report.json), ..RunJson::default() }
+            }
+            Err(_) => RunJson::default(),
+        };
+        let json = doc.text();
+        crate::driver::write_file(path, json.as_bytes())?;
+    }
+    match result {
+        Ok((outcome, ran)) => {
             outln!(
                 "verified `{entry}` on {} rank(s): {ran} schedules (det, pct:1..={n}) ran clean with identical outputs and traffic",
                 cfg.nranks
             );
-            Ok(())
+            Ok(outcome)
         }
         Err(VerifyFailure::Invalid(pld_sim::SimError::Invalid(d))) => {
             Err(Failure::usage(d.iter().map(|d| d.message.clone()).collect::<Vec<_>>().join("; ")))

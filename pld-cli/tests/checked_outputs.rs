@@ -1,6 +1,7 @@
 //! `pld run --expect NAME=PATH.npy`, `--rtol`/`--atol` and `--check-golden` through the
 //! built binary: a match exits 0, a mismatch exits 4 and prints the #wrong count with the
-//! first wrong indices, a shape or dtype mismatch or an unknown NAME exits 2.
+//! first wrong indices, a shape or dtype mismatch or an unknown NAME exits 2; `pld verify`
+//! checks the outputs its schedules agreed on the same way.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -128,4 +129,26 @@ fn shape_dtype_and_name_mismatches_exit_2() {
     let out = run_expect(&d, &["--expect", &format!("nosuch={}", flat.display())]);
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("has no output `nosuch` (outputs: outputs)"), "{}", text(&out.stderr));
+}
+
+#[test]
+fn verify_checks_the_outputs_every_schedule_agreed_on() {
+    let d = dir("verify");
+    let (shape, mut vals) = reference_run(&d);
+    let p = d.join("want.npy");
+    write_f32(&p, &shape, &vals);
+    let spec = format!("outputs={}", p.display());
+    let verify = |extra: &[&str]| {
+        let mut args = vec!["verify", "examples/quickstart_allreduce.py", "--ranks", "3", "--schedules", "2"];
+        args.extend_from_slice(extra);
+        pld(&args)
+    };
+    let out = verify(&["--expect", &spec]);
+    assert!(out.status.success(), "{}{}", text(&out.stdout), text(&out.stderr));
+    assert!(text(&out.stdout).contains("check outputs vs"), "{}", text(&out.stdout));
+    vals[3] += 1.0;
+    write_f32(&p, &shape, &vals);
+    let out = verify(&["--expect", &spec]);
+    assert_eq!(out.status.code(), Some(4), "{}{}", text(&out.stdout), text(&out.stderr));
+    assert!(text(&out.stdout).contains("MISMATCH #wrong 1 of 768"), "{}", text(&out.stdout));
 }

@@ -5,7 +5,10 @@
 //! Header lines of a corpus file (TEAM.md's convention):
 //! - `# pld-corpus-run: ARGS…` — one line per run configuration (extra `pld run` arguments,
 //!   split on whitespace); no such line means one run with no extra arguments;
-//! - `# pld-corpus-ranks: 2,3,4` — the rank counts (default 2, 3 and 4).
+//! - `# pld-corpus-ranks: 2,3,4` — the rank counts (default 2, 3 and 4);
+//! - `# pld-corpus-verify: ARGS…` — also `pld verify --check-golden ARGS…` (det plus PCT
+//!   schedules, outputs and traffic compared byte for byte) at each rank count, with the
+//!   arguments of the first run configuration.
 //!
 //! Every failing combination is reported at once (file, arguments, exit code, the tail of its
 //! output), so one broken program does not hide another. Needs `python3` with numpy (the
@@ -18,14 +21,29 @@ fn corpus_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus")
 }
 
-/// `(run configurations, rank counts)` from a file's header lines.
-fn plan(text: &str) -> Result<(Vec<Vec<String>>, Vec<usize>), String> {
-    let mut runs = Vec::new();
+/// One `pld` command of a corpus file: `run` or `verify`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Mode {
+    Run,
+    Verify,
+}
+
+/// What to run of one corpus file: its run configurations (with the mode of each), and the
+/// rank counts every configuration runs at.
+type Plan = (Vec<(Mode, Vec<String>)>, Vec<usize>);
+
+/// The plan of a file from its header lines.
+fn plan(text: &str) -> Result<Plan, String> {
+    let mut runs: Vec<(Mode, Vec<String>)> = Vec::new();
+    let mut verify = Vec::new();
     let mut ranks = None;
+    let words = |args: &str| args.split_whitespace().map(str::to_string).collect::<Vec<_>>();
     for line in text.lines() {
         let line = line.trim();
         if let Some(args) = line.strip_prefix("# pld-corpus-run:") {
-            runs.push(args.split_whitespace().map(str::to_string).collect());
+            runs.push((Mode::Run, words(args)));
+        } else if let Some(args) = line.strip_prefix("# pld-corpus-verify:") {
+            verify.push(words(args));
         } else if let Some(list) = line.strip_prefix("# pld-corpus-ranks:") {
             let parsed: Result<Vec<usize>, _> =
                 list.split(',').map(|s| s.trim()).filter(|s| !s.is_empty()).map(str::parse).collect();
@@ -36,7 +54,11 @@ fn plan(text: &str) -> Result<(Vec<Vec<String>>, Vec<usize>), String> {
         }
     }
     if runs.is_empty() {
-        runs.push(Vec::new());
+        runs.push((Mode::Run, Vec::new()));
+    }
+    let first = runs[0].1.clone();
+    for v in verify {
+        runs.push((Mode::Verify, first.iter().cloned().chain(v).collect()));
     }
     Ok((runs, ranks.unwrap_or_else(|| vec![2, 3, 4])))
 }
@@ -51,13 +73,16 @@ fn run_one(
     file: &Path,
     name: &str,
     ci: usize,
-    extra: &[String],
+    (mode, extra): &(Mode, Vec<String>),
     p: usize,
     out_root: &Path,
 ) -> Option<String> {
     let out = out_root.join(format!("{name}-{ci}-{p}"));
     let o = Command::new(env!("CARGO_BIN_EXE_pld"))
-        .arg("run")
+        .arg(match mode {
+            Mode::Run => "run",
+            Mode::Verify => "verify",
+        })
         .arg(file)
         .args(["--ranks", &p.to_string(), "--out", out.to_str().unwrap(), "--check-golden"])
         .args(extra)
@@ -65,7 +90,7 @@ fn run_one(
         .expect("run pld");
     if o.status.code() != Some(0) {
         return Some(format!(
-            "{name}.py --ranks {p} {}: exit {:?}\n      {}\n      {}",
+            "{name}.py ({mode:?}) --ranks {p} {}: exit {:?}\n      {}\n      {}",
             extra.join(" "),
             o.status.code(),
             tail(&String::from_utf8_lossy(&o.stdout), 4),
@@ -80,10 +105,18 @@ fn run_one(
 
 #[test]
 fn header_lines_choose_the_runs() {
-    let (runs, ranks) = plan("# pld-corpus-run: --entry a --bind mode=ring\n# pld-corpus-run: --entry b\n# pld-corpus-ranks: 2, 4\nx = 1\n").unwrap();
-    assert_eq!(runs, vec![vec!["--entry", "a", "--bind", "mode=ring"], vec!["--entry", "b"]]);
+    let (runs, ranks) = plan("# pld-corpus-run: --entry a --bind mode=ring\n# pld-corpus-run: --entry b\n# pld-corpus-verify: --schedules 2\n# pld-corpus-ranks: 2, 4\nx = 1\n").unwrap();
+    let owned = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    assert_eq!(
+        runs,
+        vec![
+            (Mode::Run, owned(&["--entry", "a", "--bind", "mode=ring"])),
+            (Mode::Run, owned(&["--entry", "b"])),
+            (Mode::Verify, owned(&["--entry", "a", "--bind", "mode=ring", "--schedules", "2"])),
+        ]
+    );
     assert_eq!(ranks, vec![2, 4]);
-    assert_eq!(plan("x = 1\n").unwrap(), (vec![Vec::new()], vec![2, 3, 4]));
+    assert_eq!(plan("x = 1\n").unwrap(), (vec![(Mode::Run, Vec::new())], vec![2, 3, 4]));
     assert!(plan("# pld-corpus-ranks: two\n").is_err());
 }
 

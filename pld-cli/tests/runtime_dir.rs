@@ -38,70 +38,7 @@ mod runtime_support;
 
 use pld_testkit::runtime_decls;
 use runtime_support::*;
-use std::path::PathBuf;
 use std::process::Command;
-
-/// The compile arguments of a `# pld-corpus-run:` line: `--bind`, `--program` and `--entry`
-/// (which selects the unit whose host is NAME) are kept, run-only flags are dropped.
-fn compile_args(run: &str) -> Vec<String> {
-    let words: Vec<&str> = run.split_whitespace().collect();
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < words.len() {
-        let (flag, value) = match words[i].split_once('=') {
-            Some((f, v)) => (f, Some(v.to_string())),
-            None => (words[i], words.get(i + 1).map(|v| v.to_string())),
-        };
-        let inline = words[i].contains('=');
-        match flag {
-            "--bind" | "--program" | "--entry" => {
-                out.push(flag.to_string());
-                out.extend(value);
-                i += if inline { 1 } else { 2 };
-            }
-            _ => i += 1,
-        }
-    }
-    out
-}
-
-/// The DSL files to check: every example, every corpus program (with the arguments of its
-/// first `# pld-corpus-run:` line, and `--ranks` of the first `# pld-corpus-ranks:` value) and
-/// the runtime test programs, host callbacks (`role=pl.Role.SubWorker`) included.
-fn programs() -> Vec<(String, Vec<String>)> {
-    let mut out = Vec::new();
-    for folder in ["examples", "pld-cli/tests/corpus", "pld-cli/tests/runtime_programs"] {
-        let Ok(rd) = std::fs::read_dir(root().join(folder)) else { continue };
-        let mut files: Vec<PathBuf> =
-            rd.flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == "py")).collect();
-        files.sort();
-        for f in files {
-            let src = std::fs::read_to_string(&f).unwrap_or_default();
-            let name = format!("{folder}/{}", f.file_name().and_then(|n| n.to_str()).unwrap_or_default());
-            let mut args = src
-                .lines()
-                .find_map(|l| l.strip_prefix("# pld-corpus-run:"))
-                .map(compile_args)
-                .unwrap_or_default();
-            // A program built for a fixed rank count records that many devices.
-            if let Some(ranks) = src
-                .lines()
-                .find_map(|l| l.strip_prefix("# pld-corpus-ranks:"))
-                .and_then(|r| r.split(',').next())
-                .map(|r| r.trim().to_string())
-            {
-                args.extend(["--ranks".to_string(), ranks]);
-            }
-            out.push((name, args));
-        }
-    }
-    // Codegen's test programs that have a host orchestrator: mixed cube+vector kernels and
-    // one- and multi-block host allreduces.
-    for f in ["mixed_gemm", "mixed_gemm_barrier", "host_allreduce", "host_allreduce_multicore"] {
-        out.push((format!("pld-codegen-pto/tests/programs/{f}.py"), Vec::new()));
-    }
-    out
-}
 
 #[test]
 fn corpus_run_lines_become_compile_arguments() {

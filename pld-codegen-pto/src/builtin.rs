@@ -7,7 +7,8 @@
 //! also runs (`MaterializeBuiltinKernels`); this module picks the variants and sends each
 //! kernel through the ordinary function emitter.
 //!
-//! Guarantees: one kernel per distinct variant, in variant order; dynamic extents become
+//! Guarantees: one kernel per distinct variant (spec and static argument shapes,
+//! [`variant_name`]), in variant order; dynamic extents become
 //! `index` parameters; a mesh allreduce with `core_num = C > 1` renders one SPMD kernel
 //! (its block index and count are trailing parameters, codegen.md §1.2); anything the lowering or the emitter cannot
 //! express is a diagnostic naming the builtin variant.
@@ -22,20 +23,28 @@ pub fn entry_symbol(variant: &str) -> String {
     variant.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect()
 }
 
-/// Every builtin call of the host/chip orchestrators, one per variant: the first occurrence,
-/// or a later one with a larger `core_num` (a multi-block kernel also serves one-block
-/// launches, not the other way round).
-///
-/// A variant is rendered once with its arguments' static shapes, so calls of one variant
-/// whose argument types differ are reported as a diagnostic (one per variant) rather than
-/// silently served by a kernel typed for other shapes.
-pub fn builtin_calls<'p>(
+/// What a builtin kernel's text depends on besides its spec (op, reduce op, root, dtype):
+/// the static extents and dtypes of its arguments. A dynamic extent (`NR`, a synthesized
+/// signal's world size) is an `index` parameter the wrapper reads from the tensor's shape at
+/// run time, so two calls differing only there share one kernel.
+type ShapeKey = Vec<Option<(Vec<Option<i64>>, pld_ir::DataType)>>;
+
+fn shape_key(f: &Function, c: &Call) -> ShapeKey {
+    c.args
+        .iter()
+        .map(|a| {
+            a.ty(&f.values).as_tensor_like().map(|t| (t.shape.iter().map(Expr::as_int).collect(), t.dtype))
+        })
+        .collect()
+}
+
+/// Every builtin call of the program's host and chip orchestrators, in program order, with
+/// its spec name and shape key.
+fn builtin_sites<'p>(
     program: &'p Program,
     opts: &CodegenOptions,
-) -> (BTreeMap<String, (&'p Function, Call)>, Vec<Diagnostic>) {
-    let mut out: BTreeMap<String, (&'p Function, Call)> = BTreeMap::new();
-    let mut diags = Vec::new();
-    let mut reported = std::collections::BTreeSet::new();
+) -> Vec<(&'p Function, Call, String, ShapeKey)> {
+    let mut out = Vec::new();
     for f in &program.functions {
         if !matches!(f.kind, FunctionKind::Host | FunctionKind::ChipOrch) {
             continue;
@@ -43,42 +52,53 @@ pub fn builtin_calls<'p>(
         f.body.walk_exprs(&mut |e| {
             let Some(c) = e.as_call() else { return };
             let Callee::Op(def) = &c.callee else { return };
-            if !def.name.starts_with("builtin.tensor.") {
-                return;
-            }
-            let (variant, _) = crate::orch::builtin_spec(c, opts);
-            let Some((host, prev)) = out.get(&variant) else {
-                out.insert(variant, (f, c.clone()));
-                return;
-            };
-            // Shapes and dtypes only: the windows an argument is bound to differ by call.
-            let types = |h: &Function, k: &Call| -> Vec<Option<(Vec<Expr>, pld_ir::DataType)>> {
-                k.args
-                    .iter()
-                    .map(|a| a.ty(&h.values).as_tensor_like().map(|t| (t.shape.clone(), t.dtype)))
-                    .collect()
-            };
-            if types(host, prev) != types(f, c) {
-                if reported.insert(variant.clone()) {
-                    diags.push(
-                        Diagnostic::error(
-                            e.span,
-                            format!(
-                                "builtin kernel {variant}: this call's arguments have other shapes than an earlier call of the same variant; a variant is rendered once, for one set of shapes"
-                            ),
-                        )
-                        .with_note("use one shape per collective and dtype, or call the collective inside a kernel"),
-                    );
-                }
-                return;
-            }
-            let cores = |k: &Call| k.attr_int("core_num").unwrap_or(1);
-            if cores(c) > cores(prev) {
-                out.insert(variant, (f, c.clone()));
+            if def.name.starts_with("builtin.tensor.") {
+                let (spec, _) = crate::orch::builtin_spec(c, opts);
+                out.push((f, c.clone(), spec, shape_key(f, c)));
             }
         });
     }
-    (out, diags)
+    out
+}
+
+/// The variant a builtin call dispatches: its spec's name (`builtin.tensor.allreduce__sum__fp32`)
+/// for the first set of static shapes the program uses with that spec, `<spec>__s2`, `__s3`, …
+/// for the second, third … — one rendered kernel per set of shapes, each its own variant, so a
+/// collective may run at any shape any number of times (D-cg-26).
+pub fn variant_name(program: &Program, opts: &CodegenOptions, f: &Function, c: &Call) -> String {
+    let (spec, _) = crate::orch::builtin_spec(c, opts);
+    let key = shape_key(f, c);
+    let mut keys: Vec<ShapeKey> = Vec::new();
+    for (_, _, s, k) in builtin_sites(program, opts) {
+        if s == spec && !keys.contains(&k) {
+            keys.push(k);
+        }
+    }
+    match keys.iter().position(|k| *k == key) {
+        Some(0) | None => spec,
+        Some(i) => format!("{spec}__s{}", i + 1),
+    }
+}
+
+/// Every builtin variant of the program ([`variant_name`]) with the call it is rendered from:
+/// the first call, or a later one with a larger `core_num` (a multi-block kernel also serves
+/// one-block launches, not the other way round).
+pub fn builtin_calls<'p>(
+    program: &'p Program,
+    opts: &CodegenOptions,
+) -> (BTreeMap<String, (&'p Function, Call)>, Vec<Diagnostic>) {
+    let mut out: BTreeMap<String, (&'p Function, Call)> = BTreeMap::new();
+    for (f, c, _, _) in builtin_sites(program, opts) {
+        let variant = variant_name(program, opts, f, &c);
+        let cores = |k: &Call| k.attr_int("core_num").unwrap_or(1);
+        match out.get(&variant) {
+            Some((_, prev)) if cores(&c) <= cores(prev) => {}
+            _ => {
+                out.insert(variant, (f, c));
+            }
+        }
+    }
+    (out, Vec::new())
 }
 
 /// Renders the kernel of one builtin variant: the builtin's registered `BuiltinKernel`

@@ -603,7 +603,7 @@ impl Walker<'_> {
             }
             Callee::Op(def) if def.name.starts_with("builtin.") => {
                 let spec = builtin_spec(c, self.opts);
-                let variant = spec.0.clone();
+                let variant = crate::builtin::variant_name(self.program, self.opts, f, c);
                 let device = c.device.as_ref();
                 let mut args: Vec<Json> = c.args.iter().map(|a| self.arg(fi, f, a)).collect();
                 // The rendered kernel takes one CommContext per window argument (same domain).
@@ -632,7 +632,7 @@ impl Walker<'_> {
                     ("ranks", device.map_or(Json::Null, |d| self.ranks(fi, d, loops))),
                     ("args", Json::Array(args)),
                 ]));
-                let (variant, vars) = spec;
+                let vars = spec.1;
                 let entry: String =
                     variant.chars().map(|ch| if ch.is_ascii_alphanumeric() { ch } else { '_' }).collect();
                 // `builtin.tensor.allreduce_ring` → the `allreduce` template package.

@@ -113,40 +113,6 @@ impl Function {
         self.attrs.iter().find(|(k, _)| k == name).map(|(_, v)| v)
     }
 
-    /// The parameter (index) value `v` is: the parameter itself, or a value bound to it
-    /// through copies, ops returning the operand they wrote (`x = pl.store(t, offs, x)`, see
-    /// [`crate::Call::written_result_operand`]) and loop carries initialised from it.
-    pub fn param_of(&self, v: ValueId) -> Option<usize> {
-        let mut origin: std::collections::HashMap<ValueId, usize> =
-            self.params.iter().enumerate().map(|(i, p)| (p.value, i)).collect();
-        if let Some(&i) = origin.get(&v) {
-            return Some(i);
-        }
-        let of = |e: &crate::Expr, origin: &std::collections::HashMap<ValueId, usize>| {
-            e.as_var().and_then(|x| origin.get(&x).copied())
-        };
-        self.body.walk(&mut |s| match &s.kind {
-            crate::StmtKind::Assign { targets, value } if targets.len() == 1 => {
-                let src = match value.as_call() {
-                    Some(c) => c.written_result_operand(&self.values).and_then(|i| c.args.get(i)),
-                    None => Some(value),
-                };
-                if let Some(i) = src.and_then(|e| of(e, &origin)) {
-                    origin.insert(targets[0], i);
-                }
-            }
-            crate::StmtKind::For { iter_args, .. } | crate::StmtKind::While { iter_args, .. } => {
-                for a in iter_args {
-                    if let Some(i) = of(&a.init, &origin) {
-                        origin.insert(a.value, i);
-                    }
-                }
-            }
-            _ => {}
-        });
-        origin.get(&v).copied()
-    }
-
     /// The result type of a call to this function: unit-less calls are `Unknown`, one return
     /// is that type, several are a tuple.
     pub fn call_type(&self) -> Type {

@@ -48,6 +48,7 @@ pub mod func;
 pub mod printer;
 pub mod quote;
 pub mod registry;
+pub mod results;
 pub mod span;
 pub mod stmt;
 pub mod table;

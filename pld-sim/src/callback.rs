@@ -17,7 +17,7 @@ use crate::report::{Fault, ReportKind};
 use crate::value::{Mem, TRef, Val};
 use crate::world::World;
 use crate::HostTensor;
-use pld_ir::{Direction, Function, FunctionKind, Span};
+use pld_ir::{Direction, Function, Program, Span};
 
 /// One argument value of a host callback.
 #[derive(Clone, Debug, PartialEq)]
@@ -70,20 +70,19 @@ pub trait HostCallbacks: Send + Sync + std::fmt::Debug {
     fn call(&self, call: &mut HostCall) -> Result<Vec<String>, CallbackError>;
 }
 
-/// Whether `f` is a host callback (a HOST-level SubWorker; its body is Python, not DSL).
-pub fn is_host_callback(f: &Function) -> bool {
-    f.kind == FunctionKind::Opaque && f.attr("role").and_then(|a| a.as_str()) == Some("SubWorker")
-}
+pub use pld_ir::results::is_host_callback;
 
 /// What a call of callback `f` evaluates to: its `Out`/`InOut` arguments in order when it
-/// declares that many results (`return out` is the reference's habit), else nothing.
-pub fn call_result(f: &Function, args: &[Val], span: Span) -> Result<Val, Fault> {
-    let outs: Vec<Val> =
-        f.params.iter().zip(args).filter(|(p, _)| p.dir != Direction::In).map(|(_, a)| a.clone()).collect();
-    match (f.ret.len(), outs.len()) {
+/// declares that many results (`return out` is the reference's habit; the rule is
+/// `pld_ir::results`), else nothing.
+pub fn call_result(program: &Program, f: &Function, args: &[Val], span: Span) -> Result<Val, Fault> {
+    let outs = f.params.iter().filter(|p| p.dir != Direction::In).count();
+    let result =
+        |k: usize| program.returned_param(f, k).and_then(|i| args.get(i).cloned()).unwrap_or(Val::Unit);
+    match (f.ret.len(), outs) {
         (0, _) => Ok(Val::Unit),
-        (1, 1) => Ok(outs.into_iter().next().unwrap_or(Val::Unit)),
-        (r, o) if r == o => Ok(Val::Tuple(outs)),
+        (1, 1) => Ok(result(0)),
+        (r, o) if r == o => Ok(Val::Tuple((0..r).map(result).collect())),
         (r, o) => Err(Fault::new(
             ReportKind::HostCallback,
             span,

@@ -254,7 +254,9 @@ def install_stubs(state):
         def add_tensor(self, t, tag):
             if self.scalars:
                 err("R13: host TaskArgs adds a tensor after a scalar")
-            super().add_tensor(t, tag)
+            if not isinstance(tag, ti.TensorArgType):
+                err(f"R13: tensor tag {tag!r} is not a TensorArgType")
+            self.tensors.append((t, getattr(tag, "name", tag)))
 
         def add_scalar(self, v):
             if not is_int(v) or v < 0 or v >= 2 ** 64:
@@ -271,7 +273,16 @@ def install_stubs(state):
 
     ta.make_tensor_arg = make_tensor_arg
     dr = types.ModuleType("pypto.runtime.distributed_runner")
-    dr._submit_chip = lambda orch, h, t, cfg, r: orch.submit_next_level(h, t, cfg, worker=r, chip=True)
+    rr = {"next": 0}
+
+    def submit_chip(orch, h, t, cfg, r):
+        # A comm-less dispatch (worker None) goes round robin over the chips, as run.py places it.
+        if r is None:
+            r = rr["next"] % orch.world
+            rr["next"] += 1
+        orch.submit_next_level(h, t, cfg, worker=r, chip=True)
+
+    dr._submit_chip = submit_chip
     dr._tensor_from_continuous = lambda ct: ct
     for name, mod in (("pypto", types.ModuleType("pypto")), ("pypto.runtime", types.ModuleType("pypto.runtime")),
                       ("pypto.runtime.tensor_arg", ta), ("pypto.runtime.distributed_runner", dr)):
@@ -283,8 +294,7 @@ class Buffer:
         self.spec = spec
 
     def tensor(self, shapes, dtype, strides=None, byte_offset=0):
-        size = {"FLOAT16": 2, "BFLOAT16": 2, "INT8": 1, "UINT8": 1, "BOOL": 1, "INT16": 2, "UINT16": 2,
-                "INT64": 8, "UINT64": 8}.get(dtype, 4)
+        size = sys.modules["simpler.task_interface"].get_element_size(dtype)
         n = int(np.prod([int(s) for s in shapes])) * size
         if n > self.spec.count:
             err(f"window view {shapes} of {self.spec.name} needs {n} bytes, the buffer has {self.spec.count}")
@@ -396,7 +406,7 @@ def mock_run(root, meta, chips, world):
         err(f"R2: {meta['num_return_types']} return values but {len(outs)} Out parameters to carry them")
     params = {k: v for k, v in tensors.items() if isinstance(v, np.ndarray)}
     for k, v in params.items():
-        if not getattr(v, "shared", False):
+        if not v.is_shared():
             err(f"R13: host tensor {k} is not shared memory")
     subs = check_sub_workers(root)
     orch = Orch(world)
@@ -437,7 +447,7 @@ def mock_run(root, meta, chips, world):
                     err(f"M3: {handle} tensor {i} tagged {tag}, signature {c['signature'][i]}")
                 if not any(np.shares_memory(obj, t) for t in params.values() if isinstance(t, np.ndarray)) and tag != "INPUT":
                     err(f"M3: {handle} output tensor {i} is not a view of a host tensor")
-                if tag != "INPUT" and not getattr(obj.base if obj.base is not None else obj, "shared", True):
+                if tag != "INPUT" and not obj.is_shared():
                     err("R13: non-shared tensor as output")
             if kind == "window" and tag == "INPUT" and c["signature"][i] != 1:
                 err(f"M2: {handle} window tensor {i} tagged INPUT")

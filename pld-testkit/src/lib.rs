@@ -53,6 +53,13 @@ pub mod runtime_decls {
         root().join("mock_simpler")
     }
 
+    /// The folder of the cloudpickle stand-in (by-reference / by-value pickling as cloudpickle
+    /// does it), for a python3 without cloudpickle; put it on `PYTHONPATH` after
+    /// [`mock_simpler`].
+    pub fn cloudpickle_standin() -> PathBuf {
+        root().join("cloudpickle_standin")
+    }
+
     /// The structural checker script (`check_runtime_dir.py DIR RANKS`).
     pub fn checker() -> PathBuf {
         root().join("check_runtime_dir.py")

@@ -292,15 +292,16 @@ impl Writer<'_, '_> {
                     self.nested("PTO2_SCOPE(PTO2ScopeMode::MANUAL) {", &body.stmts)?;
                 }
                 StmtKind::Return(vals) => {
-                    // A chip returns only what it received as Out/InOut parameters.
+                    // A chip returns only what it received as Out/InOut parameters (a returned
+                    // kernel call is launched here; its result is the argument it writes).
                     for v in vals {
-                        let ok = v.as_var().is_some_and(|v| {
-                            let n = self.name(v);
-                            self.f
-                                .params
-                                .iter()
-                                .any(|p| p.dir != Direction::In && self.names.get(&p.value) == Some(&n))
-                        });
+                        if let Some(c) = v.as_call().filter(|_| is_func_call(v)) {
+                            self.task(s, c, None, &[])?;
+                        }
+                        let ok = self
+                            .program
+                            .expr_param(self.f, v)
+                            .is_some_and(|i| self.f.params.get(i).is_some_and(|p| p.dir != Direction::In));
                         if !ok {
                             return Err(unsupported(
                                 s.span,
@@ -352,8 +353,8 @@ impl Writer<'_, '_> {
         }
     }
 
-    /// Tensor results of a task stand for the kernel's Out/InOut arguments, in order: the
-    /// runtime returns nothing else from a task.
+    /// Tensor results of a task are the kernel's Out/InOut arguments they alias
+    /// (`pld_ir::results`): the runtime returns nothing else from a task.
     fn bind_results(
         &mut self,
         s: &Stmt,
@@ -363,23 +364,25 @@ impl Writer<'_, '_> {
         targets: &[ValueId],
     ) -> Result<(), Diagnostic> {
         let results = if call.is_submit() { &targets[..targets.len().saturating_sub(1)] } else { targets };
-        let outs: Vec<&Expr> = kinds
-            .iter()
-            .zip(&call.args)
-            .filter(|((_, k), _)| {
-                matches!(k, ParamKind::Tensor { dir: Direction::Out | Direction::InOut, .. })
-            })
-            .map(|(_, a)| a)
-            .collect();
-        let tensor_results: Vec<ValueId> =
-            results.iter().copied().filter(|t| self.f.values.ty(*t).as_tensor_like().is_some()).collect();
-        if tensor_results.len() > outs.len() {
-            return Err(unsupported(
-                s.span,
-                format_args!("using a result of kernel '{name}' that is not one of its Out/InOut arguments"),
-            ));
-        }
-        for (t, a) in tensor_results.iter().zip(&outs) {
+        for (k, t) in results.iter().enumerate() {
+            if self.f.values.ty(*t).as_tensor_like().is_none() {
+                continue;
+            }
+            let written = |i: &usize| {
+                kinds.get(*i).is_some_and(|(_, k)| {
+                    matches!(k, ParamKind::Tensor { dir: Direction::Out | Direction::InOut, .. })
+                })
+            };
+            let Some(a) =
+                self.program.call_result_arg(call, &self.f.values, k).filter(written).map(|i| &call.args[i])
+            else {
+                return Err(unsupported(
+                    s.span,
+                    format_args!(
+                        "using a result of kernel '{name}' that is not one of its Out/InOut arguments"
+                    ),
+                ));
+            };
             if let Some(v) = a.as_var() {
                 let n = self.name(v);
                 self.names.insert(*t, n);

@@ -488,32 +488,23 @@ impl Writer<'_> {
         }
     }
 
-    /// The tensor results of a chip dispatch stand for the chip's Out/InOut arguments, in
-    /// order (the runtime returns nothing else).
+    /// The tensor results of a call are the arguments they alias (`pld_ir::results`: a
+    /// dispatch's, the chip's Out/InOut arguments; a collective's, the window it wrote).
     fn bind_results(&mut self, s: &Stmt, targets: &[ValueId], c: &Call) -> Result<(), Diagnostic> {
-        let tensors: Vec<ValueId> =
-            targets.iter().copied().filter(|t| self.f.values.ty(*t).as_tensor_like().is_some()).collect();
-        if tensors.is_empty() {
-            return Ok(());
-        }
-        let Callee::Func(name) = &c.callee else {
-            return Err(unsupported(s.span, "using the result of a host builtin collective"));
-        };
-        let callee = self.program.function(name).expect("dispatched above");
-        let outs: Vec<&Expr> = callee
-            .params
-            .iter()
-            .zip(&c.args)
-            .filter(|(p, _)| p.dir != Direction::In)
-            .map(|(_, a)| a)
-            .collect();
-        if tensors.len() > outs.len() {
-            return Err(unsupported(
-                s.span,
-                format_args!("using a result of '{name}' that is not one of its Out/InOut arguments"),
-            ));
-        }
-        for (t, a) in tensors.iter().zip(outs) {
+        for (k, t) in targets.iter().enumerate() {
+            if self.f.values.ty(*t).as_tensor_like().is_none() {
+                continue;
+            }
+            let Some(a) = self.program.call_result_arg(c, &self.f.values, k).and_then(|i| c.args.get(i))
+            else {
+                return Err(unsupported(
+                    s.span,
+                    format_args!(
+                        "using a result of '{}' that is not one of its Out/InOut arguments",
+                        c.callee.name()
+                    ),
+                ));
+            };
             let v = match a.as_var().and_then(|v| self.vals.get(&v).cloned()) {
                 Some(v) => v,
                 None => HostVal::Tensor(self.tensor_expr(a)?),
@@ -711,8 +702,8 @@ impl Writer<'_> {
     }
 
     fn builtin_dispatch(&mut self, s: &Stmt, c: &Call) -> Result<(), Diagnostic> {
-        let (variant, _) =
-            crate::orch::builtin_spec(c, &crate::CodegenOptions { target: self.program_target() });
+        let opts = crate::CodegenOptions { target: self.program_target() };
+        let variant = crate::builtin::variant_name(self.program, &opts, self.f, c);
         let Some(v) = self.variants.iter().find(|v| v.variant == variant) else {
             return Err(unsupported(
                 s.span,

@@ -2,7 +2,7 @@
 //! only through `Out` parameters (`runtime_artifacts.md` §2, `num_return_types`; §10 R2).
 //!
 //! Guarantees: every returned value is traced (through plain rebinds and through a chip
-//! dispatch's results, which stand for the chip's `Out`/`InOut` arguments) to either one of the
+//! call's results, which are the arguments they alias, `pld_ir::results`) to either one of the
 //! host's own `Out`/`InOut` parameters, or a host tensor the host creates (`pl.create_tensor`),
 //! which the directory turns into an extra trailing `Out` parameter of the same name so the
 //! caller's tensor receives it; anything else (an input, a slice, a scalar) is a diagnostic
@@ -10,9 +10,7 @@
 
 use super::unsupported;
 use pld_ir::vocab::TENSOR_CREATE as CREATE;
-use pld_ir::{
-    Callee, Diagnostic, Direction, Expr, ExprKind, Function, Program, Stmt, StmtKind, TensorType, ValueId,
-};
+use pld_ir::{Diagnostic, Direction, Expr, ExprKind, Function, Program, Stmt, StmtKind, TensorType, ValueId};
 
 /// One returned value.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -75,15 +73,10 @@ fn trace(program: &Program, host: &Function, e: &Expr, depth: usize) -> Option<H
             name: host.values.name(v).to_string(),
             created: Some(host.values.ty(v).as_tensor()?.clone()),
         }),
+        // A call's result is the argument it aliases (`pld_ir::results`).
         ExprKind::Call(c) => {
-            let Callee::Func(name) = &c.callee else { return None };
-            let callee = program.function(name)?;
-            // The k-th tensor result is the k-th Out/InOut argument.
-            let k = targets
-                .iter()
-                .filter(|t| host.values.ty(**t).as_tensor_like().is_some())
-                .position(|t| *t == v)?;
-            let arg = callee.params.iter().zip(&c.args).filter(|(p, _)| p.dir != Direction::In).nth(k)?.1;
+            let k = targets.iter().position(|t| *t == v)?;
+            let arg = c.args.get(program.call_result_arg(c, &host.values, k)?)?;
             trace(program, host, arg, depth + 1)
         }
         _ => None,

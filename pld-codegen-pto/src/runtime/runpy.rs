@@ -5,7 +5,8 @@
 //! `<inputs>/<name>.npy` (Out parameters start at zero, or from their `.npy` when present),
 //! compiles and registers one `ChipCallable` per `next_levels/*/kernel_config.py` keyed by
 //! the directory name, registers the function of every `sub_workers/<name>.py` as `sub_ids[name]`
-//! (with that many sub workers), allocates every host buffer shared before `Worker.init()`,
+//! (with that many sub workers; each generated module is loaded as `_pld_generated.<stem>` and
+//! registered with cloudpickle by value, since Simpler pickles every Python callable), allocates every host buffer shared before `Worker.init()`,
 //! provides the `pypto.runtime` helpers `host_orch.py` and the sub-worker modules import
 //! (`make_tensor_arg`, `_submit_chip`, `_tensor_from_continuous`), calls the tagged entry, and writes every
 //! Out/InOut parameter to `<outputs>/<name>.npy`. `--ranks N` overrides the device ids with
@@ -54,6 +55,19 @@ def _load_module(path, name):
     return module
 
 
+def _load_generated_module(path):
+    """Loads a generated module as `_pld_generated.<stem>`, as PyPTO's loader does. No such
+    package exists on disk, so Simpler's `Worker.register` (which cloudpickles every Python
+    callable) could not pickle its functions by reference: they are registered by value."""
+    module = _load_module(path, "_pld_generated." + path.stem)
+    try:
+        import cloudpickle
+    except ImportError:
+        return module
+    cloudpickle.register_pickle_by_value(module)
+    return module
+
+
 def _install_pypto_shims(world):
     """host_orch.py imports two PyPTO helpers; provide them from simpler."""
     import inspect
@@ -74,9 +88,14 @@ def _install_pypto_shims(world):
         orch.submit_next_level(handle, task_args, config, worker=worker)
 
     def _tensor_from_continuous(arg):
-        """A mapped task argument (`.buffer`, `.shapes`, `.strides` in elements, `.dtype`) as a
-        zero-copy torch view, for the sub_workers/ modules."""
-        dtype = _SIMPLER_TORCH[str(arg.dtype).rsplit(".", 1)[-1]]
+        """A mapped task argument (`.buffer`, `.shapes`, `.strides` in elements, `.dtype`: the
+        `DataType` int value) as a zero-copy torch view, for the sub_workers/ modules."""
+        key = str(arg.dtype).rsplit(".", 1)[-1]
+        if key.isdecimal():
+            from simpler.task_interface import DataType
+
+            key = DataType(int(key)).name
+        dtype = _SIMPLER_TORCH[key]
         shapes = tuple(int(s) for s in arg.shapes)
         strides = tuple(int(s) for s in arg.strides)
         span = 1 + sum((n - 1) * st for n, st in zip(shapes, strides))
@@ -189,7 +208,7 @@ def main():
     if len(runtimes) != 1:
         sys.exit(f"run.py: next_levels/ must agree on one runtime, found {sorted(runtimes)}")
 
-    host = _load_module(ROOT / "orchestration" / "host_orch.py", "_pld_generated.host_orch")
+    host = _load_generated_module(ROOT / "orchestration" / "host_orch.py")
     entries = [f for f in vars(host).values()
                if callable(f) and getattr(f, "_pypto_distributed_entry", False)
                and getattr(f, "__module__", None) == host.__name__]
@@ -200,7 +219,7 @@ def main():
 
     subs = {}
     for f in sorted((ROOT / "sub_workers").glob("*.py")) if (ROOT / "sub_workers").is_dir() else []:
-        fn = getattr(_load_module(f, "_pld_generated." + f.stem), f.stem, None)
+        fn = getattr(_load_generated_module(f), f.stem, None)
         if fn is not None:
             subs[f.stem] = fn
 

@@ -5,7 +5,8 @@
 //! Guarantees:
 //! - The module defines a module-level function `<name>(args)` taking one positional
 //!   argument (the runtime's mapped task arguments, §10 R17): it turns the `i`-th tensor
-//!   argument into a torch view with `_tensor_from_continuous(args.tensor(i))` (the reference's
+//!   argument into a torch view with `_tensor_from_continuous(args[i])` (Simpler's `MappedArgs`
+//!   is a sequence of the tensor arguments plus `scalar(j)`; the reference's
 //!   helper, imported from `pypto.runtime.distributed_runner`), the `j`-th scalar into the
 //!   parameter's Python value from `args.scalar(j)` (the 64-bit payload reinterpreted as the
 //!   declared dtype), and calls the callback in parameter order. Writes into `Out`/`InOut`
@@ -259,7 +260,7 @@ def _unpack(args):
     values, ti, si = [], 0, 0
     for _, kind, _ in _PARAMS:
         if kind == "tensor":
-            values.append(_tensor_from_continuous(args.tensor(ti)))
+            values.append(_tensor_from_continuous(args[ti]))
             ti += 1
         else:
             values.append(_scalar(args.scalar(si), kind))

@@ -92,7 +92,7 @@ impl<'p> Thread<'p> {
                     format!("host callback '{name}' runs on the host; it takes no device="),
                 ));
             }
-            let result = crate::callback::call_result(f, &args, span)?;
+            let result = crate::callback::call_result(env.program, f, &args, span)?;
             ecx.reqs.push(Req::Callback { func: f, args, span });
             self.bind_result(targets, result, span)?;
             return Ok(StepOut::Visible);
@@ -108,7 +108,7 @@ impl<'p> Thread<'p> {
             return Ok(StepOut::Ran);
         }
         let deps = task_deps(act, call, env, ecx)?;
-        let mut result = mapped_return(f, &args);
+        let mut result = mapped_return(env.program, f, &args);
         let job = Job::Func { func: f, args };
         match self.level {
             Level::Host => {
@@ -239,20 +239,11 @@ pub(super) fn collective_ranks(world: &World, args: &[Val]) -> Vec<usize> {
     (0..world.nranks()).collect()
 }
 
-/// The value a launched function's call evaluates to: its returned parameters mapped to the
-/// arguments (kernels return the tensors they write, also as rebound by a writing op).
-pub(super) fn mapped_return(f: &Function, args: &[Val]) -> Val {
-    let Some(Stmt { kind: StmtKind::Return(vals), .. }) = f.body.stmts.last() else {
-        return Val::Unit;
-    };
-    let mapped: Vec<Val> = vals
-        .iter()
-        .map(|e| {
-            e.as_var()
-                .and_then(|v| f.params.iter().position(|p| p.value == v).or_else(|| f.param_of(v)))
-                .and_then(|i| args.get(i).cloned())
-                .unwrap_or(Val::Unit)
-        })
+/// The value a launched function's call evaluates to: for each result, the argument it is
+/// (`pld_ir::results`: the parameter the callee returns, through writing ops and further calls).
+pub(super) fn mapped_return(program: &Program, f: &Function, args: &[Val]) -> Val {
+    let mapped: Vec<Val> = (0..Program::result_count(f))
+        .map(|k| program.returned_param(f, k).and_then(|i| args.get(i).cloned()).unwrap_or(Val::Unit))
         .collect();
     bundle(mapped)
 }
