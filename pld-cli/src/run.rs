@@ -24,7 +24,8 @@ pub struct RunArgs {
     /// also selects the program whose host function it is.
     #[arg(long)]
     entry: Option<String>,
-    /// Number of simulated ranks.
+    /// Number of simulated ranks, 1 to 64: the runtime's CommContext holds at most 64 peers
+    /// (COMM_MAX_RANK_NUM).
     #[arg(long, default_value_t = 2)]
     ranks: usize,
     /// An input tensor: NAME=PATH.npy (repeatable).
@@ -267,13 +268,8 @@ fn run_on(
             names.join(", ")
         )));
     }
-    let mut cost = pld_sim::cost::CostModel::for_target(args.target.name())
-        .ok_or_else(|| Failure::usage(format!("no cost model for target {}", args.target.name())))?;
-    for spec in &args.cost {
-        cost.set(spec).map_err(Failure::usage)?;
-    }
     let cfg = SimConfig {
-        cost,
+        cost: cost_model(args)?,
         trace_all: args.trace_all,
         schedule: args.schedule,
         trace: args.trace.is_some(),
@@ -311,6 +307,16 @@ fn run_on(
     Ok(())
 }
 
+/// The target's cost model with the `--cost KEY=VALUE` overrides.
+fn cost_model(args: &RunArgs) -> Result<pld_sim::cost::CostModel, Failure> {
+    let mut cost = pld_sim::cost::CostModel::for_target(args.target.name())
+        .ok_or_else(|| Failure::usage(format!("no cost model for target {}", args.target.name())))?;
+    for spec in &args.cost {
+        cost.set(spec).map_err(Failure::usage)?;
+    }
+    Ok(cost)
+}
+
 /// Runs the simulation (`pld verify`: explores its schedules) and reports it; `None` on an MPI
 /// process other than rank 0.
 fn simulate(
@@ -321,6 +327,7 @@ fn simulate(
     inputs: &pld_sim::Inputs,
     cfg: &SimConfig,
 ) -> Result<Option<pld_sim::SimOutcome>, Failure> {
+    crate::expect::precheck(&args.checks, &args.file, entry)?;
     if let Some(n) = args.verify {
         let base = crate::verify::explore(program, entry, inputs, cfg, n, args.report_json.as_deref())?;
         write_outputs(args, &base)?;

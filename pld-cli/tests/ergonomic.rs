@@ -249,7 +249,9 @@ fn check(host_line: &str, chip_line: &str) -> (String, usize, usize) {
     let err = text(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "`{host_line}` / `{chip_line}`:\n{err}");
     let first = err.lines().next().unwrap_or_default();
-    let message = first.strip_prefix("error: ").unwrap_or(first).to_string();
+    // `error: msg` or `error[E0005]: msg`.
+    let message =
+        first.split_once(": ").filter(|(h, _)| h.starts_with("error")).map_or(first, |(_, m)| m).to_string();
     let at = err.lines().find_map(|l| l.trim().strip_prefix("--> ")).expect("location");
     let mut parts = at.rsplitn(3, ':');
     let col = parts.next().and_then(|c| c.parse().ok()).expect("column");
