@@ -161,6 +161,11 @@ fn run_on(
     let entry = pick_entry(&program, args.entry.as_deref())?;
     let opts = pld_passes::PipelineOptions { target: args.target, ..Default::default() };
     pld_passes::run_pipeline(&mut program, &opts).map_err(|d| Failure::Diagnostics(d, sources.clone()))?;
+    // The checks `pld check` applies, before anything runs: a program the PTO emitters or their
+    // verifier reject (a tile of dynamic physical shape, a kernel that calls itself, …) stops
+    // here with the same diagnostic, so what `run` accepts, `check` and `compile` accept too.
+    pld_codegen_pto::emit_program(&program, &pld_codegen_pto::CodegenOptions { target: args.target })
+        .map_err(|d| Failure::Diagnostics(d, sources.clone()))?;
     if args.builtins == Builtins::Lowered {
         pld_passes::materialize_builtin_kernels(&mut program, &opts)
             .map_err(|d| Failure::Diagnostics(d, sources.clone()))?;
