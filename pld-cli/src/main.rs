@@ -16,6 +16,7 @@ mod expect;
 mod limits;
 mod npy;
 mod ops;
+mod paths;
 mod ptoas;
 mod run;
 mod run_json;

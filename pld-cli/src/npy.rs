@@ -48,7 +48,18 @@ pub fn write(path: &Path, t: &HostTensor) -> Result<(), String> {
 
 /// Reads a `.npy` file as a tensor of `dtype` (the file's dtype must match).
 pub fn read(path: &Path, dtype: DataType) -> Result<HostTensor, String> {
-    let bytes = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    use std::io::Read;
+    let cannot = |e: std::io::Error| format!("cannot read {}: {e}", path.display());
+    let mut file = std::fs::File::open(path).map_err(cannot)?;
+    let file_len = file.metadata().map_err(cannot)?.len();
+    // The header first (its length is in the first 12 bytes): the data's size is checked
+    // against the header and the file's length before a byte of data is read.
+    let mut bytes = Vec::new();
+    (&mut file).take(12).read_to_end(&mut bytes).map_err(cannot)?;
+    let header_end = data_offset_unchecked(&bytes).unwrap_or(bytes.len()).min(MAX_HEADER);
+    if header_end > bytes.len() {
+        (&mut file).take((header_end - bytes.len()) as u64).read_to_end(&mut bytes).map_err(cannot)?;
+    }
     if let Some(shape) =
         header_shape(&bytes).filter(|s| s.iter().try_fold(1u64, |n, &d| n.checked_mul(d)).is_none())
     {
@@ -78,14 +89,40 @@ pub fn read(path: &Path, dtype: DataType) -> Result<HostTensor, String> {
     let dims: Vec<i64> = npy.shape().iter().map(|&d| i64::try_from(d).unwrap_or(-1)).collect();
     let nbytes = pld_sim::limits::byte_size(dtype, &dims).map_err(|e| format!("{}: {e}", path.display()))?;
     let offset = data_offset(&bytes).ok_or_else(|| format!("{}: malformed .npy header", path.display()))?;
-    let actual = (bytes.len() - offset) as u64;
+    let actual = file_len.saturating_sub(offset as u64);
     if actual != nbytes {
         return Err(format!(
             "{}: the header's shape {shape:?} of {dtype} needs {nbytes} data bytes, but the file holds {actual}",
             path.display()
         ));
     }
-    Ok(HostTensor { dtype, shape, data: bytes[offset..].to_vec() })
+    // Only the data bytes the header promised (the file's length was checked above).
+    let mut data = Vec::new();
+    data.try_reserve_exact(nbytes as usize)
+        .map_err(|e| format!("{}: {nbytes} data bytes: {e}", path.display()))?;
+    (&mut file).take(nbytes).read_to_end(&mut data).map_err(cannot)?;
+    if data.len() as u64 != nbytes {
+        return Err(format!(
+            "{}: the file ended after {} of {nbytes} data bytes",
+            path.display(),
+            data.len()
+        ));
+    }
+    Ok(HostTensor { dtype, shape, data })
+}
+
+/// The longest `.npy` header read (numpy writes at most a few KiB; version 2 allows 4 GiB).
+const MAX_HEADER: usize = 1 << 20;
+
+/// Where the data starts by the header-length field alone (the header need not be read yet).
+fn data_offset_unchecked(bytes: &[u8]) -> Option<usize> {
+    let le = |r: std::ops::Range<usize>| -> Option<usize> {
+        Some(bytes.get(r)?.iter().rev().fold(0usize, |n, &b| (n << 8) | usize::from(b)))
+    };
+    match bytes.get(6)? {
+        1 => Some(10 + le(8..10)?),
+        _ => Some(12 + le(8..12)?),
+    }
 }
 
 /// Where the data of a `.npy` file starts: after the magic, the version, the header length

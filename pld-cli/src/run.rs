@@ -47,7 +47,7 @@ pub struct RunArgs {
     pub(crate) trace: Option<PathBuf>,
     /// Keep every trace slice (by default short plain slices on a core are aggregated).
     #[arg(long = "trace-all")]
-    trace_all: bool,
+    pub(crate) trace_all: bool,
     /// Overrides a cost-model parameter of modeled time: KEY=VALUE (repeatable; keys
     /// alpha_ns, link_gbps, hbm_gbps, notify_ns, poll_ns, op_ns, launch_ns).
     #[arg(long = "cost", value_name = "KEY=VALUE")]
@@ -68,9 +68,12 @@ pub struct RunArgs {
     /// Checked outputs: `--expect`, `--check-golden`, `--rtol`, `--atol`.
     #[command(flatten)]
     checks: crate::expect::CheckArgs,
-    /// Step budget: every statement, op and loop iteration is a step.
-    #[arg(long, value_name = "N", default_value_t = pld_sim::budget::DEFAULT_MAX_STEPS)]
-    max_steps: u64,
+    /// Total step budget (every statement, op and loop iteration is a step; default: none).
+    #[arg(long, value_name = "N")]
+    max_steps: Option<u64>,
+    /// Liveness budget: steps in a row that move no data and change no signal cell.
+    #[arg(long, value_name = "N", default_value_t = pld_sim::budget::DEFAULT_MAX_IDLE_STEPS)]
+    max_idle_steps: u64,
     /// Wall-clock limit of the simulation in seconds (default: none).
     #[arg(long, value_name = "SECONDS", value_parser = parse_seconds)]
     timeout: Option<std::time::Duration>,
@@ -150,6 +153,22 @@ pub fn run(args: &RunArgs) -> Result<(), Failure> {
     }
 }
 
+/// The pipeline, then the checks `pld check` applies, before anything runs: a program the PTO
+/// emitters or their verifier reject (a tile of dynamic physical shape, a kernel that calls
+/// itself, …) stops here with the same diagnostic, so what `run` accepts, `check` and
+/// `compile` accept too (D-cli-8); then, with `--builtins lowered`, the builtin kernels.
+fn lower_checked(args: &RunArgs, program: &mut Program, sources: &pld_ir::SourceMap) -> Result<(), Failure> {
+    let opts = pld_passes::PipelineOptions { target: args.target, ..Default::default() };
+    pld_passes::run_pipeline(program, &opts).map_err(|d| Failure::Diagnostics(d, sources.clone()))?;
+    pld_codegen_pto::emit_program(program, &pld_codegen_pto::CodegenOptions { target: args.target })
+        .map_err(|d| Failure::Diagnostics(d, sources.clone()))?;
+    if args.builtins == Builtins::Lowered {
+        pld_passes::materialize_builtin_kernels(program, &opts)
+            .map_err(|d| Failure::Diagnostics(d, sources.clone()))?;
+    }
+    Ok(())
+}
+
 /// `pld run` on a started engine.
 fn run_on(
     args: &RunArgs,
@@ -157,20 +176,18 @@ fn run_on(
     interrupt: std::sync::Arc<std::sync::atomic::AtomicBool>,
 ) -> Result<(), Failure> {
     let sel = Selection { program: args.program.as_deref(), entry: args.entry.as_deref() };
-    let (mut program, sources) = select::load_one(&args.file, args.target, sel, &args.bind)?;
+    let (mut program, sources) =
+        select::load_one(&args.file, args.target, sel, &args.bind, Some(args.ranks))?;
     let entry = pick_entry(&program, args.entry.as_deref())?;
-    let opts = pld_passes::PipelineOptions { target: args.target, ..Default::default() };
-    pld_passes::run_pipeline(&mut program, &opts).map_err(|d| Failure::Diagnostics(d, sources.clone()))?;
-    // The checks `pld check` applies, before anything runs: a program the PTO emitters or their
-    // verifier reject (a tile of dynamic physical shape, a kernel that calls itself, …) stops
-    // here with the same diagnostic, so what `run` accepts, `check` and `compile` accept too.
-    pld_codegen_pto::emit_program(&program, &pld_codegen_pto::CodegenOptions { target: args.target })
-        .map_err(|d| Failure::Diagnostics(d, sources.clone()))?;
-    if args.builtins == Builtins::Lowered {
-        pld_passes::materialize_builtin_kernels(&mut program, &opts)
-            .map_err(|d| Failure::Diagnostics(d, sources.clone()))?;
-    }
+    lower_checked(args, &mut program, &sources)?;
     let func = program.function(&entry).ok_or_else(|| Failure::usage(format!("entry `{entry}` vanished")))?;
+    crate::paths::check_distinct(
+        &args.out,
+        func,
+        &args.inputs,
+        args.trace.as_deref(),
+        args.report_json.as_deref(),
+    )?;
 
     let mut given: HashMap<String, PathBuf> = HashMap::new();
     for spec in &args.inputs {
@@ -274,7 +291,8 @@ fn run_on(
         ))),
         sources: Some(sources),
         cores_per_rank: args.cores,
-        max_steps: args.max_steps,
+        max_steps: args.max_steps.unwrap_or(pld_sim::budget::DEFAULT_MAX_STEPS),
+        max_idle_steps: args.max_idle_steps,
         max_memory,
         deadline: args.timeout.map(|t| std::time::Instant::now() + t),
         interrupt: Some(interrupt),
@@ -310,7 +328,9 @@ fn simulate(
     cfg: &SimConfig,
 ) -> Result<Option<pld_sim::SimOutcome>, Failure> {
     if let Some(n) = args.verify {
-        return crate::verify::explore(program, entry, inputs, cfg, n).map(Some);
+        let base = crate::verify::explore(program, entry, inputs, cfg, n, args.report_json.as_deref())?;
+        write_outputs(args, &base)?;
+        return Ok(Some(base));
     }
     let progress = Progress::start(args.ranks);
     let result = engine.run(program, entry, inputs, cfg);
@@ -345,6 +365,18 @@ fn outcome_or_failure(
             Err(Failure::usage(msgs.join("; ")))
         }
     }
+}
+
+/// Writes the outputs of a verified run (its deterministic schedule's) into `--out`, and
+/// prints its warnings.
+fn write_outputs(args: &RunArgs, outcome: &pld_sim::SimOutcome) -> Result<(), Failure> {
+    for (name, t) in &outcome.outputs {
+        npy::write(&args.out.join(format!("{name}.npy")), t).map_err(Failure::usage)?;
+    }
+    for w in &outcome.warnings {
+        eprintln!("warning: {w}");
+    }
+    Ok(())
 }
 
 /// Writes the outputs and prints the run's summary: outputs with their checksums, per-rank

@@ -1,6 +1,7 @@
 //! `pld verify FILE --ranks R [--schedules N]`: schedule exploration.
 //!
-//! Takes every `pld run` option but `--schedule` and `--trace` (a usage error), builds the inputs once, and runs
+//! Takes every `pld run` option but `--schedule`, `--trace` and `--trace-all` (a usage error; `--out`
+//! gets the agreed outputs, `--report-json` the verdict), builds the inputs once, and runs
 //! the deterministic schedule plus N PCT schedules (`pld_sim::verify`). Exit 0 when every
 //! schedule ran clean with identical outputs and traffic; exit 3 with the failing schedule's
 //! report (replayable with `pld run --schedule pct:SEED`), or with both schedules' names and
@@ -13,6 +14,7 @@ use clap::Args;
 use pld_ir::Program;
 use pld_sim::verify::VerifyFailure;
 use pld_sim::{Inputs, SimConfig};
+use std::path::Path;
 
 /// Arguments of `pld verify`.
 #[derive(Args)]
@@ -29,9 +31,10 @@ pub fn run(mut args: VerifyArgs) -> Result<(), Failure> {
     if args.schedules > 100_000 {
         return Err(Failure::usage(format!("--schedules {} is above 100000", args.schedules)));
     }
-    if args.run.schedule != pld_sim::Schedule::Deterministic || args.run.trace.is_some() {
+    if args.run.schedule != pld_sim::Schedule::Deterministic || args.run.trace.is_some() || args.run.trace_all
+    {
         return Err(Failure::usage(
-            "pld verify chooses its own schedules and records no trace: drop --schedule and --trace (replay one schedule with pld run --schedule pct:SEED)",
+            "pld verify chooses its own schedules and records no trace: drop --schedule, --trace and --trace-all (replay one schedule with pld run --schedule pct:SEED)",
         ));
     }
     args.run.verify = Some(args.schedules);
@@ -39,15 +42,32 @@ pub fn run(mut args: VerifyArgs) -> Result<(), Failure> {
 }
 
 /// Explores the schedules of one prepared run (called by `pld run`'s setup); returns the
-/// outcome every schedule agreed on, for `--expect` / `--check-golden`.
+/// outcome every schedule agreed on (the deterministic schedule's), for `--expect` /
+/// `--check-golden` and `--out`. `--report-json` is written as `pld run` writes it (the failing
+/// schedule's report; no report when two schedules disagree).
 pub fn explore(
     program: &Program,
     entry: &str,
     inputs: &Inputs,
     cfg: &SimConfig,
     n: usize,
+    report_json: Option<&Path>,
 ) -> Result<pld_sim::SimOutcome, Failure> {
-    match pld_sim::verify::verify(program, entry, inputs, cfg, n) {
+    let result = pld_sim::verify::verify(program, entry, inputs, cfg, n);
+    if let Some(path) = report_json {
+        let json = match &result {
+            Ok((base, _)) => {
+                let ps: Vec<String> = base.timing.rank_ps.iter().map(u64::to_string).collect();
+                format!("{{\"ok\":true,\"report\":null,\"modeled_ps\":[{}]}}\n", ps.join(","))
+            }
+            Err(VerifyFailure::Fault { report, .. }) => {
+                format!("{{\"ok\":false,\"report\":{}}}\n", report.json)
+            }
+            Err(_) => "{\"ok\":false,\"report\":null}\n".to_string(),
+        };
+        crate::driver::write_file(path, json.as_bytes())?;
+    }
+    match result {
         Ok((outcome, ran)) => {
             outln!(
                 "verified `{entry}` on {} rank(s): {ran} schedules (det, pct:1..={n}) ran clean with identical outputs and traffic",

@@ -338,3 +338,23 @@ fn ergonomic_calls_report_the_diagnostics_of_their_tensor_ops() {
         assert_eq!((line, col), *at, "`{host}` / `{chip}`: {m}");
     }
 }
+
+/// `pld.all_reduce(x, mode="ring", nranks=N)` run on another rank count is an error at the
+/// call (exit 3), naming both counts; on N ranks it runs.
+#[test]
+fn ring_nranks_that_disagrees_with_the_world_is_an_error_at_the_call() {
+    let f = "pld-cli/tests/corpus/ergo_all_reduce_ring_literal_nranks.py";
+    let out = std::env::temp_dir().join(format!("pld-ergo-{}-nranks", std::process::id()));
+    for ranks in ["2", "3"] {
+        let o = pld(&["run", f, "--ranks", ranks, "--out", out.to_str().unwrap()]);
+        let e = text(&o.stderr);
+        assert_eq!(o.status.code(), Some(3), "{e}");
+        assert!(
+            e.contains("laid out for 4 ranks") && e.contains(&format!("comm domain of {ranks} ranks")),
+            "{e}"
+        );
+        assert!(e.contains("pld.all_reduce(win, mode=\"ring\", nranks=4)"), "{e}");
+    }
+    let o = pld(&["run", f, "--ranks", "4", "--out", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+}

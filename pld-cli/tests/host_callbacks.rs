@@ -214,6 +214,27 @@ fn a_golden_that_disagrees_exits_4() {
 }
 
 #[test]
+fn a_callback_that_exits_instead_of_returning_has_failed() {
+    require_numpy();
+    let d = dir("exit");
+    // `sys.exit(0)` before the outputs are written: the run must not pass zeros off as results.
+    for code in ["0", "", "None", "2"] {
+        let prog = program(&d, "import sys", &format!("        sys.exit({code})\n        out[:] = mid * 2"));
+        let out = run(&d, &prog, None);
+        let e = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(3), "sys.exit({code}): {e}");
+        assert!(
+            e.contains("host callback failed: 'double' did not return normally: it called sys.exit("),
+            "{e}"
+        );
+    }
+    // Its correct twin returns after writing its output.
+    let prog = program(&d, "import sys", "        out[:] = mid * 2\n        return None");
+    let out = run(&d, &prog, None);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+}
+
+#[test]
 fn an_abstract_callback_is_an_error_and_an_unwritten_output_a_warning() {
     require_numpy();
     let d = dir("abstract");

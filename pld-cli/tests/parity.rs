@@ -85,9 +85,13 @@ fn run_check_and_compile_agree_on_every_program() {
         let file = s(f);
         let (args, ranks) = args_of(f);
         let extra: Vec<&str> = args.iter().map(String::as_str).collect();
-        let check = pld(&[&["check", file], &extra[..]].concat());
+        // The same arguments for all three, the rank count included (it binds a builder
+        // parameter that is the rank count, D-cli-7).
+        let check = pld(&[&["check", file, "--ranks", &ranks], &extra[..]].concat());
         let dir = out_dir(&format!("parity-{i}"));
-        let compile = pld(&[&["compile", file, "--emit", "all", "--out", s(&dir)], &extra[..]].concat());
+        let compile =
+            pld(&[&["compile", file, "--emit", "all", "--ranks", &ranks, "--out", s(&dir)], &extra[..]]
+                .concat());
         let _ = std::fs::remove_dir_all(&dir);
         let run_out = out_dir(&format!("parity-run-{i}"));
         let run =

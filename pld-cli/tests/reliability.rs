@@ -88,7 +88,7 @@ fn deep_nesting_is_a_diagnostic_not_a_stack_overflow() {
 
 #[test]
 fn a_huge_kernel_tile_is_a_diagnostic_at_its_line_not_a_capacity_overflow() {
-    // `run` applies `check`'s rules first (D-cli-7): a tile no tile buffer can hold is a compile
+    // `run` applies `check`'s rules first (D-cli-8): a tile no tile buffer can hold is a compile
     // error at its line, for `run` as for `check`, before anything is simulated.
     let kernel = "        big = pl.full([9223372036854775807, 64], 1.0, dtype=pl.FP32)\n        \
                   s = pl.slice(big, [1, 64], [0, 0])\n        out = pl.store(s, [0, 0], out)\n";

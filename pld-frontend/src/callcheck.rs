@@ -17,7 +17,9 @@
 //!   and passes);
 //! - **dynamic dims**: a parameter dim that is one symbol (`NR`) binds to the argument's dim
 //!   (static or symbolic); every later use of that symbol in the same call must agree when
-//!   both are known integers; compound dims (`2 * NR`) are compared after substitution;
+//!   both are known integers; compound dims (`2 * NR`) are compared after substitution; two
+//!   shapes in one symbol that differ for every value of it (1..=4096: `[2*(NR-1), NR]` for
+//!   `[NR, 1]`) are rejected (the symbol is one value per run);
 //! - **direction**: a `pl.Out` / `pl.InOut` parameter needs a writable argument: a value
 //!   that aliases a read-only (`In`) tensor parameter of the caller, directly, through a
 //!   subscript / slice / reshape of it, or through a name bound to one, is rejected.
@@ -35,6 +37,17 @@ const VIEW_OPS: &[&str] = &["tensor.slice", "tensor.reshape"];
 /// must not be handed for writing.
 pub(crate) fn guards_writes(ty: &Type, dir: Direction) -> bool {
     dir == Direction::In && matches!(ty, Type::Tensor(_) | Type::DistTensor(_))
+}
+
+/// The value of `read_only` that `e` is (a view of), if any.
+pub(crate) fn read_only_root(e: &Expr, read_only: &HashSet<ValueId>) -> Option<ValueId> {
+    match &e.kind {
+        ExprKind::Var(v) => read_only.contains(v).then_some(*v),
+        ExprKind::Call(c) if c.op().is_some_and(|d| VIEW_OPS.contains(&d.name)) => {
+            c.args.first().and_then(|a| read_only_root(a, read_only))
+        }
+        _ => None,
+    }
 }
 
 /// Whether `e` is (a view of) a value in `read_only`.
@@ -177,7 +190,36 @@ fn check_type(
     for (d, (ad, pd)) in a_shape.iter().zip(p_shape).enumerate() {
         check_dim(what, pname, d, (ad, pd), (&mut *bound, at, &mut *earlier))?;
     }
+    if let Some(sym) = differ_for_every_value(a_shape, p_shape) {
+        return Err(format!(
+            "{what} has shape [{}], but parameter `{pname}` is declared [{}]: they differ for every value of \
+             `{sym}` (a dynamic dimension is one value per run)",
+            join(a_shape),
+            join(p_shape)
+        ));
+    }
     Ok(())
+}
+
+/// The dynamic symbol for which two shapes of one rank written in it (and literals only)
+/// differ whatever its value (`[2*(NR-1), NR]` and `[NR, 1]`); `None` when they can agree or
+/// when they mention other symbols (then only the run knows).
+fn differ_for_every_value(a: &[Expr], b: &[Expr]) -> Option<String> {
+    let mut syms = HashSet::new();
+    for e in a.iter().chain(b) {
+        e.walk(&mut |x| {
+            if let ExprKind::Sym(s) = &x.kind {
+                syms.insert(s.clone());
+            }
+        });
+    }
+    let mut it = syms.into_iter();
+    let (Some(sym), None) = (it.next(), it.next()) else { return None };
+    let differ = |v: i64| -> bool {
+        let at = |e: &Expr| e.eval_int(&|_| Some(v));
+        a.iter().zip(b).any(|(x, y)| matches!((at(x), at(y)), (Some(p), Some(q)) if p != q))
+    };
+    (1..=4096).all(differ).then_some(sym)
 }
 
 /// Dynamic symbols bound so far in one call: the argument dim and the argument that bound it.

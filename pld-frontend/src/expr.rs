@@ -12,7 +12,9 @@ use crate::body::FnCx;
 use crate::consts::{self, enum_path, get_byte_call, literal, named_constant, negate};
 use crate::util::{dotted, span_of, split_module};
 use pld_ir::registry::DeduceEnv;
-use pld_ir::{registry, Attr, BinOp, Call, Callee, DataType, Diagnostic, Expr, ExprKind, Span, Type, UnOp};
+use pld_ir::{
+    registry, Attr, BinOp, Call, Callee, DataType, Diagnostic, Expr, ExprKind, FunctionKind, Span, Type, UnOp,
+};
 use rustpython_parser::ast;
 
 mod op_call;
@@ -284,7 +286,48 @@ impl FnCx<'_, '_> {
         span: Span,
     ) -> Result<Expr, ()> {
         let r = Expr::op_call(name, args, attrs, span, &self.env());
-        r.map_err(|d| self.error(d))
+        let e = r.map_err(|d| self.error(d))?;
+        self.check_writes_to_inputs(&e);
+        Ok(e)
+    }
+
+    /// An op that writes an operand aliasing a read-only (`In`) tensor parameter (`pl.store`
+    /// into a plain `pl.Tensor` input) is an error at the operand, with a label at the
+    /// parameter: the write would be lost and the real output never written.
+    fn check_writes_to_inputs(&mut self, e: &Expr) {
+        let ExprKind::Call(c) = &e.kind else { return };
+        let Some(def) = c.op() else { return };
+        let effects = def.arg_effects(c);
+        for (i, arg) in c.args.iter().enumerate() {
+            if !effects.get(i).is_some_and(|x| x.writes()) {
+                continue;
+            }
+            let Some(v) = crate::callcheck::read_only_root(arg, &self.read_only) else { continue };
+            // A window (`pld.DistributedTensor`) is symmetric memory: a write lands whatever
+            // its direction. A plain tensor input is not copied back: the write is lost.
+            if !matches!(self.values.ty(v), Type::Tensor(_)) {
+                continue;
+            }
+            let name = self.values.name(v).to_string();
+            let decl = self.values.get(v).map(|d| d.span);
+            let mut d = Diagnostic::error(
+                arg.span,
+                format!(
+                    "{} writes `{name}`, which is read-only here: it comes from an input parameter \
+                     (a plain pl.Tensor), not pl.Out / pl.InOut, so the write is lost",
+                    def.name
+                ),
+            );
+            if let Some(at) = decl {
+                d = d.with_label(
+                    at,
+                    format!(
+                        "`{name}` is declared as an input here; declare it pl.Out or pl.InOut to write it"
+                    ),
+                );
+            }
+            self.error(d);
+        }
     }
 
     fn call(&mut self, c: &ast::ExprCall, span: Span) -> Result<Expr, ()> {
@@ -603,6 +646,22 @@ impl FnCx<'_, '_> {
         }
         let args: Vec<Expr> = slots.into_iter().flatten().collect();
         crate::callcheck::check_call(self, i, &args);
+        if self.unit.sigs[i].external && self.kind != FunctionKind::Host && self.kind != FunctionKind::Opaque
+        {
+            // The runtime runs host callbacks between device dispatches of the host program.
+            let decl = self.unit.sigs[i].span;
+            self.error(
+                Diagnostic::error(
+                    span,
+                    format!(
+                        "host callback `{sig_name}` is called from a {} function: a host callback runs on the host, between the host orchestrator's device dispatches",
+                        if self.kind == FunctionKind::ChipOrch { "chip orchestration" } else { "device kernel" }
+                    ),
+                )
+                .with_label(decl, format!("`{sig_name}` is a host callback (level=pl.Level.HOST, role=pl.Role.SubWorker)"))
+                .with_note("call it from the host orchestrator (level=pl.Level.HOST, role=pl.Role.Orchestrator)"),
+            );
+        }
         let ret = match self.unit.ensure_ret(i) {
             Some(r) => r,
             None => {

@@ -15,7 +15,7 @@
 use crate::record::{op, optional_updates, reads, updates, writes};
 use crate::util::window_arg;
 use pld_ir::registry::{AbiEnumKind, AttrDefault, AttrType};
-use pld_ir::{register_op, AttrDef, DataType, DeduceCx, Diagnostic, OpDef, ParamDef, Type};
+use pld_ir::{register_op, AttrDef, DataType, DeduceCx, Diagnostic, Expr, OpDef, ParamDef, Type};
 
 const FAMILY: &str = "collectives";
 
@@ -130,9 +130,31 @@ fn deduce_allreduce(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
                     ),
                 ));
             }
+        } else if never_ring_shaped(&signal.shape[0], &signal.shape[1]) {
+            // Symbolic: `[NR, 1]` (the mesh layout) is never `[2*(NR-1), NR]` for any rank count.
+            return Err(cx.arg_error(
+                1,
+                format!(
+                    "{OP} mode=ring signal must be [2*(NR-1), NR], got [{}, {}]; an [NR, 1] signal is the mesh \
+                     layout and must not be shared with a ring allreduce",
+                    signal.shape[0], signal.shape[1]
+                ),
+            ));
         }
     }
     Ok(cx.ty(0).clone())
+}
+
+/// Whether a ring signal's `[rows, cols]` can never be `[2*(cols-1), cols]`: it is not for
+/// any of a few rank counts given to every symbol (a symbol no sample binds is unknown: `false`).
+fn never_ring_shaped(rows: &Expr, cols: &Expr) -> bool {
+    [2i64, 3, 4, 5, 8].iter().all(|&n| {
+        let at = |e: &Expr| e.eval_int(&|_| Some(n));
+        match (at(rows), at(cols)) {
+            (Some(r), Some(c)) => c.checked_sub(1).and_then(|x| x.checked_mul(2)) != Some(r),
+            _ => false,
+        }
+    })
 }
 
 // ---------------------------------------------------------------------------------------

@@ -303,11 +303,16 @@ def run_callback():
     before = [a.copy() if (a is not None and p["dir"] != "inout") else None for a, p in zip(arrays, M["params"])]
     try:
         ret = fn(*values)
+    except SystemExit as e:
+        # A callback that exits (even with status 0) did not return: its outputs are
+        # whatever it wrote before, so the run cannot count it as a success.
+        fail(
+            "exception",
+            "host callback '%s' did not return normally: it called sys.exit(%r)" % (name, e.code),
+            ["a host callback must return (after writing its Out/InOut arguments); raise an exception to fail the run"] + tb_tail(e),
+        )
     except BaseException as e:
-        if isinstance(e, SystemExit) and not e.code:
-            ret = None
-        else:
-            explain(e, failed, "host callback '%s'" % name)
+        explain(e, failed, "host callback '%s'" % name)
     warnings = []
     outs = [v for v, p in zip(values, M["params"]) if p["dir"] != "in"]
     rets = ret if isinstance(ret, tuple) else (ret,)

@@ -25,6 +25,9 @@ struct Stamp {
     value: i32,
     /// The cell's value right after it, in the simulator's order.
     after: i32,
+    /// The cell's value right after it in landing order: the base with every entry up to this
+    /// one (in `entries`' order) applied.
+    landed: i32,
     flow: u64,
 }
 
@@ -42,14 +45,17 @@ impl Stamp {
 #[derive(Clone, Debug)]
 pub struct History {
     base: i32,
-    entries: Vec<Stamp>,
+    /// Sorted by `(land, seq)`: landing order, ties in the simulator's order. Notifies mostly
+    /// land in the order they run, so a new one is nearly always appended, and a wait reads
+    /// the value at its start time without sorting anything.
+    entries: std::collections::VecDeque<Stamp>,
     seq: u64,
 }
 
 impl History {
     /// The history of a cell whose value before its first recorded notify is `base`.
     pub fn new(base: i32) -> History {
-        History { base, entries: Vec::new(), seq: 0 }
+        History { base, entries: std::collections::VecDeque::new(), seq: 0 }
     }
 
     /// Records a notify landing at `land` that left `after` in the cell (`set`: a Set of
@@ -57,45 +63,51 @@ impl History {
     pub fn record(&mut self, land: u64, set: bool, value: i32, after: i32, flow: u64) {
         if self.entries.len() >= HISTORY {
             // Fold the earliest-landing notify into the base.
-            if let Some(k) =
-                (0..self.entries.len()).min_by_key(|&k| (self.entries[k].land, self.entries[k].seq))
-            {
-                let e = self.entries.remove(k);
-                self.base = e.apply(self.base);
+            if let Some(e) = self.entries.pop_front() {
+                self.base = e.landed;
             }
         }
-        self.entries.push(Stamp { land, seq: self.seq, set, value, after, flow });
+        // After every entry landing no later (their seq is lower: ties keep execution order).
+        let at = match self.entries.back() {
+            Some(last) if last.land > land => self.entries.partition_point(|e| e.land <= land),
+            _ => self.entries.len(),
+        };
+        self.entries.insert(at, Stamp { land, seq: self.seq, set, value, after, landed: 0, flow });
         self.seq += 1;
+        let mut v = if at == 0 { self.base } else { self.entries[at - 1].landed };
+        for e in self.entries.range_mut(at..) {
+            v = e.apply(v);
+            e.landed = v;
+        }
     }
 
     /// When a wait with predicate `p` that starts polling at `t0` is released, and the flow
     /// of the notify that released it (`None`: the cell held before any notify).
     pub fn release(&self, p: &Park, t0: u64) -> (u64, Option<u64>) {
-        let mut order: Vec<&Stamp> = self.entries.iter().collect();
-        order.sort_by_key(|e| (e.land, e.seq));
-        let mut v = self.base;
-        let mut since: Option<u64> = None;
-        for e in order {
-            if e.land > t0 && p.holds(v) {
-                return (t0, since);
+        let e = &self.entries;
+        // Entries landed by `t0`; the value then is the last one's (or the base).
+        let k = e.partition_point(|s| s.land <= t0);
+        let now = if k == 0 { self.base } else { e[k - 1].landed };
+        if p.holds(now) {
+            if k == 0 {
+                return (t0, None);
             }
-            v = e.apply(v);
-            if !p.holds(v) {
-                since = None;
-                continue;
+            // The notify that made the predicate true: the first of the run of landed entries
+            // after which it held up to `t0` (one keeping it true does not count).
+            let mut j = k - 1;
+            while j > 0 && p.holds(e[j - 1].landed) {
+                j -= 1;
             }
-            // The notify that made the predicate true (one keeping it true does not count).
-            let flow = *since.get_or_insert(e.flow);
-            if e.land > t0 {
-                return (e.land, Some(flow));
-            }
+            return (t0, Some(e[j].flow));
         }
-        if p.holds(v) {
-            return (t0, since);
+        if let Some(s) = e.range(k..).find(|s| p.holds(s.landed)) {
+            return (s.land, Some(s.flow));
         }
-        // Fallback: the simulator's order.
-        let k = self.entries.iter().rposition(|s| !p.holds(s.after)).map_or(0, |k| k + 1);
-        match self.entries.get(k) {
+        // Fallback: the simulator's order — the earliest notify (by seq) after the last one
+        // that left the predicate false.
+        let last_false = e.iter().filter(|s| !p.holds(s.after)).map(|s| s.seq).max();
+        let next = e.iter().filter(|s| last_false.is_none_or(|m| s.seq > m)).min_by_key(|s| s.seq);
+        match next {
             Some(s) => (t0.max(s.land), Some(s.flow)),
             None => (t0, None),
         }

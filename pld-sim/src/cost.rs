@@ -117,7 +117,21 @@ impl CostModel {
 
     /// Picoseconds `bytes` take at `gbps` GB/s (1 GB/s moves one byte per nanosecond).
     fn transfer_ps(bytes: u64, gbps: f64) -> u64 {
+        if bytes == 0 {
+            // What the formula gives for any rate (NaN and -0.0 convert to 0): most steps move
+            // nothing on one of the two paths, and this runs once per simulated step.
+            return 0;
+        }
         ((bytes as f64) * 1000.0 / gbps).round() as u64
+    }
+
+    /// `n` times the picoseconds of `ns` (saturating); 0 for `n == 0` without the conversion.
+    fn times_ps(ns: f64, n: u64) -> u64 {
+        if n == 0 {
+            0
+        } else {
+            Self::ps(ns).saturating_mul(n)
+        }
     }
 
     /// Modeled duration of one step that did `m` (picoseconds).
@@ -126,9 +140,9 @@ impl CostModel {
         // stays at `u64::MAX` instead of wrapping (or panicking).
         let mut t = Self::transfer_ps(m.local_bytes, self.hbm_gbps)
             .saturating_add(Self::transfer_ps(m.remote_bytes, self.link_gbps))
-            .saturating_add(Self::ps(self.alpha_ns).saturating_mul(m.remote_msgs))
-            .saturating_add(Self::ps(self.notify_ns).saturating_mul(m.notifies))
-            .saturating_add(Self::ps(self.poll_ns).saturating_mul(m.polls));
+            .saturating_add(Self::times_ps(self.alpha_ns, m.remote_msgs))
+            .saturating_add(Self::times_ps(self.notify_ns, m.notifies))
+            .saturating_add(Self::times_ps(self.poll_ns, m.polls));
         if t == 0 && m.op {
             t = Self::ps(self.op_ns);
         }

@@ -5,7 +5,9 @@
 //! Guarantees:
 //! - A cell's credits are kept as runs of tokens in the order of their call (see below), then
 //!   of arrival; an AtomicAdd of `+v` appends `v` tokens, a negative AtomicAdd consumes tokens
-//!   from the front (the oldest call's first), a Set replaces them all.
+//!   from the front (the oldest call's first), a Set replaces them all; a wait on a cell driven
+//!   by Sets is satisfied by the first Set of the current non-decreasing run whose value
+//!   satisfies it (so what a flag wait orders after does not depend on how late it polled).
 //! - A wait `Ge t` / `Eq t` (`t ≥ 1`) is satisfied by the `t`-th token: the waiter acquires the
 //!   clock the cell had when that token arrived — so a race report does not depend on whether
 //!   the waiter polled before or after later credits arrived (a fast peer's next-round notify
@@ -61,13 +63,29 @@ struct Run {
 /// The credit ledger of one cell.
 #[derive(Clone, Debug, Default)]
 pub struct Ledger {
-    runs: Vec<Run>,
+    /// Oldest first (a deque: consumption and merging take from the front).
+    runs: std::collections::VecDeque<Run>,
+    /// The sum of the runs' counts (kept, not summed per wait: a counter cell holds up to
+    /// [`MAX_RUNS`] runs and is waited on once per barrier generation).
+    tokens: i64,
     /// Tokens consumed before they arrived (a negative add ahead of its credits).
     debt: i64,
     /// The cell's clock at the last consumption or Set (what a `t ≤ 0` wait acquires).
     floor: CellClock,
     /// The last notify of the cell (any kind), for leak reports.
     pub last: Option<LastNotify>,
+    /// How many of the tokens in `runs` (from the front) a satisfied wait has reached: the
+    /// ones past it are credits no wait ever asked for (see [`Ledger::unawaited`]).
+    awaited: i64,
+    /// A deferred wait (`defer_wait`) was satisfied on the cell: a counter the program keeps.
+    pub deferred: bool,
+    /// A data op read the cell: its value is used as data (a tag, a count), not only waited on.
+    pub observed: bool,
+    /// The `Eq` waits satisfied on the cell (see `World::notify_cell`).
+    pub eq_waits: Vec<crate::world::EqWait>,
+    /// The Sets since the cell's value last went down (non-decreasing values), each with the
+    /// cell's clock right after it: a wait is satisfied by the first Set that made it true.
+    sets: Vec<(i64, CellClock, Origin)>,
 }
 
 /// What satisfied a wait.
@@ -83,7 +101,7 @@ pub enum Satisfied<'a> {
 impl Ledger {
     /// Tokens held.
     fn held(&self) -> i64 {
-        self.runs.iter().map(|r| r.count).sum::<i64>() - self.debt
+        self.tokens - self.debt
     }
 
     /// Records a notify: `set` (Set of `value`) or AtomicAdd of `value`, by `origin`; `clock`
@@ -92,42 +110,78 @@ impl Ledger {
         self.last = Some((origin.rank, value, origin.span));
         let v = i64::from(value);
         if set {
+            if self.sets.last().is_some_and(|(w, ..)| v < *w) {
+                self.sets.clear();
+            }
+            if self.sets.len() >= MAX_RUNS {
+                // The oldest Set goes: a wait it satisfied acquires a later clock (more order).
+                self.sets.remove(0);
+            }
+            self.sets.push((v, clock.clone(), origin));
             self.runs.clear();
             self.debt = 0;
+            self.awaited = 0;
+            self.tokens = v.max(0);
             self.floor = clock.clone();
             if v > 0 {
-                self.runs.push(Run { count: v, clock: clock.clone(), origin });
+                self.runs.push_back(Run { count: v, clock: clock.clone(), origin });
             }
             return;
         }
+        self.sets.clear();
         if v >= 0 {
             let mut v = v;
             let paid = v.min(self.debt);
             self.debt -= paid;
             v -= paid;
             if v > 0 {
+                self.tokens += v;
                 // After every run of the same or an earlier call (calls are consumed in order).
                 let at = self.runs.iter().rposition(|r| r.origin.call <= origin.call).map_or(0, |i| i + 1);
                 self.runs.insert(at, Run { count: v, clock: clock.clone(), origin });
                 if self.runs.len() > MAX_RUNS {
-                    let first = self.runs.remove(0);
-                    self.runs[0].count += first.count;
+                    if let Some(first) = self.runs.pop_front() {
+                        if let Some(next) = self.runs.front_mut() {
+                            next.count += first.count;
+                        }
+                    }
                 }
             }
             return;
         }
         let mut need = -v;
         while need > 0 {
-            let Some(front) = self.runs.first_mut() else { break };
+            let Some(front) = self.runs.front_mut() else { break };
             let take = front.count.min(need);
             front.count -= take;
+            self.tokens -= take;
             need -= take;
+            self.awaited = (self.awaited - take).max(0);
             if front.count == 0 {
-                self.runs.remove(0);
+                self.runs.pop_front();
             }
         }
         self.debt += need;
         self.floor = clock.clone();
+    }
+
+    /// Notes that a wait for `expected` (`deferred`: a `defer_wait`) was satisfied: every
+    /// token up to the one that satisfied it has been waited for.
+    pub fn note_awaited(&mut self, expected: i32, deferred: bool) {
+        if expected >= 1 {
+            self.awaited = self.awaited.max(i64::from(expected) + self.debt);
+        }
+        self.deferred |= deferred;
+    }
+
+    /// Credits the cell holds that no satisfied wait reached (0 when the ledger does not
+    /// explain the cell's `value`, or a data op read it): a notify nobody waits for, left over
+    /// at the end of a run.
+    pub fn unawaited(&self, value: i32) -> i64 {
+        if self.observed || self.held() != i64::from(value) {
+            return 0;
+        }
+        (self.tokens - self.awaited).max(0)
     }
 
     /// What satisfies a wait for `expected` on a cell holding `value` (the predicate holds).
@@ -138,12 +192,23 @@ impl Ledger {
         if expected <= 0 {
             return Satisfied::Floor(&self.floor);
         }
-        let mut t = i64::from(expected) + self.debt;
-        for r in &self.runs {
-            if t <= r.count {
+        // A cell driven by Sets: the first Set of the current non-decreasing run whose value
+        // satisfies the wait, whichever later Set the waiter happened to see.
+        if let Some((_, clock, origin)) = self.sets.iter().find(|(w, ..)| *w >= i64::from(expected)) {
+            return Satisfied::Token(clock, *origin);
+        }
+        // The run holding the `t`-th token from the front, found from the back: a barrier
+        // counter's wait for its latest generation is satisfied by one of its last runs.
+        let t = i64::from(expected) + self.debt;
+        if t > self.tokens {
+            return Satisfied::Unknown;
+        }
+        let mut before = self.tokens;
+        for r in self.runs.iter().rev() {
+            before -= r.count;
+            if t > before {
                 return Satisfied::Token(&r.clock, r.origin);
             }
-            t -= r.count;
         }
         Satisfied::Unknown
     }
@@ -156,9 +221,9 @@ type CellKey = (usize, usize, u64);
 /// each cell, and waits it completed on each cell, each as (call index, count).
 #[derive(Clone, Debug, Default)]
 pub struct Generations {
-    sent: std::collections::HashMap<(CellKey, u64), (u32, u32)>,
+    sent: rustc_hash::FxHashMap<(CellKey, u64), (u32, u32)>,
     /// Keyed by cell and waiting kernel (the two lanes of a mixed kernel each wait).
-    waited: std::collections::HashMap<(CellKey, u64), (u32, u32)>,
+    waited: rustc_hash::FxHashMap<(CellKey, u64), (u32, u32)>,
 }
 
 /// A kernel name's key in [`Generations`].
@@ -179,11 +244,7 @@ impl Generations {
 }
 
 /// Counts one more event of `call` in `map[key]` (restarting at a new call); returns the count.
-fn bump(
-    map: &mut std::collections::HashMap<(CellKey, u64), (u32, u32)>,
-    key: (CellKey, u64),
-    call: u32,
-) -> u32 {
+fn bump(map: &mut rustc_hash::FxHashMap<(CellKey, u64), (u32, u32)>, key: (CellKey, u64), call: u32) -> u32 {
     let e = map.entry(key).or_insert((call, 0));
     if e.0 != call {
         *e = (call, 0);
@@ -267,6 +328,21 @@ mod tests {
         let l = after_adds(&[(1, o(1, 0)), (1, o(1, 1))]);
         assert_eq!(satisfier(&l, 2, 1).call, 0);
         assert!(matches!(l.satisfied(3, 1), Satisfied::Unknown), "value the ledger cannot explain");
+    }
+
+    #[test]
+    fn credits_past_the_highest_satisfied_wait_are_unawaited() {
+        let mut l = after_adds(&[(1, o(1, 0)), (1, o(1, 0))]);
+        assert_eq!(l.unawaited(2), 2);
+        l.note_awaited(1, false);
+        assert_eq!(l.unawaited(2), 1, "two credits, one waited for");
+        l.note_awaited(2, false);
+        assert_eq!(l.unawaited(2), 0);
+        l.notify(false, -1, o(0, 1), &CellClock::None);
+        assert_eq!(l.unawaited(1), 0, "consumption moves the awaited mark with the tokens");
+        l.notify(false, 1, o(1, 1), &CellClock::None);
+        assert_eq!(l.unawaited(2), 1);
+        assert_eq!(l.unawaited(5), 0, "a value the ledger cannot explain is not judged");
     }
 
     #[test]

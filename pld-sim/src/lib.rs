@@ -20,7 +20,8 @@
 //!   ranks) with named buffers carved at 32-byte-aligned offsets; each member gets a real
 //!   `CommContext` with its own virtual addresses, and every remote access is translated
 //!   `local + windowsIn[peer] - windowsIn[me]` and resolved back (bounds = the named buffer).
-//!   Window bytes start as `0xFF` (NaN) except integer-only buffers (signals), which start at 0.
+//!   Window bytes start as `0xFF` (NaN) except integer-only buffers (signals), which start at 0;
+//!   reading bytes that nothing wrote and that are not signal cells is a fault whatever the dtype.
 //! - **Execution** ([`interp`], [`sched`]): the host function runs once and fills per-rank
 //!   FIFO queues (a host callback, [`callback`], is a fence: the queued work runs to the end,
 //!   then the callback through [`SimConfig::host_callbacks`]); a chip orchestrator launches kernels as tasks ordered by overlapping tensor
@@ -190,8 +191,11 @@ pub struct SimConfig {
     /// Record a Chrome trace.
     pub trace: bool,
     /// Step budget of the whole run: every statement, micro instruction and loop iteration
-    /// is a step ([`budget`]).
+    /// is a step ([`budget`]); unlimited by default.
     pub max_steps: u64,
+    /// Liveness budget: steps in a row without progress (no data moved, no signal cell
+    /// changed) before the run stops ([`budget`]).
+    pub max_idle_steps: u64,
     /// Wall-clock limit: the run stops with a budget report at this instant.
     pub deadline: Option<std::time::Instant>,
     /// Set (e.g. by a Ctrl-C handler) to stop the run with an interrupt report.
@@ -232,6 +236,7 @@ impl Default for SimConfig {
             schedule: Schedule::Deterministic,
             trace: false,
             max_steps: budget::DEFAULT_MAX_STEPS,
+            max_idle_steps: budget::DEFAULT_MAX_IDLE_STEPS,
             deadline: None,
             interrupt: None,
             max_memory: limits::default_max_memory(),

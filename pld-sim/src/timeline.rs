@@ -128,7 +128,7 @@ type PendingWrite = (u64, u64, u64);
 /// What the recorders of one run share: cell histories, unconsumed remote writes, flow ids.
 #[derive(Debug, Default)]
 pub struct Shared {
-    cells: HashMap<CellKey, crate::cellhist::History>,
+    cells: rustc_hash::FxHashMap<CellKey, crate::cellhist::History>,
     writes: HashMap<(usize, usize), Vec<PendingWrite>>,
     next_flow: u64,
 }
@@ -270,6 +270,12 @@ impl Recorder {
         // The shared histories are locked only by steps that touch a cell (or, tracing, a
         // window): the parallel schedule's threads would otherwise meet at this lock per step.
         let need = !meter.cells.is_empty() || (self.trace && !meter.touches.is_empty());
+        if !need && !self.trace {
+            // Nothing to look up or record: the common step of a data op.
+            lane.clock = start.saturating_add(self.cost.step_ps(&work));
+            meter.reset();
+            return;
+        }
         let mut idle = Shared::default();
         let arc;
         let mut guard;

@@ -1,5 +1,6 @@
-//! The uninitialised-read fault: a read of window bytes that nothing wrote in this run (and
-//! that do not start zeroed) reads undefined memory (the seed: the all_to_all_v capacity tail
+//! The uninitialised-read fault: a read (or an atomic add, which reads what it adds into) of
+//! window bytes that nothing wrote in this run and that are not signal cells reads undefined
+//! memory, whatever the window's dtype (the seed: the all_to_all_v capacity tail
 //! past the received count is never written), so computing on them is a protocol bug.
 //!
 //! Guarantees: the report names the reading rank, op, kernel and source line, the region

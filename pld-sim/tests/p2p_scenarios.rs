@@ -194,9 +194,10 @@ fn put_row_subregion_get_and_remote_store() {
 
 #[test]
 fn atomic_put_reduces_to_root() {
-    // Every rank atomically adds its [16,16] INT32 block into the root's accumulator (a zeroed
-    // integer window); only the root waits for all notifies.
-    let body = "t = pl.load(inp, [0, 0], [R, C])\n        pl.store(t, [0, 0], src)\n        pld.tensor.put(dst, 0, src, atomic=pld.AtomicType.Add)\n        pld.system.notify(signal, 0, [0, 0], 1, op=pld.NotifyOp.AtomicAdd)\n        if me == 0:\n            pld.system.wait(signal, [0, 0], n, cmp=pld.WaitCmp.Ge)\n            x = pl.load(dst, [0, 0], [R, C])\n            pl.store(x, [0, 0], out)";
+    // Every rank atomically adds its [16,16] INT32 block into the root's accumulator, which the
+    // root zeroes first and then releases the others (an atomic add reads what it adds into:
+    // an integer window is not zero until written); only the root waits for all notifies.
+    let body = "if me == 0:\n            z = pl.full([R, C], 0, dtype=pl.INT32)\n            pl.store(z, [0, 0], dst)\n            for q in pl.range(1, n):\n                pld.system.notify(signal, q, [0, 0], 1, op=pld.NotifyOp.AtomicAdd)\n        else:\n            pld.system.wait(signal, [0, 0], 1, cmp=pld.WaitCmp.Ge)\n        t = pl.load(inp, [0, 0], [R, C])\n        pl.store(t, [0, 0], src)\n        pld.tensor.put(dst, 0, src, atomic=pld.AtomicType.Add)\n        pld.system.notify(signal, 0, [0, 0], 1, op=pld.NotifyOp.AtomicAdd)\n        if me == 0:\n            pld.system.wait(signal, [0, 0], n, cmp=pld.WaitCmp.Ge)\n            x = pl.load(dst, [0, 0], [R, C])\n            pl.store(x, [0, 0], out)";
     let prog = p2p(16, 16, DataType::INT32, body);
     for p in [2, 3, 4, 8] {
         let per: Vec<Vec<f64>> = (0..p).map(|k| vec![(10 + 22 * k) as f64; 256]).collect();

@@ -151,6 +151,9 @@ impl World {
                 }
                 let rows = Rows { base: b, starts, cols, cstride, eb };
                 rows.apply(dt, &mut mem, data);
+                if kind != AccessKind::Read {
+                    self.progress_at = self.stats.steps;
+                }
                 if self.backend.is_some() && kind != AccessKind::Read {
                     let spans = &mut self.host_writes;
                     rows.spans(|at, n, _| spans.push((buf, at, at + n)));
@@ -215,23 +218,43 @@ impl World {
         let win: &Window = &self.domains[domain].wins[owner];
         let mut guard = lock(&win.state);
         let st = &mut *guard;
+        // Bytes are defined when written (or zeroed by `--zero-windows`) or when they are
+        // signal cells, never by their dtype; an atomic add reads what it adds into (D-sim-22).
         // A distributed run sees only its own rank's writes: definedness is not judged there.
-        let defined = st.note_defined(lo, hi, writes, self.allocs[alloc].zeroed) || self.backend.is_some();
-        if writes {
-            st.note_writer(alloc, g);
-        } else if !defined && !self.allow_uninit_reads && self.uninit.is_none() {
-            // Reported when the run ends, unless a fault comes first: a read that a peer's
-            // unordered write follows is a race whichever of the two ran first.
+        let defined = kind == AccessKind::Write
+            || st.note_defined(lo, hi, false, self.allocs[alloc].defined)
+            || st.all_cells(lo, hi)
+            || self.backend.is_some();
+        if !defined && !self.allow_uninit_reads && self.uninit.len() < MAX_UNINIT {
+            // Reported when the run ends, unless a fault comes first (a read that a peer's
+            // unordered write follows is a race whichever of the two ran first) or the bytes
+            // turn out to be signal cells.
             let writers = st.writers_of(alloc);
-            self.uninit = Some(Box::new(crate::uninit::fault(self, a, owner, alloc, lo, hi, &writers)));
+            let f = crate::uninit::fault(self, a, owner, alloc, lo, hi, &writers);
+            self.uninit.push(((domain, owner, lo, hi), Box::new(f)));
+        }
+        if writes {
+            st.note_defined(lo, hi, true, false);
+            st.note_writer(alloc, g);
+        } else {
+            // A data read of signal cells uses their value (a tag, a count): what they hold
+            // is not left over.
+            st.observe_cells(lo, hi);
         }
         // A plain write that leaves every byte as it was (a self-copy, an idempotent re-store)
-        // cannot be observed by anyone, so it is not a race candidate.
+        // cannot be observed by a reader, but it still orders against an atomic add or a write
+        // that changes the bytes: it is recorded as a rewrite (see `AccessKind::Rewrite`).
         let silent = match data {
             Data::WriteBytes(src) if self.backend.is_none() => rows.equal(&read(win), src),
             _ => false,
         };
-        if self.check_races && !silent {
+        if writes && !silent {
+            // Progress for the liveness budget (`World::idle_steps`): bytes changed, or an
+            // atomic add landed.
+            self.progress_at = self.stats.steps;
+        }
+        if self.check_races {
+            let kind = if silent { AccessKind::Rewrite } else { kind };
             // A release since this rank's last access advances its clock now.
             self.released[g].settle(&mut self.vc[g], g);
             let vc = &self.vc[g];

@@ -165,7 +165,7 @@ impl World {
                 b.get(domain, owner, lo, &mut buf);
                 shifted.apply_read(dt, &buf, data);
             }
-            AccessKind::Write => {
+            AccessKind::Write | AccessKind::Rewrite => {
                 // Only the region's own runs are written: bytes between them belong to others.
                 let mut buf = vec![0u8; len];
                 shifted.apply(dt, &mut buf, data);

@@ -53,7 +53,9 @@ impl World {
         let r = park.cell;
         let call = self.signal_step(g, r, false, span);
         let win = &self.domains[r.domain].wins[r.owner];
-        let st = lock(&win.state);
+        let mut st = lock(&win.state);
+        // A waited-for cell is a signal cell, defined from the start (D-sim-22).
+        st.cells.entry(r.offset).or_default();
         let o = r.offset as usize;
         let value = match self.distributed_rank() {
             Some(_) => self.cell_value(r),
@@ -88,6 +90,15 @@ impl World {
                 None
             }
         };
+        if let Some(m) = st.cells.get_mut(&r.offset) {
+            if let Some(l) = m.ledger.as_deref_mut() {
+                l.note_awaited(park.expected, park.unsigned);
+            }
+            if !park.ge && !park.unsigned {
+                let clocks = (&mut self.vc[g][..], &mut self.released[g]);
+                super::signal::note_eq_wait(clocks, g, m, (park.expected, span, who));
+            }
+        }
         drop(st);
         if let Some(origin) = stale {
             return Err(self.stale_fault(g, park, span, who, call, origin, value));
@@ -174,6 +185,71 @@ impl World {
         )
         .note_at("the notify that deposited the credit is at", origin.span)
         .note("calls are counted by the self-clearing epilogues each rank has run on the signal; a cell the previous call's epilogue did not clear (or a signal reused before it was zero) passes this barrier early")
+    }
+
+    /// End-of-run check of the signals no rank self-clears: an AtomicAdd cell holding credits
+    /// that no satisfied wait reached (a notify nobody waits for, or a second call consuming a
+    /// first call's credits) is a credit-leak fault; on a cell a `defer_wait` waited on (a
+    /// counter the program keeps across calls) it is a warning (docs/DECISIONS.md D-sim-3).
+    pub fn leftover_check(&mut self) -> Result<(), Fault> {
+        if self.backend.is_some() {
+            // A distributed run's process sees only its own rank's notifies.
+            return Ok(());
+        }
+        let mut left: Vec<(String, i64, Option<LastNotify>)> = Vec::new();
+        let mut kept = Vec::new();
+        for (domain, dom) in self.domains.iter().enumerate() {
+            for (owner, w) in dom.wins.iter().enumerate() {
+                let st = lock(&w.state);
+                let bytes = read(w);
+                for (&off, meta) in &st.cells {
+                    let (Some(l), o) = (meta.ledger.as_deref(), off as usize) else { continue };
+                    let cleared = self
+                        .alloc_index_at(domain, off)
+                        .is_some_and(|a| self.epilogue_sites.contains_key(&a));
+                    if cleared || meta.first.is_some_and(|f| f.set) || o + 4 > bytes.len() {
+                        continue;
+                    }
+                    let v = i32::from_le_bytes([bytes[o], bytes[o + 1], bytes[o + 2], bytes[o + 3]]);
+                    let n = l.unawaited(v);
+                    if n > 0 {
+                        let name = self.cell_name(Resolved { domain, owner, offset: off });
+                        if l.deferred {
+                            kept.push(format!("signal cell {name} = {v} keeps {n} credit(s) no wait reached (a deferred-wait counter the program keeps)"));
+                        } else {
+                            left.push((format!("{name} = {v}"), n, l.last));
+                        }
+                    }
+                }
+            }
+        }
+        self.warnings.extend(kept);
+        let Some((_, _, culprit)) = left.first().cloned() else { return Ok(()) };
+        let mut f = Fault::new(
+            ReportKind::CreditLeak,
+            culprit.map_or(Span::DUMMY, |(_, _, span)| span),
+            format!(
+                "{} signal cell(s) hold credits that no wait consumed after every rank finished: a notify nobody waits for, or a call that consumed an earlier call's credits",
+                left.len()
+            ),
+        );
+        if let Some((rank, _, _)) = culprit {
+            f = f.at_site(crate::report_render::Site {
+                rank: usize::from(rank),
+                core: None,
+                kernel: "(end of run)".into(),
+            });
+        }
+        for (cell, n, last) in left.into_iter().take(16) {
+            f = match last {
+                Some((rank, value, span)) => f.note_at(
+                    format!("{cell}: {n} credit(s) never waited for; the last notify to write it ({value:+} by rank {rank}) is at"),
+                    span,
+                ),
+                None => f.note(format!("{cell}: {n} credit(s) never waited for")),
+            };
+        }
+        Err(f.note("every credit a notify deposits must be waited for (a wait `Ge t` consumes the first t); clear the cell in an epilogue, or wait for the count the protocol sends"))
     }
 
     /// End-of-run check: after the self-clearing protocols, every notified AtomicAdd cell of every

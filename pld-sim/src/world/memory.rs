@@ -25,6 +25,9 @@ pub struct Alloc {
     pub rounded: u64,
     /// Whether the allocation starts zeroed.
     pub zeroed: bool,
+    /// Whether its bytes count as written from the start (`--zero-windows`): otherwise only
+    /// written bytes and signal cells are defined, whatever the dtype (D-sim-22).
+    pub defined: bool,
     /// Whether a float-typed view of it was made (which keeps it garbage-filled).
     pub float_view: bool,
 }

@@ -10,7 +10,8 @@
 //!   report, never a silent hit on other memory.
 //! - Window memory starts as the garbage byte [`GARBAGE`] (NaN for every float type) except for
 //!   allocations all of whose views are integer typed (signals, counters), which start at zero
-//!   (docs/DECISIONS.md D-sim-1).
+//!   (docs/DECISIONS.md D-sim-1); what is *defined* to read is what was written or is a signal
+//!   cell, whatever the dtype (D-sim-22).
 //! - Data accesses to windows are checked for races with per-rank vector clocks whose only
 //!   cross-rank edges are notify→wait; signal cells carry the clocks of their notifiers.
 
@@ -74,6 +75,9 @@ pub struct World {
     released: Vec<Release>,
     /// Accounting.
     stats: Stats,
+    /// `stats.steps` when the run last made progress (changed data or a signal cell):
+    /// the liveness budget counts the steps since ([`World::idle_steps`]).
+    progress_at: u64,
     /// Whether races are checked.
     check_races: bool,
     /// Whether a read of window bytes nothing wrote is only a warning (`--allow-uninit-reads`)
@@ -89,8 +93,9 @@ pub struct World {
     stale_generation: Option<Box<(usize, Fault)>>,
     /// Per signal buffer some rank self-cleared: the first epilogue notify's location.
     epilogue_sites: BTreeMap<usize, Span>,
-    /// The first read of undefined window bytes (a fault when the run ends without another).
-    uninit: Option<Box<Fault>>,
+    /// The first reads of undefined window bytes (at most [`MAX_UNINIT`]): the first whose
+    /// bytes did not become signal cells is a fault when the run ends without another.
+    uninit: Vec<(UninitAt, Box<Fault>)>,
     /// Per rank: a notify was issued since the last completed wait (barrier-round counting).
     notified: Vec<bool>,
     /// Open comm-domain scopes of the host pass: (domain, window buffer names), innermost last.
@@ -127,6 +132,13 @@ pub struct World {
 
 const ADDR_BASE: u64 = 0x4000_0000_0000;
 
+/// Reads of undefined bytes kept for the end of the run (later ones are not judged: one of
+/// these is reported unless all of them read what turned out to be signal cells).
+pub(super) const MAX_UNINIT: usize = 16;
+
+/// Where a read of undefined bytes landed: (domain, owning domain rank, window bytes lo, hi).
+pub(super) type UninitAt = (usize, usize, u64, u64);
+
 impl World {
     /// An empty world of `nranks` ranks.
     pub fn new(nranks: usize) -> World {
@@ -150,9 +162,10 @@ impl World {
                 barrier_rounds: vec![0; nranks],
                 ..Stats::default()
             },
+            progress_at: 0,
             check_races: true,
             allow_uninit_reads: false,
-            uninit: None,
+            uninit: Vec::new(),
             calls: vec![BTreeMap::new(); nranks],
             gens: vec![crate::credit::Generations::default(); nranks],
             stale_generation: None,
@@ -222,6 +235,7 @@ impl World {
             size,
             rounded,
             zeroed: false,
+            defined: false,
             float_view: false,
         });
         id
@@ -311,7 +325,7 @@ impl World {
             }
         }
         self.lane_notifies.clear();
-        self.uninit = None;
+        self.uninit.clear();
         self.stale_generation = None;
         // Generations count within one call of the worker (retained signals are not judged).
         self.gens.iter_mut().for_each(|g| *g = crate::credit::Generations::default());
@@ -369,9 +383,10 @@ impl World {
                 barrier_rounds: vec![0; n],
                 ..Stats::default()
             },
+            progress_at: 0,
             check_races: self.check_races,
             allow_uninit_reads: self.allow_uninit_reads,
-            uninit: None,
+            uninit: Vec::new(),
             calls: self.calls.clone(),
             gens: self.gens.clone(),
             stale_generation: None,
@@ -437,8 +452,12 @@ impl World {
             }
         }
         self.stats.steps += h.stats.steps;
-        if self.uninit.is_none() {
-            self.uninit = h.uninit;
+        // The handle judged its own liveness; joining is progress for this one.
+        self.progress_at = self.stats.steps;
+        for u in h.uninit {
+            if self.uninit.len() < MAX_UNINIT {
+                self.uninit.push(u);
+            }
         }
         if self.stale_generation.is_none() {
             self.stale_generation = h.stale_generation;

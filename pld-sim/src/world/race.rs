@@ -37,6 +37,21 @@ pub enum AccessKind {
     Write,
     /// Atomic accumulate.
     Atomic,
+    /// A plain write that left every byte as it was: no reader can tell it happened, but an
+    /// atomic add or a byte-changing write unordered with it gives an order-dependent result.
+    Rewrite,
+}
+
+impl AccessKind {
+    /// Whether an earlier access of kind `self` and a later one of kind `later`, unordered and
+    /// by different ranks, are a race.
+    fn clashes(self, later: AccessKind) -> bool {
+        use AccessKind::*;
+        !matches!(
+            (self, later),
+            (Read, Read) | (Atomic, Atomic) | (Read | Rewrite, Rewrite) | (Rewrite, Read) | (Write, Rewrite)
+        )
+    }
 }
 
 /// One race record; its start offset is the first half of its key in [`Shadow`].
@@ -223,6 +238,26 @@ impl WinState {
         self.shadow = Shadow::default();
     }
 
+    /// Whether `[lo, hi)` is whole signal cells (4-byte cells a notify or wait addressed).
+    pub(super) fn all_cells(&self, lo: u64, hi: u64) -> bool {
+        lo < hi
+            && lo % 4 == 0
+            && (hi - lo) % 4 == 0
+            && (lo..hi).step_by(4).all(|o| self.cells.contains_key(&o))
+    }
+
+    /// Marks the signal cells among bytes `[lo, hi)` as read by a data op.
+    pub(super) fn observe_cells(&mut self, lo: u64, hi: u64) {
+        if self.cells.is_empty() {
+            return;
+        }
+        for (_, m) in self.cells.range_mut(lo.saturating_sub(3)..hi) {
+            if let Some(l) = m.ledger.as_deref_mut() {
+                l.observed = true;
+            }
+        }
+    }
+
     /// Marks all `len` bytes defined and written by no rank (zeroed by contract).
     pub(super) fn define_all(&mut self, len: u64) {
         self.written = vec![(0, len)];
@@ -287,10 +322,7 @@ impl WinState {
         self.shadow.for_overlapping(lo, hi, |key, id, o| {
             let (o_lo, o_rank) = (key.0, o.rank as usize);
             if o_rank != g {
-                let clash = !matches!(
-                    (o.kind, kind),
-                    (AccessKind::Read, AccessKind::Read) | (AccessKind::Atomic, AccessKind::Atomic)
-                );
+                let clash = o.kind.clashes(kind);
                 if clash && vc[o_rank] < o.clock && conflict.is_none_or(|(k, _)| key.1 < k.1) {
                     conflict = Some((key, o));
                 }
@@ -388,7 +420,7 @@ impl World {
         let site = self.site(o.site);
         let dname = |k: AccessKind| match k {
             AccessKind::Read => "read",
-            AccessKind::Write => "write",
+            AccessKind::Write | AccessKind::Rewrite => "write",
             AccessKind::Atomic => "atomic add",
         };
         let at = lo.max(*o_lo);

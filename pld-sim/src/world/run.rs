@@ -72,6 +72,13 @@ impl World {
         self.stats.steps
     }
 
+    /// Steps since the run last made progress: wrote window bytes that change them (or added
+    /// atomically), wrote host-tensor bytes, or changed a signal cell's value (the liveness
+    /// budget, [`crate::budget`]). Reads are not progress: a loop that only polls data spins.
+    pub fn idle_steps(&self) -> u64 {
+        self.stats.steps - self.progress_at.min(self.stats.steps)
+    }
+
     /// Notifies rank `g` has issued so far.
     pub fn notifies_of(&self, g: usize) -> u64 {
         self.stats.notifies[g]
@@ -80,6 +87,17 @@ impl World {
     /// Records warnings of the run (e.g. a host callback's).
     pub fn record_warnings(&mut self, warnings: impl IntoIterator<Item = String>) {
         self.warnings.extend(warnings);
+    }
+
+    /// The first recorded read of undefined bytes whose bytes did not become signal cells
+    /// later in the run (a cell a notify or wait addressed is defined from the start).
+    fn first_uninit(&mut self) -> Option<Fault> {
+        let list = std::mem::take(&mut self.uninit);
+        list.into_iter()
+            .find(|&((domain, owner, lo, hi), _)| {
+                !super::lock(&self.domains[domain].wins[owner].state).all_cells(lo, hi)
+            })
+            .map(|(_, f)| *f)
     }
 
     /// Starts a run: its memory limit (counters reset) and the checks it enables.
@@ -102,7 +120,7 @@ impl World {
     /// warnings and host buffers are handed out.
     pub fn end_run(&mut self, result: Result<(), Fault>) -> (Result<(), Fault>, RunEnd) {
         let result = match result {
-            Ok(()) => self.uninit.take().map_or(Ok(()), |f| Err(*f)),
+            Ok(()) => self.first_uninit().map_or(Ok(()), Err),
             Err(f) => Err(f),
         };
         self.reuse = None;
@@ -238,7 +256,10 @@ impl World {
 
     /// `pld run --zero-windows`: every window buffer starts at zero.
     pub fn zero_all_windows(&mut self) {
-        self.allocs.iter_mut().for_each(|a| a.zeroed = true);
+        self.allocs.iter_mut().for_each(|a| {
+            a.zeroed = true;
+            a.defined = true;
+        });
     }
 
     /// Starts a scheduler step's meter (`record_touches`: keep the bytes it touches).

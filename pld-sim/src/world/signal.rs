@@ -18,8 +18,47 @@ pub struct CellMeta {
     pub writers: u64,
     /// The vector clock released into the cell (see [`release_clock`]).
     pub vc: CellClock,
-    /// Which notifies deposited the credits it holds (see [`crate::credit`]).
+    /// Which notifies deposited the credits it holds (see [`crate::credit`]), and the `Eq`
+    /// waits satisfied on it.
     pub ledger: Option<Box<crate::credit::Ledger>>,
+}
+
+/// A satisfied `Eq` wait on an AtomicAdd cell.
+#[derive(Clone, Debug)]
+pub struct EqWait {
+    /// The waiting global rank.
+    pub rank: u16,
+    /// Its own clock entry right after the wait.
+    pub clock: u32,
+    /// The value it waited for.
+    pub expected: i32,
+    /// Where.
+    pub span: Span,
+    /// The waiting kernel.
+    pub who: String,
+}
+
+/// `Eq` waits kept per cell at most (later ones are not judged).
+const MAX_EQ_WAITS: usize = 64;
+
+/// Records that rank `g` (clock `vc`, release state `rel`; kernel `who`) passed `Eq expected`
+/// at `span` on the cell `meta` (under its window's lock); a Set-driven cell is not judged.
+pub(super) fn note_eq_wait(
+    (vc, rel): (&mut [u32], &mut crate::clock::Release),
+    g: usize,
+    meta: &mut CellMeta,
+    (expected, span, who): (i32, Span, &str),
+) {
+    if meta.first.is_some_and(|f| f.set) {
+        return;
+    }
+    let Some(l) = meta.ledger.as_deref_mut() else { return };
+    rel.settle(vc, g);
+    let clock = vc.get(g).copied().unwrap_or(0);
+    let list = &mut l.eq_waits;
+    if list.len() < MAX_EQ_WAITS {
+        list.push(EqWait { rank: g as u16, clock, expected, span, who: who.to_string() });
+    }
 }
 
 /// Who first notified a cell since it was last zero, and how.
@@ -235,7 +274,38 @@ impl World {
             Some(_) => {}
             None => meta.first = Some(FirstNotify { set, rank: g as u16, span }),
         }
+        if !set && value > 0 {
+            // A credit unordered with an `Eq` wait that an earlier value satisfied: on another
+            // interleaving it lands first, the cell passes the expected value and the wait
+            // never returns.
+            let vc = &self.vc[g];
+            let late = meta.ledger.as_deref().and_then(|l| {
+                l.eq_waits.iter().find(|w| {
+                    usize::from(w.rank) != g && vc.get(usize::from(w.rank)).copied().unwrap_or(0) < w.clock
+                })
+            });
+            if let Some(w) = late {
+                return Err(Fault::new(
+                    ReportKind::Deadlock(Vec::new()),
+                    w.span,
+                    format!(
+                        "wait == {} by rank {} ({}) on signal cell {} can be overshot: rank {g}'s notify (+{value}, {who}) is not ordered after it, so on another interleaving it lands first, the cell passes {} and the wait never returns",
+                        w.expected,
+                        w.rank,
+                        w.who,
+                        cell_name(self),
+                        w.expected
+                    ),
+                )
+                .note_at("the notify that can overshoot it is at", span)
+                .note("wait with `Ge` where a peer's next credit can arrive early, or order that credit after the wait"));
+            }
+        }
         let new = if set { value } else { old.wrapping_add(value) };
+        if new != old {
+            // Progress for the liveness budget (`World::idle_steps`).
+            self.progress_at = self.stats.steps;
+        }
         let overflow = op == NotifyOp::AtomicAdd && old.checked_add(value).is_none();
         if op == NotifyOp::AtomicAdd && new == 0 {
             meta.first = None;
