@@ -161,6 +161,22 @@ fn load_selected(args: &RunArgs) -> Result<(pld_ir::Program, pld_ir::SourceMap),
     select::load_one(&args.file, args.target, sel, &args.bind, Some(args.ranks))
 }
 
+/// The pipeline, then the checks `pld check` applies, before anything runs: a program the PTO
+/// emitters or their verifier reject (a tile of dynamic physical shape, a kernel that calls
+/// itself, …) stops here with the same diagnostic, so what `run` accepts, `check` and
+/// `compile` accept too (D-cli-9); then, with `--builtins lowered`, the builtin kernels.
+fn lower_checked(args: &RunArgs, program: &mut Program, sources: &pld_ir::SourceMap) -> Result<(), Failure> {
+    let opts = pld_passes::PipelineOptions { target: args.target, ..Default::default() };
+    pld_passes::run_pipeline(program, &opts).map_err(|d| Failure::Diagnostics(d, sources.clone()))?;
+    pld_codegen_pto::emit_program(program, &pld_codegen_pto::CodegenOptions { target: args.target })
+        .map_err(|d| Failure::Diagnostics(d, sources.clone()))?;
+    if args.builtins == Builtins::Lowered {
+        pld_passes::materialize_builtin_kernels(program, &opts)
+            .map_err(|d| Failure::Diagnostics(d, sources.clone()))?;
+    }
+    Ok(())
+}
+
 /// `pld run` on a started engine.
 fn run_on(
     args: &RunArgs,
@@ -169,12 +185,7 @@ fn run_on(
 ) -> Result<(), Failure> {
     let (mut program, sources) = load_selected(args)?;
     let entry = pick_entry(&program, args.entry.as_deref())?;
-    let opts = pld_passes::PipelineOptions { target: args.target, ..Default::default() };
-    pld_passes::run_pipeline(&mut program, &opts).map_err(|d| Failure::Diagnostics(d, sources.clone()))?;
-    if args.builtins == Builtins::Lowered {
-        pld_passes::materialize_builtin_kernels(&mut program, &opts)
-            .map_err(|d| Failure::Diagnostics(d, sources.clone()))?;
-    }
+    lower_checked(args, &mut program, &sources)?;
     let func = program.function(&entry).ok_or_else(|| Failure::usage(format!("entry `{entry}` vanished")))?;
     crate::paths::check_distinct(
         &args.out,

@@ -384,7 +384,7 @@ fn reading_the_untrimmed_capacity_block_is_a_fault_unless_allowed() {
     let start = src.find("        zero = pl.full").expect("consumer start");
     let end = src.rfind("        for src in pl.range(NR):").expect("consumer end");
     let untrimmed = format!(
-        "{}        everything = pl.load(data, [0, 0], [NR * MAXR, SIZE])\n        pl.store(everything, [0, 0], tokens)\n{}",
+        "{}        everything = pl.load(data, [0, 0], [2 * MAXR, SIZE])\n        pl.store(everything, [0, 0], tokens)\n{}",
         &src[..start],
         &src[end..]
     );

@@ -87,22 +87,22 @@ fn deep_nesting_is_a_diagnostic_not_a_stack_overflow() {
 }
 
 #[test]
-fn a_huge_kernel_tile_is_a_fault_at_its_line_not_a_capacity_overflow() {
+fn a_huge_kernel_tile_is_a_diagnostic_at_its_line_not_a_capacity_overflow() {
+    // `run` applies `check`'s rules first (D-cli-9): a tile no tile buffer can hold is a compile
+    // error at its line, for `run` as for `check`, before anything is simulated.
     let kernel = "        big = pl.full([9223372036854775807, 64], 1.0, dtype=pl.FP32)\n        \
                   s = pl.slice(big, [1, 64], [0, 0])\n        out = pl.store(s, [0, 0], out)\n";
     let src = program(kernel, "", "");
-    let (code, err, _) = pld("huge_tile", src.as_bytes(), "run", &[]);
-    assert_eq!(code, Some(3), "{err}");
-    assert!(err.contains("tile shape [9223372036854775807, 64] overflows"), "{err}");
-    assert!(err.contains(&format!("huge_tile.py:{}:", line_of(&src, "pl.full"))), "{err}");
-    // A tile that fits 64 bits but not the memory limit is refused before it exists.
+    for sub in ["run", "check"] {
+        let (code, err, _) = pld("huge_tile", src.as_bytes(), sub, &[]);
+        assert_eq!(code, Some(1), "{sub}: {err}");
+        assert!(err.contains("is too large for a pto tile buffer"), "{sub}: {err}");
+        assert!(err.contains(&format!("huge_tile.py:{}:", line_of(&src, "pl.full"))), "{sub}: {err}");
+    }
     let src = src.replace("[9223372036854775807, 64]", "[4096, 4096]");
     let (code, err, _) = pld("big_tile", src.as_bytes(), "run", &["--max-memory", "64M"]);
-    assert_eq!(code, Some(3), "{err}");
-    assert!(
-        err.contains("a tile of shape [4096, 4096] needs 128.0 MiB") && err.contains("--max-memory"),
-        "{err}"
-    );
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("the tile buffers do not fit the 'a2a3' target: 67109120 bytes of vec"), "{err}");
 }
 
 #[test]
