@@ -145,9 +145,21 @@ fn deduce_allreduce(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
     Ok(cx.ty(0).clone())
 }
 
-/// Whether a ring signal's `[rows, cols]` can never be `[2*(cols-1), cols]`: it is not for
-/// any of a few rank counts given to every symbol (a symbol no sample binds is unknown: `false`).
+/// Whether a ring signal's `[rows, cols]`, written in at most one dynamic symbol, can never be
+/// `[2*(cols-1), cols]`: it is not for any of a few values of that symbol.
 fn never_ring_shaped(rows: &Expr, cols: &Expr) -> bool {
+    let mut syms = std::collections::BTreeSet::new();
+    for e in [rows, cols] {
+        e.walk(&mut |x| {
+            if let pld_ir::ExprKind::Sym(s) = &x.kind {
+                syms.insert(s.clone());
+            }
+        });
+    }
+    // Several symbols: only the run knows how they relate.
+    if syms.len() > 1 {
+        return false;
+    }
     [2i64, 3, 4, 5, 8].iter().all(|&n| {
         let at = |e: &Expr| e.eval_int(&|_| Some(n));
         match (at(rows), at(cols)) {
