@@ -1,6 +1,7 @@
 //! `pld check FILE.py`: parse, verify and run the whole pipeline, then render the PTO modules
 //! through the PTO verifier (nothing is written); print diagnostics only.
 //!
+//! `--ranks N` binds a builder parameter that is the rank count (a `note:` says so).
 //! Without `--program` or `--entry`, every program unit of the file is checked, and the
 //! diagnostics of all of them are reported together.
 
@@ -17,11 +18,15 @@ pub struct CheckArgs {
     /// Target, units and bindings.
     #[command(flatten)]
     unit: UnitArgs,
+    /// The rank count: binds a builder parameter that is the rank count (`n_ranks: int`,
+    /// `nranks`, `world_size`, …) when no `--bind` does.
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..=64))]
+    ranks: Option<u16>,
 }
 
 /// Runs `pld check`.
 pub fn run(args: &CheckArgs) -> Result<(), Failure> {
-    let (programs, sources) = args.unit.load_all(&args.file)?;
+    let (programs, sources) = args.unit.load_all(&args.file, args.ranks.map(usize::from))?;
     let opts = pld_passes::PipelineOptions { target: args.unit.target, ..Default::default() };
     let cg = pld_codegen_pto::CodegenOptions { target: args.unit.target };
     let mut diags = pld_ir::Diagnostics::new();

@@ -77,7 +77,7 @@ pub fn run(args: &CompileArgs) -> Result<(), Failure> {
             )));
         }
     }
-    let (programs, sources) = args.unit.load_all(&args.file)?;
+    let (programs, sources) = args.unit.load_all(&args.file, Some(usize::from(args.ranks)))?;
     let several = programs.len() > 1;
     let names: Vec<String> = programs.iter().map(|p| p.name.clone()).collect();
     for program in programs {

@@ -43,25 +43,11 @@ pub fn parse_target(s: &str) -> Result<Target, String> {
     Target::from_name(s).ok_or_else(|| format!("unknown target `{s}` (expected a2a3 or a5)"))
 }
 
-/// Renders diagnostics for stderr, coloured when stderr is a terminal.
+/// Renders diagnostics for stderr, coloured (by `annotate-snippets`) only when stderr is a
+/// terminal and `NO_COLOR` is unset.
 pub fn render(diags: &Diagnostics, sources: &SourceMap) -> String {
-    let text = diags.render(sources);
-    if !std::io::stderr().is_terminal() {
-        return text;
-    }
-    text.lines()
-        .map(|l| {
-            if let Some(rest) = l.strip_prefix("error:") {
-                format!("\x1b[1;31merror\x1b[0m\x1b[1m:{rest}\x1b[0m")
-            } else if let Some(rest) = l.strip_prefix("warning:") {
-                format!("\x1b[1;33mwarning\x1b[0m\x1b[1m:{rest}\x1b[0m")
-            } else {
-                l.to_string()
-            }
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
-        + "\n"
+    let color = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
+    diags.render_color(sources, color)
 }
 
 /// Writes `text` to `path`, creating parent folders.

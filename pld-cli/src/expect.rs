@@ -243,6 +243,33 @@ fn fmt(v: f64) -> String {
     }
 }
 
+/// Before simulating: `--check-golden` on a file that defines no module-level golden
+/// function (`def golden_<entry>(` or `def golden(`) is a usage error now, not after the run.
+pub fn precheck(args: &CheckArgs, file: &std::path::Path, entry: &str) -> Result<(), Failure> {
+    if !args.check_golden {
+        return Ok(());
+    }
+    let text = std::fs::read_to_string(file)
+        .map_err(|e| Failure::usage(format!("cannot read {}: {e}", file.display())))?;
+    let names = [format!("golden_{entry}"), "golden".to_string()];
+    let defines = |n: &str| {
+        text.lines().any(|l| {
+            l.strip_prefix("def ")
+                .and_then(|r| r.strip_prefix(n))
+                .is_some_and(|r| r.trim_start().starts_with('('))
+        })
+    };
+    if names.iter().any(|n| defines(n)) {
+        return Ok(());
+    }
+    let list: Vec<String> = names.iter().map(|n| format!("def {n}(tensors, params)")).collect();
+    Err(Failure::usage(format!(
+        "--check-golden: {} defines no golden function ({}), checked before running",
+        file.display(),
+        list.join(" or ")
+    )))
+}
+
 /// Runs the file's golden on the run's initial values.
 fn golden(cx: &GoldenCx<'_>) -> Result<pld_py::Golden, Failure> {
     let text = std::fs::read_to_string(cx.file)

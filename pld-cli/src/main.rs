@@ -13,6 +13,7 @@ mod compile;
 mod driver;
 mod engine;
 mod expect;
+mod explain;
 mod limits;
 mod npy;
 mod ops;
@@ -57,9 +58,17 @@ enum Command {
     Run(run::RunArgs),
     /// Run a program under the deterministic and N PCT schedules; fail when any faults or
     /// when outputs or traffic differ between schedules.
+    #[command(
+        mut_arg("schedule", |a| a.hide(true)),
+        mut_arg("trace", |a| a.hide(true)),
+        mut_arg("trace_all", |a| a.hide(true))
+    )]
     Verify(verify::VerifyArgs),
     /// List the op registry: every op, its affinity, no_duplicate flag and kwargs.
     Ops(ops::OpsArgs),
+    /// Explain an error code (`pld explain E0301`) with a wrong and a fixed example; without a
+    /// code, list every code.
+    Explain(explain::ExplainArgs),
 }
 
 fn main() -> ExitCode {
@@ -85,6 +94,7 @@ fn main() -> ExitCode {
         Command::Run(args) => run::run(&args),
         Command::Verify(args) => verify::run(args),
         Command::Ops(args) => return ops::run(&args),
+        Command::Explain(args) => explain::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -24,7 +24,8 @@ pub struct RunArgs {
     /// also selects the program whose host function it is.
     #[arg(long)]
     entry: Option<String>,
-    /// Number of simulated ranks.
+    /// Number of simulated ranks, 1 to 64: the runtime's CommContext holds at most 64 peers
+    /// (COMM_MAX_RANK_NUM).
     #[arg(long, default_value_t = 2)]
     ranks: usize,
     /// An input tensor: NAME=PATH.npy (repeatable).
@@ -68,9 +69,12 @@ pub struct RunArgs {
     /// Checked outputs: `--expect`, `--check-golden`, `--rtol`, `--atol`.
     #[command(flatten)]
     checks: crate::expect::CheckArgs,
-    /// Step budget: every statement, op and loop iteration is a step.
-    #[arg(long, value_name = "N", default_value_t = pld_sim::budget::DEFAULT_MAX_STEPS)]
-    max_steps: u64,
+    /// Total step budget (every statement, op and loop iteration is a step; default: none).
+    #[arg(long, value_name = "N")]
+    max_steps: Option<u64>,
+    /// Liveness budget: steps in a row that move no data and change no signal cell.
+    #[arg(long, value_name = "N", default_value_t = pld_sim::budget::DEFAULT_MAX_IDLE_STEPS)]
+    max_idle_steps: u64,
     /// Wall-clock limit of the simulation in seconds (default: none).
     #[arg(long, value_name = "SECONDS", value_parser = parse_seconds)]
     timeout: Option<std::time::Duration>,
@@ -150,14 +154,20 @@ pub fn run(args: &RunArgs) -> Result<(), Failure> {
     }
 }
 
+/// The one program unit `run` selects, its builders bound (a rank-count parameter from
+/// `--ranks`).
+fn load_selected(args: &RunArgs) -> Result<(pld_ir::Program, pld_ir::SourceMap), Failure> {
+    let sel = Selection { program: args.program.as_deref(), entry: args.entry.as_deref() };
+    select::load_one(&args.file, args.target, sel, &args.bind, Some(args.ranks))
+}
+
 /// `pld run` on a started engine.
 fn run_on(
     args: &RunArgs,
     engine: &crate::engine::Engine,
     interrupt: std::sync::Arc<std::sync::atomic::AtomicBool>,
 ) -> Result<(), Failure> {
-    let sel = Selection { program: args.program.as_deref(), entry: args.entry.as_deref() };
-    let (mut program, sources) = select::load_one(&args.file, args.target, sel, &args.bind)?;
+    let (mut program, sources) = load_selected(args)?;
     let entry = pick_entry(&program, args.entry.as_deref())?;
     let opts = pld_passes::PipelineOptions { target: args.target, ..Default::default() };
     pld_passes::run_pipeline(&mut program, &opts).map_err(|d| Failure::Diagnostics(d, sources.clone()))?;
@@ -258,13 +268,8 @@ fn run_on(
             names.join(", ")
         )));
     }
-    let mut cost = pld_sim::cost::CostModel::for_target(args.target.name())
-        .ok_or_else(|| Failure::usage(format!("no cost model for target {}", args.target.name())))?;
-    for spec in &args.cost {
-        cost.set(spec).map_err(Failure::usage)?;
-    }
     let cfg = SimConfig {
-        cost,
+        cost: cost_model(args)?,
         trace_all: args.trace_all,
         schedule: args.schedule,
         trace: args.trace.is_some(),
@@ -276,7 +281,8 @@ fn run_on(
         ))),
         sources: Some(sources),
         cores_per_rank: args.cores,
-        max_steps: args.max_steps,
+        max_steps: args.max_steps.unwrap_or(pld_sim::budget::DEFAULT_MAX_STEPS),
+        max_idle_steps: args.max_idle_steps,
         max_memory,
         deadline: args.timeout.map(|t| std::time::Instant::now() + t),
         interrupt: Some(interrupt),
@@ -301,6 +307,16 @@ fn run_on(
     Ok(())
 }
 
+/// The target's cost model with the `--cost KEY=VALUE` overrides.
+fn cost_model(args: &RunArgs) -> Result<pld_sim::cost::CostModel, Failure> {
+    let mut cost = pld_sim::cost::CostModel::for_target(args.target.name())
+        .ok_or_else(|| Failure::usage(format!("no cost model for target {}", args.target.name())))?;
+    for spec in &args.cost {
+        cost.set(spec).map_err(Failure::usage)?;
+    }
+    Ok(cost)
+}
+
 /// Runs the simulation (`pld verify`: explores its schedules) and reports it; `None` on an MPI
 /// process other than rank 0.
 fn simulate(
@@ -311,6 +327,7 @@ fn simulate(
     inputs: &pld_sim::Inputs,
     cfg: &SimConfig,
 ) -> Result<Option<pld_sim::SimOutcome>, Failure> {
+    crate::expect::precheck(&args.checks, &args.file, entry)?;
     if let Some(n) = args.verify {
         let base = crate::verify::explore(program, entry, inputs, cfg, n, args.report_json.as_deref())?;
         write_outputs(args, &base)?;

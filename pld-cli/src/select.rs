@@ -34,10 +34,11 @@ pub struct UnitArgs {
 }
 
 impl UnitArgs {
-    /// Loads every unit of `path` these arguments select ([`load_all`]).
-    pub fn load_all(&self, path: &Path) -> Result<(Vec<Program>, SourceMap), Failure> {
+    /// Loads every unit of `path` these arguments select ([`load_all`]); `ranks` (the
+    /// command's `--ranks`) binds the builder parameters that are the rank count.
+    pub fn load_all(&self, path: &Path, ranks: Option<usize>) -> Result<(Vec<Program>, SourceMap), Failure> {
         let sel = Selection { program: self.program.as_deref(), entry: self.entry.as_deref() };
-        load_all(path, self.target, sel, &self.bind)
+        load_all(path, self.target, sel, &self.bind, ranks)
     }
 }
 
@@ -56,8 +57,9 @@ pub fn load_one(
     target: Target,
     sel: Selection<'_>,
     bind: &[(String, String)],
+    ranks: Option<usize>,
 ) -> Result<(Program, SourceMap), Failure> {
-    let (mut programs, sources) = load(path, target, sel, bind, false)?;
+    let (mut programs, sources) = load(path, target, sel, bind, ranks, false)?;
     match programs.pop() {
         Some(p) if programs.is_empty() => Ok((p, sources)),
         _ => Err(Failure::usage(format!("{}: expected one program", path.display()))),
@@ -70,8 +72,31 @@ pub fn load_all(
     target: Target,
     sel: Selection<'_>,
     bind: &[(String, String)],
+    ranks: Option<usize>,
 ) -> Result<(Vec<Program>, SourceMap), Failure> {
-    load(path, target, sel, bind, true)
+    load(path, target, sel, bind, ranks, true)
+}
+
+/// The user's bindings plus, with `--ranks N`, `NAME=N` for every builder parameter of `units`
+/// that is the rank count ([`pld_frontend::Bindable::is_rank_count`]) and no `--bind` names;
+/// each such binding is said in a `note:` on stderr.
+fn with_rank_bindings(
+    bind: &[(String, String)],
+    units: &[UnitInfo],
+    ranks: Option<usize>,
+) -> Vec<(String, String)> {
+    let mut out = bind.to_vec();
+    let Some(n) = ranks else { return out };
+    for b in units.iter().flat_map(|u| &u.bindable).filter(|b| b.is_rank_count()) {
+        if out.iter().all(|(k, _)| *k != b.name) {
+            eprintln!(
+                "note: builder parameter `{}` of `{}` is the rank count: bound from --ranks ({}={n}; --bind {}=VALUE overrides)",
+                b.name, b.builder, b.name, b.name
+            );
+            out.push((b.name.clone(), n.to_string()));
+        }
+    }
+    out
 }
 
 fn load(
@@ -79,14 +104,17 @@ fn load(
     target: Target,
     sel: Selection<'_>,
     bind: &[(String, String)],
+    ranks: Option<usize>,
     all: bool,
 ) -> Result<(Vec<Program>, SourceMap), Failure> {
     let mut sources = SourceMap::new();
     let text = crate::limits::read_source(path, &mut sources)?;
     let name = path.display().to_string();
-    let opts = ParseOptions { bindings: bind.to_vec(), ..ParseOptions::for_target(target) };
     let module = pld_frontend::parse_module(&mut sources, &name, &text)
         .map_err(|d| Failure::Diagnostics(d, sources.clone()))?;
+    let given = ParseOptions { bindings: bind.to_vec(), ..ParseOptions::for_target(target) };
+    let bind = &with_rank_bindings(bind, &module.units(&given), ranks);
+    let opts = ParseOptions { bindings: bind.to_vec(), ..ParseOptions::for_target(target) };
     let units = module.units(&opts);
     let chosen = choose(&name, &units, sel, all)?;
     let picked: Vec<&UnitInfo> = units.iter().filter(|u| chosen.contains(&u.name)).collect();

@@ -1,7 +1,8 @@
 //! `pld verify FILE --ranks R [--schedules N]`: schedule exploration.
 //!
-//! Takes every `pld run` option but `--schedule`, `--trace` and `--trace-all` (a usage error; `--out`
-//! gets the agreed outputs, `--report-json` the verdict), builds the inputs once, and runs
+//! Takes every `pld run` option but `--schedule`, `--trace` and `--trace-all` (not listed in
+//! its `--help`; given anyway, a usage error; `--out` gets the agreed outputs, `--report-json`
+//! the verdict), builds the inputs once, and runs
 //! the deterministic schedule plus N PCT schedules (`pld_sim::verify`). Exit 0 when every
 //! schedule ran clean with identical outputs and traffic; exit 3 with the failing schedule's
 //! report (replayable with `pld run --schedule pct:SEED`), or with both schedules' names and
@@ -55,16 +56,17 @@ pub fn explore(
 ) -> Result<pld_sim::SimOutcome, Failure> {
     let result = pld_sim::verify::verify(program, entry, inputs, cfg, n);
     if let Some(path) = report_json {
-        let json = match &result {
+        use crate::run_json::RunJson;
+        let doc = match &result {
             Ok((base, _)) => {
-                let ps: Vec<String> = base.timing.rank_ps.iter().map(u64::to_string).collect();
-                format!("{{\"ok\":true,\"report\":null,\"modeled_ps\":[{}]}}\n", ps.join(","))
+                RunJson { ok: true, modeled_ps: base.timing.rank_ps.clone(), ..RunJson::default() }
             }
             Err(VerifyFailure::Fault { report, .. }) => {
-                format!("{{\"ok\":false,\"report\":{}}}\n", report.json)
+                RunJson { ok: false, report: Some(&report.json), ..RunJson::default() }
             }
-            Err(_) => "{\"ok\":false,\"report\":null}\n".to_string(),
+            Err(_) => RunJson::default(),
         };
+        let json = doc.text();
         crate::driver::write_file(path, json.as_bytes())?;
     }
     match result {

@@ -396,7 +396,10 @@ fn reading_the_untrimmed_capacity_block_is_a_fault_unless_allowed() {
     let out = pld(&["run", file.to_str().unwrap(), "--ranks", "2", "--out", dir.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
     let err = text(&out.stderr);
-    assert!(err.contains("error: read of uninitialised window bytes") && err.contains("'data_buf'"), "{err}");
+    assert!(
+        err.contains("error[E0303]: read of uninitialised window bytes") && err.contains("'data_buf'"),
+        "{err}"
+    );
     assert!(err.contains(&format!("untrimmed.py:{line}:")), "line {line}: {err}");
     assert!(err.contains("wrote bytes") && err.contains("--allow-uninit-reads"), "{err}");
     let out = pld(&[

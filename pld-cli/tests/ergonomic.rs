@@ -249,7 +249,9 @@ fn check(host_line: &str, chip_line: &str) -> (String, usize, usize) {
     let err = text(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "`{host_line}` / `{chip_line}`:\n{err}");
     let first = err.lines().next().unwrap_or_default();
-    let message = first.strip_prefix("error: ").unwrap_or(first).to_string();
+    // `error: msg` or `error[E0005]: msg`.
+    let message =
+        first.split_once(": ").filter(|(h, _)| h.starts_with("error")).map_or(first, |(_, m)| m).to_string();
     let at = err.lines().find_map(|l| l.trim().strip_prefix("--> ")).expect("location");
     let mut parts = at.rsplitn(3, ':');
     let col = parts.next().and_then(|c| c.parse().ok()).expect("column");
@@ -337,4 +339,24 @@ fn ergonomic_calls_report_the_diagnostics_of_their_tensor_ops() {
         assert_eq!(m, *want, "`{host}` / `{chip}`");
         assert_eq!((line, col), *at, "`{host}` / `{chip}`: {m}");
     }
+}
+
+/// `pld.all_reduce(x, mode="ring", nranks=N)` run on another rank count is an error at the
+/// call (exit 3), naming both counts; on N ranks it runs.
+#[test]
+fn ring_nranks_that_disagrees_with_the_world_is_an_error_at_the_call() {
+    let f = "pld-cli/tests/corpus/ergo_all_reduce_ring_literal_nranks.py";
+    let out = std::env::temp_dir().join(format!("pld-ergo-{}-nranks", std::process::id()));
+    for ranks in ["2", "3"] {
+        let o = pld(&["run", f, "--ranks", ranks, "--out", out.to_str().unwrap()]);
+        let e = text(&o.stderr);
+        assert_eq!(o.status.code(), Some(3), "{e}");
+        assert!(
+            e.contains("laid out for 4 ranks") && e.contains(&format!("comm domain of {ranks} ranks")),
+            "{e}"
+        );
+        assert!(e.contains("pld.all_reduce(win, mode=\"ring\", nranks=4)"), "{e}");
+    }
+    let o = pld(&["run", f, "--ranks", "4", "--out", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
 }

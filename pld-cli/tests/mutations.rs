@@ -100,7 +100,7 @@ fn every_seeded_protocol_bug_is_reported_by_pld_verify() {
         std::fs::write(&file, &mutant).expect("write mutant");
         let out = verify(&file, 3, 6, &dir.join("out"));
         let err = text(&out.stderr);
-        let first = err.lines().find(|l| l.starts_with("error: ")).unwrap_or("");
+        let first = err.lines().find(|l| l.starts_with("error")).map_or(String::new(), without_code);
         let located = err.contains(&format!("{}:", file.display()));
         let names_cell = err.contains("buffer '") || err.contains("] on rank ");
         let names_op =
@@ -162,7 +162,7 @@ fn every_seeded_protocol_bug_is_reported_on_every_run_schedule() {
         for schedule in ["det", "random:1", "random:2", "pct:5", "parallel"] {
             let out = run_under(&file, schedule, &dir.join("out"));
             let err = text(&out.stderr);
-            let first = err.lines().find(|l| l.starts_with("error: ")).unwrap_or("");
+            let first = err.lines().find(|l| l.starts_with("error")).map_or(String::new(), without_code);
             if out.status.code() != Some(3) || !first.starts_with(&format!("error: {}", m.expect)) {
                 failures.push(format!(
                     "MUTATIONS:{} ({}) under {schedule}: expected `{}`, exit {:?}: {first}",
@@ -232,7 +232,7 @@ fn a_fault_names_the_schedule_to_replay_and_pld_run_replays_it() {
     let out = verify(&file, 2, 4, &dir);
     let err = text(&out.stderr);
     assert_eq!(out.status.code(), Some(3), "{err}");
-    assert!(err.starts_with("error: data race"), "{err}");
+    assert!(err.starts_with("error[E0302]: data race"), "{err}");
     assert!(err.contains("under schedule det (replay: pld run --schedule det)"), "{err}");
     for s in ["det", "pct:1", "pct:2"] {
         let out = pld(&[
@@ -246,7 +246,7 @@ fn a_fault_names_the_schedule_to_replay_and_pld_run_replays_it() {
             dir.to_str().unwrap(),
         ]);
         assert_eq!(out.status.code(), Some(3), "{s}: {}", text(&out.stderr));
-        assert!(text(&out.stderr).starts_with("error: data race"), "{s}: {}", text(&out.stderr));
+        assert!(text(&out.stderr).starts_with("error[E0302]: data race"), "{s}: {}", text(&out.stderr));
     }
 }
 
@@ -300,4 +300,12 @@ fn schedule_dependent_outputs_fail_verify_naming_both_schedules_and_the_first_by
     assert!(err.starts_with("error: schedule-dependent result: schedules det and pct:"), "{err}");
     assert!(err.contains("output 'outputs' first differs at byte 0 (element 0): 16777216"), "{err}");
     assert!(err.contains("replay each with pld run --schedule det / --schedule pct:"), "{err}");
+}
+
+/// A report's first line without its error code (`error[E0301]: x` → `error: x`).
+fn without_code(line: &str) -> String {
+    match (line.find('['), line.find("]: ")) {
+        (Some(a), Some(b)) if a < b && line.starts_with("error[") => format!("error{}", &line[b + 1..]),
+        _ => line.to_string(),
+    }
 }

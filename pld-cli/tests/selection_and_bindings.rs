@@ -389,3 +389,27 @@ fn programs_sharing_a_name_are_told_apart_by_their_entry() {
         c.join("P-host_a/orchestration.json").is_file() && c.join("P-host_b/orchestration.json").is_file()
     );
 }
+
+/// A builder parameter that is the rank count (`nranks: int`) is bound from `--ranks` when no
+/// `--bind` names it, with a `note:` saying so: `pld check --ranks N` and `pld run --ranks N`
+/// need no `--bind`; an explicit `--bind` still wins.
+#[test]
+fn a_rank_count_builder_parameter_is_bound_from_ranks() {
+    let file = "pld-cli/tests/corpus/ergo_all_reduce_ring_builder.py";
+    let o = pld(&["check", file, "--ranks", "3"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("note: builder parameter `nranks` of `build_ring_sum` is the rank count: bound from --ranks (nranks=3"),
+        "{}",
+        stderr(&o)
+    );
+    // Without --ranks, check cannot know it.
+    let o = pld(&["check", file]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let d = out_dir("rank-builder");
+    let o = pld(&["run", file, "--ranks", "3", "--check-golden", "--out", d.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("bound from --ranks (nranks=3"), "{}", stderr(&o));
+    let o = pld(&["check", file, "--ranks", "3", "--bind", "nranks=4"]);
+    assert!(o.status.success() && !stderr(&o).contains("bound from --ranks"), "{}", stderr(&o));
+}

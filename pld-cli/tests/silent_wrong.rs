@@ -55,7 +55,9 @@ fn a_mesh_shaped_signal_driving_a_ring_allreduce_is_rejected_by_check() {
     let err = text(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(
-        err.starts_with("error: pld.tensor.allreduce mode=ring signal must be [2*(NR-1), NR], got [NR, 1]"),
+        err.starts_with(
+            "error[E0104]: pld.tensor.allreduce mode=ring signal must be [2*(NR-1), NR], got [NR, 1]"
+        ),
         "{err}"
     );
     assert!(err.contains(":76:"), "at the signal argument: {err}");
@@ -86,7 +88,7 @@ fn a_ring_shaped_signal_for_a_mesh_shaped_parameter_is_rejected_at_the_call() {
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(
         err.contains(
-            "error: argument 5 (`signal`) has shape [2 * (NR - 1), NR], but parameter `signal` is declared [NR, 1]: they differ for every value of `NR`"
+            "error[E0005]: argument 5 (`signal`) has shape [2 * (NR - 1), NR], but parameter `signal` is declared [NR, 1]: they differ for every value of `NR`"
         ),
         "{err}"
     );
@@ -278,7 +280,10 @@ fn an_atomic_add_into_bytes_nobody_wrote_is_an_uninitialised_read_on_every_sched
         ]);
         let err = text(&out.stderr);
         assert_eq!(out.status.code(), Some(3), "{schedule}: {err}");
-        assert!(err.starts_with("error: read of uninitialised window bytes: rank "), "{schedule}: {err}");
+        assert!(
+            err.starts_with("error[E0303]: read of uninitialised window bytes: rank "),
+            "{schedule}: {err}"
+        );
         assert!(err.contains("of buffer 'acc' in the window of rank 0 (pld.tile.put in reduce)"), "{err}");
     }
     // `--allow-uninit-reads` makes it the run's warning.

@@ -73,6 +73,31 @@ pub struct Bindable {
     pub param: bool,
 }
 
+/// The names the reference gives a builder parameter that is the rank count
+/// (`def build(n_ranks: int)`), compared case-insensitively.
+pub const RANK_COUNT_NAMES: &[&str] = &[
+    "n_ranks",
+    "nranks",
+    "nr",
+    "world_size",
+    "num_ranks",
+    "n_rank",
+    "nrank",
+    "ranks",
+    "n_devices",
+    "num_devices",
+];
+
+impl Bindable {
+    /// Whether this is a builder parameter annotated `int` and named as the reference names
+    /// the rank count ([`RANK_COUNT_NAMES`]): `--ranks` binds it when no `--bind` does.
+    pub fn is_rank_count(&self) -> bool {
+        self.param
+            && self.kind == BindKind::Int
+            && RANK_COUNT_NAMES.iter().any(|n| n.eq_ignore_ascii_case(&self.name))
+    }
+}
+
 /// The constant a binding's text denotes for a name of `kind`: a DSL constant expression
 /// (`2`, `True`, `"ring"`, `pl.FP32`), or for a `str` (or unannotated) name a bare word
 /// (`ring`). The error says what is wrong with the value (it completes "`--bind NAME=TEXT`: ").

@@ -102,6 +102,7 @@ pub(crate) fn check_call(cx: &mut FnCx<'_, '_>, callee: usize, args: &[Expr]) {
         let mut earlier = None;
         let mut report = |msg: String, earlier: Option<(Span, String)>| {
             let mut d = Diagnostic::error(arg.span, msg)
+                .with_code(pld_ir::codes::CALL_TYPE_MISMATCH)
                 .with_label(p.annot, format!("parameter `{}` of `{callee_name}` declared here", p.name));
             if let Some((span, label)) = earlier {
                 d = d.with_label(span, label);

@@ -25,7 +25,12 @@ pub struct ConstEnv {
 }
 
 impl ConstEnv {
-    /// The constant bound to `name`.
+    /// Every bound module constant's name.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.vars.keys().map(String::as_str)
+    }
+
+    /// The value bound to `name`, if any.
     pub fn get(&self, name: &str) -> Option<&Expr> {
         self.vars.get(name)
     }

@@ -138,10 +138,13 @@ impl FnCx<'_, '_> {
                     return Ok(Expr::new(k, span));
                 }
                 if let Some((kind, member)) = path.as_deref().and_then(enum_path) {
-                    self.error(
+                    let mut d =
                         Diagnostic::error(span, format!("`{member}` is not a member of pld.{}", kind.name()))
-                            .with_note(format!("members: {}", kind.describe_members())),
-                    );
+                            .with_code(pld_ir::codes::UNKNOWN_ENUM_MEMBER)
+                            .with_note(format!("members: {}", kind.describe_members()));
+                    let names = kind.members().iter().map(|(n, _)| *n);
+                    d = d.with_help_opt(pld_ir::registry::listing::did_you_mean(&member, names));
+                    self.error(d);
                     return Err(());
                 }
                 self.error(Diagnostic::error(
@@ -224,6 +227,12 @@ impl FnCx<'_, '_> {
         Ok(Expr::new(ExprKind::Tuple(items.into_iter().collect::<Result<Vec<_>, ()>>()?), span))
     }
 
+    /// Every name a use could mean here: locals of every open frame and module constants.
+    fn names_in_scope(&self) -> Vec<&str> {
+        let locals = self.frames.iter().flat_map(|f| f.names.keys().map(String::as_str));
+        locals.chain(self.unit.consts.names()).collect()
+    }
+
     /// A name: a local value, else a module constant.
     pub fn name_expr(&mut self, name: &str, span: Span) -> Result<Expr, ()> {
         if let Some(v) = self.lookup(name, span)? {
@@ -241,9 +250,14 @@ impl FnCx<'_, '_> {
             "False" => return Ok(Expr::new(ExprKind::Bool(false), span)),
             _ => {}
         }
-        let mut d = Diagnostic::error(span, format!("undefined name `{name}`"));
+        let mut d = Diagnostic::error(span, format!("undefined name `{name}`"))
+            .with_code(pld_ir::codes::UNKNOWN_NAME);
         if self.unit.func_index(name).is_some() {
             d = d.with_note(format!("`{name}` is a function; call it: `{name}(...)`"));
+        } else if let Some(help) =
+            pld_ir::registry::listing::did_you_mean(name, self.names_in_scope().into_iter())
+        {
+            d = d.with_help(help);
         }
         self.error(d);
         Err(())
@@ -442,12 +456,13 @@ impl FnCx<'_, '_> {
                 } else {
                     format!("unknown op `{path}`")
                 };
-                let mut d = Diagnostic::error(span_of(self.file(), c.func.as_ref()), msg);
+                let mut d = Diagnostic::error(span_of(self.file(), c.func.as_ref()), msg)
+                    .with_code(pld_ir::codes::UNKNOWN_OP);
                 if let Some(best) = registry()
                     .suggest(&path)
                     .or_else(|| path.strip_prefix("pl.").and_then(|p| registry().suggest(p)))
                 {
-                    d = d.with_note(format!("did you mean `{}`?", pld_ir::printer::op_dsl_name(best)));
+                    d = d.with_help(format!("did you mean `{}`?", pld_ir::printer::op_dsl_name(best)));
                 }
                 self.error(d);
                 Err(())
@@ -522,7 +537,12 @@ impl FnCx<'_, '_> {
                                 other.unwrap_or("**")
                             ),
                         )
-                        .with_note("known keyword arguments: size, name, dtype (with a shape list)"),
+                        .with_code(pld_ir::codes::UNKNOWN_KWARG)
+                        .with_note("known keyword arguments: size, name, dtype (with a shape list)")
+                        .with_help_opt(pld_ir::registry::listing::did_you_mean(
+                            other.unwrap_or("**"),
+                            ["size", "name", "dtype"].into_iter(),
+                        )),
                     );
                     ok = false;
                 }
@@ -622,7 +642,14 @@ impl FnCx<'_, '_> {
                                 kspan,
                                 format!("unknown keyword argument `{k}` for `{sig_name}`"),
                             )
-                            .with_note(format!("parameters: {}", param_names.join(", "))),
+                            .with_code(pld_ir::codes::UNKNOWN_KWARG)
+                            .with_note(format!("parameters: {}", param_names.join(", ")))
+                            .with_help_opt(
+                                pld_ir::registry::listing::did_you_mean(
+                                    k,
+                                    param_names.iter().map(String::as_str),
+                                ),
+                            ),
                         );
                         ok = false;
                     }
@@ -637,7 +664,26 @@ impl FnCx<'_, '_> {
             return Err(());
         }
         let given = slots.iter().filter(|s| s.is_some()).count() + extra;
-        if extra > 0 || slots.iter().any(Option::is_none) {
+        let missing: Vec<usize> = (0..slots.len()).filter(|&j| slots[j].is_none()).collect();
+        if extra == 0 && !missing.is_empty() {
+            let names: Vec<String> = missing.iter().map(|&j| format!("`{}`", param_names[j])).collect();
+            let mut d = Diagnostic::error(
+                span,
+                format!(
+                    "missing argument{} {} of `{sig_name}`",
+                    if names.len() == 1 { "" } else { "s" },
+                    names.join(", ")
+                ),
+            )
+            .with_code(pld_ir::codes::MISSING_ARGUMENT)
+            .with_note(format!("signature: {sig_name}({})", param_names.join(", ")));
+            if let Some(&a) = missing.first().and_then(|&j| self.unit.sigs[i].annots.get(j)) {
+                d = d.with_label(a, format!("parameter `{}` declared here", param_names[missing[0]]));
+            }
+            self.error(d);
+            return Err(());
+        }
+        if extra > 0 || !missing.is_empty() {
             self.error(Diagnostic::error(
                 span,
                 format!("`{sig_name}` takes {} argument(s), but {given} were given", param_names.len()),

@@ -47,10 +47,18 @@ const L: usize = 8;
 
 #[test]
 fn unknown_op_suggests_the_nearest_name() {
-    let (msg, line, col, notes) = one(&incore("        v = pld.tensor.windw(data, [1], dtype=pl.FP32)\n"));
+    let body = incore("        v = pld.tensor.windw(data, [1], dtype=pl.FP32)\n");
+    let (msg, line, col, notes) = one(&body);
     assert_eq!(msg, "unknown op `pld.tensor.windw`");
     assert_eq!((line, col), (L, 13));
-    assert_eq!(notes, vec!["did you mean `pld.tensor.window`?".to_string()]);
+    assert!(notes.is_empty(), "{notes:?}");
+    // The suggestion is a `help:` line, with the error's code.
+    let mut sm = SourceMap::new();
+    let err = parse_programs(&mut sm, "t.py", &format!("{HEAD}{body}"), &ParseOptions::default())
+        .expect_err("unknown op");
+    let d = err.iter().next().expect("one diagnostic");
+    assert_eq!(d.help, ["did you mean `pld.tensor.window`?"]);
+    assert_eq!(d.code(), Some(pld_ir::codes::UNKNOWN_OP));
 }
 
 #[test]
@@ -435,7 +443,7 @@ fn rendering_shows_file_line_column_and_caret() {
     let text = err.render(&sm);
     assert_eq!(
         text,
-        "error: unknown op `pld.tensor.windw`\n --> k.py:8:13\n  |\n8 |         v = pld.tensor.windw(data, [1], dtype=pl.FP32)\n  |             ^^^^^^^^^^^^^^^^\n  = note: did you mean `pld.tensor.window`?\n"
+        "error[E0001]: unknown op `pld.tensor.windw`\n --> k.py:8:13\n  |\n8 |         v = pld.tensor.windw(data, [1], dtype=pl.FP32)\n  |             ^^^^^^^^^^^^^^^^\n  |\n  = help: did you mean `pld.tensor.window`?\n"
     );
 }
 

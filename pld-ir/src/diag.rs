@@ -30,6 +30,10 @@ pub struct Diagnostic {
     pub labels: Vec<(Span, String)>,
     /// Free-standing notes (e.g. the sibling op to use instead).
     pub notes: Vec<String>,
+    /// `help:` lines: a concrete suggestion (`did you mean …`, the fixed call).
+    pub help: Vec<String>,
+    /// The error code `pld explain` describes, when the error has one.
+    pub code: Option<&'static crate::codes::ErrorCode>,
 }
 
 impl Diagnostic {
@@ -41,6 +45,8 @@ impl Diagnostic {
             span,
             labels: Vec::new(),
             notes: Vec::new(),
+            help: Vec::new(),
+            code: None,
         }
     }
 
@@ -55,6 +61,31 @@ impl Diagnostic {
         self
     }
 
+    /// Adds a `help:` line with a concrete suggestion.
+    pub fn with_help(mut self, help: impl Into<String>) -> Diagnostic {
+        self.help.push(help.into());
+        self
+    }
+
+    /// Adds a `help:` line when there is a suggestion.
+    pub fn with_help_opt(self, help: Option<String>) -> Diagnostic {
+        match help {
+            Some(h) => self.with_help(h),
+            None => self,
+        }
+    }
+
+    /// Sets the error code (`pld explain CODE`; one of the constants of [`crate::codes`]).
+    pub fn with_code(mut self, code: &str) -> Diagnostic {
+        self.code = crate::codes::lookup(code);
+        self
+    }
+
+    /// The error code, when the diagnostic has one (`E0001`).
+    pub fn code(&self) -> Option<&'static str> {
+        self.code.map(|c| c.code)
+    }
+
     /// Adds a labelled secondary span.
     pub fn with_label(mut self, span: Span, label: impl Into<String>) -> Diagnostic {
         self.labels.push((span, label.into()));
@@ -67,22 +98,16 @@ impl Diagnostic {
         self
     }
 
-    /// Renders rustc-style: `error: msg`, ` --> file:line:col`, the source line and a caret.
+    /// Renders rustc-style, without colour: `error[CODE]: msg`, ` --> file:line:col`, the
+    /// source lines with a caret line per span, `= note:` and `= help:` lines
+    /// ([`crate::diag_render`]).
     pub fn render(&self, sources: &SourceMap) -> String {
-        let mut out = String::new();
-        let kind = match self.severity {
-            Severity::Error => "error",
-            Severity::Warning => "warning",
-        };
-        out.push_str(&format!("{kind}: {}\n", self.message));
-        render_snippet(&mut out, sources, self.span, "");
-        for (span, label) in &self.labels {
-            render_snippet(&mut out, sources, *span, label);
-        }
-        for note in &self.notes {
-            out.push_str(&format!("  = note: {note}\n"));
-        }
-        out
+        crate::diag_render::render(self, sources, false)
+    }
+
+    /// [`Diagnostic::render`], with ANSI colour when `color` (a terminal) is set.
+    pub fn render_color(&self, sources: &SourceMap, color: bool) -> String {
+        crate::diag_render::render(self, sources, color)
     }
 
     /// `file:line:col` of the primary span, when it has one.
@@ -91,29 +116,6 @@ impl Diagnostic {
         let (line, col) = file.line_col(self.span.lo);
         Some((file.name.clone(), line, col))
     }
-}
-
-fn render_snippet(out: &mut String, sources: &SourceMap, span: Span, label: &str) {
-    let Some(file) = sources.get(span.file) else {
-        return;
-    };
-    let (line, col) = file.line_col(span.lo);
-    let (end_line, end_col) = file.line_col(span.hi);
-    let text = file.line_text(line);
-    let width = line.to_string().len();
-    let pad = " ".repeat(width);
-    out.push_str(&format!("{pad}--> {}:{line}:{col}\n", file.name));
-    out.push_str(&format!("{pad} |\n"));
-    out.push_str(&format!("{line} | {text}\n"));
-    let carets = if end_line == line { end_col.saturating_sub(col).max(1) } else { 1 };
-    let lead: String = text.chars().take(col - 1).map(|c| if c == '\t' { '\t' } else { ' ' }).collect();
-    let mut caret_line = format!("{pad} | {lead}{}", "^".repeat(carets));
-    if !label.is_empty() {
-        caret_line.push(' ');
-        caret_line.push_str(label);
-    }
-    out.push_str(&caret_line);
-    out.push('\n');
 }
 
 /// A collection of diagnostics, in the order they were found.
@@ -167,7 +169,12 @@ impl Diagnostics {
 
     /// Renders every diagnostic, separated by blank lines.
     pub fn render(&self, sources: &SourceMap) -> String {
-        self.0.iter().map(|d| d.render(sources)).collect::<Vec<_>>().join("\n")
+        self.render_color(sources, false)
+    }
+
+    /// [`Diagnostics::render`], with ANSI colour when `color` (a terminal) is set.
+    pub fn render_color(&self, sources: &SourceMap, color: bool) -> String {
+        self.0.iter().map(|d| d.render_color(sources, color)).collect::<Vec<_>>().join("\n")
     }
 }
 
@@ -212,7 +219,58 @@ mod tests {
         let text = d.render(&sm);
         assert_eq!(
             text,
-            "error: unknown op pld.bad\n --> k.py:2:5\n  |\n2 | y = pld.bad(x)\n  |     ^^^^^^^\n  = note: did you mean pld.tensor.put\n"
+            "error: unknown op pld.bad\n --> k.py:2:5\n  |\n2 | y = pld.bad(x)\n  |     ^^^^^^^\n  |\n  = note: did you mean pld.tensor.put\n"
         );
+    }
+
+    #[test]
+    fn two_labels_of_one_file_share_one_snippet() {
+        let mut sm = SourceMap::new();
+        let src = "def k(self, x: pl.Tensor[[4], pl.FP32]):\n    pass\ny = self.k(3)\n";
+        let f = sm.add("k.py", src);
+        let arg = src.find("3)").unwrap() as u32;
+        let ann = src.find("pl.Tensor").unwrap() as u32;
+        let d = Diagnostic::error(Span::new(f, arg, arg + 1), "type mismatch")
+            .with_label(Span::new(f, ann, ann + 24), "parameter `x` declared here")
+            .with_help("pass a tensor of shape [4]")
+            .with_code("E0201");
+        let text = d.render(&sm);
+        assert_eq!(
+            text,
+            "error[E0201]: type mismatch\n --> k.py:3:12\n  |\n1 | def k(self, x: pl.Tensor[[4], pl.FP32]):\n  |                ------------------------ parameter `x` declared here\n2 |     pass\n3 | y = self.k(3)\n  |            ^\n  |\n  = help: pass a tensor of shape [4]\n"
+        );
+        assert_eq!(text.matches("-->").count(), 1, "one snippet: {text}");
+    }
+
+    #[test]
+    fn carets_under_wide_characters_count_display_columns() {
+        let mut sm = SourceMap::new();
+        let src = "x = 张量(y)\n";
+        let f = sm.add("k.py", src);
+        let lo = src.find('张').unwrap() as u32;
+        let d = Diagnostic::error(Span::new(f, lo, lo + 6), "unknown name `张量`");
+        let text = d.render(&sm);
+        // Two CJK characters are four columns wide: four carets, under them.
+        assert!(text.contains("1 | x = 张量(y)\n  |     ^^^^\n"), "{text}");
+        assert!(text.contains("--> k.py:1:5"), "{text}");
+    }
+
+    #[test]
+    fn spans_inside_a_character_snap_to_its_boundaries() {
+        let mut sm = SourceMap::new();
+        let src = "y = \"ok \u{fffd}\"\n";
+        let f = sm.add("k.py", src);
+        let inside = src.find('\u{fffd}').unwrap() as u32 + 1;
+        let text = Diagnostic::error(Span::new(f, inside - 1, inside), "invalid utf-8").render(&sm);
+        assert!(text.contains("--> k.py:1:9"), "{text}");
+    }
+
+    #[test]
+    fn colour_only_when_asked() {
+        let mut sm = SourceMap::new();
+        let f = sm.add("k.py", "x = bad\n");
+        let d = Diagnostic::error(Span::new(f, 4, 7), "unknown name `bad`");
+        assert!(!d.render(&sm).contains('\u{1b}'));
+        assert!(d.render_color(&sm, true).contains('\u{1b}'));
     }
 }

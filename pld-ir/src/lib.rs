@@ -37,8 +37,10 @@
 
 pub mod auto_signal;
 pub mod builder;
+pub mod codes;
 pub mod comm_fence;
 pub mod diag;
+pub mod diag_render;
 pub mod dtype;
 pub mod effects;
 pub mod expr;

@@ -145,18 +145,21 @@ fn deduce_allreduce(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
     Ok(cx.ty(0).clone())
 }
 
-/// Whether a ring signal's `[rows, cols]`, written in at most one dynamic symbol, can never be
-/// `[2*(cols-1), cols]`: it is not for any of a few values of that symbol.
+/// Whether a ring signal's `[rows, cols]` can never be `[2*(cols-1), cols]`: both dims are in
+/// one rank-count symbol (two independent symbols, e.g. a builtin kernel's shape parameters,
+/// may take any values: unknown, `false`) and the shape is not ring-shaped for any of a few rank
+/// counts given to it.
 fn never_ring_shaped(rows: &Expr, cols: &Expr) -> bool {
-    let mut syms = std::collections::BTreeSet::new();
+    let mut syms: Vec<String> = Vec::new();
     for e in [rows, cols] {
-        e.walk(&mut |x| {
-            if let pld_ir::ExprKind::Sym(s) = &x.kind {
-                syms.insert(s.clone());
+        e.walk(&mut |e| {
+            if let pld_ir::ExprKind::Sym(s) = &e.kind {
+                if !syms.contains(s) {
+                    syms.push(s.clone());
+                }
             }
         });
     }
-    // Several symbols: only the run knows how they relate.
     if syms.len() > 1 {
         return false;
     }

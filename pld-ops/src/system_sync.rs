@@ -55,8 +55,24 @@ pub static WAIT: OpDef =
         .signal_role(SignalRole::BlockingWait)
         .deduce(deduce_wait);
 
+/// A wait whose offsets and expected value are given the other way round: name which
+/// argument is which.
+fn swapped_wait(cx: &DeduceCx<'_>) -> Result<(), Diagnostic> {
+    if matches!(cx.ty(1), Type::Scalar(_)) && matches!(cx.ty(2), Type::Tuple(_)) {
+        let name = cx.def.name;
+        return Err(cx
+            .error(format!(
+                "{name} arguments 2 and 3 look swapped: argument 2 is the offsets (a list, one index per \
+                 signal dimension) and argument 3 the expected value (a scalar), but got a scalar, then a list"
+            ))
+            .with_help(format!("write {name}(signal, [offsets...], expected, cmp=...)")));
+    }
+    Ok(())
+}
+
 fn deduce_wait(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
     let signal = window_arg(cx, 0, "signal")?;
+    swapped_wait(cx)?;
     offsets_tuple(cx, 1, "offsets", signal.rank(), "target tensor")?;
     if !matches!(cx.ty(2), Type::Scalar(_)) {
         return Err(cx.arg_error(
@@ -85,6 +101,7 @@ fn is_int_scalar(t: &Type) -> bool {
 
 fn deduce_defer_wait(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
     let signal = window_arg(cx, 0, "signal")?;
+    swapped_wait(cx)?;
     if signal.dtype != DataType::INT32 {
         return Err(cx.arg_error(
             0,

@@ -140,6 +140,14 @@ fn wait_a11_and_rules() {
         "offsets rank (1) must match target tensor rank (2)",
     );
     err(wait(&[dt(&[4], INT32)], Expr::int(0), Expr::int(1), 1), "offsets must be a tuple");
+    // Offsets and expected value swapped: the error says which argument is which.
+    let d = err(wait(&[dt(&[4], INT32)], Expr::int(1), ints(&[0]), 1), "arguments 2 and 3 look swapped");
+    assert!(
+        d.message.contains("argument 2 is the offsets")
+            && d.message.contains("argument 3 the expected value")
+    );
+    assert_eq!(d.help, ["write pld.system.wait(signal, [offsets...], expected, cmp=...)"]);
+    assert_eq!(d.code(), Some("E0102"), "a signal rule");
     err(
         call(
             &[dt(&[4], INT32), tensor(&[1], INT32)],

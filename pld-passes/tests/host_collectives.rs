@@ -144,11 +144,8 @@ fn aliased_windows_are_rejected_naming_both_roles() {
 fn omitted_signal_is_synthesized_once_at_the_top_and_lowered() {
     init();
     let p = host(None, &[8], |b, data, _sig| {
-        // Inside a loop: the synthesized signal is allocated once, before the loop.
-        b.for_range("it", (Expr::int(0), Expr::int(3), Expr::int(1)), vec![], |b, _, _| {
-            b.eval_op("pld.tensor.allreduce", vec![Expr::var(data)], vec![("core_num", Attr::Int(2))])?;
-            Ok(vec![])
-        })?;
+        // The synthesized signal is allocated at the top of the function.
+        b.eval_op("pld.tensor.allreduce", vec![Expr::var(data)], vec![("core_num", Attr::Int(2))])?;
         let sig = b.values.iter().find(|(_, d)| d.name == "sig").map(|(v, _)| v).unwrap();
         b.eval_op("pld.tensor.allreduce", vec![Expr::var(data), Expr::var(sig)], vec![])
     });
@@ -162,7 +159,6 @@ fn omitted_signal_is_synthesized_once_at_the_top_and_lowered() {
             "pld.tensor.alloc_window_buffer(__allreduce_signal_world_size_0 * 2 * 4, name=\"__allreduce_signal_buf_0\")",
             "pld.tensor.window(__allreduce_signal_buf_0, [__allreduce_signal_world_size_0, 2], dtype=pl.INT32)",
             "data_buf",
-            "for it in pl.range(0, 3):",
             "pld.tensor.allreduce(data, __allreduce_signal_0, core_num=2)",
             // The explicit signal is kept.
             "pld.tensor.allreduce(data, sig)",
@@ -175,6 +171,22 @@ fn omitted_signal_is_synthesized_once_at_the_top_and_lowered() {
     let t = func_text(&p, "host");
     assert!(t.contains(r#"windows=["__allreduce_signal_buf_0", "data", "sig"]"#), "{t}");
     assert!(t.contains("builtin.tensor.allreduce(data, __allreduce_signal_0, op=pld.ReduceOp.Sum, dtype=pl.FP32, core_num=2, device=r_1)"), "{t}");
+}
+
+/// The seed: host code may omit a collective's signal only outside for and while loops.
+#[test]
+fn omitted_signal_inside_a_loop_is_refused_at_the_call() {
+    init();
+    let p = host(None, &[8], |b, data, _sig| {
+        b.for_range("it", (Expr::int(0), Expr::int(3), Expr::int(1)), vec![], |b, _, _| {
+            b.eval_op("pld.tensor.allreduce", vec![Expr::var(data)], vec![])?;
+            Ok(vec![])
+        })?;
+        Ok(())
+    });
+    let mut p = p;
+    let m = run(&mut p, &["SynthesizeAllReduceSignals"]).map_err(|e| messages(&e)).unwrap_err();
+    assert!(m.contains("pld.tensor.allreduce without a signal inside a `for`/`while` loop"), "{m}");
 }
 
 #[test]

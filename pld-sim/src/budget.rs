@@ -2,7 +2,10 @@
 //!
 //! Guarantees: every interpreted step — every statement, micro instruction and loop iteration,
 //! an iteration of an empty loop body included — is counted against
-//! [`SimConfig::max_steps`](crate::SimConfig::max_steps); every [`CHECK_EVERY`] steps the
+//! [`SimConfig::max_steps`](crate::SimConfig::max_steps) (the whole run; unlimited by default)
+//! and, since the last step that changed window or host bytes or a signal cell's value,
+//! against [`SimConfig::max_idle_steps`](crate::SimConfig::max_idle_steps) (the liveness
+//! budget; a host orchestrator loop counts all its steps there); every [`CHECK_EVERY`] steps the
 //! deadline ([`SimConfig::deadline`](crate::SimConfig::deadline)) and the interrupt flag
 //! ([`SimConfig::interrupt`](crate::SimConfig::interrupt)) are polled, so a run stops within
 //! a few milliseconds of either. When the budget fires, the report names, per rank, every core
@@ -19,12 +22,19 @@ use std::sync::atomic::Ordering;
 /// Steps between two polls of the clock and the interrupt flag.
 pub const CHECK_EVERY: u64 = 1024;
 
-/// The default step budget: a runaway loop of cheap statements stops after about a second of
-/// a release build, a notify loop after a few seconds (D-sim budget entry).
-pub const DEFAULT_MAX_STEPS: u64 = 5_000_000;
+/// The default liveness budget: steps in a row without progress (no window or host bytes
+/// written that change them, no signal cell changed). A runaway loop of cheap statements stops after about half a
+/// second of a release build, a notify loop that keeps setting the same value after a few
+/// seconds; a correct program of any size never meets it (docs/DECISIONS.md D-sim-28).
+pub const DEFAULT_MAX_IDLE_STEPS: u64 = 5_000_000;
 
-/// Whether the run may take its `steps`-th step; `who` names the thread that takes it.
-pub fn check(steps: u64, cfg: &SimConfig, who: &str) -> Result<(), Fault> {
+/// The default total step budget: none (`SimConfig::max_steps`, `--max-steps`, caps the
+/// whole run's work when asked to).
+pub const DEFAULT_MAX_STEPS: u64 = u64::MAX;
+
+/// Whether the run may take its `steps`-th step, `idle` of them in a row without progress;
+/// `who` names the thread that takes it.
+pub fn check(steps: u64, idle: u64, cfg: &SimConfig, who: &str) -> Result<(), Fault> {
     if steps > cfg.max_steps {
         return Err(Fault::new(
             ReportKind::Budget,
@@ -32,6 +42,17 @@ pub fn check(steps: u64, cfg: &SimConfig, who: &str) -> Result<(), Fault> {
             format!(
                 "the run took more than {} steps (a livelock or a runaway loop?); raise it with --max-steps",
                 cfg.max_steps
+            ),
+        )
+        .note(format!("the step that ran over: '{who}'")));
+    }
+    if idle > cfg.max_idle_steps {
+        return Err(Fault::new(
+            ReportKind::Budget,
+            Span::DUMMY,
+            format!(
+                "the run took {} steps in a row without progress: no data written and no signal cell changed (a livelock or a runaway loop?); raise it with --max-idle-steps",
+                cfg.max_idle_steps
             ),
         )
         .note(format!("the step that ran over: '{who}'")));

@@ -191,8 +191,11 @@ pub struct SimConfig {
     /// Record a Chrome trace.
     pub trace: bool,
     /// Step budget of the whole run: every statement, micro instruction and loop iteration
-    /// is a step ([`budget`]).
+    /// is a step ([`budget`]); unlimited by default.
     pub max_steps: u64,
+    /// Liveness budget: steps in a row without progress (no data moved, no signal cell
+    /// changed) before the run stops ([`budget`]).
+    pub max_idle_steps: u64,
     /// Wall-clock limit: the run stops with a budget report at this instant.
     pub deadline: Option<std::time::Instant>,
     /// Set (e.g. by a Ctrl-C handler) to stop the run with an interrupt report.
@@ -233,6 +236,7 @@ impl Default for SimConfig {
             schedule: Schedule::Deterministic,
             trace: false,
             max_steps: budget::DEFAULT_MAX_STEPS,
+            max_idle_steps: budget::DEFAULT_MAX_IDLE_STEPS,
             deadline: None,
             interrupt: None,
             max_memory: limits::default_max_memory(),

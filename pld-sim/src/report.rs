@@ -66,6 +66,22 @@ pub enum ReportKind {
 }
 
 impl ReportKind {
+    /// The error code `pld explain` describes, for the faults that have one.
+    pub fn code(&self) -> Option<&'static str> {
+        use pld_ir::codes;
+        Some(match self {
+            ReportKind::Deadlock(_) => codes::DEADLOCK,
+            ReportKind::Race => codes::RACE,
+            ReportKind::UninitRead => codes::UNINIT_READ,
+            ReportKind::StaleCredit => codes::STALE_CREDIT,
+            ReportKind::CreditLeak => codes::CREDIT_LEAK,
+            ReportKind::OutOfBounds => codes::OUT_OF_BOUNDS,
+            ReportKind::PeerOutOfRange => codes::PEER_OUT_OF_RANGE,
+            ReportKind::MixedNotify => codes::MIXED_NOTIFY,
+            _ => return None,
+        })
+    }
+
     /// Short lowercase name.
     pub fn name(&self) -> &'static str {
         match self {
@@ -170,7 +186,8 @@ impl Fault {
     /// Renders against the optional source map: the source line with a caret, the site, the
     /// notes and a deadlock's wait-for graph ([`crate::report_render`]).
     pub fn render(self, sources: Option<&SourceMap>) -> Report {
-        let mut text = format!("error: {}: {}\n", self.kind.name(), self.message);
+        let code = self.kind.code().map_or_else(String::new, |c| format!("[{c}]"));
+        let mut text = format!("error{code}: {}: {}\n", self.kind.name(), self.message);
         text.push_str(&crate::report_render::location_block(self.span, sources));
         if let Some(s) = &self.context.site {
             let core = s.core.map_or_else(|| "the chip orchestrator".to_string(), |c| format!("core {c}"));

@@ -136,7 +136,8 @@ fn unknown_op_suggests_nearest_name() {
     let reg = pld_testkit::init();
     let err = reg.lookup_or_error("pld.tensor.windw", Span::DUMMY).expect_err("unknown");
     assert_eq!(err.message, "unknown op `pld.tensor.windw`");
-    assert_eq!(err.notes, vec!["did you mean `pld.tensor.window`?".to_string()]);
+    assert_eq!(err.help, ["did you mean `pld.tensor.window`?"]);
+    assert_eq!(err.code(), Some("E0001"));
 }
 
 #[test]

@@ -300,7 +300,11 @@ fn run_one(case: usize, prog: &Program, sm: &SourceMap, schedule: Schedule) -> O
             Class::Ok
         }
         Err(SimError::Fault(rep)) => {
-            assert!(rep.text.starts_with("error: "), "case {case}: report {}", rep.text);
+            assert!(
+                rep.text.starts_with("error: ") || rep.text.starts_with("error[E"),
+                "case {case}: report {}",
+                rep.text
+            );
             Class::Report
         }
         Err(SimError::Invalid(_)) => Class::Invalid,

@@ -41,7 +41,7 @@ class SingleDispatchVerify:
     @pl.function(level=pl.Level.HOST, role=pl.Role.SubWorker)
     def verify(a: pl.Tensor[[4, N], pl.FP32], b: pl.Tensor[[4, N], pl.FP32], f: pl.Tensor[[4, N], pl.FP32]):
         if not np.allclose(np.asarray(f), np.asarray(a) + np.asarray(b), rtol=1e-5, atol=1e-5):
-            raise AssertionError("verify: out_f is not a + b")
+            raise AssertionError("SubWorker verify failed: out_f is not a + b")
 
     @pl.function(level=pl.Level.HOST, role=pl.Role.Orchestrator)
     def host_orch(

@@ -55,10 +55,14 @@ impl FnCx<'_, '_> {
                     ok &= self.init_values(&kw.value, &mut inits);
                 }
                 other => {
-                    self.error(Diagnostic::error(
-                        span_of(self.file(), kw),
-                        format!("unknown keyword argument `{}` for {path}", other.unwrap_or("**")),
-                    ));
+                    self.error(
+                        Diagnostic::error(
+                            span_of(self.file(), kw),
+                            format!("unknown keyword argument `{}` for {path}", other.unwrap_or("**")),
+                        )
+                        .with_code(pld_ir::codes::UNKNOWN_KWARG)
+                        .with_help("the only keyword argument is `init_values`"),
+                    );
                     ok = false;
                 }
             }

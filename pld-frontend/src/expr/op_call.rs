@@ -105,9 +105,12 @@ impl FnCx<'_, '_> {
                 } else {
                     format!("known keyword arguments: {}", known.join(", "))
                 };
+                let help = pld_ir::registry::listing::did_you_mean(k, known.iter().copied());
                 self.error(
                     Diagnostic::error(kspan, format!("unknown kwarg '{k}' for operator '{}'", def.name))
-                        .with_note(note),
+                        .with_code(pld_ir::codes::UNKNOWN_KWARG)
+                        .with_note(note)
+                        .with_help_opt(help),
                 );
                 ok = false;
             }
@@ -128,6 +131,7 @@ impl FnCx<'_, '_> {
             };
             self.error(
                 Diagnostic::error(span, format!("missing {noun} {list} of {}", def.name))
+                    .with_code(pld_ir::codes::MISSING_ARGUMENT)
                     .with_note(signature(def)),
             );
             return Err(());
@@ -142,6 +146,7 @@ impl FnCx<'_, '_> {
                             span,
                             format!("missing argument `{}` of {}", def.params[j].name, def.name),
                         )
+                        .with_code(pld_ir::codes::MISSING_ARGUMENT)
                         .with_note(signature(def)),
                     );
                     return Err(());

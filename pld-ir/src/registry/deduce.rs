@@ -2,6 +2,7 @@
 //! types and ABI-enum ranges, required attributes) and the context an op's deducer sees.
 
 use super::{AttrDef, AttrDefault, AttrType, OpDef};
+use crate::codes;
 use crate::diag::Diagnostic;
 use crate::expr::{Attr, Expr, ExprKind};
 use crate::func::FunctionKind;
@@ -155,29 +156,38 @@ pub fn deduce(
                 if max == 1 { "" } else { "s" },
                 args.len()
             ),
-        ));
+        )
+        .with_code(codes::ARGUMENT_COUNT));
     }
     for (k, v) in attrs {
         let Some(a) = def.attr_def(k) else {
             let known: Vec<&str> = def.attrs.iter().map(|a| a.name).collect();
-            let mut d = Diagnostic::error(span, format!("unknown kwarg '{k}' for operator '{}'", def.name));
+            let mut d = Diagnostic::error(span, format!("unknown kwarg '{k}' for operator '{}'", def.name))
+                .with_code(codes::UNKNOWN_KWARG);
             d = d.with_note(if known.is_empty() {
                 format!("{} takes no keyword attributes", def.name)
             } else {
                 format!("known kwargs: {}", known.join(", "))
             });
+            if let Some(help) = super::listing::did_you_mean(k, known.iter().copied()) {
+                d = d.with_help(help);
+            }
             return Err(d);
         };
         check_attr_value(def, a, v, span)?;
     }
     for a in def.attrs {
         if a.required && !attrs.iter().any(|(k, _)| k == a.name) {
-            return Err(Diagnostic::error(span, format!("missing kwarg '{}' on {}", a.name, def.name)));
+            return Err(Diagnostic::error(span, format!("missing kwarg '{}' on {}", a.name, def.name))
+                .with_code(codes::MISSING_ARGUMENT));
         }
     }
     let arg_types = args.iter().map(|e| arg_type(e, env.values)).collect();
     let cx = DeduceCx { def, args, arg_types, attrs, span, env };
-    (def.deduce)(&cx).map_err(|d| d.or_span(span))
+    (def.deduce)(&cx).map_err(|d| {
+        let code = d.code().unwrap_or_else(|| codes::for_family(def.family, def.name));
+        d.or_span(span).with_code(code)
+    })
 }
 
 /// The type of argument `e`, borrowed where the IR stores it (a variable's declared type, a
@@ -209,14 +219,16 @@ fn check_attr_value(def: &OpDef, a: &AttrDef, v: &Attr, span: Span) -> Result<()
                 a.ty.name(),
                 v.kind_name()
             ),
-        ));
+        )
+        .with_code(codes::BAD_KWARG_VALUE));
     }
     if let (AttrType::Enum(kind), Attr::Int(n)) = (a.ty, v) {
         if kind.member_name(*n).is_none() {
             return Err(Diagnostic::error(
                 span,
                 format!("{} {} must be {} (got int {n})", def.name, a.name, kind.describe_members()),
-            ));
+            )
+            .with_code(codes::BAD_KWARG_VALUE));
         }
     }
     Ok(())

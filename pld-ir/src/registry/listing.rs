@@ -65,9 +65,14 @@ pub fn describe(d: &OpDef) -> String {
 }
 
 /// The candidate closest to `name`, if reasonably close (ties go to the smaller name).
-pub(crate) fn nearest(name: &str, candidates: impl Iterator<Item = &'static str>) -> Option<&'static str> {
+pub fn nearest<'a>(name: &str, candidates: impl Iterator<Item = &'a str>) -> Option<&'a str> {
     let (best, dist) = candidates.map(|c| (c, edit_distance(name, c))).min_by_key(|&(c, d)| (d, c))?;
-    (dist <= name.len().max(3) / 3 + 2).then_some(best)
+    (dist <= name.len().max(3) / 3 + 2 && dist < name.chars().count().max(1)).then_some(best)
+}
+
+/// `did you mean `X`?` for the candidate closest to `name`, when one is close.
+pub fn did_you_mean<'a>(name: &str, candidates: impl Iterator<Item = &'a str>) -> Option<String> {
+    nearest(name, candidates.filter(|c| *c != name)).map(|best| format!("did you mean `{best}`?"))
 }
 
 /// The Levenshtein distance between `a` and `b` (in chars), for "did you mean" notes.

@@ -250,9 +250,10 @@ impl Registry {
         if self.ops.is_empty() {
             return Err(Diagnostic::error(span, RegistryError::Empty.to_string()));
         }
-        let mut d = Diagnostic::error(span, format!("unknown op `{name}`"));
+        let mut d =
+            Diagnostic::error(span, format!("unknown op `{name}`")).with_code(crate::codes::UNKNOWN_OP);
         if let Some(best) = self.suggest(name) {
-            d = d.with_note(format!("did you mean `{best}`?"));
+            d = d.with_help(format!("did you mean `{best}`?"));
         }
         Err(d)
     }

@@ -72,6 +72,9 @@ struct Alloc {
     span: pld_ir::Span,
     views: Vec<ValueId>,
     evidence: Option<Devices>,
+    /// A dispatch passing one of its views had an invalid `device=` (already reported, with a
+    /// label here): no "not consumed" error follows.
+    orphaned: bool,
 }
 
 /// Materializes the scopes of host function `f`; whether it changed `f`.
@@ -95,7 +98,13 @@ fn materialize(f: &mut Function, chips: &HashSet<String>, target: Target) -> Res
                 if c.callee.name() == ALLOC_WINDOW_BUFFER {
                     let name = c.attr("name").and_then(|a| a.as_str()).unwrap_or_default().to_string();
                     alloc_of.entry(*t).or_insert(allocs.len());
-                    allocs.push(Alloc { name, span: s.span, views: Vec::new(), evidence: None });
+                    allocs.push(Alloc {
+                        name,
+                        span: s.span,
+                        views: Vec::new(),
+                        evidence: None,
+                        orphaned: false,
+                    });
                 } else if c.callee.name() == WINDOW {
                     if let Some(i) =
                         c.args.first().and_then(Expr::as_var).and_then(|p| alloc_of.get(&p).copied())
@@ -155,7 +164,7 @@ fn materialize(f: &mut Function, chips: &HashSet<String>, target: Target) -> Res
                 a.span,
                 format!("window buffer `{}` has no pld.tensor.window view (dead allocation)", a.name),
             ));
-        } else if a.evidence.is_none() {
+        } else if a.evidence.is_none() && !a.orphaned {
             diags.push(
                 Diagnostic::error(a.span, format!("window buffer `{}` is not consumed by any chip orchestration dispatch", a.name))
                     .with_note("pass one of its views to a chip function dispatched with device=..., or add a device= annotation"),
@@ -291,7 +300,21 @@ fn analyze(
                                     }
                                 }
                             }
-                            Err(d) => diags.push(d),
+                            Err(mut d) => {
+                                // Label the windows this dispatch leaves without devices, instead
+                                // of a second error per window.
+                                for a in &c.args {
+                                    if let Some(&i) = a.as_var().and_then(|v| window_of.get(&v)) {
+                                        allocs[i].orphaned = true;
+                                        let label = format!(
+                                            "window buffer `{}` gets its devices from that dispatch",
+                                            allocs[i].name
+                                        );
+                                        d = d.with_label(allocs[i].span, label);
+                                    }
+                                }
+                                diags.push(d);
+                            }
                         }
                     }
                     Callee::Op(def) if def.lowering(LoweringKind::HostBuiltin).is_some() => {

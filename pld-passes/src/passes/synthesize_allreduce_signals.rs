@@ -5,8 +5,10 @@
 //! passes an explicit signal window: a private INT32 window of the shape the rule gives
 //! (e.g. `[world_size, core_num]` for a mesh allreduce), whose `world_size` is bound by its
 //! own `pld.system.world_size()` statement, allocated (element count × 4 bytes) at the top
-//! of the function so a call inside a loop reuses it (the self-clearing protocol makes
-//! every call start from an all-zero signal). Names are `__allreduce_signal_*_<k>` with a
+//! of the function. The seed lets host code omit a signal only outside `for` and `while`
+//! loops: a signal-less call inside one is refused at the call, with why (a synthesized signal
+//! is private to one call site) and the fix (allocate the signal before the loop and pass
+//! it). Names are `__allreduce_signal_*_<k>` with a
 //! program-wide counter skipping names in use. A call returned directly is first bound to
 //! `__allreduce_result_<k>`. A rule may refuse a call (a ring allreduce without a static
 //! `nranks=`): its message is reported at the call. A signal-less call nested inside another
@@ -68,7 +70,13 @@ impl Pass for SynthesizeAllReduceSignals {
             cx.changed(&f.name);
             let mut prologue = Vec::new();
             let mut body = std::mem::take(&mut f.body);
-            rewrite(&mut body, f, &mut taken, &mut counter, &mut prologue, &mut diags);
+            let mut cx = Rewrite {
+                taken: &mut taken,
+                counter: &mut counter,
+                prologue: &mut prologue,
+                diags: &mut diags,
+            };
+            rewrite(&mut body, f, &mut cx, false);
             prologue.extend(body.stmts);
             f.body = Block { stmts: prologue };
         }
@@ -141,20 +149,55 @@ fn with_signal(
     Ok(e)
 }
 
-fn rewrite(
-    block: &mut Block,
-    f: &mut Function,
-    taken: &mut HashSet<String>,
-    counter: &mut usize,
-    prologue: &mut Vec<Stmt>,
-    diags: &mut Diagnostics,
-) {
+/// What the rewrite threads through a host function's blocks.
+struct Rewrite<'a> {
+    taken: &'a mut HashSet<String>,
+    counter: &'a mut usize,
+    prologue: &'a mut Vec<Stmt>,
+    diags: &'a mut Diagnostics,
+}
+
+/// The seed: "host-orchestrator user code may omit signal outside for and while loops". A
+/// synthesized signal is private to one call site; inside a loop that one site is every
+/// iteration's call, so the signal-less call is refused at the call.
+fn in_loop_error(c: &Call, span: pld_ir::Span) -> Diagnostic {
+    let op = c.callee.name();
+    Diagnostic::error(span, format!("{op} without a signal inside a `for`/`while` loop"))
+        .with_note(
+            "the seed lets host code omit a collective's signal only outside for and while loops: each synthesized signal is private to one call site, allocated once for it, not once per iteration",
+        )
+        .with_note(format!(
+            "allocate the signal window before the loop (`sig = pld.window(pld.alloc_window_buffer(...), [...], dtype=pl.INT32)`) and pass it: `{op}(..., sig, ...)`"
+        ))
+}
+
+/// Rewrites the signal-less calls of `block`; `in_loop` is whether a `for` / `while` is
+/// around it.
+fn rewrite(block: &mut Block, f: &mut Function, cx: &mut Rewrite<'_>, in_loop: bool) {
+    let Rewrite { taken, counter, prologue, diags } = cx;
     let old = std::mem::take(&mut block.stmts);
     for mut s in old {
+        let inner = in_loop || matches!(s.kind, StmtKind::For { .. } | StmtKind::While { .. });
         for b in s.blocks_mut() {
-            rewrite(b, f, taken, counter, prologue, diags);
+            let mut cx = Rewrite { taken, counter, prologue, diags };
+            rewrite(b, f, &mut cx, inner);
         }
         let span = s.span;
+        if in_loop {
+            let mut refused = false;
+            s.for_each_expr(&mut |e| {
+                e.walk(&mut |x| {
+                    if let Some(c) = x.as_call().filter(|c| missing_signal(c).is_some()) {
+                        diags.push(in_loop_error(c, x.span.or(span)));
+                        refused = true;
+                    }
+                })
+            });
+            if refused {
+                block.stmts.push(s);
+                continue;
+            }
+        }
         match &mut s.kind {
             StmtKind::Assign { value, .. } | StmtKind::Eval(value)
                 if value.as_call().and_then(missing_signal).is_some() =>

@@ -403,7 +403,7 @@ impl<'p> RankLocal<'p> {
             }
             let steps = world.count_step();
             n += 1;
-            crate::budget::check(steps, cfg, &unit.thread.name)?;
+            crate::budget::check(steps, world.idle_steps(), cfg, &unit.thread.name)?;
             match out {
                 Ok(StepOut::Ran) if n < 4096 => continue,
                 Ok(StepOut::Visible) => {
@@ -639,7 +639,8 @@ impl<'p, 'c> Sched<'p, 'c> {
                     }
                 }
                 steps += 1;
-                if let Err(f) = crate::budget::check(steps, self.cfg, &entry.name) {
+                // The host only allocates and enqueues: all its steps count as idle ones.
+                if let Err(f) = crate::budget::check(steps, steps, self.cfg, &entry.name) {
                     let cores = std::iter::once((usize::MAX, 0, &host));
                     return Err(crate::budget::describe_cores(f, cores, world, self.cfg));
                 }

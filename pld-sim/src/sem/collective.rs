@@ -294,6 +294,15 @@ fn allreduce_ring(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Vec<Micro>, Fault> 
             sig.shape
         )));
     }
+    if sig.shape[1] != n {
+        // A ring signal is laid out for one rank count (`nranks=`), which must be the domain's.
+        return Err(cx
+            .err(format!(
+                "ring allreduce: its signal is laid out for {} ranks ([2(NR-1)+1, NR] with NR = {}, e.g. from `nranks={}`), but it runs on a comm domain of {n} ranks",
+                sig.shape[1], sig.shape[1], sig.shape[1]
+            ))
+            .note(format!("`nranks=` of a ring allreduce is the rank count it runs on: use nranks={n} here, or run on {} ranks", sig.shape[1])));
+    }
     let has_return_row = sig.shape[0] >= rows_needed;
     let size = data.shape[1];
     let bounds = ring_bounds(size, n, data.dtype);

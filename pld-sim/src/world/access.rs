@@ -151,6 +151,9 @@ impl World {
                 }
                 let rows = Rows { base: b, starts, cols, cstride, eb };
                 rows.apply(dt, &mut mem, data);
+                if kind != AccessKind::Read {
+                    self.progress_at = self.stats.steps;
+                }
                 if self.backend.is_some() && kind != AccessKind::Read {
                     let spans = &mut self.host_writes;
                     rows.spans(|at, n, _| spans.push((buf, at, at + n)));
@@ -246,6 +249,11 @@ impl World {
             Data::WriteBytes(src) if self.backend.is_none() => rows.equal(&read(win), src),
             _ => false,
         };
+        if writes && !silent {
+            // Progress for the liveness budget (`World::idle_steps`): bytes changed, or an
+            // atomic add landed.
+            self.progress_at = self.stats.steps;
+        }
         if self.check_races {
             let kind = if silent { AccessKind::Rewrite } else { kind };
             // A release since this rank's last access advances its clock now.

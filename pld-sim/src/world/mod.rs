@@ -75,6 +75,9 @@ pub struct World {
     released: Vec<Release>,
     /// Accounting.
     stats: Stats,
+    /// `stats.steps` when the run last made progress (changed data or a signal cell):
+    /// the liveness budget counts the steps since ([`World::idle_steps`]).
+    progress_at: u64,
     /// Whether races are checked.
     check_races: bool,
     /// Whether a read of window bytes nothing wrote is only a warning (`--allow-uninit-reads`)
@@ -159,6 +162,7 @@ impl World {
                 barrier_rounds: vec![0; nranks],
                 ..Stats::default()
             },
+            progress_at: 0,
             check_races: true,
             allow_uninit_reads: false,
             uninit: Vec::new(),
@@ -379,6 +383,7 @@ impl World {
                 barrier_rounds: vec![0; n],
                 ..Stats::default()
             },
+            progress_at: 0,
             check_races: self.check_races,
             allow_uninit_reads: self.allow_uninit_reads,
             uninit: Vec::new(),
@@ -447,6 +452,8 @@ impl World {
             }
         }
         self.stats.steps += h.stats.steps;
+        // The handle judged its own liveness; joining is progress for this one.
+        self.progress_at = self.stats.steps;
         for u in h.uninit {
             if self.uninit.len() < MAX_UNINIT {
                 self.uninit.push(u);

@@ -72,6 +72,13 @@ impl World {
         self.stats.steps
     }
 
+    /// Steps since the run last made progress: wrote window bytes that change them (or added
+    /// atomically), wrote host-tensor bytes, or changed a signal cell's value (the liveness
+    /// budget, [`crate::budget`]). Reads are not progress: a loop that only polls data spins.
+    pub fn idle_steps(&self) -> u64 {
+        self.stats.steps - self.progress_at.min(self.stats.steps)
+    }
+
     /// Notifies rank `g` has issued so far.
     pub fn notifies_of(&self, g: usize) -> u64 {
         self.stats.notifies[g]

@@ -302,6 +302,10 @@ impl World {
             }
         }
         let new = if set { value } else { old.wrapping_add(value) };
+        if new != old {
+            // Progress for the liveness budget (`World::idle_steps`).
+            self.progress_at = self.stats.steps;
+        }
         let overflow = op == NotifyOp::AtomicAdd && old.checked_add(value).is_none();
         if op == NotifyOp::AtomicAdd && new == 0 {
             meta.first = None;
