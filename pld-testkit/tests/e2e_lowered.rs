@@ -385,7 +385,7 @@ fn fence_checking_accepts_pipeline_output_and_flags_unfenced_notifies() {
     // A hand-written kernel that stores into its window and notifies with no fence is flagged.
     let hand = text.replace(
         "        res = pld.tensor.allreduce(data, signal, op=pld.ReduceOp.Sum, mode=\"mesh\")\n",
-        "        ctx = pld.get_comm_ctx(data)\n        me = pld.rank(ctx)\n        n = pld.nranks(ctx)\n        for q in pl.range(n):\n            if q != me:\n                pld.system.notify(signal, q, [me, 0], 1, op=pld.NotifyOp.AtomicAdd)\n        res = data\n",
+        "        ctx = pld.get_comm_ctx(data)\n        me = pld.rank(ctx)\n        n = pld.nranks(ctx)\n        for q in pl.range(n):\n            if q != me:\n                pld.system.notify(signal, q, [me, 0], 1, op=pld.NotifyOp.AtomicAdd)\n        for q in pl.range(n):\n            if q != me:\n                pld.system.wait(signal, [q, 0], 1, cmp=pld.WaitCmp.Ge)\n        res = data\n",
     );
     match pld_sim::run(&parse(&hand), "host", &inp, &cfg) {
         Err(pld_sim::SimError::Fault(r)) => {

@@ -223,7 +223,8 @@ impl World {
         // A distributed run sees only its own rank's writes: definedness is not judged there.
         let defined = kind == AccessKind::Write
             || st.note_defined(lo, hi, false, self.allocs[alloc].defined)
-            || st.all_cells(lo, hi)
+            || st
+                .has_cells(self.allocs[alloc].offset, self.allocs[alloc].offset + self.allocs[alloc].rounded)
             || self.backend.is_some();
         if !defined && !self.allow_uninit_reads && self.uninit.len() < MAX_UNINIT {
             // Reported when the run ends, unless a fault comes first (a read that a peer's

@@ -94,7 +94,7 @@ impl World {
             if let Some(l) = m.ledger.as_deref_mut() {
                 l.note_awaited(park.expected, park.unsigned);
             }
-            if !park.ge && !park.unsigned {
+            if !park.ge && !park.unsigned && park.expected >= 1 {
                 let clocks = (&mut self.vc[g][..], &mut self.released[g]);
                 super::signal::note_eq_wait(clocks, g, m, (park.expected, span, who));
             }

@@ -238,12 +238,10 @@ impl WinState {
         self.shadow = Shadow::default();
     }
 
-    /// Whether `[lo, hi)` is whole signal cells (4-byte cells a notify or wait addressed).
-    pub(super) fn all_cells(&self, lo: u64, hi: u64) -> bool {
-        lo < hi
-            && lo % 4 == 0
-            && (hi - lo) % 4 == 0
-            && (lo..hi).step_by(4).all(|o| self.cells.contains_key(&o))
+    /// Whether window bytes `[lo, hi)` (a buffer's window range) hold a signal cell (a 4-byte
+    /// cell a notify or wait addressed): a signal buffer, zero from the start.
+    pub(super) fn has_cells(&self, lo: u64, hi: u64) -> bool {
+        lo < hi && self.cells.range(lo..hi).next().is_some()
     }
 
     /// Marks the signal cells among bytes `[lo, hi)` as read by a data op.

@@ -89,13 +89,15 @@ impl World {
         self.warnings.extend(warnings);
     }
 
-    /// The first recorded read of undefined bytes whose bytes did not become signal cells
-    /// later in the run (a cell a notify or wait addressed is defined from the start).
+    /// The first recorded read of undefined bytes whose buffer did not turn out to hold signal
+    /// cells later in the run (a signal buffer is zero from the start).
     fn first_uninit(&mut self) -> Option<Fault> {
         let list = std::mem::take(&mut self.uninit);
         list.into_iter()
-            .find(|&((domain, owner, lo, hi), _)| {
-                !super::lock(&self.domains[domain].wins[owner].state).all_cells(lo, hi)
+            .find(|&((domain, owner, lo, _), _)| {
+                let Some(al) = self.alloc_index_at(domain, lo).map(|a| &self.allocs[a]) else { return true };
+                !super::lock(&self.domains[domain].wins[owner].state)
+                    .has_cells(al.offset, al.offset + al.rounded)
             })
             .map(|(_, f)| *f)
     }
