@@ -35,27 +35,21 @@ pub const DEFAULT_MAX_STEPS: u64 = u64::MAX;
 /// Whether the run may take its `steps`-th step, `idle` of them in a row without progress;
 /// `who` names the thread that takes it.
 pub fn check(steps: u64, idle: u64, cfg: &SimConfig, who: &str) -> Result<(), Fault> {
+    let over = |what: String| {
+        Err(Fault::new(ReportKind::Budget, Span::DUMMY, what)
+            .note(format!("the step that ran over: '{who}'")))
+    };
     if steps > cfg.max_steps {
-        return Err(Fault::new(
-            ReportKind::Budget,
-            Span::DUMMY,
-            format!(
-                "the run took more than {} steps (a livelock or a runaway loop?); raise it with --max-steps",
-                cfg.max_steps
-            ),
-        )
-        .note(format!("the step that ran over: '{who}'")));
+        return over(format!(
+            "the run took more than {} steps (a livelock or a runaway loop?); raise it with --max-steps",
+            cfg.max_steps
+        ));
     }
     if idle > cfg.max_idle_steps {
-        return Err(Fault::new(
-            ReportKind::Budget,
-            Span::DUMMY,
-            format!(
-                "the run took {} steps in a row without progress: no data written and no signal cell changed (a livelock or a runaway loop?); raise it with --max-idle-steps",
-                cfg.max_idle_steps
-            ),
-        )
-        .note(format!("the step that ran over: '{who}'")));
+        return over(format!(
+            "the run took {} steps in a row without progress: no data written and no signal cell changed (a livelock or a runaway loop?); raise it with --max-idle-steps",
+            cfg.max_idle_steps
+        ));
     }
     if steps % CHECK_EVERY == 0 {
         poll(cfg, who)?;

@@ -62,23 +62,7 @@ fn dir_name(d: Direction) -> &'static str {
 
 /// A Python string literal of `s` (double-quoted; control characters escaped).
 pub(crate) fn py_str(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '\\' => out.push_str("\\\\"),
-            '"' => out.push_str("\\\""),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if (c as u32) < 0x20 || c as u32 == 0x7f => {
-                let _ = write!(out, "\\x{:02x}", c as u32);
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
+    pld_ir::quote::python_string(s)
 }
 
 /// A `--bind` value as the Python literal `pld run` gives the callback: an integer, a
