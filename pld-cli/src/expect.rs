@@ -77,18 +77,10 @@ pub fn check(
 ) -> Result<(), Failure> {
     let mut wanted: Vec<(String, String, HostTensor)> = Vec::new();
     for spec in &args.expect {
-        let (name, path) = spec
-            .split_once('=')
-            .ok_or_else(|| Failure::usage(format!("--expect `{spec}` is not NAME=PATH.npy")))?;
-        let got = outputs.get(name).ok_or_else(|| {
-            let mut names: Vec<&str> = outputs.keys().map(String::as_str).collect();
-            names.sort_unstable();
-            Failure::usage(format!(
-                "--expect {name}: `{}` has no output `{name}` (outputs: {})",
-                cx.entry,
-                names.join(", ")
-            ))
-        })?;
+        let (name, path) = split_spec(spec)?;
+        let got = outputs
+            .get(name)
+            .ok_or_else(|| no_output(cx.entry, name, outputs.keys().map(String::as_str).collect()))?;
         let want = npy::read(&PathBuf::from(path), got.dtype)
             .map_err(|e| Failure::usage(format!("--expect {name}: {e}")))?;
         if want.shape != got.shape {
@@ -243,9 +235,37 @@ fn fmt(v: f64) -> String {
     }
 }
 
-/// Before simulating: `--check-golden` on a file that defines no module-level golden
-/// function (`def golden_<entry>(` or `def golden(`) is a usage error now, not after the run.
-pub fn precheck(args: &CheckArgs, file: &std::path::Path, entry: &str) -> Result<(), Failure> {
+/// `--expect SPEC` split into its NAME and PATH.
+fn split_spec(spec: &str) -> Result<(&str, &str), Failure> {
+    spec.split_once('=').ok_or_else(|| Failure::usage(format!("--expect `{spec}` is not NAME=PATH.npy")))
+}
+
+/// `--expect NAME` names no output of `entry`, whose outputs are `names`.
+fn no_output(entry: &str, name: &str, mut names: Vec<&str>) -> Failure {
+    names.sort_unstable();
+    Failure::usage(format!(
+        "--expect {name}: `{entry}` has no output `{name}` (outputs: {})",
+        names.join(", ")
+    ))
+}
+
+/// Before simulating, right after the program is loaded: an `--expect NAME` that is not one of
+/// the entry's outputs (its `Out`/`InOut` tensor parameters, the tensors the run writes back),
+/// and `--check-golden` on a file that defines no module-level golden function
+/// (`def golden_<entry>(` or `def golden(`), are usage errors now, not after the run.
+pub fn precheck(args: &CheckArgs, file: &Path, entry: &str, func: &Function) -> Result<(), Failure> {
+    let outputs: Vec<&str> = func
+        .params
+        .iter()
+        .filter(|p| p.dir != Direction::In && matches!(func.values.ty(p.value), pld_ir::Type::Tensor(_)))
+        .map(|p| func.values.name(p.value))
+        .collect();
+    for spec in &args.expect {
+        let (name, _) = split_spec(spec)?;
+        if !outputs.contains(&name) {
+            return Err(no_output(entry, name, outputs));
+        }
+    }
     if !args.check_golden {
         return Ok(());
     }

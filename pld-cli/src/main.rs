@@ -17,6 +17,7 @@ mod explain;
 mod limits;
 mod npy;
 mod ops;
+mod ops_name;
 mod paths;
 mod ptoas;
 mod run;
@@ -64,7 +65,8 @@ enum Command {
         mut_arg("trace_all", |a| a.hide(true))
     )]
     Verify(verify::VerifyArgs),
-    /// List the op registry: every op, its affinity, no_duplicate flag and kwargs.
+    /// List the op registry: every op, its affinity, no_duplicate flag and kwargs; with NAME,
+    /// one op's full record.
     Ops(ops::OpsArgs),
     /// Explain an error code (`pld explain E0301`) with a wrong and a fixed example; without a
     /// code, list every code.
@@ -93,7 +95,7 @@ fn main() -> ExitCode {
         Command::Assemble(args) => assemble::run(&args),
         Command::Run(args) => run::run(&args),
         Command::Verify(args) => verify::run(args),
-        Command::Ops(args) => return ops::run(&args),
+        Command::Ops(args) => ops::run(&args),
         Command::Explain(args) => explain::run(&args),
     };
     match result {

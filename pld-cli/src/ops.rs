@@ -1,33 +1,42 @@
-//! `pld ops [--json]`: the registry as a table or as JSON.
+//! `pld ops [--json]`: the registry as a table or as JSON; `pld ops NAME`: one op's record
+//! ([`crate::ops_name`]).
 //!
 //! The table has one line per op, sorted by name; the JSON is an array of objects with the
 //! same fields, suitable for scripts. Both show, per op, whether each linked per-op table has
 //! an entry for it: `emitter` (a pto emitter in `pld-codegen-pto`) and `sim` (simulator
 //! semantics in `pld-sim`).
 
+use crate::driver::Failure;
 use clap::Args;
 use pld_ir::registry::{registry, AttrDefault, OpDef};
 use pld_ir::table::{op_table_hooks, OpTableHook};
 use serde::Serialize;
-use std::process::ExitCode;
 
 /// Arguments of `pld ops`.
 #[derive(Args)]
 pub struct OpsArgs {
+    /// Print one op's full record: signature, parameter effects, kwargs with defaults and enum
+    /// members, affinity, no_duplicate, signal role (canonical name or DSL alias).
+    #[arg(value_name = "NAME", conflicts_with = "json")]
+    name: Option<String>,
     /// Print JSON instead of a table.
     #[arg(long)]
     json: bool,
 }
 
 /// Runs `pld ops`.
-pub fn run(args: &OpsArgs) -> ExitCode {
+pub fn run(args: &OpsArgs) -> Result<(), Failure> {
+    if let Some(name) = &args.name {
+        out!("{}", crate::ops_name::records(name)?);
+        return Ok(());
+    }
     let ops: Vec<&OpDef> = registry().ops().map(|r| r.def).collect();
     if args.json {
         outln!("{}", to_json(&ops));
     } else {
         out!("{}", to_table(&ops));
     }
-    ExitCode::SUCCESS
+    Ok(())
 }
 
 fn kwargs(d: &OpDef) -> Vec<String> {

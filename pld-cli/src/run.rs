@@ -187,6 +187,7 @@ fn run_on(
     let entry = pick_entry(&program, args.entry.as_deref())?;
     lower_checked(args, &mut program, &sources)?;
     let func = program.function(&entry).ok_or_else(|| Failure::usage(format!("entry `{entry}` vanished")))?;
+    crate::expect::precheck(&args.checks, &args.file, &entry, func)?;
     crate::paths::check_distinct(
         &args.out,
         func,
@@ -338,7 +339,6 @@ fn simulate(
     inputs: &pld_sim::Inputs,
     cfg: &SimConfig,
 ) -> Result<Option<pld_sim::SimOutcome>, Failure> {
-    crate::expect::precheck(&args.checks, &args.file, entry)?;
     if let Some(n) = args.verify {
         let base = crate::verify::explore(program, entry, inputs, cfg, n, args.report_json.as_deref())?;
         write_outputs(args, &base)?;

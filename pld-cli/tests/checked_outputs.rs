@@ -152,3 +152,30 @@ fn verify_checks_the_outputs_every_schedule_agreed_on() {
     assert_eq!(out.status.code(), Some(4), "{}{}", text(&out.stdout), text(&out.stderr));
     assert!(text(&out.stdout).contains("MISMATCH #wrong 1 of 768"), "{}", text(&out.stdout));
 }
+
+/// A wrong `--expect NAME` is found before the simulation: a program whose run deadlocks
+/// (exit 3) exits 2 with the entry's outputs instead, and writes no fault report.
+#[test]
+fn unknown_expect_name_is_reported_before_the_run() {
+    let d = dir("before-run");
+    let npy = d.join("want.npy");
+    write_f32(&npy, &[2, 1, 64], &[0.0; 128]);
+    let file = "examples/broken_divergent_barrier.py";
+    let out_dir = d.join("out");
+    let out = pld(&["run", file, "--ranks", "2", "--out", &out_dir.to_string_lossy()]);
+    assert_eq!(out.status.code(), Some(3), "the run itself deadlocks: {}", text(&out.stderr));
+    let out = pld(&[
+        "run",
+        file,
+        "--ranks",
+        "2",
+        "--out",
+        &out_dir.to_string_lossy(),
+        "--expect",
+        &format!("output={}", npy.display()),
+    ]);
+    let e = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{e}");
+    assert!(e.contains("--expect output: `host_orch` has no output `output` (outputs: outputs)"), "{e}");
+    assert!(!e.contains("deadlock"), "{e}");
+}
