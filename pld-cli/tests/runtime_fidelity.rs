@@ -221,7 +221,7 @@ const DTYPE_ASSERTING_CALLBACK: &str = "corpus/callback_half_precision.py";
 /// that verification, inside its sub worker.
 const CHECKS_CHIP_RESULTS: [(&str, &str); 2] = [
     ("corpus/callback_verify_reference_style.py", "SubWorker verify failed"),
-    ("corpus/flow_single_dispatch_verify.py", "verify: out_f is not a + b"),
+    ("corpus/flow_single_dispatch_verify.py", "SubWorker verify failed: out_f is not a + b"),
 ];
 
 #[test]
