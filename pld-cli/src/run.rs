@@ -206,14 +206,19 @@ fn run_on(
     // Dynamic dimensions: `--bind NAME=INT` when given, else the rank count (the `NR`
     // convention); a given input's shape binds them too (and must agree).
     let mut syms: HashMap<String, i64> = HashMap::new();
+    let mut binding_sources: HashMap<String, String> = HashMap::new();
     for s in &program.dyn_syms {
-        let value = match args.bind.iter().find(|(k, _)| k == s) {
-            Some((_, v)) => v.parse::<i64>().ok().filter(|v| *v > 0).ok_or_else(|| {
-                Failure::usage(format!("--bind {s}={v}: a dynamic dimension needs a positive integer"))
-            })?,
-            None => args.ranks as i64,
+        let (value, from) = match args.bind.iter().find(|(k, _)| k == s) {
+            Some((_, v)) => (
+                v.parse::<i64>().ok().filter(|v| *v > 0).ok_or_else(|| {
+                    Failure::usage(format!("--bind {s}={v}: a dynamic dimension needs a positive integer"))
+                })?,
+                format!("--bind {s}={v}"),
+            ),
+            None => (args.ranks as i64, format!("--ranks; no --bind {s}=... was given")),
         };
         syms.insert(s.clone(), value);
+        binding_sources.insert(s.clone(), from);
     }
     let mut inputs = Inputs::new();
     let mut rng = SplitMix(args.seed);
@@ -286,6 +291,7 @@ fn run_on(
         schedule: args.schedule,
         trace: args.trace.is_some(),
         bindings: syms,
+        binding_sources,
         host_callbacks: Some(std::sync::Arc::new(pld_py::Bridge::new(
             pld_py::Python::from_env().within(args.timeout),
             sources.clone(),

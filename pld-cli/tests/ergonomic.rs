@@ -2,7 +2,8 @@
 //! `pld.all_reduce` (mesh Max on FP16, default Sum in the @pl.jit form, ring from a builder),
 //! `pld.all_gather`, `pld.reduce_scatter` + `pld.broadcast`, `pld.all_to_all`,
 //! `pld.all_to_all_v` and `pld.barrier` run at 2, 3 and 4 ranks and match results computed here from the run's own
-//! inputs; and each ergonomic call's diagnostics (those of the `pld.tensor.*` op it becomes)
+//! inputs; and each ergonomic call's diagnostics (those of the `pld.tensor.*` op it becomes,
+//! in the words the user wrote, that op named in a note)
 //! are reported by `pld check` at the right line and column with exit 1.
 
 use std::path::{Path, PathBuf};
@@ -240,8 +241,9 @@ class Neg:
         HOST_LINE
 "#;
 
-/// `pld check` on the template; asserts exit 1 and returns (first message, line, column).
-fn check(host_line: &str, chip_line: &str) -> (String, usize, usize) {
+/// `pld check` on the template; asserts exit 1 and returns (first message, line, column,
+/// the whole report).
+fn check(host_line: &str, chip_line: &str) -> (String, usize, usize, String) {
     let src = TEMPLATE.replace("HOST_LINE", host_line).replace("CHIP_LINE", chip_line);
     let path = std::env::temp_dir().join(format!("pld-ergo-neg-{}-{}.py", std::process::id(), src.len()));
     std::fs::write(&path, &src).expect("write program");
@@ -257,7 +259,7 @@ fn check(host_line: &str, chip_line: &str) -> (String, usize, usize) {
     let col = parts.next().and_then(|c| c.parse().ok()).expect("column");
     let line = parts.next().and_then(|l| l.parse().ok()).expect("line");
     let _ = std::fs::remove_file(&path);
-    (message, line, col)
+    (message, line, col, err)
 }
 
 #[test]
@@ -266,56 +268,56 @@ fn ergonomic_calls_report_the_diagnostics_of_their_tensor_ops() {
         (
             r#"data = pld.all_reduce(data, mode="ring")"#,
             "pass",
-            r#"pld.tensor.allreduce mode=ring requires an explicit signal. Use pld.tensor.allreduce(target, signal, mode="ring")"#,
+            r#"pld.all_reduce mode=ring requires an explicit signal. Use pld.tensor.allreduce(target, signal, mode="ring")"#,
             (29, 16),
         ),
         (
             "data = pld.all_reduce(data, nranks=4)",
             "pass",
-            r#"pld.tensor.allreduce nranks is only used with mode="ring"; omit it for a mesh allreduce (or pass mode="ring")"#,
+            r#"pld.all_reduce nranks is only used with mode="ring"; omit it for a mesh allreduce (or pass mode="ring")"#,
             (29, 16),
         ),
         (
             r#"data = pld.all_reduce(data, mode="ring", nranks=0)"#,
             "pass",
-            "pld.tensor.allreduce nranks must be a positive static int (the ring signal [2*(NR-1)+1, NR] is a compile-time shape)",
+            "pld.all_reduce nranks must be a positive static int (the ring signal [2*(NR-1)+1, NR] is a compile-time shape)",
             (29, 16),
         ),
         (
             r#"data = pld.all_reduce(data, mode="tree")"#,
             "pass",
-            r#"pld.tensor.allreduce mode must be "ring" or "mesh", got "tree""#,
+            r#"pld.all_reduce mode must be "ring" or "mesh", got "tree""#,
             (29, 16),
         ),
         (
             "plain = pld.all_reduce(plain)",
             "pass",
-            "pld.tensor.allreduce target must be a DistributedTensor (window-bound), got TensorType",
+            "pld.all_reduce target must be a DistributedTensor (window-bound), got TensorType",
             (29, 32),
         ),
         (
             "rows = pld.reduce_scatter(rows, op=pld.ReduceOp.Max)",
             "pass",
-            "pld.tensor.reduce_scatter op must be ReduceOp.Sum (got int 1); Max / Min / Prod lowerings are not yet implemented",
+            "pld.reduce_scatter op must be ReduceOp.Sum (got int 1); Max / Min / Prod lowerings are not yet implemented",
             (29, 16),
         ),
-        ("data = pld.broadcast(data)", "pass", "missing kwarg 'root' on pld.tensor.broadcast", (29, 16)),
+        ("data = pld.broadcast(data)", "pass", "missing kwarg 'root' on pld.broadcast", (29, 16)),
         (
             "rows = pld.all_gather(data, data)",
             "pass",
-            "pld.tensor.allgather input and target must be different buffers, but the same expression was passed for both",
+            "pld.all_gather input and target must be different buffers, but the same expression was passed for both",
             (29, 37),
         ),
         (
             "rows = pld.all_to_all(rows, rows)",
             "pass",
-            "pld.tensor.all_to_all input and target must be different windows, but the same expression was passed for both",
+            "pld.all_to_all input and target must be different windows, but the same expression was passed for both",
             (29, 37),
         ),
         (
             "sig = pld.barrier(data)",
             "pass",
-            "pld.tensor.barrier signal must have INT32 element type (the barrier slot is an int counter), got dtype fp32",
+            "pld.barrier signal must have INT32 element type (the barrier slot is an int counter), got dtype fp32",
             (29, 27),
         ),
         (
@@ -329,15 +331,32 @@ fn ergonomic_calls_report_the_diagnostics_of_their_tensor_ops() {
         (
             "pass",
             "rows = pld.all_gather(data, rows)",
-            "pld.tensor.allgather requires an explicit signal outside host orchestrator functions; pass an INT32 signal \
+            "pld.all_gather requires an explicit signal outside host orchestrator functions; pass an INT32 signal \
              window (only a host orchestrator allocates a private one)",
             (19, 16),
         ),
     ];
     for (host, chip, want, at) in cases {
-        let (m, line, col) = check(host, chip);
+        let (m, line, col, err) = check(host, chip);
         assert_eq!(m, *want, "`{host}` / `{chip}`");
         assert_eq!((line, col), *at, "`{host}` / `{chip}`: {m}");
+        // The op the call became is named in a note (pld.all_to_all_v's own record reports
+        // a bad or missing nranks before any redirect).
+        let line = if host.starts_with("pass") { chip } else { host };
+        let written = line.split_once(" = ").map_or(*line, |(_, r)| r).split('(').next().unwrap_or_default();
+        let canon = match written {
+            "pld.all_reduce" => Some("pld.tensor.allreduce"),
+            "pld.all_gather" => Some("pld.tensor.allgather"),
+            "pld.reduce_scatter" => Some("pld.tensor.reduce_scatter"),
+            "pld.broadcast" => Some("pld.tensor.broadcast"),
+            "pld.all_to_all" => Some("pld.tensor.all_to_all"),
+            "pld.barrier" => Some("pld.tensor.barrier"),
+            _ => None,
+        };
+        if let Some(canon) = canon {
+            let note = format!("= note: `{written}` is canonicalized onto `{canon}`");
+            assert!(err.contains(&note), "`{host}` / `{chip}`: no `{note}` in\n{err}");
+        }
     }
 }
 
@@ -359,4 +378,57 @@ fn ring_nranks_that_disagrees_with_the_world_is_an_error_at_the_call() {
     }
     let o = pld(&["run", f, "--ranks", "4", "--out", out.to_str().unwrap()]);
     assert!(o.status.success(), "{}", text(&o.stderr));
+}
+
+/// A kernel that calls `pld.all_reduce` wrongly is told so in the words it used: the first
+/// line names `pld.all_reduce`, a note names the `pld.tensor.allreduce` it became.
+#[test]
+fn a_kernel_misusing_all_reduce_is_told_in_its_own_words() {
+    let program = r#"import pypto.language as pl
+import pypto.language.distributed as pld
+
+SIZE = 64
+
+
+@pl.program
+class KernelAllReduce:
+    @pl.function(type=pl.FunctionType.InCore)
+    def reduce(self, data: pl.InOut[pld.DistributedTensor[[1, SIZE], pl.FP32]]):
+        data = pld.all_reduce(data, CALL_KW)
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def chip(self, data: pl.InOut[pld.DistributedTensor[[1, SIZE], pl.FP32]]):
+        self.reduce(data)
+
+    @pl.function(level=pl.Level.HOST, role=pl.Role.Orchestrator)
+    def host_orch(self):
+        buf = pld.alloc_window_buffer([1, SIZE], dtype=pl.FP32)
+        data = pld.window(buf, [1, SIZE], dtype=pl.FP32)
+        for r in pl.range(pld.world_size()):
+            self.chip(data, device=r)
+"#;
+    let cases = [
+        (
+            "op=pld.ReduceOp.Sum",
+            "pld.all_reduce requires an explicit signal outside host orchestrator functions",
+        ),
+        (r#"mode="tree""#, r#"pld.all_reduce mode must be "ring" or "mesh", got "tree""#),
+    ];
+    for (i, (kw, first)) in cases.iter().enumerate() {
+        let path = std::env::temp_dir().join(format!("pld-ergo-kernel-{}-{i}.py", std::process::id()));
+        std::fs::write(&path, program.replace("CALL_KW", kw)).expect("write program");
+        let out = pld(&["check", path.to_str().unwrap(), "--ranks", "2"]);
+        let _ = std::fs::remove_file(&path);
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{kw}:\n{err}");
+        let line = err.lines().next().unwrap_or_default();
+        let message = line.split_once(": ").filter(|(h, _)| h.starts_with("error")).map_or(line, |(_, m)| m);
+        assert!(message.starts_with(first), "{kw}: first line `{line}`, want `{first}`…\n{err}");
+        assert!(!line.contains("pld.tensor.allreduce "), "{kw}: {line}");
+        assert!(
+            err.contains("= note: `pld.all_reduce` is canonicalized onto `pld.tensor.allreduce`"),
+            "{kw}:\n{err}"
+        );
+        assert!(err.contains("data = pld.all_reduce(data"), "{kw}: the call is quoted\n{err}");
+    }
 }

@@ -169,3 +169,64 @@ fn an_assembler_that_cannot_start_is_a_usage_error_for_runtime_directories_too()
     assert_exit(&out, 2);
     assert!(stderr(&out).contains("cannot run ptoas"), "{}", stderr(&out));
 }
+
+/// A kernel reading past a host tensor whose extent is a `pl.dynamic` dim: the report (exit
+/// 3) calls it a host tensor, not a window, names the parameter, and says which dimension it
+/// is and where its value came from — `--bind` or, without one, `--ranks`.
+#[test]
+fn a_bounds_fault_on_a_host_tensor_names_the_dimension_and_its_binding() {
+    let d = scratch("host-bounds");
+    let file = d.join("host_bounds.py");
+    std::fs::write(
+        &file,
+        r#"import pypto.language as pl
+import pypto.language.distributed as pld
+
+M = pl.dynamic("M")
+COLS = 16
+
+
+@pl.program
+class HostBounds:
+    @pl.function(type=pl.FunctionType.InCore)
+    def first_four_rows(self, x: pl.Tensor[[M, COLS], pl.FP32], out: pl.Out[pl.Tensor[[4, COLS], pl.FP32]]):
+        t = pl.load(x, [0, 0], [4, COLS])
+        out = pl.store(t, [0, 0], out)
+        return out
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def chip(self, x: pl.Tensor[[M, COLS], pl.FP32], out: pl.Out[pl.Tensor[[4, COLS], pl.FP32]]):
+        out = self.first_four_rows(x, out)
+        return out
+
+    @pl.function(level=pl.Level.HOST, role=pl.Role.Orchestrator)
+    def host_orch(self, x: pl.Tensor[[M, COLS], pl.FP32], out: pl.Out[pl.Tensor[[4, COLS], pl.FP32]]):
+        self.chip(x, out, device=0)
+"#,
+    )
+    .expect("write program");
+    let (f, o) = (file.to_str().unwrap(), d.join("out"));
+    let o = o.to_str().unwrap();
+    let cases: [(&[&str], &str); 2] = [
+        (
+            &["--ranks", "4", "--bind", "M=3"],
+            "dimension 0 of host tensor 'x' is M = 3 (bound from --bind M=3)",
+        ),
+        (&["--ranks", "2"], "dimension 0 of host tensor 'x' is M = 2 (bound from --ranks"),
+    ];
+    for (extra, note) in cases {
+        let mut args = vec!["run", f, "--out", o];
+        args.extend_from_slice(extra);
+        let out = pld(&args);
+        assert_exit(&out, 3);
+        let err = stderr(&out);
+        let first = err.lines().next().unwrap_or_default();
+        assert!(first.contains("out-of-bounds host tensor access"), "{extra:?}: {first}\n{err}");
+        assert!(
+            first.contains("exceeds the extent") && first.contains("of host tensor 'x'"),
+            "{extra:?}:\n{err}"
+        );
+        assert!(!err.contains("window"), "{extra:?}: a host tensor is no window:\n{err}");
+        assert!(err.contains(note), "{extra:?}: no `{note}` in\n{err}");
+    }
+}

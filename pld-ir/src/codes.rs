@@ -235,8 +235,10 @@ matching wait. The report points at the notify.",
     },
     ErrorCode {
         code: OUT_OF_BOUNDS,
-        summary: "out-of-bounds window access",
-        explanation: "A load, store or transfer touches bytes outside the window.",
+        summary: "out-of-bounds window or host tensor access",
+        explanation: "A load, store or transfer touches bytes outside the window or host tensor. On a host \
+tensor whose extent is a dynamic dimension (`pl.dynamic`), the report names the dimension and where \
+its value came from (`--bind NAME=VALUE` or `--ranks`).",
         wrong: "t = pl.load(data, [0, 64], [1, 128])   # data: [1, 128]",
         fixed: "t = pl.load(data, [0, 0], [1, 128])",
     },

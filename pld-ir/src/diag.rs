@@ -86,6 +86,31 @@ impl Diagnostic {
         self.code.map(|c| c.code)
     }
 
+    /// The diagnostic of a call written `written` and canonicalized onto `canon` (a
+    /// redirecting canonicalizer, D-ops-canon-1), in the user's words: every mention of
+    /// `canon` as a name becomes `written`, and a note says which op the call became. A
+    /// mention followed by `(` is kept: it is a call suggested in the canonical spelling,
+    /// which the note explains.
+    pub fn in_user_words(mut self, written: &str, canon: &str) -> Diagnostic {
+        let mut out = String::with_capacity(self.message.len());
+        let mut rest = self.message.as_str();
+        while let Some(at) = rest.find(canon) {
+            let after = &rest[at + canon.len()..];
+            let name_goes_on = after.starts_with(|c: char| c.is_alphanumeric() || c == '_' || c == '(');
+            let name_began = rest[..at].ends_with(|c: char| c.is_alphanumeric() || c == '_' || c == '.');
+            out.push_str(&rest[..at]);
+            out.push_str(if name_goes_on || name_began { canon } else { written });
+            rest = after;
+        }
+        out.push_str(rest);
+        self.message = out;
+        self.notes.insert(
+            0,
+            format!("`{written}` is canonicalized onto `{canon}`; the call is checked by that op's rules"),
+        );
+        self
+    }
+
     /// Adds a labelled secondary span.
     pub fn with_label(mut self, span: Span, label: impl Into<String>) -> Diagnostic {
         self.labels.push((span, label.into()));
@@ -263,6 +288,22 @@ mod tests {
         let inside = src.find('\u{fffd}').unwrap() as u32 + 1;
         let text = Diagnostic::error(Span::new(f, inside - 1, inside), "invalid utf-8").render(&sm);
         assert!(text.contains("--> k.py:1:9"), "{text}");
+    }
+
+    #[test]
+    fn user_words_replace_the_canonical_name_but_not_a_suggested_call_or_a_longer_name() {
+        let d = Diagnostic::error(
+            Span::default(),
+            "pld.tensor.all_to_all needs a signal (see pld.tensor.all_to_all_v). Use pld.tensor.all_to_all(i, t, s)",
+        )
+        .with_note("an earlier note");
+        let d = d.in_user_words("pld.all_to_all", "pld.tensor.all_to_all");
+        assert_eq!(
+            d.message,
+            "pld.all_to_all needs a signal (see pld.tensor.all_to_all_v). Use pld.tensor.all_to_all(i, t, s)"
+        );
+        assert_eq!(d.notes.len(), 2);
+        assert!(d.notes[0].contains("`pld.all_to_all` is canonicalized onto `pld.tensor.all_to_all`"));
     }
 
     #[test]

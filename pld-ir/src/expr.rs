@@ -491,7 +491,9 @@ impl Expr {
     }
 
     /// Builds an op call, running the op's canonicalizer (if one is registered) and then its
-    /// deducer; the result type is stored in the call.
+    /// deducer; the result type is stored in the call. A deduction error of a redirected call
+    /// names the op as the user wrote it, with the op it became in a note
+    /// ([`crate::Diagnostic::in_user_words`]).
     pub fn op_call(
         op: &str,
         args: Vec<Expr>,
@@ -501,6 +503,7 @@ impl Expr {
     ) -> Result<Expr, crate::Diagnostic> {
         let reg = registry::registry();
         let mut def = reg.lookup_or_error(op, span)?;
+        let written = def.name;
         let (mut args, mut attrs) = (args, attrs);
         if let Some(canon) = reg.canonicalizer(def.name) {
             if let Some(other) = canon(&mut args, &mut attrs, cx) {
@@ -510,7 +513,13 @@ impl Expr {
                 }
             }
         }
-        let ty = registry::deduce(def, &args, &attrs, span, cx)?;
+        let ty = registry::deduce(def, &args, &attrs, span, cx).map_err(|d| {
+            if def.name == written {
+                d
+            } else {
+                d.in_user_words(written, def.name)
+            }
+        })?;
         let call = Call::new(Callee::Op(def), args, attrs, ty);
         Ok(Expr::new(ExprKind::Call(Box::new(call)), span))
     }

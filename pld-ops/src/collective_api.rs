@@ -5,7 +5,8 @@
 //! Guarantees:
 //! - every ergonomic op is canonicalized at call-build time onto its `pld.tensor.*` op
 //!   (same operands, the same keyword attributes), so its deducer rules and diagnostics are
-//!   exactly those of that op and no pass ever sees an ergonomic name;
+//!   exactly those of that op and no pass ever sees an ergonomic name; a diagnostic names
+//!   the op as the user wrote it, with the `pld.tensor.*` op in a note;
 //! - the ergonomic forms pass no signal; the `pld.tensor.*` host collectives accept an
 //!   omitted signal in a host orchestrator only (an explicit one is required everywhere
 //!   else), and each registers the shape of the private INT32 signal

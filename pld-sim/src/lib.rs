@@ -4,7 +4,7 @@
 //! tensor-level put/get and unlowered collectives as well as the pipeline's tile-level
 //! protocols and `builtin.tensor.*` dispatches — and gives either the outputs with traffic
 //! accounting (and an optional Chrome trace) or a precise [`Report`]: deadlock, race,
-//! out-of-bounds window access, peer out of range, Set/AtomicAdd mixing, credit leak, stale
+//! out-of-bounds window or host tensor access, peer out of range, Set/AtomicAdd mixing, credit leak, stale
 //! credit, read of uninitialised window bytes, deferred-completion misuse, duplicate notify
 //! from a mixed kernel, unfenced notify (opt-in). [`verify`] explores PCT schedules.
 //!
@@ -219,6 +219,9 @@ pub struct SimConfig {
     pub allow_uninit_reads: bool,
     /// Extra bindings of symbolic dims.
     pub bindings: HashMap<String, i64>,
+    /// Where each binding came from (`--bind M=4`, `--ranks`), for reports; a binding not
+    /// named here is reported as `the binding M=4`.
+    pub binding_sources: HashMap<String, String>,
     /// Sources, to render spans as `file:line:col`.
     pub sources: Option<SourceMap>,
     /// Runs host callbacks (`role=pl.Role.SubWorker`); without it a callback call is a fault.
@@ -247,6 +250,7 @@ impl Default for SimConfig {
             dual_aiv: false,
             allow_uninit_reads: false,
             bindings: HashMap::new(),
+            binding_sources: HashMap::new(),
             sources: None,
             host_callbacks: None,
             cost: cost::CostModel::default(),
@@ -417,7 +421,7 @@ fn host_tensor_arg(
     (func, p, name): (&pld_ir::Function, &pld_ir::Param, String),
     t: &pld_ir::TensorType,
     inputs: &Inputs,
-    syms: &HashMap<String, i64>,
+    (syms, from): (&HashMap<String, i64>, &HashMap<String, String>),
     cfg: &SimConfig,
     outs: &mut Vec<(String, usize, DataType, Vec<i64>)>,
 ) -> Result<Val, SimError> {
@@ -458,6 +462,19 @@ fn host_tensor_arg(
         None => return Err(invalid(format!("missing input '{name}'"))),
     };
     let buf = world.host_buffer(bytes);
+    let dims = t
+        .shape
+        .iter()
+        .map(|d| match &d.kind {
+            pld_ir::ExprKind::Sym(s) => Some(world::DimBinding {
+                name: s.clone(),
+                value: *syms.get(s)?,
+                from: from.get(s).cloned().unwrap_or_else(|| "the run".to_string()),
+            }),
+            _ => None,
+        })
+        .collect();
+    world.label_host(buf, &name, dims);
     let tref = TRef {
         mem: Mem::Host(buf),
         owner: 0,
@@ -490,19 +507,30 @@ fn run_in(
         return Err(invalid(format!("entry function '{entry}' is not in the program")));
     };
     // Symbolic dims: explicit bindings, the rank count, then input shapes.
+    // `from` says where each value came from, for bounds reports on host tensors.
     let mut syms = cfg.bindings.clone();
+    let mut from: HashMap<String, String> =
+        cfg.bindings.iter().map(|(k, v)| (k.clone(), format!("the binding {k}={v}"))).collect();
+    from.extend(cfg.binding_sources.iter().map(|(k, v)| (k.clone(), v.clone())));
     for name in ["NR", "world_size", "WORLD_SIZE", "P", "NRANKS", "nranks"] {
         syms.entry(name.to_string()).or_insert(cfg.nranks as i64);
+        from.entry(name.to_string()).or_insert_with(|| "--ranks".to_string());
     }
     for p in &func.params {
         let name = func.values.name(p.value);
         if let (Some(t), Some(h)) = (func.values.ty(p.value).as_tensor_like(), inputs.get(name)) {
             unify(&t.shape, &h.shape, &mut syms);
+            for d in &t.shape {
+                if let pld_ir::ExprKind::Sym(s) = &d.kind {
+                    from.entry(s.clone()).or_insert_with(|| format!("the shape of input '{name}'"));
+                }
+            }
         }
     }
     for s in &program.dyn_syms {
         if !syms.contains_key(s) {
             syms.insert(s.clone(), cfg.nranks as i64);
+            from.insert(s.clone(), "--ranks (no --bind given)".to_string());
         }
     }
     let (mut world, keep) = match keep {
@@ -530,7 +558,15 @@ fn run_in(
         let ty = func.values.ty(p.value);
         match ty {
             Type::Tensor(t) => {
-                args.push(host_tensor_arg(&mut world, (func, p, name), t, inputs, &syms, cfg, &mut outs)?);
+                args.push(host_tensor_arg(
+                    &mut world,
+                    (func, p, name),
+                    t,
+                    inputs,
+                    (&syms, &from),
+                    cfg,
+                    &mut outs,
+                )?);
             }
             Type::Scalar(dt) => {
                 let v = inputs.get(&name).and_then(|h| h.to_f64().first().copied());

@@ -35,6 +35,8 @@ pub enum ReportKind {
     Deadlock(Vec<ParkedCore>),
     /// A window access outside the window or its named buffer.
     OutOfBounds,
+    /// An access outside a host tensor (a host orchestrator's tensor parameter).
+    HostOutOfBounds,
     /// A peer index outside `[0, rankNum)`.
     PeerOutOfRange,
     /// Set and AtomicAdd mixed on one signal cell.
@@ -75,7 +77,7 @@ impl ReportKind {
             ReportKind::UninitRead => codes::UNINIT_READ,
             ReportKind::StaleCredit => codes::STALE_CREDIT,
             ReportKind::CreditLeak => codes::CREDIT_LEAK,
-            ReportKind::OutOfBounds => codes::OUT_OF_BOUNDS,
+            ReportKind::OutOfBounds | ReportKind::HostOutOfBounds => codes::OUT_OF_BOUNDS,
             ReportKind::PeerOutOfRange => codes::PEER_OUT_OF_RANGE,
             ReportKind::MixedNotify => codes::MIXED_NOTIFY,
             _ => return None,
@@ -87,6 +89,7 @@ impl ReportKind {
         match self {
             ReportKind::Deadlock(_) => "deadlock",
             ReportKind::OutOfBounds => "out-of-bounds window access",
+            ReportKind::HostOutOfBounds => "out-of-bounds host tensor access",
             ReportKind::PeerOutOfRange => "peer index out of range",
             ReportKind::MixedNotify => "set and atomic-add mixed on one signal cell",
             ReportKind::CreditLeak => "credit leak",

@@ -89,7 +89,7 @@ impl World {
             return Ok(());
         }
         // Remote views share the local view's shape; a region past it is a bounds error too.
-        Self::check_in_view(view, offs, shape, span, op, g)?;
+        self.check_in_view(view, offs, shape, (span, op, g))?;
         if let Some((start, numel)) = Self::single_run(view, offs, shape) {
             // One contiguous run (every tile row, every packed chunk): no row list to build.
             return self.access_rows(a, &mut data, &[start], numel, 1);
@@ -135,7 +135,7 @@ impl World {
                 let b = view.base as i64;
                 let Some(hb) = self.host.get(buf).map(Arc::clone) else {
                     return Err(Fault::new(
-                        ReportKind::OutOfBounds,
+                        ReportKind::HostOutOfBounds,
                         span,
                         format!("{op} on rank {g}: access outside a host tensor of 0 bytes"),
                     ));
@@ -144,7 +144,7 @@ impl World {
                 let len = mem.len() as i64;
                 if b + lo_e * eb < 0 || b + (hi_e + 1) * eb > len {
                     return Err(Fault::new(
-                        ReportKind::OutOfBounds,
+                        ReportKind::HostOutOfBounds,
                         span,
                         format!("{op} on rank {g}: access outside a host tensor of {len} bytes"),
                     ));

@@ -58,6 +58,8 @@ pub struct World {
     wake: Option<Arc<std::sync::atomic::AtomicU64>>,
     /// Host/GM buffers (shared by the handles of a parallel run).
     host: Vec<Arc<Mutex<Vec<u8>>>>,
+    /// What bounds reports say of a host buffer: its parameter name and dims bound from the run.
+    host_labels: HashMap<usize, Arc<HostLabel>>,
     /// Comm domains.
     domains: Vec<Domain>,
     /// Named buffers.
@@ -149,6 +151,7 @@ impl World {
         World {
             nranks,
             host: Vec::new(),
+            host_labels: HashMap::new(),
             domains: Vec::new(),
             allocs: Vec::new(),
             drop_ids: Vec::new(),
@@ -311,6 +314,7 @@ impl World {
     pub fn next_call(&mut self, reset: bool) {
         self.reuse = Some(0);
         self.host.clear();
+        self.host_labels.clear();
         for dom in &self.domains {
             for w in &dom.wins {
                 let mut st = lock(&w.state);
@@ -346,6 +350,12 @@ impl World {
         self.host.len() - 1
     }
 
+    /// Names host buffer `buf` for bounds reports: the parameter `name` and, per dim, how its
+    /// extent was bound when it is a symbolic dim.
+    pub fn label_host(&mut self, buf: usize, name: &str, dims: Vec<Option<DimBinding>>) {
+        self.host_labels.insert(buf, Arc::new(HostLabel { name: name.to_string(), dims }));
+    }
+
     fn alloc_name(&self, a: usize) -> &str {
         self.allocs.get(a).map_or("?", |x| x.name.as_str())
     }
@@ -370,6 +380,7 @@ impl World {
         World {
             nranks: n,
             host: self.host.clone(),
+            host_labels: self.host_labels.clone(),
             domains: self.domains.clone(),
             allocs: self.allocs.clone(),
             drop_ids: Vec::new(),
@@ -482,4 +493,24 @@ pub fn check_dtype(dt: DataType, span: Span, op: &str) -> Result<(), Fault> {
     } else {
         Err(Fault::runtime(span, format!("{op}: dtype {dt} is not supported by the simulator")))
     }
+}
+
+/// A host buffer's name and the bindings of its symbolic dims, for bounds reports.
+#[derive(Debug)]
+pub(crate) struct HostLabel {
+    /// The host tensor parameter it backs.
+    pub(crate) name: String,
+    /// Per dim: its binding when it is a symbolic dim, `None` otherwise.
+    pub(crate) dims: Vec<Option<DimBinding>>,
+}
+
+/// A symbolic dim's value and where it came from.
+#[derive(Clone, Debug)]
+pub struct DimBinding {
+    /// The dim's name (`M`).
+    pub name: String,
+    /// Its value in this run.
+    pub value: i64,
+    /// Where the value came from: `--bind M=4`, `--ranks`, `the shape of input 'x'`.
+    pub from: String,
 }

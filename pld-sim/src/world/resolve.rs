@@ -210,26 +210,52 @@ impl World {
         Some((start, numel))
     }
 
-    /// Checks a region lies inside its tensor (static shape) — the view's own extent.
+    /// Checks a region lies inside its tensor (static shape) — the view's own extent. Outside a
+    /// host tensor, the report says so, names the parameter and, when the dim's extent is a
+    /// symbolic dim's, the dim and how it was bound.
     pub(super) fn check_in_view(
+        &self,
         view: &TRef,
         offs: &[i64],
         shape: &[i64],
-        span: Span,
-        op: &str,
-        g: usize,
+        (span, op, g): (Span, &str, usize),
     ) -> Result<(), Fault> {
         for (d, (&o, &s)) in offs.iter().zip(shape).enumerate() {
             let dim = view.shape.get(d).copied().unwrap_or(1);
             if o < 0 || s < 0 || o + s > dim {
-                return Err(Fault::new(
-                    ReportKind::OutOfBounds,
+                let Mem::Host(buf) = view.mem else {
+                    return Err(Fault::new(
+                        ReportKind::OutOfBounds,
+                        span,
+                        format!(
+                            "{op} on rank {g}: region dimension {d} [{o}, {}) exceeds the tensor extent {dim}",
+                            o + s
+                        ),
+                    ));
+                };
+                let label = self.host_labels.get(&buf);
+                let what = label.map_or("a host tensor".to_string(), |l| format!("host tensor '{}'", l.name));
+                let fault = Fault::new(
+                    ReportKind::HostOutOfBounds,
                     span,
                     format!(
-                        "{op} on rank {g}: region dimension {d} [{o}, {}) exceeds the tensor extent {dim}",
+                        "{op} on rank {g}: region dimension {d} [{o}, {}) exceeds the extent {dim} of {what}",
                         o + s
                     ),
-                ));
+                );
+                // The binding, when this view still has the parameter's dims (no reshape) and
+                // the extent is the bound one (not a slice's).
+                let bound = label
+                    .filter(|l| l.dims.len() == view.shape.len())
+                    .and_then(|l| l.dims.get(d)?.as_ref())
+                    .filter(|b| b.value == dim);
+                return Err(match bound {
+                    Some(b) => fault.note(format!(
+                        "dimension {d} of {what} is {} = {} (bound from {})",
+                        b.name, b.value, b.from
+                    )),
+                    None => fault,
+                });
             }
         }
         Ok(())
