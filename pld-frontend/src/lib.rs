@@ -63,7 +63,7 @@ mod module;
 mod syntax;
 mod util;
 
-pub use builders::{bind_value, BindKind, Bindable};
+pub use builders::{bind_value, BindKind, Bindable, RANK_COUNT_NAMES};
 pub use equal::structurally_equal;
 pub use limits::{MAX_NESTING, MAX_SOURCE_BYTES};
 pub use module::Module;
