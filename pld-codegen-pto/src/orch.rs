@@ -288,15 +288,7 @@ fn kernel(program: &Program, f: &Function) -> Json {
     let mut syms = Vec::new();
     for p in &f.params {
         if let Some(t) = f.values.ty(p.value).as_tensor_like() {
-            for d in &t.shape {
-                d.walk(&mut |e| {
-                    if let ExprKind::Sym(s) = &e.kind {
-                        if !syms.contains(s) {
-                            syms.push(s.clone());
-                        }
-                    }
-                });
-            }
+            Expr::collect_syms(&t.shape, &mut syms);
         }
     }
     for s in syms {

@@ -437,6 +437,19 @@ impl Expr {
         }
     }
 
+    /// Appends the symbols `exprs` mention to `out`, each once, in first-seen order.
+    pub fn collect_syms<'a>(exprs: impl IntoIterator<Item = &'a Expr>, out: &mut Vec<String>) {
+        for x in exprs {
+            x.walk(&mut |e| {
+                if let ExprKind::Sym(s) = &e.kind {
+                    if !out.contains(s) {
+                        out.push(s.clone());
+                    }
+                }
+            });
+        }
+    }
+
     /// Visits every sub-expression (pre-order, including `self`).
     pub fn walk(&self, f: &mut dyn FnMut(&Expr)) {
         f(self);

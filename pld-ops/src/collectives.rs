@@ -150,16 +150,8 @@ fn deduce_allreduce(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
 /// may take any values: unknown, `false`) and the shape is not ring-shaped for any of a few rank
 /// counts given to it.
 fn never_ring_shaped(rows: &Expr, cols: &Expr) -> bool {
-    let mut syms: Vec<String> = Vec::new();
-    for e in [rows, cols] {
-        e.walk(&mut |e| {
-            if let pld_ir::ExprKind::Sym(s) = &e.kind {
-                if !syms.contains(s) {
-                    syms.push(s.clone());
-                }
-            }
-        });
-    }
+    let mut syms = Vec::new();
+    Expr::collect_syms([rows, cols], &mut syms);
     if syms.len() > 1 {
         return false;
     }

@@ -99,19 +99,6 @@ pub fn uses_block_ids(f: &Function) -> bool {
     found
 }
 
-/// Collects the symbolic dims of `dims` in first-seen order.
-pub(super) fn collect_syms(dims: &[Expr], out: &mut Vec<String>) {
-    for d in dims {
-        d.walk(&mut |e| {
-            if let ExprKind::Sym(s) = &e.kind {
-                if !out.contains(s) {
-                    out.push(s.clone());
-                }
-            }
-        });
-    }
-}
-
 /// Emits one kernel function.
 pub fn emit_function(program: &Program, func: &Function, opts: &CodegenOptions) -> Result<FnOut, Diagnostic> {
     let mut cx = FnCx {

@@ -4,7 +4,7 @@
 //! tensor pointers, then scalars and CommContext pointers, then one `index` per dynamic shape
 //! symbol; each tensor parameter gets its `pto.make_tensor_view` in the prologue.
 
-use super::{collect_syms, sanitize, FnCx, TensorRef, Val};
+use super::{sanitize, FnCx, TensorRef, Val};
 use crate::mlir::{self, MTy};
 use pld_ir::{Diagnostic, ExprKind, Type};
 use std::collections::{HashMap, HashSet};
@@ -96,7 +96,7 @@ impl FnCx<'_> {
         let mut syms = Vec::new();
         for &i in &tensors {
             if let Some(tt) = f.values.ty(f.params[i].value).as_tensor_like() {
-                collect_syms(&tt.shape, &mut syms);
+                pld_ir::Expr::collect_syms(&tt.shape, &mut syms);
             }
         }
         let base = tensors.len() + scalars.len();
