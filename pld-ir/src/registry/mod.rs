@@ -171,6 +171,13 @@ impl Registry {
                 site,
             }));
         }
+        errors.extend(ops.iter().filter_map(|r| {
+            inconsistency(r.def).map(|why| RegistryError::Inconsistent {
+                op: r.def.name,
+                site: site(r.file, r.line),
+                why,
+            })
+        }));
         if ops.is_empty() {
             errors.push(RegistryError::Empty);
         }
@@ -318,6 +325,15 @@ impl Registry {
 }
 
 /// The `(op, site)` pairs of `entries` whose op is not in `ops`.
+/// What an op record's fields contradict, if anything: a notifier must be pinned to one lane
+/// (`no_duplicate`), because a notify duplicated onto both lanes of a mixed kernel would
+/// deliver every credit twice. The signal role decides, not the op's name, so a new op that
+/// notifies (a fused put+notify) gets the same rule.
+fn inconsistency(def: &OpDef) -> Option<&'static str> {
+    (def.signal_role == crate::effects::SignalRole::Notify && !def.no_duplicate)
+        .then_some("it notifies (signal role Notify) but is not `no_duplicate`: duplicated onto both lanes of a mixed kernel it would deliver every credit twice")
+}
+
 fn unknown_ops(
     ops: &Table<&'static str, &'static OpReg>,
     entries: impl Iterator<Item = (&'static str, Site)>,
