@@ -23,10 +23,10 @@ pub use attr::{AbiEnumKind, AttrDef, AttrDefault, AttrType};
 pub use deduce::{deduce, DeduceCx, DeduceEnv, DeduceFn, Target};
 pub use listing::describe;
 pub use opdef::{
-    ub_stage, Affinity, CanonicalizeFn, EffectsFn, LowerFn, Lowered, Lowering, LoweringKind, OpDef, OpReg,
-    Overload, OverloadReg, ParamDef, BUILTIN_MESH_TILE, BUILTIN_TILE_ELEMS_ATTR, UB_CHUNK_BYTES,
+    Affinity, CanonicalizeFn, EffectsFn, LowerFn, Lowered, Lowering, LoweringKind, OpDef, OpReg, Overload,
+    OverloadReg, ParamDef,
 };
-pub use opdef::{BLOCK_IDX_SYM, BLOCK_NUM_SYM, BUILTIN_KERNEL_FOR_PTO_FACT, BUILTIN_KERNEL_NAME_FACT};
+pub use opdef::{BLOCK_IDX_SYM, BLOCK_NUM_SYM};
 
 use crate::auto_signal::PrivateSignalFn;
 use crate::diag::Diagnostic;

@@ -26,7 +26,7 @@ use pld_ir::{
 use pld_runtime_abi::ReduceOp;
 
 /// Bytes of one UB chunk.
-pub const CHUNK_BYTES: i64 = pld_ir::UB_CHUNK_BYTES;
+pub const CHUNK_BYTES: i64 = crate::lowering::policy::UB_CHUNK_BYTES;
 /// PTO tile alignment in bytes.
 pub const ALIGN_BYTES: i64 = 32;
 
@@ -221,7 +221,7 @@ fn mesh(b: &mut Builder<'_>, call: &Call, tt: &TensorType, reduce: &str, results
     let e = product(&tt.shape);
     // A builtin kernel's renderer asks for the seed's host-builtin tile; a kernel's own
     // allreduce uses the UB-bounded chunk.
-    let chunk = match call.attr_int(pld_ir::BUILTIN_TILE_ELEMS_ATTR) {
+    let chunk = match call.attr_int(crate::lowering::policy::BUILTIN_TILE_ELEMS_ATTR) {
         Some(t) if t > 0 => t.min(chunk_elems),
         _ => mesh_chunk_cols(dtype, e.as_int()),
     };

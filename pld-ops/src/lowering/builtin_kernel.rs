@@ -23,20 +23,13 @@
 //! on every rank).
 
 use super::comm::store_valid_row;
+use super::policy::BUILTIN_MESH_TILE;
 use pld_ir::registry::LoweringKind;
 use pld_ir::{
     register_lowering, Attr, BinOp, Builder, Call, DataType, Diagnostic, Direction, Expr, ExprKind, Function,
     FunctionBuilder, FunctionKind, Span, Target, TensorType, Type, ValueId, Values, BLOCK_IDX_SYM,
-    BLOCK_NUM_SYM, BUILTIN_MESH_TILE,
+    BLOCK_NUM_SYM,
 };
-
-/// Context fact (`Attr::Str`): the name to give the kernel (default: a fresh
-/// `<caller>_<builtin>_kernel_<n>`).
-pub use pld_ir::BUILTIN_KERNEL_NAME_FACT as KERNEL_NAME;
-
-/// Context fact (`Attr::Bool(true)`): build the kernel for PTO emission (symbolic dynamic
-/// extents, one SPMD kernel reading the block symbols) and leave the host untouched.
-pub use pld_ir::BUILTIN_KERNEL_FOR_PTO_FACT as FOR_PTO;
 
 /// A kernel parameter type for a host argument: each dim as `dim(k, d)` gives it; the window
 /// binding is dropped (kernel parameters do not carry it).
@@ -200,7 +193,7 @@ pub fn build(
             // The seed's host builtin works in 256-element tiles (one ready barrier, one
             // read-done barrier per tile), not the InCore lowering's 16 KiB chunks. Set on
             // the deduced call, which goes straight to the lowering (never into the IR).
-            c.set_attr(pld_ir::BUILTIN_TILE_ELEMS_ATTR, Attr::Int(BUILTIN_MESH_TILE));
+            c.set_attr(crate::lowering::policy::BUILTIN_TILE_ELEMS_ATTR, Attr::Int(BUILTIN_MESH_TILE));
         }
         (lowering.run)(b, &c, &[], span)?;
         if let Some((signal, row, nr)) = return_row.take() {
@@ -428,11 +421,11 @@ fn lower_dispatch(
     span: Span,
 ) -> Result<(), Diagnostic> {
     b.span = span;
-    let for_pto = b.context(FOR_PTO).and_then(Attr::as_bool).unwrap_or(false);
-    let name = match b.context(KERNEL_NAME) {
-        Some(Attr::Str(s)) => s.clone(),
-        _ => {
-            let caller = b.context("function").and_then(Attr::as_str).unwrap_or("host").to_string();
+    let for_pto = b.context.kernel_request.is_some();
+    let name = match &b.context.kernel_request {
+        Some(request) => request.name.clone(),
+        None => {
+            let caller = b.context.function.clone().unwrap_or_else(|| "host".to_string());
             let short = call.callee.name().rsplit('.').next().unwrap_or("builtin");
             format!("{caller}_{short}_kernel_{}", b.values.len())
         }
