@@ -14,7 +14,7 @@
 //! the ring builtin's last signal row is a return barrier of its own; a mesh allreduce with
 //! `core_num = C > 1` is an SPMD kernel (block `b` reduces the 256-element tiles `b, b + C, …`
 //! on signal column `b`); anything the lowering cannot express is a diagnostic. Two forms
-//! differ only where PTO needs it (context fact [`FOR_PTO`]): for emission, dynamic extents
+//! differ only where PTO needs it (a `KernelRequest` in the lowering context): for emission, dynamic extents
 //! become `<param>_dim<k>` symbols (the kernel's `index` parameters) and the block index and
 //! count stay the reserved symbols; for a dispatch, the host's own extents are kept (one that
 //! names a host value becomes a leading `index` parameter the call passes) and a
@@ -410,7 +410,7 @@ fn specialise_block(f: &Function, name: String, block: i64, blocks: i64) -> Func
     g
 }
 
-/// The `BuiltinKernel` lowering of a builtin dispatch. With [`FOR_PTO`] it only builds the
+/// The `BuiltinKernel` lowering of a builtin dispatch. With a `KernelRequest` it only builds the
 /// kernel (into `b.new_functions`); otherwise the dispatch becomes a call of the kernel on the
 /// same device, passing one `pld.system.get_comm_ctx` per peer-addressed window (one call per
 /// block of a multi-block launch, each of a kernel specialised to its block).
