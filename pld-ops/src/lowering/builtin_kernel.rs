@@ -23,13 +23,13 @@
 //! on every rank).
 
 use super::comm::store_valid_row;
-use super::policy::BUILTIN_MESH_TILE;
 use pld_ir::registry::LoweringKind;
 use pld_ir::{
     register_lowering, Attr, BinOp, Builder, Call, DataType, Diagnostic, Direction, Expr, ExprKind, Function,
     FunctionBuilder, FunctionKind, Span, Target, TensorType, Type, ValueId, Values, BLOCK_IDX_SYM,
     BLOCK_NUM_SYM,
 };
+use pld_runtime_abi::BUILTIN_MESH_TILE;
 
 /// A kernel parameter type for a host argument: each dim as `dim(k, d)` gives it; the window
 /// binding is dropped (kernel parameters do not carry it).
@@ -193,7 +193,7 @@ pub fn build(
             // The seed's host builtin works in 256-element tiles (one ready barrier, one
             // read-done barrier per tile), not the InCore lowering's 16 KiB chunks. Set on
             // the deduced call, which goes straight to the lowering (never into the IR).
-            c.set_attr(crate::lowering::policy::BUILTIN_TILE_ELEMS_ATTR, Attr::Int(BUILTIN_MESH_TILE));
+            c.set_attr(super::allreduce::BUILTIN_TILE_ELEMS_ATTR, Attr::Int(BUILTIN_MESH_TILE));
         }
         (lowering.run)(b, &c, &[], span)?;
         if let Some((signal, row, nr)) = return_row.take() {

@@ -1,8 +1,7 @@
 //! The lowerings the pass pipeline applies, registered apart from the ops' records (D4).
 //!
 //! Passes find these through `OpDef::lowering(kind)`; they never name an op family.
-//! [`comm`] is the one shared barrier helper every collective expansion uses; [`policy`] holds
-//! the sizes and fact names the lowerings choose, for every layer that must agree with them.
+//! [`comm`] is the one shared barrier helper every collective expansion uses.
 //!
 //! - tensor-to-tile: [`put_get`] (put/get staging), `remote_store` (1:1 with a Vec bridge),
 //!   `tensor_elementwise` (core tensor arithmetic on Vec tiles);
@@ -18,7 +17,6 @@ mod chip;
 mod collectives;
 pub mod comm;
 mod host;
-pub mod policy;
 pub mod put_get;
 mod remote_store;
 mod tensor_elementwise;
