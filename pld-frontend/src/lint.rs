@@ -1,5 +1,5 @@
 //! Warnings about programs the frontend accepts: things that are legal but almost certainly
-//! not what the user meant. A warning never rejects a program (D-fe-… in `docs/DECISIONS.md`).
+//! not what the user meant. A warning never rejects a program (D-fe-15, `docs/decisions/frontend.md`).
 //!
 //! Guarantees: [`unwritten_outputs`] warns, at the parameter, about every `pl.Out` parameter
 //! that no path of its function writes, where "writes" is decided by the same records
