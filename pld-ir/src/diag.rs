@@ -119,9 +119,11 @@ impl Diagnostic {
     /// of the canonical op becomes the user's spelling and a note names the canonical op
     /// ([`Diagnostic::in_user_words`]); otherwise unchanged.
     pub fn about_call(self, call: &crate::Call) -> Diagnostic {
-        match call.spelled {
-            Some(written) if written != call.callee.name() => self.in_user_words(written, call.callee.name()),
-            _ => self,
+        let (written, canon) = (call.written_name(), call.callee.name());
+        if written == canon {
+            self
+        } else {
+            self.in_user_words(written, canon)
         }
     }
 
