@@ -184,6 +184,8 @@ fn run_on(
     interrupt: std::sync::Arc<std::sync::atomic::AtomicBool>,
 ) -> Result<(), Failure> {
     let (mut program, sources) = load_selected(args)?;
+    // As the user wrote it: the rank-count rule reads device loops and rank queries.
+    let rank_syms = program.rank_count_syms();
     let entry = pick_entry(&program, args.entry.as_deref())?;
     lower_checked(args, &mut program, &sources)?;
     let func = program.function(&entry).ok_or_else(|| Failure::usage(format!("entry `{entry}` vanished")))?;
@@ -203,27 +205,12 @@ fn run_on(
             .ok_or_else(|| Failure::usage(format!("--input `{spec}` is not NAME=PATH.npy")))?;
         given.insert(name.to_string(), PathBuf::from(path));
     }
-    // Dynamic dimensions: `--bind NAME=INT` when given, else the rank count (the `NR`
-    // convention); a given input's shape binds them too (and must agree).
-    let mut syms: HashMap<String, i64> = HashMap::new();
-    let mut binding_sources: HashMap<String, String> = HashMap::new();
-    for s in &program.dyn_syms {
-        let (value, from) = match args.bind.iter().find(|(k, _)| k == s) {
-            Some((_, v)) => (
-                v.parse::<i64>().ok().filter(|v| *v > 0).ok_or_else(|| {
-                    Failure::usage(format!("--bind {s}={v}: a dynamic dimension needs a positive integer"))
-                })?,
-                format!("--bind {s}={v}"),
-            ),
-            None => (args.ranks as i64, format!("--ranks; no --bind {s}=... was given")),
-        };
-        syms.insert(s.clone(), value);
-        binding_sources.insert(s.clone(), from);
-    }
+    let (mut syms, mut binding_sources) = bind_dims(args, &program, &rank_syms)?;
     let mut inputs = Inputs::new();
     let mut rng = SplitMix(args.seed);
     let max_memory = args.max_memory.unwrap_or_else(pld_sim::limits::default_max_memory);
     let mut reserved = 0u64;
+    // The given inputs first: their shapes bind the dimensions the other tensors' shapes use.
     for p in &func.params {
         let name = func.values.name(p.value).to_string();
         let ty = func.values.ty(p.value);
@@ -233,7 +220,17 @@ fn run_on(
             })?;
             let h = npy::read(&path, t.dtype).map_err(|e| Failure::usage(format!("--input {name}: {e}")))?;
             bind_shape(&name, &t.shape, &h.shape, &mut syms)?;
+            for s in program.dyn_syms.iter().filter(|s| syms.contains_key(*s)) {
+                binding_sources.entry(s.clone()).or_insert_with(|| format!("the shape of --input {name}"));
+            }
             inputs.insert(name, h);
+        }
+    }
+    unbound_dims(&program, &syms)?;
+    for p in &func.params {
+        let name = func.values.name(p.value).to_string();
+        let ty = func.values.ty(p.value);
+        if inputs.contains_key(&name) {
             continue;
         }
         if let Some(t) = ty.as_tensor() {
@@ -496,6 +493,66 @@ fn pick_entry(program: &Program, entry: Option<&str>) -> Result<String, Failure>
             Err(Failure::usage(format!("several host functions ({}); pass --entry FUNC", many.join(", "))))
         }
     }
+}
+
+/// Where each dynamic dimension's value came from, by name (for bounds reports).
+type BindingSources = HashMap<String, String>;
+
+/// Dynamic dimensions: `--bind NAME=INT` when given; else `--ranks` for the ones the program
+/// uses as the rank count ([`Program::rank_count_syms`], D-cli-10). The others are bound only
+/// by the shape of an `--input` ([`unbound_dims`] says which nothing bound). Returns the
+/// values and where each came from (for bounds reports).
+fn bind_dims(
+    args: &RunArgs,
+    program: &Program,
+    rank_syms: &[String],
+) -> Result<(HashMap<String, i64>, BindingSources), Failure> {
+    let mut syms: HashMap<String, i64> = HashMap::new();
+    let mut sources: HashMap<String, String> = HashMap::new();
+    for s in &program.dyn_syms {
+        let (value, from) = match args.bind.iter().find(|(k, _)| k == s) {
+            Some((_, v)) => (
+                v.parse::<i64>().ok().filter(|v| *v > 0).ok_or_else(|| {
+                    Failure::usage(format!("--bind {s}={v}: a dynamic dimension needs a positive integer"))
+                })?,
+                format!("--bind {s}={v}"),
+            ),
+            None if rank_syms.contains(s) => (
+                args.ranks as i64,
+                format!("--ranks; `{s}` is the rank count and no --bind {s}=... was given"),
+            ),
+            None => continue,
+        };
+        syms.insert(s.clone(), value);
+        sources.insert(s.clone(), from);
+    }
+    Ok((syms, sources))
+}
+
+/// The dynamic dimensions the program's tensors and windows use that neither `--bind`,
+/// `--ranks` (for the rank count) nor an `--input`'s shape bound: a usage error listing each
+/// with its `--bind NAME=VALUE`.
+fn unbound_dims(program: &Program, syms: &HashMap<String, i64>) -> Result<(), Failure> {
+    let mut used = Vec::new();
+    for f in &program.functions {
+        for (_, d) in f.values.iter() {
+            if let Some(t) = d.ty.as_tensor_like() {
+                pld_ir::Expr::collect_syms(t.shape.iter(), &mut used);
+            }
+        }
+    }
+    let unbound: Vec<&String> =
+        program.dyn_syms.iter().filter(|s| used.contains(s) && !syms.contains_key(*s)).collect();
+    if unbound.is_empty() {
+        return Ok(());
+    }
+    let names = unbound.iter().map(|s| format!("`{s}`")).collect::<Vec<_>>().join(", ");
+    let binds = unbound.iter().map(|s| format!("--bind {s}=VALUE")).collect::<Vec<_>>().join(" ");
+    Err(Failure::usage(format!(
+        "dynamic dimension{} {names} {} not bound: pass {binds}, or an --input whose shape has it          (only a dimension the program uses as the rank count — indexed by a device loop or a rank,          or in a window's shape — takes --ranks)",
+        if unbound.len() == 1 { "" } else { "s" },
+        if unbound.len() == 1 { "is" } else { "are" },
+    )))
 }
 
 fn bind_shape(

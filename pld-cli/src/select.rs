@@ -8,7 +8,9 @@
 //! Only selected units are lowered. Every `--bind NAME=VALUE` must name a bindable name of a
 //! selected unit (a builder parameter, a local its builder assigns under control flow that
 //! does not fold, or a dynamic dimension) and its value must fit the parameter's annotation;
-//! otherwise it is a usage error with its own message.
+//! otherwise it is a usage error with its own message. The frontend's warnings about the
+//! loaded units are printed on stderr (rendered like errors, as `warning:`) and change no exit
+//! code.
 
 use crate::driver::{self, Failure};
 use pld_frontend::{ParseOptions, UnitInfo};
@@ -121,6 +123,7 @@ fn load(
     check_bind_values(bind, &picked)?;
     let mut programs = Vec::new();
     let mut diags = pld_ir::Diagnostics::new();
+    let mut warnings = pld_ir::Diagnostics::new();
     if chosen.is_empty() {
         // No unit at all: the frontend says so, with the file's position.
         let e = pld_frontend::parse_program(&mut sources, &name, &text, &opts).err().unwrap_or_default();
@@ -131,8 +134,11 @@ fn load(
         if chosen.len() == units.len() { vec![None] } else { chosen.iter().map(Some).collect() };
     for unit in each {
         let opts = ParseOptions { program: unit.cloned(), ..opts.clone() };
-        match module.programs(&opts) {
-            Ok(ps) => programs.extend(ps.into_iter().filter(|p| unit.is_none_or(|u| *u == p.name))),
+        match module.programs_and_warnings(&opts) {
+            Ok((ps, w)) => {
+                programs.extend(ps.into_iter().filter(|p| unit.is_none_or(|u| *u == p.name)));
+                warnings.extend(w);
+            }
             Err(d) => diags.extend(d),
         }
     }
@@ -146,6 +152,11 @@ fn load(
     }
     if diags.has_errors() {
         return Err(Failure::Diagnostics(diags, sources));
+    }
+    if !warnings.is_empty() {
+        // The frontend's warnings: printed by every command that loads a program, never
+        // changing its exit code.
+        eprintln!("{}", driver::render(&warnings, &sources));
     }
     if let (Some(entry), true) = (sel.entry, all) {
         // `run` names a missing entry itself; `check` and `compile` would work on nothing.

@@ -581,8 +581,17 @@ class Dims:
     .unwrap();
     let f = file.to_str().unwrap();
     let out_dir = dir.join("out");
-    // M defaults to the rank count (2): the [4, 8] load is out of bounds.
+    // M is data, not the rank count (no device loop or rank indexes it, no window has it):
+    // without a binding it is a usage error naming the flag, never `--ranks` in silence.
     let out = pld(&["run", f, "--ranks", "2", "--out", out_dir.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("dynamic dimension `M` is not bound: pass --bind M=VALUE"),
+        "{}",
+        text(&out.stderr)
+    );
+    // Too small a binding: the [4, 8] load is out of bounds.
+    let out = pld(&["run", f, "--ranks", "2", "--bind", "M=2", "--out", out_dir.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
     let out = pld(&["run", f, "--ranks", "2", "--bind", "M=4", "--out", out_dir.to_str().unwrap()]);
     assert!(out.status.success(), "{}", text(&out.stderr));
@@ -590,6 +599,14 @@ class Dims:
     let (y_shape, y) = load_f32(&out_dir.join("y.npy"));
     assert_eq!((x_shape, y_shape), (vec![4, 8], vec![4, 8]));
     assert_eq!(x, y);
+    // An input's shape binds M too: y takes x's [4, 8].
+    let given = dir.join("x_given.npy");
+    std::fs::copy(out_dir.join("inputs/x.npy"), &given).unwrap();
+    let input = format!("x={}", given.display());
+    let out = pld(&["run", f, "--ranks", "2", "--input", &input, "--out", out_dir.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let (y_shape, y) = load_f32(&out_dir.join("y.npy"));
+    assert_eq!((y_shape, y), (vec![4, 8], x));
     let out = pld(&["run", f, "--bind", "M=zero", "--out", out_dir.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
     assert!(text(&out.stderr).contains("--bind M=zero: a dynamic dimension needs a positive integer"));

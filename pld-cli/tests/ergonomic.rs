@@ -432,3 +432,38 @@ class KernelAllReduce:
         assert!(err.contains("data = pld.all_reduce(data"), "{kw}: the call is quoted\n{err}");
     }
 }
+
+/// Errors the passes raise later about an ergonomic call (the seed's loop rule, a signal-less
+/// call nested in another expression) name what the user wrote, with the canonical op in a
+/// note, like the type checker's.
+#[test]
+fn pass_diagnostics_of_an_ergonomic_call_name_what_the_user_wrote() {
+    let cases: &[(&str, &str, (usize, usize))] = &[
+        (
+            "for i in pl.range(2):\n            data = pld.all_reduce(data)",
+            "pld.all_reduce without a signal inside a `for`/`while` loop",
+            (30, 20),
+        ),
+        (
+            "while pld.world_size() < 0:\n            rows = pld.all_gather(data, rows)",
+            "pld.all_gather without a signal inside a `for`/`while` loop",
+            (30, 20),
+        ),
+        (
+            "self.chip(x[0], pld.all_reduce(data), rows, device=0)",
+            "pld.all_reduce without a signal must be a direct assignment, expression statement, or return value",
+            (29, 25),
+        ),
+    ];
+    for (host, want, at) in cases {
+        let (m, line, col, err) = check(host, "pass");
+        assert_eq!(m, *want, "`{host}`:\n{err}");
+        assert_eq!((line, col), *at, "`{host}`: {m}");
+        let written = want.split(' ').next().unwrap_or_default();
+        let canon = written
+            .replace("pld.all_reduce", "pld.tensor.allreduce")
+            .replace("pld.all_gather", "pld.tensor.allgather");
+        let note = format!("= note: `{written}` is canonicalized onto `{canon}`");
+        assert!(err.contains(&note), "`{host}`: no `{note}` in\n{err}");
+    }
+}

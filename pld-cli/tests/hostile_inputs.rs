@@ -172,7 +172,8 @@ fn an_assembler_that_cannot_start_is_a_usage_error_for_runtime_directories_too()
 
 /// A kernel reading past a host tensor whose extent is a `pl.dynamic` dim: the report (exit
 /// 3) calls it a host tensor, not a window, names the parameter, and says which dimension it
-/// is and where its value came from — `--bind` or, without one, `--ranks`.
+/// is and where its value came from (`--bind`). `M` is data, not the rank count: without a
+/// `--bind` it is unbound (exit 2), not silently `--ranks`.
 #[test]
 fn a_bounds_fault_on_a_host_tensor_names_the_dimension_and_its_binding() {
     let d = scratch("host-bounds");
@@ -207,13 +208,10 @@ class HostBounds:
     .expect("write program");
     let (f, o) = (file.to_str().unwrap(), d.join("out"));
     let o = o.to_str().unwrap();
-    let cases: [(&[&str], &str); 2] = [
-        (
-            &["--ranks", "4", "--bind", "M=3"],
-            "dimension 0 of host tensor 'x' is M = 3 (bound from --bind M=3)",
-        ),
-        (&["--ranks", "2"], "dimension 0 of host tensor 'x' is M = 2 (bound from --ranks"),
-    ];
+    let cases: [(&[&str], &str); 1] = [(
+        &["--ranks", "4", "--bind", "M=3"],
+        "dimension 0 of host tensor 'x' is M = 3 (bound from --bind M=3)",
+    )];
     for (extra, note) in cases {
         let mut args = vec!["run", f, "--out", o];
         args.extend_from_slice(extra);
@@ -229,4 +227,11 @@ class HostBounds:
         assert!(!err.contains("window"), "{extra:?}: a host tensor is no window:\n{err}");
         assert!(err.contains(note), "{extra:?}: no `{note}` in\n{err}");
     }
+    let out = pld(&["run", f, "--out", o, "--ranks", "2"]);
+    assert_exit(&out, 2);
+    assert!(
+        stderr(&out).contains("dynamic dimension `M` is not bound: pass --bind M=VALUE"),
+        "{}",
+        stderr(&out)
+    );
 }

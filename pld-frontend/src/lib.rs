@@ -59,6 +59,7 @@ mod consts;
 mod equal;
 mod expr;
 mod limits;
+pub mod lint;
 mod module;
 mod syntax;
 mod util;

@@ -118,6 +118,16 @@ impl Module {
 
     /// Lowers the module's program units (only the one `opts.program` selects, if set).
     pub fn programs(&self, opts: &ParseOptions) -> Result<Vec<Program>, Diagnostics> {
+        self.programs_and_warnings(opts).map(|(programs, _)| programs)
+    }
+
+    /// [`Module::programs`], with the warnings about the programs it accepts (the frontend's
+    /// warning channel: [`crate::lint`]). On failure the diagnostics hold the errors and any
+    /// warnings found before them, in the order found.
+    pub fn programs_and_warnings(
+        &self,
+        opts: &ParseOptions,
+    ) -> Result<(Vec<Program>, Diagnostics), Diagnostics> {
         let file = self.file;
         let (units, mut diags) = discover(file, opts, &self.syntax.body);
         let mut programs = Vec::new();
@@ -126,15 +136,23 @@ impl Module {
             let (p, d) = lower_unit(file, opts, u);
             // Whatever the lowering let through, the structural verifier catches (misplaced
             // yields, arity mismatches), with the source spans the nodes carry.
-            if !d.has_errors() {
+            let lowered = !d.has_errors();
+            if lowered {
                 if let Err(v) = pld_ir::verify_program_for(&p, opts.target) {
                     diags.extend(v);
                 }
             }
             diags.extend(d);
+            if lowered {
+                diags.0.extend(crate::lint::unwritten_outputs(&p));
+            }
             programs.push(p);
         }
-        one_error_per_unbound_name(diags).into_result(programs)
+        let diags = one_error_per_unbound_name(diags);
+        if diags.has_errors() {
+            return Err(diags);
+        }
+        Ok((programs, diags))
     }
 
     /// What the module's program units are, without lowering any: each unit's name, host

@@ -92,6 +92,12 @@ impl Diagnostic {
     /// mention followed by `(` is kept: it is a call suggested in the canonical spelling,
     /// which the note explains.
     pub fn in_user_words(mut self, written: &str, canon: &str) -> Diagnostic {
+        let note =
+            format!("`{written}` is canonicalized onto `{canon}`; the call is checked by that op's rules");
+        if self.notes.contains(&note) {
+            // Already in the user's words (a diagnostic passed through twice).
+            return self;
+        }
         let mut out = String::with_capacity(self.message.len());
         let mut rest = self.message.as_str();
         while let Some(at) = rest.find(canon) {
@@ -104,11 +110,21 @@ impl Diagnostic {
         }
         out.push_str(rest);
         self.message = out;
-        self.notes.insert(
-            0,
-            format!("`{written}` is canonicalized onto `{canon}`; the call is checked by that op's rules"),
-        );
+        self.notes.insert(0, note);
         self
+    }
+
+    /// This diagnostic about `call`, in the words the user wrote
+    /// ([`crate::Call::written_name`]): when a canonicalizer redirected the call, every mention
+    /// of the canonical op becomes the user's spelling and a note names the canonical op
+    /// ([`Diagnostic::in_user_words`]); otherwise unchanged.
+    pub fn about_call(self, call: &crate::Call) -> Diagnostic {
+        let (written, canon) = (call.written_name(), call.callee.name());
+        if written == canon {
+            self
+        } else {
+            self.in_user_words(written, canon)
+        }
     }
 
     /// Adds a labelled secondary span.

@@ -276,12 +276,23 @@ pub struct Call {
     pub deps: Option<Vec<Expr>>,
     /// The result type.
     pub ty: Type,
+    /// The op as the user wrote it, when a canonicalizer redirected the call onto another
+    /// op (`pld.all_reduce` → `pld.tensor.allreduce`); `None` when the callee is what the
+    /// user wrote. Read it through [`Call::written_name`].
+    pub spelled: Option<&'static str>,
 }
 
 impl Call {
     /// A plain call of `callee` (no device, no task submit).
     pub fn new(callee: Callee, args: Vec<Expr>, attrs: Vec<(String, Attr)>, ty: Type) -> Call {
-        Call { callee, args, attrs, device: None, deps: None, ty }
+        Call { callee, args, attrs, device: None, deps: None, ty, spelled: None }
+    }
+
+    /// The name of this call as the user wrote it: the ergonomic spelling a canonicalizer
+    /// redirected (`pld.all_reduce`), else the callee's name. Every diagnostic about a call
+    /// names it this way ([`crate::Diagnostic::about_call`]).
+    pub fn written_name(&self) -> &str {
+        self.spelled.unwrap_or_else(|| self.callee.name())
     }
 
     /// Whether this call submits a task whose id is its last result.
@@ -533,7 +544,8 @@ impl Expr {
                 d.in_user_words(written, def.name)
             }
         })?;
-        let call = Call::new(Callee::Op(def), args, attrs, ty);
+        let spelled = (def.name != written).then_some(written);
+        let call = Call { spelled, ..Call::new(Callee::Op(def), args, attrs, ty) };
         Ok(Expr::new(ExprKind::Call(Box::new(call)), span))
     }
 }

@@ -47,6 +47,7 @@ pub mod expr;
 pub mod func;
 pub mod printer;
 pub mod quote;
+pub mod rank_count;
 pub mod registry;
 pub mod results;
 pub mod span;

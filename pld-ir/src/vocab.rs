@@ -15,6 +15,10 @@ pub const ALLOC_WINDOW_BUFFER: &str = "pld.tensor.alloc_window_buffer";
 pub const WINDOW: &str = "pld.tensor.window";
 /// `pld.system.world_size`: the host's rank count.
 pub const WORLD_SIZE: &str = "pld.system.world_size";
+/// `pld.system.nranks`: a kernel's rank count (of a comm context).
+pub const NRANKS: &str = "pld.system.nranks";
+/// `pld.system.rank`: a kernel's own rank (in a comm context).
+pub const RANK: &str = "pld.system.rank";
 /// `pld.system.get_comm_ctx`: the context query.
 pub const GET_COMM_CTX: &str = "pld.system.get_comm_ctx";
 /// `tile.store`: the exit store of a kernel result that became a tile.
@@ -38,6 +42,8 @@ pub const ALL: &[&str] = &[
     ALLOC_WINDOW_BUFFER,
     WINDOW,
     WORLD_SIZE,
+    NRANKS,
+    RANK,
     GET_COMM_CTX,
     TILE_STORE,
     TENSOR_CREATE,

@@ -119,6 +119,17 @@ fn deduce_allreduce(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
                     ),
                 ));
             }
+            if never_one(&signal.shape[1]) {
+                // Symbolic: `[2*(NR-1), NR]` (the ring layout) has one column only for NR = 1.
+                return Err(cx.arg_error(
+                    1,
+                    format!(
+                        "{OP} mesh signal must be [NR, 1], got [{}, {}]; a [2*(NR-1), NR] signal is the ring layout \
+                         and must not be shared with a mesh allreduce",
+                        signal.shape[0], signal.shape[1]
+                    ),
+                ));
+            }
         } else if let (Some(r), Some(nr)) = (signal.shape[0].as_int(), signal.shape[1].as_int()) {
             let want = nr.checked_sub(1).and_then(|x| x.checked_mul(2));
             if want != Some(r) {
@@ -143,6 +154,14 @@ fn deduce_allreduce(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
         }
     }
     Ok(cx.ty(0).clone())
+}
+
+/// Whether a mesh signal's column count, written in one rank-count symbol, is never 1 for a
+/// rank count of 2 or more (`NR`; two symbols or none: unknown, `false`).
+fn never_one(cols: &Expr) -> bool {
+    let mut syms = Vec::new();
+    Expr::collect_syms([cols], &mut syms);
+    syms.len() == 1 && [2i64, 3, 4, 5, 8].iter().all(|&n| cols.eval_int(&|_| Some(n)).is_some_and(|c| c != 1))
 }
 
 /// Whether a ring signal's `[rows, cols]` can never be `[2*(cols-1), cols]`: both dims are in

@@ -114,15 +114,18 @@ fn remaining(
         f.body.walk(&mut |s| {
             if let Some((c, _)) = call_stmt(s) {
                 if c.op().is_some_and(|d| d.lowering(kind).is_some()) {
-                    diags.push(Diagnostic::error(
-                        s.span,
-                        format!(
-                            "{} has a {} lowering but remains in `{}`",
-                            c.callee.name(),
-                            kind.name(),
-                            f.name
-                        ),
-                    ));
+                    diags.push(
+                        Diagnostic::error(
+                            s.span,
+                            format!(
+                                "{} has a {} lowering but remains in `{}`",
+                                c.callee.name(),
+                                kind.name(),
+                                f.name
+                            ),
+                        )
+                        .about_call(c),
+                    );
                 }
             }
         });

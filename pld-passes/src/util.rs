@@ -270,14 +270,17 @@ fn lower_block(block: &mut Block, f: &mut Function, depth: usize, cx: &mut Lower
             continue;
         };
         if depth > 8 {
-            cx.diags.push(Diagnostic::error(
-                s.span,
-                format!(
-                    "{} lowering did not terminate (it keeps producing {})",
-                    cx.kind.name(),
-                    call.callee.name()
-                ),
-            ));
+            cx.diags.push(
+                Diagnostic::error(
+                    s.span,
+                    format!(
+                        "{} lowering did not terminate (it keeps producing {})",
+                        cx.kind.name(),
+                        call.callee.name()
+                    ),
+                )
+                .about_call(&call),
+            );
             block.stmts.push(s);
             continue;
         }
@@ -310,7 +313,7 @@ fn lower_block(block: &mut Block, f: &mut Function, depth: usize, cx: &mut Lower
                 block.stmts.extend(produced.stmts);
             }
             Err(d) => {
-                cx.diags.push(d.or_span(s.span));
+                cx.diags.push(d.or_span(s.span).about_call(&call));
                 block.stmts.push(s);
             }
         }

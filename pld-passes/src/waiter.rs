@@ -41,13 +41,16 @@ fn scalar_expr(e: &Expr, values: &Values, allow_read: bool) -> Result<bool, Diag
             if allow_read && c.callee.name() == READ_OP {
                 reads = true;
             } else if err.is_none() {
-                err = Some(Diagnostic::error(
-                    x.span.or(e.span),
-                    format!(
-                        "a deferred waiter is registration-only; unexpected operation {} in its body",
-                        c.callee.name()
-                    ),
-                ));
+                err = Some(
+                    Diagnostic::error(
+                        x.span.or(e.span),
+                        format!(
+                            "a deferred waiter is registration-only; unexpected operation {} in its body",
+                            c.callee.name()
+                        ),
+                    )
+                    .about_call(c),
+                );
             }
         }
         ExprKind::Var(v) if values.ty(*v).as_tensor_like().is_some() && !allow_read && err.is_none() => {

@@ -399,8 +399,8 @@ impl FnCx<'_> {
                     def.name
                 ));
             }
-            return Err(d);
+            return Err(d.about_call(c));
         };
-        (reg.emit)(self, c, targets)
+        (reg.emit)(self, c, targets).map_err(|d| d.about_call(c))
     }
 }

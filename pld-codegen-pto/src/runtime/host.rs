@@ -574,7 +574,12 @@ impl Writer<'_> {
         ))
     }
 
+    /// One call of a host orchestrator; its diagnostics name the call as the user wrote it.
     fn call(&mut self, s: &Stmt, c: &Call) -> Result<(), Diagnostic> {
+        self.dispatch_call(s, c).map_err(|d| d.about_call(c))
+    }
+
+    fn dispatch_call(&mut self, s: &Stmt, c: &Call) -> Result<(), Diagnostic> {
         match &c.callee {
             Callee::Func(name) => match self.program.function(name).map(|g| g.kind) {
                 Some(FunctionKind::ChipOrch) => self.chip_dispatch(s, name, c),

@@ -39,7 +39,7 @@ impl Pass for LowerHostTensorCollectives {
                         diags.push(Diagnostic::error(
                             e.span,
                             format!("{} {first} and {role} must be different window allocations (two pld.window views over the same alloc_window_buffer are a cross-process data race under in-kernel TPUT/notify)", def.name),
-                        ));
+                        ).about_call(c));
                     } else {
                         seen.push((w, role));
                     }

@@ -110,9 +110,9 @@ fn with_signal(
     span: pld_ir::Span,
 ) -> Result<Expr, Diagnostic> {
     let op = call.callee.name();
-    let rule =
-        private_signal(op).ok_or_else(|| Diagnostic::error(span, format!("{op} has no private signal")))?;
-    let dims = rule(call).map_err(|m| Diagnostic::error(span, m))?;
+    let rule = private_signal(op)
+        .ok_or_else(|| Diagnostic::error(span, format!("{op} has no private signal")).about_call(call))?;
+    let dims = rule(call).map_err(|m| Diagnostic::error(span, m).about_call(call))?;
     let mut b = Builder::new(&mut f.values, f.kind);
     b.span = span;
     let ws = b.assign_op(names.0.clone(), WORLD_SIZE, vec![], vec![])?;
@@ -144,7 +144,11 @@ fn with_signal(
         _ => args.push(Expr::var(sig)),
     }
     let attrs = call.attr_args();
-    let e = b.op(op, args, attrs)?;
+    let mut e = b.op(op, args, attrs).map_err(|d| d.about_call(call))?;
+    if let Some(c) = e.as_call_mut() {
+        // The rebuilt call is still the one the user wrote.
+        c.spelled = call.spelled;
+    }
     prologue.extend(b.finish().0);
     Ok(e)
 }
@@ -169,6 +173,7 @@ fn in_loop_error(c: &Call, span: pld_ir::Span) -> Diagnostic {
         .with_note(format!(
             "allocate the signal window before the loop (`sig = pld.window(pld.alloc_window_buffer(...), [...], dtype=pl.INT32)`) and pass it: `{op}(..., sig, ...)`"
         ))
+        .about_call(c)
 }
 
 /// Rewrites the signal-less calls of `block`; `in_loop` is whether a `for` / `while` is
@@ -244,7 +249,7 @@ fn rewrite(block: &mut Block, f: &mut Function, cx: &mut Rewrite<'_>, in_loop: b
                         diags.push(Diagnostic::error(
                             x.span.or(span),
                             format!("{} without a signal must be a direct assignment, expression statement, or return value", c.callee.name()),
-                        ));
+                        ).about_call(c));
                     }
                 }
             })

@@ -76,6 +76,7 @@ impl<'p> Thread<'p> {
             .function(name)
             .ok_or_else(|| Fault::runtime(span, format!("call of unknown function '{name}'")))?;
         let device = call_device(act, call, env, ecx)?;
+        super::shapes::check_window_args(call, act.func, f, &args, env.syms, span)?;
         if crate::callback::is_host_callback(f) {
             if self.level != Level::Host {
                 return Err(Fault::new(

@@ -21,6 +21,7 @@ use std::collections::HashMap;
 
 mod call;
 mod eval;
+mod shapes;
 
 use call::*;
 use eval::*;
