@@ -23,6 +23,8 @@ mod ptoas;
 mod run;
 mod run_json;
 mod select;
+mod sweep;
+mod table;
 mod verify;
 
 use clap::{Parser, Subcommand};

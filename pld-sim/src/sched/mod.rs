@@ -304,7 +304,7 @@ impl<'p> RankLocal<'p> {
                         group: None,
                     };
                     let prog = f(&mut cx, &args)?;
-                    collective = Some(crate::trace::collective_of(&name, &args));
+                    collective = Some(crate::trace::collective_of(call, &args));
                     threads.push(Thread::micro(name, MicroRun::new(prog, span), r));
                 }
             }
@@ -314,18 +314,11 @@ impl<'p> RankLocal<'p> {
             for thread in threads {
                 let deps = &self.rt.tasks[i].deps;
                 let mut lane = self.tl.start(r, i, deps);
-                if let Some((name, bytes, factor)) = collective.clone() {
-                    let seq = self.tl.next_seq(&name);
+                if let Some(run) = collective.clone() {
+                    let seq = self.tl.next_seq(&run.name);
                     let start = lane.clock;
-                    lane.collective = Some(crate::timeline::CollectiveRun {
-                        name,
-                        rank: r,
-                        seq,
-                        start,
-                        end: start,
-                        bytes,
-                        factor,
-                    });
+                    lane.collective =
+                        Some(crate::timeline::CollectiveRun { rank: r, seq, start, end: start, ..run });
                 }
                 self.units.push(Some(Unit { thread, rank: r, task: Some(i), lane }));
             }
