@@ -19,6 +19,7 @@ mod npy;
 mod ops;
 mod ops_name;
 mod paths;
+mod progress;
 mod ptoas;
 mod run;
 mod run_json;

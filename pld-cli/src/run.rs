@@ -372,8 +372,9 @@ fn simulate(
         write_outputs(args, &base)?;
         return Ok(Some(base));
     }
-    let progress = Progress::start(args.ranks);
-    let result = engine.run(program, entry, inputs, cfg);
+    let (progress, counters) = crate::progress::Progress::start(args.ranks);
+    let cfg = SimConfig { progress: counters, ..cfg.clone() };
+    let result = engine.run(program, entry, inputs, &cfg);
     progress.stop();
     let outcome = outcome_or_failure(result, args)?;
     match &outcome {
@@ -626,48 +627,5 @@ fn schedule_name(s: Schedule) -> String {
         Schedule::Random(seed) => format!("random:{seed}"),
         Schedule::Pct(seed) => format!("pct:{seed}"),
         Schedule::Parallel => "parallel".into(),
-    }
-}
-
-/// A stderr progress line for runs longer than a second, shown only on a terminal. The
-/// simulator reports no fraction done, so it shows the elapsed time.
-struct Progress {
-    done: std::sync::Arc<std::sync::atomic::AtomicBool>,
-    handle: Option<std::thread::JoinHandle<()>>,
-}
-
-impl Progress {
-    fn start(ranks: usize) -> Progress {
-        use std::io::{IsTerminal, Write};
-        use std::sync::atomic::Ordering;
-        let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-        if !std::io::stderr().is_terminal() {
-            return Progress { done, handle: None };
-        }
-        let flag = done.clone();
-        let handle = std::thread::spawn(move || {
-            let start = std::time::Instant::now();
-            let mut shown = false;
-            while !flag.load(Ordering::Relaxed) {
-                std::thread::sleep(std::time::Duration::from_millis(100));
-                let t = start.elapsed().as_secs_f64();
-                if t >= 1.0 {
-                    eprint!("\r  simulating {ranks} rank(s)… {t:.1}s");
-                    let _ = std::io::stderr().flush();
-                    shown = true;
-                }
-            }
-            if shown {
-                eprint!("\r\x1b[2K");
-            }
-        });
-        Progress { done, handle: Some(handle) }
-    }
-
-    fn stop(self) {
-        self.done.store(true, std::sync::atomic::Ordering::Relaxed);
-        if let Some(h) = self.handle {
-            let _ = h.join();
-        }
     }
 }

@@ -230,6 +230,8 @@ pub struct SimConfig {
     pub cost: cost::CostModel,
     /// Keep every trace slice (no aggregation of short ones).
     pub trace_all: bool,
+    /// Live counters of the run (steps, bytes moved) for a progress display ([`budget`]).
+    pub progress: Option<std::sync::Arc<budget::Progress>>,
 }
 
 impl Default for SimConfig {
@@ -255,6 +257,7 @@ impl Default for SimConfig {
             host_callbacks: None,
             cost: cost::CostModel::default(),
             trace_all: false,
+            progress: None,
         }
     }
 }

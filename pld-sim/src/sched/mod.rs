@@ -397,6 +397,9 @@ impl<'p> RankLocal<'p> {
             let steps = world.count_step();
             n += 1;
             crate::budget::check(steps, world.idle_steps(), cfg, &unit.thread.name)?;
+            if steps % crate::budget::CHECK_EVERY == 0 {
+                crate::budget::publish(cfg, world);
+            }
             match out {
                 Ok(StepOut::Ran) if n < 4096 => continue,
                 Ok(StepOut::Visible) => {

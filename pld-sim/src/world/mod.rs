@@ -126,6 +126,8 @@ pub struct World {
     mem: crate::limits::MemUse,
     /// What the current step did, for the cost model (see [`crate::timeline`]).
     meter: crate::timeline::Meter,
+    /// Bytes moved since the last progress report ([`crate::budget::publish`]).
+    moved: u64,
     /// Where window bytes live in a distributed run ([`WindowBackend`]; `None`: here).
     backend: Option<Arc<dyn WindowBackend>>,
     /// Host-tensor byte spans written in a distributed run ([`World::host_writes`]).
@@ -187,6 +189,7 @@ impl World {
             wake: None,
             mem: crate::limits::MemUse::default(),
             meter: crate::timeline::Meter::default(),
+            moved: 0,
             backend: None,
             host_writes: Vec::new(),
         }
@@ -416,6 +419,7 @@ impl World {
             wake: self.wake.clone(),
             mem: self.mem,
             meter: crate::timeline::Meter { record_touches: self.meter.record_touches, ..Default::default() },
+            moved: 0,
             backend: self.backend.clone(),
             host_writes: Vec::new(),
         }
