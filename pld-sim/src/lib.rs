@@ -54,6 +54,7 @@ pub mod cellhist;
 pub mod clock;
 pub mod cost;
 pub mod credit;
+pub mod divergence;
 pub mod elem;
 pub mod interp;
 pub mod limits;

@@ -722,7 +722,8 @@ impl<'p, 'c> Sched<'p, 'c> {
                     return Ok(());
                 }
                 let parked = self.ranks.iter().flat_map(|r| r.parked(world)).collect();
-                return Err(deadlock_fault(parked, &live, self.ranks.len(), self.cfg));
+                let f = deadlock_fault(parked, &live, self.ranks.len(), self.cfg);
+                return Err(crate::divergence::help(f, self.program, &world.branches));
             }
             let (r, i) = match self.cfg.schedule {
                 Schedule::Random(_) => runnable[(self.rng.next() % runnable.len() as u64) as usize],
