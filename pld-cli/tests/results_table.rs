@@ -204,6 +204,10 @@ fn sweep_usage_errors_exit_2_with_the_expected_form() {
     let se = text(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{se}");
     assert!(se.contains("--sweep cnt: no such builder parameter") && se.contains("count"), "{se}");
+    let out = pld(&["verify", file, "--out", o, "--sweep", "count=64:128"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("drop --sweep"), "{}", text(&out.stderr));
+    assert!(!text(&pld(&["verify", "--help"]).stdout).contains("--sweep"));
     let out = pld(&["run", file, "--out", o, "--sweep", "count=64:128", "--bind", "count=8"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("both bind `count`"), "{}", text(&out.stderr));
