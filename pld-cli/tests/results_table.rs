@@ -177,6 +177,13 @@ fn sweep_prints_one_row_per_size_under_one_header_checked_by_the_golden() {
     let so = text(&out.stdout);
     assert!(out.status.success(), "{so}{}", text(&out.stderr));
     assert_eq!(rows(&so, "#collective").len(), 1, "{so}");
+    // The rank-count note is said once, not once per size.
+    assert_eq!(
+        text(&out.stderr).matches("note: builder parameter `nranks`").count(),
+        1,
+        "{}",
+        text(&out.stderr)
+    );
     let ar = rows(&so, "allreduce");
     let sizes: Vec<(&str, &str, &str)> = ar.iter().map(|r| (r[1], r[2], r[10])).collect();
     assert_eq!(sizes, [("256", "64", "0"), ("1024", "256", "0"), ("4096", "1024", "0")], "{so}");
