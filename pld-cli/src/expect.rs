@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 const SHOW_WRONG: usize = 5;
 
 /// The output-checking flags of `pld run`.
-#[derive(Args, Default)]
+#[derive(Args, Clone, Default)]
 pub struct CheckArgs {
     /// Compare an output with an expected array: NAME=PATH.npy (repeatable); exit 4 if it differs.
     #[arg(long = "expect", value_name = "NAME=PATH.npy")]
@@ -69,12 +69,41 @@ pub struct GoldenCx<'a> {
     pub binds: &'a [(String, String)],
 }
 
-/// Runs the requested checks on `outputs`, printing one line per checked output.
+/// What the checks found: the wrong elements over every checked output (the results
+/// table's `#wrong`) and the outputs that differ.
+pub struct Verdict {
+    /// Wrong elements, summed over the checked outputs.
+    pub wrong: u64,
+    /// Outputs checked.
+    pub checked: usize,
+    /// Names of the outputs that differ.
+    pub differ: Vec<String>,
+}
+
+impl Verdict {
+    /// `Ok` when no output differs, else the mismatch (exit 4).
+    pub fn into_result(self) -> Result<(), Failure> {
+        if self.differ.is_empty() {
+            return Ok(());
+        }
+        Err(Failure::Mismatch(format!(
+            "{} of {} checked output(s) differ: {}",
+            self.differ.len(),
+            self.checked,
+            self.differ.join(", ")
+        )))
+    }
+}
+
+/// Runs the requested checks on `outputs`, printing one line per checked output (with
+/// `print`; else only those that differ); a usage problem (unknown output, shape, golden that
+/// cannot run) is the error.
 pub fn check(
     args: &CheckArgs,
     outputs: &HashMap<String, HostTensor>,
     cx: &GoldenCx<'_>,
-) -> Result<(), Failure> {
+    print: bool,
+) -> Result<Verdict, Failure> {
     let mut wanted: Vec<(String, String, HostTensor)> = Vec::new();
     for spec in &args.expect {
         let (name, path) = split_spec(spec)?;
@@ -93,30 +122,27 @@ pub fn check(
     }
     if args.check_golden {
         let g = golden(cx)?;
-        outln!("  golden: {} (python3)", g.function);
+        if print {
+            outln!("  golden: {} (python3)", g.function);
+        }
         for (name, want) in g.outputs {
             wanted.push((name, g.function.clone(), want));
         }
     }
-    let mut bad = Vec::new();
+    let mut v = Verdict { wrong: 0, checked: wanted.len(), differ: Vec::new() };
     for (name, from, want) in &wanted {
         let Some(got) = outputs.get(name) else { continue };
         let (rtol, atol) = tolerances(got.dtype, args);
         let c = compare(got, want, rtol, atol);
-        outln!("  check {name} vs {from}: {}", c.describe(got.dtype, rtol, atol));
+        if print || c.wrong > 0 {
+            outln!("  check {name} vs {from}: {}", c.describe(got.dtype, rtol, atol));
+        }
         if c.wrong > 0 {
-            bad.push(name.clone());
+            v.wrong += c.wrong as u64;
+            v.differ.push(name.clone());
         }
     }
-    if bad.is_empty() {
-        return Ok(());
-    }
-    Err(Failure::Mismatch(format!(
-        "{} of {} checked output(s) differ: {}",
-        bad.len(),
-        wanted.len(),
-        bad.join(", ")
-    )))
+    Ok(v)
 }
 
 /// `(rtol, atol)` for `dtype`: zero for integers and booleans, the flags or a dtype default

@@ -19,10 +19,13 @@ mod npy;
 mod ops;
 mod ops_name;
 mod paths;
+mod progress;
 mod ptoas;
 mod run;
 mod run_json;
 mod select;
+mod sweep;
+mod table;
 mod verify;
 
 use clap::{Parser, Subcommand};
@@ -62,7 +65,8 @@ enum Command {
     #[command(
         mut_arg("schedule", |a| a.hide(true)),
         mut_arg("trace", |a| a.hide(true)),
-        mut_arg("trace_all", |a| a.hide(true))
+        mut_arg("trace_all", |a| a.hide(true)),
+        mut_arg("sweep", |a| a.hide(true))
     )]
     Verify(verify::VerifyArgs),
     /// List the op registry: every op, its affinity, no_duplicate flag and kwargs; with NAME,

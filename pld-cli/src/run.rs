@@ -16,7 +16,7 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 
 /// Arguments of `pld run`.
-#[derive(Args)]
+#[derive(Args, Clone)]
 pub struct RunArgs {
     /// The DSL program.
     file: PathBuf,
@@ -27,7 +27,7 @@ pub struct RunArgs {
     /// Number of simulated ranks, 1 to 64: the runtime's CommContext holds at most 64 peers
     /// (COMM_MAX_RANK_NUM).
     #[arg(long, default_value_t = 2)]
-    ranks: usize,
+    pub(crate) ranks: usize,
     /// An input tensor: NAME=PATH.npy (repeatable).
     #[arg(long = "input", value_name = "NAME=PATH.npy")]
     inputs: Vec<String>,
@@ -56,7 +56,7 @@ pub struct RunArgs {
     /// Write the run's verdict as JSON here: `{"ok":true,...}` or the fault report (kind,
     /// message, location, rank, core, kernel, notes, text; a deadlock's wait-for graph).
     #[arg(long = "report-json", value_name = "PATH.json")]
-    report_json: Option<PathBuf>,
+    pub(crate) report_json: Option<PathBuf>,
     /// Target profile.
     #[arg(long, default_value = "a2a3", value_parser = driver::parse_target)]
     target: pld_ir::Target,
@@ -65,7 +65,7 @@ pub struct RunArgs {
     program: Option<String>,
     /// Binds a parameter of a program-building Python function: NAME=VALUE (repeatable).
     #[arg(long = "bind", value_name = "NAME=VALUE", value_parser = driver::parse_binding)]
-    bind: Vec<(String, String)>,
+    pub(crate) bind: Vec<(String, String)>,
     /// Checked outputs: `--expect`, `--check-golden`, `--rtol`, `--atol`.
     #[command(flatten)]
     checks: crate::expect::CheckArgs,
@@ -92,9 +92,25 @@ pub struct RunArgs {
     /// fast path) or `lowered` (the kernels codegen emits, via MaterializeBuiltinKernels).
     #[arg(long, default_value = "model", value_parser = parse_builtins)]
     builtins: Builtins,
+    /// Runs the program at each size of a range, one results-table row per size and
+    /// collective: NAME=START:END[:xF|:+N] (NAME a builder parameter or dynamic dimension, in
+    /// its own unit; K/M/G suffixes are powers of 1024; default step x2).
+    #[arg(long, value_name = "NAME=START:END:STEP", value_parser = crate::sweep::parse)]
+    pub(crate) sweep: Option<crate::sweep::Sweep>,
     /// `pld verify`: explore this many PCT schedules after the deterministic one.
     #[arg(skip)]
     pub verify: Option<usize>,
+    /// One size of a `--sweep`: print only the check verdicts and the results table's rows.
+    #[arg(skip)]
+    pub(crate) sweeping: bool,
+}
+
+/// A finished run (on rank 0): its outcome and, when outputs were checked, the verdict.
+pub(crate) struct Ran {
+    /// What the simulation produced.
+    pub outcome: pld_sim::SimOutcome,
+    /// The checks' verdict (`--expect`, `--check-golden`).
+    pub verdict: Option<crate::expect::Verdict>,
 }
 
 fn parse_seconds(s: &str) -> Result<std::time::Duration, String> {
@@ -145,13 +161,16 @@ pub fn run(args: &RunArgs) -> Result<(), Failure> {
         args.trace.is_some(),
         args.schedule != Schedule::Deterministic,
     )?;
-    let result = run_on(args, &engine, interrupt);
-    // Every MPI process compiles and checks the same program: rank 0 alone reports.
-    if engine.is_root() {
-        result
-    } else {
-        Ok(())
+    if let Some(sweep) = &args.sweep {
+        return crate::sweep::run(args, sweep, &engine, &interrupt);
     }
+    let ran = run_on(args, &engine, interrupt);
+    // Every MPI process compiles and checks the same program: rank 0 alone reports.
+    let Some(ran) = ran? else { return Ok(()) };
+    if args.verify.is_none() {
+        finish(args, &ran.outcome, ran.verdict.as_ref().map(|v| v.wrong))?;
+    }
+    ran.verdict.map_or(Ok(()), crate::expect::Verdict::into_result)
 }
 
 /// The one program unit `run` selects, its builders bound (a rank-count parameter from
@@ -177,12 +196,13 @@ fn lower_checked(args: &RunArgs, program: &mut Program, sources: &pld_ir::Source
     Ok(())
 }
 
-/// `pld run` on a started engine.
-fn run_on(
+/// `pld run` on a started engine: the outcome and the checks' verdict (`None` on an MPI
+/// process other than rank 0).
+pub(crate) fn run_on(
     args: &RunArgs,
     engine: &crate::engine::Engine,
     interrupt: std::sync::Arc<std::sync::atomic::AtomicBool>,
-) -> Result<(), Failure> {
+) -> Result<Option<Ran>, Failure> {
     let (mut program, sources) = load_selected(args)?;
     // As the user wrote it: the rank-count rule reads device loops and rank queries.
     let rank_syms = program.rank_count_syms();
@@ -306,9 +326,9 @@ fn run_on(
     };
     let Some(outcome) = simulate(args, engine, &program, &entry, &inputs, &cfg)? else {
         // Another MPI process: rank 0 reports the run.
-        return Ok(());
+        return Ok(None);
     };
-    if args.checks.any() {
+    let verdict = if args.checks.any() {
         let cx = crate::expect::GoldenCx {
             file: &args.file,
             entry: &entry,
@@ -317,9 +337,11 @@ fn run_on(
             ranks: args.ranks,
             binds: &args.bind,
         };
-        crate::expect::check(&args.checks, &outcome.outputs, &cx)?;
-    }
-    Ok(())
+        Some(crate::expect::check(&args.checks, &outcome.outputs, &cx, !args.sweeping)?)
+    } else {
+        None
+    };
+    Ok(Some(Ran { outcome, verdict }))
 }
 
 /// The target's cost model with the `--cost KEY=VALUE` overrides.
@@ -347,12 +369,15 @@ fn simulate(
         write_outputs(args, &base)?;
         return Ok(Some(base));
     }
-    let progress = Progress::start(args.ranks);
-    let result = engine.run(program, entry, inputs, cfg);
+    let (progress, counters) = crate::progress::Progress::start(args.ranks);
+    let cfg = SimConfig { progress: counters, ..cfg.clone() };
+    let result = engine.run(program, entry, inputs, &cfg);
     progress.stop();
     let outcome = outcome_or_failure(result, args)?;
-    if let Some(o) = &outcome {
-        report_outcome(args, entry, o)?;
+    match &outcome {
+        Some(o) if args.sweeping => write_outputs(args, o)?,
+        Some(o) => report_outcome(args, entry, o)?,
+        None => {}
     }
     Ok(outcome)
 }
@@ -395,25 +420,20 @@ fn write_outputs(args: &RunArgs, outcome: &pld_sim::SimOutcome) -> Result<(), Fa
 }
 
 /// Writes the outputs and prints the run's summary: outputs with their checksums, per-rank
-/// traffic, modeled time, `--report-json`, warnings and the trace.
+/// traffic and modeled time.
 fn report_outcome(args: &RunArgs, entry: &str, outcome: &pld_sim::SimOutcome) -> Result<(), Failure> {
     let mut names: Vec<&String> = outcome.outputs.keys().collect();
     names.sort();
     outln!("ran `{entry}` on {} rank(s), schedule {}", args.ranks, schedule_name(args.schedule));
-    let mut doc = RunJson { ok: true, modeled_ps: outcome.timing.rank_ps.clone(), ..RunJson::default() };
-    let mut outputs = Vec::new();
     for name in names {
         let t = &outcome.outputs[name];
         let path = args.out.join(format!("{name}.npy"));
         npy::write(&path, t).map_err(Failure::usage)?;
-        let sum: f64 = t.to_f64().iter().sum();
-        let dtype = t.dtype.to_string();
-        outputs.push(OutputJson { name, dtype, shape: &t.shape, sum, fnv: format!("{:016x}", fnv(&t.data)) });
         outln!(
             "  {name}: {} {:?} sum={} fnv={:016x} -> {}",
             t.dtype,
             t.shape,
-            fmt_sum(sum),
+            fmt_sum(t.to_f64().iter().sum()),
             fnv(&t.data),
             path.display()
         );
@@ -430,9 +450,44 @@ fn report_outcome(args: &RunArgs, entry: &str, outcome: &pld_sim::SimOutcome) ->
         );
     }
     print_timing(&outcome.timing);
+    Ok(())
+}
+
+/// The `--report-json` rows of the outputs, sorted by name.
+pub(crate) fn output_rows(outputs: &HashMap<String, HostTensor>) -> Vec<OutputJson<'_>> {
+    let mut rows: Vec<OutputJson<'_>> = outputs
+        .iter()
+        .map(|(name, t)| OutputJson {
+            name,
+            dtype: t.dtype.to_string(),
+            shape: &t.shape,
+            sum: t.to_f64().iter().sum(),
+            fnv: format!("{:016x}", fnv(&t.data)),
+        })
+        .collect();
+    rows.sort_by(|a, b| a.name.cmp(b.name));
+    rows
+}
+
+/// After the checks: the collectives' results table (`#wrong` filled when outputs were
+/// checked), `--report-json`, warnings and the trace.
+fn finish(args: &RunArgs, outcome: &pld_sim::SimOutcome, wrong: Option<u64>) -> Result<(), Failure> {
+    let t = &outcome.timing;
+    if !t.collectives.is_empty() {
+        outln!("{}", crate::table::header());
+        outln!("{}", crate::table::units());
+        for c in &t.collectives {
+            outln!("{}", crate::table::row(c, wrong));
+        }
+    }
     if let Some(path) = &args.report_json {
-        doc.outputs = Some(outputs);
-        doc.collectives = Some(outcome.timing.collectives.iter().map(CollectiveJson::of).collect());
+        let doc = RunJson {
+            ok: true,
+            modeled_ps: t.rank_ps.clone(),
+            outputs: Some(output_rows(&outcome.outputs)),
+            collectives: Some(t.collectives.iter().map(|c| CollectiveJson::of(c, wrong)).collect()),
+            ..RunJson::default()
+        };
         driver::write_file(path, doc.text().as_bytes())?;
     }
     for w in &outcome.warnings {
@@ -445,23 +500,12 @@ fn report_outcome(args: &RunArgs, entry: &str, outcome: &pld_sim::SimOutcome) ->
     Ok(())
 }
 
-/// Modeled time per rank and per collective call (nccl-tests' algbw and busbw).
+/// Modeled time per rank (the collectives follow in the results table).
 fn print_timing(t: &pld_sim::timeline::Timing) {
     use pld_sim::timeline::fmt_ps;
     outln!("  modeled time ({}):", t.model);
     for (r, ps) in t.rank_ps.iter().enumerate() {
         outln!("    rank {r}: {}", fmt_ps(*ps));
-    }
-    for c in &t.collectives {
-        let bus = c.busbw_gbps.map_or_else(|| "-".to_string(), |b| format!("{b:.2} GB/s"));
-        outln!(
-            "    {} on {} rank(s), {} B: {}, algbw {:.2} GB/s, busbw {bus}",
-            c.name,
-            c.ranks,
-            c.bytes,
-            fmt_ps(c.time_ps),
-            c.algbw_gbps
-        );
     }
 }
 
@@ -640,48 +684,5 @@ fn schedule_name(s: Schedule) -> String {
         Schedule::Random(seed) => format!("random:{seed}"),
         Schedule::Pct(seed) => format!("pct:{seed}"),
         Schedule::Parallel => "parallel".into(),
-    }
-}
-
-/// A stderr progress line for runs longer than a second, shown only on a terminal. The
-/// simulator reports no fraction done, so it shows the elapsed time.
-struct Progress {
-    done: std::sync::Arc<std::sync::atomic::AtomicBool>,
-    handle: Option<std::thread::JoinHandle<()>>,
-}
-
-impl Progress {
-    fn start(ranks: usize) -> Progress {
-        use std::io::{IsTerminal, Write};
-        use std::sync::atomic::Ordering;
-        let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-        if !std::io::stderr().is_terminal() {
-            return Progress { done, handle: None };
-        }
-        let flag = done.clone();
-        let handle = std::thread::spawn(move || {
-            let start = std::time::Instant::now();
-            let mut shown = false;
-            while !flag.load(Ordering::Relaxed) {
-                std::thread::sleep(std::time::Duration::from_millis(100));
-                let t = start.elapsed().as_secs_f64();
-                if t >= 1.0 {
-                    eprint!("\r  simulating {ranks} rank(s)… {t:.1}s");
-                    let _ = std::io::stderr().flush();
-                    shown = true;
-                }
-            }
-            if shown {
-                eprint!("\r\x1b[2K");
-            }
-        });
-        Progress { done, handle: Some(handle) }
-    }
-
-    fn stop(self) {
-        self.done.store(true, std::sync::atomic::Ordering::Relaxed);
-        if let Some(h) = self.handle {
-            let _ = h.join();
-        }
     }
 }

@@ -2,8 +2,9 @@
 //!
 //! Guarantees: one JSON object per run with `ok`; a fault gives `ok: false` and the
 //! simulator's report object; a success gives `ok: true`, `report: null`, the per-rank
-//! modeled time (`modeled_ps`), one row per collective call (name, ranks, bytes, time,
-//! algbw, busbw) and every output with its dtype, shape, sum and FNV-1a checksum — the same
+//! modeled time (`modeled_ps`), one row per collective call (the results table's columns:
+//! name, ranks, bytes, count, type, redop, root, algorithm, time, algbw, busbw, wrong) and
+//! every output with its dtype, shape, sum and FNV-1a checksum — the same
 //! numbers the text summary prints.
 
 use serde::Serialize;
@@ -41,6 +42,22 @@ pub struct CollectiveJson<'a> {
     pub algbw_gbps: f64,
     /// Bus bandwidth (GB/s), when defined for the collective.
     pub busbw_gbps: Option<f64>,
+    /// Elements of the sized buffer.
+    pub count: u64,
+    /// Its element type (`null` when unknown).
+    #[serde(rename = "type")]
+    pub dtype: Option<String>,
+    /// The reduction (`null` for a collective without one).
+    pub redop: Option<&'a str>,
+    /// The root rank (`null` for a collective without one).
+    pub root: Option<i64>,
+    /// The algorithm that ran (`mesh`, `ring`).
+    pub algorithm: Option<&'a str>,
+    /// Wrong elements over the run's checked outputs (`null` when nothing was checked).
+    pub wrong: Option<u64>,
+    /// Under `--sweep`: the swept parameter's value this row ran at.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sweep: Option<u64>,
 }
 
 /// One output tensor.
@@ -59,8 +76,8 @@ pub struct OutputJson<'a> {
 }
 
 impl<'a> CollectiveJson<'a> {
-    /// The row of one collective call.
-    pub fn of(c: &'a pld_sim::timeline::CollectiveTime) -> Self {
+    /// The row of one collective call (`wrong`: the run's `#wrong`, when checked).
+    pub fn of(c: &'a pld_sim::timeline::CollectiveTime, wrong: Option<u64>) -> Self {
         CollectiveJson {
             name: &c.name,
             ranks: c.ranks,
@@ -68,6 +85,13 @@ impl<'a> CollectiveJson<'a> {
             time_ps: c.time_ps,
             algbw_gbps: c.algbw_gbps,
             busbw_gbps: c.busbw_gbps,
+            count: c.info.count,
+            dtype: c.info.dtype.map(|d| d.to_string()),
+            redop: c.info.redop.as_deref(),
+            root: c.info.root,
+            algorithm: c.info.algorithm.as_deref(),
+            wrong,
+            sweep: None,
         }
     }
 }

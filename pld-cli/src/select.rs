@@ -79,9 +79,20 @@ pub fn load_all(
     load(path, target, sel, bind, ranks, true)
 }
 
+/// Prints `note` on stderr unless this process already did (a `--sweep` loads its file once
+/// per size).
+fn note_once(note: String) {
+    static SAID: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+    let mut said = SAID.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    if !said.contains(&note) {
+        eprintln!("{note}");
+        said.push(note);
+    }
+}
+
 /// The user's bindings plus, with `--ranks N`, `NAME=N` for every builder parameter of `units`
 /// that is the rank count ([`pld_frontend::Bindable::is_rank_count`]) and no `--bind` names;
-/// each such binding is said in a `note:` on stderr.
+/// each such binding is said in a `note:` on stderr, once per process.
 fn with_rank_bindings(
     bind: &[(String, String)],
     units: &[UnitInfo],
@@ -91,10 +102,10 @@ fn with_rank_bindings(
     let Some(n) = ranks else { return out };
     for b in units.iter().flat_map(|u| &u.bindable).filter(|b| b.is_rank_count()) {
         if out.iter().all(|(k, _)| *k != b.name) {
-            eprintln!(
+            note_once(format!(
                 "note: builder parameter `{}` of `{}` is the rank count: bound from --ranks ({}={n}; --bind {}=VALUE overrides)",
                 b.name, b.builder, b.name, b.name
-            );
+            ));
             out.push((b.name.clone(), n.to_string()));
         }
     }

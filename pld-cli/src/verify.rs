@@ -1,7 +1,7 @@
 //! `pld verify FILE --ranks R [--schedules N]`: schedule exploration.
 //!
-//! Takes every `pld run` option but `--schedule`, `--trace` and `--trace-all` (not listed in
-//! its `--help`; given anyway, a usage error; `--out` gets the agreed outputs, `--report-json`
+//! Takes every `pld run` option but `--schedule`, `--trace`, `--trace-all` and `--sweep` (not
+//! listed in its `--help`; given anyway, a usage error; `--out` gets the agreed outputs, `--report-json`
 //! the verdict), builds the inputs once, and runs
 //! the deterministic schedule plus N PCT schedules (`pld_sim::verify`). Exit 0 when every
 //! schedule ran clean with identical outputs and traffic; exit 3 with the failing schedule's
@@ -37,6 +37,9 @@ pub fn run(mut args: VerifyArgs) -> Result<(), Failure> {
         return Err(Failure::usage(
             "pld verify chooses its own schedules and records no trace: drop --schedule, --trace and --trace-all (replay one schedule with pld run --schedule pct:SEED)",
         ));
+    }
+    if args.run.sweep.is_some() {
+        return Err(Failure::usage("pld verify explores one size: drop --sweep (sweep sizes with pld run)"));
     }
     args.run.verify = Some(args.schedules);
     crate::run::run(&args.run)

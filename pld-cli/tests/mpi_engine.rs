@@ -210,8 +210,11 @@ fn deadlocks_report_the_in_process_report_within_seconds() {
         let file = file.as_path();
         inproc.arg("run").arg(file).args(["--ranks", &p.to_string(), "--out"]).arg(&out);
         let (x, _) = run_for(inproc, Duration::from_secs(60));
-        let want = String::from_utf8_lossy(&x.stderr).into_owned();
-        assert!(want.contains("deadlock"), "the example no longer deadlocks in-process:\n{want}");
+        let all = String::from_utf8_lossy(&x.stderr).into_owned();
+        assert!(all.contains("deadlock"), "the example no longer deadlocks in-process:\n{all}");
+        // In-process the report may end in a `help:` from the branches every rank took, which
+        // the MPI engine's rank 0 does not see (D-eco-7): the rest is the same.
+        let want = all.split("\nhelp: ").next().unwrap_or_default().to_string();
         let (got, _) = faulting(file, p, Duration::from_secs(20));
         assert!(got.contains(want.trim_end()), "P={p}: MPI report\n{got}\nis not the in-process one\n{want}");
         if file == short {

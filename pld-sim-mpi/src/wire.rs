@@ -250,6 +250,7 @@ pub fn merge(mut outcome: SimOutcome, shares: &[Share], nranks: usize) -> SimOut
                 bytes: *bytes,
                 factor: [None, Some(BusFactor::AllReduce), Some(BusFactor::Gather), Some(BusFactor::One)]
                     [usize::from(*f).min(3)],
+                info: Default::default(),
             })
         })
         .collect();

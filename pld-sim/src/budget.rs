@@ -10,14 +10,35 @@
 //! ([`SimConfig::interrupt`](crate::SimConfig::interrupt)) are polled, so a run stops within
 //! a few milliseconds of either. When the budget fires, the report names, per rank, every core
 //! that was running: its function, the source line it was at and the wait it last parked on
-//! (the model is the hardware's TWAIT spin-count assert).
+//! (the model is the hardware's TWAIT spin-count assert). Every [`CHECK_EVERY`] steps a run
+//! with [`SimConfig::progress`](crate::SimConfig::progress) adds its steps and the bytes it
+//! moved since the last time to those counters, for a progress display; nothing else reads
+//! them.
 
 use crate::interp::Thread;
 use crate::report::{span_text, Fault, ReportKind};
 use crate::world::World;
 use crate::SimConfig;
 use pld_ir::Span;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Live counters of a run, read by a progress display while it runs.
+#[derive(Debug, Default)]
+pub struct Progress {
+    /// Steps taken (in multiples of [`CHECK_EVERY`]).
+    pub steps: AtomicU64,
+    /// Bytes moved (read or written by data ops, local and remote).
+    pub bytes: AtomicU64,
+}
+
+/// Adds [`CHECK_EVERY`] steps and the bytes `world` moved since its last report to the run's
+/// progress counters (every [`CHECK_EVERY`] steps of a core).
+pub fn publish(cfg: &SimConfig, world: &mut World) {
+    if let Some(p) = &cfg.progress {
+        p.steps.fetch_add(CHECK_EVERY, Ordering::Relaxed);
+        p.bytes.fetch_add(world.take_moved(), Ordering::Relaxed);
+    }
+}
 
 /// Steps between two polls of the clock and the interrupt flag.
 pub const CHECK_EVERY: u64 = 1024;

@@ -54,6 +54,7 @@ pub mod cellhist;
 pub mod clock;
 pub mod cost;
 pub mod credit;
+pub mod divergence;
 pub mod elem;
 pub mod interp;
 pub mod limits;
@@ -230,6 +231,8 @@ pub struct SimConfig {
     pub cost: cost::CostModel,
     /// Keep every trace slice (no aggregation of short ones).
     pub trace_all: bool,
+    /// Live counters of the run (steps, bytes moved) for a progress display ([`budget`]).
+    pub progress: Option<std::sync::Arc<budget::Progress>>,
 }
 
 impl Default for SimConfig {
@@ -255,6 +258,7 @@ impl Default for SimConfig {
             host_callbacks: None,
             cost: cost::CostModel::default(),
             trace_all: false,
+            progress: None,
         }
     }
 }

@@ -138,7 +138,8 @@ pub struct Fault {
     pub span: Span,
     /// Further lines that end in a source location: (text, span).
     pub span_notes: Vec<(String, Span)>,
-    /// Where it happened and a deadlock's wait-for graph ([`crate::report_render`]).
+    /// Where it happened, a deadlock's wait-for graph and `help:` lines
+    /// ([`crate::report_render`]).
     pub context: Box<crate::report_render::Context>,
 }
 
@@ -204,6 +205,10 @@ impl Fault {
         }
         if let Some(g) = &self.context.graph {
             text.push_str(&format!("  = {}\n", g.render(sources)));
+        }
+        for (h, sp) in &self.context.helps {
+            text.push_str(&format!("help: {h}\n"));
+            text.push_str(&crate::report_render::location_block(*sp, sources));
         }
         let json = Box::new(crate::report_render::json(&self, &text, sources));
         Report { kind: self.kind, text, json }

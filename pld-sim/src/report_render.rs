@@ -33,6 +33,8 @@ pub struct Context {
     pub site: Option<Site>,
     /// A deadlock's wait-for graph.
     pub graph: Option<WaitGraph>,
+    /// `help:` lines, each at the source it suggests changing.
+    pub helps: Vec<(String, Span)>,
 }
 
 /// A deadlock's wait-for graph.
@@ -184,7 +186,16 @@ struct FaultJson<'a> {
     notes: Vec<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     wait_for: Option<WaitForJson<'a>>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    help: Vec<HelpJson<'a>>,
     text: &'a str,
+}
+
+/// A `help:` line as JSON: its text and the source it points at.
+#[derive(Serialize)]
+struct HelpJson<'a> {
+    message: &'a str,
+    location: Option<Location<'a>>,
 }
 
 /// A deadlock's wait-for graph as JSON.
@@ -253,6 +264,12 @@ pub fn json(f: &Fault, text: &str, sources: Option<&SourceMap>) -> serde_json::V
         kernel: site.map(|s| s.kernel.as_str()),
         notes,
         wait_for,
+        help: f
+            .context
+            .helps
+            .iter()
+            .map(|(m, sp)| HelpJson { message: m, location: json_loc(*sp, sources) })
+            .collect(),
         text,
     };
     // Strings and integers always serialize.

@@ -194,6 +194,23 @@ pub struct CollectiveRun {
     pub bytes: u64,
     /// Bus-bandwidth factor.
     pub factor: Option<BusFactor>,
+    /// What the call is: type, count, reduction, root, algorithm.
+    pub info: CallInfo,
+}
+
+/// A collective call as nccl-tests' result table describes it (the same on every rank).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CallInfo {
+    /// Element type of the sized buffer (`None` when unknown, e.g. rows decoded from MPI).
+    pub dtype: Option<pld_ir::DataType>,
+    /// Elements of the sized buffer (`bytes / dtype size`).
+    pub count: u64,
+    /// The reduction (`sum`, `max`, …) of a reducing collective.
+    pub redop: Option<String>,
+    /// The root rank of a rooted collective.
+    pub root: Option<i64>,
+    /// The algorithm that ran (`mesh`, `ring`).
+    pub algorithm: Option<String>,
 }
 
 /// A thread's recorder of slices, flows and collective calls.
@@ -545,6 +562,8 @@ pub struct CollectiveTime {
     pub algbw_gbps: f64,
     /// Bus bandwidth: algbw times the collective's nccl-tests factor (GB/s), when defined.
     pub busbw_gbps: Option<f64>,
+    /// Type, count, reduction, root and algorithm (from the first rank that knows them).
+    pub info: CallInfo,
 }
 
 /// Groups per-rank collective runs into calls (same name, same occurrence number).
@@ -569,6 +588,7 @@ pub fn collective_times(runs: &[CollectiveRun]) -> Vec<CollectiveTime> {
             let algbw = if time_ps == 0 { 0.0 } else { bytes as f64 * 1000.0 / time_ps as f64 };
             let ranks = v.len();
             let factor = v[0].factor;
+            let info = v.iter().map(|r| &r.info).find(|i| i.dtype.is_some()).unwrap_or(&v[0].info).clone();
             CollectiveTime {
                 name,
                 ranks,
@@ -576,6 +596,7 @@ pub fn collective_times(runs: &[CollectiveRun]) -> Vec<CollectiveTime> {
                 time_ps,
                 algbw_gbps: algbw,
                 busbw_gbps: factor.map(|f| algbw * f.on(ranks)),
+                info,
             }
         })
         .collect()

@@ -11,25 +11,32 @@
 //! per rank gives the remote bytes in flight. Same run, same bytes: the output is a function
 //! of the recorded slices only.
 
-use crate::cost::BusFactor;
-use crate::timeline::{Recorder, ORCH_LANE};
+use crate::timeline::{CollectiveRun, Recorder, ORCH_LANE};
 use crate::value::Val;
 use pld_ir::SourceMap;
 use serde::Serialize;
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-/// (op name, nccl-tests size in bytes, bus factor) of a collective call with `args`: the size
-/// is its largest tensor argument's bytes.
-pub fn collective_of(name: &str, args: &[Val]) -> (String, u64, Option<BusFactor>) {
-    let mut bytes = 0u64;
+/// The run record of collective `call` with `args` on one rank, its rank, occurrence and
+/// times left for the scheduler to fill: the nccl-tests size is its largest tensor argument's
+/// bytes, and its type and count are that tensor's.
+pub fn collective_of(call: &pld_ir::Call, args: &[Val]) -> CollectiveRun {
+    let name = call.callee.name().to_string();
+    let (mut bytes, mut dtype) = (0u64, None);
     for a in args {
         a.for_each_tensor(&mut |t| {
-            let n: i64 = t.shape.iter().product();
-            bytes = bytes.max(n.max(0) as u64 * t.dtype.bytes());
+            let n = t.shape.iter().product::<i64>().max(0) as u64 * t.dtype.bytes();
+            if n > bytes || dtype.is_none() {
+                bytes = bytes.max(n);
+                dtype = Some(t.dtype);
+            }
         });
     }
-    (name.to_string(), bytes, crate::sem::collective_bus::bus_factor(name))
+    let count = dtype.map_or(0, |d| bytes / d.bytes().max(1));
+    let info = crate::sem::collective_bus::describe(call, dtype, count);
+    let factor = crate::sem::collective_bus::bus_factor(&name);
+    CollectiveRun { name, rank: 0, seq: 0, start: 0, end: 0, bytes, factor, info }
 }
 
 /// Most flows a merged trace draws.

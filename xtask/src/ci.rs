@@ -76,7 +76,8 @@ fn test() -> StepResult {
 }
 
 /// The MPI engine (`pld-sim-mpi`, `pld-cli` and `pld-bench` with `--features mpi`) outside the
-/// default build: clippy and its tests under `mpirun`. Without OpenMPI it is skipped locally
+/// default build: clippy, its tests under `mpirun`, then README's own MPI build (its own target
+/// directory) and `mpirun` line. Without OpenMPI it is skipped locally
 /// and fails under `CI=true` (`.ci/run` installs it; docs/DECISIONS.md D-mpi-1).
 fn mpi() -> StepResult {
     let fix = "install OpenMPI and libclang (`apt-get install openmpi-bin libopenmpi-dev libclang-dev`; .ci/run does)";
@@ -104,7 +105,21 @@ fn mpi() -> StepResult {
         test.run()
             .map_err(fails_with(&format!("fix the failing MPI tests above; reproduce with `{test}`")))?;
     }
-    Ok(())
+    readme_mpi()
+}
+
+/// README's MPI build and `mpirun` line, as written there (plus the flags a CI container needs
+/// to run 4 processes as root on few cores, and an output folder under the MPI target).
+fn readme_mpi() -> StepResult {
+    readme::check_mpi().map_err(fails_with("document the MPI build as xtask/src/readme.rs says"))?;
+    let build: Vec<&str> = readme::MPI_BUILD.split_whitespace().collect();
+    let cmd = Cmd::cargo(&build[1..]);
+    cmd.run().map_err(fails_with(&format!("README's MPI build fails; reproduce with `{cmd}`")))?;
+    let run: Vec<&str> = readme::MPI_RUN.split_whitespace().collect();
+    let cmd = Cmd::new(run[0], &["--allow-run-as-root", "--oversubscribe"])
+        .args(&run[1..])
+        .args(&["--out", "target/mpi/out"]);
+    cmd.run().map_err(fails_with(&format!("README's mpirun line fails; reproduce with `{cmd}`")))
 }
 
 fn doc() -> StepResult {

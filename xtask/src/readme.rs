@@ -3,9 +3,30 @@
 //! `README.md` keeps exactly two set-up commands in fenced `sh` blocks: the first runs the
 //! main job, the second the test suite (`cargo xtask ci`, which would recurse, so it is only
 //! checked for presence). This module extracts the first block and runs each of its
-//! command lines from the workspace root.
+//! command lines from the workspace root. The MPI build's own two lines ([`MPI_BUILD`],
+//! [`MPI_RUN`]) must appear in README as written; the `mpi` step of `cargo xtask ci` runs them.
 
 use crate::shell::{workspace_root, Cmd};
+
+/// README's build of the MPI engine: its own target directory, so the default build's
+/// `target/release/pld` (README's main command) never replaces it.
+pub const MPI_BUILD: &str = "cargo build --release -p pld-cli --features mpi --target-dir target/mpi";
+
+/// README's `mpirun` line, on the binary [`MPI_BUILD`] writes.
+pub const MPI_RUN: &str =
+    "mpirun -n 4 target/mpi/release/pld run examples/quickstart_allreduce.py --engine mpi --ranks 4";
+
+/// README documents the MPI build as [`MPI_BUILD`] and [`MPI_RUN`].
+pub fn check_mpi() -> Result<(), String> {
+    let path = workspace_root().join("README.md");
+    let text = std::fs::read_to_string(&path).map_err(|e| format!("cannot read README.md: {e}"))?;
+    for line in [MPI_BUILD, MPI_RUN] {
+        if !text.lines().any(|l| l.trim() == line) {
+            return Err(format!("README.md has no line `{line}` (the MPI build's documented path)"));
+        }
+    }
+    Ok(())
+}
 
 /// The fenced `sh` blocks of `README.md`, in order, as their command lines.
 pub fn sh_blocks(readme: &str) -> Vec<Vec<String>> {
@@ -50,6 +71,15 @@ pub fn check() -> Result<(), String> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn readme_documents_the_mpi_build_in_its_own_target_directory() {
+        assert_eq!(super::check_mpi(), Ok(()));
+        assert!(
+            super::MPI_RUN.contains("target/mpi/release/pld")
+                && super::MPI_BUILD.ends_with("--target-dir target/mpi")
+        );
+    }
+
     #[test]
     fn extracts_blocks_without_comments() {
         let md = "x\n```sh\n# c\ncargo run -p a\n```\ny\n```sh\ncargo xtask ci\n```\n";

@@ -304,7 +304,7 @@ impl<'p> RankLocal<'p> {
                         group: None,
                     };
                     let prog = f(&mut cx, &args)?;
-                    collective = Some(crate::trace::collective_of(&name, &args));
+                    collective = Some(crate::trace::collective_of(call, &args));
                     threads.push(Thread::micro(name, MicroRun::new(prog, span), r));
                 }
             }
@@ -314,18 +314,11 @@ impl<'p> RankLocal<'p> {
             for thread in threads {
                 let deps = &self.rt.tasks[i].deps;
                 let mut lane = self.tl.start(r, i, deps);
-                if let Some((name, bytes, factor)) = collective.clone() {
-                    let seq = self.tl.next_seq(&name);
+                if let Some(run) = collective.clone() {
+                    let seq = self.tl.next_seq(&run.name);
                     let start = lane.clock;
-                    lane.collective = Some(crate::timeline::CollectiveRun {
-                        name,
-                        rank: r,
-                        seq,
-                        start,
-                        end: start,
-                        bytes,
-                        factor,
-                    });
+                    lane.collective =
+                        Some(crate::timeline::CollectiveRun { rank: r, seq, start, end: start, ..run });
                 }
                 self.units.push(Some(Unit { thread, rank: r, task: Some(i), lane }));
             }
@@ -404,6 +397,9 @@ impl<'p> RankLocal<'p> {
             let steps = world.count_step();
             n += 1;
             crate::budget::check(steps, world.idle_steps(), cfg, &unit.thread.name)?;
+            if steps % crate::budget::CHECK_EVERY == 0 {
+                crate::budget::publish(cfg, world);
+            }
             match out {
                 Ok(StepOut::Ran) if n < 4096 => continue,
                 Ok(StepOut::Visible) => {
@@ -726,7 +722,8 @@ impl<'p, 'c> Sched<'p, 'c> {
                     return Ok(());
                 }
                 let parked = self.ranks.iter().flat_map(|r| r.parked(world)).collect();
-                return Err(deadlock_fault(parked, &live, self.ranks.len(), self.cfg));
+                let f = deadlock_fault(parked, &live, self.ranks.len(), self.cfg);
+                return Err(crate::divergence::help(f, self.program, &world.branches));
             }
             let (r, i) = match self.cfg.schedule {
                 Schedule::Random(_) => runnable[(self.rng.next() % runnable.len() as u64) as usize],

@@ -31,7 +31,22 @@ fn alloc_window_buffer(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
     // The domain whose scope lists this buffer (innermost first), else the current one.
     let domain = cx.world.scope_domain(&name).unwrap_or(cx.domain);
     let id = cx.world.alloc(domain, &name, size as u64);
+    if cx.call.args.first().is_some_and(numbers_only) {
+        cx.world.mark_literal_size(id, cx.span);
+    }
     Ok(Flow::Val(Val::Alloc(id)))
+}
+
+/// Whether `e` is arithmetic on integer literals only.
+fn numbers_only(e: &pld_ir::Expr) -> bool {
+    let mut only = true;
+    e.walk(&mut |x| {
+        only &= matches!(
+            x.kind,
+            pld_ir::ExprKind::Int(_) | pld_ir::ExprKind::Binary(..) | pld_ir::ExprKind::Unary(..)
+        );
+    });
+    only
 }
 
 fn window(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {

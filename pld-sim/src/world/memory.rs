@@ -30,6 +30,9 @@ pub struct Alloc {
     pub defined: bool,
     /// Whether a float-typed view of it was made (which keeps it garbage-filled).
     pub float_view: bool,
+    /// The `alloc_window_buffer` call that made it, when its size is written in numbers
+    /// only (no rank count, no symbol): where an undersized signal's help points.
+    pub literal_at: Option<pld_ir::Span>,
 }
 
 /// A comm domain: members, window size, per-member arenas and contexts.

@@ -126,6 +126,10 @@ pub struct World {
     mem: crate::limits::MemUse,
     /// What the current step did, for the cost model (see [`crate::timeline`]).
     meter: crate::timeline::Meter,
+    /// Bytes moved since the last progress report ([`crate::budget::publish`]).
+    moved: u64,
+    /// Which way each rank went at each `if` it ran ([`crate::divergence`]).
+    pub branches: crate::divergence::Branches,
     /// Where window bytes live in a distributed run ([`WindowBackend`]; `None`: here).
     backend: Option<Arc<dyn WindowBackend>>,
     /// Host-tensor byte spans written in a distributed run ([`World::host_writes`]).
@@ -187,6 +191,8 @@ impl World {
             wake: None,
             mem: crate::limits::MemUse::default(),
             meter: crate::timeline::Meter::default(),
+            moved: 0,
+            branches: Default::default(),
             backend: None,
             host_writes: Vec::new(),
         }
@@ -240,8 +246,16 @@ impl World {
             zeroed: false,
             defined: false,
             float_view: false,
+            literal_at: None,
         });
         id
+    }
+
+    /// Records that allocation `a` was made at `span` with a size written in numbers only.
+    pub fn mark_literal_size(&mut self, a: usize, span: Span) {
+        if let Some(al) = self.allocs.get_mut(a) {
+            al.literal_at = Some(span);
+        }
     }
 
     /// Creates the arenas and CommContexts of every domain (after the host pass carved them),
@@ -416,6 +430,8 @@ impl World {
             wake: self.wake.clone(),
             mem: self.mem,
             meter: crate::timeline::Meter { record_touches: self.meter.record_touches, ..Default::default() },
+            moved: 0,
+            branches: Default::default(),
             backend: self.backend.clone(),
             host_writes: Vec::new(),
         }
@@ -424,6 +440,7 @@ impl World {
     /// Merges the handle that ran the work of ranks `ranks` (see [`World::fork`]).
     pub fn join(&mut self, mut h: World, ranks: &[usize]) {
         h.flush_traffic();
+        self.branches.absorb(std::mem::take(&mut h.branches));
         for &g in ranks {
             if let (Some(mine), Some(theirs)) = (self.vc.get_mut(g), h.vc.get(g)) {
                 mine.clone_from(theirs);

@@ -84,6 +84,29 @@ pub struct Resolved {
 }
 
 impl World {
+    /// Signal fault `f` (offset `i` outside a dimension of `dim` cells) with a `help:` at the
+    /// allocation when the signal's buffer was sized in numbers for fewer ranks than its comm
+    /// domain has and `i` is a rank index: the fix is a size in the rank count.
+    fn undersized_help(&self, mut f: Fault, sig: &TRef, i: i64, dim: i64) -> Fault {
+        let Mem::Window { alloc, .. } = sig.mem else { return f };
+        let Some(al) = self.allocs.get(alloc) else { return f };
+        let n = self.domains.get(al.domain).map_or(0, |d| d.members.len()) as i64;
+        let Some(at) = al.literal_at.filter(|_| dim < n && (0..n).contains(&i)) else { return f };
+        let per = (al.size % dim as u64 == 0).then(|| al.size / dim as u64).filter(|p| *p > 0);
+        let size =
+            per.map_or_else(|| "pld.world_size() * …".to_string(), |p| format!("pld.world_size() * {p}"));
+        f.context.helps.push((
+            format!(
+                "`{}` is sized in numbers for {dim} rank(s), but its comm domain has {n}: size it by the rank \
+                 count, `pld.alloc_window_buffer({size})`, and give its windows the rank count as that \
+                 dimension (`pl.dynamic(\"NR\")` / `pld.world_size()`) instead of {dim}",
+                al.name
+            ),
+            at,
+        ));
+        f
+    }
+
     /// Reads a signal cell (flat element index `idx` of the local view, through `peer`).
     pub fn cell_addr(
         &self,
@@ -104,11 +127,12 @@ impl World {
         for (d, &i) in idx.iter().enumerate() {
             let dim = sig.shape.get(d).copied().unwrap_or(1);
             if i < 0 || i >= dim {
-                return Err(Fault::new(
+                let f = Fault::new(
                     ReportKind::OutOfBounds,
                     span,
                     format!("{op} on rank {g}: signal offset {i} in dimension {d} is outside [0, {dim})"),
-                ));
+                );
+                return Err(self.undersized_help(f, sig, i, dim));
             }
             e += i * sig.strides.get(d).copied().unwrap_or(1);
         }

@@ -49,9 +49,15 @@ impl World {
             self.traffic.resize(at + 1, [0; 3]);
         }
         self.meter.count(remote, bytes);
+        self.moved += bytes;
         let c = &mut self.traffic[at];
         c[usize::from(remote)] += bytes;
         c[2] += rw;
+    }
+
+    /// Bytes moved since the last call (for [`crate::budget::publish`]).
+    pub fn take_moved(&mut self) -> u64 {
+        std::mem::take(&mut self.moved)
     }
 
     /// Merges the pending traffic counters into `stats.local_bytes` / `remote_bytes` / `rw_bytes`
