@@ -23,11 +23,21 @@ use pld_ir::{
 use pld_ir::{IterArg, ScopeKind, Stmt, ValueId};
 use std::collections::{BTreeSet, HashMap};
 
+/// Where the rank entered a value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Origin {
+    /// The `pld.rank` call, the call whose result carries the rank, or the argument of a
+    /// host dispatch that passed a per-device value (`r` of `device=r`) in.
+    pub span: Span,
+    /// Whether it is such an argument (the rank was passed in).
+    pub passed: bool,
+}
+
 /// What a value depends on.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Dep {
     /// Where the rank entered it, when it differs between ranks.
-    pub rank: Option<Span>,
+    pub rank: Option<Origin>,
     /// The host `for` variables it depends on (host functions only): a dispatch's argument
     /// that shares one with the dispatch's `device=` differs from device to device.
     pub loops: BTreeSet<ValueId>,
@@ -67,9 +77,8 @@ pub struct Divergence {
     pub kind: DivergenceKind,
     /// The rank-dependent condition or loop bound.
     pub cond: Span,
-    /// Where the rank entered the condition (a `pld.rank` call, or the argument that passed
-    /// the rank into this function).
-    pub origin: Span,
+    /// Where the rank entered the condition.
+    pub origin: Origin,
     /// The `return` some ranks take under `cond`, when the statement follows it.
     pub early_return: Option<Span>,
 }
@@ -103,8 +112,9 @@ pub type CallVisitor<'v> = dyn FnMut(&Call, Span, &Ctl) + 'v;
 /// The program-wide facts: which parameters receive the rank, which results return it.
 #[derive(Debug, Default)]
 pub struct RankDependence {
-    /// Per function, per parameter: the argument that passed a rank-dependent value in.
-    params: HashMap<String, Vec<Option<Span>>>,
+    /// Per function, per parameter: where the rank-dependent value some call passes in came
+    /// from (the first found).
+    params: HashMap<String, Vec<Option<Origin>>>,
     /// Per function: where a rank-dependent value it returns came from.
     returns: HashMap<String, Span>,
 }
@@ -129,20 +139,20 @@ impl RankDependence {
         self.walk_function(f, &mut Found::default(), Some(visit));
     }
 
-    /// The argument that passed a rank-dependent value into parameter `i` of `f`.
-    pub fn param(&self, f: &str, i: usize) -> Option<Span> {
+    /// Where the rank-dependent value passed into parameter `i` of `f` came from.
+    pub fn param(&self, f: &str, i: usize) -> Option<Origin> {
         self.params.get(f).and_then(|p| p.get(i).copied().flatten())
     }
 
     fn absorb(&mut self, found: Found) -> bool {
         let mut grew = false;
-        for (f, i, span) in found.params {
+        for (f, i, origin) in found.params {
             let slots = self.params.entry(f).or_default();
             if slots.len() <= i {
                 slots.resize(i + 1, None);
             }
             if slots[i].is_none() {
-                slots[i] = Some(span);
+                slots[i] = Some(origin);
                 grew = true;
             }
         }
@@ -191,8 +201,8 @@ impl RankDependence {
 /// What one walk found about other functions.
 #[derive(Debug, Default)]
 struct Found {
-    /// (callee, parameter index, the argument that passed the rank).
-    params: Vec<(String, usize, Span)>,
+    /// (callee, parameter index, where the rank-dependent argument came from).
+    params: Vec<(String, usize, Origin)>,
     /// (function, where the rank entered what it returns).
     returns: Vec<(String, Span)>,
     /// Where the rank entered a value this function returns.
@@ -246,17 +256,23 @@ impl Walk<'_, '_> {
         }
         let mut dep = args.iter().fold(Dep::default(), |acc, a| acc.with(a));
         match &c.callee {
-            Callee::Op(def) if def.rank_role == RankRole::RankIndex => dep.rank = dep.rank.or(Some(span)),
+            Callee::Op(def) if def.rank_role == RankRole::RankIndex => {
+                dep.rank = dep.rank.or(Some(Origin { span, passed: false }))
+            }
             Callee::Op(_) => {}
             Callee::Func(name) => {
                 if self.rd.returns.contains_key(name) {
-                    dep.rank = dep.rank.or(Some(span));
+                    dep.rank = dep.rank.or(Some(Origin { span, passed: false }));
                 }
                 for (i, a) in args.iter().enumerate() {
+                    // A value that varies with the dispatch's device is passed in here; a
+                    // rank-dependent one keeps where the rank entered it.
                     let per_device = device.as_ref().is_some_and(|d| !a.loops.is_disjoint(&d.loops));
-                    if (a.rank.is_some() || per_device) && self.rd.param(name, i).is_none() {
-                        let at = c.args[i].span.or(span);
-                        self.found.params.push((name.clone(), i, at));
+                    let passed = per_device.then(|| Origin { span: c.args[i].span.or(span), passed: true });
+                    if let Some(origin) = a.rank.or(passed) {
+                        if self.rd.param(name, i).is_none() {
+                            self.found.params.push((name.clone(), i, origin));
+                        }
                     }
                 }
             }
@@ -310,6 +326,7 @@ impl Walk<'_, '_> {
                 }
                 self.set(*var, &v);
                 let inner = ctl.enter(&bounds, DivergenceKind::TripCount, cond);
+                self.inits(iter_args, ctl);
                 self.looped(iter_args, body, results, ctl, &inner, &bounds)
             }
             StmtKind::While { iter_args, cond, body, results } => {
@@ -356,8 +373,9 @@ impl Walk<'_, '_> {
         }
     }
 
-    /// A loop's body under `inner`: its yields flow back into the iter-args, and the results
-    /// depend on them and on what decides the trip count (`trip`).
+    /// A loop's body under `inner` (its iter-args already initialised): its yields flow back
+    /// into the iter-args, and the results depend on them and on what decides the trip count
+    /// (`trip`).
     fn looped(
         &mut self,
         iter_args: &[IterArg],
@@ -367,7 +385,6 @@ impl Walk<'_, '_> {
         inner: &Ctl,
         trip: &Dep,
     ) -> Ctl {
-        self.inits(iter_args, ctl);
         let escape = self.block(body, inner);
         let yielded = std::mem::take(&mut self.last_yield);
         for (a, y) in iter_args.iter().zip(&yielded) {
@@ -387,7 +404,7 @@ impl Walk<'_, '_> {
             d.join(&self.eval(v, ctl));
         }
         if let Some(origin) = d.rank {
-            self.found.returned = self.found.returned.or(Some(origin));
+            self.found.returned = self.found.returned.or(Some(origin.span));
         }
         match ctl.why {
             Some(w) => Ctl {

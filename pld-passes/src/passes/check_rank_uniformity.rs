@@ -108,8 +108,10 @@ fn divergent_collective(coll: (Span, &str), why: Divergence, through: Option<Spa
     if let Some(call) = through {
         d = d.with_label(call, "the collective is reached through this call");
     }
-    if !overlaps(why.origin, why.cond) && through.is_none_or(|c| !overlaps(why.origin, c)) {
-        d = d.with_label(why.origin, "the rank enters here");
+    let origin = why.origin.span;
+    if !overlaps(origin, why.cond) && through.is_none_or(|c| !overlaps(origin, c)) {
+        let what = if why.origin.passed { "the rank is passed in here" } else { "the rank enters here" };
+        d = d.with_label(origin, what);
     }
     d.with_note(
         "every rank must reach the same collectives in the same order: a collective waits for every rank of its domain, so a rank that skips it, or calls it a different number of times, leaves the others waiting forever (on hardware, until TWAIT's spin-count assert fires; the seed: collectives need rank-uniform execution)",
