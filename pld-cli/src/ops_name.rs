@@ -9,7 +9,7 @@
 use crate::driver::Failure;
 use pld_ir::registry::{registry, AttrDef, AttrDefault, AttrType, OpDef, ParamDef};
 use pld_ir::table::op_table_hooks;
-use pld_ir::{Effect, Side, SignalRole, StoreKind};
+use pld_ir::{Effect, RankRole, Side, SignalRole, StoreKind};
 
 /// The records `name` names (one op, or an overload's candidates), or a usage error.
 pub fn records(name: &str) -> Result<String, Failure> {
@@ -66,6 +66,7 @@ fn record(d: &OpDef) -> String {
     let dup = if d.no_duplicate { "yes (pinned to the AIV lane inside split_aiv regions)" } else { "no" };
     field(&mut out, "no_duplicate", dup);
     field(&mut out, "signal role", signal_role(d.signal_role));
+    field(&mut out, "rank role", rank_role(d.rank_role));
     let effects = if d.effects.is_some() {
         "computed per call from its arguments and kwargs (refining the parameters' static effects)"
     } else {
@@ -147,6 +148,14 @@ fn signal_role(r: SignalRole) -> &'static str {
         SignalRole::Notify => "notify (publishes into a peer's signal slot)",
         SignalRole::BlockingWait => "blocking wait (blocks until its own slot satisfies a predicate)",
         SignalRole::DeferredWait => "deferred wait (registers a completion condition, does not block)",
+    }
+}
+
+fn rank_role(r: RankRole) -> &'static str {
+    match r {
+        RankRole::None => "none",
+        RankRole::Collective => "collective (every rank must reach it, as often and in the same order)",
+        RankRole::RankIndex => "rank index (its result differs between ranks)",
     }
 }
 

@@ -20,6 +20,7 @@ static TEST_NEG: OpDef = OpDef {
     affinity: Affinity::Vector,
     no_duplicate: false,
     signal_role: SignalRole::None,
+    rank_role: pld_ir::RankRole::None,
     internal: false,
     effects: None,
     deduce: deduce_neg,

@@ -47,6 +47,8 @@ pub const TRANSFER_RULE: &str = "E0103";
 pub const COLLECTIVE_RULE: &str = "E0104";
 /// Rules of the other distributed ops (system queries, barriers, deferred completion).
 pub const DISTRIBUTED_RULE: &str = "E0105";
+/// A collective reached under rank-dependent control flow.
+pub const RANK_DIVERGENT_COLLECTIVE: &str = "E0106";
 /// Tile rules (shapes, memory spaces, dtypes of tile ops).
 pub const TILE_RULE: &str = "E0201";
 /// Tensor-op rules (views, slices, reads).
@@ -173,6 +175,21 @@ rank.",
 levels the seed names (for instance `pld.world_size()` in orchestration code).",
         wrong: "@pl.function(type=pl.FunctionType.InCore)\ndef k(self, ...):\n    n = pld.world_size()",
         fixed: "@pl.function(type=pl.FunctionType.InCore)\ndef k(self, ..., n: pl.Scalar[pl.INT32]):\n    ...",
+    },
+    ErrorCode {
+        code: RANK_DIVERGENT_COLLECTIVE,
+        summary: "collective under rank-dependent control flow",
+        explanation: "Every rank must reach the same collectives in the same order: a collective \
+waits for every rank of its domain, so a rank that skips it, or calls it a different number of \
+times, leaves the others waiting forever (on hardware, until TWAIT's spin-count assert fires). \
+`pld check` rejects a collective (`pld.tensor.*`, `pld.all_reduce` and the other ergonomic \
+forms, at host, chip or InCore level) reached under an `if` or `while` whose condition depends \
+on the rank, inside a `for` whose trip count does, or after a `return` only some ranks take. \
+A value depends on the rank when it comes from `pld.rank(ctx)`, from an argument passed per \
+device (`k(x[r], r, device=r)`), or is computed from one. Hand-written notify/wait protocols \
+are not collectives and are not checked here: the simulator finds their deadlocks.",
+        wrong: "me = pld.rank(ctx)\nif me == 0:\n    data = pld.all_reduce(data)",
+        fixed: "me = pld.rank(ctx)\ndata = pld.all_reduce(data)     # every rank calls it\nif me == 0:\n    ...",
     },
     ErrorCode {
         code: TILE_RULE,
@@ -325,8 +342,13 @@ mod tests {
         .into_iter()
         .chain([UNKNOWN_NAME, BAD_KWARG_VALUE, WINDOW_RULE, SIGNAL_RULE, TRANSFER_RULE, COLLECTIVE_RULE])
         .chain([DISTRIBUTED_RULE, TILE_RULE, TENSOR_RULE, DEADLOCK, RACE, UNINIT_READ, STALE_CREDIT])
-        .chain([CREDIT_LEAK, OUT_OF_BOUNDS, PEER_OUT_OF_RANGE, MIXED_NOTIFY])
-        {
+        .chain([
+            CREDIT_LEAK,
+            OUT_OF_BOUNDS,
+            PEER_OUT_OF_RANGE,
+            MIXED_NOTIFY,
+            RANK_DIVERGENT_COLLECTIVE,
+        ]) {
             assert_eq!(lookup(c).map(|e| e.code), Some(c), "every constant is in the table");
         }
         assert_eq!(lookup("e1").map(|c| c.code), Some(UNKNOWN_OP));

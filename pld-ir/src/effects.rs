@@ -74,6 +74,20 @@ pub enum SignalRole {
     DeferredWait,
 }
 
+/// An op's part in rank-uniform execution, for the rank-uniformity check of `pld check`
+/// (PARCOACH-style: a collective reached under rank-dependent control flow deadlocks).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum RankRole {
+    /// Neither a collective nor a rank query.
+    #[default]
+    None,
+    /// A collective: every rank of its domain must call it, as many times and in the same
+    /// order as every other (the seed: "rank-uniform execution (inherent to any barrier)").
+    Collective,
+    /// Its result is the calling rank's index: it differs between ranks (`pld.rank`).
+    RankIndex,
+}
+
 impl Call {
     /// The signal role of the op it calls (`None` for a function call).
     pub fn signal_role(&self) -> SignalRole {

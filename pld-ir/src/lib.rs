@@ -65,7 +65,7 @@ pub use builder::{Builder, FunctionBuilder, KernelRequest, LowerContext};
 pub use diag::{Diagnostic, Diagnostics, Severity};
 pub use dtype::DataType;
 pub use effects::{
-    arg_accesses, comm_class, pushed_sources, ArgAccess, CommClass, Side, SignalRole, StoreKind,
+    arg_accesses, comm_class, pushed_sources, ArgAccess, CommClass, RankRole, Side, SignalRole, StoreKind,
 };
 pub use expr::{Attr, BinOp, Call, Callee, Expr, ExprKind, UnOp};
 pub use func::{Direction, Function, FunctionKind, Param, Program};

@@ -158,9 +158,10 @@ register_private_signal!("pld.tensor.all_to_all", column_signal);
 
 const FAMILY: &str = "collective_api";
 
-/// An ergonomic op's record: SHARED, no aliases, deduced only if canonicalization fails.
+/// An ergonomic op's record: SHARED, no aliases, a collective, deduced only if
+/// canonicalization fails.
 const fn api(name: &'static str, summary: &'static str) -> OpSpec {
-    op(name, FAMILY, summary)
+    op(name, FAMILY, summary).collective()
 }
 
 /// Never reached: every ergonomic call is redirected before deduction.

@@ -53,6 +53,7 @@ pub static ALLREDUCE: OpDef = op(
     CORE_NUM,
     AttrDef::optional("nranks", AttrType::Int),
 ])
+.collective()
 .deduce(deduce_allreduce);
 
 fn deduce_allreduce(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
@@ -193,6 +194,7 @@ pub static BARRIER: OpDef = op(
     "synchronise window visibility across ranks on a self-clearing signal; returns the signal",
 )
 .params(&[updates("signal")])
+.collective()
 .deduce(deduce_barrier);
 
 fn deduce_barrier(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
@@ -208,6 +210,7 @@ pub static BROADCAST: OpDef = op(
 )
 .params(crate::collective_api::TARGET_OPT_SIGNAL)
 .attrs(&[AttrDef::required("root", AttrType::Int)])
+.collective()
 .deduce(deduce_broadcast);
 
 fn deduce_broadcast(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
@@ -225,6 +228,7 @@ pub static REDUCE_SCATTER: OpDef = op(
 )
 .params(crate::collective_api::TARGET_OPT_SIGNAL)
 .attrs(&[OP_SUM])
+.collective()
 .deduce(deduce_reduce_scatter);
 
 fn deduce_reduce_scatter(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
@@ -255,6 +259,7 @@ pub static ALLGATHER: OpDef = op(
     "gather every rank's [1, SIZE] chunk into row r of a [NR, SIZE] window; returns the target",
 )
 .params(crate::collective_api::GATHER_OPT_SIGNAL)
+.collective()
 .deduce(deduce_allgather);
 
 fn deduce_allgather(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
@@ -289,6 +294,7 @@ pub static ALL_TO_ALL: OpDef = op(
     "personalised exchange: row d of every rank's [NR, SIZE] input lands in row r of rank d's window",
 )
 .params(crate::collective_api::GATHER_OPT_SIGNAL)
+.collective()
 .deduce(deduce_all_to_all);
 
 fn deduce_all_to_all(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
@@ -311,6 +317,7 @@ fn deduce_all_to_all(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
 pub static ALL_TO_ALL_V: OpDef = op("pld.tensor.all_to_all_v", FAMILY, "variable-size all-to-all: clamp(send_counts[d], 0, MAX_RECV) rows to each peer, counts published to recv_counts")
     .params(A2AV)
     .attrs(&[CORE_NUM])
+    .collective()
     .deduce(deduce_all_to_all_v);
 
 fn deduce_all_to_all_v(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {

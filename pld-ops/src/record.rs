@@ -5,12 +5,12 @@
 //! `writes("dst").peer()`), and the attributes several families share live here too.
 
 use pld_ir::registry::{AbiEnumKind, AttrDefault, AttrType, DeduceFn, EffectsFn};
-use pld_ir::{Affinity, AttrDef, DeduceCx, Diagnostic, Effect, OpDef, ParamDef, SignalRole, Type};
+use pld_ir::{Affinity, AttrDef, DeduceCx, Diagnostic, Effect, OpDef, ParamDef, RankRole, SignalRole, Type};
 
 /// An op record being written: [`op`] states what every record has (name, family, summary),
 /// the methods state what differs from the defaults (no aliases, parameters or attributes,
-/// SHARED, duplicated onto both lanes, no signal role, user-facing, static per-parameter
-/// effects, no inline lowerings), and [`OpSpec::deduce`] finishes the record with its deducer.
+/// SHARED, duplicated onto both lanes, no signal role, neither a collective nor a rank query,
+/// user-facing, static per-parameter effects, no inline lowerings), and [`OpSpec::deduce`] finishes the record with its deducer.
 /// The record inside is private and its deducer a placeholder until then, so no registered
 /// record can lack one.
 pub(crate) struct OpSpec(OpDef);
@@ -27,6 +27,7 @@ pub(crate) const fn op(name: &'static str, family: &'static str, summary: &'stat
         affinity: Affinity::Shared,
         no_duplicate: false,
         signal_role: SignalRole::None,
+        rank_role: RankRole::None,
         internal: false,
         effects: None,
         deduce: unfinished,
@@ -67,6 +68,14 @@ impl OpSpec {
     /// Pinned to the AIV lane inside `split_aiv` regions.
     pub(crate) const fn no_duplicate(self) -> OpSpec {
         OpSpec(OpDef { no_duplicate: true, ..self.0 })
+    }
+    /// A collective: every rank must reach it the same number of times, in the same order.
+    pub(crate) const fn collective(self) -> OpSpec {
+        OpSpec(OpDef { rank_role: RankRole::Collective, ..self.0 })
+    }
+    /// Its result is the calling rank's index.
+    pub(crate) const fn rank_index(self) -> OpSpec {
+        OpSpec(OpDef { rank_role: RankRole::RankIndex, ..self.0 })
     }
     /// Created only by compiler passes.
     pub(crate) const fn internal(self) -> OpSpec {

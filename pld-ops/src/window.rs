@@ -152,6 +152,7 @@ fn deduce_ctx_query(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
 pub static RANK: OpDef = op("pld.system.rank", "window", "this rank's index in the communication context")
     .aliases(&["pld.rank"])
     .params(&[value("ctx")])
+    .rank_index()
     .deduce(deduce_ctx_query);
 
 /// `pld.system.nranks(ctx)`: the number of ranks in the context.

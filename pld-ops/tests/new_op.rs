@@ -19,6 +19,7 @@ static SCALE_ROWS: OpDef = OpDef {
     affinity: Affinity::Vector,
     no_duplicate: false,
     signal_role: SignalRole::None,
+    rank_role: pld_ir::RankRole::None,
     internal: false,
     effects: None,
     deduce: deduce_scale_rows,

@@ -16,6 +16,7 @@ pub mod pass;
 pub mod passes;
 pub mod pipeline;
 pub mod properties;
+pub mod rank_dependence;
 pub mod util;
 pub mod waiter;
 

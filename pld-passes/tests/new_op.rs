@@ -21,6 +21,7 @@ static DOUBLE: OpDef = OpDef {
     affinity: Affinity::Shared,
     no_duplicate: false,
     signal_role: SignalRole::None,
+    rank_role: pld_ir::RankRole::None,
     internal: false,
     effects: None,
     deduce: deduce_double,

@@ -21,6 +21,7 @@ static TEST_SQUARE: OpDef = OpDef {
     affinity: Affinity::FromFirstTileArg,
     no_duplicate: false,
     signal_role: SignalRole::None,
+    rank_role: pld_ir::RankRole::None,
     internal: false,
     effects: None,
     deduce: deduce_same_tile,

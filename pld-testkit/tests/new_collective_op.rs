@@ -29,6 +29,7 @@ static NEIGHBOR_SUM: OpDef = OpDef {
     affinity: Affinity::Shared,
     no_duplicate: false,
     signal_role: SignalRole::None,
+    rank_role: pld_ir::RankRole::Collective,
     internal: false,
     effects: None,
     deduce: deduce_neighbor_sum,

@@ -4,7 +4,7 @@
 
 use super::{registry, AttrDef, DeduceEnv, DeduceFn};
 use crate::diag::Diagnostic;
-use crate::effects::{Effect, Side, SignalRole, StoreKind};
+use crate::effects::{Effect, RankRole, Side, SignalRole, StoreKind};
 use crate::expr::{Attr, Call, Expr};
 use crate::span::Span;
 use crate::types::Type;
@@ -161,6 +161,8 @@ pub struct OpDef {
     pub no_duplicate: bool,
     /// Its part in the signal protocol (notify, blocking wait, deferred wait).
     pub signal_role: SignalRole,
+    /// Its part in rank-uniform execution (a collective, the rank query, or neither).
+    pub rank_role: RankRole,
     /// Only compiler passes may create it.
     pub internal: bool,
     /// Effects computed from the call, overriding the static per-parameter effects.

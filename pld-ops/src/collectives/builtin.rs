@@ -11,9 +11,10 @@ use crate::util::{describe, window_arg};
 use pld_ir::registry::AttrType;
 use pld_ir::{AttrDef, DataType, DeduceCx, Diagnostic, OpDef, Type};
 
-/// A `builtin.tensor.*` record: internal (only the rail lowerings create these calls).
+/// A `builtin.tensor.*` record: internal (only the rail lowerings create these calls), a
+/// collective.
 const fn builtin(name: &'static str, summary: &'static str) -> OpSpec {
-    op(name, FAMILY, summary).internal()
+    op(name, FAMILY, summary).internal().collective()
 }
 
 fn rank1_signal(cx: &DeduceCx<'_>, i: usize) -> Result<(), Diagnostic> {

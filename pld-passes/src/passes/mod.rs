@@ -1,5 +1,6 @@
 //! The passes, one file each; each file's header states what holds after it ran.
 
+mod check_rank_uniformity;
 mod convert_tensor_to_tile_ops;
 mod dce;
 mod expand_mixed_kernel;
@@ -17,6 +18,7 @@ mod outline_hierarchy_scopes;
 mod outline_incore_scopes;
 mod synthesize_allreduce_signals;
 
+pub use check_rank_uniformity::CheckRankUniformity;
 pub use convert_tensor_to_tile_ops::ConvertTensorToTileOps;
 pub use dce::{dce_block, DeadCodeElimination};
 pub use expand_mixed_kernel::{Affinity, ExpandMixedKernel};
