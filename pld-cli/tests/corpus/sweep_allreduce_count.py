@@ -5,6 +5,7 @@ the windows, and every rank copies the result out.
 
     summed[r] = sum over ranks k of x[k]        ([1, count] window, mesh)
 """
+# pld-corpus-ranks: 2,3,4
 # pld-corpus-run:
 # pld-corpus-run: --bind count=512
 import pypto.language as pl
