@@ -350,7 +350,17 @@ fn one_rank_skipping_the_collective_is_a_deadlock_naming_the_cells() {
         "        ctx = pld.get_comm_ctx(data)\n        me = pld.rank(ctx)\n        res = data\n        if me != 0:\n            res2 = pld.tensor.allreduce(data, signal, op=pld.ReduceOp.Sum, mode=\"mesh\")\n",
     );
     assert!(text.contains("if me != 0:"), "{text}");
-    for (prog, level) in [(parse(&text), "direct"), (lowered(&text), "lowered")] {
+    // The pipeline refuses it at compile time (E0106, the rank-uniformity check) ...
+    let refused = lower(&parse(&text)).err().map(|d| d.iter().map(|x| x.code()).collect::<Vec<_>>());
+    assert_eq!(refused, Some(vec![Some("E0106")]));
+    // ... and every pass after that check lowers it, for the simulator's own report.
+    assert_eq!(pld_passes::pass_names()[0], "CheckRankUniformity");
+    let mut past_check = parse(&text);
+    let opts = pld_passes::PipelineOptions::default();
+    for pass in &pld_passes::pass_names()[1..] {
+        pld_passes::run_pass(&mut past_check, pass, &opts).unwrap_or_else(|d| panic!("{pass}: {d:?}"));
+    }
+    for (prog, level) in [(parse(&text), "direct"), (past_check, "lowered")] {
         let per: Vec<Vec<f64>> = (0..3).map(|r| gold::ramp(r, 64)).collect();
         let inp = inputs(vec![("inputs", stack(DataType::FP32, &per, &[1, 64]))]);
         match pld_sim::run(&prog, "host", &inp, &pld_sim::SimConfig::ranks(3)) {
