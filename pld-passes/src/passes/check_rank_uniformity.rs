@@ -36,7 +36,7 @@ impl Pass for CheckRankUniformity {
             rd.visit(f, &mut |c: &Call, span: Span, ctl: &Ctl| {
                 let Some(why) = ctl.why else { return };
                 let (coll, through) = match &c.callee {
-                    Callee::Op(def) if def.rank_role == RankRole::Collective => ((span, def.name), None),
+                    Callee::Op(def) if def.rank_role == RankRole::Collective => ((span, def.name, c.written_name()), None),
                     Callee::Func(name) => match reach.get(name.as_str()) {
                         Some(&coll) => (coll, Some(span)),
                         None => return,
@@ -52,10 +52,13 @@ impl Pass for CheckRankUniformity {
     }
 }
 
+/// A collective call: its span, its op's canonical name, and its name as the user wrote it.
+type Coll<'p> = (Span, &'static str, &'p str);
+
 /// Per function: the first collective it calls, directly or through the functions it calls
-/// (its span and op name).
-fn collectives_reached(program: &Program) -> HashMap<&str, (Span, &'static str)> {
-    let mut reach: HashMap<&str, (Span, &'static str)> = HashMap::new();
+/// (its span, its op's name and the name as the user wrote it).
+fn collectives_reached(program: &Program) -> HashMap<&str, Coll<'_>> {
+    let mut reach: HashMap<&str, Coll<'_>> = HashMap::new();
     loop {
         let mut grew = false;
         for f in &program.functions {
@@ -68,7 +71,7 @@ fn collectives_reached(program: &Program) -> HashMap<&str, (Span, &'static str)>
                     return;
                 }
                 first = match &c.callee {
-                    Callee::Op(def) if def.rank_role == RankRole::Collective => Some((e.span, def.name)),
+                    Callee::Op(def) if def.rank_role == RankRole::Collective => Some((e.span, def.name, c.written_name())),
                     Callee::Func(name) => reach.get(name.as_str()).copied(),
                     Callee::Op(_) => None,
                 };
@@ -86,8 +89,8 @@ fn collectives_reached(program: &Program) -> HashMap<&str, (Span, &'static str)>
 
 /// The error at collective `coll` (span, op), run under `why`, reached through the call at
 /// `through` when it sits in another function.
-fn divergent_collective(coll: (Span, &str), why: Divergence, through: Option<Span>) -> Diagnostic {
-    let (span, op) = coll;
+fn divergent_collective(coll: Coll<'_>, why: Divergence, through: Option<Span>) -> Diagnostic {
+    let (span, op, written) = coll;
     let (disagree, cond_label) = match why.kind {
         DivergenceKind::Branch => ("whether they call it", "this condition depends on the rank"),
         DivergenceKind::TripCount => ("how many times they call it", "this trip count depends on the rank"),
@@ -113,12 +116,17 @@ fn divergent_collective(coll: (Span, &str), why: Divergence, through: Option<Spa
         let what = if why.origin.passed { "the rank is passed in here" } else { "the rank enters here" };
         d = d.with_label(origin, what);
     }
-    d.with_note(
+    let d = d.with_note(
         "every rank must reach the same collectives in the same order: a collective waits for every rank of its domain, so a rank that skips it, or calls it a different number of times, leaves the others waiting forever (on hardware, until TWAIT's spin-count assert fires; the seed: collectives need rank-uniform execution)",
     )
     .with_help(
         "call the collective on every rank, outside the rank-dependent branch or loop, and select by rank what each rank contributes or keeps",
-    )
+    );
+    if written == op {
+        d
+    } else {
+        d.in_user_words(written, op)
+    }
 }
 
 /// Whether span `a` lies inside `b` or `b` inside `a` (one label would hide the other).

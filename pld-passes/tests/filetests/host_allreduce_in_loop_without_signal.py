@@ -1,6 +1,7 @@
 # The seed: "host-orchestrator user code may omit signal outside for and while loops". A
-# signal-less host collective inside a loop is refused at the call, saying why and the fix.
-# ERROR: pld.tensor.allreduce without a signal inside a `for`/`while` loop
+# signal-less host collective inside a loop is refused at the call, saying why and the fix, in
+# the words the user wrote (`pld.all_reduce`; D-ops-canon-2).
+# ERROR: pld.all_reduce without a signal inside a `for`/`while` loop
 import pypto.language as pl
 import pypto.language.distributed as pld
 
