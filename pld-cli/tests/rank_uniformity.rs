@@ -140,7 +140,9 @@ fn a_collective_under_rank_dependent_control_flow_is_an_error_at_the_collective(
             );
             assert!(err.contains("TWAIT's spin-count assert"), "{path}:\n{err}");
             // An ergonomic call is named as the user wrote it, the canonical op in a note.
-            for (written, canon) in [("pld.barrier", "pld.tensor.barrier"), ("pld.all_reduce", "pld.tensor.allreduce")] {
+            for (written, canon) in
+                [("pld.barrier", "pld.tensor.barrier"), ("pld.all_reduce", "pld.tensor.allreduce")]
+            {
                 if case.message.contains(&format!("`{written}`")) {
                     let note = format!("note: `{written}` is canonicalized onto `{canon}`");
                     assert!(err.contains(&note), "{path}:\n{err}");

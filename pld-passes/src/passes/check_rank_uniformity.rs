@@ -36,7 +36,9 @@ impl Pass for CheckRankUniformity {
             rd.visit(f, &mut |c: &Call, span: Span, ctl: &Ctl| {
                 let Some(why) = ctl.why else { return };
                 let (coll, through) = match &c.callee {
-                    Callee::Op(def) if def.rank_role == RankRole::Collective => ((span, def.name, c.written_name()), None),
+                    Callee::Op(def) if def.rank_role == RankRole::Collective => {
+                        ((span, def.name, c.spelled.unwrap_or(def.name)), None)
+                    }
                     Callee::Func(name) => match reach.get(name.as_str()) {
                         Some(&coll) => (coll, Some(span)),
                         None => return,
@@ -53,12 +55,12 @@ impl Pass for CheckRankUniformity {
 }
 
 /// A collective call: its span, its op's canonical name, and its name as the user wrote it.
-type Coll<'p> = (Span, &'static str, &'p str);
+type Coll = (Span, &'static str, &'static str);
 
 /// Per function: the first collective it calls, directly or through the functions it calls
 /// (its span, its op's name and the name as the user wrote it).
-fn collectives_reached(program: &Program) -> HashMap<&str, Coll<'_>> {
-    let mut reach: HashMap<&str, Coll<'_>> = HashMap::new();
+fn collectives_reached(program: &Program) -> HashMap<&str, Coll> {
+    let mut reach: HashMap<&str, Coll> = HashMap::new();
     loop {
         let mut grew = false;
         for f in &program.functions {
@@ -71,7 +73,9 @@ fn collectives_reached(program: &Program) -> HashMap<&str, Coll<'_>> {
                     return;
                 }
                 first = match &c.callee {
-                    Callee::Op(def) if def.rank_role == RankRole::Collective => Some((e.span, def.name, c.written_name())),
+                    Callee::Op(def) if def.rank_role == RankRole::Collective => {
+                        Some((e.span, def.name, c.spelled.unwrap_or(def.name)))
+                    }
                     Callee::Func(name) => reach.get(name.as_str()).copied(),
                     Callee::Op(_) => None,
                 };
@@ -89,7 +93,7 @@ fn collectives_reached(program: &Program) -> HashMap<&str, Coll<'_>> {
 
 /// The error at collective `coll` (span, op), run under `why`, reached through the call at
 /// `through` when it sits in another function.
-fn divergent_collective(coll: Coll<'_>, why: Divergence, through: Option<Span>) -> Diagnostic {
+fn divergent_collective(coll: Coll, why: Divergence, through: Option<Span>) -> Diagnostic {
     let (span, op, written) = coll;
     let (disagree, cond_label) = match why.kind {
         DivergenceKind::Branch => ("whether they call it", "this condition depends on the rank"),
