@@ -37,9 +37,10 @@ pub struct RunArgs {
     /// Output folder.
     #[arg(long, default_value = "out")]
     out: PathBuf,
-    /// Interleaving: det, random:SEED, pct:SEED (replays one `pld verify` schedule) or parallel.
-    #[arg(long, default_value = "det", value_parser = parse_schedule)]
-    pub(crate) schedule: Schedule,
+    /// Interleaving: det, random:SEED, pct:SEED (replays one `pld verify` schedule), parallel,
+    /// or replay:PATH (the picks `pld verify --exhaustive` wrote for a refuting execution).
+    #[arg(long, default_value = "det", value_parser = crate::replay::parse_schedule)]
+    pub(crate) schedule: crate::replay::ScheduleArg,
     /// Simulated cores per rank (kernels running at once); 48 as on A2/A3 hardware.
     #[arg(long, default_value_t = 48)]
     cores: usize,
@@ -95,6 +96,9 @@ pub struct RunArgs {
     /// `pld verify`: explore this many PCT schedules after the deterministic one.
     #[arg(skip)]
     pub verify: Option<usize>,
+    /// `pld verify --exhaustive`: its limits and where a refutation's replay file goes.
+    #[arg(skip)]
+    pub exhaustive: Option<crate::exhaustive::Exhaustive>,
 }
 
 fn parse_seconds(s: &str) -> Result<std::time::Duration, String> {
@@ -103,10 +107,6 @@ fn parse_seconds(s: &str) -> Result<std::time::Duration, String> {
         .filter(|v| v.is_finite() && *v > 0.0 && *v < 1e9)
         .map(std::time::Duration::from_secs_f64)
         .ok_or_else(|| format!("`{s}` is not a positive number of seconds"))
-}
-
-fn parse_schedule(s: &str) -> Result<Schedule, String> {
-    s.parse()
 }
 
 /// `--builtins`: which form of the builtin collectives the simulator runs.
@@ -126,6 +126,13 @@ fn parse_builtins(s: &str) -> Result<Builtins, String> {
     }
 }
 
+impl RunArgs {
+    /// The program file.
+    pub fn file(&self) -> &std::path::Path {
+        &self.file
+    }
+}
+
 /// Runs `pld run`.
 pub fn run(args: &RunArgs) -> Result<(), Failure> {
     // First, so a Ctrl-C while the program compiles stops the run at its first poll too.
@@ -136,14 +143,16 @@ pub fn run(args: &RunArgs) -> Result<(), Failure> {
     if !(1..=4096).contains(&args.cores) {
         return Err(Failure::usage(format!("--cores {} is outside 1..=4096", args.cores)));
     }
-    if args.verify.is_some() && args.engine != crate::engine::EngineKind::Inproc {
+    if (args.verify.is_some() || args.exhaustive.is_some())
+        && args.engine != crate::engine::EngineKind::Inproc
+    {
         return Err(Failure::usage("pld verify runs in-process only"));
     }
     let engine = crate::engine::Engine::start(
         args.engine,
         args.ranks,
         args.trace.is_some(),
-        args.schedule != Schedule::Deterministic,
+        args.schedule.sched != Schedule::Deterministic || args.schedule.replay.is_some(),
     )?;
     let result = run_on(args, &engine, interrupt);
     // Every MPI process compiles and checks the same program: rank 0 alone reports.
@@ -288,7 +297,8 @@ fn run_on(
     let cfg = SimConfig {
         cost: cost_model(args)?,
         trace_all: args.trace_all,
-        schedule: args.schedule,
+        schedule: args.schedule.sched,
+        driver: crate::replay::driver(&args.schedule, args.ranks)?,
         trace: args.trace.is_some(),
         bindings: syms,
         binding_sources,
@@ -345,6 +355,11 @@ fn simulate(
     inputs: &pld_sim::Inputs,
     cfg: &SimConfig,
 ) -> Result<Option<pld_sim::SimOutcome>, Failure> {
+    if let Some(x) = &args.exhaustive {
+        let base = crate::exhaustive::explore(program, entry, inputs, cfg, x, args.report_json.as_deref())?;
+        write_outputs(args, &base)?;
+        return Ok(Some(base));
+    }
     if let Some(n) = args.verify {
         let base = crate::verify::explore(program, entry, inputs, cfg, n, args.report_json.as_deref())?;
         write_outputs(args, &base)?;
@@ -402,7 +417,7 @@ fn write_outputs(args: &RunArgs, outcome: &pld_sim::SimOutcome) -> Result<(), Fa
 fn report_outcome(args: &RunArgs, entry: &str, outcome: &pld_sim::SimOutcome) -> Result<(), Failure> {
     let mut names: Vec<&String> = outcome.outputs.keys().collect();
     names.sort();
-    outln!("ran `{entry}` on {} rank(s), schedule {}", args.ranks, schedule_name(args.schedule));
+    outln!("ran `{entry}` on {} rank(s), schedule {}", args.ranks, args.schedule.name());
     let mut doc = RunJson { ok: true, modeled_ps: outcome.timing.rank_ps.clone(), ..RunJson::default() };
     let mut outputs = Vec::new();
     for name in names {
@@ -574,15 +589,6 @@ fn fmt_sum(v: f64) -> String {
         format!("{v:.0}")
     } else {
         format!("{v:.6}")
-    }
-}
-
-fn schedule_name(s: Schedule) -> String {
-    match s {
-        Schedule::Deterministic => "det".into(),
-        Schedule::Random(seed) => format!("random:{seed}"),
-        Schedule::Pct(seed) => format!("pct:{seed}"),
-        Schedule::Parallel => "parallel".into(),
     }
 }
 

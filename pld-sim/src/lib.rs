@@ -55,6 +55,7 @@ pub mod clock;
 pub mod cost;
 pub mod credit;
 pub mod elem;
+pub mod explore;
 pub mod interp;
 pub mod limits;
 pub mod micro;
@@ -230,6 +231,9 @@ pub struct SimConfig {
     pub cost: cost::CostModel,
     /// Keep every trace slice (no aggregation of short ones).
     pub trace_all: bool,
+    /// Picks the thread of every step instead of `schedule` ([`explore`]: exhaustive
+    /// exploration, replay files).
+    pub driver: Option<explore::DriverCell>,
 }
 
 impl Default for SimConfig {
@@ -255,6 +259,7 @@ impl Default for SimConfig {
             host_callbacks: None,
             cost: cost::CostModel::default(),
             trace_all: false,
+            driver: None,
         }
     }
 }
@@ -305,7 +310,7 @@ impl std::fmt::Display for SimError {
     }
 }
 
-fn invalid(msg: impl Into<String>) -> SimError {
+pub(crate) fn invalid(msg: impl Into<String>) -> SimError {
     let mut d = Diagnostics::new();
     d.push(Diagnostic::error(Span::DUMMY, msg));
     SimError::Invalid(d)

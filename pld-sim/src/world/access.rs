@@ -151,6 +151,8 @@ impl World {
                 }
                 let rows = Rows { base: b, starts, cols, cstride, eb };
                 rows.apply(dt, &mut mem, data);
+                let (lo, hi) = ((b + lo_e * eb) as u64, (b + (hi_e + 1) * eb) as u64);
+                self.dep(g, crate::explore::Space::Host(buf as u32), lo, hi, kind.into());
                 if kind != AccessKind::Read {
                     self.progress_at = self.stats.steps;
                 }
@@ -283,6 +285,8 @@ impl World {
                 list.push((op.to_string(), self.allocs[alloc].name.clone(), span));
             }
         }
+        let space = crate::explore::Space::Window { domain: domain as u32, owner: owner as u32 };
+        self.dep(g, space, lo, hi, kind.into());
         let (win, write) = ((domain, owner), writes);
         self.meter.touched(crate::timeline::TouchRec { win, lo, hi, write, remote });
         self.count(g, site, remote, bytes, data.read_written(bytes, dt.bytes()));
