@@ -25,6 +25,8 @@ pub struct Exhaustive {
     pub replay_file: PathBuf,
     /// `--exhaustive-naive`: every interleaving, no reduction (hidden; tests).
     pub naive: bool,
+    /// `--exhaustive-census`: explore past refutations and print the census (hidden; tests).
+    pub census: bool,
     /// The program file, for the replay command line.
     pub file: PathBuf,
 }
@@ -43,7 +45,13 @@ pub fn explore(
     x: &Exhaustive,
     report_json: Option<&Path>,
 ) -> Result<pld_sim::SimOutcome, Failure> {
-    let limits = Limits { max_executions: x.max_executions, naive: x.naive, ..Limits::default() };
+    let limits = Limits {
+        max_executions: x.max_executions,
+        naive: x.naive,
+        keep_going: x.census,
+        record_classes: x.census,
+        ..Limits::default()
+    };
     let start = std::time::Instant::now();
     let verdict = match pld_sim::explore::exhaustive(program, entry, inputs, cfg, &limits) {
         Ok(v) => v,
@@ -53,6 +61,15 @@ pub fn explore(
         Err(pld_sim::SimError::Fault(r)) => return Err(Failure::Interrupted(r.to_string())),
     };
     let secs = start.elapsed().as_secs_f64();
+    if x.census {
+        let t = match &verdict {
+            Verdict::Proved { tally, .. }
+            | Verdict::Refuted { tally, .. }
+            | Verdict::Incomplete { tally, .. } => tally,
+        };
+        let outcomes: Vec<&String> = t.outcomes.iter().collect();
+        outln!("census: ends={} traces={} outcomes={outcomes:?}", t.ends, t.keys.len());
+    }
     let scope =
         format!("holds for {} rank(s), these inputs' control flow and these bound values only", cfg.nranks);
     let json = |doc: crate::run_json::RunJson<'_>| -> Result<(), Failure> {

@@ -39,6 +39,10 @@ pub struct VerifyArgs {
     /// With --exhaustive: run every interleaving without reduction (for testing the reduction).
     #[arg(long, hide = true, requires = "exhaustive")]
     exhaustive_naive: bool,
+    /// With --exhaustive: go on past a refutation and print a census line (executions that
+    /// ended, their distinct traces, every outcome) before the verdict (for tests).
+    #[arg(long, hide = true, requires = "exhaustive")]
+    exhaustive_census: bool,
 }
 
 /// Runs `pld verify`.
@@ -63,6 +67,7 @@ pub fn run(mut args: VerifyArgs) -> Result<(), Failure> {
             max_executions: args.max_executions,
             replay_file,
             naive: args.exhaustive_naive,
+            census: args.exhaustive_census,
             file,
         });
     } else {

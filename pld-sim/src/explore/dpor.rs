@@ -18,6 +18,8 @@ use std::collections::{BTreeSet, HashMap};
 struct Node {
     /// This execution's picks here: threads that parked without a step, then the step's.
     picks: Vec<Tid>,
+    /// Threads runnable when the node was first reached.
+    runnable: Vec<Tid>,
     /// Threads known to park here (their wait cannot complete in this state).
     blocked: BTreeSet<Tid>,
     /// Threads to explore from here.
@@ -201,7 +203,7 @@ impl Driver for Dpor {
         }
         if self.n == self.nodes.len() {
             let sleep = std::mem::take(&mut self.next_sleep);
-            let mut node = Node { sleep, fresh: true, ..Node::default() };
+            let mut node = Node { sleep, fresh: true, runnable: runnable.to_vec(), ..Node::default() };
             if self.naive {
                 node.backtrack.extend(runnable.iter().copied());
             }
@@ -252,8 +254,14 @@ impl Driver for Dpor {
             for i in races {
                 self.reverse(i, &step, &clock);
             }
-            let node = &self.nodes[self.n];
+            let node = &mut self.nodes[self.n];
             self.next_sleep = node.sleep.iter().filter(|(_, s)| !s.dependent(&step)).cloned().collect();
+            if step.halts {
+                // The fault ends the run, so it is dependent with the next step of every
+                // other thread, which never ran: each of them goes first in another execution.
+                let others: Vec<Tid> = node.runnable.iter().copied().filter(|t| *t != tid).collect();
+                node.backtrack.extend(others);
+            }
         }
         self.nodes[self.n].step = Some((step, ti, li, clock));
         self.n += 1;

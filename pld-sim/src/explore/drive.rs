@@ -2,8 +2,8 @@
 //! ([`Driver`]), and is told what the step did; a [`Replay`] file is one such sequence of
 //! picks, written by `pld verify --exhaustive` and followed by `pld run --schedule replay:PATH`.
 //!
-//! Guarantees: under a driver the scheduler runs exactly one visible op of the picked thread
-//! per step (statements with no cross-rank effect run on with it), hands the driver that
+//! Guarantees: under a driver the scheduler runs the picked thread up to its next op that
+//! touches shared state (or parks or ends) per step, hands the driver that
 //! step's shared-state events and whether the thread ended parked, and stops the run
 //! ([`crate::ReportKind::Interrupted`]) when the driver picks nothing. The same program, inputs
 //! and picks give the same run; a replay whose pick is not runnable is a runtime fault naming

@@ -47,9 +47,12 @@ pub struct Tally {
     pub classes: u64,
     /// Executions run, including those the search stopped as redundant.
     pub executions: u64,
+    /// Executions that ran to their end (completed or faulted).
+    pub ends: u64,
     /// Most steps in one execution.
     pub max_steps: usize,
-    /// Distinct trace keys of complete executions (with `record_classes`).
+    /// Distinct trace keys of the executions that ran to their end, completed or faulted
+    /// (with `record_classes`).
     pub keys: HashSet<u64>,
     /// Every distinct outcome seen (with `keep_going`): `ok <digest>` or `<fault kind>: <message>`.
     pub outcomes: BTreeSet<String>,
@@ -139,12 +142,15 @@ pub fn exhaustive(
             ranks: cfg.nranks,
             picks: s.picks.clone(),
         };
+        if !s.stopped {
+            tally.ends += 1;
+            if limits.record_classes {
+                tally.keys.insert(s.class_key());
+            }
+        }
         let finding = match result {
             Ok(o) => {
                 tally.classes += 1;
-                if limits.record_classes {
-                    tally.keys.insert(s.class_key());
-                }
                 if limits.keep_going {
                     tally.outcomes.insert(format!("ok {}", digest(&o)));
                 }

@@ -4,7 +4,8 @@
 //! each other's order — same thread, a thread's first step and the step that created it
 //! (launched its task, finished the task or dispatch it waited for), two steps of one rank
 //! that both touched shared state (ranks keep per-rank checker state: vector clocks, call
-//! phases, shared by the cores of the rank), a signal operation on a
+//! phases, shared by the cores of the rank), a step the run faulted in and any other (the
+//! fault ends the run: nothing runs after it), a signal operation on a
 //! cell the other touches, or overlapping bytes of one window or host tensor where one side
 //! writes (plain writes and atomic adds alike: two atomic adds stay dependent,
 //! docs/DECISIONS.md D-explore-1). Two steps it calls independent commute: running them in
@@ -27,6 +28,9 @@ pub enum Space {
     /// A thread's existence: written by the step that created it and by its first step, so
     /// the two are dependent (a thread cannot run before it exists).
     Thread(Tid),
+    /// The run stopped at a fault in this step: no other step can follow it, so it is
+    /// dependent with every step (its reversals run the others first).
+    Halt,
 }
 
 /// How an event touched its bytes.
@@ -102,6 +106,8 @@ pub struct Step {
     pub ranks: u64,
     /// The shared-state accesses.
     pub evs: Vec<Ev>,
+    /// The run faulted in this step ([`Space::Halt`]).
+    pub halts: bool,
 }
 
 impl Step {
@@ -115,15 +121,18 @@ impl Step {
         // A step that touched shared state touched its rank's checker state too (its vector
         // clock, call phases); a purely local step touched neither.
         let mut ranks = 0;
-        for e in evs.iter().filter(|e| !matches!(e.space, Space::Thread(_))) {
+        for e in evs.iter().filter(|e| !matches!(e.space, Space::Thread(_) | Space::Halt)) {
             ranks |= rank_bit(e.by) | rank_bit(tid.rank);
         }
-        Step { tid, ranks, evs }
+        let halts = evs.iter().any(|e| e.space == Space::Halt);
+        Step { tid, ranks, evs, halts }
     }
 
     /// Whether the order of the two steps can matter (see the module guarantees).
     pub fn dependent(&self, o: &Step) -> bool {
         self.tid == o.tid
+            || self.halts
+            || o.halts
             || self.ranks & o.ranks != 0
             || self.evs.iter().any(|a| o.evs.iter().any(|b| a.conflicts(b)))
     }

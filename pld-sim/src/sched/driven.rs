@@ -1,16 +1,17 @@
 //! The driven device loop: a [`Driver`](crate::explore::Driver) picks the thread of every
 //! step ([`crate::explore`]: `pld verify --exhaustive`, `pld run --schedule replay:PATH`).
 //!
-//! Guarantees: each step runs exactly one visible op of the picked thread (statements with no
-//! cross-rank effect run on with it, as under PCT), then every rank advances (deferred
+//! Guarantees: each step runs the picked thread up to and including its next op that touches
+//! shared state (ops and statements before it touch nothing shared), or until it parks or
+//! ends, then every rank advances (deferred
 //! completions the step satisfied, tasks it made ready, cores it woke), and the driver gets
 //! every shared-state event of that step and of those transitions, and whether the thread
 //! parked. Deadlocks, faults and the end of the work are the ordinary loop's.
 
 use super::*;
-use crate::explore::{DriverCell, Stop};
+use crate::explore::{DriverCell, Ev, EvKind, Space, Stop};
 
-impl Sched<'_, '_> {
+impl<'p> Sched<'p, '_> {
     pub(super) fn driven_loop(&mut self, world: &mut World, driver: &DriverCell) -> Result<(), Fault> {
         let syms = self.syms.clone();
         let env = Env { syms: &syms, program: self.program };
@@ -64,7 +65,11 @@ impl Sched<'_, '_> {
                 break Err(Fault::runtime(Span::DUMMY, "the driver picked a thread that is not runnable"));
             };
             let (r, i) = runnable[k];
-            if let Err(f) = self.ranks[r].quantum(i, world, &env, self.cfg, 1, &mut self.rec) {
+            if let Err(f) = self.local_run(r, i, world, &env) {
+                // The faulting step is a step too: the search reverses its races like any other.
+                let mut evs = world.take_deps();
+                evs.push(Ev { by: tids[k].rank, space: Space::Halt, lo: 0, hi: 1, kind: EvKind::Write });
+                lock(driver).ran(tids[k], evs, false);
                 break Err(self.ranks.iter().fold(f, |f, rl| rl.describe_budget(f, world, self.cfg)));
             }
             let parked = self.ranks[r].units[i].as_ref().is_some_and(|u| u.thread.parked.is_some());
@@ -72,6 +77,21 @@ impl Sched<'_, '_> {
         };
         world.log_deps(false);
         result
+    }
+
+    /// Runs unit `i` of rank `r` one visible op at a time until an op touches shared state,
+    /// or the unit parks or ends: ops that touch nothing shared commute with every other
+    /// thread's, so they are merged into the next step that does (docs/DECISIONS.md
+    /// D-explore-2). Tasks it launches meanwhile start after the step (their start is
+    /// delayed past ops that nothing else can observe).
+    fn local_run(&mut self, r: usize, i: usize, world: &mut World, env: &Env<'_, 'p>) -> Result<(), Fault> {
+        loop {
+            self.ranks[r].quantum(i, world, env, self.cfg, 1, &mut self.rec)?;
+            let alive = self.ranks[r].units[i].as_ref().is_some_and(|u| u.thread.parked.is_none());
+            if !alive || world.has_deps() {
+                return Ok(());
+            }
+        }
     }
 
     fn tid_of(&self, r: usize, i: usize) -> Tid {

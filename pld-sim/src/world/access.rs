@@ -256,6 +256,10 @@ impl World {
             // atomic add landed.
             self.progress_at = self.stats.steps;
         }
+        if let Some(log) = &mut self.deps {
+            let space = crate::explore::Space::Window { domain: domain as u32, owner: owner as u32 };
+            log.push(crate::explore::Ev { by: g as u32, space, lo, hi, kind: kind.into() });
+        }
         if self.check_races {
             let kind = if silent { AccessKind::Rewrite } else { kind };
             // A release since this rank's last access advances its clock now.
@@ -285,8 +289,6 @@ impl World {
                 list.push((op.to_string(), self.allocs[alloc].name.clone(), span));
             }
         }
-        let space = crate::explore::Space::Window { domain: domain as u32, owner: owner as u32 };
-        self.dep(g, space, lo, hi, kind.into());
         let (win, write) = ((domain, owner), writes);
         self.meter.touched(crate::timeline::TouchRec { win, lo, hi, write, remote });
         self.count(g, site, remote, bytes, data.read_written(bytes, dt.bytes()));

@@ -21,6 +21,11 @@ impl World {
         self.deps.as_mut().map(std::mem::take).unwrap_or_default()
     }
 
+    /// Whether events were logged since the last [`World::take_deps`].
+    pub fn has_deps(&self) -> bool {
+        self.deps.as_ref().is_some_and(|d| !d.is_empty())
+    }
+
     /// Logs one access of rank `g` to bytes `[lo, hi)` of `space`.
     #[inline]
     pub(super) fn dep(&mut self, g: usize, space: Space, lo: u64, hi: u64, kind: EvKind) {
