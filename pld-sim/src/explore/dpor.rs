@@ -242,8 +242,14 @@ impl Driver for Dpor {
         let step = Step::new(tid, evs, li == 0);
         self.counts[ti] += 1;
         if self.n < self.target {
-            if self.nodes[self.n].step.as_ref().map(|s| &s.0) != Some(&step) {
-                self.diverged.get_or_insert_with(|| format!("the replayed step at node {} differs", self.n));
+            let recorded = self.nodes[self.n].step.as_ref().map(|s| &s.0);
+            if recorded != Some(&step) {
+                let was = recorded.map_or("none".to_string(), |r| format!("{} {:?}", r.tid, r.evs));
+                let msg = format!(
+                    "the replayed step at node {} differs: was {was}, now {} {:?}",
+                    self.n, step.tid, step.evs
+                );
+                self.diverged.get_or_insert(msg);
             }
             self.n += 1;
             self.rpos = 0;

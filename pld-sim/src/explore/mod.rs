@@ -133,6 +133,11 @@ pub fn exhaustive(
         let result = run(program, entry, inputs, &c);
         tally.executions += 1;
         let mut s = lock(&search);
+        let timed_out = deadline.is_some_and(|d| Instant::now() >= d);
+        if timed_out && matches!(&result, Err(SimError::Fault(r)) if r.kind == ReportKind::Budget) {
+            // The time limit stopped this run in the middle (a replay included).
+            return Ok(incomplete(tally, "the time limit was reached".into(), first, refuted));
+        }
         if let Some(d) = s.diverged.take() {
             return Err(crate::invalid(format!("the simulator did not replay deterministically: {d}")));
         }
