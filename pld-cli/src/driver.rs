@@ -19,6 +19,9 @@ pub enum Failure {
     Mismatch(String),
     /// The run was interrupted by Ctrl-C (exit 130), with its report.
     Interrupted(String),
+    /// `pld verify --exhaustive` stopped at a limit: neither proved nor refuted (exit 5), with
+    /// what it covered.
+    Incomplete(String),
 }
 
 impl Failure {

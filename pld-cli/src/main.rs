@@ -12,6 +12,7 @@ mod check;
 mod compile;
 mod driver;
 mod engine;
+mod exhaustive;
 mod expect;
 mod explain;
 mod limits;
@@ -21,6 +22,7 @@ mod ops_name;
 mod paths;
 mod progress;
 mod ptoas;
+mod replay;
 mod run;
 mod run_json;
 mod select;
@@ -39,6 +41,8 @@ pub const EXIT_USAGE: u8 = 2;
 pub const EXIT_FAULT: u8 = 3;
 /// Exit code for a checked output that differs (`pld run --expect`, `--check-golden`).
 pub const EXIT_MISMATCH: u8 = 4;
+/// `pld verify --exhaustive` hit a limit before it proved or refuted the program.
+pub const EXIT_INCOMPLETE: u8 = 5;
 
 /// Exit code of a run stopped by Ctrl-C (128 + SIGINT, as shells report it).
 pub const EXIT_INTERRUPTED: u8 = 130;
@@ -125,6 +129,7 @@ fn report(failure: driver::Failure) -> (String, u8) {
         Failure::Fault(report) => (report, EXIT_FAULT),
         Failure::Interrupted(report) => (report, EXIT_INTERRUPTED),
         Failure::Mismatch(msg) => (format!("error: {msg}\n"), EXIT_MISMATCH),
+        Failure::Incomplete(msg) => (msg, EXIT_INCOMPLETE),
         Failure::Usage(msg) => (format!("error: {msg}\n"), EXIT_USAGE),
     }
 }

@@ -37,9 +37,10 @@ pub struct RunArgs {
     /// Output folder.
     #[arg(long, default_value = "out")]
     out: PathBuf,
-    /// Interleaving: det, random:SEED, pct:SEED (replays one `pld verify` schedule) or parallel.
-    #[arg(long, default_value = "det", value_parser = parse_schedule)]
-    pub(crate) schedule: Schedule,
+    /// Interleaving: det, random:SEED, pct:SEED (replays one `pld verify` schedule), parallel,
+    /// or replay:PATH (the picks `pld verify --exhaustive` wrote for a refuting execution).
+    #[arg(long, default_value = "det", value_parser = crate::replay::parse_schedule)]
+    pub(crate) schedule: crate::replay::ScheduleArg,
     /// Simulated cores per rank (kernels running at once); 48 as on A2/A3 hardware.
     #[arg(long, default_value_t = 48)]
     cores: usize,
@@ -100,6 +101,9 @@ pub struct RunArgs {
     /// `pld verify`: explore this many PCT schedules after the deterministic one.
     #[arg(skip)]
     pub verify: Option<usize>,
+    /// `pld verify --exhaustive`: its limits and where a refutation's replay file goes.
+    #[arg(skip)]
+    pub exhaustive: Option<crate::exhaustive::Exhaustive>,
     /// One size of a `--sweep`: print only the check verdicts and the results table's rows.
     #[arg(skip)]
     pub(crate) sweeping: bool,
@@ -121,10 +125,6 @@ fn parse_seconds(s: &str) -> Result<std::time::Duration, String> {
         .ok_or_else(|| format!("`{s}` is not a positive number of seconds"))
 }
 
-fn parse_schedule(s: &str) -> Result<Schedule, String> {
-    s.parse()
-}
-
 /// `--builtins`: which form of the builtin collectives the simulator runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Builtins {
@@ -142,6 +142,13 @@ fn parse_builtins(s: &str) -> Result<Builtins, String> {
     }
 }
 
+impl RunArgs {
+    /// The program file.
+    pub fn file(&self) -> &std::path::Path {
+        &self.file
+    }
+}
+
 /// Runs `pld run`.
 pub fn run(args: &RunArgs) -> Result<(), Failure> {
     // First, so a Ctrl-C while the program compiles stops the run at its first poll too.
@@ -152,14 +159,16 @@ pub fn run(args: &RunArgs) -> Result<(), Failure> {
     if !(1..=4096).contains(&args.cores) {
         return Err(Failure::usage(format!("--cores {} is outside 1..=4096", args.cores)));
     }
-    if args.verify.is_some() && args.engine != crate::engine::EngineKind::Inproc {
+    if (args.verify.is_some() || args.exhaustive.is_some())
+        && args.engine != crate::engine::EngineKind::Inproc
+    {
         return Err(Failure::usage("pld verify runs in-process only"));
     }
     let engine = crate::engine::Engine::start(
         args.engine,
         args.ranks,
         args.trace.is_some(),
-        args.schedule != Schedule::Deterministic,
+        args.schedule.sched != Schedule::Deterministic || args.schedule.replay.is_some(),
     )?;
     if let Some(sweep) = &args.sweep {
         return crate::sweep::run(args, sweep, &engine, &interrupt);
@@ -305,7 +314,8 @@ pub(crate) fn run_on(
     let cfg = SimConfig {
         cost: cost_model(args)?,
         trace_all: args.trace_all,
-        schedule: args.schedule,
+        schedule: args.schedule.sched,
+        driver: crate::replay::driver(&args.schedule, args.ranks)?,
         trace: args.trace.is_some(),
         bindings: syms,
         binding_sources,
@@ -364,6 +374,11 @@ fn simulate(
     inputs: &pld_sim::Inputs,
     cfg: &SimConfig,
 ) -> Result<Option<pld_sim::SimOutcome>, Failure> {
+    if let Some(x) = &args.exhaustive {
+        let base = crate::exhaustive::explore(program, entry, inputs, cfg, x, args.report_json.as_deref())?;
+        write_outputs(args, &base)?;
+        return Ok(Some(base));
+    }
     if let Some(n) = args.verify {
         let base = crate::verify::explore(program, entry, inputs, cfg, n, args.report_json.as_deref())?;
         write_outputs(args, &base)?;
@@ -424,7 +439,7 @@ fn write_outputs(args: &RunArgs, outcome: &pld_sim::SimOutcome) -> Result<(), Fa
 fn report_outcome(args: &RunArgs, entry: &str, outcome: &pld_sim::SimOutcome) -> Result<(), Failure> {
     let mut names: Vec<&String> = outcome.outputs.keys().collect();
     names.sort();
-    outln!("ran `{entry}` on {} rank(s), schedule {}", args.ranks, schedule_name(args.schedule));
+    outln!("ran `{entry}` on {} rank(s), schedule {}", args.ranks, args.schedule.name());
     for name in names {
         let t = &outcome.outputs[name];
         let path = args.out.join(format!("{name}.npy"));
@@ -675,14 +690,5 @@ fn fmt_sum(v: f64) -> String {
         format!("{v:.0}")
     } else {
         format!("{v:.6}")
-    }
-}
-
-fn schedule_name(s: Schedule) -> String {
-    match s {
-        Schedule::Deterministic => "det".into(),
-        Schedule::Random(seed) => format!("random:{seed}"),
-        Schedule::Pct(seed) => format!("pct:{seed}"),
-        Schedule::Parallel => "parallel".into(),
     }
 }

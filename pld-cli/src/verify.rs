@@ -25,6 +25,24 @@ pub struct VerifyArgs {
     /// PCT schedules to explore after the deterministic one.
     #[arg(long, default_value_t = 16)]
     schedules: usize,
+    /// Explore every execution up to equivalence (DPOR): proved, refuted (with a replay file)
+    /// or incomplete (exit 5) when --max-executions or --timeout stops it first.
+    #[arg(long, conflicts_with = "schedules")]
+    exhaustive: bool,
+    /// With --exhaustive: stop after this many executions (incomplete).
+    #[arg(long, value_name = "N", requires = "exhaustive")]
+    max_executions: Option<u64>,
+    /// With --exhaustive: where a refutation's replay file goes (default: FILE's name with
+    /// `.replay.json`, in the current directory).
+    #[arg(long, value_name = "PATH.json", requires = "exhaustive")]
+    replay_file: Option<std::path::PathBuf>,
+    /// With --exhaustive: run every interleaving without reduction (for testing the reduction).
+    #[arg(long, hide = true, requires = "exhaustive")]
+    exhaustive_naive: bool,
+    /// With --exhaustive: go on past a refutation and print a census line (executions that
+    /// ended, their distinct traces, every outcome) before the verdict (for tests).
+    #[arg(long, hide = true, requires = "exhaustive")]
+    exhaustive_census: bool,
 }
 
 /// Runs `pld verify`.
@@ -32,7 +50,10 @@ pub fn run(mut args: VerifyArgs) -> Result<(), Failure> {
     if args.schedules > 100_000 {
         return Err(Failure::usage(format!("--schedules {} is above 100000", args.schedules)));
     }
-    if args.run.schedule != pld_sim::Schedule::Deterministic || args.run.trace.is_some() || args.run.trace_all
+    if args.run.schedule.sched != pld_sim::Schedule::Deterministic
+        || args.run.schedule.replay.is_some()
+        || args.run.trace.is_some()
+        || args.run.trace_all
     {
         return Err(Failure::usage(
             "pld verify chooses its own schedules and records no trace: drop --schedule, --trace and --trace-all (replay one schedule with pld run --schedule pct:SEED)",
@@ -41,7 +62,20 @@ pub fn run(mut args: VerifyArgs) -> Result<(), Failure> {
     if args.run.sweep.is_some() {
         return Err(Failure::usage("pld verify explores one size: drop --sweep (sweep sizes with pld run)"));
     }
-    args.run.verify = Some(args.schedules);
+    if args.exhaustive {
+        let file = args.run.file().to_path_buf();
+        let stem = file.file_stem().map_or("program".into(), |s| s.to_string_lossy().into_owned());
+        let replay_file = args.replay_file.unwrap_or_else(|| format!("{stem}.replay.json").into());
+        args.run.exhaustive = Some(crate::exhaustive::Exhaustive {
+            max_executions: args.max_executions,
+            replay_file,
+            naive: args.exhaustive_naive,
+            census: args.exhaustive_census,
+            file,
+        });
+    } else {
+        args.run.verify = Some(args.schedules);
+    }
     crate::run::run(&args.run)
 }
 

@@ -10,9 +10,10 @@ use runtime_support::*;
 use std::path::{Path, PathBuf};
 
 /// Every folder of the repository that holds DSL programs.
-const PROGRAM_DIRS: [&str; 11] = [
+const PROGRAM_DIRS: [&str; 12] = [
     "examples",
     "pld-cli/tests/uniformity",
+    "pld-cli/tests/exhaustive",
     "pld-cli/tests/parity_programs",
     "pld-cli/tests/corpus",
     "pld-cli/tests/runtime_programs",

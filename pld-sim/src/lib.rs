@@ -56,6 +56,7 @@ pub mod cost;
 pub mod credit;
 pub mod divergence;
 pub mod elem;
+pub mod explore;
 pub mod interp;
 pub mod limits;
 pub mod micro;
@@ -233,6 +234,9 @@ pub struct SimConfig {
     pub trace_all: bool,
     /// Live counters of the run (steps, bytes moved) for a progress display ([`budget`]).
     pub progress: Option<std::sync::Arc<budget::Progress>>,
+    /// Picks the thread of every step instead of `schedule` ([`explore`]: exhaustive
+    /// exploration, replay files).
+    pub driver: Option<explore::DriverCell>,
 }
 
 impl Default for SimConfig {
@@ -259,6 +263,7 @@ impl Default for SimConfig {
             cost: cost::CostModel::default(),
             trace_all: false,
             progress: None,
+            driver: None,
         }
     }
 }
@@ -309,7 +314,7 @@ impl std::fmt::Display for SimError {
     }
 }
 
-fn invalid(msg: impl Into<String>) -> SimError {
+pub(crate) fn invalid(msg: impl Into<String>) -> SimError {
     let mut d = Diagnostics::new();
     d.push(Diagnostic::error(Span::DUMMY, msg));
     SimError::Invalid(d)

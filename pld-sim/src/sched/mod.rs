@@ -14,6 +14,7 @@
 //! repeats a sequence of up to `MAX_PERIOD` dispatches holds it once with a count). The run always ends: completion, a fault, a deadlock report when nothing
 //! can run but something waits, or a budget report.
 
+use crate::explore::Tid;
 use crate::interp::{Env, Job, Req, StepOut, Thread};
 use crate::micro::MicroRun;
 use crate::report::{Fault, ParkedCore, ReportKind};
@@ -25,10 +26,13 @@ use crate::{Schedule, SimConfig};
 use pld_ir::{Direction, FunctionKind, Program, Span};
 use std::collections::{HashMap, VecDeque};
 
+mod deadlock;
 mod distributed;
+mod driven;
 mod parallel;
 mod queue;
 
+pub(crate) use deadlock::deadlock_fault;
 use queue::*;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -67,6 +71,8 @@ struct Unit<'p> {
     task: Option<usize>,
     /// Its core and modeled clock.
     lane: Lane,
+    /// Its id for a driven run ([`crate::explore`]).
+    tid: Tid,
 }
 
 struct Rng(u64);
@@ -120,6 +126,8 @@ struct RankLocal<'p> {
     rr: usize,
     /// Modeled time of its cores and tasks.
     tl: RankTime,
+    /// Dispatches started so far (the current one's number, from 1).
+    dispatch: u32,
 }
 
 /// What one quantum did.
@@ -129,7 +137,13 @@ struct Quantum {
 
 impl<'p> RankLocal<'p> {
     fn new(r: usize) -> RankLocal<'p> {
-        RankLocal { r, rt: RankRt::default(), units: Vec::new(), rr: 0, tl: RankTime::default() }
+        RankLocal { r, rt: RankRt::default(), units: Vec::new(), rr: 0, tl: RankTime::default(), dispatch: 0 }
+    }
+
+    /// The id of lane `lane` of `task` (the orchestrator: `None`) of the current dispatch.
+    fn tid(&self, task: Option<usize>, lane: usize) -> Tid {
+        let (rank, dispatch) = (self.r as u32, self.dispatch);
+        Tid { rank, dispatch, task: task.map(|t| t as u32), lane: lane as u32 }
     }
 
     fn idle(&self) -> bool {
@@ -229,6 +243,7 @@ impl<'p> RankLocal<'p> {
                     },
                 };
                 self.rt.busy = true;
+                self.dispatch += 1;
                 self.rt.tasks.clear();
                 self.tl.new_dispatch(cfg.cores_per_rank);
                 self.rt.orch = None;
@@ -237,7 +252,8 @@ impl<'p> RankLocal<'p> {
                     Job::Func { func, args } if !func.kind.is_incore() => {
                         let t = Thread::new(func, args, r, Level::Chip)?;
                         let lane = self.tl.orch_lane(r);
-                        self.units.push(Some(Unit { thread: t, rank: r, task: None, lane }));
+                        let tid = self.tid(None, 0);
+                        self.units.push(Some(Unit { thread: t, rank: r, task: None, lane, tid }));
                         self.rt.orch = Some(self.units.len() - 1);
                         self.rt.orch_done = false;
                     }
@@ -311,7 +327,8 @@ impl<'p> RankLocal<'p> {
             self.rt.tasks[i].state = TState::Running;
             self.rt.tasks[i].pending = threads.len();
             self.rt.running += threads.len();
-            for thread in threads {
+            for (k, thread) in threads.into_iter().enumerate() {
+                let tid = self.tid(Some(i), k);
                 let deps = &self.rt.tasks[i].deps;
                 let mut lane = self.tl.start(r, i, deps);
                 if let Some(run) = collective.clone() {
@@ -320,7 +337,7 @@ impl<'p> RankLocal<'p> {
                     lane.collective =
                         Some(crate::timeline::CollectiveRun { rank: r, seq, start, end: start, ..run });
                 }
-                self.units.push(Some(Unit { thread, rank: r, task: Some(i), lane }));
+                self.units.push(Some(Unit { thread, rank: r, task: Some(i), lane, tid }));
             }
         }
         if self.rt.busy && self.rt.orch_done && self.rt.tasks.iter().all(|t| t.state == TState::Done) {
@@ -517,46 +534,6 @@ impl<'p> RankLocal<'p> {
     }
 }
 
-pub(crate) fn deadlock_fault(
-    parked: Vec<ParkedCore>,
-    live: &[usize],
-    nranks: usize,
-    cfg: &SimConfig,
-) -> Fault {
-    let src = cfg.sources.as_ref();
-    let mut f = Fault::new(
-        ReportKind::Deadlock(parked.clone()),
-        parked.first().map_or(Span::DUMMY, |p| p.span),
-        format!("no core can run; {} wait(s) can never be satisfied", parked.len()),
-    );
-    for p in &parked {
-        let writers = if p.writers.is_empty() {
-            "never written".to_string()
-        } else {
-            format!("written so far by ranks {:?}", p.writers)
-        };
-        f = f.note(format!(
-            "rank {} kernel '{}' at {} waits on {} {} (current value {}); {writers}",
-            p.rank,
-            p.kernel,
-            crate::report::span_text(p.span, src),
-            p.cell,
-            p.predicate,
-            p.value,
-        ));
-    }
-    // In a deadlock every unfinished rank is itself blocked: none of them will notify.
-    if !live.is_empty() {
-        f = f.note(format!("ranks not finished, each blocked in a wait above: {live:?}"));
-    }
-    let finished: Vec<usize> = (0..nranks).filter(|r| !live.contains(r)).collect();
-    if !finished.is_empty() {
-        f = f.note(format!("ranks that already finished all their work: {finished:?}"));
-    }
-    f.context.graph = Some(crate::report_render::WaitGraph { waits: parked, live: live.to_vec(), finished });
-    f
-}
-
 /// Ops a unit runs per scheduling turn before the next unit gets its turn (a unit that parks
 /// or ends gives up its turn earlier). Larger turns amortise the scheduler's per-turn work;
 /// the interleaving stays a fixed function of the input (deterministic) or of the seed.
@@ -703,27 +680,13 @@ impl<'p, 'c> Sched<'p, 'c> {
         }
         let syms = self.syms.clone();
         let env = Env { syms: &syms, program: self.program };
+        if let Some(d) = self.cfg.driver.clone() {
+            return self.driven_loop(world, &d);
+        }
         let mut runnable: Vec<(usize, usize)> = Vec::new();
         loop {
-            for rank in &mut self.ranks {
-                for _ in 0..4 {
-                    if !rank.advance(world, self.cfg)? {
-                        break;
-                    }
-                }
-            }
-            runnable.clear();
-            for (r, rl) in self.ranks.iter().enumerate() {
-                rl.push_runnable(r, &mut runnable);
-            }
-            if runnable.is_empty() {
-                let live: Vec<usize> = self.ranks.iter().filter(|r| !r.idle()).map(|r| r.r).collect();
-                if live.is_empty() {
-                    return Ok(());
-                }
-                let parked = self.ranks.iter().flat_map(|r| r.parked(world)).collect();
-                let f = deadlock_fault(parked, &live, self.ranks.len(), self.cfg);
-                return Err(crate::divergence::help(f, self.program, &world.branches));
+            if !self.advance_all(world, &mut runnable)? {
+                return Ok(());
             }
             let (r, i) = match self.cfg.schedule {
                 Schedule::Random(_) => runnable[(self.rng.next() % runnable.len() as u64) as usize],
@@ -744,6 +707,36 @@ impl<'p, 'c> Sched<'p, 'c> {
                 return Err(self.ranks.iter().fold(f, |f, rl| rl.describe_budget(f, world, self.cfg)));
             }
         }
+    }
+}
+
+impl Sched<'_, '_> {
+    /// Advances every rank (starts dispatches and ready tasks, retires satisfied deferred
+    /// tasks, wakes parked cores) and lists the runnable units in `runnable`; `false` when
+    /// every rank is idle (the device work is done), a deadlock fault when nothing can run but
+    /// something waits.
+    fn advance_all(&mut self, world: &mut World, runnable: &mut Vec<(usize, usize)>) -> Result<bool, Fault> {
+        for rank in &mut self.ranks {
+            for _ in 0..4 {
+                if !rank.advance(world, self.cfg)? {
+                    break;
+                }
+            }
+        }
+        runnable.clear();
+        for (r, rl) in self.ranks.iter().enumerate() {
+            rl.push_runnable(r, runnable);
+        }
+        if runnable.is_empty() {
+            let live: Vec<usize> = self.ranks.iter().filter(|r| !r.idle()).map(|r| r.r).collect();
+            if live.is_empty() {
+                return Ok(false);
+            }
+            let parked = self.ranks.iter().flat_map(|r| r.parked(world)).collect();
+            let f = deadlock_fault(parked, &live, self.ranks.len(), self.cfg);
+            return Err(crate::divergence::help(f, self.program, &world.branches));
+        }
+        Ok(true)
     }
 }
 

@@ -67,6 +67,10 @@ impl World {
         if !park.holds(value) {
             return Ok(false);
         }
+        drop(st);
+        self.dep_cell(g, r.domain, r.owner, r.offset);
+        let win = &self.domains[r.domain].wins[r.owner];
+        let mut st = lock(&win.state);
         let Some(meta) = st.cells.get(&r.offset) else { return Ok(true) };
         let (vc, rel) = (&mut self.vc[g], &mut self.released[g]);
         // One producer besides the owner's own epilogue: generations are that producer's.

@@ -31,6 +31,7 @@ use std::sync::{
 mod access;
 mod backend;
 mod credit;
+mod deps;
 mod memory;
 mod race;
 mod resolve;
@@ -134,6 +135,9 @@ pub struct World {
     backend: Option<Arc<dyn WindowBackend>>,
     /// Host-tensor byte spans written in a distributed run ([`World::host_writes`]).
     host_writes: Vec<(usize, usize, usize)>,
+    /// The shared-state accesses since the last [`World::take_deps`], while an exhaustive
+    /// exploration drives the run ([`crate::explore`]; `None` otherwise).
+    deps: Option<Vec<crate::explore::Ev>>,
 }
 
 const ADDR_BASE: u64 = 0x4000_0000_0000;
@@ -195,6 +199,7 @@ impl World {
             branches: Default::default(),
             backend: None,
             host_writes: Vec::new(),
+            deps: None,
         }
     }
 
@@ -434,6 +439,7 @@ impl World {
             branches: Default::default(),
             backend: self.backend.clone(),
             host_writes: Vec::new(),
+            deps: None,
         }
     }
 

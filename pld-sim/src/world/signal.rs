@@ -347,6 +347,9 @@ impl World {
             self.warnings.push(format!("pld.system.notify by rank {g} ({who}) wraps signal cell {name} from {old} by {value} past the int32 range"));
         }
         self.stats.notifies[g] += 1;
+        if let Some(log) = &mut self.deps {
+            log.push(super::deps::cell_ev(g, r.domain, r.owner, r.offset));
+        }
         self.meter.notified(r, set, value, old, new, me != Some(r.owner));
         self.notified[g] = true;
         if let Some(e) = &self.wake {
