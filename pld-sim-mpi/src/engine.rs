@@ -75,17 +75,19 @@ impl Mpi {
         let world = self.universe.world();
         let out = match result {
             Ok((outcome, mine)) => {
-                let share = wire::encode_share(&wire::share_of(me, &outcome, &mine));
-                match gather(&world, &share) {
+                let share = wire::Message::Share(wire::share_of(me, &outcome, &mine));
+                match gather(&world, &encoded(&share)) {
                     None => Ok(None),
                     Some(all) => {
-                        let shares: Vec<wire::Share> =
-                            all.iter().filter_map(|b| wire::decode_share(b)).collect();
-                        if shares.len() != n {
-                            rma::abort(
-                                3,
-                                "error: internal: a rank's share of the outcome did not arrive whole",
-                            );
+                        let mut shares = Vec::with_capacity(n);
+                        for (r, b) in all.iter().enumerate() {
+                            match wire::decode(b) {
+                                Ok(wire::Message::Share(s)) => shares.push(s),
+                                Ok(wire::Message::Parked(_)) => {
+                                    internal(r, "parked waits instead of its share")
+                                }
+                                Err(e) => internal(r, &e.to_string()),
+                            }
                         }
                         Ok(Some(wire::merge(outcome, &shares, n)))
                     }
@@ -93,12 +95,18 @@ impl Mpi {
             }
             Err(SimError::Fault(report)) => match &report.kind {
                 ReportKind::Deadlock(parked) if backend.quiescent() => {
-                    match gather(&world, &wire::encode_parked(parked)) {
+                    match gather(&world, &encoded(&wire::Message::Parked(parked.clone()))) {
                         None => Ok(None),
                         Some(all) => {
                             let mut waits = Vec::new();
-                            for b in &all {
-                                waits.extend(wire::decode_parked(b).unwrap_or_default());
+                            for (r, b) in all.iter().enumerate() {
+                                match wire::decode(b) {
+                                    Ok(wire::Message::Parked(p)) => waits.extend(p),
+                                    Ok(wire::Message::Share(_)) => {
+                                        internal(r, "a share instead of its waits")
+                                    }
+                                    Err(e) => internal(r, &e.to_string()),
+                                }
                             }
                             Err(SimError::Fault(pld_sim::deadlock_report(waits, cfg)))
                         }
@@ -120,6 +128,17 @@ impl Mpi {
         drop(backend);
         out
     }
+}
+
+/// `m` on the wire; a message that cannot be encoded is an engine bug (abort, exit 3).
+fn encoded(m: &wire::Message) -> Vec<u8> {
+    wire::encode(m)
+        .unwrap_or_else(|e| rma::abort(3, &format!("error: internal: cannot encode a message: {e}")))
+}
+
+/// Rank 0 got a message from rank `r` it cannot use: an engine bug (abort, exit 3).
+fn internal(r: usize, what: &str) -> ! {
+    rma::abort(3, &format!("error: internal: the message of rank {r} at the end of the run: {what}"))
 }
 
 /// A fault on this process: the rank that hit it (or rank 0, for one every process hits)

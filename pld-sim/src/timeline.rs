@@ -178,7 +178,7 @@ pub struct Slice {
 }
 
 /// One modeled collective call on one rank.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct CollectiveRun {
     /// Op name.
     pub name: String,
