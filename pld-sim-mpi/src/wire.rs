@@ -119,8 +119,9 @@ pub fn decode(b: &[u8]) -> Result<Message, WireError> {
     }
 }
 
-/// The share of rank `rank` in `outcome` (`own`: the output spans it wrote, its collectives).
-pub fn share_of(rank: usize, outcome: &SimOutcome, own: &RankShare) -> Share {
+/// The share of rank `rank` in `outcome` (`own`: the output spans it wrote, its collectives);
+/// the bytes it wrote only `with_writes` (when rank 0 writes or checks the outputs).
+pub fn share_of(rank: usize, outcome: &SimOutcome, own: &RankShare, with_writes: bool) -> Share {
     let writes = &own.writes;
     let s = &outcome.stats;
     let mine = |r: usize| r == rank || (rank == 0 && r == HOST);
@@ -136,7 +137,7 @@ pub fn share_of(rank: usize, outcome: &SimOutcome, own: &RankShare) -> Share {
         }));
     }
     let at = |v: &Vec<u64>| v.get(rank).copied().unwrap_or(0);
-    let mut names: Vec<&String> = writes.keys().collect();
+    let mut names: Vec<&String> = writes.keys().filter(|_| with_writes).collect();
     names.sort();
     let mut out = Vec::new();
     for name in names {
@@ -159,17 +160,31 @@ pub fn share_of(rank: usize, outcome: &SimOutcome, own: &RankShare) -> Share {
     }
 }
 
-/// Rank 0's outcome made whole from every rank's share (rank order): traffic and counters of
-/// each rank from its own share, every output byte from the rank that wrote it.
-pub fn merge(mut outcome: SimOutcome, shares: &[Share], nranks: usize) -> SimOutcome {
-    let mut stats = Stats {
-        notifies: vec![0; nranks],
-        waits: vec![0; nranks],
-        barrier_rounds: vec![0; nranks],
-        ..Stats::default()
-    };
-    let mut rank_ps = vec![0; nranks];
-    for s in shares {
+/// Rank 0's outcome made whole from every rank's share, taken one at a time in rank order
+/// (so rank 0 holds one share's bytes at once): traffic and counters of each rank from its
+/// own share, every output byte from the rank that wrote it.
+pub struct Merger {
+    outcome: SimOutcome,
+    stats: Stats,
+    rank_ps: Vec<u64>,
+    runs: Vec<CollectiveRun>,
+}
+
+impl Merger {
+    /// Starts from rank 0's own outcome of a run on `nranks` ranks.
+    pub fn new(outcome: SimOutcome, nranks: usize) -> Merger {
+        let stats = Stats {
+            notifies: vec![0; nranks],
+            waits: vec![0; nranks],
+            barrier_rounds: vec![0; nranks],
+            ..Stats::default()
+        };
+        Merger { outcome, stats, rank_ps: vec![0; nranks], runs: Vec::new() }
+    }
+
+    /// Takes the next rank's share.
+    pub fn add(&mut self, s: Share) {
+        let stats = &mut self.stats;
         for t in &s.traffic {
             let table: &mut BTreeMap<(usize, String), u64> = match t.table {
                 Table::Remote => &mut stats.remote_bytes,
@@ -178,33 +193,43 @@ pub fn merge(mut outcome: SimOutcome, shares: &[Share], nranks: usize) -> SimOut
             };
             *table.entry((t.rank, t.op.clone())).or_default() += t.bytes;
         }
-        if s.rank < nranks {
+        if s.rank < self.rank_ps.len() {
             stats.notifies[s.rank] += s.counters[0];
             stats.waits[s.rank] += s.counters[1];
             stats.barrier_rounds[s.rank] += s.counters[2];
-            rank_ps[s.rank] = s.modeled_ps;
+            self.rank_ps[s.rank] = s.modeled_ps;
         }
         stats.steps += s.steps;
+        let outputs = &mut self.outcome.outputs;
         for w in &s.writes {
             let end = w.lo.saturating_add(w.bytes.len());
-            if let Some(dst) = outcome.outputs.get_mut(&w.output).and_then(|t| t.data.get_mut(w.lo..end)) {
+            if let Some(dst) = outputs.get_mut(&w.output).and_then(|t| t.data.get_mut(w.lo..end)) {
                 dst.copy_from_slice(&w.bytes);
             }
         }
-        for w in &s.warnings {
-            if !outcome.warnings.contains(w) {
-                outcome.warnings.push(w.clone());
+        for w in s.warnings {
+            if !self.outcome.warnings.contains(&w) {
+                self.outcome.warnings.push(w);
             }
         }
+        let rank = s.rank;
+        self.runs.extend(s.collectives.into_iter().map(|c| CollectiveRun { rank, ..c }));
     }
-    let runs: Vec<CollectiveRun> = shares
-        .iter()
-        .flat_map(|s| s.collectives.iter().map(move |c| CollectiveRun { rank: s.rank, ..c.clone() }))
-        .collect();
-    outcome.stats = stats;
-    outcome.timing.rank_ps = rank_ps;
-    outcome.timing.collectives = pld_sim::timeline::collective_times(&runs);
-    outcome
+
+    /// The merged outcome.
+    pub fn finish(mut self) -> SimOutcome {
+        self.outcome.stats = self.stats;
+        self.outcome.timing.rank_ps = self.rank_ps;
+        self.outcome.timing.collectives = pld_sim::timeline::collective_times(&self.runs);
+        self.outcome
+    }
+}
+
+/// [`Merger`] over `shares` (rank order).
+pub fn merge(outcome: SimOutcome, shares: impl IntoIterator<Item = Share>, nranks: usize) -> SimOutcome {
+    let mut m = Merger::new(outcome, nranks);
+    shares.into_iter().for_each(|s| m.add(s));
+    m.finish()
 }
 
 #[cfg(test)]
@@ -302,7 +327,7 @@ mod tests {
             ],
             ..Share::default()
         };
-        let merged = merge(base, &[zero, share()], 3);
+        let merged = merge(base, [zero, share()], 3);
         assert_eq!(merged.stats.local_bytes.get(&(0, "a".to_string())), Some(&5));
         assert_eq!(merged.stats.local_bytes.get(&(HOST, "h".to_string())), Some(&7));
         assert_eq!(merged.stats.remote_total(2), 4096);
