@@ -10,8 +10,8 @@
 //! (`pld_sim::Stats::rw_bytes`: both sides of every chunk load, combine and store).
 
 /// Elements per chunk, as the simulator's host builtin tiles data
-/// (`pld_ir::BUILTIN_MESH_TILE`, the seed's 256 elements).
-pub const CHUNK: usize = pld_ir::BUILTIN_MESH_TILE as usize;
+/// (`pld_runtime_abi::BUILTIN_MESH_TILE`, the seed's 256 elements).
+pub const CHUNK: usize = pld_runtime_abi::BUILTIN_MESH_TILE as usize;
 
 /// Runs the mesh allreduce over `windows` (one per rank, equal lengths) in place; returns the
 /// bytes read plus written: a load or store of `n` bytes counts `2n`, a combine `3n` (the peer's

@@ -2,7 +2,7 @@
 //!
 //! Tensors are written in their own dtype (`<f4` for FP32, `<f2` for FP16, `<i4` for INT32,
 //! …). NumPy has no bfloat16, so BF16 tensors are written as `<u2` holding the raw bits
-//! (docs/DECISIONS.md). Reading checks the file's dtype against the parameter's.
+//! (D-cli-1 in docs/decisions/cli.md). Reading checks the file's dtype against the parameter's.
 
 use pld_ir::DataType;
 use pld_sim::lazy::LazyInput;

@@ -15,7 +15,7 @@
 
 use crate::CodegenOptions;
 use pld_ir::registry::LoweringKind;
-use pld_ir::{Attr, Call, Callee, Diagnostic, Expr, Function, FunctionKind, Program, Span};
+use pld_ir::{Call, Callee, Diagnostic, Expr, Function, FunctionKind, Program, Span};
 use std::collections::BTreeMap;
 
 /// The entry symbol of a variant: non-alphanumerics become `_`.
@@ -119,8 +119,7 @@ pub fn render(
     let mut values = host.values.clone();
     let mut b = pld_ir::Builder::new(&mut values, host.kind);
     b.target = opts.target;
-    b.context.push((pld_ir::BUILTIN_KERNEL_NAME_FACT.to_string(), Attr::Str(name.clone())));
-    b.context.push((pld_ir::BUILTIN_KERNEL_FOR_PTO_FACT.to_string(), Attr::Bool(true)));
+    b.context.kernel_request = Some(pld_ir::KernelRequest { name: name.clone() });
     (lowering.run)(&mut b, call, &[], Span::DUMMY)
         .map_err(|d| Diagnostic { message: format!("builtin kernel {variant}: {}", d.message), ..d })?;
     let (_, mut functions) = b.finish();

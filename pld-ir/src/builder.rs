@@ -26,10 +26,34 @@ pub struct Builder<'a> {
     pub span: Span,
     /// Functions a lowering asks to add to the program (e.g. synthesized builtin kernels).
     pub new_functions: Vec<Function>,
-    /// Facts the calling pass hands to a lowering (e.g. `devices` of the enclosing comm
-    /// domain for host collectives); empty unless a pass sets them.
-    pub context: Vec<(String, Attr)>,
+    /// What the calling pass (or codegen's builtin renderer) tells a lowering about the call's
+    /// surroundings; all unset unless the caller sets them.
+    pub context: LowerContext,
     blocks: Vec<Vec<Stmt>>,
+}
+
+/// Where a call being lowered sits, as the lowering's caller knows it: a typed record, so a
+/// lowering and its callers agree on each fact by a field, not by a string key.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LowerContext {
+    /// The enclosing function's name (a synthesized function is named after it).
+    pub function: Option<String>,
+    /// How many `for`/`while` loops enclose the call.
+    pub loop_depth: i64,
+    /// The rank list of the innermost enclosing comm domain holding every window operand
+    /// (empty = all ranks); `None` outside any comm domain.
+    pub devices: Option<Vec<i64>>,
+    /// Codegen's request to a builtin-kernel lowering: build this kernel for PTO emission.
+    pub kernel_request: Option<KernelRequest>,
+}
+
+/// A request for the kernel of one builtin variant, built for PTO emission only (symbolic
+/// dynamic extents, one SPMD kernel reading the block symbols) into
+/// [`Builder::new_functions`], leaving the caller's body untouched.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KernelRequest {
+    /// The kernel's name.
+    pub name: String,
 }
 
 impl<'a> Builder<'a> {
@@ -41,14 +65,9 @@ impl<'a> Builder<'a> {
             target: Target::default(),
             span: Span::DUMMY,
             new_functions: Vec::new(),
-            context: Vec::new(),
+            context: LowerContext::default(),
             blocks: vec![Vec::new()],
         }
-    }
-
-    /// The context fact `name`, if the calling pass set it.
-    pub fn context(&self, name: &str) -> Option<&Attr> {
-        self.context.iter().find(|(k, _)| k == name).map(|(_, v)| v)
     }
 
     /// The deduction environment of this builder.

@@ -60,7 +60,7 @@ pub mod vocab;
 #[doc(hidden)]
 pub use inventory;
 
-pub use builder::{Builder, FunctionBuilder};
+pub use builder::{Builder, FunctionBuilder, KernelRequest, LowerContext};
 pub use diag::{Diagnostic, Diagnostics, Severity};
 pub use dtype::DataType;
 pub use effects::{
@@ -70,11 +70,10 @@ pub use expr::{Attr, BinOp, Call, Callee, Expr, ExprKind, UnOp};
 pub use func::{Direction, Function, FunctionKind, Param, Program};
 pub use printer::{print_function, print_program};
 pub use registry::{
-    registry, ub_stage, Affinity, AttrDef, AttrDefault, AttrType, DeduceCx, DeduceEnv, Effect, Lowered,
-    Lowering, LoweringKind, OpDef, OpId, ParamDef, Target, BUILTIN_MESH_TILE, BUILTIN_TILE_ELEMS_ATTR,
-    UB_CHUNK_BYTES,
+    registry, Affinity, AttrDef, AttrDefault, AttrType, DeduceCx, DeduceEnv, Effect, Lowered, Lowering,
+    LoweringKind, OpDef, OpId, ParamDef, Target,
 };
-pub use registry::{BLOCK_IDX_SYM, BLOCK_NUM_SYM, BUILTIN_KERNEL_FOR_PTO_FACT, BUILTIN_KERNEL_NAME_FACT};
+pub use registry::{BLOCK_IDX_SYM, BLOCK_NUM_SYM};
 pub use span::{FileId, SourceFile, SourceMap, Span};
 pub use stmt::{Block, ForKind, IterArg, ScopeKind, Stmt, StmtKind};
 pub use types::{

@@ -134,6 +134,16 @@ pub enum RegistryError {
         /// The submission's site.
         site: Site,
     },
+    /// An op record contradicts itself: a flag its other fields require is missing.
+    #[error("op `{op}` at {site}: {why}")]
+    Inconsistent {
+        /// The op's name.
+        op: &'static str,
+        /// Its registration site.
+        site: Site,
+        /// What is wrong, and why it matters.
+        why: &'static str,
+    },
     /// Nothing is registered.
     #[error("no op families registered; is `pld-ops` linked? add `use pld_ops as _;` to the binary or test")]
     Empty,

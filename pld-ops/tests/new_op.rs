@@ -49,7 +49,7 @@ fn registry_lists_and_resolves_the_new_op() {
     assert_eq!(reg.lookup("pld.scale_rows").map(|d| d.name), Some("pld.tile.scale_rows"));
     let listing = reg.listing();
     assert!(
-        listing.contains("pld.tile.scale_rows [test_extension] (tile) {factor: int = 1} vector"),
+        listing.contains("pld.tile.scale_rows [test_extension] (tile:r) {factor: int = 1} vector"),
         "{listing}"
     );
     // The built-in families are still all there.

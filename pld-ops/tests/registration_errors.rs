@@ -1,7 +1,8 @@
 //! The one registration machinery reports every collision with both definition sites and
 //! every registration for an unknown op with its site: an alias that is another op's name, an
 //! overload named like an alias, a second lowering of one kind, a canonicalizer for an op
-//! nobody registered, a second private-signal rule and one for an op nobody registered. This test lives in its own file (its own test binary) because it
+//! nobody registered, a second private-signal rule and one for an op nobody registered, and a
+//! notifier (by signal role) not pinned to one lane. This test lives in its own file (its own test binary) because it
 //! deliberately pollutes the global registry.
 
 use pld_ir::auto_signal::SignalDim;
@@ -32,6 +33,17 @@ static ALIAS_THIEF: OpDef = OpDef {
     lowerings: &[],
 };
 register_op!(ALIAS_THIEF);
+
+/// A fused put+notify declared without `no_duplicate`: its signal role makes it a notifier.
+static DOUBLE_NOTIFIER: OpDef = OpDef {
+    name: "test.put_notify",
+    family: "test_collide",
+    summary: "a fused put+notify that forgot `no_duplicate`",
+    aliases: &[],
+    signal_role: SignalRole::Notify,
+    ..ALIAS_THIEF
+};
+register_op!(DOUBLE_NOTIFIER);
 
 static OVERLOAD_THIEF: Overload =
     Overload { name: "pl.array.create", candidates: &["array.create"], pick: |_| "array.create" };
@@ -112,6 +124,13 @@ fn a_private_signal_rule_must_name_a_registered_op() {
 }
 
 #[test]
+fn a_notifier_must_be_no_duplicate_whatever_its_name() {
+    let msg = message(|e| matches!(e, RegistryError::Inconsistent { op: "test.put_notify", .. }));
+    assert!(msg.starts_with("op `test.put_notify` at "), "{msg}");
+    assert!(msg.contains("registration_errors.rs:") && msg.contains("not `no_duplicate`"), "{msg}");
+}
+
+#[test]
 fn exactly_the_planted_problems_are_reported() {
-    assert_eq!(errors().len(), 6, "{:?}", errors());
+    assert_eq!(errors().len(), 7, "{:?}", errors());
 }

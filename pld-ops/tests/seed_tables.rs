@@ -1,10 +1,11 @@
 //! The seed's tables, checked against the registry: the fifteen user ops exist with the
 //! declared affinity (put/get VECTOR; remote_store derived from its tile; remote_load,
-//! notify, wait SHARED), `no_duplicate` on notify only, the ABI-enum kwargs, the internal
+//! notify, wait SHARED), `no_duplicate` on notify only (and, registry-wide, exactly on the ops
+//! whose signal role is Notify), the ABI-enum kwargs, the internal
 //! flags of the staging and builtin forms, and per-argument write effects.
 
 use pld_ir::registry::{AbiEnumKind, AttrType};
-use pld_ir::{Affinity, Effect};
+use pld_ir::{Affinity, Effect, SignalRole};
 
 const USER_OPS: [(&str, Affinity); 15] = [
     ("pld.tile.remote_load", Affinity::Shared),
@@ -34,9 +35,11 @@ fn fifteen_user_ops_with_seed_affinity() {
         assert_eq!(d.no_duplicate, name == "pld.system.notify", "{name}");
         assert!(d.lowerings.is_empty(), "{name}: lowerings are registered apart, never inline");
     }
-    // no_duplicate is set on notify and nowhere else in the whole registry.
-    let flagged: Vec<&str> = reg.ops().filter(|r| r.def.no_duplicate).map(|r| r.def.name).collect();
-    assert_eq!(flagged, vec!["pld.system.notify"]);
+    // Across the whole registry the signal role decides: an op is pinned to one lane exactly
+    // when it notifies (the registry refuses a notifier without the flag).
+    for r in reg.ops() {
+        assert_eq!(r.def.no_duplicate, r.def.signal_role == SignalRole::Notify, "{}", r.def.name);
+    }
 }
 
 #[test]

@@ -218,13 +218,9 @@ struct LowerCx<'a> {
     loop_depth: i64,
 }
 
-/// The context a lowering sees: `devices` (the rank list of the innermost enclosing comm
-/// domain holding every window operand; empty = all ranks) when there is one.
-fn lowering_context(
-    call: &Call,
-    f: &Function,
-    domains: &[(Vec<i64>, HashSet<String>)],
-) -> Vec<(String, pld_ir::Attr)> {
+/// The rank list of the innermost enclosing comm domain holding every window operand of
+/// `call` (empty = all ranks), when there is one: the `devices` a lowering sees.
+fn enclosing_devices(call: &Call, f: &Function, domains: &[(Vec<i64>, HashSet<String>)]) -> Option<Vec<i64>> {
     let windows: Vec<String> = call
         .args
         .iter()
@@ -233,12 +229,7 @@ fn lowering_context(
             _ => None,
         })
         .collect();
-    domains
-        .iter()
-        .rev()
-        .find(|(_, ws)| windows.iter().all(|w| ws.contains(w)))
-        .map(|(devs, _)| vec![("devices".to_string(), pld_ir::Attr::Ints(devs.clone()))])
-        .unwrap_or_default()
+    domains.iter().rev().find(|(_, ws)| windows.iter().all(|w| ws.contains(w))).map(|(devs, _)| devs.clone())
 }
 
 fn lower_block(block: &mut Block, f: &mut Function, depth: usize, cx: &mut LowerCx<'_>) {
@@ -290,9 +281,12 @@ fn lower_block(block: &mut Block, f: &mut Function, depth: usize, cx: &mut Lower
             block.stmts.push(s);
             continue;
         }
-        let mut context = lowering_context(&call, f, &cx.domains);
-        context.push(("function".to_string(), pld_ir::Attr::Str(f.name.clone())));
-        context.push(("loop_depth".to_string(), pld_ir::Attr::Int(cx.loop_depth)));
+        let context = pld_ir::LowerContext {
+            function: Some(f.name.clone()),
+            loop_depth: cx.loop_depth,
+            devices: enclosing_devices(&call, f, &cx.domains),
+            kernel_request: None,
+        };
         let fkind = f.kind;
         let mut b = Builder::new(&mut f.values, fkind);
         b.target = cx.target;

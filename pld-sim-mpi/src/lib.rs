@@ -4,7 +4,7 @@
 //! every process interprets the same program (the host orchestrator replicated), executes
 //! only its own rank's device work, and keeps its rank's comm-domain windows and signal cells
 //! in MPI-3 RMA windows that the other ranks reach with one-sided operations (see
-//! docs/DECISIONS.md, `## MPI engine`).
+//! docs/decisions/mpi.md).
 //!
 //! Guarantees: without the `mpi` feature this crate needs no MPI and holds only [`wire`], the
 //! MPI-free format of what ranks send rank 0 at the end; with it, `engine` runs a process

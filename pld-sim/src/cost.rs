@@ -52,8 +52,8 @@ pub const KEYS: [(&str, &str); 7] = [
 ];
 
 impl CostModel {
-    /// The default parameters of a target profile (`a2a3` or `a5`; see DECISIONS D-sim-cost-1
-    /// for the public figures they come from).
+    /// The default parameters of a target profile (`a2a3` or `a5`; see D-timeline-1 in
+    /// docs/decisions/time-traces-reports.md for the public figures they come from).
     pub fn for_target(target: &str) -> Option<CostModel> {
         match target {
             "a2a3" => Some(CostModel {

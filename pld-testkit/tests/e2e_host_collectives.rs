@@ -268,7 +268,7 @@ fn host_broadcast_larger_than_one_ub_stage() {
     // The simulator pulls the root's data through the rendered kernel's UB-bounded stage
     // (D-ops-13: whole rows while they fit in 16 KiB, else column pieces): an odd-length row
     // over three pieces, and rows that pack three to a stage, still arrive whole everywhere.
-    let chunk = (pld_ir::UB_CHUNK_BYTES / 4) as usize;
+    let chunk = (pld_runtime_abi::UB_CHUNK_BYTES / 4) as usize;
     for (rows, irows, size) in [(1usize, "1", 2 * chunk + 5), (3, "NR", chunk / 4 + 3)] {
         let p = 3;
         let prog = mesh_program(size, irows, irows, 1, "data = pld.tensor.broadcast(stage, signal, root=2)");
@@ -287,7 +287,7 @@ fn host_broadcast_larger_than_one_ub_stage() {
 #[test]
 fn host_allgather_and_all_to_all_of_rows_longer_than_one_ub_stage() {
     // Rows of two whole UB stages and an odd tail (D-ops-13) arrive whole, each pushed once.
-    let (p, size) = (3usize, 2 * (pld_ir::UB_CHUNK_BYTES / 4) as usize + 3);
+    let (p, size) = (3usize, 2 * (pld_runtime_abi::UB_CHUNK_BYTES / 4) as usize + 3);
     let prog = mesh_program(size, "1", "NR", 1, "data = pld.tensor.allgather(stage, data, signal)");
     let per = rounds_of(p, 1, |r| gold::ramp(r, size));
     let (got, out) = run_generic(&prog, p, &per, &[1, size], Schedule::Deterministic);
@@ -309,7 +309,7 @@ fn host_reduce_scatter_longer_than_one_ub_chunk() {
     // The simulated host reduce_scatter reduces its row in UB chunks, as its rendered kernel
     // does (D-ops-12): a row of two whole chunks and an odd tail is still every rank's sum, and
     // every rank reads each peer's row once.
-    let chunk = (pld_ir::UB_CHUNK_BYTES / 4) as usize;
+    let chunk = (pld_runtime_abi::UB_CHUNK_BYTES / 4) as usize;
     let (p, size) = (3usize, 2 * chunk + 5);
     let prog = mesh_program(
         size,
@@ -347,7 +347,7 @@ fn same_under_random_schedules(p: usize, size: usize, cases: &[(&str, &str, &str
 fn chunked_and_staged_collectives_under_random_schedules() {
     // D-ops-12/13 move long rows in UB chunks and stages, and reduce_scatter stores each chunk
     // before its read-done barrier.
-    let size = 2 * (pld_ir::UB_CHUNK_BYTES / 4) as usize + 5;
+    let size = 2 * (pld_runtime_abi::UB_CHUNK_BYTES / 4) as usize + 5;
     let cases = [
         ("NR", "NR", "data = pld.tensor.reduce_scatter(stage, signal, op=pld.ReduceOp.Sum)"),
         ("1", "NR", "data = pld.tensor.allgather(stage, data, signal)"),

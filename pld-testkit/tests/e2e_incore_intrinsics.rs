@@ -132,7 +132,7 @@ fn incore_collectives_over_rows_longer_than_one_ub_chunk() {
     // D-ops-12/13 as the interpreter runs them: reduce_scatter's row in UB chunks (two and a
     // tail), and allgather / broadcast staging their put/get through a stage smaller than the
     // transfer, as written and lowered, under det and random schedules.
-    let size = 2 * (pld_ir::UB_CHUNK_BYTES / 4) as usize + 5;
+    let size = 2 * (pld_runtime_abi::UB_CHUNK_BYTES / 4) as usize + 5;
     let long = |text: String| {
         let t = text.replace("SIZE = 64\n", &format!("SIZE = {size}\n"));
         assert!(t.contains(&format!("SIZE = {size}\n")), "{t}");

@@ -1,5 +1,5 @@
 //! Every op that can survive the pass pipeline has a pto emitter and simulator semantics, or
-//! is listed below with the reason it needs none (D-ir-registry in docs/DECISIONS.md).
+//! is listed below with the reason it needs none (D6 in docs/decisions/ir.md).
 //!
 //! The rule: an op survives the pipeline when it offers no lowering the pipeline runs
 //! (`lowering_kinds()` is empty but for the on-request `BuiltinKernel`) — every lowering kind rewrites the op away at each level its pass runs

@@ -3,8 +3,8 @@
 //! process: a collective of [`pld_bench::coll::Workload`], or `host_rows`
 //! ([`pld_bench::hostrows::HostRows`], a user-style program whose `[NR, …]` host tensors are
 //! indexed by rank; `host_rows_eager` hands its input over as bytes, as every run did before
-//! docs/DECISIONS.md D-mpi-7); `mpirun -n P bench_mpi mpi COLL P BYTES [LABEL]` runs it with one process
-//! per rank. Each prints one row: the engine (or LABEL), the workload, P, the payload, the
+//! docs/DECISIONS.md D-mpi-7); `mpirun -n P bench_mpi mpi COLL P BYTES [LABEL]` runs it with
+//! one process per rank. Each prints one row: the engine (or LABEL), the workload, P, the payload, the
 //! whole run's wall time, what the whole run must hold (`need`), and the peak resident memory
 //! per process: the largest over the processes, and under MPI rank 0's and the largest of the
 //! others (Linux `VmHWM`, read at the end of the run; it also counts the pages of peers'

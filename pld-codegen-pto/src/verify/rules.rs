@@ -1,5 +1,5 @@
 //! The encoded acceptance rules, one function each, with the assembler or ISA source each
-//! mirrors (`docs/DECISIONS.md` D-codegen verifier entries list the same table).
+//! mirrors (`docs/decisions/codegen.md` D-cg-16 lists the same table).
 //!
 //! Guarantees: every rule only reads [`KernelFacts`]; a violation is an error diagnostic at
 //! the span of the op that produced the offending value, naming the kernel, and — where the

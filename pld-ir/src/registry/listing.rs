@@ -1,8 +1,10 @@
 //! The registry's listings: the one-line description of an op (checked in as the registry
-//! golden, with one `column=yes|no` per linked per-op table) and the nearest-name suggestion
+//! golden: each parameter with its access — effect, side, store kind —, the signal role, and one
+//! `column=yes|no` per linked per-op table) and the nearest-name suggestion
 //! for unknown ops.
 
-use super::{AttrDefault, OpDef, OpId, Registry};
+use super::{AttrDefault, OpDef, OpId, ParamDef, Registry};
+use crate::effects::{Effect, Side, SignalRole, StoreKind};
 use crate::table::op_table_hooks;
 
 impl Registry {
@@ -32,7 +34,14 @@ pub fn describe(d: &OpDef) -> String {
     let params: Vec<String> = d
         .params
         .iter()
-        .map(|p| if p.optional { format!("{}?", p.name) } else { p.name.to_string() })
+        .map(|p| {
+            let mut s = p.name.to_string();
+            if p.optional {
+                s.push('?');
+            }
+            s.push_str(&access(p));
+            s
+        })
         .collect();
     let attrs: Vec<String> = d
         .attrs
@@ -55,6 +64,12 @@ pub fn describe(d: &OpDef) -> String {
     if d.no_duplicate {
         flags.push("no_duplicate".into());
     }
+    if let Some(role) = signal_role_name(d.signal_role) {
+        flags.push(role.into());
+    }
+    if d.effects.is_some() {
+        flags.push("per-call-effects".into());
+    }
     if d.internal {
         flags.push("internal".into());
     }
@@ -62,6 +77,35 @@ pub fn describe(d: &OpDef) -> String {
         flags.push(k.name().into());
     }
     format!("{} [{}] ({}) {{{}}} {}", d.name, d.family, params.join(", "), attrs.join(", "), flags.join(" "))
+}
+
+/// A memory operand's access as the listing spells it: `:r`, `:w`, `:rw`, then `@peer` for a
+/// peer's window region and `/bulk` or `/scalar` for the kind of local store (empty for a
+/// value operand). Printing it makes a wrong `.peer()` or store kind a golden diff.
+fn access(p: &ParamDef) -> String {
+    let effect = match p.effect {
+        Effect::None => return String::new(),
+        Effect::Read => ":r",
+        Effect::Write => ":w",
+        Effect::ReadWrite => ":rw",
+    };
+    let side = if p.side == Side::Peer { "@peer" } else { "" };
+    let store = match p.store {
+        StoreKind::None => "",
+        StoreKind::Bulk => "/bulk",
+        StoreKind::Scalar => "/scalar",
+    };
+    format!("{effect}{side}{store}")
+}
+
+/// The listing's flag for a signal role (none for an op outside the signal protocol).
+fn signal_role_name(role: SignalRole) -> Option<&'static str> {
+    match role {
+        SignalRole::None => None,
+        SignalRole::Notify => Some("notify"),
+        SignalRole::BlockingWait => Some("blocking-wait"),
+        SignalRole::DeferredWait => Some("deferred-wait"),
+    }
 }
 
 /// The candidate closest to `name`, if reasonably close (ties go to the smaller name).

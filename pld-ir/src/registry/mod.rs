@@ -23,10 +23,10 @@ pub use attr::{AbiEnumKind, AttrDef, AttrDefault, AttrType};
 pub use deduce::{deduce, DeduceCx, DeduceEnv, DeduceFn, Target};
 pub use listing::describe;
 pub use opdef::{
-    ub_stage, Affinity, CanonicalizeFn, EffectsFn, LowerFn, Lowered, Lowering, LoweringKind, OpDef, OpReg,
-    Overload, OverloadReg, ParamDef, BUILTIN_MESH_TILE, BUILTIN_TILE_ELEMS_ATTR, UB_CHUNK_BYTES,
+    Affinity, CanonicalizeFn, EffectsFn, LowerFn, Lowered, Lowering, LoweringKind, OpDef, OpReg, Overload,
+    OverloadReg, ParamDef,
 };
-pub use opdef::{BLOCK_IDX_SYM, BLOCK_NUM_SYM, BUILTIN_KERNEL_FOR_PTO_FACT, BUILTIN_KERNEL_NAME_FACT};
+pub use opdef::{BLOCK_IDX_SYM, BLOCK_NUM_SYM};
 
 use crate::auto_signal::PrivateSignalFn;
 use crate::diag::Diagnostic;
@@ -171,6 +171,13 @@ impl Registry {
                 site,
             }));
         }
+        errors.extend(ops.iter().filter_map(|r| {
+            inconsistency(r.def).map(|why| RegistryError::Inconsistent {
+                op: r.def.name,
+                site: site(r.file, r.line),
+                why,
+            })
+        }));
         if ops.is_empty() {
             errors.push(RegistryError::Empty);
         }
@@ -318,6 +325,15 @@ impl Registry {
 }
 
 /// The `(op, site)` pairs of `entries` whose op is not in `ops`.
+/// What an op record's fields contradict, if anything: a notifier must be pinned to one lane
+/// (`no_duplicate`), because a notify duplicated onto both lanes of a mixed kernel would
+/// deliver every credit twice. The signal role decides, not the op's name, so a new op that
+/// notifies (a fused put+notify) gets the same rule.
+fn inconsistency(def: &OpDef) -> Option<&'static str> {
+    (def.signal_role == crate::effects::SignalRole::Notify && !def.no_duplicate)
+        .then_some("it notifies (signal role Notify) but is not `no_duplicate`: duplicated onto both lanes of a mixed kernel it would deliver every credit twice")
+}
+
 fn unknown_ops(
     ops: &Table<&'static str, &'static OpReg>,
     entries: impl Iterator<Item = (&'static str, Site)>,

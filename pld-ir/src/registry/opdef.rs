@@ -84,17 +84,6 @@ impl ParamDef {
 /// AtomicAdd). Returns one effect per argument.
 pub type EffectsFn = fn(&Call) -> Vec<Effect>;
 
-/// Internal call attribute (never a DSL kwarg: the frontend rejects unknown kwargs) that a
-/// builtin kernel renderer sets on the collective call it expands: the tile width, in elements,
-/// the seed gives the host builtin ("the host builtin uses 256-element chunks"), in place of
-/// the InCore lowering's UB-bounded chunk.
-pub const BUILTIN_TILE_ELEMS_ATTR: &str = "__builtin_tile_elems";
-
-/// The host builtin mesh allreduce's tile, in elements (seed: "the host builtin uses
-/// 256-element chunks"; with several blocks, "Blocks own 256-element tiles block-cyclically"):
-/// the one value the rendered builtin kernel and the simulator's model of it both use.
-pub const BUILTIN_MESH_TILE: i64 = 256;
-
 /// The reserved symbol a multi-block builtin kernel reads its block index from
 /// (the trailing `__pypto_spmd_block_idx` parameter when emitted; a constant in a kernel
 /// specialised to one block).
@@ -103,28 +92,6 @@ pub const BLOCK_IDX_SYM: &str = "__pld_block_idx";
 /// The reserved symbol for the launched block count (the trailing `__pypto_spmd_block_num`
 /// parameter when emitted).
 pub const BLOCK_NUM_SYM: &str = "__pld_block_num";
-
-/// Builder context fact of a `BuiltinKernel` lowering (`Attr::Str`): the kernel's name.
-pub const BUILTIN_KERNEL_NAME_FACT: &str = "builtin_kernel_name";
-
-/// Builder context fact of a `BuiltinKernel` lowering (`Attr::Bool(true)`): build the kernel
-/// for PTO emission only (into `new_functions`), leaving the caller's body untouched.
-pub const BUILTIN_KERNEL_FOR_PTO_FACT: &str = "builtin_kernel_for_pto";
-
-/// Bytes of one UB chunk of the InCore collective lowerings (seed: "processed in UB chunks of
-/// at most 16 KiB"): the mesh allreduce's chunk and the reduce_scatter's (D-ops-12), which the
-/// simulator's model of the host reduce_scatter kernel also uses.
-pub const UB_CHUNK_BYTES: i64 = 16384;
-
-/// The staging tile of a `[rows, cols]` put/get inside a collective (D-ops-13): at most one
-/// UB chunk — at most `UB_CHUNK_BYTES / elem_bytes` columns, and as many whole rows of that
-/// width as fit, at least one. pto-isa slides a transfer through a smaller stage, so every
-/// collective's kernel fits UB however long its rows.
-pub fn ub_stage(rows: i64, cols: i64, elem_bytes: i64) -> (i64, i64) {
-    let per = (UB_CHUNK_BYTES / elem_bytes.max(1)).max(1);
-    let c = cols.clamp(1, per);
-    (rows.clamp(1, (per / c).max(1)), c)
-}
 
 /// The lowering stages an op may take part in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]

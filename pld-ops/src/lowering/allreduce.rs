@@ -25,8 +25,14 @@ use pld_ir::{
 };
 use pld_runtime_abi::ReduceOp;
 
+/// Internal call attribute (never a DSL kwarg: the frontend rejects unknown kwargs) that the
+/// builtin-kernel lowering sets on the collective call it expands: the tile width, in elements,
+/// the seed gives the host builtin ("the host builtin uses 256-element chunks"), in place of
+/// the InCore lowering's UB-bounded chunk.
+pub const BUILTIN_TILE_ELEMS_ATTR: &str = "__builtin_tile_elems";
+
 /// Bytes of one UB chunk.
-pub const CHUNK_BYTES: i64 = pld_ir::UB_CHUNK_BYTES;
+pub const CHUNK_BYTES: i64 = pld_runtime_abi::UB_CHUNK_BYTES;
 /// PTO tile alignment in bytes.
 pub const ALIGN_BYTES: i64 = 32;
 
@@ -221,7 +227,7 @@ fn mesh(b: &mut Builder<'_>, call: &Call, tt: &TensorType, reduce: &str, results
     let e = product(&tt.shape);
     // A builtin kernel's renderer asks for the seed's host-builtin tile; a kernel's own
     // allreduce uses the UB-bounded chunk.
-    let chunk = match call.attr_int(pld_ir::BUILTIN_TILE_ELEMS_ATTR) {
+    let chunk = match call.attr_int(BUILTIN_TILE_ELEMS_ATTR) {
         Some(t) if t > 0 => t.min(chunk_elems),
         _ => mesh_chunk_cols(dtype, e.as_int()),
     };

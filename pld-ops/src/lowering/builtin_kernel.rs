@@ -14,7 +14,7 @@
 //! the ring builtin's last signal row is a return barrier of its own; a mesh allreduce with
 //! `core_num = C > 1` is an SPMD kernel (block `b` reduces the 256-element tiles `b, b + C, …`
 //! on signal column `b`); anything the lowering cannot express is a diagnostic. Two forms
-//! differ only where PTO needs it (context fact [`FOR_PTO`]): for emission, dynamic extents
+//! differ only where PTO needs it (a `KernelRequest` in the lowering context): for emission, dynamic extents
 //! become `<param>_dim<k>` symbols (the kernel's `index` parameters) and the block index and
 //! count stay the reserved symbols; for a dispatch, the host's own extents are kept (one that
 //! names a host value becomes a leading `index` parameter the call passes) and a
@@ -27,16 +27,9 @@ use pld_ir::registry::LoweringKind;
 use pld_ir::{
     register_lowering, Attr, BinOp, Builder, Call, DataType, Diagnostic, Direction, Expr, ExprKind, Function,
     FunctionBuilder, FunctionKind, Span, Target, TensorType, Type, ValueId, Values, BLOCK_IDX_SYM,
-    BLOCK_NUM_SYM, BUILTIN_MESH_TILE,
+    BLOCK_NUM_SYM,
 };
-
-/// Context fact (`Attr::Str`): the name to give the kernel (default: a fresh
-/// `<caller>_<builtin>_kernel_<n>`).
-pub use pld_ir::BUILTIN_KERNEL_NAME_FACT as KERNEL_NAME;
-
-/// Context fact (`Attr::Bool(true)`): build the kernel for PTO emission (symbolic dynamic
-/// extents, one SPMD kernel reading the block symbols) and leave the host untouched.
-pub use pld_ir::BUILTIN_KERNEL_FOR_PTO_FACT as FOR_PTO;
+use pld_runtime_abi::BUILTIN_MESH_TILE;
 
 /// A kernel parameter type for a host argument: each dim as `dim(k, d)` gives it; the window
 /// binding is dropped (kernel parameters do not carry it).
@@ -200,7 +193,7 @@ pub fn build(
             // The seed's host builtin works in 256-element tiles (one ready barrier, one
             // read-done barrier per tile), not the InCore lowering's 16 KiB chunks. Set on
             // the deduced call, which goes straight to the lowering (never into the IR).
-            c.set_attr(pld_ir::BUILTIN_TILE_ELEMS_ATTR, Attr::Int(BUILTIN_MESH_TILE));
+            c.set_attr(super::allreduce::BUILTIN_TILE_ELEMS_ATTR, Attr::Int(BUILTIN_MESH_TILE));
         }
         (lowering.run)(b, &c, &[], span)?;
         if let Some((signal, row, nr)) = return_row.take() {
@@ -417,7 +410,7 @@ fn specialise_block(f: &Function, name: String, block: i64, blocks: i64) -> Func
     g
 }
 
-/// The `BuiltinKernel` lowering of a builtin dispatch. With [`FOR_PTO`] it only builds the
+/// The `BuiltinKernel` lowering of a builtin dispatch. With a `KernelRequest` it only builds the
 /// kernel (into `b.new_functions`); otherwise the dispatch becomes a call of the kernel on the
 /// same device, passing one `pld.system.get_comm_ctx` per peer-addressed window (one call per
 /// block of a multi-block launch, each of a kernel specialised to its block).
@@ -428,11 +421,11 @@ fn lower_dispatch(
     span: Span,
 ) -> Result<(), Diagnostic> {
     b.span = span;
-    let for_pto = b.context(FOR_PTO).and_then(Attr::as_bool).unwrap_or(false);
-    let name = match b.context(KERNEL_NAME) {
-        Some(Attr::Str(s)) => s.clone(),
-        _ => {
-            let caller = b.context("function").and_then(Attr::as_str).unwrap_or("host").to_string();
+    let for_pto = b.context.kernel_request.is_some();
+    let name = match &b.context.kernel_request {
+        Some(request) => request.name.clone(),
+        None => {
+            let caller = b.context.function.clone().unwrap_or_else(|| "host".to_string());
             let short = call.callee.name().rsplit('.').next().unwrap_or("builtin");
             format!("{caller}_{short}_kernel_{}", b.values.len())
         }

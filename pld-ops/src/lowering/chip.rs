@@ -15,7 +15,7 @@ use pld_ir::{
 fn lower_chip(b: &mut Builder<'_>, call: &Call, results: &[ValueId], span: Span) -> Lowered {
     b.span = span;
     let op = call.callee.name();
-    let caller = b.context("function").and_then(Attr::as_str).unwrap_or("chip").to_string();
+    let caller = b.context.function.clone().unwrap_or_else(|| "chip".to_string());
     let short = op.rsplit('.').next().unwrap_or("collective");
     let name = format!("{caller}_{short}_l2_{}", b.values.len());
     let mut fb = FunctionBuilder::new(name.clone(), FunctionKind::Aiv).target(b.target);

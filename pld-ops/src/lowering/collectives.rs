@@ -17,7 +17,7 @@
 //!   rows; barrier, epilogue 1. `MAX_RECV` is folded when the rank count is static, else
 //!   computed as `target.shape[0] // nranks` at run time.
 //!
-//! Every put/get stages through a Vec tile of at most one UB chunk (`pld_ir::ub_stage`,
+//! Every put/get stages through a Vec tile of at most one UB chunk (`pld_runtime_abi::ub_stage`,
 //! D-ops-13), which pto-isa slides over the transfer, and reduce_scatter's row goes in UB
 //! chunks (D-ops-12): no collective's kernel outgrows UB, however long its rows.
 

@@ -217,7 +217,7 @@ pub fn emit(b: &mut Builder<'_>, results: &[ValueId], e: Expr) {
 }
 
 /// A Vec staging tile for a `[rows, cols]` put/get of a collective, bounded to one UB chunk
-/// ([`pld_ir::ub_stage`]; D-ops-13), its rows padded to whole 32-byte blocks with the chunk
+/// ([`pld_runtime_abi::ub_stage`]; D-ops-13), its rows padded to whole 32-byte blocks with the chunk
 /// as its valid region.
 pub fn ub_stage_tile(
     b: &mut Builder<'_>,
@@ -226,7 +226,7 @@ pub fn ub_stage_tile(
     cols: i64,
     dtype: DataType,
 ) -> Result<ValueId, Diagnostic> {
-    padded_stage_tile(b, name, pld_ir::ub_stage(rows, cols, dtype.bytes() as i64), dtype)
+    padded_stage_tile(b, name, pld_runtime_abi::ub_stage(rows, cols, dtype.bytes() as i64), dtype)
 }
 
 /// A Vec staging tile of `rows × cols` elements whose rows are padded to whole 32-byte blocks

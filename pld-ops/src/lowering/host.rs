@@ -61,21 +61,17 @@ fn lower_host(b: &mut Builder<'_>, call: &Call, results: &[ValueId], span: Span)
             ));
         }
     }
-    if op == "pld.tensor.all_to_all_v" && b.context("loop_depth").and_then(Attr::as_int).unwrap_or(0) > 0 {
+    if op == "pld.tensor.all_to_all_v" && b.context.loop_depth > 0 {
         return Err(Diagnostic::error(
             span,
             format!("{op} is not supported inside a for/while loop in a HOST orchestrator; hoist it out of the loop or call it from a chip orchestration"),
         ));
     }
-    let Some(devices) = b.context("devices").cloned() else {
+    let Some(devices) = b.context.devices.clone() else {
         return Err(Diagnostic::error(
             span,
             format!("{op} in a host orchestration must be inside the comm domain of its windows (run MaterializeCommDomainScopes first)"),
         ));
-    };
-    let devices = match devices {
-        Attr::Ints(d) => d,
-        _ => Vec::new(),
     };
     let data = call
         .args

@@ -75,7 +75,7 @@ impl Proto {
         name: &'static str,
     ) {
         let cols = shape.last().copied().unwrap_or(1);
-        let stage = pld_ir::ub_stage(1, cols, dst.dtype.bytes() as i64);
+        let stage = pld_runtime_abi::ub_stage(1, cols, dst.dtype.bytes() as i64);
         self.prog.extend(transfer(dst, dst_offs, src, src_offs, shape, dest, stage, true, false, name));
     }
 
@@ -179,8 +179,11 @@ fn allreduce(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Vec<Micro>, Fault> {
     // The seed's host-builtin tile, as the rendered builtin kernel (with several blocks,
     // blocks own tiles block-cyclically); an InCore/chip allreduce works in its lowering's
     // UB chunks.
-    let chunk =
-        if cx.name().starts_with("builtin.") { pld_ir::BUILTIN_MESH_TILE } else { mesh_chunk(data.dtype, s) };
+    let chunk = if cx.name().starts_with("builtin.") {
+        pld_runtime_abi::BUILTIN_MESH_TILE
+    } else {
+        mesh_chunk(data.dtype, s)
+    };
     let nchunks = (s + chunk - 1) / chunk;
     // Blocks run one after another on the rank: a valid interleaving of the SPMD grid,
     // since every rank runs them in the same order.
@@ -228,7 +231,7 @@ fn allreduce(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Vec<Micro>, Fault> {
 /// stream its length rounded up to 32 bytes.
 fn mesh_chunk(dtype: DataType, s: i64) -> i64 {
     let eb = dtype.bytes().max(1) as i64;
-    let chunk = pld_ir::UB_CHUNK_BYTES / eb;
+    let chunk = pld_runtime_abi::UB_CHUNK_BYTES / eb;
     let align = (32 / eb).max(1);
     if s > 0 && s < chunk {
         (s + align - 1) / align * align
@@ -257,7 +260,7 @@ pub fn ring_bounds(s: i64, n: i64, dtype: DataType) -> Vec<i64> {
 /// `S`) rounded up to 32 bytes when it is below one UB chunk, else one UB chunk.
 fn ring_chunk(s: i64, n: i64, dtype: DataType) -> (i64, i64) {
     let eb = dtype.bytes().max(1) as i64;
-    let chunk_elems = pld_ir::UB_CHUNK_BYTES / eb;
+    let chunk_elems = pld_runtime_abi::UB_CHUNK_BYTES / eb;
     let align = (32 / eb).max(1);
     let mut max_seg = (s + n - 1) / n;
     if eb == 2 {
@@ -437,7 +440,7 @@ fn broadcast(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Vec<Micro>, Fault> {
         // Through the rendered kernel's UB-bounded stage (D-ops-13).
         let cols = data.shape.last().copied().unwrap_or(1).max(1);
         let rows = data.shape.iter().rev().skip(1).product::<i64>();
-        let stage = pld_ir::ub_stage(rows, cols, data.dtype.bytes() as i64);
+        let stage = pld_runtime_abi::ub_stage(rows, cols, data.dtype.bytes() as i64);
         p.prog.extend(transfer(
             &data,
             &zeros,
@@ -473,7 +476,7 @@ fn reduce_scatter(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Vec<Micro>, Fault> 
     let name = "builtin.tensor.reduce_scatter";
     // As the rendered kernel (D-ops-12): row `me` in UB chunks, each reduced and stored before
     // the next, then the read-done barrier.
-    let chunk = pld_ir::UB_CHUNK_BYTES / data.dtype.bytes().max(1) as i64;
+    let chunk = pld_runtime_abi::UB_CHUNK_BYTES / data.dtype.bytes().max(1) as i64;
     p.barrier(1, 0, None);
     let chunks = (size.max(0) + chunk - 1) / chunk;
     p.prog.push(lazy(&p, chunks as usize, move |i, q| {
