@@ -2,7 +2,9 @@
 //!
 //! Workload generators shared by the criterion benches (`benches/`) and the
 //! `bench_table` binary that `cargo xtask bench` runs: [`gen`] emits DSL programs of growing
-//! size for the compiler, [`coll`] emits collective programs for the simulator, [`kernel`] a
+//! size for the compiler, [`coll`] emits collective programs for the simulator,
+//! [`hostrows`] a user-style program whose host tensors are indexed by rank (the MPI engine's
+//! memory rows), [`kernel`] a
 //! hand-written kernel for the simulator's interpreter, [`model`] is
 //! the slice-based yardstick for the simulator's data rate, [`rows`] the simulator rows the
 //! table and `cargo xtask bench --against` time. [`compile`]
@@ -13,6 +15,7 @@
 
 pub mod coll;
 pub mod gen;
+pub mod hostrows;
 pub mod kernel;
 pub mod model;
 pub mod rows;

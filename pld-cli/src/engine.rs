@@ -50,8 +50,14 @@ impl Engine {
         }
     }
 
+    /// Whether the ranks run in several processes (each holds only the host-tensor bytes its
+    /// rank touches: inputs are given as sources, `SimConfig::lazy_inputs`).
+    pub fn is_distributed(&self) -> bool {
+        !matches!(self, Engine::Inproc)
+    }
+
     /// Runs the program; `Ok(None)` on an MPI process other than rank 0 (it has nothing to
-    /// report: rank 0 reports the run).
+    /// report: rank 0 reports the run, with every rank's output bytes gathered).
     pub fn run(
         &self,
         program: &Program,
@@ -62,7 +68,7 @@ impl Engine {
         match self {
             Engine::Inproc => pld_sim::run(program, entry, inputs, cfg).map(Some),
             #[cfg(feature = "mpi")]
-            Engine::Mpi(m) => m.run(program, entry, inputs, cfg),
+            Engine::Mpi(m) => m.run(program, entry, inputs, cfg, true),
         }
     }
 }

@@ -5,6 +5,7 @@
 //! (D-cli-1 in docs/decisions/cli.md). Reading checks the file's dtype against the parameter's.
 
 use pld_ir::DataType;
+use pld_sim::lazy::LazyInput;
 use pld_sim::HostTensor;
 use std::path::Path;
 
@@ -13,28 +14,55 @@ pub fn type_str(dtype: DataType) -> Option<&'static str> {
     dtype.numpy_descr()
 }
 
-/// Serialises a tensor as `.npy` bytes: npyz writes the header for [`type_str`]'s dtype, and
-/// the data is the tensor's own bytes (little-endian elements, as every type string says), so
-/// nothing is converted element by element.
-pub fn to_npy(t: &HostTensor) -> Result<Vec<u8>, String> {
+/// The `.npy` header of a `dtype` tensor of `shape` (npyz writes it for [`type_str`]'s dtype).
+fn header(dtype: DataType, shape: &[usize], extra: usize) -> Result<Vec<u8>, String> {
     use npyz::WriterBuilder;
-    let ts = type_str(t.dtype).ok_or_else(|| format!("dtype {} has no .npy form", t.dtype))?;
-    let dtype = npyz::DType::Plain(ts.parse().map_err(|e| format!("type string {ts}: {e}"))?);
-    let shape: Vec<u64> = t.shape.iter().map(|&d| d as u64).collect();
+    let ts = type_str(dtype).ok_or_else(|| format!("dtype {dtype} has no .npy form"))?;
+    let descr = npyz::DType::Plain(ts.parse().map_err(|e| format!("type string {ts}: {e}"))?);
+    let shape: Vec<u64> = shape.iter().map(|&d| d as u64).collect();
+    let mut out = Vec::with_capacity(128 + extra);
+    npyz::WriteOptions::new_header_only()
+        .dtype(descr)
+        .shape(&shape)
+        .writer(&mut out)
+        .write_header_only()
+        .map_err(|e| e.to_string())?;
+    Ok(out)
+}
+
+/// Serialises a tensor as `.npy` bytes: the header, then the tensor's own bytes
+/// (little-endian elements, as every type string says), so nothing is converted element by
+/// element.
+pub fn to_npy(t: &HostTensor) -> Result<Vec<u8>, String> {
     let nbytes = t.numel() * t.dtype.bytes() as usize;
     let data = t
         .data
         .get(..nbytes)
         .ok_or_else(|| format!("tensor of shape {:?} holds {} bytes, not {nbytes}", t.shape, t.data.len()))?;
-    let mut out = Vec::with_capacity(128 + nbytes);
-    npyz::WriteOptions::new_header_only()
-        .dtype(dtype)
-        .shape(&shape)
-        .writer(&mut out)
-        .write_header_only()
-        .map_err(|e| e.to_string())?;
+    let mut out = header(t.dtype, &t.shape, nbytes)?;
     out.extend_from_slice(data);
     Ok(out)
+}
+
+/// Writes the tensor `l`'s source gives to `path` as `.npy`, one chunk at a time (never the
+/// whole tensor in memory).
+pub fn write_lazy(path: &Path, l: &LazyInput) -> Result<(), String> {
+    use std::io::Write;
+    let nbytes = l.shape.iter().product::<usize>() * l.dtype.bytes() as usize;
+    let head = header(l.dtype, &l.shape, 0)?;
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    }
+    let cannot = |e: std::io::Error| format!("cannot write {}: {e}", path.display());
+    let mut f = std::io::BufWriter::new(std::fs::File::create(path).map_err(cannot)?);
+    f.write_all(&head).map_err(cannot)?;
+    let mut chunk = vec![0u8; pld_sim::lazy::CHUNK];
+    for lo in (0..nbytes).step_by(pld_sim::lazy::CHUNK) {
+        let part = &mut chunk[..(nbytes - lo).min(pld_sim::lazy::CHUNK)];
+        l.source.fill(lo, part);
+        f.write_all(part).map_err(cannot)?;
+    }
+    f.flush().map_err(cannot)
 }
 
 /// Writes `t` to `path` as `.npy`.
@@ -49,6 +77,57 @@ pub fn write(path: &Path, t: &HostTensor) -> Result<(), String> {
 /// Reads a `.npy` file as a tensor of `dtype` (the file's dtype must match).
 pub fn read(path: &Path, dtype: DataType) -> Result<HostTensor, String> {
     use std::io::Read;
+    let (mut file, shape, nbytes) = open(path, dtype)?;
+    let cannot = |e: std::io::Error| format!("cannot read {}: {e}", path.display());
+    // Only the data bytes the header promised (the file's length was checked).
+    let mut data = Vec::new();
+    data.try_reserve_exact(nbytes as usize)
+        .map_err(|e| format!("{}: {nbytes} data bytes: {e}", path.display()))?;
+    (&mut file).take(nbytes).read_to_end(&mut data).map_err(cannot)?;
+    if data.len() as u64 != nbytes {
+        return Err(format!(
+            "{}: the file ended after {} of {nbytes} data bytes",
+            path.display(),
+            data.len()
+        ));
+    }
+    Ok(HostTensor { dtype, shape, data })
+}
+
+/// A `.npy` file as a source a process reads only where it touches the tensor: its header
+/// is checked now as [`read`] checks it.
+pub fn open_lazy(path: &Path, dtype: DataType) -> Result<LazyInput, String> {
+    use std::io::Seek;
+    let (mut file, shape, _) = open(path, dtype)?;
+    let offset = file.stream_position().map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let source = std::sync::Arc::new(FileSource { file, offset, path: path.to_path_buf() });
+    Ok(LazyInput { dtype, shape, source })
+}
+
+/// The data of a checked `.npy` file, read where a process touches it.
+#[derive(Debug)]
+struct FileSource {
+    file: std::fs::File,
+    offset: u64,
+    path: std::path::PathBuf,
+}
+
+impl pld_sim::lazy::HostSource for FileSource {
+    fn fill(&self, at: usize, out: &mut [u8]) {
+        use std::os::unix::fs::FileExt;
+        if let Err(e) = self.file.read_exact_at(out, self.offset + at as u64) {
+            // The file was whole when the run began (its length was checked): it changed
+            // under the run. The process stops rather than simulate on bytes it never read.
+            eprintln!("error: --input {} changed while the run read it: {e}", self.path.display());
+            std::process::exit(2);
+        }
+    }
+}
+
+/// Opens a `.npy` file whose dtype must be `dtype` and whose length must be what its header
+/// promises: the file positioned at its data, the shape, and the data's length.
+fn open(path: &Path, dtype: DataType) -> Result<(std::fs::File, Vec<usize>, u64), String> {
+    use std::io::{Read, Seek};
     let cannot = |e: std::io::Error| format!("cannot read {}: {e}", path.display());
     let mut file = std::fs::File::open(path).map_err(cannot)?;
     let file_len = file.metadata().map_err(cannot)?.len();
@@ -96,19 +175,8 @@ pub fn read(path: &Path, dtype: DataType) -> Result<HostTensor, String> {
             path.display()
         ));
     }
-    // Only the data bytes the header promised (the file's length was checked above).
-    let mut data = Vec::new();
-    data.try_reserve_exact(nbytes as usize)
-        .map_err(|e| format!("{}: {nbytes} data bytes: {e}", path.display()))?;
-    (&mut file).take(nbytes).read_to_end(&mut data).map_err(cannot)?;
-    if data.len() as u64 != nbytes {
-        return Err(format!(
-            "{}: the file ended after {} of {nbytes} data bytes",
-            path.display(),
-            data.len()
-        ));
-    }
-    Ok(HostTensor { dtype, shape, data })
+    file.seek(std::io::SeekFrom::Start(offset as u64)).map_err(cannot)?;
+    Ok((file, shape, nbytes))
 }
 
 /// The longest `.npy` header read (numpy writes at most a few KiB; version 2 allows 4 GiB).

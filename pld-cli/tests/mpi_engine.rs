@@ -264,3 +264,30 @@ fn sixty_four_ranks_run_a_small_allreduce_that_matches_its_golden() {
     assert!(stdout.contains("on 64 rank(s)") && stdout.contains("vs golden: ok"), "{stdout}");
     let _ = std::fs::remove_dir_all(&out);
 }
+
+#[test]
+fn an_input_file_is_read_by_each_process_where_its_rank_touches_it() {
+    // Each process reads only its rank's rows of an `--input` file (positioned reads after
+    // the header was checked): the outputs are the in-process run's on the same file.
+    let file = root().join("examples/quickstart_allreduce.py");
+    let dir = std::env::temp_dir().join(format!("pld-mpi-input-{}", std::process::id()));
+    let (a, b) = (dir.join("inproc"), dir.join("mpi"));
+    let mut inproc = Command::new(env!("CARGO_BIN_EXE_pld"));
+    inproc.arg("run").arg(&file).args(["--ranks", "4", "--seed", "9", "--out"]).arg(&a);
+    let (x, _) = run_for(inproc, Duration::from_secs(120));
+    assert_eq!(x.status.code(), Some(0), "{}", String::from_utf8_lossy(&x.stderr));
+    let given = dir.join("given.npy");
+    std::fs::rename(a.join("inputs/inputs.npy"), &given).expect("the run wrote its input");
+    let mut mpi = mpirun(4);
+    mpi.arg(env!("CARGO_BIN_EXE_pld")).arg("run").arg(&file);
+    mpi.args(["--ranks", "4", "--engine", "mpi", "--input"]).arg(format!("inputs={}", given.display()));
+    mpi.arg("--out").arg(&b);
+    let (y, _) = run_for(mpi, Duration::from_secs(120));
+    assert_eq!(y.status.code(), Some(0), "{}", String::from_utf8_lossy(&y.stderr));
+    assert!(!b.join("inputs").exists(), "a given input is not written back");
+    let (sx, sy) = (summary(&x.stdout, &a), summary(&y.stdout, &b));
+    assert!(!sx.is_empty() && sx == sy, "in-process {sx:?}\nmpi {sy:?}");
+    let out = |d: &Path| std::fs::read(d.join("outputs.npy")).expect("outputs.npy");
+    assert_eq!(out(&a), out(&b));
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -10,7 +10,7 @@ macro_rules! dtypes {
     ($($variant:ident = $code:literal, $bits:literal, $display:literal, $class:ident;)*) => {
         /// An element type.
         #[allow(non_camel_case_types)]
-        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
         #[allow(missing_docs)]
         pub enum DataType { $($variant),* }
 

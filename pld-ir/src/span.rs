@@ -6,11 +6,15 @@
 use std::sync::Arc;
 
 /// Identifies a source file inside a [`SourceMap`]; `FileId(0)` is the first file added.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 pub struct FileId(pub u32);
 
 /// A byte range `[lo, hi)` in one source file.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 pub struct Span {
     /// The file the range belongs to.
     pub file: FileId,

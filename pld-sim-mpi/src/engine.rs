@@ -9,9 +9,9 @@
 //!   add → `MPI_Accumulate` `MPI_SUM`, get/load → `MPI_Get`, notify AtomicAdd →
 //!   `MPI_Fetch_and_op` `MPI_SUM`, Set → compare-and-swap, wait → polling atomic reads), each
 //!   complete at its target before the next.
-//! - The run ends in one of three ways, on every process alike: every rank finished (rank 0
-//!   gathers the outputs, traffic and counters and returns the merged outcome, the others
-//!   return `None`); the watchdog found the run globally quiescent (rank 0 returns the
+//! - The run ends in one of three ways, on every process alike: every rank finished (each
+//!   other rank sends rank 0 its traffic, counters and — when asked — the output bytes it
+//!   wrote, one rank at a time, and rank 0 returns the merged outcome, the others `None`); the watchdog found the run globally quiescent (rank 0 returns the
 //!   deadlock report of every rank's waits); or one process faulted (it prints its report and
 //!   aborts the job with exit code 3, or 130 for Ctrl-C, which ends every process).
 
@@ -61,44 +61,37 @@ impl Mpi {
     }
 
     /// Runs `entry` as this process's rank (`cfg.nranks` must be [`Mpi::size`]); see the
-    /// module guarantees for what each process returns.
+    /// module guarantees for what each process returns. Rank 0's outcome holds the output
+    /// bytes every rank wrote only with `outputs` (to write or check them); without it, only
+    /// rank 0's own.
     pub fn run(
         &self,
         program: &Program,
         entry: &str,
         inputs: &Inputs,
         cfg: &SimConfig,
+        outputs: bool,
     ) -> Result<Option<SimOutcome>, SimError> {
         let (me, n) = (self.rank(), self.size());
         let backend = Arc::new(Backend::new(me, n));
         let result = pld_sim::run_distributed(program, entry, inputs, cfg, backend.clone());
         let world = self.universe.world();
         let out = match result {
-            Ok((outcome, mine)) => {
-                let share = wire::encode_share(&wire::share_of(me, &outcome, &mine));
-                match gather(&world, &share) {
-                    None => Ok(None),
-                    Some(all) => {
-                        let shares: Vec<wire::Share> =
-                            all.iter().filter_map(|b| wire::decode_share(b)).collect();
-                        if shares.len() != n {
-                            rma::abort(
-                                3,
-                                "error: internal: a rank's share of the outcome did not arrive whole",
-                            );
-                        }
-                        Ok(Some(wire::merge(outcome, &shares, n)))
-                    }
-                }
-            }
+            Ok((outcome, mine)) => Ok(collect(&world, me, n, outcome, &mine, outputs)),
             Err(SimError::Fault(report)) => match &report.kind {
                 ReportKind::Deadlock(parked) if backend.quiescent() => {
-                    match gather(&world, &wire::encode_parked(parked)) {
+                    match gather(&world, &encoded(&wire::Message::Parked(parked.clone()))) {
                         None => Ok(None),
                         Some(all) => {
                             let mut waits = Vec::new();
-                            for b in &all {
-                                waits.extend(wire::decode_parked(b).unwrap_or_default());
+                            for (r, b) in all.iter().enumerate() {
+                                match wire::decode(b) {
+                                    Ok(wire::Message::Parked(p)) => waits.extend(p),
+                                    Ok(wire::Message::Share(_)) => {
+                                        internal(r, "a share instead of its waits")
+                                    }
+                                    Err(e) => internal(r, &e.to_string()),
+                                }
                             }
                             Err(SimError::Fault(pld_sim::deadlock_report(waits, cfg)))
                         }
@@ -120,6 +113,49 @@ impl Mpi {
         drop(backend);
         out
     }
+}
+
+/// The end of a run every rank finished: each other rank sends rank 0 its share (then drops
+/// it), and rank 0 merges them one at a time in rank order; the merged outcome on rank 0,
+/// `None` elsewhere.
+fn collect(
+    world: &mpi::topology::SimpleCommunicator,
+    me: usize,
+    n: usize,
+    outcome: SimOutcome,
+    mine: &pld_sim::RankShare,
+    outputs: bool,
+) -> Option<SimOutcome> {
+    let share = wire::share_of(me, &outcome, mine, outputs);
+    let root = world.process_at_rank(0);
+    if me != 0 {
+        drop(outcome);
+        let bytes = encoded(&wire::Message::Share(share));
+        root.send(&bytes[..]);
+        return None;
+    }
+    let mut m = wire::Merger::new(outcome, n);
+    m.add(share);
+    for r in 1..n {
+        let (bytes, _) = world.process_at_rank(r as i32).receive_vec::<u8>();
+        match wire::decode(&bytes) {
+            Ok(wire::Message::Share(s)) => m.add(s),
+            Ok(wire::Message::Parked(_)) => internal(r, "parked waits instead of its share"),
+            Err(e) => internal(r, &e.to_string()),
+        }
+    }
+    Some(m.finish())
+}
+
+/// `m` on the wire; a message that cannot be encoded is an engine bug (abort, exit 3).
+fn encoded(m: &wire::Message) -> Vec<u8> {
+    wire::encode(m)
+        .unwrap_or_else(|e| rma::abort(3, &format!("error: internal: cannot encode a message: {e}")))
+}
+
+/// Rank 0 got a message from rank `r` it cannot use: an engine bug (abort, exit 3).
+fn internal(r: usize, what: &str) -> ! {
+    rma::abort(3, &format!("error: internal: the message of rank {r} at the end of the run: {what}"))
 }
 
 /// A fault on this process: the rank that hit it (or rank 0, for one every process hits)

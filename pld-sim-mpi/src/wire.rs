@@ -2,108 +2,149 @@
 //! rank's share of the outcome (its traffic, counters, the output bytes it wrote, warnings,
 //! modeled time) or its parked waits, and how rank 0 merges the shares.
 //!
-//! Guarantees: [`decode_share`] / [`decode_parked`] invert [`encode_share`] /
-//! [`encode_parked`] exactly, and return `None` (never panic) on a truncated or corrupt
-//! message; [`merge`] gives the outcome the in-process engine gives when every rank's
-//! traffic is counted once (the host orchestrator's, replicated on every process, from rank 0
-//! only) and every output byte takes the value its writer left (ranks applied in order).
+//! Guarantees: a [`Message`] is its serde form in `postcard`'s compact binary encoding;
+//! [`decode`] inverts [`encode`] exactly and returns a [`WireError`] (never panics) on bytes
+//! that are not one whole message — truncated, corrupt, or followed by anything; [`merge`]
+//! gives the outcome the in-process engine gives when every rank's traffic is counted once
+//! (the host orchestrator's, replicated on every process, from rank 0 only) and every output
+//! byte takes the value its writer left (ranks applied in order).
 
-use pld_ir::{FileId, Span};
-use pld_sim::cost::BusFactor;
 use pld_sim::timeline::CollectiveRun;
 use pld_sim::{ParkedCore, RankShare, SimOutcome, Stats};
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+use std::fmt;
 
 /// The rank of the host orchestrator in the traffic tables.
 const HOST: usize = usize::MAX;
 
-#[derive(Default)]
-struct Writer(Vec<u8>);
-
-impl Writer {
-    fn u64(&mut self, v: u64) {
-        self.0.extend_from_slice(&v.to_le_bytes());
-    }
-    fn bytes(&mut self, b: &[u8]) {
-        self.u64(b.len() as u64);
-        self.0.extend_from_slice(b);
-    }
-    fn str(&mut self, s: &str) {
-        self.bytes(s.as_bytes());
-    }
+/// What one process sends rank 0 when the run ends.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum Message {
+    /// Its share of a successful run.
+    Share(Share),
+    /// Its waits parked when the watchdog called the run deadlocked.
+    Parked(Vec<ParkedCore>),
 }
 
-struct Reader<'a>(&'a [u8]);
+/// Which traffic table a count belongs to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Table {
+    /// Bytes moved to or from a peer.
+    Remote,
+    /// Bytes moved locally.
+    Local,
+    /// Bytes read and written by read-modify-write accesses.
+    ReadWritten,
+}
 
-impl<'a> Reader<'a> {
-    fn u64(&mut self) -> Option<u64> {
-        let (h, t) = self.0.split_first_chunk::<8>()?;
-        self.0 = t;
-        Some(u64::from_le_bytes(*h))
-    }
-    fn usize(&mut self) -> Option<usize> {
-        usize::try_from(self.u64()?).ok()
-    }
-    fn bytes(&mut self) -> Option<&'a [u8]> {
-        let n = self.usize()?;
-        if n > self.0.len() {
-            return None;
-        }
-        let (h, t) = self.0.split_at(n);
-        self.0 = t;
-        Some(h)
-    }
-    fn str(&mut self) -> Option<String> {
-        String::from_utf8(self.bytes()?.to_vec()).ok()
-    }
-    fn count(&mut self) -> Option<usize> {
-        // Every counted item takes at least 8 bytes: a larger count is corrupt.
-        self.usize().filter(|&n| n <= self.0.len() / 8 + 1)
-    }
+/// One traffic count of a share.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Traffic {
+    /// Its table.
+    pub table: Table,
+    /// The rank counted (or the host orchestrator, `usize::MAX`).
+    pub rank: usize,
+    /// The op.
+    pub op: String,
+    /// Bytes.
+    pub bytes: u64,
+}
+
+/// Bytes of one output that a rank wrote.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Written {
+    /// The output.
+    pub output: String,
+    /// Its first byte.
+    pub lo: usize,
+    /// The bytes.
+    #[serde(with = "serde_bytes")]
+    pub bytes: Vec<u8>,
 }
 
 /// One rank's share of a successful run.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Share {
     /// The rank.
     pub rank: usize,
-    /// `(table, rank, op, bytes)`: table 0 remote, 1 local, 2 read+written.
-    pub traffic: Vec<(u8, usize, String, u64)>,
+    /// Its traffic.
+    pub traffic: Vec<Traffic>,
     /// Its notifies, waits and barrier rounds.
     pub counters: [u64; 3],
     /// Scheduler steps it took.
     pub steps: u64,
-    /// `(output, first byte, bytes)` it wrote.
-    pub writes: Vec<(String, usize, Vec<u8>)>,
+    /// The output bytes it wrote.
+    pub writes: Vec<Written>,
     /// Its warnings.
     pub warnings: Vec<String>,
     /// Its modeled time (ps).
     pub modeled_ps: u64,
-    /// Its collective calls: `(name, seq, start, end, bytes, factor)` (factor 0 none, 1
-    /// allreduce, 2 gather, 3 one).
-    pub collectives: Vec<(String, u64, u64, u64, u64, u8)>,
+    /// Its collective calls.
+    pub collectives: Vec<CollectiveRun>,
 }
 
-/// The share of rank `rank` in `outcome` (`own`: the output spans it wrote, its collectives).
-pub fn share_of(rank: usize, outcome: &SimOutcome, own: &RankShare) -> Share {
+/// Bytes that are not one whole [`Message`].
+#[derive(Debug, PartialEq)]
+pub enum WireError {
+    /// The encoding itself is broken (truncated, a bad tag, bad UTF-8, …).
+    Malformed(postcard::Error),
+    /// A whole message followed by this many more bytes.
+    Trailing(usize),
+}
+
+impl fmt::Display for WireError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            WireError::Malformed(e) => write!(f, "malformed message: {e}"),
+            WireError::Trailing(n) => write!(f, "{n} byte(s) after a whole message"),
+        }
+    }
+}
+
+impl std::error::Error for WireError {}
+
+/// Encodes a message.
+pub fn encode(m: &Message) -> Result<Vec<u8>, WireError> {
+    postcard::to_allocvec(m).map_err(WireError::Malformed)
+}
+
+/// Decodes a message ([`encode`]).
+pub fn decode(b: &[u8]) -> Result<Message, WireError> {
+    let (m, rest) = postcard::take_from_bytes::<Message>(b).map_err(WireError::Malformed)?;
+    if rest.is_empty() {
+        Ok(m)
+    } else {
+        Err(WireError::Trailing(rest.len()))
+    }
+}
+
+/// The share of rank `rank` in `outcome` (`own`: the output spans it wrote, its collectives);
+/// the bytes it wrote only `with_writes` (when rank 0 writes or checks the outputs).
+pub fn share_of(rank: usize, outcome: &SimOutcome, own: &RankShare, with_writes: bool) -> Share {
     let writes = &own.writes;
     let s = &outcome.stats;
     let mine = |r: usize| r == rank || (rank == 0 && r == HOST);
     let mut traffic = Vec::new();
-    for (t, table) in [&s.remote_bytes, &s.local_bytes, &s.rw_bytes].into_iter().enumerate() {
-        traffic.extend(
-            table.iter().filter(|((r, _), _)| mine(*r)).map(|((r, op), b)| (t as u8, *r, op.clone(), *b)),
-        );
+    let tables =
+        [(Table::Remote, &s.remote_bytes), (Table::Local, &s.local_bytes), (Table::ReadWritten, &s.rw_bytes)];
+    for (t, table) in tables {
+        traffic.extend(table.iter().filter(|((r, _), _)| mine(*r)).map(|((r, op), b)| Traffic {
+            table: t,
+            rank: *r,
+            op: op.clone(),
+            bytes: *b,
+        }));
     }
     let at = |v: &Vec<u64>| v.get(rank).copied().unwrap_or(0);
-    let mut names: Vec<&String> = writes.keys().collect();
+    let mut names: Vec<&String> = writes.keys().filter(|_| with_writes).collect();
     names.sort();
     let mut out = Vec::new();
     for name in names {
         let Some(t) = outcome.outputs.get(name) else { continue };
         for &(lo, hi) in &writes[name] {
             if let Some(b) = t.data.get(lo..hi) {
-                out.push((name.clone(), lo, b.to_vec()));
+                out.push(Written { output: name.clone(), lo, bytes: b.to_vec() });
             }
         }
     }
@@ -115,236 +156,141 @@ pub fn share_of(rank: usize, outcome: &SimOutcome, own: &RankShare) -> Share {
         writes: out,
         warnings: outcome.warnings.clone(),
         modeled_ps: outcome.timing.rank_ps.get(rank).copied().unwrap_or(0),
-        collectives: own
-            .collective_runs
-            .iter()
-            .map(|c| {
-                let f = match c.factor {
-                    None => 0,
-                    Some(BusFactor::AllReduce) => 1,
-                    Some(BusFactor::Gather) => 2,
-                    Some(BusFactor::One) => 3,
-                };
-                (c.name.clone(), c.seq as u64, c.start, c.end, c.bytes, f)
-            })
-            .collect(),
+        collectives: own.collective_runs.clone(),
     }
 }
 
-/// Encodes a share.
-pub fn encode_share(s: &Share) -> Vec<u8> {
-    let mut w = Writer::default();
-    w.u64(s.rank as u64);
-    w.u64(s.traffic.len() as u64);
-    for (t, r, op, b) in &s.traffic {
-        w.u64(u64::from(*t));
-        w.u64(*r as u64);
-        w.str(op);
-        w.u64(*b);
-    }
-    s.counters.iter().for_each(|&c| w.u64(c));
-    w.u64(s.steps);
-    w.u64(s.writes.len() as u64);
-    for (name, lo, b) in &s.writes {
-        w.str(name);
-        w.u64(*lo as u64);
-        w.bytes(b);
-    }
-    w.u64(s.warnings.len() as u64);
-    s.warnings.iter().for_each(|x| w.str(x));
-    w.u64(s.modeled_ps);
-    w.u64(s.collectives.len() as u64);
-    for (name, seq, start, end, bytes, f) in &s.collectives {
-        w.str(name);
-        [*seq, *start, *end, *bytes, u64::from(*f)].iter().for_each(|&x| w.u64(x));
-    }
-    w.0
+/// Rank 0's outcome made whole from every rank's share, taken one at a time in rank order
+/// (so rank 0 holds one share's bytes at once): traffic and counters of each rank from its
+/// own share, every output byte from the rank that wrote it.
+pub struct Merger {
+    outcome: SimOutcome,
+    stats: Stats,
+    rank_ps: Vec<u64>,
+    runs: Vec<CollectiveRun>,
 }
 
-/// Decodes a share ([`encode_share`]); `None` when the bytes are not one.
-pub fn decode_share(b: &[u8]) -> Option<Share> {
-    let mut r = Reader(b);
-    let rank = r.usize()?;
-    let n = r.count()?;
-    let mut traffic = Vec::with_capacity(n);
-    for _ in 0..n {
-        let t = u8::try_from(r.u64()?).ok().filter(|&t| t < 3)?;
-        traffic.push((t, r.u64()? as usize, r.str()?, r.u64()?));
+impl Merger {
+    /// Starts from rank 0's own outcome of a run on `nranks` ranks.
+    pub fn new(outcome: SimOutcome, nranks: usize) -> Merger {
+        let stats = Stats {
+            notifies: vec![0; nranks],
+            waits: vec![0; nranks],
+            barrier_rounds: vec![0; nranks],
+            ..Stats::default()
+        };
+        Merger { outcome, stats, rank_ps: vec![0; nranks], runs: Vec::new() }
     }
-    let counters = [r.u64()?, r.u64()?, r.u64()?];
-    let steps = r.u64()?;
-    let n = r.count()?;
-    let mut writes = Vec::with_capacity(n);
-    for _ in 0..n {
-        writes.push((r.str()?, r.usize()?, r.bytes()?.to_vec()));
-    }
-    let n = r.count()?;
-    let warnings = (0..n).map(|_| r.str()).collect::<Option<Vec<_>>>()?;
-    let modeled_ps = r.u64()?;
-    let n = r.count()?;
-    let mut collectives = Vec::with_capacity(n);
-    for _ in 0..n {
-        let name = r.str()?;
-        let (seq, start, end, bytes) = (r.u64()?, r.u64()?, r.u64()?, r.u64()?);
-        let f = u8::try_from(r.u64()?).ok().filter(|&f| f < 4)?;
-        collectives.push((name, seq, start, end, bytes, f));
-    }
-    r.0.is_empty().then_some(Share {
-        rank,
-        traffic,
-        counters,
-        steps,
-        writes,
-        warnings,
-        modeled_ps,
-        collectives,
-    })
-}
 
-/// Rank 0's outcome made whole from every rank's share (rank order): traffic and counters of
-/// each rank from its own share, every output byte from the rank that wrote it.
-pub fn merge(mut outcome: SimOutcome, shares: &[Share], nranks: usize) -> SimOutcome {
-    let mut stats = Stats {
-        notifies: vec![0; nranks],
-        waits: vec![0; nranks],
-        barrier_rounds: vec![0; nranks],
-        ..Stats::default()
-    };
-    let mut rank_ps = vec![0; nranks];
-    for s in shares {
-        for (t, r, op, b) in &s.traffic {
-            let table: &mut BTreeMap<(usize, String), u64> = match t {
-                0 => &mut stats.remote_bytes,
-                1 => &mut stats.local_bytes,
-                _ => &mut stats.rw_bytes,
+    /// Takes the next rank's share.
+    pub fn add(&mut self, s: Share) {
+        let stats = &mut self.stats;
+        for t in &s.traffic {
+            let table: &mut BTreeMap<(usize, String), u64> = match t.table {
+                Table::Remote => &mut stats.remote_bytes,
+                Table::Local => &mut stats.local_bytes,
+                Table::ReadWritten => &mut stats.rw_bytes,
             };
-            *table.entry((*r, op.clone())).or_default() += b;
+            *table.entry((t.rank, t.op.clone())).or_default() += t.bytes;
         }
-        if s.rank < nranks {
+        if s.rank < self.rank_ps.len() {
             stats.notifies[s.rank] += s.counters[0];
             stats.waits[s.rank] += s.counters[1];
             stats.barrier_rounds[s.rank] += s.counters[2];
-            rank_ps[s.rank] = s.modeled_ps;
+            self.rank_ps[s.rank] = s.modeled_ps;
         }
         stats.steps += s.steps;
-        for (name, lo, b) in &s.writes {
-            if let Some(dst) = outcome.outputs.get_mut(name).and_then(|t| t.data.get_mut(*lo..lo + b.len())) {
-                dst.copy_from_slice(b);
+        let outputs = &mut self.outcome.outputs;
+        for w in &s.writes {
+            let end = w.lo.saturating_add(w.bytes.len());
+            if let Some(dst) = outputs.get_mut(&w.output).and_then(|t| t.data.get_mut(w.lo..end)) {
+                dst.copy_from_slice(&w.bytes);
             }
         }
-        for w in &s.warnings {
-            if !outcome.warnings.contains(w) {
-                outcome.warnings.push(w.clone());
+        for w in s.warnings {
+            if !self.outcome.warnings.contains(&w) {
+                self.outcome.warnings.push(w);
             }
         }
+        let rank = s.rank;
+        self.runs.extend(s.collectives.into_iter().map(|c| CollectiveRun { rank, ..c }));
     }
-    let runs: Vec<CollectiveRun> = shares
-        .iter()
-        .flat_map(|s| {
-            s.collectives.iter().map(move |(name, seq, start, end, bytes, f)| CollectiveRun {
-                name: name.clone(),
-                rank: s.rank,
-                seq: *seq as usize,
-                start: *start,
-                end: *end,
-                bytes: *bytes,
-                factor: [None, Some(BusFactor::AllReduce), Some(BusFactor::Gather), Some(BusFactor::One)]
-                    [usize::from(*f).min(3)],
-                info: Default::default(),
-            })
-        })
-        .collect();
-    outcome.stats = stats;
-    outcome.timing.rank_ps = rank_ps;
-    outcome.timing.collectives = pld_sim::timeline::collective_times(&runs);
-    outcome
+
+    /// The merged outcome.
+    pub fn finish(mut self) -> SimOutcome {
+        self.outcome.stats = self.stats;
+        self.outcome.timing.rank_ps = self.rank_ps;
+        self.outcome.timing.collectives = pld_sim::timeline::collective_times(&self.runs);
+        self.outcome
+    }
 }
 
-/// Encodes parked waits.
-pub fn encode_parked(parked: &[ParkedCore]) -> Vec<u8> {
-    let mut w = Writer::default();
-    w.u64(parked.len() as u64);
-    for p in parked {
-        w.u64(p.rank as u64);
-        w.u64(p.core.map_or(u64::MAX, |c| c as u64));
-        w.str(&p.kernel);
-        w.u64(u64::from(p.span.file.0));
-        w.u64(u64::from(p.span.lo));
-        w.u64(u64::from(p.span.hi));
-        w.str(&p.cell);
-        w.str(&p.predicate);
-        w.u64(p.value as u32 as u64);
-        w.u64(p.writers.len() as u64);
-        p.writers.iter().for_each(|&x| w.u64(x as u64));
-    }
-    w.0
-}
-
-/// Decodes parked waits ([`encode_parked`]).
-pub fn decode_parked(b: &[u8]) -> Option<Vec<ParkedCore>> {
-    let mut r = Reader(b);
-    let n = r.count()?;
-    let mut out = Vec::with_capacity(n);
-    for _ in 0..n {
-        let rank = r.usize()?;
-        let core = r.u64()?;
-        let core = (core != u64::MAX).then_some(core as usize);
-        let kernel = r.str()?;
-        let file = FileId(u32::try_from(r.u64()?).ok()?);
-        let lo = u32::try_from(r.u64()?).ok()?;
-        let hi = u32::try_from(r.u64()?).ok()?;
-        let cell = r.str()?;
-        let predicate = r.str()?;
-        let value = u32::try_from(r.u64()?).ok()? as i32;
-        let k = r.count()?;
-        let writers = (0..k).map(|_| r.usize()).collect::<Option<Vec<_>>>()?;
-        out.push(ParkedCore {
-            rank,
-            core,
-            kernel,
-            span: Span { file, lo, hi },
-            cell,
-            predicate,
-            value,
-            writers,
-        });
-    }
-    r.0.is_empty().then_some(out)
+/// [`Merger`] over `shares` (rank order).
+pub fn merge(outcome: SimOutcome, shares: impl IntoIterator<Item = Share>, nranks: usize) -> SimOutcome {
+    let mut m = Merger::new(outcome, nranks);
+    shares.into_iter().for_each(|s| m.add(s));
+    m.finish()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use pld_ir::{FileId, Span};
+    use pld_sim::cost::BusFactor;
 
     fn share() -> Share {
         Share {
             rank: 2,
-            traffic: vec![(0, 2, "pld.put".into(), 4096), (2, 2, "tile.load".into(), 12)],
+            traffic: vec![
+                Traffic { table: Table::Remote, rank: 2, op: "pld.put".into(), bytes: 4096 },
+                Traffic { table: Table::ReadWritten, rank: 2, op: "tile.load".into(), bytes: 12 },
+            ],
             counters: [3, 4, 1],
             steps: 99,
-            writes: vec![("y".into(), 8, vec![1, 2, 3, 4])],
+            writes: vec![Written { output: "y".into(), lo: 8, bytes: vec![1, 2, 3, 4] }],
             warnings: vec!["w".into()],
             modeled_ps: 1234,
-            collectives: vec![("builtin.tensor.allreduce_mesh".into(), 0, 10, 50, 4096, 1)],
+            collectives: vec![CollectiveRun {
+                name: "builtin.tensor.allreduce_mesh".into(),
+                rank: 2,
+                seq: 0,
+                start: 10,
+                end: 50,
+                bytes: 4096,
+                factor: Some(BusFactor::AllReduce),
+                info: Default::default(),
+            }],
         }
     }
 
     #[test]
     fn a_share_survives_the_wire_and_truncation_is_refused() {
-        let s = share();
-        let b = encode_share(&s);
-        assert_eq!(decode_share(&b), Some(s));
+        let m = Message::Share(share());
+        let b = encode(&m).expect("encode");
+        assert_eq!(decode(&b), Ok(m));
         for cut in [0, 1, 8, b.len() / 2, b.len() - 1] {
-            assert_eq!(decode_share(&b[..cut]), None, "cut at {cut}");
+            assert!(matches!(decode(&b[..cut]), Err(WireError::Malformed(_))), "cut at {cut}");
         }
         let mut longer = b.clone();
         longer.push(0);
-        assert_eq!(decode_share(&longer), None);
+        assert_eq!(decode(&longer), Err(WireError::Trailing(1)));
+    }
+
+    #[test]
+    fn a_bad_tag_is_an_error() {
+        let mut b = encode(&Message::Share(share())).expect("encode");
+        // The message's own tag, then (after the rank) the first traffic count's table.
+        b[0] = 7;
+        assert!(matches!(decode(&b), Err(WireError::Malformed(_))));
+        let mut b = encode(&Message::Share(share())).expect("encode");
+        assert_eq!((b[1], b[2], b[3]), (2, 2, 0), "rank 2, two counts, table Remote");
+        b[3] = 3;
+        assert!(matches!(decode(&b), Err(WireError::Malformed(_))));
     }
 
     #[test]
     fn parked_waits_survive_the_wire() {
-        let p = vec![ParkedCore {
+        let p = Message::Parked(vec![ParkedCore {
             rank: 1,
             core: Some(3),
             kernel: "k".into(),
@@ -353,10 +299,10 @@ mod tests {
             predicate: "Ge 1".into(),
             value: -5,
             writers: vec![0, 3],
-        }];
-        let b = encode_parked(&p);
-        assert_eq!(decode_parked(&b), Some(p));
-        assert_eq!(decode_parked(&b[..b.len() - 3]), None);
+        }]);
+        let b = encode(&p).expect("encode");
+        assert_eq!(decode(&b), Ok(p));
+        assert!(decode(&b[..b.len() - 3]).is_err());
     }
 
     #[test]
@@ -376,10 +322,13 @@ mod tests {
         };
         let zero = Share {
             rank: 0,
-            traffic: vec![(1, 0, "a".into(), 5), (1, HOST, "h".into(), 7)],
+            traffic: vec![
+                Traffic { table: Table::Local, rank: 0, op: "a".into(), bytes: 5 },
+                Traffic { table: Table::Local, rank: HOST, op: "h".into(), bytes: 7 },
+            ],
             ..Share::default()
         };
-        let merged = merge(base, &[zero, share()], 3);
+        let merged = merge(base, [zero, share()], 3);
         assert_eq!(merged.stats.local_bytes.get(&(0, "a".to_string())), Some(&5));
         assert_eq!(merged.stats.local_bytes.get(&(HOST, "h".to_string())), Some(&7));
         assert_eq!(merged.stats.remote_total(2), 4096);

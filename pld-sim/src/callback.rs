@@ -190,7 +190,8 @@ fn element_offsets(t: &TRef) -> Vec<usize> {
 fn gather(world: &World, t: &TRef) -> Result<HostTensor, &'static str> {
     let Mem::Host(buf) = t.mem else { return Err("is a window buffer; a callback takes host tensors") };
     let cell = world.host_cell(buf).ok_or("has no host buffer")?;
-    let bytes = cell.lock().unwrap_or_else(|e| e.into_inner());
+    let mut bytes = cell.lock().unwrap_or_else(|e| e.into_inner());
+    bytes.ready_all();
     let eb = t.dtype.bytes() as usize;
     let mut data = Vec::with_capacity(t.numel().max(0) as usize * eb);
     for off in element_offsets(t) {
@@ -204,6 +205,7 @@ fn scatter(world: &World, t: &TRef, data: &[u8]) {
     let Mem::Host(buf) = t.mem else { return };
     let Some(cell) = world.host_cell(buf) else { return };
     let mut bytes = cell.lock().unwrap_or_else(|e| e.into_inner());
+    bytes.ready_all();
     let eb = t.dtype.bytes() as usize;
     for (k, off) in element_offsets(t).into_iter().enumerate() {
         if let (Some(dst), Some(src)) = (bytes.get_mut(off..off + eb), data.get(k * eb..(k + 1) * eb)) {

@@ -213,7 +213,7 @@ pub struct StepWork {
 /// The bus-bandwidth factor nccl-tests applies to a collective's algorithm bandwidth on `n`
 /// ranks: allreduce `2(n-1)/n`, allgather / reduce_scatter / all_to_all `(n-1)/n`, broadcast
 /// (and reduce) `1`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum BusFactor {
     /// `2(n-1)/n`.
     AllReduce,

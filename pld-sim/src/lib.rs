@@ -58,6 +58,7 @@ pub mod divergence;
 pub mod elem;
 pub mod explore;
 pub mod interp;
+pub mod lazy;
 pub mod limits;
 pub mod micro;
 pub mod pct;
@@ -237,6 +238,10 @@ pub struct SimConfig {
     /// Picks the thread of every step instead of `schedule` ([`explore`]: exhaustive
     /// exploration, replay files).
     pub driver: Option<explore::DriverCell>,
+    /// Inputs given as sources instead of bytes (an input named in `Inputs` too takes those
+    /// bytes): a distributed run's process fills only the chunks it touches, an in-process
+    /// run fills every byte before it starts ([`lazy`]).
+    pub lazy_inputs: HashMap<String, lazy::LazyInput>,
 }
 
 impl Default for SimConfig {
@@ -264,6 +269,7 @@ impl Default for SimConfig {
             trace_all: false,
             progress: None,
             driver: None,
+            lazy_inputs: HashMap::new(),
         }
     }
 }
@@ -440,6 +446,7 @@ fn host_tensor_arg(
         .map(|d| eval_dim(d, syms))
         .collect::<Option<_>>()
         .or_else(|| inputs.get(&name).map(|h| h.shape.iter().map(|&x| x as i64).collect()))
+        .or_else(|| cfg.lazy_inputs.get(&name).map(|h| h.shape.iter().map(|&x| x as i64).collect()))
         .ok_or_else(|| invalid(format!("cannot determine the shape of parameter '{name}'")))?;
     if !elem::supported(t.dtype) {
         return Err(invalid(format!(
@@ -457,20 +464,26 @@ fn host_tensor_arg(
     world
         .reserve_host(size, &format!("host tensor '{name}'"))
         .map_err(|f| SimError::Fault(f.at(shape_span).render(cfg.sources.as_ref())))?;
-    let bytes = match inputs.get(&name) {
-        Some(h) => {
-            if h.dtype != t.dtype || h.shape.iter().map(|&x| x as i64).collect::<Vec<_>>() != shape {
-                return Err(invalid(format!(
-                    "input '{name}' is {} {:?} but the parameter is {} {:?}",
-                    h.dtype, h.shape, t.dtype, shape
-                )));
-            }
-            h.data.clone()
+    let lazy = cfg.lazy_inputs.get(&name).filter(|_| !inputs.contains_key(&name));
+    let given = inputs.get(&name).map(|h| (h.dtype, &h.shape)).or(lazy.map(|l| (l.dtype, &l.shape)));
+    if let Some((dtype, given_shape)) = given {
+        if dtype != t.dtype || given_shape.iter().map(|&x| x as i64).collect::<Vec<_>>() != shape {
+            return Err(invalid(format!(
+                "input '{name}' is {dtype} {given_shape:?} but the parameter is {} {:?}",
+                t.dtype, shape
+            )));
         }
-        None if p.dir != pld_ir::Direction::In => vec![0u8; size as usize],
-        None => return Err(invalid(format!("missing input '{name}'"))),
+    }
+    let buf = match (inputs.get(&name), lazy) {
+        (Some(h), _) => world.host_buffer(h.data.clone()),
+        // A distributed process fills only what it touches; in-process, every byte now.
+        (None, Some(l)) if world.distributed_rank().is_some() => {
+            world.host_lazy(size as usize, l.source.clone())
+        }
+        (None, Some(l)) => world.host_buffer(l.materialize().data),
+        (None, None) if p.dir != pld_ir::Direction::In => world.host_buffer(vec![0u8; size as usize]),
+        (None, None) => return Err(invalid(format!("missing input '{name}'"))),
     };
-    let buf = world.host_buffer(bytes);
     let dims = t
         .shape
         .iter()
@@ -527,8 +540,9 @@ fn run_in(
     }
     for p in &func.params {
         let name = func.values.name(p.value);
-        if let (Some(t), Some(h)) = (func.values.ty(p.value).as_tensor_like(), inputs.get(name)) {
-            unify(&t.shape, &h.shape, &mut syms);
+        let given = inputs.get(name).map(|h| &h.shape).or(cfg.lazy_inputs.get(name).map(|l| &l.shape));
+        if let (Some(t), Some(shape)) = (func.values.ty(p.value).as_tensor_like(), given) {
+            unify(&t.shape, shape, &mut syms);
             for d in &t.shape {
                 if let pld_ir::ExprKind::Sym(s) = &d.kind {
                     from.entry(s.clone()).or_insert_with(|| format!("the shape of input '{name}'"));
@@ -598,6 +612,7 @@ fn run_in(
         Err(f) => Err(world.generation_check().err().unwrap_or(f)),
         Ok(()) => Ok(()),
     };
+    let world_rank = world.distributed_rank();
     let (result, world::RunEnd { stats, warnings, host }) = world.end_run(result);
     let mut writes = OutputWrites::new();
     for &(buf, lo, hi) in world.host_writes() {
@@ -612,13 +627,16 @@ fn run_in(
         return Err(SimError::Fault(f.render(cfg.sources.as_ref())));
     }
     // The run is over and `host` is ours: each output takes its buffer's bytes (a copy would
-    // hold every output twice at the end of the run).
+    // hold every output twice at the end of the run). A distributed process other than rank
+    // 0 hands on only the bytes it wrote, so a lazy buffer's untouched chunks stay unfilled.
+    let rest_unfilled = world_rank.is_some_and(|r| r != 0);
     let outputs = outs
         .into_iter()
         .map(|(name, buf, dtype, shape)| {
             let data = host
                 .get(buf)
                 .map(|h| std::mem::take(&mut *h.lock().unwrap_or_else(|e| e.into_inner())))
+                .map(|h| if rest_unfilled { h.into_unfilled() } else { h.into_bytes() })
                 .unwrap_or_default();
             (name, HostTensor { dtype, shape: shape.iter().map(|&x| x as usize).collect(), data })
         })

@@ -8,7 +8,7 @@ use pld_ir::{SourceMap, Span};
 use std::fmt;
 
 /// One core parked in a `wait` when the run deadlocked.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ParkedCore {
     /// Global rank.
     pub rank: usize,

@@ -178,7 +178,7 @@ pub struct Slice {
 }
 
 /// One modeled collective call on one rank.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct CollectiveRun {
     /// Op name.
     pub name: String,
@@ -199,7 +199,7 @@ pub struct CollectiveRun {
 }
 
 /// A collective call as nccl-tests' result table describes it (the same on every rank).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct CallInfo {
     /// Element type of the sized buffer (`None` when unknown, e.g. rows decoded from MPI).
     pub dtype: Option<pld_ir::DataType>,

@@ -177,7 +177,16 @@ fn distributed(
     inputs: &Inputs,
     cfg: &SimConfig,
 ) -> Vec<Result<(SimOutcome, RankShare), SimError>> {
-    let p = cfg.nranks;
+    distributed_each(program, inputs, &vec![cfg.clone(); cfg.nranks])
+}
+
+/// [`distributed`] with each "process" given its own configuration (`cfgs[rank]`).
+fn distributed_each(
+    program: &pld_ir::Program,
+    inputs: &Inputs,
+    cfgs: &[SimConfig],
+) -> Vec<Result<(SimOutcome, RankShare), SimError>> {
+    let p = cfgs.len();
     let shared = Arc::new(Shared {
         p,
         barrier: Barrier::new(p),
@@ -190,11 +199,81 @@ fn distributed(
         let handles: Vec<_> = (0..p)
             .map(|me| {
                 let b = Arc::new(Rank { me, shared: Arc::clone(&shared) });
+                let cfg = &cfgs[me];
                 s.spawn(move || pld_sim::run_distributed(program, "host_orch", inputs, cfg, b))
             })
             .collect();
         handles.into_iter().map(|h| h.join().expect("rank thread")).collect()
     })
+}
+
+/// Merges every rank's written output spans onto rank 0's outcome (as the MPI engine does).
+fn merged_outputs(results: Vec<Result<(SimOutcome, RankShare), SimError>>) -> SimOutcome {
+    let mut shares = results.into_iter();
+    let (mut merged, _) = shares.next().unwrap().expect("rank 0");
+    for (r, share) in shares.enumerate() {
+        let (outcome, share) = share.unwrap_or_else(|e| panic!("rank {}: {e}", r + 1));
+        for (name, spans) in share.writes {
+            for (lo, hi) in spans {
+                let src = &outcome.outputs[&name].data[lo..hi];
+                merged.outputs.get_mut(&name).unwrap().data[lo..hi].copy_from_slice(src);
+            }
+        }
+    }
+    merged
+}
+
+/// A lazy input's source that records the byte ranges a "process" asked it for.
+#[derive(Debug)]
+struct Recording {
+    inner: pld_sim::lazy::Seeded,
+    asked: Mutex<Vec<(usize, usize)>>,
+}
+
+impl pld_sim::lazy::HostSource for Recording {
+    fn fill(&self, offset: usize, out: &mut [u8]) {
+        self.asked.lock().unwrap().push((offset, offset + out.len()));
+        self.inner.fill(offset, out);
+    }
+}
+
+#[test]
+fn each_process_reads_only_the_input_rows_its_rank_touches() {
+    // Rows of four chunks, so rank r's row is chunks [4r, 4r + 4) of `inputs`.
+    let row = 4 * pld_sim::lazy::CHUNK;
+    let text = RING.replace("\nSIZE = 128\n", &format!("\nSIZE = {}\n", row / 4));
+    assert_ne!(text, RING, "the example's SIZE moved");
+    let program = parse(&text);
+    let p = 3;
+    let seeded = pld_sim::lazy::Seeded { dtype: DataType::FP32, state: 7 };
+    let input = |source: Arc<dyn pld_sim::lazy::HostSource>| pld_sim::lazy::LazyInput {
+        dtype: DataType::FP32,
+        shape: vec![p, 1, row / 4],
+        source,
+    };
+    let mut whole = SimConfig::ranks(p);
+    whole.lazy_inputs.insert("inputs".into(), input(Arc::new(seeded)));
+    let want = pld_sim::run(&program, "host_orch", &Inputs::new(), &whole).expect("in-process run");
+    let sources: Vec<Arc<Recording>> =
+        (0..p).map(|_| Arc::new(Recording { inner: seeded, asked: Mutex::new(Vec::new()) })).collect();
+    let cfgs: Vec<SimConfig> = sources
+        .iter()
+        .map(|s| {
+            let mut cfg = SimConfig::ranks(p);
+            cfg.lazy_inputs.insert("inputs".into(), input(s.clone()));
+            cfg
+        })
+        .collect();
+    let merged = merged_outputs(distributed_each(&program, &Inputs::new(), &cfgs));
+    for name in ["pushed", "pulled"] {
+        assert_eq!(merged.outputs[name].data, want.outputs[name].data, "output {name}");
+    }
+    for (r, s) in sources.iter().enumerate() {
+        let asked = s.asked.lock().unwrap();
+        let read: usize = asked.iter().map(|(lo, hi)| hi - lo).sum();
+        assert_eq!(read, row, "rank {r} read {read} bytes of the input: {asked:?}");
+        assert!(asked.iter().all(|&(lo, hi)| lo >= r * row && hi <= (r + 1) * row), "rank {r}: {asked:?}");
+    }
 }
 
 fn ring_inputs(p: usize) -> Inputs {

@@ -14,13 +14,22 @@
 use crate::shell::Cmd;
 use crate::{Failure, Result};
 
-/// The in-process vs MPI rows of `cargo xtask bench --mpi`: (collective, payload bytes).
-const MPI_ROWS: [(&str, u64); 3] =
-    [("allreduce_mesh", 16 << 20), ("allreduce_ring", 16 << 20), ("all_to_all_v", 16 << 20)];
+/// The in-process vs MPI rows of `cargo xtask bench --mpi`: (workload, payload bytes); the
+/// last two are a user-style program whose `[NR, 1, SIZE]` host tensors are indexed by rank
+/// (`pld_bench::hostrows`), its input given as a source (each process fills the rows its rank
+/// touches) and as bytes (every process holds it whole, as before D-mpi-7).
+const MPI_ROWS: [(&str, u64); 5] = [
+    ("allreduce_mesh", 16 << 20),
+    ("allreduce_ring", 16 << 20),
+    ("all_to_all_v", 16 << 20),
+    ("host_rows", 16 << 20),
+    ("host_rows_eager", 16 << 20),
+];
 
 /// `cargo xtask bench --mpi`: builds `bench_mpi` (release, feature `mpi`) and prints, per
-/// collective and P = 4, 8, the in-process row and two `mpirun -n P` rows (whole-run time,
-/// peak resident memory per process): OpenMPI's default one-sided component (`sm` on one host:
+/// workload and P = 4, 8, the in-process row and two `mpirun -n P` rows (whole-run time, what
+/// the run must hold, peak resident memory per process — the largest, rank 0's and the
+/// others'): OpenMPI's default one-sided component (`sm` on one host:
 /// every window in shared memory, so a process's resident set also counts the peers' windows it
 /// reads) and `pt2pt` (each window in its process's private memory, as across hosts).
 fn mpi_rows() -> Result {

@@ -149,6 +149,7 @@ impl World {
                         format!("{op} on rank {g}: access outside a host tensor of {len} bytes"),
                     ));
                 }
+                mem.ready((b + lo_e * eb) as usize, (b + (hi_e + 1) * eb) as usize);
                 let rows = Rows { base: b, starts, cols, cstride, eb };
                 rows.apply(dt, &mut mem, data);
                 let (lo, hi) = ((b + lo_e * eb) as u64, (b + (hi_e + 1) * eb) as u64);

@@ -133,6 +133,8 @@ impl World {
             let Some(bytes) = rec.get(24..24 + n) else { return };
             if let Some(h) = self.host.get(buf) {
                 let mut h = h.lock().unwrap_or_else(|e| e.into_inner());
+                // A lazy buffer's chunk is filled before bytes land in it, never after.
+                h.ready(lo, lo + n);
                 if let Some(dst) = h.get_mut(lo..lo + n) {
                     dst.copy_from_slice(bytes);
                 }

@@ -58,7 +58,7 @@ pub struct World {
     /// re-checks its ranks at once (`None` in the single-threaded schedules).
     wake: Option<Arc<std::sync::atomic::AtomicU64>>,
     /// Host/GM buffers (shared by the handles of a parallel run).
-    host: Vec<Arc<Mutex<Vec<u8>>>>,
+    host: Vec<Arc<Mutex<crate::lazy::HostBuf>>>,
     /// What bounds reports say of a host buffer: its parameter name and dims bound from the run.
     host_labels: HashMap<usize, Arc<HostLabel>>,
     /// Comm domains.
@@ -365,7 +365,14 @@ impl World {
 
     /// Allocates a host buffer holding `bytes`.
     pub fn host_buffer(&mut self, bytes: Vec<u8>) -> usize {
-        self.host.push(Arc::new(Mutex::new(bytes)));
+        self.host.push(Arc::new(Mutex::new(crate::lazy::HostBuf::new(bytes))));
+        self.host.len() - 1
+    }
+
+    /// Allocates a host buffer of `len` bytes that `source` fills chunk by chunk as accesses
+    /// reach them ([`crate::lazy`]).
+    pub fn host_lazy(&mut self, len: usize, source: Arc<dyn crate::lazy::HostSource>) -> usize {
+        self.host.push(Arc::new(Mutex::new(crate::lazy::HostBuf::lazy(len, source))));
         self.host.len() - 1
     }
 

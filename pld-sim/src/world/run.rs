@@ -32,7 +32,7 @@ pub struct RunEnd {
     /// Warnings of the run, each once.
     pub warnings: Vec<String>,
     /// The host/GM buffers, by buffer id.
-    pub host: Vec<Arc<Mutex<Vec<u8>>>>,
+    pub host: Vec<Arc<Mutex<crate::lazy::HostBuf>>>,
 }
 
 impl World {
@@ -136,7 +136,7 @@ impl World {
     }
 
     /// Host buffer `buf`.
-    pub fn host_cell(&self, buf: usize) -> Option<&Mutex<Vec<u8>>> {
+    pub fn host_cell(&self, buf: usize) -> Option<&Mutex<crate::lazy::HostBuf>> {
         self.host.get(buf).map(|c| &**c)
     }
 
