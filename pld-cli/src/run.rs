@@ -245,29 +245,14 @@ pub(crate) fn run_on(
     let max_memory = args.max_memory.unwrap_or_else(pld_sim::limits::default_max_memory);
     let mut reserved = 0u64;
     // The given inputs first: their shapes bind the dimensions the other tensors' shapes use.
-    for p in &func.params {
-        let name = func.values.name(p.value).to_string();
-        let ty = func.values.ty(p.value);
-        if let Some(path) = given.remove(&name) {
-            let t = ty.as_tensor_like().ok_or_else(|| {
-                Failure::usage(format!("--input {name}: parameter `{name}` is not a tensor ({ty})"))
-            })?;
-            let input = |e: String| Failure::usage(format!("--input {name}: {e}"));
-            let from = format!("the shape of --input {name}");
-            if distributed {
-                let l = npy::open_lazy(&path, t.dtype).map_err(input)?;
-                bind_shape(&name, &t.shape, &l.shape, &mut syms)?;
-                lazy.insert(name, l);
-            } else {
-                let h = npy::read(&path, t.dtype).map_err(input)?;
-                bind_shape(&name, &t.shape, &h.shape, &mut syms)?;
-                inputs.insert(name, h);
-            }
-            for s in program.dyn_syms.iter().filter(|s| syms.contains_key(*s)) {
-                binding_sources.entry(s.clone()).or_insert_with(|| from.clone());
-            }
-        }
-    }
+    read_given(
+        func,
+        given,
+        distributed,
+        &program,
+        (&mut syms, &mut binding_sources),
+        (&mut inputs, &mut lazy),
+    )?;
     unbound_dims(&program, &syms)?;
     for p in &func.params {
         let name = func.values.name(p.value).to_string();
@@ -324,13 +309,6 @@ pub(crate) fn run_on(
             }
         }
     }
-    if let Some(name) = given.keys().next() {
-        let names: Vec<String> = func.params.iter().map(|p| func.values.name(p.value).to_string()).collect();
-        return Err(Failure::usage(format!(
-            "--input {name}: `{entry}` has no parameter `{name}` (parameters: {})",
-            names.join(", ")
-        )));
-    }
     let cfg = SimConfig {
         cost: cost_model(args)?,
         trace_all: args.trace_all,
@@ -376,6 +354,51 @@ pub(crate) fn run_on(
         None
     };
     Ok(Some(Ran { outcome, verdict }))
+}
+
+/// Reads the `--input NAME=PATH` tensors (bytes in-process, sources under the MPI engine,
+/// D-mpi-7), binding the dimensions their shapes give; an input naming no parameter is a
+/// usage error.
+fn read_given(
+    func: &pld_ir::Function,
+    mut given: HashMap<String, PathBuf>,
+    distributed: bool,
+    program: &Program,
+    (syms, binding_sources): (&mut HashMap<String, i64>, &mut BindingSources),
+    (inputs, lazy): (&mut Inputs, &mut HashMap<String, LazyInput>),
+) -> Result<(), Failure> {
+    for p in &func.params {
+        let name = func.values.name(p.value).to_string();
+        let ty = func.values.ty(p.value);
+        if let Some(path) = given.remove(&name) {
+            let t = ty.as_tensor_like().ok_or_else(|| {
+                Failure::usage(format!("--input {name}: parameter `{name}` is not a tensor ({ty})"))
+            })?;
+            let input = |e: String| Failure::usage(format!("--input {name}: {e}"));
+            let from = format!("the shape of --input {name}");
+            if distributed {
+                let l = npy::open_lazy(&path, t.dtype).map_err(input)?;
+                bind_shape(&name, &t.shape, &l.shape, syms)?;
+                lazy.insert(name, l);
+            } else {
+                let h = npy::read(&path, t.dtype).map_err(input)?;
+                bind_shape(&name, &t.shape, &h.shape, syms)?;
+                inputs.insert(name, h);
+            }
+            for s in program.dyn_syms.iter().filter(|s| syms.contains_key(*s)) {
+                binding_sources.entry(s.clone()).or_insert_with(|| from.clone());
+            }
+        }
+    }
+    if let Some(name) = given.keys().next() {
+        let names: Vec<String> = func.params.iter().map(|p| func.values.name(p.value).to_string()).collect();
+        return Err(Failure::usage(format!(
+            "--input {name}: `{}` has no parameter `{name}` (parameters: {})",
+            func.name,
+            names.join(", ")
+        )));
+    }
+    Ok(())
 }
 
 /// The target's cost model with the `--cost KEY=VALUE` overrides.
