@@ -20,7 +20,7 @@ const THEN: u8 = 1;
 /// Took the else branch.
 const ELSE: u8 = 2;
 
-/// Per `if` statement (its span) and rank, the branches taken (bit set of [`THEN`], [`ELSE`]).
+/// Per `if` statement (its span) and rank, the branches taken (bit set of `THEN`, `ELSE`).
 #[derive(Clone, Debug, Default)]
 pub struct Branches(FxHashMap<(Span, usize), u8>);
 
