@@ -26,6 +26,7 @@ pub mod func;
 mod json;
 pub mod mlir;
 pub mod orch;
+pub mod pto;
 pub mod runtime;
 pub mod verify;
 

@@ -274,9 +274,9 @@ fn emit_defer_wait(cx: &mut FnCx<'_>, call: &Call, _targets: &[ValueId]) -> Resu
         let lt = cx.define(format!("arith.cmpi slt, {i}, {zero} : index"));
         let ge = cx.define(format!("arith.cmpi sge, {i}, {} : index", shape[k]));
         let bad = cx.define(format!("arith.ori {lt}, {ge} : i1"));
-        oob = Some(cx.accumulate(oob, bad, "arith.ori", "i1"));
+        oob = Some(cx.accumulate(oob, bad, "arith.ori", MTy::I1));
         let term = cx.define(format!("arith.muli {i}, {} : index", strides[k]));
-        flat = Some(cx.accumulate(flat, term, "arith.addi", "index"));
+        flat = Some(cx.accumulate(flat, term, "arith.addi", MTy::Index));
     }
     let (Some(oob), Some(flat)) = (oob, flat) else {
         return Err(cx.err(format!("{op} signal rank must be at least 1")));

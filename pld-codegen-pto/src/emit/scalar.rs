@@ -32,7 +32,7 @@ fn flat_offset(cx: &mut FnCx<'_>, t: &TensorRef, idx: &[Expr], op: &str) -> Resu
                 cx.define(format!("arith.muli {a}, {s} : index"))
             }
         };
-        acc = Some(cx.accumulate(acc, term, "arith.addi", "index"));
+        acc = Some(cx.accumulate(acc, term, "arith.addi", MTy::Index));
     }
     Ok(acc.unwrap_or_else(|| cx.const_int(0, MTy::Index)))
 }

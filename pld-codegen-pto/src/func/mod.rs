@@ -30,11 +30,11 @@ mod walk;
 
 pub use values::{val_kind, FnOut, Idx, TensorRef, Val, BLOCK_IDX_SYM, BLOCK_NUM_SYM};
 
+use crate::pto::{Inst, Line};
 use crate::verify::Fact;
 use crate::CodegenOptions;
 use addrs::AllocSlot;
 use pld_ir::{Call, Diagnostic, Expr, ExprKind, Function, Program, Span, TileType, ValueId};
-use print::BodyLine;
 use std::collections::{HashMap, HashSet};
 use views::ViewInfo;
 
@@ -50,10 +50,10 @@ pub struct FnCx<'a> {
     pub span: Span,
     /// Set by emitters that register a deferred wait.
     pub uses_deferred: bool,
-    consts: Vec<String>,
+    consts: Vec<Line>,
     const_names: HashMap<String, String>,
-    prologue: Vec<BodyLine>,
-    body: Vec<BodyLine>,
+    prologue: Vec<Line>,
+    body: Vec<Line>,
     in_prologue: bool,
     indent: usize,
     names: HashSet<String>,
@@ -143,14 +143,15 @@ impl<'a> FnCx<'a> {
         Diagnostic::error(self.span, msg)
     }
 
-    /// Appends one line at the current indentation of the current section.
-    pub fn line(&mut self, text: impl AsRef<str>) {
-        let pad = "  ".repeat(self.indent);
-        self.push_line(BodyLine::Text(format!("{pad}{}", text.as_ref())));
+    /// Appends one line of text at the current indentation of the current section (an
+    /// instruction not yet built as a typed [`Inst`]).
+    pub fn line(&mut self, text: impl Into<String>) {
+        self.push(Inst::Text(text.into()));
     }
 
-    /// Appends a typed line to the current section.
-    fn push_line(&mut self, line: BodyLine) {
+    /// Appends a typed instruction at the current indentation of the current section.
+    pub fn push(&mut self, inst: Inst) {
+        let line = Line { indent: self.indent, inst };
         if self.in_prologue {
             self.prologue.push(line);
         } else {

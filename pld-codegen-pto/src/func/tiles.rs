@@ -5,9 +5,9 @@
 //! holding its address slot, whose `addr = ...` operand the printer renders from the plan of
 //! `addrs`.
 
-use super::print::BodyLine;
 use super::{FnCx, Idx};
 use crate::mlir::{self, MTy};
+use crate::pto::Inst;
 use crate::verify::{Fact, TileBuf};
 use pld_ir::{DataType, Diagnostic, TileType};
 
@@ -159,22 +159,17 @@ impl FnCx<'_> {
             return Err(self.err(format!("tile {name} has no long-form tile buffer type ({ty})")));
         };
         // A static v_row/v_col in the type takes no operand (ptoas AllocTileOp::verify).
-        let mut operands = String::new();
-        if buf.valid[0].is_none() {
-            operands.push_str(&format!("valid_row = {vr} "));
-        }
-        if buf.valid[1].is_none() {
-            operands.push_str(&format!("valid_col = {vc} "));
-        }
+        let valid_row = buf.valid[0].is_none().then_some(vr);
+        let valid_col = buf.valid[1].is_none().then_some(vc);
         self.facts.push(Fact::Alloc {
             ssa: name.clone(),
-            ty: buf,
+            ty: buf.clone(),
             valid: valid_consts,
             slot,
             alias_of: alias,
             span: self.span,
         });
-        self.push_line(BodyLine::AllocTile { indent: self.indent, result: name.clone(), slot, operands, ty });
+        self.push(Inst::AllocTile { result: name.clone(), slot, valid_row, valid_col, ty: buf });
         Ok(name)
     }
 }

@@ -42,7 +42,7 @@ impl FnCx<'_> {
             }
             let (x, _) = self.offset(o)?;
             let term = self.define(format!("arith.muli {x}, {st} : index"));
-            flat = Some(self.accumulate(flat, term, "arith.addi", "index"));
+            flat = Some(self.accumulate(flat, term, "arith.addi", MTy::Index));
         }
         let ptr = match flat {
             None => base.ptr.clone(),

@@ -1,0 +1,85 @@
+//! Typed PTO instructions: what an emitter pushes instead of text.
+//!
+//! Guarantees: an instruction holds its op name, its operands (SSA names), its attributes and
+//! its result with a typed [`PtoType`]; nothing here renders text (that is [`super::print`]).
+
+use super::types::{PtoType, TileBuf};
+use crate::mlir::MTy;
+
+/// One typed instruction of a function's prologue or body.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Inst {
+    /// `<result> = arith.constant <value> : <ty>` (hoisted to the top of the function).
+    Const {
+        /// The SSA name.
+        result: String,
+        /// The literal (`16`, `true`, `2.0e0`, `0x7F800000`).
+        value: String,
+        /// Its type.
+        ty: MTy,
+    },
+    /// `<result> = <op> [<pred>, ]<operands> : <ty>`: an `arith` operation whose operands
+    /// and result share one type (comparisons yield `i1` but print their operand type).
+    Arith {
+        /// The SSA name of the result.
+        result: String,
+        /// The op (`arith.addi`).
+        op: &'static str,
+        /// The predicate of a comparison (`slt`, `oeq`).
+        pred: Option<&'static str>,
+        /// The operands.
+        operands: Vec<String>,
+        /// The operand type.
+        ty: MTy,
+    },
+    /// `<result> = <op> <operand> : <from> to <to>`: a conversion.
+    Cast {
+        /// The SSA name of the result.
+        result: String,
+        /// The op (`arith.index_cast`).
+        op: &'static str,
+        /// The converted value.
+        operand: String,
+        /// Its type.
+        from: MTy,
+        /// The result type.
+        to: MTy,
+    },
+    /// `<op> ins(<a>, … : <ta>, …) outs(<d> : <td>)[ {<attr> = <value>, …}]`: a tile
+    /// instruction in destination-passing style.
+    Dps {
+        /// The op (`pto.tadd`).
+        op: &'static str,
+        /// The sources with their types.
+        ins: Vec<(String, PtoType)>,
+        /// The destinations with their types.
+        outs: Vec<(String, PtoType)>,
+        /// The attributes, in print order.
+        attrs: Vec<(&'static str, &'static str)>,
+    },
+    /// `<result> = pto.alloc_tile [addr = <slot's address>] [valid_row = …] [valid_col = …]
+    /// : <ty>`; the address comes from the function's address plan.
+    AllocTile {
+        /// The SSA name of the tile.
+        result: String,
+        /// The allocation's slot in the address plan.
+        slot: usize,
+        /// The `valid_row` operand (absent when the type fixes it).
+        valid_row: Option<String>,
+        /// The `valid_col` operand (absent when the type fixes it).
+        valid_col: Option<String>,
+        /// The tile buffer type.
+        ty: TileBuf,
+    },
+    /// A line not yet built as a typed instruction, printed verbatim.
+    Text(String),
+}
+
+/// An instruction at its nesting depth (two spaces of indentation each).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Line {
+    /// The nesting depth.
+    pub indent: usize,
+    /// The instruction.
+    pub inst: Inst,
+}
