@@ -37,6 +37,9 @@ pub fn describe(d: &OpDef) -> String {
         .iter()
         .map(|p| {
             let mut s = p.name.to_string();
+            if let Some(alias) = p.keyword_alias {
+                s.push_str(&format!("|{alias}"));
+            }
             if p.optional {
                 s.push('?');
             }
@@ -57,6 +60,8 @@ pub fn describe(d: &OpDef) -> String {
                 }
             } else if a.required {
                 s.push_str(" (required)");
+            } else if a.from_assignment {
+                s.push_str(" = <assigned name>");
             }
             s
         })
