@@ -23,10 +23,9 @@
 pub mod builtin;
 pub mod emit;
 pub mod func;
-mod json;
+pub mod json;
 pub mod mlir;
 pub mod orch;
-pub mod runtime;
 pub mod verify;
 
 #[doc(hidden)]

@@ -25,7 +25,7 @@
 //! - A parameter pld cannot pass (a window, a CommContext) is a diagnostic with the
 //!   callback's position; so is a callback whose source file is unknown.
 
-use super::{unsupported, RuntimeOptions};
+use crate::{unsupported, RuntimeOptions};
 use pld_ir::{DataType, Diagnostic, Direction, Function, FunctionKind, Program, Type};
 use std::fmt::Write as _;
 

@@ -12,7 +12,7 @@
 //! Out/InOut parameter to `<outputs>/<name>.npy`. `--ranks N` overrides the device ids with
 //! `0..N`; `--platform` is `a2a3sim` or `a2a3` (also `a5sim`, `a5`).
 
-use super::RuntimeOptions;
+use crate::RuntimeOptions;
 use pld_ir::Function;
 
 /// Renders `run.py` for `host`.
