@@ -37,6 +37,7 @@ pub mod ptoas;
 pub mod results;
 pub mod runpy;
 pub mod subworker;
+pub mod template;
 pub mod variant;
 
 use pld_codegen_pto::CodegenOptions;
