@@ -16,6 +16,7 @@
 use super::{atomic_for, check_tload_dst, check_tstore_src, Region};
 use crate::func::{FnCx, TensorRef, Val};
 use crate::mlir::{self, MTy};
+use crate::pto::{PtoType, TileBuf};
 use crate::register_emitter;
 use pld_ir::{Call, DataType, Diagnostic, Expr, MemorySpace, TileType, Type, ValueId};
 
@@ -130,7 +131,7 @@ fn transfer(cx: &mut FnCx<'_>, call: &Call, op: &str) -> Result<Transfer, Diagno
     Ok(Transfer { dst, src, peer, stages, dst_offsets, src_offsets, shape })
 }
 
-fn buf_group(cx: &FnCx<'_>, x: &Transfer) -> Result<(String, Vec<String>), Diagnostic> {
+fn buf_group(cx: &FnCx<'_>, x: &Transfer) -> Result<(String, Vec<TileBuf>), Diagnostic> {
     let names: Vec<String> = x.stages.iter().map(|(s, _)| s.clone()).collect();
     let mut tys = Vec::new();
     for (s, st) in &x.stages {
@@ -157,7 +158,7 @@ fn emit_put(cx: &mut FnCx<'_>, call: &Call, _targets: &[ValueId]) -> Result<Val,
     cx.line("pto.barrier <PIPE_ALL>");
     cx.line(format!(
         "pto.comm.tput({dpv}, {spv}, {buf} : {dty}, {sty}, {}) {{atomicType = {attr}}}",
-        tys.join(", ")
+        type_list(&tys)
     ));
     cx.line("pto.barrier <PIPE_ALL>");
     cx.line(format!("pto.cmo.cacheinvalid {dpv} single_cache_line : {dty}"));
@@ -178,22 +179,27 @@ fn emit_get(cx: &mut FnCx<'_>, call: &Call, _targets: &[ValueId]) -> Result<Val,
     let (buf, tys) = buf_group(cx, &x)?;
     record_stages(cx, "pto.comm.tget", &x, &tys)?;
     cx.line("pto.barrier <PIPE_ALL>");
-    cx.line(format!("pto.comm.tget({dpv}, {spv}, {buf} : {dty}, {sty}, {})", tys.join(", ")));
+    cx.line(format!("pto.comm.tget({dpv}, {spv}, {buf} : {dty}, {sty}, {})", type_list(&tys)));
     cx.line("pto.barrier <PIPE_ALL>");
     Ok(Val::Unit)
 }
 
+/// `ta, tb` of the staging tiles.
+fn type_list(tys: &[TileBuf]) -> String {
+    tys.iter().map(TileBuf::to_string).collect::<Vec<_>>().join(", ")
+}
+
 /// Hands the staging tiles of a transfer to the PTO verifier (V3).
-fn record_stages(cx: &mut FnCx<'_>, inst: &str, x: &Transfer, tys: &[String]) -> Result<(), Diagnostic> {
+fn record_stages(cx: &mut FnCx<'_>, inst: &str, x: &Transfer, tys: &[TileBuf]) -> Result<(), Diagnostic> {
     let elem = mlir::elem(x.src.ty.dtype).map_err(|m| cx.err(m))?;
-    let stages: Vec<(String, String)> =
+    let stages: Vec<(String, TileBuf)> =
         x.stages.iter().map(|(s, _)| s.clone()).zip(tys.iter().cloned()).collect();
     cx.comm_stages(inst, elem, &stages);
     Ok(())
 }
 
 /// V2: both transfer views must print the identical shape signature.
-fn same_signature(cx: &FnCx<'_>, op: &str, dty: &str, sty: &str) -> Result<(), Diagnostic> {
+fn same_signature(cx: &FnCx<'_>, op: &str, dty: &PtoType, sty: &PtoType) -> Result<(), Diagnostic> {
     if dty != sty {
         return Err(cx.err(format!(
             "{op} dst and src partition views must have the same shape signature, got {dty} and {sty}"

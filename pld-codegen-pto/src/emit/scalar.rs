@@ -8,6 +8,7 @@
 
 use crate::func::{FnCx, Idx, TensorRef, Val};
 use crate::mlir::{self, MTy};
+use crate::pto::{Dps, Operand};
 use crate::register_emitter;
 use crate::verify::OpClass;
 use pld_ir::{Call, Diagnostic, Expr, ValueId};
@@ -100,8 +101,9 @@ fn emit_tile_read(cx: &mut FnCx<'_>, call: &Call, targets: &[ValueId]) -> Result
     let hint = cx.result_hint(targets, "elem");
     let r = cx.named(&hint);
     cx.scalar_fact("pto.tgetval result".into(), &ty);
-    let text = format!("{r} = pto.tgetval ins({ts}, {off} : {tty}, index) outs : {}", ty.name());
-    cx.tile_op("pto.tgetval", OpClass::Other, &[(&ts, &tty)], text);
+    let ins = vec![Operand::new(ts, tty), Operand::new(off, MTy::Index)];
+    let dps = Dps { result: Some((r.clone(), ty)), ..Dps::new("pto.tgetval", ins, Vec::new()) };
+    cx.tile_op(OpClass::Other, dps);
     Ok(Val::Scalar { ssa: r, ty })
 }
 
@@ -113,8 +115,8 @@ fn emit_tile_write(cx: &mut FnCx<'_>, call: &Call, _targets: &[ValueId]) -> Resu
     let off = tile_offset(cx, &tt, &idx)?;
     let tty = cx.tile_ty(&ts, &tt)?;
     cx.scalar_fact("pto.tsetval value".into(), &ty);
-    let text = format!("pto.tsetval ins({off}, {v} : index, {}) outs({ts} : {tty})", ty.name());
-    cx.tile_op("pto.tsetval", OpClass::Other, &[(&ts, &tty)], text);
+    let ins = vec![Operand::new(off, MTy::Index), Operand::new(v, ty)];
+    cx.tile_op(OpClass::Other, Dps::new("pto.tsetval", ins, vec![Operand::new(&ts, tty)]));
     Ok(Val::Tile { ssa: ts, tile: tt })
 }
 

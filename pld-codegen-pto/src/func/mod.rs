@@ -62,7 +62,7 @@ pub struct FnCx<'a> {
     views: HashMap<usize, ViewInfo>,
     sym_params: HashMap<String, String>,
     allocs: Vec<AllocSlot>,
-    tile_types: HashMap<String, String>,
+    tile_types: HashMap<String, crate::pto::TileBuf>,
     tile_slots: HashMap<String, usize>,
     next_view: usize,
     bump: HashMap<&'static str, u64>,

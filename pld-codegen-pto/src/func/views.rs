@@ -8,6 +8,7 @@
 
 use super::{FnCx, Idx, TensorRef};
 use crate::mlir::{self, MTy};
+use crate::pto::PtoType;
 use crate::verify::Fact;
 use pld_ir::{Diagnostic, Expr, Layout, TensorType, TileType};
 
@@ -156,7 +157,7 @@ impl FnCx<'_> {
         Ok(ViewInfo { ssa: String::new(), shape: shape_s, strides: strides_s, layout: layout_s })
     }
 
-    pub(super) fn view_line(&self, ssa: &str, ptr: &str, v: &ViewInfo, ty: &str) -> String {
+    pub(super) fn view_line(&self, ssa: &str, ptr: &str, v: &ViewInfo, ty: &PtoType) -> String {
         format!(
             "{ssa} = pto.make_tensor_view {ptr}, shape = [{}], strides = [{}] {{layout = #pto.layout<{}>}} : {ty}",
             v.shape.join(", "),
@@ -166,7 +167,7 @@ impl FnCx<'_> {
     }
 
     /// The `!pto.tensor_view<?x…>` type of a tensor.
-    pub fn view_type(&self, t: &TensorRef) -> Result<String, Diagnostic> {
+    pub fn view_type(&self, t: &TensorRef) -> Result<PtoType, Diagnostic> {
         Ok(mlir::tensor_view(t.ty.rank(), self.elem(t.ty.dtype)?))
     }
 
@@ -256,7 +257,7 @@ impl FnCx<'_> {
         offsets: &[Expr],
         sizes: &[Expr],
         hint: &str,
-    ) -> Result<(String, String), Diagnostic> {
+    ) -> Result<(String, PtoType), Diagnostic> {
         let sizes = self.sizes(sizes)?;
         self.partition_sized(view, t, offsets, &sizes, hint, 0)
     }
@@ -277,7 +278,7 @@ impl FnCx<'_> {
         sizes: &[(String, Option<i64>)],
         hint: &str,
         tail_slack: i64,
-    ) -> Result<(String, String), Diagnostic> {
+    ) -> Result<(String, PtoType), Diagnostic> {
         let rank = t.ty.rank();
         if offsets.len() != rank || sizes.len() != rank {
             return Err(self.err(format!(

@@ -7,6 +7,7 @@
 use super::{FnCx, Val};
 use crate::emitters;
 use crate::mlir::MTy;
+use crate::pto::{Dps, Operand};
 use crate::verify::{Fact, OpClass};
 use pld_ir::registry::LoweringKind;
 use pld_ir::{Call, Callee, Diagnostic, Expr, ExprKind, Stmt, StmtKind, Type, ValueId};
@@ -351,8 +352,9 @@ impl FnCx<'_> {
             match (v, &yv) {
                 (Val::Tile { ssa: dst, tile: dt }, Val::Tile { ssa: src, tile: st }) if dst != src => {
                     let (sty, dty) = (self.tile_ty(src, st)?, self.tile_ty(dst, dt)?);
-                    let text = format!("pto.tmov ins({src} : {sty}) outs({dst} : {dty})");
-                    self.tile_op("pto.tmov", OpClass::Other, &[(src, &sty), (dst, &dty)], text);
+                    let dps =
+                        Dps::new("pto.tmov", vec![Operand::new(src, sty)], vec![Operand::new(dst, dty)]);
+                    self.tile_op(OpClass::Other, dps);
                 }
                 (Val::Tile { .. }, Val::Tile { .. }) => {}
                 (a, b) if a == b => {}

@@ -45,18 +45,8 @@ pub enum Inst {
         /// The result type.
         to: MTy,
     },
-    /// `<op> ins(<a>, … : <ta>, …) outs(<d> : <td>)[ {<attr> = <value>, …}]`: a tile
-    /// instruction in destination-passing style.
-    Dps {
-        /// The op (`pto.tadd`).
-        op: &'static str,
-        /// The sources with their types.
-        ins: Vec<(String, PtoType)>,
-        /// The destinations with their types.
-        outs: Vec<(String, PtoType)>,
-        /// The attributes, in print order.
-        attrs: Vec<(&'static str, &'static str)>,
-    },
+    /// A tile instruction in destination-passing style.
+    Dps(Dps),
     /// `<result> = pto.alloc_tile [addr = <slot's address>] [valid_row = …] [valid_col = …]
     /// : <ty>`; the address comes from the function's address plan.
     AllocTile {
@@ -73,6 +63,58 @@ pub enum Inst {
     },
     /// A line not yet built as a typed instruction, printed verbatim.
     Text(String),
+}
+
+/// `[<result> = ]<op> ins(<a>[ {attr}], … : <ta>, …) outs(<d> : <td>)[ {<attr> = <value>, …}]`
+/// (a scalar result prints `outs : <ty>`): a tile instruction in destination-passing style.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Dps {
+    /// The op (`pto.tadd`).
+    pub op: &'static str,
+    /// A scalar result (`pto.tgetval`), printed before the op and as the `outs` type.
+    pub result: Option<(String, MTy)>,
+    /// The sources.
+    pub ins: Vec<Operand>,
+    /// The destinations.
+    pub outs: Vec<Operand>,
+    /// The op's attributes, in print order.
+    pub attrs: Vec<(&'static str, &'static str)>,
+}
+
+impl Dps {
+    /// `op ins(ins) outs(outs)` with no attributes and no scalar result.
+    pub fn new(op: &'static str, ins: Vec<Operand>, outs: Vec<Operand>) -> Dps {
+        Dps { op, result: None, ins, outs, attrs: Vec::new() }
+    }
+
+    /// The tile operands `(ssa, type)`, sources first, destinations last.
+    pub fn tiles(&self) -> impl Iterator<Item = (&str, &TileBuf)> {
+        self.ins.iter().chain(&self.outs).filter_map(|o| o.ty.as_tile().map(|t| (o.value.as_str(), t)))
+    }
+}
+
+/// An operand of a [`Dps`] instruction.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Operand {
+    /// The SSA name.
+    pub value: String,
+    /// Its type.
+    pub ty: PtoType,
+    /// An attribute on the operand (`{isBinary = true}`).
+    pub attr: Option<(&'static str, &'static str)>,
+}
+
+impl Operand {
+    /// `value : ty`.
+    pub fn new(value: impl Into<String>, ty: impl Into<PtoType>) -> Operand {
+        Operand { value: value.into(), ty: ty.into(), attr: None }
+    }
+
+    /// `value {name = attr} : ty`.
+    pub fn with_attr(mut self, name: &'static str, attr: &'static str) -> Operand {
+        self.attr = Some((name, attr));
+        self
+    }
 }
 
 /// An instruction at its nesting depth (two spaces of indentation each).

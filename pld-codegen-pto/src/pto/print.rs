@@ -5,8 +5,7 @@
 //! address plan gives one; constants come first, then the prologue and body lines, then
 //! `return`.
 
-use super::inst::{Inst, Line};
-use super::types::PtoType;
+use super::inst::{Dps, Inst, Line, Operand};
 use std::fmt::Write;
 
 /// Appends `inst` (no indentation, no newline) to `out`; `addrs` holds each allocation
@@ -22,14 +21,9 @@ pub fn inst(inst: &Inst, addrs: &[Option<String>], out: &mut String) {
         Inst::Cast { result, op, operand, from, to } => {
             write!(out, "{result} = {op} {operand} : {} to {}", from.name(), to.name())
         }
-        Inst::Dps { op, ins, outs, attrs } => {
-            write!(out, "{op} ins({}) outs({})", typed_list(ins), typed_list(outs)).and_then(|()| {
-                if attrs.is_empty() {
-                    return Ok(());
-                }
-                let a: Vec<String> = attrs.iter().map(|(k, v)| format!("{k} = {v}")).collect();
-                write!(out, " {{{}}}", a.join(", "))
-            })
+        Inst::Dps(d) => {
+            dps(d, out);
+            Ok(())
         }
         Inst::AllocTile { result, slot, valid_row, valid_col, ty } => {
             let _ = write!(out, "{result} = pto.alloc_tile ");
@@ -48,10 +42,32 @@ pub fn inst(inst: &Inst, addrs: &[Option<String>], out: &mut String) {
     };
 }
 
-/// `a, b : ta, tb` (empty for no operands).
-fn typed_list(vals: &[(String, PtoType)]) -> String {
-    let names: Vec<&str> = vals.iter().map(|(v, _)| v.as_str()).collect();
-    let tys: Vec<String> = vals.iter().map(|(_, t)| t.to_string()).collect();
+/// Appends a destination-passing-style instruction.
+fn dps(d: &Dps, out: &mut String) {
+    if let Some((r, _)) = &d.result {
+        let _ = write!(out, "{r} = ");
+    }
+    let _ = write!(out, "{} ins({})", d.op, typed_list(&d.ins));
+    let _ = match &d.result {
+        Some((_, ty)) => write!(out, " outs : {}", ty.name()),
+        None => write!(out, " outs({})", typed_list(&d.outs)),
+    };
+    if !d.attrs.is_empty() {
+        let a: Vec<String> = d.attrs.iter().map(|(k, v)| format!("{k} = {v}")).collect();
+        let _ = write!(out, " {{{}}}", a.join(", "));
+    }
+}
+
+/// `a, b {k = v} : ta, tb`.
+fn typed_list(vals: &[Operand]) -> String {
+    let names: Vec<String> = vals
+        .iter()
+        .map(|o| match o.attr {
+            Some((k, v)) => format!("{} {{{k} = {v}}}", o.value),
+            None => o.value.clone(),
+        })
+        .collect();
+    let tys: Vec<String> = vals.iter().map(|o| o.ty.to_string()).collect();
     format!("{} : {}", names.join(", "), tys.join(", "))
 }
 
