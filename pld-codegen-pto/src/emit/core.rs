@@ -8,7 +8,7 @@
 use super::{atomic_for, attr_int, check_tload_dst, check_tstore_src, Region};
 use crate::func::{FnCx, Val};
 use crate::mlir::{self, MTy};
-use crate::pto::{Dps, Operand};
+use crate::pto::{Dps, Inst, Operand};
 use crate::register_emitter;
 use crate::verify::OpClass;
 use pld_ir::{Call, DataType, Diagnostic, TileType, Type, ValueId};
@@ -383,10 +383,9 @@ fn emit_tile_slice(cx: &mut FnCx<'_>, call: &Call, targets: &[ValueId]) -> Resul
     (vty.rows, vty.cols, vty.valid) = (rows, cols, [valid[0].1, valid[1].1]);
     let hint = cx.result_hint(targets, "slice");
     let view = cx.named(&hint);
-    cx.line(format!(
-        "{view} = pto.subview {src}[{r}, {c}] sizes [{rows}, {cols}] valid [{}, {}] : {sty} -> {vty}",
-        valid[0].0, valid[1].0
-    ));
+    let valid = [valid[0].0.clone(), valid[1].0.clone()];
+    let (result, ty) = (view.clone(), vty.clone());
+    cx.push(Inst::Subview { result, src, offsets: [r, c], sizes: [rows, cols], valid, src_ty: sty, ty });
     cx.bind_tile_view(&view, vty);
     Ok(Val::Tile { ssa: view, tile: tt })
 }

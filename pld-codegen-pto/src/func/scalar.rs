@@ -45,11 +45,11 @@ impl FnCx<'_> {
         self.constant(value, label, ty)
     }
 
-    /// Emits `%N = <rhs>` for a fresh temporary `%N` and returns it.
-    pub fn define(&mut self, rhs: impl AsRef<str>) -> String {
-        let r = self.tmp();
-        self.line(format!("{r} = {}", rhs.as_ref()));
-        r
+    /// Emits the instruction `make(%N)` for a fresh temporary `%N` and returns `%N`.
+    pub fn def(&mut self, make: impl FnOnce(String) -> Inst) -> String {
+        let result = self.tmp();
+        self.push(make(result.clone()));
+        result
     }
 
     /// Emits `%N = <op> <operands> : <ty>` for a fresh temporary `%N` and returns it.

@@ -61,8 +61,168 @@ pub enum Inst {
         /// The tile buffer type.
         ty: TileBuf,
     },
+    /// `<result> = pto.load_scalar <ptr>[<offset>] : <ptr_ty> -> <ty>`.
+    LoadScalar {
+        /// The SSA name of the result.
+        result: String,
+        /// The pointer.
+        ptr: String,
+        /// The element offset (`index`).
+        offset: String,
+        /// The pointer type.
+        ptr_ty: PtoType,
+        /// The loaded type.
+        ty: MTy,
+    },
+    /// `pto.store_scalar <value>, <ptr>[<offset>] : <ptr_ty>, <ty>`.
+    StoreScalar {
+        /// The stored value.
+        value: String,
+        /// The pointer.
+        ptr: String,
+        /// The element offset (`index`).
+        offset: String,
+        /// The pointer type.
+        ptr_ty: PtoType,
+        /// The stored type.
+        ty: MTy,
+    },
+    /// `<result> = pto.declare_local_array -> <ty>`.
+    DeclareArray {
+        /// The SSA name of the array.
+        result: String,
+        /// Its `!pto.local_array` type.
+        ty: PtoType,
+    },
+    /// `<result> = pto.local_array_get <array>[<index>] : <array_ty> -> <ty>`.
+    ArrayGet {
+        /// The SSA name of the element.
+        result: String,
+        /// The array.
+        array: String,
+        /// The index.
+        index: String,
+        /// The array's type.
+        array_ty: PtoType,
+        /// The element type.
+        ty: MTy,
+    },
+    /// `pto.local_array_set <array>[<index>], <value> : <array_ty>, <ty>`.
+    ArraySet {
+        /// The array.
+        array: String,
+        /// The index.
+        index: String,
+        /// The stored value.
+        value: String,
+        /// The array's type.
+        array_ty: PtoType,
+        /// The element type.
+        ty: MTy,
+    },
+    /// `<result> = pto.addptr <ptr>, <offset> : <ty> -> <ty>`.
+    AddPtr {
+        /// The SSA name of the result.
+        result: String,
+        /// The base pointer.
+        ptr: String,
+        /// The element offset.
+        offset: String,
+        /// The pointer type.
+        ty: PtoType,
+    },
+    /// `<result> = pto.make_tensor_view <ptr>, shape = [..], strides = [..]
+    /// {layout = #pto.layout<..>} : <ty>`.
+    MakeTensorView {
+        /// The SSA name of the view.
+        result: String,
+        /// The base pointer.
+        ptr: String,
+        /// The shape operands.
+        shape: Vec<String>,
+        /// The stride operands.
+        strides: Vec<String>,
+        /// The layout keyword (`nd`, `dn`).
+        layout: &'static str,
+        /// The view type.
+        ty: PtoType,
+    },
+    /// `<result> = pto.partition_view <view>, offsets = [..], sizes = [..] : <view_ty> -> <ty>`.
+    PartitionView {
+        /// The SSA name of the partition.
+        result: String,
+        /// The tensor view.
+        view: String,
+        /// The offset operands.
+        offsets: Vec<String>,
+        /// The size operands.
+        sizes: Vec<String>,
+        /// The tensor view's type.
+        view_ty: PtoType,
+        /// The partition's type.
+        ty: PtoType,
+    },
+    /// `<result> = pto.subview <src>[<r>, <c>] sizes [R, C] valid [<vr>, <vc>] : <src_ty> -> <ty>`.
+    Subview {
+        /// The SSA name of the view.
+        result: String,
+        /// The source tile.
+        src: String,
+        /// The row and column offsets.
+        offsets: [String; 2],
+        /// The static rows and cols.
+        sizes: [i64; 2],
+        /// The valid-row and valid-col operands.
+        valid: [String; 2],
+        /// The source's type.
+        src_ty: TileBuf,
+        /// The view's type.
+        ty: TileBuf,
+    },
+    /// A synchronisation instruction without operands.
+    Sync(SyncOp),
+    /// `pto.cmo.cacheinvalid <view> single_cache_line : <ty>`.
+    CacheInvalidLine {
+        /// The partition view.
+        view: String,
+        /// Its type.
+        ty: PtoType,
+    },
+    /// `<op>(<a>, …[, buf(<s>, …)] : <ta>, …[, <ts>, …])[ {<attr> = <value>}]`: a comm
+    /// instruction (`pto.comm.tput`, `pto.comm.tnotify`, …).
+    Comm {
+        /// The op.
+        op: &'static str,
+        /// The operands.
+        operands: Vec<Operand>,
+        /// The staging tiles (the `buf(…)` group; empty for none).
+        buf: Vec<Operand>,
+        /// The op's attributes.
+        attrs: Vec<(&'static str, &'static str)>,
+    },
+    /// `func.call @pypto_register_counter_completion(%__pypto_deferred_raw_args, <signal>,
+    /// <offset>, <expected>) : (...) -> ()`: a deferred wait handed to the runtime.
+    RegisterCompletion {
+        /// The signal's `!pto.ptr<i32>`.
+        signal: String,
+        /// The element offset (`i64`, -1 when out of bounds).
+        offset: String,
+        /// The expected value (`i64`).
+        expected: String,
+    },
     /// A line not yet built as a typed instruction, printed verbatim.
     Text(String),
+}
+
+/// A synchronisation instruction without operands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SyncOp {
+    /// `pto.barrier <PIPE_ALL>`.
+    BarrierAll,
+    /// `pto.fence.barrier_all #pto.fence_scope<gm>`.
+    FenceGm,
+    /// `pto.cmo.cacheinvalid all #pto.address_space<gm>`.
+    CacheInvalidAll,
 }
 
 /// `[<result> = ]<op> ins(<a>[ {attr}], … : <ta>, …) outs(<d> : <td>)[ {<attr> = <value>, …}]`

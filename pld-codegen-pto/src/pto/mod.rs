@@ -11,5 +11,5 @@ mod inst;
 pub mod print;
 mod types;
 
-pub use inst::{Dps, Inst, Line, Operand};
+pub use inst::{Dps, Inst, Line, Operand, SyncOp};
 pub use types::{elem_bytes, PtoType, TileBuf};

@@ -5,7 +5,7 @@
 //! address plan gives one; constants come first, then the prologue and body lines, then
 //! `return`.
 
-use super::inst::{Dps, Inst, Line, Operand};
+use super::inst::{Dps, Inst, Line, Operand, SyncOp};
 use std::fmt::Write;
 
 /// Appends `inst` (no indentation, no newline) to `out`; `addrs` holds each allocation
@@ -38,8 +38,69 @@ pub fn inst(inst: &Inst, addrs: &[Option<String>], out: &mut String) {
             }
             write!(out, ": {ty}")
         }
+        Inst::LoadScalar { result, ptr, offset, ptr_ty, ty } => {
+            write!(out, "{result} = pto.load_scalar {ptr}[{offset}] : {ptr_ty} -> {}", ty.name())
+        }
+        Inst::StoreScalar { value, ptr, offset, ptr_ty, ty } => {
+            write!(out, "pto.store_scalar {value}, {ptr}[{offset}] : {ptr_ty}, {}", ty.name())
+        }
+        Inst::DeclareArray { result, ty } => write!(out, "{result} = pto.declare_local_array -> {ty}"),
+        Inst::ArrayGet { result, array, index, array_ty, ty } => {
+            write!(out, "{result} = pto.local_array_get {array}[{index}] : {array_ty} -> {}", ty.name())
+        }
+        Inst::ArraySet { array, index, value, array_ty, ty } => {
+            write!(out, "pto.local_array_set {array}[{index}], {value} : {array_ty}, {}", ty.name())
+        }
+        Inst::AddPtr { result, ptr, offset, ty } => write!(out, "{result} = pto.addptr {ptr}, {offset} : {ty} -> {ty}"),
+        Inst::MakeTensorView { result, ptr, shape, strides, layout, ty } => write!(
+            out,
+            "{result} = pto.make_tensor_view {ptr}, shape = [{}], strides = [{}] {{layout = #pto.layout<{layout}>}} : {ty}",
+            shape.join(", "),
+            strides.join(", ")
+        ),
+        Inst::PartitionView { result, view, offsets, sizes, view_ty, ty } => write!(
+            out,
+            "{result} = pto.partition_view {view}, offsets = [{}], sizes = [{}] : {view_ty} -> {ty}",
+            offsets.join(", "),
+            sizes.join(", ")
+        ),
+        Inst::Subview { result, src, offsets, sizes, valid, src_ty, ty } => write!(
+            out,
+            "{result} = pto.subview {src}[{}, {}] sizes [{}, {}] valid [{}, {}] : {src_ty} -> {ty}",
+            offsets[0], offsets[1], sizes[0], sizes[1], valid[0], valid[1]
+        ),
+        Inst::Sync(op) => out.write_str(match op {
+            SyncOp::BarrierAll => "pto.barrier <PIPE_ALL>",
+            SyncOp::FenceGm => "pto.fence.barrier_all #pto.fence_scope<gm>",
+            SyncOp::CacheInvalidAll => "pto.cmo.cacheinvalid all #pto.address_space<gm>",
+        }),
+        Inst::CacheInvalidLine { view, ty } => write!(out, "pto.cmo.cacheinvalid {view} single_cache_line : {ty}"),
+        Inst::Comm { op, operands, buf, attrs } => {
+            let mut names: Vec<String> = operands.iter().map(|o| o.value.clone()).collect();
+            let mut tys: Vec<String> = operands.iter().map(|o| o.ty.to_string()).collect();
+            if !buf.is_empty() {
+                let b: Vec<&str> = buf.iter().map(|o| o.value.as_str()).collect();
+                names.push(format!("buf({})", b.join(", ")));
+                tys.extend(buf.iter().map(|o| o.ty.to_string()));
+            }
+            let _ = write!(out, "{op}({} : {})", names.join(", "), tys.join(", "));
+            attr_dict(attrs, out);
+            Ok(())
+        }
+        Inst::RegisterCompletion { signal, offset, expected } => write!(
+            out,
+            "func.call @pypto_register_counter_completion(%__pypto_deferred_raw_args, {signal}, {offset}, {expected}) : (!pto.ptr<i64>, !pto.ptr<i32>, i64, i64) -> ()"
+        ),
         Inst::Text(t) => write!(out, "{t}"),
     };
+}
+
+/// ` {k = v, …}` (nothing for no attributes).
+fn attr_dict(attrs: &[(&'static str, &'static str)], out: &mut String) {
+    if !attrs.is_empty() {
+        let a: Vec<String> = attrs.iter().map(|(k, v)| format!("{k} = {v}")).collect();
+        let _ = write!(out, " {{{}}}", a.join(", "));
+    }
 }
 
 /// Appends a destination-passing-style instruction.
@@ -52,10 +113,7 @@ fn dps(d: &Dps, out: &mut String) {
         Some((_, ty)) => write!(out, " outs : {}", ty.name()),
         None => write!(out, " outs({})", typed_list(&d.outs)),
     };
-    if !d.attrs.is_empty() {
-        let a: Vec<String> = d.attrs.iter().map(|(k, v)| format!("{k} = {v}")).collect();
-        let _ = write!(out, " {{{}}}", a.join(", "));
-    }
+    attr_dict(&d.attrs, out);
 }
 
 /// `a, b {k = v} : ta, tb`.

@@ -23,6 +23,13 @@ pub enum PtoType {
         /// The element spelling.
         elem: &'static str,
     },
+    /// `!pto.local_array<NxELEM>`.
+    LocalArray {
+        /// The number of elements.
+        len: i64,
+        /// The element spelling (`index` for an index array).
+        elem: &'static str,
+    },
     /// `!pto.partition_tensor_view<16x?xelem>`: a static number per constant size.
     PartitionView {
         /// Each dim's static size (`None` prints `?`).
@@ -38,6 +45,7 @@ impl fmt::Display for PtoType {
             PtoType::Scalar(t) => f.write_str(&t.name()),
             PtoType::Tile(t) => t.fmt(f),
             PtoType::Ptr(elem) => write!(f, "!pto.ptr<{elem}>"),
+            PtoType::LocalArray { len, elem } => write!(f, "!pto.local_array<{len}x{elem}>"),
             PtoType::TensorView { rank, elem } => {
                 f.write_str("!pto.tensor_view<")?;
                 for _ in 0..*rank {
