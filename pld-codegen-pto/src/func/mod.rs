@@ -54,6 +54,7 @@ pub struct FnCx<'a> {
     const_names: HashMap<String, String>,
     prologue: Vec<Line>,
     body: Vec<Line>,
+    regions: Vec<Vec<Line>>,
     in_prologue: bool,
     indent: usize,
     names: HashSet<String>,
@@ -111,6 +112,7 @@ pub fn emit_function(program: &Program, func: &Function, opts: &CodegenOptions) 
         const_names: HashMap::new(),
         prologue: Vec::new(),
         body: Vec::new(),
+        regions: Vec::new(),
         in_prologue: true,
         indent: 1,
         names: HashSet::new(),
@@ -143,20 +145,32 @@ impl<'a> FnCx<'a> {
         Diagnostic::error(self.span, msg)
     }
 
-    /// Appends one line of text at the current indentation of the current section (an
-    /// instruction not yet built as a typed [`Inst`]).
-    pub fn line(&mut self, text: impl Into<String>) {
-        self.push(Inst::Text(text.into()));
-    }
-
     /// Appends a typed instruction at the current indentation of the current section.
     pub fn push(&mut self, inst: Inst) {
         let line = Line { indent: self.indent, inst };
+        self.section().push(line);
+    }
+
+    /// The section lines are appended to (the prologue, the body, or the innermost open
+    /// region).
+    fn section(&mut self) -> &mut Vec<Line> {
         if self.in_prologue {
-            self.prologue.push(line);
+            &mut self.prologue
         } else {
-            self.body.push(line);
+            &mut self.body
         }
+    }
+
+    /// Starts collecting the lines of a nested region (ended by [`FnCx::close_region`]).
+    pub(super) fn open_region(&mut self) {
+        let outer = std::mem::take(self.section());
+        self.regions.push(outer);
+    }
+
+    /// Ends the innermost region: returns its lines and appends to the enclosing one again.
+    pub(super) fn close_region(&mut self) -> Vec<Line> {
+        let outer = self.regions.pop().unwrap_or_default();
+        std::mem::replace(self.section(), outer)
     }
 
     /// A fresh numeric temporary (`%N`).

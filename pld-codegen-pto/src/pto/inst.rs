@@ -3,6 +3,7 @@
 //! Guarantees: an instruction holds its op name, its operands (SSA names), its attributes and
 //! its result with a typed [`PtoType`]; nothing here renders text (that is [`super::print`]).
 
+use super::scf::{ScfFor, ScfIf, ScfWhile};
 use super::types::{PtoType, TileBuf};
 use crate::mlir::MTy;
 
@@ -210,8 +211,28 @@ pub enum Inst {
         /// The expected value (`i64`).
         expected: String,
     },
-    /// A line not yet built as a typed instruction, printed verbatim.
-    Text(String),
+    /// A `scf.for` loop.
+    For(ScfFor),
+    /// A `scf.if`.
+    If(ScfIf),
+    /// A `scf.while` loop.
+    While(ScfWhile),
+    /// `scf.yield[ <values> : <types>]`.
+    Yield {
+        /// The yielded values.
+        values: Vec<String>,
+        /// Their types.
+        types: Vec<MTy>,
+    },
+    /// `scf.condition(<cond>)[ <values> : <types>]`.
+    Condition {
+        /// The `i1` condition.
+        cond: String,
+        /// The values passed on.
+        values: Vec<String>,
+        /// Their types.
+        types: Vec<MTy>,
+    },
 }
 
 /// A synchronisation instruction without operands.

@@ -6,6 +6,8 @@
 //! `return`.
 
 use super::inst::{Dps, Inst, Line, Operand, SyncOp};
+use super::scf::Results;
+use crate::mlir::MTy;
 use std::fmt::Write;
 
 /// Appends `inst` (no indentation, no newline) to `out`; `addrs` holds each allocation
@@ -91,8 +93,55 @@ pub fn inst(inst: &Inst, addrs: &[Option<String>], out: &mut String) {
             out,
             "func.call @pypto_register_counter_completion(%__pypto_deferred_raw_args, {signal}, {offset}, {expected}) : (!pto.ptr<i64>, !pto.ptr<i32>, i64, i64) -> ()"
         ),
-        Inst::Text(t) => write!(out, "{t}"),
+        Inst::For(f) => {
+            results_lhs(&f.results, out);
+            let [lb, ub, step] = &f.bounds;
+            let _ = write!(out, "scf.for {} = {lb} to {ub} step {step}", f.iv);
+            if let Some(r) = &f.results {
+                let inits: Vec<String> = f.iter_args.iter().map(|(n, i)| format!("{n} = {i}")).collect();
+                let _ = write!(out, " iter_args({}) -> ({})", inits.join(", "), type_names(&r.types));
+            }
+            out.write_str(" {")
+        }
+        Inst::If(i) => {
+            results_lhs(&i.results, out);
+            let _ = write!(out, "scf.if {}", i.cond);
+            if let Some(r) = &i.results {
+                let _ = write!(out, " -> ({})", type_names(&r.types));
+            }
+            out.write_str(" {")
+        }
+        Inst::While(w) => {
+            results_lhs(&w.results, out);
+            let inits: Vec<String> = w.inits.iter().map(|(n, i)| format!("{n} = {i}")).collect();
+            let tys = type_names(&w.types);
+            write!(out, "scf.while ({}) : ({tys}) -> ({tys}) {{", inits.join(", "))
+        }
+        Inst::Yield { values, types } if values.is_empty() => {
+            let _ = types;
+            out.write_str("scf.yield")
+        }
+        Inst::Yield { values, types } => write!(out, "scf.yield {} : {}", values.join(", "), type_names(types)),
+        Inst::Condition { cond, values, .. } if values.is_empty() => write!(out, "scf.condition({cond})"),
+        Inst::Condition { cond, values, types } => {
+            write!(out, "scf.condition({cond}) {} : {}", values.join(", "), type_names(types))
+        }
     };
+}
+
+/// `%r = ` or `%r:N = ` for a structured op's results (nothing for none).
+fn results_lhs(results: &Option<Results>, out: &mut String) {
+    if let Some(r) = results {
+        let _ = match r.types.len() {
+            1 => write!(out, "{} = ", r.name),
+            n => write!(out, "{}:{n} = ", r.name),
+        };
+    }
+}
+
+/// `t1, t2` of scalar types.
+fn type_names(types: &[MTy]) -> String {
+    types.iter().map(|t| t.name()).collect::<Vec<_>>().join(", ")
 }
 
 /// ` {k = v, …}` (nothing for no attributes).
@@ -129,11 +178,36 @@ fn typed_list(vals: &[Operand]) -> String {
     format!("{} : {}", names.join(", "), tys.join(", "))
 }
 
-/// Appends `line` and its newline to `out`.
+/// Appends `line` and its newline to `out`; a structured op's regions follow its header,
+/// each line at its own depth, and its closing brace at the op's depth.
 pub fn line(line: &Line, addrs: &[Option<String>], out: &mut String) {
-    out.push_str(&"  ".repeat(line.indent));
+    let pad = "  ".repeat(line.indent);
+    out.push_str(&pad);
     inst(&line.inst, addrs, out);
     out.push('\n');
+    let lines = |body: &[Line], out: &mut String| body.iter().for_each(|l| self::line(l, addrs, out));
+    match &line.inst {
+        Inst::For(f) => lines(&f.body, out),
+        Inst::If(i) => {
+            lines(&i.then_body, out);
+            if let Some(e) = &i.else_body {
+                let _ = writeln!(out, "{pad}}} else {{");
+                lines(e, out);
+            }
+        }
+        Inst::While(w) => {
+            lines(&w.before, out);
+            let _ = writeln!(out, "{pad}}} do {{");
+            if !w.after_args.is_empty() {
+                let args: Vec<String> =
+                    w.after_args.iter().map(|(n, t)| format!("{n}: {}", t.name())).collect();
+                let _ = writeln!(out, "{pad}^bb0({}):", args.join(", "));
+            }
+            lines(&w.after, out);
+        }
+        _ => return,
+    }
+    let _ = writeln!(out, "{pad}}}");
 }
 
 /// The text of one `func.func @name(params)attrs { … }` holding `lines`.
