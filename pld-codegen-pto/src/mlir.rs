@@ -26,14 +26,7 @@ pub enum MTy {
 impl MTy {
     /// The MLIR spelling.
     pub fn name(self) -> String {
-        match self {
-            MTy::I1 => "i1".into(),
-            MTy::Int(w) => format!("i{w}"),
-            MTy::Index => "index".into(),
-            MTy::F16 => "f16".into(),
-            MTy::BF16 => "bf16".into(),
-            MTy::F32 => "f32".into(),
-        }
+        crate::pto::print::scalar_type(self)
     }
 
     /// Whether this is a float type.

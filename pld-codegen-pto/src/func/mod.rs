@@ -51,7 +51,7 @@ pub struct FnCx<'a> {
     /// Set by emitters that register a deferred wait.
     pub uses_deferred: bool,
     consts: Vec<Line>,
-    const_names: HashMap<String, String>,
+    const_names: HashMap<(String, crate::mlir::MTy), String>,
     prologue: Vec<Line>,
     body: Vec<Line>,
     regions: Vec<Vec<Line>>,
@@ -87,6 +87,10 @@ pub(super) fn sanitize(name: &str) -> String {
 /// (`pto.get_block_idx` / `pto.get_block_num`) are never emitted: Simpler does not program
 /// those registers under its dispatch, so they read stale values.
 pub const BLOCK_ID_PARAMS: [&str; 2] = ["%__pypto_spmd_block_idx", "%__pypto_spmd_block_num"];
+
+/// The hidden `!pto.ptr<i64>` parameter a kernel that registers a deferred wait receives
+/// (the runtime's raw argument block, handed to `pypto_register_counter_completion`).
+pub const DEFERRED_ARGS_PARAM: &str = "%__pypto_deferred_raw_args";
 
 /// Whether `f` reads its SPMD block identity (then its signature ends with
 /// [`BLOCK_ID_PARAMS`], both of them, after every other parameter).
@@ -176,7 +180,7 @@ impl<'a> FnCx<'a> {
     /// A fresh numeric temporary (`%N`).
     pub fn tmp(&mut self) -> String {
         loop {
-            let n = format!("%{}", self.next_tmp);
+            let n = crate::pto::print::ssa(self.next_tmp);
             self.next_tmp += 1;
             if self.names.insert(n.clone()) {
                 return n;
@@ -186,7 +190,7 @@ impl<'a> FnCx<'a> {
 
     /// A readable SSA name derived from `hint`, or a numeric temporary when taken.
     pub fn named(&mut self, hint: &str) -> String {
-        let n = format!("%{}", sanitize(hint));
+        let n = crate::pto::print::ssa(sanitize(hint));
         if self.names.insert(n.clone()) {
             n
         } else {

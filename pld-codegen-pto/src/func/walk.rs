@@ -7,7 +7,7 @@
 use super::{FnCx, Val};
 use crate::emitters;
 use crate::mlir::MTy;
-use crate::pto::{Dps, Inst, Operand, Results, ScfFor, ScfIf, ScfWhile};
+use crate::pto::{print, Dps, Inst, Operand, Results, ScfFor, ScfIf, ScfWhile};
 use crate::verify::{Fact, OpClass};
 use pld_ir::registry::LoweringKind;
 use pld_ir::{Call, Callee, Diagnostic, Expr, ExprKind, Stmt, StmtKind, Type, ValueId};
@@ -214,7 +214,7 @@ impl FnCx<'_> {
         }
         for (j, (k, ty)) in scalar_res.iter().enumerate() {
             if let Some(r) = &res_name {
-                let ssa = if scalar_res.len() == 1 { r.clone() } else { format!("{r}#{j}") };
+                let ssa = print::result_ref(r, j, scalar_res.len());
                 self.bind(results[*k], Val::Scalar { ssa, ty: *ty });
             }
         }
@@ -333,7 +333,7 @@ impl FnCx<'_> {
     ) {
         for (j, (k, ty)) in scalars.iter().enumerate() {
             if let (Some(r), Some(rv)) = (res, results.get(*k)) {
-                let ssa = if scalars.len() == 1 { r.to_string() } else { format!("{r}#{j}") };
+                let ssa = print::result_ref(r, j, scalars.len());
                 self.bind(*rv, Val::Scalar { ssa, ty: *ty });
             }
         }

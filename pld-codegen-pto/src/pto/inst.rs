@@ -14,8 +14,8 @@ pub enum Inst {
     Const {
         /// The SSA name.
         result: String,
-        /// The literal (`16`, `true`, `2.0e0`, `0x7F800000`).
-        value: String,
+        /// The value.
+        value: Literal,
         /// Its type.
         ty: MTy,
     },
@@ -235,6 +235,17 @@ pub enum Inst {
     },
 }
 
+/// The value of an `arith.constant`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Literal {
+    /// An integer (`16`, `-1`).
+    Int(i64),
+    /// `true` / `false`.
+    Bool(bool),
+    /// A float, held as the bits of its `f32` value (floats are emitted at `f32` precision).
+    Float(u32),
+}
+
 /// A synchronisation instruction without operands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SyncOp {
@@ -296,6 +307,15 @@ impl Operand {
         self.attr = Some((name, attr));
         self
     }
+}
+
+/// The kind of core a kernel function runs on (its `pto.kernel_kind`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KernelKind {
+    /// The cube core (`aic`).
+    Cube,
+    /// A vector core.
+    Vector,
 }
 
 /// An instruction at its nesting depth (two spaces of indentation each).

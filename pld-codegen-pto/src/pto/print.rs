@@ -5,8 +5,9 @@
 //! address plan gives one; constants come first, then the prologue and body lines, then
 //! `return`.
 
-use super::inst::{Dps, Inst, Line, Operand, SyncOp};
+use super::inst::{Dps, Inst, KernelKind, Line, Literal, Operand, SyncOp};
 use super::scf::Results;
+use super::types::PtoType;
 use crate::mlir::MTy;
 use std::fmt::Write;
 
@@ -15,7 +16,9 @@ use std::fmt::Write;
 pub fn inst(inst: &Inst, addrs: &[Option<String>], out: &mut String) {
     // Writing to a String cannot fail.
     let _ = match inst {
-        Inst::Const { result, value, ty } => write!(out, "{result} = arith.constant {value} : {}", ty.name()),
+        Inst::Const { result, value, ty } => {
+            write!(out, "{result} = arith.constant {} : {}", literal(*value, *ty), ty.name())
+        }
         Inst::Arith { result, op, pred, operands, ty } => {
             let pred = pred.map(|p| format!("{p}, ")).unwrap_or_default();
             write!(out, "{result} = {op} {pred}{} : {}", operands.join(", "), ty.name())
@@ -91,7 +94,8 @@ pub fn inst(inst: &Inst, addrs: &[Option<String>], out: &mut String) {
         }
         Inst::RegisterCompletion { signal, offset, expected } => write!(
             out,
-            "func.call @pypto_register_counter_completion(%__pypto_deferred_raw_args, {signal}, {offset}, {expected}) : (!pto.ptr<i64>, !pto.ptr<i32>, i64, i64) -> ()"
+            "func.call @pypto_register_counter_completion({}, {signal}, {offset}, {expected}) : (!pto.ptr<i64>, !pto.ptr<i32>, i64, i64) -> ()",
+            crate::func::DEFERRED_ARGS_PARAM
         ),
         Inst::For(f) => {
             results_lhs(&f.results, out);
@@ -210,20 +214,104 @@ pub fn line(line: &Line, addrs: &[Option<String>], out: &mut String) {
     let _ = writeln!(out, "{pad}}}");
 }
 
-/// The text of one `func.func @name(params)attrs { … }` holding `lines`.
+/// The text of one `func.func @name(params) attributes {pto.kernel_kind = …} { … }` holding
+/// `lines`.
 pub fn function<'l>(
     name: &str,
-    params: &[String],
-    attrs: &str,
+    params: &[(String, PtoType)],
+    kind: KernelKind,
     lines: impl IntoIterator<Item = &'l Line>,
     addrs: &[Option<String>],
 ) -> String {
-    let mut out = format!("  func.func @{name}({}){attrs} {{\n", params.join(", "));
+    let params: Vec<String> = params.iter().map(|(p, t)| format!("{p}: {t}")).collect();
+    let kind = match kind {
+        KernelKind::Cube => "cube",
+        KernelKind::Vector => "vector",
+    };
+    let mut out = format!(
+        "  func.func @{name}({}) attributes {{pto.kernel_kind = #pto.kernel_kind<{kind}>}} {{\n",
+        params.join(", ")
+    );
     for l in lines {
         line(l, addrs, &mut out);
     }
     out.push_str("  return\n  }\n");
     out
+}
+
+/// One `.pto` module for `target` holding the texts of `functions`; `deferred` declares the
+/// runtime's deferred-completion function the kernels call.
+pub fn module<'f>(target: &str, functions: impl IntoIterator<Item = &'f str>, deferred: bool) -> String {
+    let mut text = format!("module attributes {{pto.target_arch = \"{target}\"}} {{\n");
+    for f in functions {
+        text.push_str(f);
+    }
+    if deferred {
+        text.push_str(
+            "  func.func private @pypto_register_counter_completion(!pto.ptr<i64>, !pto.ptr<i32>, i64, i64)\n",
+        );
+    }
+    text.push_str("}\n");
+    text
+}
+
+/// The SSA value name `%<fragment>`.
+pub fn ssa(fragment: impl std::fmt::Display) -> String {
+    format!("%{fragment}")
+}
+
+/// How result `j` of the `count` results named `base` is used: `%r`, or `%r#j`.
+pub fn result_ref(base: &str, j: usize, count: usize) -> String {
+    if count == 1 {
+        base.to_string()
+    } else {
+        format!("{base}#{j}")
+    }
+}
+
+/// The readable name of a constant, `%c<literal>_<type>` (`-` spelled `n`, `.` spelled `p`).
+pub fn const_name(value: Literal, ty: MTy) -> String {
+    let label = literal(value, ty).replace('-', "n").replace('.', "p").replace('+', "");
+    format!("%c{label}_{}", ty.name())
+}
+
+/// The spelling of a scalar type.
+pub fn scalar_type(t: MTy) -> String {
+    match t {
+        MTy::I1 => "i1".into(),
+        MTy::Int(w) => format!("i{w}"),
+        MTy::Index => "index".into(),
+        MTy::F16 => "f16".into(),
+        MTy::BF16 => "bf16".into(),
+        MTy::F32 => "f32".into(),
+    }
+}
+
+/// The literal of a constant of type `ty`. A float is the shortest decimal that round-trips
+/// its `f32` value, always with a '.' in the mantissa (the literal grammar requires it);
+/// infinities and NaN are hexadecimal bit patterns of `ty`.
+pub fn literal(value: Literal, ty: MTy) -> String {
+    let bits32 = match value {
+        Literal::Int(v) => return v.to_string(),
+        Literal::Bool(b) => return b.to_string(),
+        Literal::Float(bits) => bits,
+    };
+    let x = f32::from_bits(bits32);
+    if !x.is_finite() {
+        return match ty {
+            MTy::BF16 => format!("0x{:04X}", bits32 >> 16),
+            MTy::F16 => {
+                let sign = if x.is_sign_negative() { 0x8000u16 } else { 0 };
+                format!("0x{:04X}", sign | if x.is_nan() { 0x7E00 } else { 0x7C00 })
+            }
+            _ => format!("0x{bits32:08X}"),
+        };
+    }
+    let s = format!("{x:e}");
+    match s.split_once('e') {
+        Some((m, e)) if !m.contains('.') => format!("{m}.0e{e}"),
+        _ => s,
+    }
 }
 
 #[cfg(test)]
@@ -253,5 +341,19 @@ mod tests {
         };
         inst(&cast, &[], &mut out);
         assert_eq!(out, "%4 = arith.trunci %p : i64 to i32");
+    }
+
+    #[test]
+    fn float_literals_parse_as_mlir_floats() {
+        let f = |v: f64, ty| literal(Literal::Float((v as f32).to_bits()), ty);
+        assert_eq!(f(2.0, MTy::F32), "2.0e0");
+        assert_eq!(f(0.1, MTy::F32), "1.0e-1");
+        assert_eq!(f(1.2345678, MTy::F32), "1.2345678e0");
+        assert_eq!(f(-0.5, MTy::F32), "-5.0e-1");
+        assert_eq!(f(f64::INFINITY, MTy::F32), "0x7F800000");
+        assert_eq!(f(f64::NEG_INFINITY, MTy::F16), "0xFC00");
+        assert_eq!(f(f64::NEG_INFINITY, MTy::BF16), "0xFF80");
+        assert_eq!(const_name(Literal::Float((-1.0f32).to_bits()), MTy::F32), "%cn1p0e0_f32");
+        assert_eq!(const_name(Literal::Int(-3), MTy::Int(32)), "%cn3_i32");
     }
 }
