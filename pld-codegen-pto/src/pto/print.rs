@@ -7,7 +7,7 @@
 
 use super::inst::{Dps, Inst, KernelKind, Line, Literal, Operand, SyncOp};
 use super::scf::Results;
-use super::types::PtoType;
+use super::types::{PtoType, TileBuf};
 use crate::mlir::MTy;
 use std::fmt::Write;
 
@@ -311,6 +311,54 @@ pub fn literal(value: Literal, ty: MTy) -> String {
     match s.split_once('e') {
         Some((m, e)) if !m.contains('.') => format!("{m}.0e{e}"),
         _ => s,
+    }
+}
+
+impl std::fmt::Display for PtoType {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PtoType::Scalar(t) => f.write_str(&t.name()),
+            PtoType::Tile(t) => t.fmt(f),
+            PtoType::Ptr(elem) => write!(f, "!pto.ptr<{elem}>"),
+            PtoType::LocalArray { len, elem } => write!(f, "!pto.local_array<{len}x{elem}>"),
+            PtoType::TensorView { rank, elem } => {
+                f.write_str("!pto.tensor_view<")?;
+                for _ in 0..*rank {
+                    f.write_str("?x")?;
+                }
+                write!(f, "{elem}>")
+            }
+            PtoType::PartitionView { dims, elem } => {
+                f.write_str("!pto.partition_tensor_view<")?;
+                for d in dims {
+                    match d {
+                        Some(v) => write!(f, "{v}x")?,
+                        None => f.write_str("?x")?,
+                    }
+                }
+                write!(f, "{elem}>")
+            }
+        }
+    }
+}
+
+impl std::fmt::Display for TileBuf {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let q = |v: Option<i64>| v.map_or_else(|| "?".to_string(), |x| x.to_string());
+        write!(
+            f,
+            "!pto.tile_buf<loc={}, dtype={}, rows={}, cols={}, v_row={}, v_col={}, blayout={}, slayout={}, fractal={}, pad={}>",
+            self.loc,
+            self.dtype,
+            self.rows,
+            self.cols,
+            q(self.valid[0]),
+            q(self.valid[1]),
+            self.blayout,
+            self.slayout,
+            self.fractal,
+            self.pad
+        )
     }
 }
 

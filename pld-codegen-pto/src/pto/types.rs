@@ -1,11 +1,9 @@
 //! The types of typed PTO: scalars, tile buffers and tensor views.
 //!
-//! Guarantees: a [`TileBuf`] prints as the long-form `!pto.tile_buf<…>` with its ten fields
-//! in the order checklist P2 fixes, and [`TileBuf::parse`] decodes exactly that form; types
-//! compare structurally.
+//! Guarantees: types compare structurally; [`TileBuf::parse`] decodes exactly the long-form
+//! `!pto.tile_buf<…>` that [`super::print`] prints (ten fields in the order checklist P2 fixes).
 
 use crate::mlir::MTy;
-use std::fmt;
 
 /// A type an emitted PTO value or operand has.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -37,34 +35,6 @@ pub enum PtoType {
         /// The element spelling.
         elem: &'static str,
     },
-}
-
-impl fmt::Display for PtoType {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            PtoType::Scalar(t) => f.write_str(&t.name()),
-            PtoType::Tile(t) => t.fmt(f),
-            PtoType::Ptr(elem) => write!(f, "!pto.ptr<{elem}>"),
-            PtoType::LocalArray { len, elem } => write!(f, "!pto.local_array<{len}x{elem}>"),
-            PtoType::TensorView { rank, elem } => {
-                f.write_str("!pto.tensor_view<")?;
-                for _ in 0..*rank {
-                    f.write_str("?x")?;
-                }
-                write!(f, "{elem}>")
-            }
-            PtoType::PartitionView { dims, elem } => {
-                f.write_str("!pto.partition_tensor_view<")?;
-                for d in dims {
-                    match d {
-                        Some(v) => write!(f, "{v}x")?,
-                        None => f.write_str("?x")?,
-                    }
-                }
-                write!(f, "{elem}>")
-            }
-        }
-    }
 }
 
 impl From<MTy> for PtoType {
@@ -186,26 +156,6 @@ impl TileBuf {
     /// The buffer's byte size (`rows * cols * elem`), saturating.
     pub fn bytes(&self) -> i64 {
         self.rows.saturating_mul(self.cols).saturating_mul(self.elem_bytes().unwrap_or(1))
-    }
-}
-
-impl fmt::Display for TileBuf {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let q = |v: Option<i64>| v.map_or_else(|| "?".to_string(), |x| x.to_string());
-        write!(
-            f,
-            "!pto.tile_buf<loc={}, dtype={}, rows={}, cols={}, v_row={}, v_col={}, blayout={}, slayout={}, fractal={}, pad={}>",
-            self.loc,
-            self.dtype,
-            self.rows,
-            self.cols,
-            q(self.valid[0]),
-            q(self.valid[1]),
-            self.blayout,
-            self.slayout,
-            self.fractal,
-            self.pad
-        )
     }
 }
 
