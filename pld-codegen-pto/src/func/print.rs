@@ -9,17 +9,18 @@
 //! no text is patched after it was written; the verifier facts travel with the text.
 
 use super::{FnCx, FnOut};
-use crate::pto::print;
+use crate::mlir::MTy;
+use crate::pto::{print, KernelKind, PtoType};
 use crate::verify::KernelFacts;
 use pld_ir::{Diagnostic, FunctionKind};
 
 impl FnCx<'_> {
-    pub(super) fn finish(mut self, mut sig: Vec<String>) -> Result<FnOut, Diagnostic> {
+    pub(super) fn finish(mut self, mut sig: Vec<(String, PtoType)>) -> Result<FnOut, Diagnostic> {
         if self.uses_deferred {
-            sig.push("%__pypto_deferred_raw_args: !pto.ptr<i64>".into());
+            sig.push((super::DEFERRED_ARGS_PARAM.into(), PtoType::Ptr("i64")));
         }
         if super::uses_block_ids(self.func) {
-            sig.extend(super::BLOCK_ID_PARAMS.iter().map(|p| format!("{p}: i32")));
+            sig.extend(super::BLOCK_ID_PARAMS.iter().map(|p| (p.to_string(), PtoType::Scalar(MTy::Int(32)))));
         }
         // Tile addresses were assigned at allocation time; none are printed when a buffer's
         // high-water mark exceeds its capacity, which the verifier reports (level3-addresses).
@@ -34,8 +35,8 @@ impl FnCx<'_> {
         };
         let addr_operands = self.address_operands(&addrs, fits);
         let kind = match self.func.kind {
-            FunctionKind::Aic => " attributes {pto.kernel_kind = #pto.kernel_kind<cube>}",
-            _ => " attributes {pto.kernel_kind = #pto.kernel_kind<vector>}",
+            FunctionKind::Aic => KernelKind::Cube,
+            _ => KernelKind::Vector,
         };
         let lines = self.consts.iter().chain(&self.prologue).chain(&self.body);
         let out = print::function(&self.func.name, &sig, kind, lines, &addr_operands);

@@ -1,21 +1,22 @@
 //! Constants and scalar arithmetic of [`FnCx`].
 //!
 //! Guarantees: every constant is hoisted and deduplicated; every SSA value has one type (P8);
-//! binary operands are cast to a common type first; floats print as MLIR float literals that
-//! round-trip their `f32` value.
+//! binary operands are cast to a common type first; a constant is a typed literal the printer
+//! spells.
 
 use super::{val_kind, FnCx, Idx, Val, BLOCK_IDX_SYM, BLOCK_NUM_SYM};
 use crate::mlir::MTy;
-use crate::pto::Inst;
+use crate::pto::{print, Inst, Literal};
 use pld_ir::{BinOp, Diagnostic, Expr, ExprKind, UnOp};
 
 impl FnCx<'_> {
-    pub(super) fn constant(&mut self, value: String, label: String, ty: MTy) -> String {
-        let key = format!("{value}:{}", ty.name());
+    /// The hoisted constant `value` of type `ty` (one per value and type).
+    pub(super) fn constant(&mut self, value: Literal, ty: MTy) -> String {
+        let key = (print::literal(value, ty), ty);
         if let Some(n) = self.const_names.get(&key) {
             return n.clone();
         }
-        let mut name = format!("%c{label}_{}", ty.name());
+        let mut name = print::const_name(value, ty);
         if !self.names.insert(name.clone()) {
             name = self.tmp();
         }
@@ -28,28 +29,24 @@ impl FnCx<'_> {
     /// A hoisted integer constant (`%c16_index`, `%cn1_i32`).
     pub fn const_int(&mut self, v: i64, ty: MTy) -> String {
         if ty == MTy::I1 {
-            let (value, label) = if v != 0 { ("true", "true") } else { ("false", "false") };
-            return self.constant(value.into(), label.into(), ty);
+            return self.constant(Literal::Bool(v != 0), ty);
         }
         if ty.is_float() {
             return self.const_float(v as f64, ty);
         }
-        let label = if v < 0 { format!("n{}", v.unsigned_abs()) } else { v.to_string() };
-        self.constant(v.to_string(), label, ty)
+        self.constant(Literal::Int(v), ty)
     }
 
     /// A hoisted float constant.
     pub fn const_float(&mut self, v: f64, ty: MTy) -> String {
-        let value = float_literal(v, ty);
-        let label = value.replace('-', "n").replace('.', "p").replace('+', "");
-        self.constant(value, label, ty)
+        self.constant(Literal::Float((v as f32).to_bits()), ty)
     }
 
-    /// Emits `%N = <rhs>` for a fresh temporary `%N` and returns it.
-    pub fn define(&mut self, rhs: impl AsRef<str>) -> String {
-        let r = self.tmp();
-        self.line(format!("{r} = {}", rhs.as_ref()));
-        r
+    /// Emits the instruction `make(%N)` for a fresh temporary `%N` and returns `%N`.
+    pub fn def(&mut self, make: impl FnOnce(String) -> Inst) -> String {
+        let result = self.tmp();
+        self.push(make(result.clone()));
+        result
     }
 
     /// Emits `%N = <op> <operands> : <ty>` for a fresh temporary `%N` and returns it.
@@ -346,29 +343,6 @@ impl FnCx<'_> {
     }
 }
 
-/// An MLIR float literal for `v` as a value of `ty`: the shortest decimal that round-trips
-/// the `f32` value, always with a '.' in the mantissa (the literal grammar requires it);
-/// infinities and NaN as hexadecimal bit patterns.
-pub(super) fn float_literal(v: f64, ty: MTy) -> String {
-    let x = v as f32;
-    if !x.is_finite() {
-        let bits32 = x.to_bits();
-        return match ty {
-            MTy::BF16 => format!("0x{:04X}", bits32 >> 16),
-            MTy::F16 => {
-                let sign = if x.is_sign_negative() { 0x8000u16 } else { 0 };
-                format!("0x{:04X}", sign | if x.is_nan() { 0x7E00 } else { 0x7C00 })
-            }
-            _ => format!("0x{bits32:08X}"),
-        };
-    }
-    let s = format!("{x:e}");
-    match s.split_once('e') {
-        Some((m, e)) if !m.contains('.') => format!("{m}.0e{e}"),
-        _ => s,
-    }
-}
-
 /// The type two operands of a binary operation are brought to.
 pub(super) fn common_type(a: MTy, b: MTy) -> MTy {
     if a == b {
@@ -385,21 +359,5 @@ pub(super) fn common_type(a: MTy, b: MTy) -> MTy {
         a
     } else {
         b
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn float_literals_parse_as_mlir_floats() {
-        assert_eq!(float_literal(2.0, MTy::F32), "2.0e0");
-        assert_eq!(float_literal(0.1, MTy::F32), "1e-1".replace("1e", "1.0e"));
-        assert_eq!(float_literal(1.2345678, MTy::F32), "1.2345678e0");
-        assert_eq!(float_literal(-0.5, MTy::F32), "-5.0e-1");
-        assert_eq!(float_literal(f64::INFINITY, MTy::F32), "0x7F800000");
-        assert_eq!(float_literal(f64::NEG_INFINITY, MTy::F16), "0xFC00");
-        assert_eq!(float_literal(f64::NEG_INFINITY, MTy::BF16), "0xFF80");
     }
 }

@@ -1,11 +1,9 @@
 //! The types of typed PTO: scalars, tile buffers and tensor views.
 //!
-//! Guarantees: a [`TileBuf`] prints as the long-form `!pto.tile_buf<…>` with its ten fields
-//! in the order checklist P2 fixes, and [`TileBuf::parse`] decodes exactly that form; types
-//! compare structurally.
+//! Guarantees: types compare structurally; [`TileBuf::parse`] decodes exactly the long-form
+//! `!pto.tile_buf<…>` that [`super::print`] prints (ten fields in the order checklist P2 fixes).
 
 use crate::mlir::MTy;
-use std::fmt;
 
 /// A type an emitted PTO value or operand has.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -14,20 +12,44 @@ pub enum PtoType {
     Scalar(MTy),
     /// A tile buffer.
     Tile(TileBuf),
-}
-
-impl fmt::Display for PtoType {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            PtoType::Scalar(t) => f.write_str(&t.name()),
-            PtoType::Tile(t) => t.fmt(f),
-        }
-    }
+    /// `!pto.ptr<elem>`.
+    Ptr(&'static str),
+    /// `!pto.tensor_view<?x…x?xelem>`: always fully dynamic (P8: one type per view SSA).
+    TensorView {
+        /// The number of dims.
+        rank: usize,
+        /// The element spelling.
+        elem: &'static str,
+    },
+    /// `!pto.local_array<NxELEM>`.
+    LocalArray {
+        /// The number of elements.
+        len: i64,
+        /// The element spelling (`index` for an index array).
+        elem: &'static str,
+    },
+    /// `!pto.partition_tensor_view<16x?xelem>`: a static number per constant size.
+    PartitionView {
+        /// Each dim's static size (`None` prints `?`).
+        dims: Vec<Option<i64>>,
+        /// The element spelling.
+        elem: &'static str,
+    },
 }
 
 impl From<MTy> for PtoType {
     fn from(t: MTy) -> Self {
         PtoType::Scalar(t)
+    }
+}
+
+impl PtoType {
+    /// The tile buffer type, when this is one.
+    pub fn as_tile(&self) -> Option<&TileBuf> {
+        match self {
+            PtoType::Tile(t) => Some(t),
+            _ => None,
+        }
     }
 }
 
@@ -104,29 +126,36 @@ impl TileBuf {
         elem_bytes(&self.dtype)
     }
 
+    /// The long-form type of a `rows` x `cols` buffer of `elem` in memory `loc` with a
+    /// dynamic valid extent and no pad value.
+    ///
+    /// Cube operand buffers carry the fractal box layouts the cube unit reads: `left`
+    /// (col_major blocks of row_major boxes), `right` (row_major blocks of col_major boxes) and
+    /// `acc` (col_major blocks of row_major boxes, 1024-byte fractals); everything else is a
+    /// plain row-major buffer.
+    pub fn new(loc: &str, elem: &str, rows: i64, cols: i64) -> TileBuf {
+        let (blayout, slayout, fractal) = match loc {
+            "left" => ("col_major", "row_major", 512),
+            "right" => ("row_major", "col_major", 512),
+            "acc" => ("col_major", "row_major", 1024),
+            _ => ("row_major", "none_box", 512),
+        };
+        TileBuf {
+            loc: loc.to_string(),
+            dtype: elem.to_string(),
+            rows,
+            cols,
+            valid: [None; 2],
+            blayout: blayout.to_string(),
+            slayout: slayout.to_string(),
+            fractal,
+            pad: 0,
+        }
+    }
+
     /// The buffer's byte size (`rows * cols * elem`), saturating.
     pub fn bytes(&self) -> i64 {
         self.rows.saturating_mul(self.cols).saturating_mul(self.elem_bytes().unwrap_or(1))
-    }
-}
-
-impl fmt::Display for TileBuf {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let q = |v: Option<i64>| v.map_or_else(|| "?".to_string(), |x| x.to_string());
-        write!(
-            f,
-            "!pto.tile_buf<loc={}, dtype={}, rows={}, cols={}, v_row={}, v_col={}, blayout={}, slayout={}, fractal={}, pad={}>",
-            self.loc,
-            self.dtype,
-            self.rows,
-            self.cols,
-            q(self.valid[0]),
-            q(self.valid[1]),
-            self.blayout,
-            self.slayout,
-            self.fractal,
-            self.pad
-        )
     }
 }
 
@@ -154,5 +183,9 @@ mod tests {
         other.pad = 1;
         assert_ne!(PtoType::Tile(t), PtoType::Tile(other));
         assert_eq!(PtoType::Scalar(MTy::Index).to_string(), "index");
+        assert_eq!(TileBuf::new("vec", "f32", 16, 64).to_string().replace("v_col=?", "v_col=64"), text);
+        let pv = PtoType::PartitionView { dims: vec![Some(1), None], elem: "f16" };
+        assert_eq!(pv.to_string(), "!pto.partition_tensor_view<1x?xf16>");
+        assert_eq!(PtoType::TensorView { rank: 2, elem: "i32" }.to_string(), "!pto.tensor_view<?x?xi32>");
     }
 }
