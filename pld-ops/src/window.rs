@@ -57,15 +57,9 @@ fn canon_alloc(
 
 register_canonicalize!("pld.tensor.alloc_window_buffer", canon_alloc);
 
-/// The DSL forms [`canon_alloc`] does not rewrite: a bare call (no name), an empty shape, a
-/// shape without `dtype`, a `dtype` with a byte size.
+/// The DSL forms [`canon_alloc`] does not rewrite: an empty shape, a shape without `dtype`, a
+/// `dtype` with a byte size. (A call nothing names is the frontend's error, at the call.)
 fn check_alloc_form(cx: &DeduceCx<'_>) -> Result<(), Diagnostic> {
-    if cx.attr("name").is_none() {
-        // The buffer is named after the name it is assigned to; a bare call has none.
-        return Err(cx.error(
-            "pld.alloc_window_buffer must appear as the RHS of a simple assignment (`buf = pld.alloc_window_buffer(...)`), which names the buffer",
-        ));
-    }
     match cx.arg(0).map(|a| &a.kind) {
         Some(ExprKind::Tuple(dims)) if dims.is_empty() => {
             Err(cx.arg_error(0, "pld.alloc_window_buffer shape must be non-empty"))

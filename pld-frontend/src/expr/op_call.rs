@@ -160,12 +160,23 @@ impl FnCx<'_, '_> {
             }
         }
         args.extend(extra);
-        if let Some(name) = assigned {
-            for a in def.attrs.iter().filter(|a| a.from_assignment) {
-                if !attrs.iter().any(|(k, _)| k == a.name) {
-                    attrs.push((a.name.to_string(), Attr::Str(name.clone())));
-                }
+        for a in def.attrs.iter().filter(|a| a.from_assignment) {
+            if attrs.iter().any(|(k, _)| k == a.name) {
+                continue;
             }
+            let Some(name) = &assigned else {
+                // A bare call, or one in a tuple assignment: nothing names it.
+                let written = dotted(c.func.as_ref()).unwrap_or_else(|| def.name.to_string());
+                self.error(Diagnostic::error(
+                    span,
+                    format!(
+                        "{written} must appear as the RHS of a simple assignment (`x = {written}(...)`), whose name gives its `{}`",
+                        a.name
+                    ),
+                ));
+                return Err(());
+            };
+            attrs.push((a.name.to_string(), Attr::Str(name.clone())));
         }
         // Declaration order of attributes.
         attrs.sort_by_key(|(k, _)| def.attrs.iter().position(|a| a.name == k).unwrap_or(usize::MAX));

@@ -150,8 +150,8 @@ pub struct AttrDef {
     /// Whether omitting it is an error (`missing kwarg '<k>' on <op>`).
     pub required: bool,
     /// A string attribute that, when omitted, the frontend fills with the name the call's
-    /// result is assigned to (`buf = pld.alloc_window_buffer(…)` names the buffer `buf`);
-    /// absent when the call is not the right-hand side of a simple assignment.
+    /// result is assigned to (`buf = pld.alloc_window_buffer(…)` names the buffer `buf`); a
+    /// call that is not the right-hand side of a simple assignment is the frontend's error.
     pub from_assignment: bool,
 }
 
@@ -168,9 +168,9 @@ impl AttrDef {
     pub const fn optional(name: &'static str, ty: AttrType) -> AttrDef {
         AttrDef { name, ty, default: None, required: false, from_assignment: false }
     }
-    /// A string attribute named by the assignment the call is the right-hand side of, unless
-    /// given ([`AttrDef::from_assignment`]); the deducer reports it missing.
+    /// A required string attribute the frontend fills from the assignment the call is the
+    /// right-hand side of, unless given ([`AttrDef::from_assignment`]).
     pub const fn assigned_name(name: &'static str) -> AttrDef {
-        AttrDef { name, ty: AttrType::Str, default: None, required: false, from_assignment: true }
+        AttrDef { name, ty: AttrType::Str, default: None, required: true, from_assignment: true }
     }
 }

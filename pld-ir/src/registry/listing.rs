@@ -58,10 +58,10 @@ pub fn describe(d: &OpDef) -> String {
                     AttrDefault::Bool(b) => s.push_str(&format!(" = {b}")),
                     AttrDefault::Str(v) => s.push_str(&format!(" = {v:?}")),
                 }
-            } else if a.required {
-                s.push_str(" (required)");
             } else if a.from_assignment {
                 s.push_str(" = <assigned name>");
+            } else if a.required {
+                s.push_str(" (required)");
             }
             s
         })
