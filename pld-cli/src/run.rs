@@ -347,11 +347,30 @@ pub(crate) fn run_on(
             ranks: args.ranks,
             binds: &args.bind,
         };
-        Some(crate::expect::check(&args.checks, &outcome.outputs, &cx, !args.sweeping)?)
+        Some(check_outputs(args, &outcome, &cx)?)
     } else {
         None
     };
     Ok(Some(Ran { outcome, verdict }))
+}
+
+/// The checks' verdict on a finished run. When they cannot run (a usage error: a golden that
+/// raises), `--report-json` still gets the run's document, with the error in `check_error`.
+fn check_outputs(
+    args: &RunArgs,
+    outcome: &pld_sim::SimOutcome,
+    cx: &crate::expect::GoldenCx<'_>,
+) -> Result<crate::expect::Verdict, Failure> {
+    match crate::expect::check(&args.checks, &outcome.outputs, cx, !args.sweeping) {
+        Err(Failure::Usage(msg)) => {
+            if let Some(path) = &args.report_json {
+                let doc = RunJson { check_error: Some(msg.clone()), ..run_doc(outcome, None) };
+                driver::write_file(path, doc.text().as_bytes())?;
+            }
+            Err(Failure::Usage(msg))
+        }
+        other => other,
+    }
 }
 
 /// Reads the `--input NAME=PATH` tensors (bytes in-process, sources under the MPI engine,
@@ -529,6 +548,18 @@ pub(crate) fn output_rows(outputs: &HashMap<String, HostTensor>) -> Vec<OutputJs
     rows
 }
 
+/// The `--report-json` document of a finished run (`wrong`: the wrong elements, when checked).
+fn run_doc(outcome: &pld_sim::SimOutcome, wrong: Option<u64>) -> RunJson<'_> {
+    let t = &outcome.timing;
+    RunJson {
+        ok: true,
+        modeled_ps: t.rank_ps.clone(),
+        outputs: Some(output_rows(&outcome.outputs)),
+        collectives: Some(t.collectives.iter().map(|c| CollectiveJson::of(c, wrong)).collect()),
+        ..RunJson::default()
+    }
+}
+
 /// After the checks: the collectives' results table (`#wrong` filled when outputs were
 /// checked), `--report-json`, warnings and the trace.
 fn finish(args: &RunArgs, outcome: &pld_sim::SimOutcome, wrong: Option<u64>) -> Result<(), Failure> {
@@ -541,14 +572,7 @@ fn finish(args: &RunArgs, outcome: &pld_sim::SimOutcome, wrong: Option<u64>) -> 
         }
     }
     if let Some(path) = &args.report_json {
-        let doc = RunJson {
-            ok: true,
-            modeled_ps: t.rank_ps.clone(),
-            outputs: Some(output_rows(&outcome.outputs)),
-            collectives: Some(t.collectives.iter().map(|c| CollectiveJson::of(c, wrong)).collect()),
-            ..RunJson::default()
-        };
-        driver::write_file(path, doc.text().as_bytes())?;
+        driver::write_file(path, run_doc(outcome, wrong).text().as_bytes())?;
     }
     for w in &outcome.warnings {
         eprintln!("warning: {w}");
