@@ -171,6 +171,10 @@ pub fn run(args: &RunArgs) -> Result<(), Failure> {
         args.trace.is_some(),
         args.schedule.sched != Schedule::Deterministic || args.schedule.replay.is_some(),
     )?;
+    if !engine.is_root() {
+        // Every MPI process loads the program; rank 0 alone says what the frontend noticed.
+        crate::select::quiet();
+    }
     if let Some(sweep) = &args.sweep {
         return crate::sweep::run(args, sweep, &engine, &interrupt);
     }

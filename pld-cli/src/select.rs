@@ -79,12 +79,26 @@ pub fn load_all(
     load(path, target, sel, bind, ranks, true)
 }
 
+/// Whether this process keeps the frontend's notes and warnings to itself: an MPI process
+/// other than rank 0, which loads the same program as rank 0 and would repeat them.
+static QUIET: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Makes this process print no frontend notes or warnings from now on (an MPI process other
+/// than rank 0: rank 0 prints them once for the run).
+pub fn quiet() {
+    QUIET.store(true, std::sync::atomic::Ordering::Relaxed);
+}
+
+fn quiet_now() -> bool {
+    QUIET.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 /// Prints `note` on stderr unless this process already did (a `--sweep` loads its file once
-/// per size).
+/// per size) or is [`quiet`].
 fn note_once(note: String) {
     static SAID: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
     let mut said = SAID.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-    if !said.contains(&note) {
+    if !said.contains(&note) && !quiet_now() {
         eprintln!("{note}");
         said.push(note);
     }
@@ -164,9 +178,9 @@ fn load(
     if diags.has_errors() {
         return Err(Failure::Diagnostics(diags, sources));
     }
-    if !warnings.is_empty() {
+    if !warnings.is_empty() && !quiet_now() {
         // The frontend's warnings: printed by every command that loads a program, never
-        // changing its exit code.
+        // changing its exit code (once per run: not by a [`quiet`] MPI process).
         eprintln!("{}", driver::render(&warnings, &sources));
     }
     if let (Some(entry), true) = (sel.entry, all) {

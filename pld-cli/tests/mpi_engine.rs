@@ -4,7 +4,8 @@
 //! `# pld-corpus-ranks:`); the deadlock example and a wrong-peer program report within
 //! seconds, exit 3 and leave no process behind; a 64-rank allreduce matches its golden. Runs
 //! on one host only (`--mca btl self,vader`). Host callbacks included: every process runs them
-//! on host tensors shared first (D-mpi-4).
+//! on host tensors shared first (D-mpi-4). The frontend's notes and warnings are printed once,
+//! by rank 0, as the in-process run prints them.
 
 #![cfg(feature = "mpi")]
 
@@ -289,5 +290,62 @@ fn an_input_file_is_read_by_each_process_where_its_rank_touches_it() {
     assert!(!sx.is_empty() && sx == sy, "in-process {sx:?}\nmpi {sy:?}");
     let out = |d: &Path| std::fs::read(d.join("outputs.npy")).expect("outputs.npy");
     assert_eq!(out(&a), out(&b));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn only_rank_0_prints_the_frontends_warnings() {
+    // A kernel that never writes its `Out` parameter: a frontend warning. Every process loads
+    // the program, but the run prints the warning once, as the in-process run does.
+    let dir = std::env::temp_dir().join(format!("pld-mpi-warn-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    let file = dir.join("never_writes_y.py");
+    std::fs::write(
+        &file,
+        r#"import pypto.language as pl
+import pypto.language.distributed as pld
+
+NR = pl.dynamic("NR")
+N = 64
+
+
+@pl.program
+class Scale:
+    @pl.function(type=pl.FunctionType.InCore)
+    def scale(self, x: pl.Tensor[[1, N], pl.FP32], y: pl.Out[pl.Tensor[[1, N], pl.FP32]]):
+        t = pl.load(x, [0, 0], [1, N])
+        u = pl.mul(t, 3.0)
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def chip(self, x: pl.Tensor[[1, N], pl.FP32], y: pl.Out[pl.Tensor[[1, N], pl.FP32]]):
+        self.scale(x, y)
+
+    @pl.function(level=pl.Level.HOST, role=pl.Role.Orchestrator)
+    def host(self, x: pl.Tensor[[NR, 1, N], pl.FP32], y: pl.Out[pl.Tensor[[NR, 1, N], pl.FP32]]):
+        for r in pl.range(pld.world_size()):
+            self.chip(x[r], y[r], device=r)
+"#,
+    )
+    .expect("write");
+    let out = dir.join("out");
+    let inproc = Command::new(env!("CARGO_BIN_EXE_pld"))
+        .arg("run")
+        .arg(&file)
+        .args(["--ranks", "3", "--out"])
+        .arg(&out)
+        .output()
+        .expect("pld");
+    let inproc_err = String::from_utf8_lossy(&inproc.stderr).into_owned();
+    let warnings = |s: &str| s.lines().filter(|l| l.starts_with("warning:")).count();
+    assert_eq!(warnings(&inproc_err), 1, "in-process:\n{inproc_err}");
+    let mut mpi = mpirun(3);
+    mpi.arg(env!("CARGO_BIN_EXE_pld")).arg("run").arg(&file);
+    mpi.args(["--ranks", "3", "--engine", "mpi", "--out"]).arg(&out);
+    let (o, t) = run_for(mpi, Duration::from_secs(120));
+    let stderr = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert_eq!(o.status.code(), Some(0), "{t:?}\n{stderr}");
+    assert_eq!(warnings(&stderr), 1, "one warning for the run, not one per process:\n{stderr}");
+    let first = |s: &str| s.lines().find(|l| l.starts_with("warning:")).map(str::to_owned);
+    assert_eq!(first(&stderr), first(&inproc_err));
     let _ = std::fs::remove_dir_all(&dir);
 }
