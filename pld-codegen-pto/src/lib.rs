@@ -23,11 +23,10 @@
 pub mod builtin;
 pub mod emit;
 pub mod func;
-mod json;
+pub mod json;
 pub mod mlir;
 pub mod orch;
 pub mod pto;
-pub mod runtime;
 pub mod verify;
 
 #[doc(hidden)]

@@ -23,6 +23,7 @@ static TEST_NEG: OpDef = OpDef {
     no_duplicate: false,
     signal_role: SignalRole::None,
     rank_role: pld_ir::RankRole::None,
+    builtin_variant: None,
     internal: false,
     effects: None,
     deduce: deduce_neg,

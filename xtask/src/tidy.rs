@@ -12,7 +12,7 @@
 //! * `pld-passes/src` spells no op name in a string literal: what an op does is data in
 //!   its record (`pld_ir::effects`), and the few ops passes build or recognise by identity
 //!   are named once, in `pld_ir::vocab`;
-//! * `pld-codegen-pto/src` and `pld-sim/src` spell no op name in a string literal outside
+//! * `pld-codegen-pto/src`, `pld-runtime-simpler/src` and `pld-sim/src` spell no op name in a string literal outside
 //!   their per-family modules ([`PER_FAMILY_MODULES`]: the files that register one op
 //!   family's emitters or simulator semantics, where the family's names are the keys of
 //!   `register_emitter!` / `register_semantics!`). Elsewhere in those crates a name comes
@@ -25,8 +25,8 @@
 //!   renders them. A formatting call (`format!`, `write!`, `writeln!`, `format_args!`,
 //!   `push_str`) whose string literal on the same line reads as PTO syntax (an SSA name
 //!   `%…`, a `!pto`/`#pto` type or attribute, `= pto.`/`= arith.`/`= scf.`, or an
-//!   instruction opening with `pto.`/`arith.`/`scf.`/`func.`) is a violation. The Simpler
-//!   runtime directory (`src/runtime/`, Python and C++) and unit-test code are exempt;
+//!   instruction opening with `pto.`/`arith.`/`scf.`/`func.`) is a violation. Unit-test
+//!   code is exempt (the Simpler runtime directory's Python and C++ live in their own crate);
 //! * no file over 800 lines and no function over 150 (`sizes`).
 //!
 //! A string literal is an op name when it reads `<namespace>.<name>` with a namespace of
@@ -125,10 +125,14 @@ pub fn check_file(path: &str, text: &str) -> Vec<Violation> {
 pub const PER_FAMILY_MODULES: [&str; 3] =
     ["pld-codegen-pto/src/emit/", "pld-codegen-pto/src/builtin.rs", "pld-sim/src/sem/"];
 
+/// The backend source folders the op-name rule covers (codegen, the runtime directory, the
+/// simulator).
+const BACKEND_SOURCES: [&str; 3] = ["pld-codegen-pto/src/", "pld-runtime-simpler/src/", "pld-sim/src/"];
+
 /// Whether the codegen/simulator op-name rule applies to the file at `path` (`/`-separated,
 /// relative to the workspace root).
 fn backend_rule_applies(path: &str) -> bool {
-    let in_backend = path.starts_with("pld-codegen-pto/src/") || path.starts_with("pld-sim/src/");
+    let in_backend = BACKEND_SOURCES.iter().any(|b| path.starts_with(b));
     let family =
         PER_FAMILY_MODULES.iter().any(|m| if m.ends_with('/') { path.starts_with(m) } else { path == *m });
     let test_file = path.ends_with("/tests.rs") || path.contains("/tests/");
@@ -139,12 +143,9 @@ fn backend_rule_applies(path: &str) -> bool {
 pub const PTO_PRINTER: &str = "pld-codegen-pto/src/pto/print.rs";
 
 /// Whether the no-PTO-text rule applies to the file at `path` (`/`-separated, relative to
-/// the workspace root): codegen sources other than the printer and the runtime directory.
+/// the workspace root): codegen sources other than the printer.
 fn pto_text_rule_applies(path: &str) -> bool {
-    path.starts_with("pld-codegen-pto/src/")
-        && path != PTO_PRINTER
-        && !path.starts_with("pld-codegen-pto/src/runtime/")
-        && !path.ends_with("/tests.rs")
+    path.starts_with("pld-codegen-pto/src/") && path != PTO_PRINTER && !path.ends_with("/tests.rs")
 }
 
 /// Calls that format text.
@@ -347,7 +348,7 @@ mod tests {
             "pld-codegen-pto/src/orch.rs",
             "pld-sim/src/micro.rs",
             "pld-sim/src/sched/x.rs",
-            "pld-codegen-pto/src/runtime/host.rs",
+            "pld-runtime-simpler/src/host.rs",
         ] {
             let found = check_file(path, text);
             assert_eq!(found.len(), 1, "{path}: {found:?}");
@@ -394,7 +395,7 @@ mod tests {
             assert_eq!(found.len(), 1, "{line}: {found:?}");
             assert!(found[0].message.contains("outside the printer"), "{found:?}");
             assert!(check_file(PTO_PRINTER, &text).is_empty(), "the printer may: {line}");
-            assert!(check_file("pld-codegen-pto/src/runtime/host.rs", &text).is_empty());
+            assert!(check_file("pld-runtime-simpler/src/host.rs", &text).is_empty());
         }
         // Diagnostics that name an instruction, op names as data, and test code are fine.
         let fine = "//! c\nlet e = format!(\"{op} needs pto.tload to be vec\");\nlet o = \"pto.tadd\";\n\
@@ -411,7 +412,15 @@ mod tests {
     #[test]
     fn codegen_and_sim_spell_no_op_names_outside_family_modules() {
         let root = workspace_root();
-        assert_eq!(check_crates(&[root.join("pld-codegen-pto"), root.join("pld-sim")]).unwrap(), []);
+        assert_eq!(
+            check_crates(&[
+                root.join("pld-codegen-pto"),
+                root.join("pld-runtime-simpler"),
+                root.join("pld-sim")
+            ])
+            .unwrap(),
+            []
+        );
     }
 
     #[test]
