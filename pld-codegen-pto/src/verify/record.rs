@@ -20,7 +20,7 @@ impl FnCx<'_> {
         self.facts.push(Fact::TileOp {
             inst: dps.op.to_string(),
             class,
-            tiles: dps.tiles().map(|(s, t)| (s.to_string(), t.to_string())).collect(),
+            tiles: dps.tiles().map(|(s, t)| (s.to_string(), t.clone())).collect(),
             span: self.span,
         });
         self.push(Inst::Dps(dps));
@@ -32,7 +32,7 @@ impl FnCx<'_> {
         self.facts.push(Fact::CommStage {
             inst: inst.to_string(),
             src_dtype: src_dtype.to_string(),
-            stages: stages.iter().map(|(s, t)| (s.clone(), t.to_string())).collect(),
+            stages: stages.to_vec(),
             span: self.span,
         });
     }
