@@ -132,7 +132,10 @@ mod tests {
 
     /// Every template: `(file, text, holes)`.
     fn all() -> Vec<(&'static str, &'static str, &'static [&'static str])> {
-        vec![crate::runpy::all_templates(), crate::subworker::all_templates()].into_iter().flatten().collect()
+        vec![crate::kernel::all_templates(), crate::runpy::all_templates(), crate::subworker::all_templates()]
+            .into_iter()
+            .flatten()
+            .collect()
     }
 
     #[test]
