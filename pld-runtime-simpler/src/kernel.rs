@@ -335,4 +335,4 @@ pub fn wrapper(f: &Function, unit: &str) -> Result<String, Diagnostic> {
 /// The implementation of the `.pto` module's `pypto_register_counter_completion` declaration
 /// (`runtime_artifacts.md` §5.4): registers the counter `counter_base + element_offset` to
 /// complete the task once it reaches `expected` (`templates/deferred_completion.cpp`).
-const DEFERRED_COMPLETION: &str = include_str!("../templates/deferred_completion.cpp");
+pub const DEFERRED_COMPLETION: &str = include_str!("../templates/deferred_completion.cpp");
