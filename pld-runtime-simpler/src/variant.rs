@@ -46,7 +46,7 @@ impl Variant {
 
     /// Whether the host passes a core count (the mesh allreduce).
     pub fn takes_core_num(&self) -> bool {
-        self.op == MESH_ALLREDUCE
+        pld_codegen_pto::emit::builtin_variant::takes_core_num(&self.op)
     }
 
     /// The number of window arguments.
@@ -54,8 +54,6 @@ impl Variant {
         tensor_signature(&self.kernel)
     }
 }
-
-pub use pld_codegen_pto::emit::builtin_variant::MESH_ALLREDUCE;
 
 /// Every builtin variant the program dispatches, in variant order.
 pub fn variants(program: &Program, opts: &CodegenOptions) -> Result<Vec<Variant>, Diagnostic> {

@@ -3,7 +3,7 @@
 //!
 //! Guarantees: a [`TRef`] always carries explicit element strides (packed row-major when the
 //! IR type says nothing), so every access path computes addresses the same way; tiles hold
-//! their lanes as `f64` already rounded to the tile dtype.
+//! their lanes in their own dtype's bytes, so every lane is a value of the tile dtype.
 
 use pld_ir::DataType;
 use std::sync::Arc;
@@ -80,6 +80,11 @@ impl TRef {
 }
 
 /// An on-core tile: physical shape, valid region and lanes (row-major, physical size).
+///
+/// The lanes are stored in the tile's own dtype, as the little-endian bytes a store writes
+/// (an FP32 tile holds 4 bytes a lane, not an `f64`): loads and stores move them as slice
+/// copies, and element ops decode them to `f64`, compute and round back exactly as
+/// [`crate::elem`] does (D-sim-31).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Tile {
     /// Element type.
@@ -88,15 +93,65 @@ pub struct Tile {
     pub shape: Vec<usize>,
     /// Valid region (same rank as `shape`).
     pub valid: Vec<usize>,
-    /// Lanes, `shape.iter().product()` of them.
-    pub data: Vec<f64>,
+    /// Lanes as raw little-endian `dtype` elements, `shape.iter().product()` of them.
+    pub data: Vec<u8>,
 }
 
 impl Tile {
     /// A zero tile.
     pub fn zeros(dtype: DataType, shape: Vec<usize>) -> Tile {
-        let n = shape.iter().product();
-        Tile { dtype, valid: shape.clone(), shape, data: vec![0.0; n] }
+        let n: usize = shape.iter().product();
+        Tile { dtype, valid: shape.clone(), data: vec![0; n * Self::lane_bytes(dtype)], shape }
+    }
+
+    /// A fully valid tile of `shape` holding `lanes` (row-major) rounded to `dtype`.
+    pub fn from_lanes(dtype: DataType, shape: Vec<usize>, lanes: &[f64]) -> Tile {
+        let mut t = Tile::zeros(dtype, shape);
+        crate::elem::encode_all(dtype, lanes, &mut t.data);
+        t
+    }
+
+    /// This tile's shape and valid region holding `lanes` (row-major) rounded to its dtype.
+    pub fn with_lanes(&self, lanes: &[f64]) -> Tile {
+        let mut t = Tile::from_lanes(self.dtype, self.shape.clone(), lanes);
+        t.valid = self.valid.clone();
+        t
+    }
+
+    /// Bytes of one lane (at least 1).
+    pub fn lane_bytes(dtype: DataType) -> usize {
+        (dtype.bytes() as usize).max(1)
+    }
+
+    /// Number of lanes (physical).
+    pub fn len(&self) -> usize {
+        self.data.len() / Self::lane_bytes(self.dtype)
+    }
+
+    /// Whether the tile has no lanes.
+    pub fn is_empty(&self) -> bool {
+        self.data.is_empty()
+    }
+
+    /// Every lane decoded to `f64`, row-major.
+    pub fn lanes(&self) -> Vec<f64> {
+        let mut out = Vec::with_capacity(self.len());
+        crate::elem::decode_all(self.dtype, &self.data, &mut out);
+        out
+    }
+
+    /// Lane `i` decoded to `f64`, `None` past the end.
+    pub fn get(&self, i: usize) -> Option<f64> {
+        let eb = Self::lane_bytes(self.dtype);
+        self.data.get(i * eb..(i + 1) * eb).map(|b| crate::elem::decode(self.dtype, b))
+    }
+
+    /// Sets lane `i` to `v` rounded to the dtype (nothing past the end).
+    pub fn set(&mut self, i: usize, v: f64) {
+        let eb = Self::lane_bytes(self.dtype);
+        if let Some(b) = self.data.get_mut(i * eb..(i + 1) * eb) {
+            crate::elem::encode(self.dtype, v, b);
+        }
     }
 
     /// Rows and columns when viewed 2-D (leading dims folded).
@@ -202,5 +257,78 @@ impl Val {
             Val::Float(f) => Some(*f != 0.0),
             _ => None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::elem;
+
+    /// Values that exercise rounding, wrapping, signs, infinities and NaN.
+    const TRICKY: [f64; 14] = [
+        0.0,
+        -0.0,
+        1.0 / 3.0,
+        -2.7,
+        130.0,
+        -129.5,
+        65504.0,
+        70000.0,
+        1e-8,
+        -1e30,
+        4294967297.0,
+        f64::INFINITY,
+        f64::NAN,
+        1.0 + 1.0 / 4096.0,
+    ];
+
+    fn same(a: f64, b: f64) -> bool {
+        a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan())
+    }
+
+    #[test]
+    fn lanes_hold_what_the_f64_lanes_rounded_to_the_dtype_held() {
+        for dt in elem::SUPPORTED {
+            let t = Tile::from_lanes(dt, vec![2, 7], &TRICKY);
+            assert_eq!((t.len(), t.data.len()), (14, 14 * dt.bytes() as usize), "{dt}");
+            // The lanes read back are exactly the old storage: each value rounded to the dtype.
+            let mut want = TRICKY;
+            elem::round_all(dt, &mut want);
+            for (i, (&got, &w)) in t.lanes().iter().zip(&want).enumerate() {
+                assert!(same(got, w), "{dt} lane {i}: {got} vs {w}");
+                assert!(same(t.get(i).unwrap_or(f64::NAN), w), "{dt} get {i}");
+            }
+            // A second trip through the lanes changes no byte.
+            assert_eq!(t.with_lanes(&t.lanes()).data, t.data, "{dt}");
+            assert_eq!(t.get(14), None);
+        }
+    }
+
+    #[test]
+    fn fp16_lanes_round_to_nearest_even_as_before() {
+        let mut t = Tile::zeros(DataType::FP16, vec![4]);
+        // 1 + 2^-11 is a tie between 1 and 1 + 2^-10: to even (1). 1 + 3·2^-11 goes up.
+        let vals = [1.0 + 1.0 / 2048.0, 1.0 + 3.0 / 2048.0, 65520.0, -1e-8];
+        for (i, &v) in vals.iter().enumerate() {
+            t.set(i, v);
+            assert!(same(t.get(i).unwrap_or(f64::NAN), elem::round(DataType::FP16, v)), "{v}");
+        }
+        assert_eq!(t.lanes()[..2], [1.0, 1.0 + 2.0 / 1024.0]);
+        assert_eq!(t.lanes()[2], f64::INFINITY);
+        assert_eq!(t.data[6..], half::f16::from_f64(-0.0).to_le_bytes());
+        t.set(9, 5.0);
+        assert_eq!(t.len(), 4);
+    }
+
+    #[test]
+    fn zero_tiles_and_valid_regions() {
+        let t = Tile::zeros(DataType::BF16, vec![3, 5]);
+        assert_eq!(t.data, vec![0; 30]);
+        assert_eq!(t.valid, vec![3, 5]);
+        let mut u = t.clone();
+        u.valid = vec![2, 5];
+        assert_eq!(u.with_lanes(&[1.0; 15]).valid, vec![2, 5]);
+        assert!(!u.is_empty() && Tile::zeros(DataType::INT8, vec![0]).is_empty());
     }
 }

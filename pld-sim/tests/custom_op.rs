@@ -22,6 +22,7 @@ static TEST_SQUARE: OpDef = OpDef {
     no_duplicate: false,
     signal_role: SignalRole::None,
     rank_role: pld_ir::RankRole::None,
+    builtin_variant: None,
     internal: false,
     effects: None,
     deduce: deduce_same_tile,
@@ -35,10 +36,8 @@ register_op!(TEST_NOSEM);
 
 fn square(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, pld_sim::report::Fault> {
     let t = cx.tile(args, 0)?;
-    let mut out: Tile = (**t).clone();
-    for x in &mut out.data {
-        *x = pld_sim::elem::round(out.dtype, *x * *x);
-    }
+    let squares: Vec<f64> = t.lanes().iter().map(|x| x * x).collect();
+    let out: Tile = t.with_lanes(&squares);
     Ok(Flow::Val(Val::Tile(Arc::new(out))))
 }
 register_semantics!("test.square", square);

@@ -1,8 +1,9 @@
 //! Core family: the non-distributed tile and tensor ops the programs need (load/store,
 //! create/full, elementwise, reductions, views, casts, scalar read/write, matmul, fences).
 //!
-//! Guarantees: tiles operate on whole lanes (`Vec<f64>`) rounded to the tile dtype after
-//! every op; loads fill lanes outside the valid region with zero; stores write exactly the
+//! Guarantees: tiles hold their lanes in their dtype's bytes; element ops compute on lanes
+//! decoded to `f64` and round to the tile dtype after every op; loads and stores move the
+//! bytes as they are; loads fill lanes outside the valid region with zero; stores write exactly the
 //! valid region; tensor views (slice/reshape/view) are zero-copy strided views, and a reshape
 //! of a view that is not contiguous is a runtime report, not a silent copy.
 
@@ -41,41 +42,41 @@ pub fn tile_region(t: &Tile, rank: usize) -> Vec<i64> {
     r
 }
 
-/// The valid lanes of a tile, row-major.
-pub fn valid_lanes(t: &Tile) -> std::borrow::Cow<'_, [f64]> {
+/// The valid lanes of a tile as raw dtype bytes, row-major.
+pub fn valid_bytes(t: &Tile) -> std::borrow::Cow<'_, [u8]> {
+    let eb = Tile::lane_bytes(t.dtype);
     let (pr, pc) = Tile::rows_cols(&t.shape);
     let (vr, vc) = Tile::rows_cols(&t.valid);
     if vc >= pc && vr >= pr {
         // Fully valid: the lanes are the tile's own, in order.
-        return std::borrow::Cow::Borrowed(&t.data[..(pr * pc).min(t.data.len())]);
+        return std::borrow::Cow::Borrowed(&t.data[..(pr * pc * eb).min(t.data.len())]);
     }
-    let mut out = Vec::with_capacity(vr * vc);
+    let mut out = Vec::with_capacity(vr * vc * eb);
     for r in 0..vr {
-        out.extend_from_slice(&t.data[r * pc..r * pc + vc.min(pc)]);
+        out.extend_from_slice(&t.data[r * pc * eb..(r * pc + vc.min(pc)) * eb]);
     }
     std::borrow::Cow::Owned(out)
 }
 
-/// A tile of physical `shape` whose valid region `valid` holds `lanes` (row-major), rounded to
-/// `dtype`; lanes missing from `lanes` stay zero. A fully valid tile takes `lanes` as its data.
-pub fn tile_from(dtype: DataType, shape: Vec<usize>, valid: Vec<usize>, mut lanes: Vec<f64>) -> Tile {
+/// A tile of physical `shape` whose valid region `valid` holds `bytes` (raw `dtype` elements,
+/// row-major); lanes missing from `bytes` stay zero. A fully valid tile takes `bytes` as its
+/// data.
+pub fn tile_from(dtype: DataType, shape: Vec<usize>, valid: Vec<usize>, bytes: Vec<u8>) -> Tile {
+    let eb = Tile::lane_bytes(dtype);
     let n: usize = shape.iter().product();
-    if valid == shape && lanes.len() == n {
-        elem::round_all(dtype, &mut lanes);
-        return Tile { dtype, shape, valid, data: lanes };
+    if valid == shape && bytes.len() == n * eb {
+        return Tile { dtype, shape, valid, data: bytes };
     }
     let mut t = Tile::zeros(dtype, shape);
     let (_, pc) = Tile::rows_cols(&t.shape);
     let (vr, vc) = Tile::rows_cols(&valid);
     for r in 0..vr {
-        let (src, dst) = (r * vc, r * pc);
-        let n = vc.min(pc).min(lanes.len().saturating_sub(src)).min(t.data.len().saturating_sub(dst));
+        let (src, dst) = (r * vc * eb, r * pc * eb);
+        let n = (vc.min(pc) * eb).min(bytes.len().saturating_sub(src)).min(t.data.len().saturating_sub(dst));
         if n == 0 {
             break;
         }
-        let row = &mut t.data[dst..dst + n];
-        row.copy_from_slice(&lanes[src..src + n]);
-        elem::round_all(dtype, row);
+        t.data[dst..dst + n].copy_from_slice(&bytes[src..src + n]);
     }
     t.valid = valid;
     t
@@ -96,8 +97,9 @@ fn tile_load(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
     let valid = if args.len() > 3 { cx.ints(args, 3)? } else { shape.clone() };
     check_valid(cx, &shape, &valid)?;
     let dims = tile_dims(cx, &shape)?;
-    let lanes = cx.world.read(&cx.access(&t, None, &offs, &valid, "tile.load"))?;
-    let tile = tile_from(t.dtype, dims, dims_usize(cx, &valid)?, lanes);
+    let mut bytes = Vec::new();
+    cx.world.read_bytes_into(&cx.access(&t, None, &offs, &valid, "tile.load"), &mut bytes)?;
+    let tile = tile_from(t.dtype, dims, dims_usize(cx, &valid)?, bytes);
     Ok(Flow::Val(Val::Tile(Arc::new(tile))))
 }
 
@@ -107,8 +109,8 @@ fn tile_store(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
     let t = cx.tensor(args, 2)?.clone();
     let atomic = cx.attr_int("atomic").unwrap_or(0) == 1;
     let region = tile_region(&tile, t.shape.len());
-    let lanes = valid_lanes(&tile);
-    cx.world.write(&cx.access(&t, None, &offs, &region, "tile.store"), &lanes, atomic)?;
+    let bytes = valid_bytes(&tile);
+    cx.world.write_bytes(&cx.access(&t, None, &offs, &region, "tile.store"), &bytes, tile.dtype, atomic)?;
     Ok(Flow::Val(Val::Tensor(t)))
 }
 
@@ -126,7 +128,10 @@ fn tile_full(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
     let v = cx.float(args, 1)?;
     let dt = dtype_attr(cx);
     let mut t = Tile::zeros(dt, shape);
-    t.data.fill(elem::round(dt, v));
+    let eb = Tile::lane_bytes(dt);
+    let mut one = vec![0u8; eb];
+    elem::encode(dt, v, &mut one);
+    t.data.chunks_exact_mut(eb).for_each(|lane| lane.copy_from_slice(&one));
     Ok(Flow::Val(Val::Tile(Arc::new(t))))
 }
 
@@ -169,38 +174,76 @@ impl Bin {
             Bin::Min => each(xs, ys, |a, b| if nan(a, b) { f64::NAN } else { a.min(b) }),
         }
     }
-}
 
-/// `a`'s shape and valid region holding `data` rounded to `a`'s dtype.
-fn tile_like(a: &Tile, mut data: Vec<f64>) -> Tile {
-    elem::round_all(a.dtype, &mut data);
-    Tile { dtype: a.dtype, shape: a.shape.clone(), valid: a.valid.clone(), data }
+    /// `a op y` lane by lane into a tile of `a`'s shape, valid region and dtype, `y` the lanes
+    /// of `b` or the scalar `s`. FP32 operands (a scalar exactly an `f32`) compute in `f32`:
+    /// one `f32` operation rounds as the `f64` one rounded to `f32` does (53 ≥ 2·24 + 2), and
+    /// max/min are exact, so the lanes are those of the `f64` path.
+    fn lanewise(self, a: &Tile, b: Option<&Tile>, s: f64) -> Tile {
+        let f32_scalar = f64::from(s as f32) == s;
+        let fast = a.dtype == DataType::FP32 && b.map_or(f32_scalar, |b| b.dtype == DataType::FP32);
+        if !fast {
+            let ys = b.map(|b| b.lanes());
+            let data = match &ys {
+                Some(ys) => self.zip(&a.lanes(), ys.iter().copied()),
+                None => self.zip(&a.lanes(), std::iter::repeat(s)),
+            };
+            return a.with_lanes(&data);
+        }
+        let f = |x: f32, y: f32| -> f32 {
+            match self {
+                Bin::Add => x + y,
+                Bin::Sub => x - y,
+                Bin::Mul => x * y,
+                Bin::Div => x / y,
+                Bin::Max if x.is_nan() || y.is_nan() => f32::NAN,
+                Bin::Min if x.is_nan() || y.is_nan() => f32::NAN,
+                Bin::Max => x.max(y),
+                Bin::Min => x.min(y),
+            }
+        };
+        let lane = |b: &[u8]| f32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+        let (shape, valid) = (a.shape.clone(), a.valid.clone());
+        let mut out = Tile { dtype: a.dtype, shape, valid, data: vec![0; a.data.len()] };
+        let xs = a.data.chunks_exact(4);
+        match b {
+            Some(b) => {
+                for ((o, x), y) in out.data.chunks_exact_mut(4).zip(xs).zip(b.data.chunks_exact(4)) {
+                    o.copy_from_slice(&f(lane(x), lane(y)).to_le_bytes());
+                }
+            }
+            None => {
+                let y = s as f32;
+                for (o, x) in out.data.chunks_exact_mut(4).zip(xs) {
+                    o.copy_from_slice(&f(lane(x), y).to_le_bytes());
+                }
+            }
+        }
+        out
+    }
 }
 
 fn tile_binary(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
     let a = cx.tile(args, 0)?;
     let b = cx.tile(args, 1)?;
-    if a.data.len() != b.data.len() {
+    if a.len() != b.len() {
         return Err(cx.err(format!("tiles of shapes {:?} and {:?}", a.shape, b.shape)));
     }
-    let data = Bin::of(cx.name()).zip(&a.data, b.data.iter().copied());
-    Ok(Flow::Val(Val::Tile(Arc::new(tile_like(a, data)))))
+    Ok(Flow::Val(Val::Tile(Arc::new(Bin::of(cx.name()).lanewise(a, Some(b), 0.0)))))
 }
 
 fn tile_scalar(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
     let a = cx.tile(args, 0)?;
     let s = cx.float(args, 1)?;
-    let data = Bin::of(cx.name()).zip(&a.data, std::iter::repeat(s));
-    Ok(Flow::Val(Val::Tile(Arc::new(tile_like(a, data)))))
+    Ok(Flow::Val(Val::Tile(Arc::new(Bin::of(cx.name()).lanewise(a, None, s)))))
 }
 
 fn tile_cast(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
     let a = cx.tile(args, 0)?;
     let dt = dtype_attr(cx);
     crate::world::check_dtype(dt, cx.span, "tile.cast")?;
-    let mut out = (**a).clone();
-    out.dtype = dt;
-    elem::round_all(dt, &mut out.data);
+    let mut out = Tile::from_lanes(dt, a.shape.clone(), &a.lanes());
+    out.valid = a.valid.clone();
     Ok(Flow::Val(Val::Tile(Arc::new(out))))
 }
 
@@ -226,7 +269,7 @@ fn tile_fillpad(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
     for r in 0..pr {
         for c in 0..pc {
             if r >= vr || c >= vc {
-                out.data[r * pc + c] = elem::round(out.dtype, v);
+                out.set(r * pc + c, v);
             }
         }
     }
@@ -276,20 +319,23 @@ fn tile_reduce(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
     } else {
         f64::INFINITY
     };
+    let lanes = a.lanes();
     let (shape, valid, data) = if rows {
         let mut d = vec![0.0; pr];
         for (r, slot) in d.iter_mut().enumerate().take(vr) {
-            *slot = elem::round(a.dtype, (0..vc).fold(init, |acc, c| f(acc, a.data[r * pc + c])));
+            *slot = (0..vc).fold(init, |acc, c| f(acc, lanes[r * pc + c]));
         }
         (vec![pr, 1], vec![vr, 1], d)
     } else {
         let mut d = vec![0.0; pc];
         for (c, slot) in d.iter_mut().enumerate().take(vc) {
-            *slot = elem::round(a.dtype, (0..vr).fold(init, |acc, r| f(acc, a.data[r * pc + c])));
+            *slot = (0..vr).fold(init, |acc, r| f(acc, lanes[r * pc + c]));
         }
         (vec![1, pc], vec![1, vc], d)
     };
-    Ok(Flow::Val(Val::Tile(Arc::new(Tile { dtype: a.dtype, shape, valid, data }))))
+    let mut out = Tile::from_lanes(a.dtype, shape, &data);
+    out.valid = valid;
+    Ok(Flow::Val(Val::Tile(Arc::new(out))))
 }
 
 fn flat_index(cx: &OpCx<'_>, shape: &[usize], idx: &[i64]) -> Result<usize, Fault> {
@@ -316,7 +362,8 @@ fn tile_read(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
     let a = cx.tile(args, 0)?;
     let idx = cx.ints(args, 1)?;
     let e = flat_index(cx, &a.shape, &idx)?;
-    Ok(Flow::Val(scalar_of(a.dtype, a.data[e])))
+    let v = a.get(e).ok_or_else(|| cx.err(format!("lane {e} past the tile's {} lanes", a.len())))?;
+    Ok(Flow::Val(scalar_of(a.dtype, v)))
 }
 
 fn tile_write(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
@@ -325,7 +372,7 @@ fn tile_write(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
     let v = cx.float(args, 2)?;
     let e = flat_index(cx, &a.shape, &idx)?;
     let mut out = (**a).clone();
-    out.data[e] = elem::round(out.dtype, v);
+    out.set(e, v);
     Ok(Flow::Val(Val::Tile(Arc::new(out))))
 }
 
@@ -353,11 +400,13 @@ fn tile_slice(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
         )));
     }
     let mut out = Tile::zeros(a.dtype, shape);
+    let eb = Tile::lane_bytes(a.dtype);
     for r in 0..sr {
-        for c in 0..sc {
-            if let Some(v) = a.data.get((or + r) * pc + oc + c) {
-                out.data[r * sc + c] = *v;
-            }
+        // The lanes of row `r` that the source holds (a row past its end keeps zeros).
+        let from = ((or + r) * pc + oc) * eb;
+        let n = (sc * eb).min(a.data.len().saturating_sub(from));
+        if let Some(src) = a.data.get(from..from + n) {
+            out.data[r * sc * eb..r * sc * eb + n].copy_from_slice(src);
         }
     }
     out.valid = valid;
@@ -367,7 +416,7 @@ fn tile_slice(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
 fn tile_reshape(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
     let a = cx.tile(args, 0)?;
     let shape = tile_dims(cx, &cx.ints(args, 1)?)?;
-    if shape.iter().product::<usize>() != a.data.len() {
+    if shape.iter().product::<usize>() != a.len() {
         return Err(cx.err(format!("cannot reshape {:?} to {shape:?}", a.shape)));
     }
     let mut out = (**a).clone();
@@ -386,13 +435,14 @@ fn tile_matmul(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
     }
     let dt = cx.call.attr("out_dtype").and_then(|x| x.as_dtype()).unwrap_or(DataType::FP32);
     crate::limits::tile_lanes(&[m, n], cx.world.tile_cap()).map_err(|e| cx.err(e))?;
-    let mut out = Tile::zeros(dt, vec![m, n]);
+    let (la, lb) = (a.lanes(), b.lanes());
+    let mut sums = vec![0.0; m * n];
     for i in 0..m {
         for j in 0..n {
-            let s: f64 = (0..k).map(|p| a.data[i * k + p] * b.data[p * n + j]).sum();
-            out.data[i * n + j] = elem::round(dt, s);
+            sums[i * n + j] = (0..k).map(|p| la[i * k + p] * lb[p * n + j]).sum();
         }
     }
+    let out = Tile::from_lanes(dt, vec![m, n], &sums);
     Ok(Flow::Val(Val::Tile(Arc::new(out))))
 }
 
@@ -604,3 +654,38 @@ register_semantics!("tensor.subs", tensor_binary);
 register_semantics!("tensor.muls", tensor_binary);
 register_semantics!("tensor.divs", tensor_binary);
 register_semantics!("tensor.cast", tensor_cast);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bits(t: &Tile) -> Vec<u32> {
+        t.data.chunks_exact(4).map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect()
+    }
+
+    fn f64_path(op: Bin, a: &Tile, b: Option<&Tile>, s: f64) -> Tile {
+        let data = match b {
+            Some(b) => op.zip(&a.lanes(), b.lanes().into_iter()),
+            None => op.zip(&a.lanes(), std::iter::repeat(s)),
+        };
+        a.with_lanes(&data)
+    }
+
+    #[test]
+    fn fp32_lanewise_ops_give_the_f64_paths_bytes() {
+        let xs: Vec<f64> = [1.0 / 3.0, -7.25, 1e-40, 3.4e38, -0.0, f64::INFINITY, f64::NAN, 16777217.0, 0.1]
+            .iter()
+            .flat_map(|&x| [x, -x * 1.5, x / 3.0])
+            .collect();
+        let a = Tile::from_lanes(DataType::FP32, vec![3, 9], &xs);
+        let ys: Vec<f64> = xs.iter().rev().map(|y| y * 0.7 + 1e-3).collect();
+        let b = Tile::from_lanes(DataType::FP32, vec![3, 9], &ys);
+        for op in [Bin::Add, Bin::Sub, Bin::Mul, Bin::Div, Bin::Max, Bin::Min] {
+            assert_eq!(bits(&op.lanewise(&a, Some(&b), 0.0)), bits(&f64_path(op, &a, Some(&b), 0.0)));
+            // An f32 scalar takes the f32 path, any other the f64 one: both as the f64 path.
+            for s in [0.5, 1.0 / 3.0, -3.0e38, f64::NAN] {
+                assert_eq!(bits(&op.lanewise(&a, None, s)), bits(&f64_path(op, &a, None, s)), "{s}");
+            }
+        }
+    }
+}

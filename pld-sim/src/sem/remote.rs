@@ -7,7 +7,7 @@
 //! valid region only and zero-fills the rest of the tile; remote_store writes the tile's valid
 //! region onto the inner two dims of the target at `offsets` (leading dims of size 1).
 
-use super::core::{tile_from, tile_region, valid_lanes};
+use super::core::{tile_from, tile_region, valid_bytes};
 use super::{Flow, OpCx};
 use crate::register_semantics;
 use crate::report::Fault;
@@ -41,26 +41,27 @@ fn remote_load(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
             }
         }
     }
-    let lanes = cx.world.read(&cx.access(&t, Some(peer), &offs, &read, "pld.tile.remote_load"))?;
-    let lanes = if read == valid { lanes } else { pad_rows(&lanes, &read, &valid) };
+    let mut bytes = Vec::new();
+    cx.world.read_bytes_into(&cx.access(&t, Some(peer), &offs, &read, "pld.tile.remote_load"), &mut bytes)?;
+    let eb = Tile::lane_bytes(t.dtype);
+    let bytes = if read == valid { bytes } else { pad_rows(&bytes, &read, &valid, eb) };
     let to_us = |v: &[i64]| v.iter().map(|&x| x.max(0) as usize).collect::<Vec<usize>>();
-    let tile = tile_from(t.dtype, to_us(&shape), to_us(&valid), lanes);
+    let tile = tile_from(t.dtype, to_us(&shape), to_us(&valid), bytes);
     Ok(Flow::Val(Val::Tile(Arc::new(tile))))
 }
 
-/// Re-lays `lanes` of a `have` region into a `want` region (same rows, wider), zero-filled.
-fn pad_rows(lanes: &[f64], have: &[i64], want: &[i64]) -> Vec<f64> {
+/// Re-lays the raw lanes (`eb` bytes each) of a `have` region into a `want` region (same
+/// rows, wider), zero-filled.
+fn pad_rows(bytes: &[u8], have: &[i64], want: &[i64], eb: usize) -> Vec<u8> {
     let hc = have.last().copied().unwrap_or(1).max(0) as usize;
     let wc = want.last().copied().unwrap_or(1).max(0) as usize;
-    let rows = lanes
-        .len()
+    let rows = (bytes.len() / eb)
         .checked_div(hc)
         .unwrap_or_else(|| want[..want.len().saturating_sub(1)].iter().product::<i64>() as usize);
-    let mut out = vec![0.0; rows * wc];
+    let mut out = vec![0; rows * wc * eb];
+    let n = hc.min(wc) * eb;
     for r in 0..rows {
-        for c in 0..hc.min(wc) {
-            out[r * wc + c] = lanes[r * hc + c];
-        }
+        out[r * wc * eb..r * wc * eb + n].copy_from_slice(&bytes[r * hc * eb..r * hc * eb + n]);
     }
     out
 }
@@ -71,8 +72,8 @@ fn store_tile(cx: &mut OpCx<'_>, tile: &Tile, args: &[Val], op: &str) -> Result<
     let offs = cx.ints(args, 3)?;
     let atomic = cx.attr_int("atomic").unwrap_or(0) == 1;
     let region = tile_region(tile, target.shape.len());
-    let lanes = valid_lanes(tile);
-    cx.world.write(&cx.access(&target, Some(peer), &offs, &region, op), &lanes, atomic)?;
+    let bytes = valid_bytes(tile);
+    cx.world.write_bytes(&cx.access(&target, Some(peer), &offs, &region, op), &bytes, tile.dtype, atomic)?;
     Ok(Flow::Val(Val::Unit))
 }
 
@@ -87,7 +88,9 @@ fn tensor_remote_store(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
         Some(Val::Tensor(t)) => {
             let t = t.clone();
             let zeros = vec![0i64; t.shape.len()];
-            let lanes = cx.world.read(&cx.access(&t, None, &zeros, &t.shape, "pld.tensor.remote_store"))?;
+            let mut lanes = Vec::new();
+            let a = cx.access(&t, None, &zeros, &t.shape, "pld.tensor.remote_store");
+            cx.world.read_bytes_into(&a, &mut lanes)?;
             let (r, c) = match t.shape.split_last() {
                 Some((c, lead)) => (lead.iter().product::<i64>() as usize, *c as usize),
                 None => (1, 1),
