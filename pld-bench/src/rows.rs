@@ -84,34 +84,25 @@ pub fn against() -> Vec<SimRow> {
 /// traffic per (rank, op kind): equal digests mean byte-identical outputs and traffic (up to
 /// a 64-bit collision).
 pub fn digest(out: &SimOutcome) -> u64 {
-    let mut h = Fnv(0xcbf2_9ce4_8422_2325);
+    use std::hash::Hasher;
+    let mut h = pld_sim::fnv::Fnv1a::default();
     let mut names: Vec<&String> = out.outputs.keys().collect();
     names.sort();
     for name in names {
         let t = &out.outputs[name];
-        h.bytes(name.as_bytes());
-        h.bytes(format!("{:?}{:?}", t.dtype, t.shape).as_bytes());
-        h.bytes(&t.data);
+        h.write(name.as_bytes());
+        h.write(format!("{:?}{:?}", t.dtype, t.shape).as_bytes());
+        h.write(&t.data);
     }
     for map in [&out.stats.remote_bytes, &out.stats.local_bytes] {
         for ((rank, kind), bytes) in map {
-            h.bytes(&(*rank as u64).to_le_bytes());
-            h.bytes(kind.as_bytes());
-            h.bytes(&bytes.to_le_bytes());
+            h.write(&(*rank as u64).to_le_bytes());
+            h.write(kind.as_bytes());
+            h.write(&bytes.to_le_bytes());
         }
-        h.bytes(b"|");
+        h.write(b"|");
     }
-    h.0
-}
-
-struct Fnv(u64);
-
-impl Fnv {
-    fn bytes(&mut self, b: &[u8]) {
-        for &x in b {
-            self.0 = (self.0 ^ u64::from(x)).wrapping_mul(0x0100_0000_01b3);
-        }
-    }
+    h.finish()
 }
 
 #[cfg(test)]

@@ -11,7 +11,7 @@
 
 use crate::driver::{self, Failure};
 use clap::Args;
-use pld_codegen_pto::runtime::{self, RuntimeOptions};
+use pld_runtime_simpler::{self as runtime, RuntimeOptions};
 use std::path::{Path, PathBuf};
 
 /// The ptoas binary: `--ptoas PATH`, else `$PTOAS`.

@@ -175,7 +175,7 @@ fn compile_one(
         let Some(dir) = out else {
             return Err(Failure::usage("--emit runtime writes a directory: give --out DIR"));
         };
-        let mut rt = pld_codegen_pto::runtime::RuntimeOptions::new(args.unit.target, usize::from(args.ranks));
+        let mut rt = pld_runtime_simpler::RuntimeOptions::new(args.unit.target, usize::from(args.ranks));
         if let Some(ids) = &args.device_ids {
             rt.device_ids = ids.0.clone();
         }

@@ -67,6 +67,9 @@ fn record(d: &OpDef) -> String {
     field(&mut out, "no_duplicate", dup);
     field(&mut out, "signal role", signal_role(d.signal_role));
     field(&mut out, "rank role", rank_role(d.rank_role));
+    if let Some(v) = d.builtin_variant {
+        field(&mut out, "kernel variants", &format!("keyed by {}", v.listing()));
+    }
     let effects = if d.effects.is_some() {
         "computed per call from its arguments and kwargs (refining the parameters' static effects)"
     } else {

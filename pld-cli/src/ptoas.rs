@@ -3,7 +3,7 @@
 //!
 //! Guarantees:
 //! - Each module is assembled as the reference compiler does it, with the one command line
-//!   `pld_codegen_pto::runtime::ptoas::ptoas_command` builds (also used for the runtime
+//!   `pld_runtime_simpler::ptoas::ptoas_command` builds (also used for the runtime
 //!   directory): `ptoas <unit>.pto -o <unit>.cpp --enable-insert-sync --pto-level=level3
 //!   --pto-arch a3|a5` (`level2` for a module without tile addresses; a3 for the a2a3 target),
 //!   one process per module, at most 60 s each (then killed).
@@ -39,7 +39,7 @@ fn assemble(ptoas: &Path, module: &Path, target: Target) -> Result<Verdict, Fail
     let cpp = module.with_extension("cpp");
     let text = std::fs::read_to_string(module)
         .map_err(|e| Failure::usage(format!("cannot read {}: {e}", module.display())))?;
-    let mut child = pld_codegen_pto::runtime::ptoas::ptoas_command(ptoas, module, &cpp, target, &text)
+    let mut child = pld_runtime_simpler::ptoas::ptoas_command(ptoas, module, &cpp, target, &text)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -496,7 +496,7 @@ fn report_outcome(args: &RunArgs, entry: &str, outcome: &pld_sim::SimOutcome) ->
             t.dtype,
             t.shape,
             fmt_sum(sum_of(t)),
-            fnv(&t.data),
+            pld_sim::fnv::fnv1a(&t.data),
             path.display()
         );
     }
@@ -524,7 +524,7 @@ pub(crate) fn output_rows(outputs: &HashMap<String, HostTensor>) -> Vec<OutputJs
             dtype: t.dtype.to_string(),
             shape: &t.shape,
             sum: sum_of(t),
-            fnv: format!("{:016x}", fnv(&t.data)),
+            fnv: format!("{:016x}", pld_sim::fnv::fnv1a(&t.data)),
         })
         .collect();
     rows.sort_by(|a, b| a.name.cmp(b.name));
@@ -717,10 +717,6 @@ fn sum_of(t: &pld_sim::HostTensor) -> f64 {
         sum = vals.iter().fold(sum, |s, v| s + v);
     }
     sum
-}
-
-fn fnv(data: &[u8]) -> u64 {
-    data.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3))
 }
 
 fn fmt_sum(v: f64) -> String {

@@ -375,3 +375,19 @@ fn proved_names_its_checks_and_scope_and_a_cap_is_incomplete_never_proved() {
     );
     assert!(!text(&o.stdout).contains("proved"), "{}", text(&o.stdout));
 }
+
+#[test]
+fn a_time_limit_inside_an_execution_is_incomplete_not_a_budget_refutation() {
+    let dir = scratch("timeout");
+    let file = tests_dir().join("exhaustive/long_rows.py");
+    // One execution of 100000 rows per rank outlasts half a second, so the limit fires mid-run.
+    let o = exhaustive(&file, 2, &["--bind", "ROWS=100000", "--timeout", "0.5"], &dir);
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(5), "{err}{}", text(&o.stdout));
+    assert!(err.starts_with("incomplete: the time limit was reached after"), "{err}");
+    assert!(!err.contains("refuted") && !err.contains("budget"), "{err}");
+    assert!(!dir.join("replay.json").exists(), "an incomplete run writes no replay file");
+    // The same program with few rows is proved, so the verdict above is the time limit's.
+    let o = exhaustive(&file, 2, &["--bind", "ROWS=4", "--check-golden"], &dir);
+    assert_eq!(o.status.code(), Some(0), "{}{}", text(&o.stdout), text(&o.stderr));
+}

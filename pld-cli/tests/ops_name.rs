@@ -51,6 +51,23 @@ fn enum_default_reads_as_its_member_name() {
 }
 
 #[test]
+fn a_builtin_collective_shows_what_its_kernel_variants_are_keyed_by() {
+    for (op, keys) in [
+        ("builtin.tensor.allreduce", "keyed by reduce-op-inst+dtype+core-count"),
+        ("builtin.tensor.broadcast", "keyed by root+dtype"),
+        ("builtin.tensor.barrier", "keyed by dtype"),
+    ] {
+        let out = pld(&["ops", op]);
+        let t = text(&out.stdout);
+        assert!(out.status.success(), "{t}{}", text(&out.stderr));
+        assert_eq!(field(&t, "kernel variants"), keys, "{t}");
+    }
+    // A user-facing collective has no prebuilt kernel of its own: no such line.
+    let t = text(&pld(&["ops", "pld.tensor.allreduce"]).stdout);
+    assert!(!t.contains("kernel variants:"), "{t}");
+}
+
+#[test]
 fn a_dsl_alias_prints_its_op() {
     let out = pld(&["ops", "pld.window"]);
     let t = text(&out.stdout);

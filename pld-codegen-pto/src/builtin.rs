@@ -52,7 +52,7 @@ fn builtin_sites<'p>(
         f.body.walk_exprs(&mut |e| {
             let Some(c) = e.as_call() else { return };
             let Callee::Op(def) = &c.callee else { return };
-            if def.name.starts_with("builtin.tensor.") {
+            if def.builtin_variant.is_some() {
                 let (spec, _) = crate::orch::builtin_spec(c, opts);
                 out.push((f, c.clone(), spec, shape_key(f, c)));
             }

@@ -1,5 +1,5 @@
-//! The JSON values of the orchestration description and the runtime metadata codegen writes,
-//! as `serde_json` values, and their one pretty-printer.
+//! The JSON values of the orchestration description codegen writes and of the runtime
+//! metadata `pld-runtime-simpler` writes, as `serde_json` values, and their one pretty-printer.
 //!
 //! Guarantees: object keys print in insertion order (`serde_json`'s `preserve_order`),
 //! two-space indentation, strings escaped by `serde_json`; the same value always renders to
@@ -8,17 +8,17 @@
 pub use serde_json::Value as Json;
 
 /// A string value.
-pub(crate) fn s(v: impl Into<String>) -> Json {
+pub fn s(v: impl Into<String>) -> Json {
     Json::String(v.into())
 }
 
 /// An integer value.
-pub(crate) fn int(v: i64) -> Json {
+pub fn int(v: i64) -> Json {
     Json::from(v)
 }
 
 /// A JSON object from `(key, value)` pairs, keys in the given order.
-pub(crate) fn obj(fields: Vec<(&str, Json)>) -> Json {
+pub fn obj(fields: Vec<(&str, Json)>) -> Json {
     Json::Object(fields.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
 }
 

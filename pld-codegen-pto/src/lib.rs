@@ -23,10 +23,10 @@
 pub mod builtin;
 pub mod emit;
 pub mod func;
-mod json;
+pub mod json;
 pub mod mlir;
 pub mod orch;
-pub mod runtime;
+pub mod pto;
 pub mod verify;
 
 #[doc(hidden)]
@@ -154,25 +154,20 @@ pub fn emit_program(program: &Program, opts: &CodegenOptions) -> Result<CodegenO
         .into_par_iter()
         .map(|(group, mut funcs)| {
             funcs.sort_by(|a, b| a.name.cmp(&b.name));
-            let mut text = format!("module attributes {{pto.target_arch = \"{}\"}} {{\n", opts.target.name());
+            let mut texts = Vec::new();
             let mut deferred = false;
             let mut errs = Vec::new();
             for f in funcs {
                 match func::emit_function(program, f, opts) {
                     Ok(out) => {
                         errs.extend(verify::verify_kernel(&out.facts));
-                        text.push_str(&out.text);
+                        texts.push(out.text);
                         deferred |= out.uses_deferred;
                     }
                     Err(d) => errs.push(d),
                 }
             }
-            if deferred {
-                text.push_str(
-                    "  func.func private @pypto_register_counter_completion(!pto.ptr<i64>, !pto.ptr<i32>, i64, i64)\n",
-                );
-            }
-            text.push_str("}\n");
+            let text = pto::print::module(opts.target.name(), texts.iter().map(String::as_str), deferred);
             (errs.is_empty().then(|| (format!("{group}.pto"), text)), errs)
         })
         .collect();
@@ -204,10 +199,7 @@ pub fn emit_program(program: &Program, opts: &CodegenOptions) -> Result<CodegenO
                 }
                 let name = f.name.clone();
                 builtins.push(f);
-                let mut text =
-                    format!("module attributes {{pto.target_arch = \"{}\"}} {{\n", opts.target.name());
-                text.push_str(&out.text);
-                text.push_str("}\n");
+                let text = pto::print::module(opts.target.name(), [out.text.as_str()], false);
                 modules.push((format!("{name}.pto"), text));
             }
             // Likewise for a kernel the lowering or the emitter cannot build.

@@ -3,6 +3,7 @@
 //! Guarantees: every spelling here is one `ptoas` parses (codegen.md §4 and checklist P1, P2,
 //! P6); a dtype or memory space with no legal spelling is an `Err` naming it, never a guess.
 
+use crate::pto::PtoType;
 use pld_ir::{DataType, MemorySpace};
 
 /// An MLIR scalar type the emitter computes with.
@@ -25,14 +26,7 @@ pub enum MTy {
 impl MTy {
     /// The MLIR spelling.
     pub fn name(self) -> String {
-        match self {
-            MTy::I1 => "i1".into(),
-            MTy::Int(w) => format!("i{w}"),
-            MTy::Index => "index".into(),
-            MTy::F16 => "f16".into(),
-            MTy::BF16 => "bf16".into(),
-            MTy::F32 => "f32".into(),
-        }
+        crate::pto::print::scalar_type(self)
     }
 
     /// Whether this is a float type.
@@ -101,8 +95,8 @@ pub fn elem(d: DataType) -> Result<&'static str, String> {
 }
 
 /// `!pto.ptr<elem>`.
-pub fn ptr(d: DataType) -> Result<String, String> {
-    Ok(format!("!pto.ptr<{}>", elem(d)?))
+pub fn ptr(d: DataType) -> Result<PtoType, String> {
+    Ok(PtoType::Ptr(elem(d)?))
 }
 
 /// The tile-buffer `loc=` keyword of a memory space (`None` → `vec`); GM is illegal (P2).
@@ -121,79 +115,14 @@ pub fn loc(m: Option<MemorySpace>) -> Result<&'static str, String> {
     })
 }
 
-/// The long-form tile buffer type (field order fixed by P2; valid extent via operands).
-///
-/// Cube operand buffers carry the fractal box layouts the cube unit reads: `left`
-/// (col_major blocks of row_major boxes), `right` (row_major blocks of col_major boxes) and
-/// `acc` (col_major blocks of row_major boxes, 1024-byte fractals); everything else is a
-/// plain row-major buffer.
-pub fn tile_buf(loc: &str, elem: &str, rows: i64, cols: i64) -> String {
-    let (blayout, slayout, fractal) = match loc {
-        "left" => ("col_major", "row_major", 512),
-        "right" => ("row_major", "col_major", 512),
-        "acc" => ("col_major", "row_major", 1024),
-        _ => ("row_major", "none_box", 512),
-    };
-    format!(
-        "!pto.tile_buf<loc={loc}, dtype={elem}, rows={rows}, cols={cols}, v_row=?, v_col=?, blayout={blayout}, slayout={slayout}, fractal={fractal}, pad=0>"
-    )
-}
-
-/// `ty` (a long-form tile buffer type) with its `rows`/`cols` and `v_row`/`v_col` fields
-/// replaced (`None` valid extent → `?`); every other field is kept. `None` when `ty` is not
-/// a long-form tile buffer type.
-pub fn retype_tile_buf(
-    ty: &str,
-    rows: i64,
-    cols: i64,
-    v_row: Option<i64>,
-    v_col: Option<i64>,
-) -> Option<String> {
-    let body = ty.strip_prefix("!pto.tile_buf<")?.strip_suffix('>')?;
-    let q = |v: Option<i64>| v.map_or_else(|| "?".to_string(), |x| x.to_string());
-    let mut seen = 0;
-    let fields: Vec<String> = body
-        .split(", ")
-        .map(|f| {
-            let key = f.split('=').next().unwrap_or("");
-            let new = match key {
-                "rows" => format!("rows={rows}"),
-                "cols" => format!("cols={cols}"),
-                "v_row" => format!("v_row={}", q(v_row)),
-                "v_col" => format!("v_col={}", q(v_col)),
-                _ => return f.to_string(),
-            };
-            seen += 1;
-            new
-        })
-        .collect();
-    (seen == 4).then(|| format!("!pto.tile_buf<{}>", fields.join(", ")))
-}
-
 /// `!pto.tensor_view<?x…x?xelem>`: always fully dynamic (P8: one type per view SSA).
-pub fn tensor_view(rank: usize, elem: &str) -> String {
-    let mut s = String::from("!pto.tensor_view<");
-    for _ in 0..rank {
-        s.push_str("?x");
-    }
-    s.push_str(elem);
-    s.push('>');
-    s
+pub fn tensor_view(rank: usize, elem: &'static str) -> PtoType {
+    PtoType::TensorView { rank, elem }
 }
 
 /// `!pto.partition_tensor_view<16x?xelem>`: a static number per constant size, `?` otherwise.
-pub fn partition_view(dims: &[Option<i64>], elem: &str) -> String {
-    let mut s = String::from("!pto.partition_tensor_view<");
-    for d in dims {
-        match d {
-            Some(v) => s.push_str(&v.to_string()),
-            None => s.push('?'),
-        }
-        s.push('x');
-    }
-    s.push_str(elem);
-    s.push('>');
-    s
+pub fn partition_view(dims: &[Option<i64>], elem: &'static str) -> PtoType {
+    PtoType::PartitionView { dims: dims.to_vec(), elem }
 }
 
 /// `#pto<atomic_type …>` for an IR atomic value (0 none, 1 add).
@@ -258,8 +187,11 @@ mod tests {
         assert_eq!(elem(DataType::HF8).unwrap(), "!pto.hif8");
         assert!(elem(DataType::INT4).is_err());
         assert!(loc(Some(MemorySpace::Ddr)).is_err());
-        assert_eq!(partition_view(&[Some(1), None], "f16"), "!pto.partition_tensor_view<1x?xf16>");
-        assert_eq!(tensor_view(2, "i32"), "!pto.tensor_view<?x?xi32>");
+        assert_eq!(
+            partition_view(&[Some(1), None], "f16").to_string(),
+            "!pto.partition_tensor_view<1x?xf16>"
+        );
+        assert_eq!(tensor_view(2, "i32").to_string(), "!pto.tensor_view<?x?xi32>");
         assert_eq!(wait_attr(1), Some("#pto<wait_cmp ge>"));
         assert_eq!(MTy::of_scalar(DataType::UINT32).unwrap(), MTy::Int(32));
     }

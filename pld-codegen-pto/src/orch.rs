@@ -593,7 +593,7 @@ impl Walker<'_> {
                 }
                 self.dispatches.push(obj(fields));
             }
-            Callee::Op(def) if def.name.starts_with("builtin.") => {
+            Callee::Op(def) if def.builtin_variant.is_some() => {
                 let spec = builtin_spec(c, self.opts);
                 let variant = crate::builtin::variant_name(self.program, self.opts, f, c);
                 let device = c.device.as_ref();

@@ -365,6 +365,30 @@ fn cast_write_and_column_vector_tiles() {
 }
 
 #[test]
+fn a_cast_rounding_mode_is_an_attribute_of_its_source_operand() {
+    init();
+    let f = kernel("cr", FunctionKind::Aiv, &[("x", tensor(&[16, 64], DataType::FP32))], |b, p| {
+        let a = b.assign_op("a", "tile.load", vec![v(p[0]), ints(&[0, 0]), ints(&[16, 64])], vec![])?;
+        let mode = ("mode", pld_ir::Attr::Str("floor".into()));
+        b.assign_op(
+            "half",
+            "tile.cast",
+            vec![v(a)],
+            vec![("dtype", pld_ir::Attr::DType(DataType::FP16)), mode],
+        )?;
+        Ok(())
+    });
+    let out = emit(&program(vec![f]));
+    check(
+        only(&out),
+        r#"
+        CHECK: pto.tcvt ins(%a {rmode = #pto<round_mode CAST_FLOOR>} : !pto.tile_buf<loc=vec, dtype=f32
+        CHECK-SAME: outs(%half : !pto.tile_buf<loc=vec, dtype=f16
+        "#,
+    );
+}
+
+#[test]
 fn while_loops_carry_scalars_through_region_arguments() {
     init();
     let mut f = kernel("wl", FunctionKind::Aiv, &[("n", Type::Scalar(DataType::INDEX))], |_, _| Ok(()));

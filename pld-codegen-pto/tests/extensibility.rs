@@ -4,7 +4,9 @@
 
 mod common;
 use common::*;
-use pld_codegen_pto::{register_emitter, FnCx, Val};
+use pld_codegen_pto::pto::{Dps, Operand};
+use pld_codegen_pto::verify::OpClass;
+use pld_codegen_pto::{register_emitter, FnCx, MTy, Val};
 use pld_ir::{
     register_op, Affinity, Call, DataType, DeduceCx, Diagnostic, Effect, FunctionKind, OpDef, ParamDef,
     SignalRole, Type, ValueId,
@@ -21,6 +23,7 @@ static TEST_NEG: OpDef = OpDef {
     no_duplicate: false,
     signal_role: SignalRole::None,
     rank_role: pld_ir::RankRole::None,
+    builtin_variant: None,
     internal: false,
     effects: None,
     deduce: deduce_neg,
@@ -44,8 +47,9 @@ fn emit_neg(cx: &mut FnCx<'_>, call: &Call, targets: &[ValueId]) -> Result<Val, 
     let hint = cx.result_hint(targets, "neg");
     let dst = cx.alloc_tile(&hint, tt)?;
     let (sty, dty) = (cx.tile_ty(&src, &st)?, cx.tile_ty(&dst, tt)?);
-    let m1 = cx.const_float(-1.0, pld_codegen_pto::MTy::F32);
-    cx.line(format!("pto.tmuls ins({src}, {m1} : {sty}, f32) outs({dst} : {dty})"));
+    let m1 = cx.const_float(-1.0, MTy::F32);
+    let ins = vec![Operand::new(src, sty), Operand::new(m1, MTy::F32)];
+    cx.tile_op(OpClass::Elementwise, Dps::new("pto.tmuls", ins, vec![Operand::new(&dst, dty)]));
     Ok(Val::Tile { ssa: dst, tile: tt.clone() })
 }
 

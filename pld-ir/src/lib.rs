@@ -71,8 +71,8 @@ pub use expr::{Attr, BinOp, Call, Callee, Expr, ExprKind, UnOp};
 pub use func::{Direction, Function, FunctionKind, Param, Program};
 pub use printer::{print_function, print_program};
 pub use registry::{
-    registry, Affinity, AttrDef, AttrDefault, AttrType, DeduceCx, DeduceEnv, Effect, Lowered, Lowering,
-    LoweringKind, OpDef, OpId, ParamDef, Target,
+    registry, Affinity, AttrDef, AttrDefault, AttrType, BuiltinVariant, DeduceCx, DeduceEnv, Effect, Lowered,
+    Lowering, LoweringKind, OpDef, OpId, ParamDef, Target,
 };
 pub use registry::{BLOCK_IDX_SYM, BLOCK_NUM_SYM};
 pub use span::{FileId, SourceFile, SourceMap, Span};

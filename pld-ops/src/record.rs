@@ -5,12 +5,15 @@
 //! `writes("dst").peer()`), and the attributes several families share live here too.
 
 use pld_ir::registry::{AbiEnumKind, AttrDefault, AttrType, DeduceFn, EffectsFn};
-use pld_ir::{Affinity, AttrDef, DeduceCx, Diagnostic, Effect, OpDef, ParamDef, RankRole, SignalRole, Type};
+use pld_ir::{
+    Affinity, AttrDef, BuiltinVariant, DeduceCx, Diagnostic, Effect, OpDef, ParamDef, RankRole, SignalRole,
+    Type,
+};
 
 /// An op record being written: [`op`] states what every record has (name, family, summary),
 /// the methods state what differs from the defaults (no aliases, parameters or attributes,
 /// SHARED, duplicated onto both lanes, no signal role, neither a collective nor a rank query,
-/// user-facing, static per-parameter effects, no inline lowerings), and [`OpSpec::deduce`] finishes the record with its deducer.
+/// not a builtin collective with kernel variants, user-facing, static per-parameter effects, no inline lowerings), and [`OpSpec::deduce`] finishes the record with its deducer.
 /// The record inside is private and its deducer a placeholder until then, so no registered
 /// record can lack one.
 pub(crate) struct OpSpec(OpDef);
@@ -28,6 +31,7 @@ pub(crate) const fn op(name: &'static str, family: &'static str, summary: &'stat
         no_duplicate: false,
         signal_role: SignalRole::None,
         rank_role: RankRole::None,
+        builtin_variant: None,
         internal: false,
         effects: None,
         deduce: unfinished,
@@ -76,6 +80,10 @@ impl OpSpec {
     /// Its result is the calling rank's index.
     pub(crate) const fn rank_index(self) -> OpSpec {
         OpSpec(OpDef { rank_role: RankRole::RankIndex, ..self.0 })
+    }
+    /// A builtin collective whose kernel variants are keyed by `keys` (codegen.md §5.5).
+    pub(crate) const fn builtin_variant(self, keys: BuiltinVariant) -> OpSpec {
+        OpSpec(OpDef { builtin_variant: Some(keys), ..self.0 })
     }
     /// Created only by compiler passes.
     pub(crate) const fn internal(self) -> OpSpec {

@@ -20,6 +20,7 @@ static SCALE_ROWS: OpDef = OpDef {
     no_duplicate: false,
     signal_role: SignalRole::None,
     rank_role: pld_ir::RankRole::None,
+    builtin_variant: None,
     internal: false,
     effects: None,
     deduce: deduce_scale_rows,

@@ -228,7 +228,7 @@ pub struct Generations {
 
 /// A kernel name's key in [`Generations`].
 fn kernel_key(who: &str) -> u64 {
-    who.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3))
+    crate::fnv::fnv1a(who.as_bytes())
 }
 
 impl Generations {

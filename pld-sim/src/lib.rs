@@ -57,6 +57,7 @@ pub mod credit;
 pub mod divergence;
 pub mod elem;
 pub mod explore;
+pub mod fnv;
 pub mod interp;
 pub mod lazy;
 pub mod limits;

@@ -30,6 +30,7 @@ static NEIGHBOR_SUM: OpDef = OpDef {
     no_duplicate: false,
     signal_role: SignalRole::None,
     rank_role: pld_ir::RankRole::Collective,
+    builtin_variant: None,
     internal: false,
     effects: None,
     deduce: deduce_neighbor_sum,

@@ -32,6 +32,7 @@ static TEST_PUSH: OpDef = OpDef {
     no_duplicate: false,
     signal_role: SignalRole::None,
     rank_role: pld_ir::RankRole::None,
+    builtin_variant: None,
     internal: false,
     effects: None,
     deduce: deduce_push,

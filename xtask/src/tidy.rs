@@ -12,7 +12,7 @@
 //! * `pld-passes/src` spells no op name in a string literal: what an op does is data in
 //!   its record (`pld_ir::effects`), and the few ops passes build or recognise by identity
 //!   are named once, in `pld_ir::vocab`;
-//! * `pld-codegen-pto/src` and `pld-sim/src` spell no op name in a string literal outside
+//! * `pld-codegen-pto/src`, `pld-runtime-simpler/src` and `pld-sim/src` spell no op name in a string literal outside
 //!   their per-family modules ([`PER_FAMILY_MODULES`]: the files that register one op
 //!   family's emitters or simulator semantics, where the family's names are the keys of
 //!   `register_emitter!` / `register_semantics!`). Elsewhere in those crates a name comes
@@ -20,6 +20,13 @@
 //!   from a constant of the family module. Their unit-test code (a file named `tests.rs`,
 //!   or everything from a column-0 `#[cfg(test)]` line on) is exempt: tests build programs
 //!   by op name the way users write them;
+//! * `pld-codegen-pto/src` formats no PTO text outside its printer ([`PTO_PRINTER`]):
+//!   emitters push typed instructions (`pld_codegen_pto::pto::Inst`) and the printer alone
+//!   renders them. A formatting call (`format!`, `write!`, `writeln!`, `format_args!`,
+//!   `push_str`) whose string literal on the same line reads as PTO syntax (an SSA name
+//!   `%…`, a `!pto`/`#pto` type or attribute, `= pto.`/`= arith.`/`= scf.`, or an
+//!   instruction opening with `pto.`/`arith.`/`scf.`/`func.`) is a violation. The Simpler
+//!   runtime directory (`src/runtime/`, Python and C++) and unit-test code are exempt;
 //! * no file over 800 lines and no function over 150 (`sizes`).
 //!
 //! A string literal is an op name when it reads `<namespace>.<name>` with a namespace of
@@ -59,9 +66,20 @@ pub fn check_file(path: &str, text: &str) -> Vec<Violation> {
     let unix = path.replace('\\', "/");
     let in_passes = unix.starts_with("pld-passes/src/");
     let mut in_backend = backend_rule_applies(&unix);
+    let mut in_codegen = pto_text_rule_applies(&unix);
     for (i, line) in text.lines().enumerate() {
-        if in_backend && line.starts_with("#[cfg(test)]") {
+        if line.starts_with("#[cfg(test)]") {
             in_backend = false;
+            in_codegen = false;
+        }
+        if let Some(lit) = in_codegen.then(|| pto_text_literal(line)).flatten() {
+            found.push(Violation {
+                location: format!("{path}:{}", i + 1),
+                message: format!(
+                    "PTO text \"{lit}\" formatted outside the printer: push a typed instruction \
+                     (pld_codegen_pto::pto::Inst) and let {PTO_PRINTER} render it"
+                ),
+            });
         }
         if in_passes || in_backend {
             if let Some(name) = op_name_literal(line) {
@@ -107,14 +125,61 @@ pub fn check_file(path: &str, text: &str) -> Vec<Violation> {
 pub const PER_FAMILY_MODULES: [&str; 3] =
     ["pld-codegen-pto/src/emit/", "pld-codegen-pto/src/builtin.rs", "pld-sim/src/sem/"];
 
+/// The backend source folders the op-name rule covers (codegen, the runtime directory, the
+/// simulator).
+const BACKEND_SOURCES: [&str; 3] = ["pld-codegen-pto/src/", "pld-runtime-simpler/src/", "pld-sim/src/"];
+
 /// Whether the codegen/simulator op-name rule applies to the file at `path` (`/`-separated,
 /// relative to the workspace root).
 fn backend_rule_applies(path: &str) -> bool {
-    let in_backend = path.starts_with("pld-codegen-pto/src/") || path.starts_with("pld-sim/src/");
+    let in_backend = BACKEND_SOURCES.iter().any(|b| path.starts_with(b));
     let family =
         PER_FAMILY_MODULES.iter().any(|m| if m.ends_with('/') { path.starts_with(m) } else { path == *m });
     let test_file = path.ends_with("/tests.rs") || path.contains("/tests/");
     in_backend && !family && !test_file
+}
+
+/// The one module of `pld-codegen-pto` that renders PTO text.
+pub const PTO_PRINTER: &str = "pld-codegen-pto/src/pto/print.rs";
+
+/// Whether the no-PTO-text rule applies to the file at `path` (`/`-separated, relative to
+/// the workspace root): codegen sources other than the printer and the runtime directory.
+fn pto_text_rule_applies(path: &str) -> bool {
+    path.starts_with("pld-codegen-pto/src/")
+        && path != PTO_PRINTER
+        && !path.starts_with("pld-codegen-pto/src/runtime/")
+        && !path.ends_with("/tests.rs")
+}
+
+/// Calls that format text.
+const FORMATTING_CALLS: [&str; 5] = ["format!(", "write!(", "writeln!(", "format_args!(", "push_str("];
+
+/// Instruction dialects: a literal opening with `<dialect>.<op>` followed by an operand is
+/// an instruction.
+const PTO_DIALECTS: [&str; 4] = ["pto.", "arith.", "scf.", "func."];
+
+/// The first string literal on `line` (outside a `//` comment) of a formatting call that
+/// reads as PTO syntax.
+fn pto_text_literal(line: &str) -> Option<&str> {
+    let code = line.split("//").next().unwrap_or("");
+    if !FORMATTING_CALLS.iter().any(|c| code.contains(c)) {
+        return None;
+    }
+    let mut parts = code.split('"');
+    parts.next();
+    while let (Some(lit), Some(_)) = (parts.next(), parts.next()) {
+        let assigns = PTO_DIALECTS.iter().any(|d| lit.contains(&format!("= {d}")));
+        let opens = PTO_DIALECTS.iter().any(|d| {
+            lit.strip_prefix(d).is_some_and(|rest| {
+                let op_end = rest.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '.'));
+                op_end.is_some_and(|e| e > 0 && rest[e..].starts_with([' ', '(', '{']))
+            })
+        });
+        if lit.starts_with('%') || lit.contains("!pto") || lit.contains("#pto") || assigns || opens {
+            return Some(lit);
+        }
+    }
+    None
 }
 
 /// Source-file extensions: `"tensor.h"` names a file, not an op.
@@ -286,7 +351,7 @@ mod tests {
             "pld-codegen-pto/src/orch.rs",
             "pld-sim/src/micro.rs",
             "pld-sim/src/sched/x.rs",
-            "pld-codegen-pto/src/runtime/host.rs",
+            "pld-runtime-simpler/src/host.rs",
         ] {
             let found = check_file(path, text);
             assert_eq!(found.len(), 1, "{path}: {found:?}");
@@ -313,15 +378,52 @@ mod tests {
     #[test]
     fn the_rule_names_existing_files() {
         let root = workspace_root();
-        for path in PER_FAMILY_MODULES.iter() {
+        for path in PER_FAMILY_MODULES.iter().chain([&PTO_PRINTER]) {
             assert!(root.join(path).exists(), "{path} does not exist: update the list");
         }
     }
 
     #[test]
+    fn pto_text_is_formatted_only_by_the_printer() {
+        let bad = [
+            "cx.line(format!(\"{r} = arith.addi {a}, {b} : index\"));",
+            "let n = format!(\"%arg{n}\");",
+            "sig.push(format!(\"{a}: !pto.ptr<i64>\"));",
+            "out.push_str(\"pto.barrier <PIPE_ALL>\");",
+            "let t = format!(\"scf.if {c} {{\");",
+        ];
+        for line in bad {
+            let text = format!("//! c\n{line}\n");
+            let found = check_file("pld-codegen-pto/src/emit/core.rs", &text);
+            assert_eq!(found.len(), 1, "{line}: {found:?}");
+            assert!(found[0].message.contains("outside the printer"), "{found:?}");
+            assert!(check_file(PTO_PRINTER, &text).is_empty(), "the printer may: {line}");
+            assert!(check_file("pld-codegen-pto/src/runtime/host.rs", &text).is_empty());
+        }
+        // Diagnostics that name an instruction, op names as data, and test code are fine.
+        let fine = "//! c\nlet e = format!(\"{op} needs pto.tload to be vec\");\nlet o = \"pto.tadd\";\n\
+                    #[cfg(test)]\nmod tests {\n    let s = format!(\"%{x}\");\n}\n";
+        assert_eq!(check_file("pld-codegen-pto/src/emit/core.rs", fine), []);
+    }
+
+    #[test]
+    fn codegen_formats_no_pto_text_outside_the_printer() {
+        let root = workspace_root();
+        assert_eq!(check_crates(&[root.join("pld-codegen-pto")]).unwrap(), []);
+    }
+
+    #[test]
     fn codegen_and_sim_spell_no_op_names_outside_family_modules() {
         let root = workspace_root();
-        assert_eq!(check_crates(&[root.join("pld-codegen-pto"), root.join("pld-sim")]).unwrap(), []);
+        assert_eq!(
+            check_crates(&[
+                root.join("pld-codegen-pto"),
+                root.join("pld-runtime-simpler"),
+                root.join("pld-sim")
+            ])
+            .unwrap(),
+            []
+        );
     }
 
     #[test]

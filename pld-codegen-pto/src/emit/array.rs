@@ -13,11 +13,12 @@
 
 use crate::func::{FnCx, Val};
 use crate::mlir::{self, MTy};
+use crate::pto::{Inst, PtoType};
 use crate::register_emitter;
 use pld_ir::{ArrayType, Call, DataType, Diagnostic, Type, ValueId};
 
 /// `!pto.local_array<NxT>`.
-fn local_array_ty(cx: &FnCx<'_>, op: &str, a: &ArrayType) -> Result<String, Diagnostic> {
+fn local_array_ty(cx: &FnCx<'_>, op: &str, a: &ArrayType) -> Result<PtoType, Diagnostic> {
     if a.dtype == DataType::TASK_ID {
         return Err(cx.err(format!(
             "{op}: TASK_ID arrays are an orchestration-only construct (runtime dependency tracking) \
@@ -31,7 +32,7 @@ fn local_array_ty(cx: &FnCx<'_>, op: &str, a: &ArrayType) -> Result<String, Diag
     };
     let elem =
         if a.dtype == DataType::INDEX { "index" } else { mlir::elem(a.dtype).map_err(|m| cx.err(m))? };
-    Ok(format!("!pto.local_array<{n}x{elem}>"))
+    Ok(PtoType::LocalArray { len: n, elem })
 }
 
 /// The array behind argument 0.
@@ -52,7 +53,7 @@ fn emit_create(cx: &mut FnCx<'_>, call: &Call, targets: &[ValueId]) -> Result<Va
     let ty = local_array_ty(cx, "array.create", a)?;
     let hint = cx.result_hint(targets, "arr");
     let r = cx.named(&hint);
-    cx.line(format!("{r} = pto.declare_local_array -> {ty}"));
+    cx.push(Inst::DeclareArray { result: r.clone(), ty });
     Ok(Val::Array { ssa: r, ty: a.clone() })
 }
 
@@ -61,7 +62,7 @@ fn emit_create(cx: &mut FnCx<'_>, call: &Call, targets: &[ValueId]) -> Result<Va
 struct Element {
     arr: String,
     array: ArrayType,
-    aty: String,
+    aty: PtoType,
     index: String,
     ty: MTy,
 }
@@ -78,14 +79,14 @@ fn emit_get_element(cx: &mut FnCx<'_>, call: &Call, targets: &[ValueId]) -> Resu
     let Element { arr, aty, index, ty, .. } = element(cx, call, "array.get_element")?;
     let hint = cx.result_hint(targets, "elem");
     let r = cx.named(&hint);
-    cx.line(format!("{r} = pto.local_array_get {arr}[{index}] : {aty} -> {}", ty.name()));
+    cx.push(Inst::ArrayGet { result: r.clone(), array: arr, index, array_ty: aty, ty });
     Ok(Val::Scalar { ssa: r, ty })
 }
 
 fn emit_update_element(cx: &mut FnCx<'_>, call: &Call, _targets: &[ValueId]) -> Result<Val, Diagnostic> {
     let Element { arr, array, aty, index, ty } = element(cx, call, "array.update_element")?;
     let v = cx.scalar_as(cx.arg(call, 2, "value")?, ty)?;
-    cx.line(format!("pto.local_array_set {arr}[{index}], {v} : {aty}, {}", ty.name()));
+    cx.push(Inst::ArraySet { array: arr.clone(), index, value: v, array_ty: aty, ty });
     Ok(Val::Array { ssa: arr, ty: array })
 }
 

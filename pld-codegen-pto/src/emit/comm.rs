@@ -16,6 +16,7 @@
 use super::{atomic_for, check_tload_dst, check_tstore_src, Region};
 use crate::func::{FnCx, TensorRef, Val};
 use crate::mlir::{self, MTy};
+use crate::pto::{Inst, Operand, PtoType, SyncOp, TileBuf};
 use crate::register_emitter;
 use pld_ir::{Call, DataType, Diagnostic, Expr, MemorySpace, TileType, Type, ValueId};
 
@@ -46,7 +47,7 @@ fn emit_remote_store(cx: &mut FnCx<'_>, call: &Call, _targets: &[ValueId]) -> Re
     let view = cx.peer_view(&t, &peer, op)?;
     let region = Region { call, offsets_arg: 3, view: &view, tensor: &t, suffix: "peer_pview" };
     let (pv, pty) = super::tstore(cx, &region, (&ts, &tt), atomic)?;
-    cx.line(format!("pto.cmo.cacheinvalid {pv} single_cache_line : {pty}"));
+    cx.push(Inst::CacheInvalidLine { view: pv, ty: pty });
     Ok(Val::Unit)
 }
 
@@ -130,13 +131,13 @@ fn transfer(cx: &mut FnCx<'_>, call: &Call, op: &str) -> Result<Transfer, Diagno
     Ok(Transfer { dst, src, peer, stages, dst_offsets, src_offsets, shape })
 }
 
-fn buf_group(cx: &FnCx<'_>, x: &Transfer) -> Result<(String, Vec<String>), Diagnostic> {
-    let names: Vec<String> = x.stages.iter().map(|(s, _)| s.clone()).collect();
-    let mut tys = Vec::new();
+/// The staging tiles of a transfer with their types (the `buf(…)` group).
+fn buf_group(cx: &FnCx<'_>, x: &Transfer) -> Result<Vec<Operand>, Diagnostic> {
+    let mut buf = Vec::new();
     for (s, st) in &x.stages {
-        tys.push(cx.tile_ty(s, st)?);
+        buf.push(Operand::new(s, cx.tile_ty(s, st)?));
     }
-    Ok((format!("buf({})", names.join(", ")), tys))
+    Ok(buf)
 }
 
 fn emit_put(cx: &mut FnCx<'_>, call: &Call, _targets: &[ValueId]) -> Result<Val, Diagnostic> {
@@ -151,16 +152,14 @@ fn emit_put(cx: &mut FnCx<'_>, call: &Call, _targets: &[ValueId]) -> Result<Val,
     let hint = format!("{}_local_pview", x.src.name);
     let (spv, sty) = cx.partition_sized(&lview, &x.src, &x.src_offsets, &sizes, &hint, 0)?;
     same_signature(cx, op, &dty, &sty)?;
-    let (buf, tys) = buf_group(cx, &x)?;
+    let buf = buf_group(cx, &x)?;
     let attr = mlir::atomic_attr(atomic).unwrap_or("#pto<atomic_type atomic_none>");
-    record_stages(cx, "pto.comm.tput", &x, &tys)?;
-    cx.line("pto.barrier <PIPE_ALL>");
-    cx.line(format!(
-        "pto.comm.tput({dpv}, {spv}, {buf} : {dty}, {sty}, {}) {{atomicType = {attr}}}",
-        tys.join(", ")
-    ));
-    cx.line("pto.barrier <PIPE_ALL>");
-    cx.line(format!("pto.cmo.cacheinvalid {dpv} single_cache_line : {dty}"));
+    record_stages(cx, "pto.comm.tput", &x, &buf)?;
+    cx.push(Inst::Sync(SyncOp::BarrierAll));
+    let operands = vec![Operand::new(&dpv, dty.clone()), Operand::new(spv, sty)];
+    cx.push(Inst::Comm { op: "pto.comm.tput", operands, buf, attrs: vec![("atomicType", attr)] });
+    cx.push(Inst::Sync(SyncOp::BarrierAll));
+    cx.push(Inst::CacheInvalidLine { view: dpv, ty: dty });
     Ok(Val::Unit)
 }
 
@@ -175,25 +174,26 @@ fn emit_get(cx: &mut FnCx<'_>, call: &Call, _targets: &[ValueId]) -> Result<Val,
     let hint = format!("{}_peer_pview", x.src.name);
     let (spv, sty) = cx.partition_sized(&view, &x.src, &x.src_offsets, &sizes, &hint, 0)?;
     same_signature(cx, op, &dty, &sty)?;
-    let (buf, tys) = buf_group(cx, &x)?;
-    record_stages(cx, "pto.comm.tget", &x, &tys)?;
-    cx.line("pto.barrier <PIPE_ALL>");
-    cx.line(format!("pto.comm.tget({dpv}, {spv}, {buf} : {dty}, {sty}, {})", tys.join(", ")));
-    cx.line("pto.barrier <PIPE_ALL>");
+    let buf = buf_group(cx, &x)?;
+    record_stages(cx, "pto.comm.tget", &x, &buf)?;
+    cx.push(Inst::Sync(SyncOp::BarrierAll));
+    let operands = vec![Operand::new(dpv, dty), Operand::new(spv, sty)];
+    cx.push(Inst::Comm { op: "pto.comm.tget", operands, buf, attrs: Vec::new() });
+    cx.push(Inst::Sync(SyncOp::BarrierAll));
     Ok(Val::Unit)
 }
 
 /// Hands the staging tiles of a transfer to the PTO verifier (V3).
-fn record_stages(cx: &mut FnCx<'_>, inst: &str, x: &Transfer, tys: &[String]) -> Result<(), Diagnostic> {
+fn record_stages(cx: &mut FnCx<'_>, inst: &str, x: &Transfer, buf: &[Operand]) -> Result<(), Diagnostic> {
     let elem = mlir::elem(x.src.ty.dtype).map_err(|m| cx.err(m))?;
-    let stages: Vec<(String, String)> =
-        x.stages.iter().map(|(s, _)| s.clone()).zip(tys.iter().cloned()).collect();
+    let stages: Vec<(String, TileBuf)> =
+        buf.iter().filter_map(|o| o.ty.as_tile().map(|t| (o.value.clone(), t.clone()))).collect();
     cx.comm_stages(inst, elem, &stages);
     Ok(())
 }
 
 /// V2: both transfer views must print the identical shape signature.
-fn same_signature(cx: &FnCx<'_>, op: &str, dty: &str, sty: &str) -> Result<(), Diagnostic> {
+fn same_signature(cx: &FnCx<'_>, op: &str, dty: &PtoType, sty: &PtoType) -> Result<(), Diagnostic> {
     if dty != sty {
         return Err(cx.err(format!(
             "{op} dst and src partition views must have the same shape signature, got {dty} and {sty}"
@@ -229,8 +229,14 @@ fn emit_notify(cx: &mut FnCx<'_>, call: &Call, _targets: &[ValueId]) -> Result<V
     let ones = vec![Expr::int(1); t.ty.rank()];
     let (pv, pty) = cx.partition(&view, &t, &offsets, &ones, &format!("{}_peer_pview", t.name))?;
     let v = cx.scalar_as(cx.arg(call, 3, "value")?, MTy::Int(32))?;
-    cx.line("pto.barrier <PIPE_ALL>");
-    cx.line(format!("pto.comm.tnotify({pv}, {v} : {pty}, i32) {{notifyOp = {kind}}}"));
+    cx.push(Inst::Sync(SyncOp::BarrierAll));
+    let operands = vec![Operand::new(pv, pty), Operand::new(v, MTy::Int(32))];
+    cx.push(Inst::Comm {
+        op: "pto.comm.tnotify",
+        operands,
+        buf: Vec::new(),
+        attrs: vec![("notifyOp", kind)],
+    });
     Ok(Val::Unit)
 }
 
@@ -246,7 +252,8 @@ fn emit_wait(cx: &mut FnCx<'_>, call: &Call, _targets: &[ValueId]) -> Result<Val
     let ones = vec![Expr::int(1); t.ty.rank()];
     let (pv, pty) = cx.partition(&view, &t, &offsets, &ones, &format!("{}_local_pview", t.name))?;
     let v = cx.scalar_as(cx.arg(call, 2, "expected")?, MTy::Int(32))?;
-    cx.line(format!("pto.comm.twait({pv}, {v} : {pty}, i32) {{cmp = {cmp}}}"));
+    let operands = vec![Operand::new(pv, pty), Operand::new(v, MTy::Int(32))];
+    cx.push(Inst::Comm { op: "pto.comm.twait", operands, buf: Vec::new(), attrs: vec![("cmp", cmp)] });
     Ok(Val::Unit)
 }
 
@@ -271,25 +278,22 @@ fn emit_defer_wait(cx: &mut FnCx<'_>, call: &Call, _targets: &[ValueId]) -> Resu
     let mut flat: Option<String> = None;
     for (k, o) in offsets.iter().enumerate() {
         let i = cx.scalar_as(o, MTy::Index)?;
-        let lt = cx.define(format!("arith.cmpi slt, {i}, {zero} : index"));
-        let ge = cx.define(format!("arith.cmpi sge, {i}, {} : index", shape[k]));
-        let bad = cx.define(format!("arith.ori {lt}, {ge} : i1"));
-        oob = Some(cx.accumulate(oob, bad, "arith.ori", "i1"));
-        let term = cx.define(format!("arith.muli {i}, {} : index", strides[k]));
-        flat = Some(cx.accumulate(flat, term, "arith.addi", "index"));
+        let lt = cx.arith_pred("arith.cmpi", Some("slt"), &[&i, &zero], MTy::Index);
+        let ge = cx.arith_pred("arith.cmpi", Some("sge"), &[&i, &shape[k]], MTy::Index);
+        let bad = cx.arith("arith.ori", &[&lt, &ge], MTy::I1);
+        oob = Some(cx.accumulate(oob, bad, "arith.ori", MTy::I1));
+        let term = cx.arith("arith.muli", &[&i, &strides[k]], MTy::Index);
+        flat = Some(cx.accumulate(flat, term, "arith.addi", MTy::Index));
     }
     let (Some(oob), Some(flat)) = (oob, flat) else {
         return Err(cx.err(format!("{op} signal rank must be at least 1")));
     };
     let neg = cx.const_int(-1, MTy::Index);
-    let sel = cx.define(format!("arith.select {oob}, {neg}, {flat} : index"));
-    let off = cx.define(format!("arith.index_cast {sel} : index to i64"));
+    let sel = cx.arith("arith.select", &[&oob, &neg, &flat], MTy::Index);
+    let off = cx.convert("arith.index_cast", &sel, MTy::Index, MTy::Int(64));
     let exp = cx.scalar_as(cx.arg(call, 2, "expected")?, MTy::Int(64))?;
     cx.uses_deferred = true;
-    cx.line(format!(
-        "func.call @pypto_register_counter_completion(%__pypto_deferred_raw_args, {}, {off}, {exp}) : (!pto.ptr<i64>, !pto.ptr<i32>, i64, i64) -> ()",
-        t.ptr
-    ));
+    cx.push(Inst::RegisterCompletion { signal: t.ptr.clone(), offset: off, expected: exp });
     Ok(Val::Unit)
 }
 

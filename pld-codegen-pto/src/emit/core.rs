@@ -8,6 +8,7 @@
 use super::{atomic_for, attr_int, check_tload_dst, check_tstore_src, Region};
 use crate::func::{FnCx, Val};
 use crate::mlir::{self, MTy};
+use crate::pto::{Dps, Inst, Operand};
 use crate::register_emitter;
 use crate::verify::OpClass;
 use pld_ir::{Call, DataType, Diagnostic, TileType, Type, ValueId};
@@ -51,14 +52,19 @@ fn emit_create(cx: &mut FnCx<'_>, call: &Call, targets: &[ValueId]) -> Result<Va
     Ok(Val::Tile { ssa, tile: tt })
 }
 
-fn unary_into(cx: &mut FnCx<'_>, call: &Call, targets: &[ValueId], inst: &str) -> Result<Val, Diagnostic> {
+fn unary_into(
+    cx: &mut FnCx<'_>,
+    call: &Call,
+    targets: &[ValueId],
+    inst: &'static str,
+) -> Result<Val, Diagnostic> {
     let (src, st) = cx.tile(cx.arg(call, 0, "tile")?, &format!("{} tile", call.callee.name()))?;
     let tt = result_tile(cx, call)?;
     let hint = cx.result_hint(targets, "tile");
     let dst = cx.alloc_tile(&hint, &tt)?;
     let (sty, dty) = (cx.tile_ty(&src, &st)?, cx.tile_ty(&dst, &tt)?);
-    let text = format!("{inst} ins({src} : {sty}) outs({dst} : {dty})");
-    cx.tile_op(inst, OpClass::Other, &[(&src, &sty), (&dst, &dty)], text);
+    let dps = Dps::new(inst, vec![Operand::new(src, sty)], vec![Operand::new(&dst, dty)]);
+    cx.tile_op(OpClass::Other, dps);
     Ok(Val::Tile { ssa: dst, tile: tt })
 }
 
@@ -66,7 +72,12 @@ fn emit_move(cx: &mut FnCx<'_>, call: &Call, targets: &[ValueId]) -> Result<Val,
     unary_into(cx, call, targets, "pto.tmov")
 }
 
-fn binary(cx: &mut FnCx<'_>, call: &Call, targets: &[ValueId], inst: &str) -> Result<Val, Diagnostic> {
+fn binary(
+    cx: &mut FnCx<'_>,
+    call: &Call,
+    targets: &[ValueId],
+    inst: &'static str,
+) -> Result<Val, Diagnostic> {
     let op = call.callee.name();
     let (a, at) = cx.tile(cx.arg(call, 0, "lhs")?, &format!("{op} lhs"))?;
     let (b, bt) = cx.tile(cx.arg(call, 1, "rhs")?, &format!("{op} rhs"))?;
@@ -76,12 +87,17 @@ fn binary(cx: &mut FnCx<'_>, call: &Call, targets: &[ValueId], inst: &str) -> Re
     let like = cx.tile_ty(&a, &at)?;
     let dst = cx.alloc_tile_like(&hint, &tt, &like)?;
     let (aty, bty, dty) = (cx.tile_ty(&a, &at)?, cx.tile_ty(&b, &bt)?, cx.tile_ty(&dst, &tt)?);
-    let text = format!("{inst} ins({a}, {b} : {aty}, {bty}) outs({dst} : {dty})");
-    cx.tile_op(inst, OpClass::Elementwise, &[(&a, &aty), (&b, &bty), (&dst, &dty)], text);
+    let ins = vec![Operand::new(a, aty), Operand::new(b, bty)];
+    cx.tile_op(OpClass::Elementwise, Dps::new(inst, ins, vec![Operand::new(&dst, dty)]));
     Ok(Val::Tile { ssa: dst, tile: tt })
 }
 
-fn with_scalar(cx: &mut FnCx<'_>, call: &Call, targets: &[ValueId], inst: &str) -> Result<Val, Diagnostic> {
+fn with_scalar(
+    cx: &mut FnCx<'_>,
+    call: &Call,
+    targets: &[ValueId],
+    inst: &'static str,
+) -> Result<Val, Diagnostic> {
     let op = call.callee.name();
     let (a, at) = cx.tile(cx.arg(call, 0, "tile")?, &format!("{op} tile"))?;
     let sty = MTy::of_scalar(at.dtype).map_err(|m| cx.err(m))?;
@@ -92,8 +108,8 @@ fn with_scalar(cx: &mut FnCx<'_>, call: &Call, targets: &[ValueId], inst: &str) 
     let dst = cx.alloc_tile_like(&hint, &tt, &like)?;
     let (aty, dty) = (cx.tile_ty(&a, &at)?, cx.tile_ty(&dst, &tt)?);
     cx.scalar_fact(format!("{inst} scalar operand"), &sty);
-    let text = format!("{inst} ins({a}, {s} : {aty}, {}) outs({dst} : {dty})", sty.name());
-    cx.tile_op(inst, OpClass::Elementwise, &[(&a, &aty), (&dst, &dty)], text);
+    let ins = vec![Operand::new(a, aty), Operand::new(s, sty)];
+    cx.tile_op(OpClass::Elementwise, Dps::new(inst, ins, vec![Operand::new(&dst, dty)]));
     Ok(Val::Tile { ssa: dst, tile: tt })
 }
 
@@ -167,8 +183,8 @@ fn emit_fillpad(cx: &mut FnCx<'_>, call: &Call, targets: &[ValueId]) -> Result<V
     let hint = cx.result_hint(targets, "filled");
     let dst = cx.alloc_tile_padded(&hint, &tt, pad)?;
     let (sty, dty) = (cx.tile_ty(&src, &st)?, cx.tile_ty(&dst, &tt)?);
-    let text = format!("pto.tfillpad ins({src} : {sty}) outs({dst} : {dty})");
-    cx.tile_op("pto.tfillpad", OpClass::Other, &[(&src, &sty), (&dst, &dty)], text);
+    let dps = Dps::new("pto.tfillpad", vec![Operand::new(src, sty)], vec![Operand::new(&dst, dty)]);
+    cx.tile_op(OpClass::Other, dps);
     Ok(Val::Tile { ssa: dst, tile: tt })
 }
 
@@ -193,8 +209,8 @@ fn emit_full(cx: &mut FnCx<'_>, call: &Call, targets: &[ValueId]) -> Result<Val,
     let dst = cx.alloc_tile(&hint, &tt)?;
     let dty = cx.tile_ty(&dst, &tt)?;
     cx.scalar_fact("pto.texpands scalar operand".into(), &sty);
-    let text = format!("pto.texpands ins({v} : {}) outs({dst} : {dty})", sty.name());
-    cx.tile_op("pto.texpands", OpClass::Other, &[(&dst, &dty)], text);
+    let dps = Dps::new("pto.texpands", vec![Operand::new(v, sty)], vec![Operand::new(&dst, dty)]);
+    cx.tile_op(OpClass::Other, dps);
     Ok(Val::Tile { ssa: dst, tile: tt })
 }
 
@@ -203,23 +219,23 @@ fn emit_full(cx: &mut FnCx<'_>, call: &Call, targets: &[ValueId]) -> Result<Val,
 fn emit_cast(cx: &mut FnCx<'_>, call: &Call, targets: &[ValueId]) -> Result<Val, Diagnostic> {
     let (src, st) = cx.tile(cx.arg(call, 0, "tile")?, "tile.cast tile")?;
     let rmode = match call.attr("mode").and_then(|a| a.as_str()) {
-        None => String::new(),
+        None => None,
         Some(m) => {
             let k = match m.to_ascii_lowercase().as_str() {
-                "rint" => "CAST_RINT",
-                "round" => "CAST_ROUND",
-                "floor" => "CAST_FLOOR",
-                "ceil" => "CAST_CEIL",
-                "trunc" => "CAST_TRUNC",
-                "odd" => "CAST_ODD",
-                "none" => "CAST_NONE",
+                "rint" => "#pto<round_mode CAST_RINT>",
+                "round" => "#pto<round_mode CAST_ROUND>",
+                "floor" => "#pto<round_mode CAST_FLOOR>",
+                "ceil" => "#pto<round_mode CAST_CEIL>",
+                "trunc" => "#pto<round_mode CAST_TRUNC>",
+                "odd" => "#pto<round_mode CAST_ODD>",
+                "none" => "#pto<round_mode CAST_NONE>",
                 _ => {
                     return Err(cx.err(format!(
                         "tile.cast mode {m:?} has no pto rounding mode (rint, round, floor, ceil, trunc, odd, none)"
                     )))
                 }
             };
-            format!(" {{rmode = #pto<round_mode {k}>}}")
+            Some(k)
         }
     };
     let tt = result_tile(cx, call)?;
@@ -227,8 +243,11 @@ fn emit_cast(cx: &mut FnCx<'_>, call: &Call, targets: &[ValueId]) -> Result<Val,
     let like = cx.tile_ty(&src, &st)?;
     let dst = cx.alloc_tile_like(&hint, &tt, &like)?;
     let (sty, dty) = (cx.tile_ty(&src, &st)?, cx.tile_ty(&dst, &tt)?);
-    let text = format!("pto.tcvt ins({src}{rmode} : {sty}) outs({dst} : {dty})");
-    cx.tile_op("pto.tcvt", OpClass::Convert, &[(&src, &sty), (&dst, &dty)], text);
+    let mut source = Operand::new(src, sty);
+    if let Some(k) = rmode {
+        source = source.with_attr("rmode", k);
+    }
+    cx.tile_op(OpClass::Convert, Dps::new("pto.tcvt", vec![source], vec![Operand::new(&dst, dty)]));
     Ok(Val::Tile { ssa: dst, tile: tt })
 }
 
@@ -246,7 +265,12 @@ fn emit_tensor_slice(cx: &mut FnCx<'_>, call: &Call, _targets: &[ValueId]) -> Re
 /// Row reductions (`tile.row_sum/max/min`): `pto.trow* ins(%src, %tmp) outs(%dst)` with the
 /// caller's `tmp_tile` (or a fresh scratch tile of the source's type) and an `[R, 1]`
 /// (col_major) destination.
-fn row_reduce(cx: &mut FnCx<'_>, call: &Call, targets: &[ValueId], inst: &str) -> Result<Val, Diagnostic> {
+fn row_reduce(
+    cx: &mut FnCx<'_>,
+    call: &Call,
+    targets: &[ValueId],
+    inst: &'static str,
+) -> Result<Val, Diagnostic> {
     let op = call.callee.name();
     let (src, st) = cx.tile(cx.arg(call, 0, "tile")?, &format!("{op} tile"))?;
     // The caller's scratch tile (`tmp_tile`) when given, else a fresh one of the source type.
@@ -258,8 +282,8 @@ fn row_reduce(cx: &mut FnCx<'_>, call: &Call, targets: &[ValueId], inst: &str) -
     let hint = cx.result_hint(targets, "reduce");
     let dst = cx.alloc_tile(&hint, &tt)?;
     let (sty, mty, dty) = (cx.tile_ty(&src, &st)?, cx.tile_ty(&tmp, &mt)?, cx.tile_ty(&dst, &tt)?);
-    let text = format!("{inst} ins({src}, {tmp} : {sty}, {mty}) outs({dst} : {dty})");
-    cx.tile_op(inst, OpClass::Other, &[(&src, &sty), (&tmp, &mty), (&dst, &dty)], text);
+    let ins = vec![Operand::new(src, sty), Operand::new(tmp, mty)];
+    cx.tile_op(OpClass::Other, Dps::new(inst, ins, vec![Operand::new(&dst, dty)]));
     Ok(Val::Tile { ssa: dst, tile: tt })
 }
 
@@ -274,7 +298,12 @@ elementwise! {
 /// binary-tree path: `pto.tcolsum ins(%src, %tmp {isBinary = true} : …)` — ptoas requires the
 /// tmp operand and `isBinary` together, as PyPTO `e2d0f78` emits them. The instructions run
 /// on the vector unit only (TCOL* checks `TileType::Vec`), so a non-vec operand is rejected.
-fn col_reduce(cx: &mut FnCx<'_>, call: &Call, targets: &[ValueId], inst: &str) -> Result<Val, Diagnostic> {
+fn col_reduce(
+    cx: &mut FnCx<'_>,
+    call: &Call,
+    targets: &[ValueId],
+    inst: &'static str,
+) -> Result<Val, Diagnostic> {
     use pld_ir::MemorySpace;
     let op = call.callee.name();
     let (src, st) = cx.tile(cx.arg(call, 0, "tile")?, &format!("{op} tile"))?;
@@ -306,18 +335,12 @@ fn col_reduce(cx: &mut FnCx<'_>, call: &Call, targets: &[ValueId], inst: &str) -
     let hint = cx.result_hint(targets, "reduce");
     let dst = cx.alloc_tile(&hint, &tt)?;
     let (sty, dty) = (cx.tile_ty(&src, &st)?, cx.tile_ty(&dst, &tt)?);
-    match tmp {
-        None => {
-            let text = format!("{inst} ins({src} : {sty}) outs({dst} : {dty})");
-            cx.tile_op(inst, OpClass::Other, &[(&src, &sty), (&dst, &dty)], text)
-        }
-        Some((m, mt)) => {
-            let mty = cx.tile_ty(&m, &mt)?;
-            let text =
-                format!("{inst} ins({src}, {m} {{isBinary = true}} : {sty}, {mty}) outs({dst} : {dty})");
-            cx.tile_op(inst, OpClass::Other, &[(&src, &sty), (&m, &mty), (&dst, &dty)], text)
-        }
+    let mut ins = vec![Operand::new(src, sty)];
+    if let Some((m, mt)) = tmp {
+        let mty = cx.tile_ty(&m, &mt)?;
+        ins.push(Operand::new(m, mty).with_attr("isBinary", "true"));
     }
+    cx.tile_op(OpClass::Other, Dps::new(inst, ins, vec![Operand::new(&dst, dty)]));
     Ok(Val::Tile { ssa: dst, tile: tt })
 }
 
@@ -356,15 +379,13 @@ fn emit_tile_slice(cx: &mut FnCx<'_>, call: &Call, targets: &[ValueId]) -> Resul
         valid.push(cx.size(&d)?);
     }
     let sty = cx.tile_ty(&src, &st)?;
-    let Some(vty) = mlir::retype_tile_buf(&sty, rows, cols, valid[0].1, valid[1].1) else {
-        return Err(cx.err(format!("tile.slice source {src} has no long-form tile buffer type")));
-    };
+    let mut vty = sty.clone();
+    (vty.rows, vty.cols, vty.valid) = (rows, cols, [valid[0].1, valid[1].1]);
     let hint = cx.result_hint(targets, "slice");
     let view = cx.named(&hint);
-    cx.line(format!(
-        "{view} = pto.subview {src}[{r}, {c}] sizes [{rows}, {cols}] valid [{}, {}] : {sty} -> {vty}",
-        valid[0].0, valid[1].0
-    ));
+    let valid = [valid[0].0.clone(), valid[1].0.clone()];
+    let (result, ty) = (view.clone(), vty.clone());
+    cx.push(Inst::Subview { result, src, offsets: [r, c], sizes: [rows, cols], valid, src_ty: sty, ty });
     cx.bind_tile_view(&view, vty);
     Ok(Val::Tile { ssa: view, tile: tt })
 }
@@ -427,13 +448,13 @@ fn emit_tensor_assemble(cx: &mut FnCx<'_>, call: &Call, targets: &[ValueId]) -> 
     let zeros = vec![Expr::int(0); rank];
     let sview = cx.local_view(&source)?;
     let (spv, spty) = cx.partition(&sview, &source, &zeros, &sizes, &format!("{}_pview", source.name))?;
-    let text = format!("pto.tload ins({spv} : {spty}) outs({tile} : {tty})");
-    cx.tile_op("pto.tload", OpClass::Other, &[(&tile, &tty)], text);
+    let dps = Dps::new("pto.tload", vec![Operand::new(spv, spty)], vec![Operand::new(&tile, tty.clone())]);
+    cx.tile_op(OpClass::Other, dps);
     let offsets = cx.tuple_arg(call, 2, "offsets")?.to_vec();
     let tview = cx.local_view(&target)?;
     let (tpv, tpty) = cx.partition(&tview, &target, &offsets, &sizes, &format!("{}_pview", target.name))?;
-    let text = format!("pto.tstore ins({tile} : {tty}) outs({tpv} : {tpty})");
-    cx.tile_op("pto.tstore", OpClass::Other, &[(&tile, &tty)], text);
+    let dps = Dps::new("pto.tstore", vec![Operand::new(tile, tty)], vec![Operand::new(tpv, tpty)]);
+    cx.tile_op(OpClass::Other, dps);
     Ok(Val::Tensor(target))
 }
 
@@ -475,8 +496,8 @@ fn emit_matmul(cx: &mut FnCx<'_>, call: &Call, targets: &[ValueId]) -> Result<Va
     let hint = cx.result_hint(targets, "acc");
     let dst = cx.alloc_tile(&hint, &tt)?;
     let (aty, bty, dty) = (cx.tile_ty(&a, &at)?, cx.tile_ty(&b, &bt)?, cx.tile_ty(&dst, &tt)?);
-    let text = format!("pto.tmatmul ins({a}, {b} : {aty}, {bty}) outs({dst} : {dty})");
-    cx.tile_op("pto.tmatmul", OpClass::Other, &[(&a, &aty), (&b, &bty), (&dst, &dty)], text);
+    let ins = vec![Operand::new(a, aty), Operand::new(b, bty)];
+    cx.tile_op(OpClass::Other, Dps::new("pto.tmatmul", ins, vec![Operand::new(&dst, dty)]));
     Ok(Val::Tile { ssa: dst, tile: tt })
 }
 

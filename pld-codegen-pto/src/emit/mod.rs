@@ -15,6 +15,7 @@ pub mod sync;
 pub mod window;
 
 use crate::func::FnCx;
+use crate::pto::{Dps, Operand, PtoType};
 use pld_ir::{Call, Diagnostic, Target};
 
 /// The integer attribute `name` of a call (declared default when absent).
@@ -64,7 +65,7 @@ pub struct Region<'a> {
 
 impl Region<'_> {
     /// Emits the region's `pto.partition_view` of extent `sizes`; returns `(ssa, type)`.
-    fn partition(&self, cx: &mut FnCx<'_>, sizes: &[pld_ir::Expr]) -> Result<(String, String), Diagnostic> {
+    fn partition(&self, cx: &mut FnCx<'_>, sizes: &[pld_ir::Expr]) -> Result<(String, PtoType), Diagnostic> {
         let offsets = cx.tuple_arg(self.call, self.offsets_arg, "offsets")?.to_vec();
         let hint = format!("{}_{}", self.tensor.name, self.suffix);
         let sizes = cx.sizes(sizes)?;
@@ -92,8 +93,8 @@ pub fn tload(
 ) -> Result<(), Diagnostic> {
     let (pv, pty) = region.partition(cx, tt.effective_valid_shape())?;
     let tty = cx.tile_ty(tile, tt)?;
-    let text = format!("pto.tload ins({pv} : {pty}) outs({tile} : {tty})");
-    cx.tile_op("pto.tload", crate::verify::OpClass::Other, &[(tile, &tty)], text);
+    let dps = Dps::new("pto.tload", vec![Operand::new(pv, pty)], vec![Operand::new(tile, tty)]);
+    cx.tile_op(crate::verify::OpClass::Other, dps);
     Ok(())
 }
 
@@ -104,12 +105,14 @@ pub fn tstore(
     region: &Region<'_>,
     (tile, tt): (&str, &pld_ir::TileType),
     atomic: i64,
-) -> Result<(String, String), Diagnostic> {
+) -> Result<(String, PtoType), Diagnostic> {
     let (pv, pty) = region.partition(cx, &FnCx::tile_region(tt, region.tensor.ty.rank()))?;
     let tty = cx.tile_ty(tile, tt)?;
-    let attr = if atomic == 1 { " {atomicType = #pto<atomic_type atomic_add>}" } else { "" };
-    let text = format!("pto.tstore ins({tile} : {tty}) outs({pv} : {pty}){attr}");
-    cx.tile_op("pto.tstore", crate::verify::OpClass::Other, &[(tile, &tty)], text);
+    let mut dps = Dps::new("pto.tstore", vec![Operand::new(tile, tty)], vec![Operand::new(&pv, pty.clone())]);
+    if let Some(a) = (atomic == 1).then(|| crate::mlir::atomic_attr(atomic)).flatten() {
+        dps.attrs.push(("atomicType", a));
+    }
+    cx.tile_op(crate::verify::OpClass::Other, dps);
     Ok((pv, pty))
 }
 

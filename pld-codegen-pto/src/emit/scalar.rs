@@ -8,6 +8,7 @@
 
 use crate::func::{FnCx, Idx, TensorRef, Val};
 use crate::mlir::{self, MTy};
+use crate::pto::{Dps, Inst, Operand};
 use crate::register_emitter;
 use crate::verify::OpClass;
 use pld_ir::{Call, Diagnostic, Expr, ValueId};
@@ -29,10 +30,10 @@ fn flat_offset(cx: &mut FnCx<'_>, t: &TensorRef, idx: &[Expr], op: &str) -> Resu
             (_, "%c1_index") => cx.idx(&i),
             _ => {
                 let a = cx.idx(&i);
-                cx.define(format!("arith.muli {a}, {s} : index"))
+                cx.arith("arith.muli", &[&a, s], MTy::Index)
             }
         };
-        acc = Some(cx.accumulate(acc, term, "arith.addi", "index"));
+        acc = Some(cx.accumulate(acc, term, "arith.addi", MTy::Index));
     }
     Ok(acc.unwrap_or_else(|| cx.const_int(0, MTy::Index)))
 }
@@ -46,7 +47,7 @@ fn emit_tensor_read(cx: &mut FnCx<'_>, call: &Call, targets: &[ValueId]) -> Resu
     let ptr = mlir::ptr(t.ty.dtype).map_err(|m| cx.err(m))?;
     let hint = cx.result_hint(targets, "elem");
     let r = cx.named(&hint);
-    cx.line(format!("{r} = pto.load_scalar {}[{off}] : {ptr} -> {}", t.ptr, ty.name()));
+    cx.push(Inst::LoadScalar { result: r.clone(), ptr: t.ptr.clone(), offset: off, ptr_ty: ptr, ty });
     Ok(Val::Scalar { ssa: r, ty })
 }
 
@@ -58,7 +59,7 @@ fn emit_tensor_write(cx: &mut FnCx<'_>, call: &Call, _targets: &[ValueId]) -> Re
     let v = cx.scalar_as(cx.arg(call, 2, "value")?, ty)?;
     let off = flat_offset(cx, &t, &idx, op)?;
     let ptr = mlir::ptr(t.ty.dtype).map_err(|m| cx.err(m))?;
-    cx.line(format!("pto.store_scalar {v}, {}[{off}] : {ptr}, {}", t.ptr, ty.name()));
+    cx.push(Inst::StoreScalar { value: v, ptr: t.ptr.clone(), offset: off, ptr_ty: ptr, ty });
     Ok(Val::Tensor(t))
 }
 
@@ -84,7 +85,7 @@ fn tile_offset(cx: &mut FnCx<'_>, tt: &pld_ir::TileType, idx: &[Expr]) -> Result
             (Idx::Const(a), Idx::Const(b)) => Idx::Const(a + b),
             _ => {
                 let (a, b) = (cx.idx(&flat), cx.idx(&scaled));
-                Idx::Ssa(cx.define(format!("arith.addi {a}, {b} : index")))
+                Idx::Ssa(cx.arith("arith.addi", &[&a, &b], MTy::Index))
             }
         };
     }
@@ -100,8 +101,9 @@ fn emit_tile_read(cx: &mut FnCx<'_>, call: &Call, targets: &[ValueId]) -> Result
     let hint = cx.result_hint(targets, "elem");
     let r = cx.named(&hint);
     cx.scalar_fact("pto.tgetval result".into(), &ty);
-    let text = format!("{r} = pto.tgetval ins({ts}, {off} : {tty}, index) outs : {}", ty.name());
-    cx.tile_op("pto.tgetval", OpClass::Other, &[(&ts, &tty)], text);
+    let ins = vec![Operand::new(ts, tty), Operand::new(off, MTy::Index)];
+    let dps = Dps { result: Some((r.clone(), ty)), ..Dps::new("pto.tgetval", ins, Vec::new()) };
+    cx.tile_op(OpClass::Other, dps);
     Ok(Val::Scalar { ssa: r, ty })
 }
 
@@ -113,8 +115,8 @@ fn emit_tile_write(cx: &mut FnCx<'_>, call: &Call, _targets: &[ValueId]) -> Resu
     let off = tile_offset(cx, &tt, &idx)?;
     let tty = cx.tile_ty(&ts, &tt)?;
     cx.scalar_fact("pto.tsetval value".into(), &ty);
-    let text = format!("pto.tsetval ins({off}, {v} : index, {}) outs({ts} : {tty})", ty.name());
-    cx.tile_op("pto.tsetval", OpClass::Other, &[(&ts, &tty)], text);
+    let ins = vec![Operand::new(off, MTy::Index), Operand::new(v, ty)];
+    cx.tile_op(OpClass::Other, Dps::new("pto.tsetval", ins, vec![Operand::new(&ts, tty)]));
     Ok(Val::Tile { ssa: ts, tile: tt })
 }
 

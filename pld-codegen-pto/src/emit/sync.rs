@@ -5,17 +5,18 @@
 //! `pto.fence.barrier_all #pto.fence_scope<gm>`.
 
 use crate::func::{FnCx, Val};
+use crate::pto::{Inst, SyncOp};
 use crate::register_emitter;
 use pld_ir::{Call, Diagnostic, ValueId};
 
 fn emit_fence(cx: &mut FnCx<'_>, _call: &Call, _targets: &[ValueId]) -> Result<Val, Diagnostic> {
-    cx.line("pto.fence.barrier_all #pto.fence_scope<gm>");
+    cx.push(Inst::Sync(SyncOp::FenceGm));
     Ok(Val::Unit)
 }
 
 fn emit_cacheinvalid(cx: &mut FnCx<'_>, call: &Call, _targets: &[ValueId]) -> Result<Val, Diagnostic> {
     if call.args.is_empty() {
-        cx.line("pto.cmo.cacheinvalid all #pto.address_space<gm>");
+        cx.push(Inst::Sync(SyncOp::CacheInvalidAll));
         return Ok(Val::Unit);
     }
     let t = cx.tensor(cx.arg(call, 0, "target")?, "system.cacheinvalid target")?;
@@ -23,7 +24,7 @@ fn emit_cacheinvalid(cx: &mut FnCx<'_>, call: &Call, _targets: &[ValueId]) -> Re
     let offsets = cx.tuple_arg(call, 2, "offsets")?.to_vec();
     let view = cx.local_view(&t)?;
     let (pv, pty) = cx.partition(&view, &t, &offsets, &shape, &format!("{}_pview", t.name))?;
-    cx.line(format!("pto.cmo.cacheinvalid {pv} single_cache_line : {pty}"));
+    cx.push(Inst::CacheInvalidLine { view: pv, ty: pty });
     Ok(Val::Unit)
 }
 

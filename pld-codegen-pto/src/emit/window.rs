@@ -7,6 +7,7 @@
 
 use crate::func::{FnCx, Val};
 use crate::mlir::MTy;
+use crate::pto::{Inst, PtoType};
 use crate::register_emitter;
 use pld_ir::{Call, Diagnostic, ValueId};
 
@@ -27,27 +28,37 @@ fn slot_pair(cx: &mut FnCx<'_>, call: &Call) -> Result<String, Diagnostic> {
     let op = call.callee.name();
     let ctx = cx.ctx(cx.arg(call, 0, "ctx")?, &format!("{op} ctx"))?;
     let slot = cx.const_int(pld_runtime_abi::SLOT_RANK_PAIR as i64, MTy::Index);
-    let p = cx.tmp();
-    cx.line(format!("{p} = pto.load_scalar {ctx}[{slot}] : !pto.ptr<i64> -> i64"));
-    Ok(p)
+    let (ptr_ty, ty) = (PtoType::Ptr("i64"), MTy::Int(64));
+    Ok(cx.def(|result| Inst::LoadScalar { result, ptr: ctx, offset: slot, ptr_ty, ty }))
 }
 
 fn emit_rank(cx: &mut FnCx<'_>, call: &Call, targets: &[ValueId]) -> Result<Val, Diagnostic> {
     let p = slot_pair(cx, call)?;
     let hint = cx.result_hint(targets, "rank");
     let r = cx.named(&hint);
-    cx.line(format!("{r} = arith.trunci {p} : i64 to i32"));
+    cx.push(Inst::Cast {
+        result: r.clone(),
+        op: "arith.trunci",
+        operand: p,
+        from: MTy::Int(64),
+        to: MTy::Int(32),
+    });
     Ok(Val::Scalar { ssa: r, ty: MTy::Int(32) })
 }
 
 fn emit_nranks(cx: &mut FnCx<'_>, call: &Call, targets: &[ValueId]) -> Result<Val, Diagnostic> {
     let p = slot_pair(cx, call)?;
     let c32 = cx.const_int(32, MTy::Int(64));
-    let hi = cx.tmp();
-    cx.line(format!("{hi} = arith.shrui {p}, {c32} : i64"));
+    let hi = cx.arith("arith.shrui", &[&p, &c32], MTy::Int(64));
     let hint = cx.result_hint(targets, "nranks");
     let r = cx.named(&hint);
-    cx.line(format!("{r} = arith.trunci {hi} : i64 to i32"));
+    cx.push(Inst::Cast {
+        result: r.clone(),
+        op: "arith.trunci",
+        operand: hi,
+        from: MTy::Int(64),
+        to: MTy::Int(32),
+    });
     Ok(Val::Scalar { ssa: r, ty: MTy::Int(32) })
 }
 

@@ -1,6 +1,6 @@
 //! Tile-address planning: each tile allocation gets a slot whose byte address is assigned by a
 //! per-memory stack (a region's tiles are released when it ends); each allocation line of the
-//! body holds its slot as data ([`super::print::BodyLine::AllocTile`]) and the printer renders
+//! body holds its slot as data ([`crate::pto::Inst::AllocTile`]) and the printer renders
 //! that slot's `addr = ...` operand from this plan.
 //!
 //! Guarantees: an aliasing allocation shares its target's address; addresses are 32-byte
@@ -63,17 +63,8 @@ impl FnCx<'_> {
         (addrs, fits, high)
     }
 
-    /// The `addr = ...` operand text of each slot (hoisting its constant), or empty texts when
-    /// the plan does not fit.
-    pub(super) fn address_operands(&mut self, addrs: &[u64], fits: bool) -> Vec<String> {
-        let mut addr_text = Vec::new();
-        for a in addrs {
-            addr_text.push(if fits {
-                format!("addr = {} ", self.const_int(*a as i64, MTy::Int(64)))
-            } else {
-                String::new()
-            });
-        }
-        addr_text
+    /// The address constant of each slot (hoisted), or none when the plan does not fit.
+    pub(super) fn address_operands(&mut self, addrs: &[u64], fits: bool) -> Vec<Option<String>> {
+        addrs.iter().map(|a| fits.then(|| self.const_int(*a as i64, MTy::Int(64)))).collect()
     }
 }

@@ -30,11 +30,11 @@ mod walk;
 
 pub use values::{val_kind, FnOut, Idx, TensorRef, Val, BLOCK_IDX_SYM, BLOCK_NUM_SYM};
 
+use crate::pto::{Inst, Line};
 use crate::verify::Fact;
 use crate::CodegenOptions;
 use addrs::AllocSlot;
 use pld_ir::{Call, Diagnostic, Expr, ExprKind, Function, Program, Span, TileType, ValueId};
-use print::BodyLine;
 use std::collections::{HashMap, HashSet};
 use views::ViewInfo;
 
@@ -50,10 +50,11 @@ pub struct FnCx<'a> {
     pub span: Span,
     /// Set by emitters that register a deferred wait.
     pub uses_deferred: bool,
-    consts: Vec<String>,
-    const_names: HashMap<String, String>,
-    prologue: Vec<BodyLine>,
-    body: Vec<BodyLine>,
+    consts: Vec<Line>,
+    const_names: HashMap<(String, crate::mlir::MTy), String>,
+    prologue: Vec<Line>,
+    body: Vec<Line>,
+    regions: Vec<Vec<Line>>,
     in_prologue: bool,
     indent: usize,
     names: HashSet<String>,
@@ -62,7 +63,7 @@ pub struct FnCx<'a> {
     views: HashMap<usize, ViewInfo>,
     sym_params: HashMap<String, String>,
     allocs: Vec<AllocSlot>,
-    tile_types: HashMap<String, String>,
+    tile_types: HashMap<String, crate::pto::TileBuf>,
     tile_slots: HashMap<String, usize>,
     next_view: usize,
     bump: HashMap<&'static str, u64>,
@@ -86,6 +87,10 @@ pub(super) fn sanitize(name: &str) -> String {
 /// (`pto.get_block_idx` / `pto.get_block_num`) are never emitted: Simpler does not program
 /// those registers under its dispatch, so they read stale values.
 pub const BLOCK_ID_PARAMS: [&str; 2] = ["%__pypto_spmd_block_idx", "%__pypto_spmd_block_num"];
+
+/// The hidden `!pto.ptr<i64>` parameter a kernel that registers a deferred wait receives
+/// (the runtime's raw argument block, handed to `pypto_register_counter_completion`).
+pub const DEFERRED_ARGS_PARAM: &str = "%__pypto_deferred_raw_args";
 
 /// Whether `f` reads its SPMD block identity (then its signature ends with
 /// [`BLOCK_ID_PARAMS`], both of them, after every other parameter).
@@ -111,6 +116,7 @@ pub fn emit_function(program: &Program, func: &Function, opts: &CodegenOptions) 
         const_names: HashMap::new(),
         prologue: Vec::new(),
         body: Vec::new(),
+        regions: Vec::new(),
         in_prologue: true,
         indent: 1,
         names: HashSet::new(),
@@ -143,25 +149,38 @@ impl<'a> FnCx<'a> {
         Diagnostic::error(self.span, msg)
     }
 
-    /// Appends one line at the current indentation of the current section.
-    pub fn line(&mut self, text: impl AsRef<str>) {
-        let pad = "  ".repeat(self.indent);
-        self.push_line(BodyLine::Text(format!("{pad}{}", text.as_ref())));
+    /// Appends a typed instruction at the current indentation of the current section.
+    pub fn push(&mut self, inst: Inst) {
+        let line = Line { indent: self.indent, inst };
+        self.section().push(line);
     }
 
-    /// Appends a typed line to the current section.
-    fn push_line(&mut self, line: BodyLine) {
+    /// The section lines are appended to (the prologue, the body, or the innermost open
+    /// region).
+    fn section(&mut self) -> &mut Vec<Line> {
         if self.in_prologue {
-            self.prologue.push(line);
+            &mut self.prologue
         } else {
-            self.body.push(line);
+            &mut self.body
         }
+    }
+
+    /// Starts collecting the lines of a nested region (ended by [`FnCx::close_region`]).
+    pub(super) fn open_region(&mut self) {
+        let outer = std::mem::take(self.section());
+        self.regions.push(outer);
+    }
+
+    /// Ends the innermost region: returns its lines and appends to the enclosing one again.
+    pub(super) fn close_region(&mut self) -> Vec<Line> {
+        let outer = self.regions.pop().unwrap_or_default();
+        std::mem::replace(self.section(), outer)
     }
 
     /// A fresh numeric temporary (`%N`).
     pub fn tmp(&mut self) -> String {
         loop {
-            let n = format!("%{}", self.next_tmp);
+            let n = crate::pto::print::ssa(self.next_tmp);
             self.next_tmp += 1;
             if self.names.insert(n.clone()) {
                 return n;
@@ -171,7 +190,7 @@ impl<'a> FnCx<'a> {
 
     /// A readable SSA name derived from `hint`, or a numeric temporary when taken.
     pub fn named(&mut self, hint: &str) -> String {
-        let n = format!("%{}", sanitize(hint));
+        let n = crate::pto::print::ssa(sanitize(hint));
         if self.names.insert(n.clone()) {
             n
         } else {

@@ -1,24 +1,27 @@
 //! Constants and scalar arithmetic of [`FnCx`].
 //!
 //! Guarantees: every constant is hoisted and deduplicated; every SSA value has one type (P8);
-//! binary operands are cast to a common type first; floats print as MLIR float literals that
-//! round-trip their `f32` value.
+//! binary operands are cast to a common type first; a constant is a typed literal the printer
+//! spells.
 
 use super::{val_kind, FnCx, Idx, Val, BLOCK_IDX_SYM, BLOCK_NUM_SYM};
 use crate::mlir::MTy;
+use crate::pto::{print, Inst, Literal};
 use pld_ir::{BinOp, Diagnostic, Expr, ExprKind, UnOp};
 
 impl FnCx<'_> {
-    pub(super) fn constant(&mut self, value: String, label: String, ty: MTy) -> String {
-        let key = format!("{value}:{}", ty.name());
+    /// The hoisted constant `value` of type `ty` (one per value and type).
+    pub(super) fn constant(&mut self, value: Literal, ty: MTy) -> String {
+        let key = (print::literal(value, ty), ty);
         if let Some(n) = self.const_names.get(&key) {
             return n.clone();
         }
-        let mut name = format!("%c{label}_{}", ty.name());
+        let mut name = print::const_name(value, ty);
         if !self.names.insert(name.clone()) {
             name = self.tmp();
         }
-        self.consts.push(format!("  {name} = arith.constant {value} : {}", ty.name()));
+        let inst = Inst::Const { result: name.clone(), value, ty };
+        self.consts.push(crate::pto::Line { indent: 1, inst });
         self.const_names.insert(key, name.clone());
         name
     }
@@ -26,37 +29,72 @@ impl FnCx<'_> {
     /// A hoisted integer constant (`%c16_index`, `%cn1_i32`).
     pub fn const_int(&mut self, v: i64, ty: MTy) -> String {
         if ty == MTy::I1 {
-            let (value, label) = if v != 0 { ("true", "true") } else { ("false", "false") };
-            return self.constant(value.into(), label.into(), ty);
+            return self.constant(Literal::Bool(v != 0), ty);
         }
         if ty.is_float() {
             return self.const_float(v as f64, ty);
         }
-        let label = if v < 0 { format!("n{}", v.unsigned_abs()) } else { v.to_string() };
-        self.constant(v.to_string(), label, ty)
+        self.constant(Literal::Int(v), ty)
     }
 
     /// A hoisted float constant.
     pub fn const_float(&mut self, v: f64, ty: MTy) -> String {
-        let value = float_literal(v, ty);
-        let label = value.replace('-', "n").replace('.', "p").replace('+', "");
-        self.constant(value, label, ty)
+        self.constant(Literal::Float((v as f32).to_bits()), ty)
     }
 
-    /// Emits `%N = <rhs>` for a fresh temporary `%N` and returns it.
-    pub fn define(&mut self, rhs: impl AsRef<str>) -> String {
-        let r = self.tmp();
-        self.line(format!("{r} = {}", rhs.as_ref()));
-        r
+    /// Emits the instruction `make(%N)` for a fresh temporary `%N` and returns `%N`.
+    pub fn def(&mut self, make: impl FnOnce(String) -> Inst) -> String {
+        let result = self.tmp();
+        self.push(make(result.clone()));
+        result
+    }
+
+    /// Emits `%N = <op> <operands> : <ty>` for a fresh temporary `%N` and returns it.
+    pub fn arith(&mut self, op: &'static str, operands: &[&str], ty: MTy) -> String {
+        self.arith_pred(op, None, operands, ty)
+    }
+
+    /// Emits `%N = <op> <pred>, <operands> : <ty>` (a comparison when `pred` is given) for a
+    /// fresh temporary `%N` and returns it.
+    pub fn arith_pred(
+        &mut self,
+        op: &'static str,
+        pred: Option<&'static str>,
+        operands: &[&str],
+        ty: MTy,
+    ) -> String {
+        let result = self.tmp();
+        self.arith_into(&result, op, pred, operands, ty);
+        result
+    }
+
+    /// Emits `<result> = <op> [<pred>, ]<operands> : <ty>`.
+    pub fn arith_into(
+        &mut self,
+        result: &str,
+        op: &'static str,
+        pred: Option<&'static str>,
+        operands: &[&str],
+        ty: MTy,
+    ) {
+        let operands = operands.iter().map(|o| o.to_string()).collect();
+        self.push(Inst::Arith { result: result.to_string(), op, pred, operands, ty });
+    }
+
+    /// Emits `%N = <op> <v> : <from> to <to>` for a fresh temporary `%N` and returns it.
+    pub fn convert(&mut self, op: &'static str, v: &str, from: MTy, to: MTy) -> String {
+        let result = self.tmp();
+        self.push(Inst::Cast { result: result.clone(), op, operand: v.to_string(), from, to });
+        result
     }
 
     /// Folds `term` into the running combination `acc` with the binary op `op` over `ty`
     /// (`arith.addi` / `index` for a sum, `arith.ori` / `i1` for a disjunction): the first term
     /// starts it, each later one emits `op acc, term`. Returns the new running value.
-    pub fn accumulate(&mut self, acc: Option<String>, term: String, op: &str, ty: &str) -> String {
+    pub fn accumulate(&mut self, acc: Option<String>, term: String, op: &'static str, ty: MTy) -> String {
         match acc {
             None => term,
-            Some(prev) => self.define(format!("{op} {prev}, {term} : {ty}")),
+            Some(prev) => self.arith(op, &[&prev, &term], ty),
         }
     }
 
@@ -75,7 +113,7 @@ impl FnCx<'_> {
             (Idx::Const(1), other) | (other, Idx::Const(1)) => other.clone(),
             _ => {
                 let (x, y) = (self.idx(a), self.idx(b));
-                Idx::Ssa(self.define(format!("arith.muli {x}, {y} : index")))
+                Idx::Ssa(self.arith("arith.muli", &[&x, &y], MTy::Index))
             }
         }
     }
@@ -85,7 +123,6 @@ impl FnCx<'_> {
         if from == to {
             return Ok(v.to_string());
         }
-        let (f, t) = (from.name(), to.name());
         let op = match (from, to) {
             (MTy::Index, _) if to.int_width().is_some() => "arith.index_cast",
             (_, MTy::Index) if from.int_width().is_some() => "arith.index_cast",
@@ -118,11 +155,9 @@ impl FnCx<'_> {
                     "arith.truncf"
                 }
             }
-            _ => return Err(self.err(format!("cannot convert a {f} value to {t}"))),
+            _ => return Err(self.err(format!("cannot convert a {} value to {}", from.name(), to.name()))),
         };
-        let r = self.tmp();
-        self.line(format!("{r} = {op} {v} : {f} to {t}"));
-        Ok(r)
+        Ok(self.convert(op, v, from, to))
     }
 
     /// Evaluates a scalar expression in its natural type.
@@ -136,9 +171,7 @@ impl FnCx<'_> {
                 // at each use, so a use inside a region never defines an SSA value a later use
                 // outside the region would reference.
                 let arg = super::BLOCK_ID_PARAMS[usize::from(s != BLOCK_IDX_SYM)];
-                let idx = self.tmp();
-                self.line(format!("{idx} = arith.index_cast {arg} : i32 to index"));
-                Ok((idx, MTy::Index))
+                Ok((self.convert("arith.index_cast", arg, MTy::Int(32), MTy::Index), MTy::Index))
             }
             ExprKind::Sym(s) => match self.sym_params.get(s) {
                 Some(p) => Ok((p.clone(), MTy::Index)),
@@ -168,19 +201,17 @@ impl FnCx<'_> {
                 let (x, t) = self.scalar(a)?;
                 let r = self.tmp();
                 if t.is_float() {
-                    self.line(format!("{r} = arith.negf {x} : {}", t.name()));
+                    self.arith_into(&r, "arith.negf", None, &[&x], t);
                 } else {
                     let z = self.const_int(0, t);
-                    self.line(format!("{r} = arith.subi {z}, {x} : {}", t.name()));
+                    self.arith_into(&r, "arith.subi", None, &[&z, &x], t);
                 }
                 Ok((r, t))
             }
             ExprKind::Unary(UnOp::Not, a) => {
                 let x = self.scalar_as(a, MTy::I1)?;
                 let one = self.const_int(1, MTy::I1);
-                let r = self.tmp();
-                self.line(format!("{r} = arith.xori {x}, {one} : i1"));
-                Ok((r, MTy::I1))
+                Ok((self.arith("arith.xori", &[&x, &one], MTy::I1), MTy::I1))
             }
             ExprKind::Binary(op, a, b) => self.binary(*op, a, b),
             ExprKind::Str(_) | ExprKind::DType(_) | ExprKind::Tuple(_) => {
@@ -193,10 +224,8 @@ impl FnCx<'_> {
         if matches!(op, BinOp::And | BinOp::Or) {
             let x = self.scalar_as(a, MTy::I1)?;
             let y = self.scalar_as(b, MTy::I1)?;
-            let r = self.tmp();
-            let o = if op == BinOp::And { "andi" } else { "ori" };
-            self.line(format!("{r} = arith.{o} {x}, {y} : i1"));
-            return Ok((r, MTy::I1));
+            let o = if op == BinOp::And { "arith.andi" } else { "arith.ori" };
+            return Ok((self.arith(o, &[&x, &y], MTy::I1), MTy::I1));
         }
         // The operand type: a literal adopts the other side's type.
         let lit = |e: &Expr| matches!(e.kind, ExprKind::Int(_) | ExprKind::Float(_));
@@ -214,37 +243,32 @@ impl FnCx<'_> {
         };
         let f = t.is_float();
         let r = self.tmp();
-        let ty = t.name();
-        let cmp = |p_int: &str, p_f: &str| {
-            if f {
-                format!("arith.cmpf {p_f},")
-            } else {
-                format!("arith.cmpi {p_int},")
-            }
-        };
-        let text = match op {
-            BinOp::Add => format!("arith.{} {x}, {y} : {ty}", if f { "addf" } else { "addi" }),
-            BinOp::Sub => format!("arith.{} {x}, {y} : {ty}", if f { "subf" } else { "subi" }),
-            BinOp::Mul => format!("arith.{} {x}, {y} : {ty}", if f { "mulf" } else { "muli" }),
-            BinOp::Div => format!("arith.{} {x}, {y} : {ty}", if f { "divf" } else { "divsi" }),
-            BinOp::FloorDiv if !f => format!("arith.floordivsi {x}, {y} : {ty}"),
-            BinOp::Mod if f => format!("arith.remf {x}, {y} : {ty}"),
+        let pick = |int: &'static str, float: &'static str| if f { float } else { int };
+        let (inst, pred) = match op {
+            BinOp::Add => (pick("arith.addi", "arith.addf"), None),
+            BinOp::Sub => (pick("arith.subi", "arith.subf"), None),
+            BinOp::Mul => (pick("arith.muli", "arith.mulf"), None),
+            BinOp::Div => (pick("arith.divsi", "arith.divf"), None),
+            BinOp::FloorDiv if !f => ("arith.floordivsi", None),
+            BinOp::Mod if f => ("arith.remf", None),
             BinOp::Mod => return self.floor_mod(&r, &x, &y, t),
-            BinOp::Min => format!("arith.{} {x}, {y} : {ty}", if f { "minimumf" } else { "minsi" }),
-            BinOp::Max => format!("arith.{} {x}, {y} : {ty}", if f { "maximumf" } else { "maxsi" }),
-            BinOp::Eq => format!("{} {x}, {y} : {ty}", cmp("eq", "oeq")),
-            BinOp::Ne => format!("{} {x}, {y} : {ty}", cmp("ne", "one")),
-            BinOp::Lt => format!("{} {x}, {y} : {ty}", cmp("slt", "olt")),
-            BinOp::Le => format!("{} {x}, {y} : {ty}", cmp("sle", "ole")),
-            BinOp::Gt => format!("{} {x}, {y} : {ty}", cmp("sgt", "ogt")),
-            BinOp::Ge => format!("{} {x}, {y} : {ty}", cmp("sge", "oge")),
+            BinOp::Min => (pick("arith.minsi", "arith.minimumf"), None),
+            BinOp::Max => (pick("arith.maxsi", "arith.maximumf"), None),
+            BinOp::Eq => (pick("arith.cmpi", "arith.cmpf"), Some(pick("eq", "oeq"))),
+            BinOp::Ne => (pick("arith.cmpi", "arith.cmpf"), Some(pick("ne", "one"))),
+            BinOp::Lt => (pick("arith.cmpi", "arith.cmpf"), Some(pick("slt", "olt"))),
+            BinOp::Le => (pick("arith.cmpi", "arith.cmpf"), Some(pick("sle", "ole"))),
+            BinOp::Gt => (pick("arith.cmpi", "arith.cmpf"), Some(pick("sgt", "ogt"))),
+            BinOp::Ge => (pick("arith.cmpi", "arith.cmpf"), Some(pick("sge", "oge"))),
             _ => {
-                return Err(
-                    self.err(format!("operator `{}` on {ty} is not supported by pto codegen", op.symbol()))
-                )
+                return Err(self.err(format!(
+                    "operator `{}` on {} is not supported by pto codegen",
+                    op.symbol(),
+                    t.name()
+                )))
             }
         };
-        self.line(format!("{r} = {text}"));
+        self.arith_into(&r, inst, pred, &[&x, &y], t);
         Ok((r, if op.is_comparison() { MTy::I1 } else { t }))
     }
 
@@ -257,18 +281,15 @@ impl FnCx<'_> {
         y: &str,
         t: MTy,
     ) -> Result<(String, MTy), Diagnostic> {
-        let ty = t.name();
-        self.line(format!("{r} = arith.remsi {x}, {y} : {ty}"));
+        self.arith_into(r, "arith.remsi", None, &[x, y], t);
         let z = self.const_int(0, t);
-        let (nz, rn, yn, sd, fix, adj, res) =
-            (self.tmp(), self.tmp(), self.tmp(), self.tmp(), self.tmp(), self.tmp(), self.tmp());
-        self.line(format!("{nz} = arith.cmpi ne, {r}, {z} : {ty}"));
-        self.line(format!("{rn} = arith.cmpi slt, {r}, {z} : {ty}"));
-        self.line(format!("{yn} = arith.cmpi slt, {y}, {z} : {ty}"));
-        self.line(format!("{sd} = arith.xori {rn}, {yn} : i1"));
-        self.line(format!("{fix} = arith.andi {nz}, {sd} : i1"));
-        self.line(format!("{adj} = arith.addi {r}, {y} : {ty}"));
-        self.line(format!("{res} = arith.select {fix}, {adj}, {r} : {ty}"));
+        let nz = self.arith_pred("arith.cmpi", Some("ne"), &[r, &z], t);
+        let rn = self.arith_pred("arith.cmpi", Some("slt"), &[r, &z], t);
+        let yn = self.arith_pred("arith.cmpi", Some("slt"), &[y, &z], t);
+        let sd = self.arith("arith.xori", &[&rn, &yn], MTy::I1);
+        let fix = self.arith("arith.andi", &[&nz, &sd], MTy::I1);
+        let adj = self.arith("arith.addi", &[r, y], t);
+        let res = self.arith("arith.select", &[&fix, &adj, r], t);
         Ok((res, t))
     }
 
@@ -290,7 +311,9 @@ impl FnCx<'_> {
                     return self.cast(&x, t, ty);
                 }
                 let name = self.named(&format!("{}_idx", self.value_name(*v)));
-                self.line(format!("{name} = arith.index_cast {x} : {} to index", t.name()));
+                let inst =
+                    Inst::Cast { result: name.clone(), op: "arith.index_cast", operand: x, from: t, to: ty };
+                self.push(inst);
                 Ok(name)
             }
             _ => {
@@ -308,9 +331,7 @@ impl FnCx<'_> {
         }
         let x = self.scalar_as(e, MTy::Index)?;
         let z = self.const_int(0, MTy::Index);
-        let r = self.tmp();
-        self.line(format!("{r} = arith.maxsi {x}, {z} : index"));
-        Ok((r, None))
+        Ok((self.arith("arith.maxsi", &[&x, &z], MTy::Index), None))
     }
 
     /// An `index` size: a constant or a runtime value (no clamp).
@@ -319,29 +340,6 @@ impl FnCx<'_> {
             return Ok((self.const_int(v, MTy::Index), Some(v)));
         }
         Ok((self.scalar_as(e, MTy::Index)?, None))
-    }
-}
-
-/// An MLIR float literal for `v` as a value of `ty`: the shortest decimal that round-trips
-/// the `f32` value, always with a '.' in the mantissa (the literal grammar requires it);
-/// infinities and NaN as hexadecimal bit patterns.
-pub(super) fn float_literal(v: f64, ty: MTy) -> String {
-    let x = v as f32;
-    if !x.is_finite() {
-        let bits32 = x.to_bits();
-        return match ty {
-            MTy::BF16 => format!("0x{:04X}", bits32 >> 16),
-            MTy::F16 => {
-                let sign = if x.is_sign_negative() { 0x8000u16 } else { 0 };
-                format!("0x{:04X}", sign | if x.is_nan() { 0x7E00 } else { 0x7C00 })
-            }
-            _ => format!("0x{bits32:08X}"),
-        };
-    }
-    let s = format!("{x:e}");
-    match s.split_once('e') {
-        Some((m, e)) if !m.contains('.') => format!("{m}.0e{e}"),
-        _ => s,
     }
 }
 
@@ -361,21 +359,5 @@ pub(super) fn common_type(a: MTy, b: MTy) -> MTy {
         a
     } else {
         b
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn float_literals_parse_as_mlir_floats() {
-        assert_eq!(float_literal(2.0, MTy::F32), "2.0e0");
-        assert_eq!(float_literal(0.1, MTy::F32), "1e-1".replace("1e", "1.0e"));
-        assert_eq!(float_literal(1.2345678, MTy::F32), "1.2345678e0");
-        assert_eq!(float_literal(-0.5, MTy::F32), "-5.0e-1");
-        assert_eq!(float_literal(f64::INFINITY, MTy::F32), "0x7F800000");
-        assert_eq!(float_literal(f64::NEG_INFINITY, MTy::F16), "0xFC00");
-        assert_eq!(float_literal(f64::NEG_INFINITY, MTy::BF16), "0xFF80");
     }
 }

@@ -6,11 +6,12 @@
 
 use super::{sanitize, FnCx, TensorRef, Val};
 use crate::mlir::{self, MTy};
+use crate::pto::{print, PtoType};
 use pld_ir::{Diagnostic, ExprKind, Type};
 use std::collections::{HashMap, HashSet};
 
 impl FnCx<'_> {
-    pub(super) fn bind_params(&mut self) -> Result<Vec<String>, Diagnostic> {
+    pub(super) fn bind_params(&mut self) -> Result<Vec<(String, PtoType)>, Diagnostic> {
         let f = self.func;
         let mut tensors = Vec::new();
         let mut scalars = Vec::new();
@@ -52,7 +53,7 @@ impl FnCx<'_> {
         let mut sig = Vec::new();
         let mut arg_of = HashMap::new();
         for (n, &i) in tensors.iter().chain(scalars.iter()).enumerate() {
-            let a = format!("%arg{n}");
+            let a = print::ssa(format_args!("arg{n}"));
             self.names.insert(a.clone());
             arg_of.insert(i, a);
         }
@@ -64,7 +65,7 @@ impl FnCx<'_> {
             let Some(tt) = ty.as_tensor_like() else { continue };
             let a = arg_of[&i].clone();
             let ptr = mlir::ptr(tt.dtype).map_err(|m| self.err(m))?;
-            sig.push(format!("{a}: {ptr}"));
+            sig.push((a.clone(), ptr));
             let t = TensorRef {
                 name: sanitize(f.values.name(p.value)),
                 param: i,
@@ -81,13 +82,13 @@ impl FnCx<'_> {
             let a = arg_of[&i].clone();
             match f.values.ty(p.value) {
                 Type::CommCtx => {
-                    sig.push(format!("{a}: !pto.ptr<i64>"));
+                    sig.push((a.clone(), PtoType::Ptr("i64")));
                     self.env.insert(p.value, Val::Ctx { ssa: a });
                 }
                 Type::Scalar(d) => {
                     let t = MTy::of_scalar(*d).map_err(|m| self.err(m))?;
                     self.scalar_fact(format!("parameter '{}'", f.values.name(p.value)), &t);
-                    sig.push(format!("{a}: {}", t.name()));
+                    sig.push((a.clone(), PtoType::Scalar(t)));
                     self.env.insert(p.value, Val::Scalar { ssa: a, ty: t });
                 }
                 _ => {}
@@ -101,9 +102,9 @@ impl FnCx<'_> {
         }
         let base = tensors.len() + scalars.len();
         for (k, s) in syms.iter().enumerate() {
-            let a = format!("%arg{}", base + k);
+            let a = print::ssa(format_args!("arg{}", base + k));
             self.names.insert(a.clone());
-            sig.push(format!("{a}: index"));
+            sig.push((a.clone(), PtoType::Scalar(MTy::Index)));
             self.sym_params.insert(s.clone(), a);
         }
         Ok(sig)

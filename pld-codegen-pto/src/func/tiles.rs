@@ -5,10 +5,10 @@
 //! holding its address slot, whose `addr = ...` operand the printer renders from the plan of
 //! `addrs`.
 
-use super::print::BodyLine;
 use super::{FnCx, Idx};
 use crate::mlir::{self, MTy};
-use crate::verify::{Fact, TileBuf};
+use crate::pto::{Inst, TileBuf};
+use crate::verify::Fact;
 use pld_ir::{DataType, Diagnostic, TileType};
 
 impl FnCx<'_> {
@@ -43,18 +43,17 @@ impl FnCx<'_> {
         Ok((rows, cols))
     }
 
-    /// The tile-buffer type string of `t` (checklist P2).
-    pub fn tile_type(&self, t: &TileType) -> Result<String, Diagnostic> {
+    /// The tile-buffer type of `t` (checklist P2).
+    pub fn tile_type(&self, t: &TileType) -> Result<TileBuf, Diagnostic> {
         let (rows, cols) = self.tile_dims(t)?;
         let loc = mlir::loc(t.memory).map_err(|m| self.err(m))?;
         let elem = mlir::elem(t.dtype).map_err(|m| self.err(m))?;
-        let ty = mlir::tile_buf(loc, elem, rows, cols);
+        let mut ty = TileBuf::new(loc, elem, rows, cols);
         // A static column vector is a col_major tile (it pairs with a DN view).
-        Ok(if cols == 1 && rows > 1 && loc == "vec" {
-            ty.replace("blayout=row_major", "blayout=col_major")
-        } else {
-            ty
-        })
+        if cols == 1 && rows > 1 && loc == "vec" {
+            ty.blayout = "col_major".into();
+        }
+        Ok(ty)
     }
 
     /// The element spelling of `d`, or a diagnostic.
@@ -87,7 +86,7 @@ impl FnCx<'_> {
 
     /// The tile-buffer type of tile SSA `ssa` (its own type when it was allocated with a
     /// non-default pad value, else the type derived from `t`).
-    pub fn tile_ty(&self, ssa: &str, t: &TileType) -> Result<String, Diagnostic> {
+    pub fn tile_ty(&self, ssa: &str, t: &TileType) -> Result<TileBuf, Diagnostic> {
         match self.tile_types.get(ssa) {
             Some(ty) => Ok(ty.clone()),
             None => self.tile_type(t),
@@ -97,7 +96,7 @@ impl FnCx<'_> {
     /// Records that tile SSA `ssa` (a view such as a `pto.subview` result, not an allocation)
     /// has the tile-buffer type `ty`; later uses print that type. A view has no buffer of its
     /// own, so it cannot be aliased by `tile.set_validshape` / `tile.reshape`.
-    pub fn bind_tile_view(&mut self, ssa: &str, ty: String) {
+    pub fn bind_tile_view(&mut self, ssa: &str, ty: TileBuf) {
         self.tile_types.insert(ssa.to_string(), ty);
     }
 
@@ -110,9 +109,7 @@ impl FnCx<'_> {
     /// [`FnCx::alloc_tile`] with a pad value (`pad=` field: 0 null, 1 zero, 2 max, 3 min).
     pub fn alloc_tile_padded(&mut self, hint: &str, t: &TileType, pad: u8) -> Result<String, Diagnostic> {
         let mut ty = self.tile_type(t)?;
-        if pad != 0 {
-            ty = ty.replace("pad=0>", &format!("pad={pad}>"));
-        }
+        ty.pad = i64::from(pad);
         self.alloc_typed(hint, t, ty, None)
     }
 
@@ -132,7 +129,7 @@ impl FnCx<'_> {
         &mut self,
         hint: &str,
         t: &TileType,
-        ty: String,
+        ty: TileBuf,
         alias_of: Option<&str>,
     ) -> Result<String, Diagnostic> {
         let (rows, cols) = self.tile_dims(t)?;
@@ -155,26 +152,19 @@ impl FnCx<'_> {
         if ty != self.tile_type(t)? {
             self.tile_types.insert(name.clone(), ty.clone());
         }
-        let Some(buf) = TileBuf::parse(&ty) else {
-            return Err(self.err(format!("tile {name} has no long-form tile buffer type ({ty})")));
-        };
+        let buf = ty;
         // A static v_row/v_col in the type takes no operand (ptoas AllocTileOp::verify).
-        let mut operands = String::new();
-        if buf.valid[0].is_none() {
-            operands.push_str(&format!("valid_row = {vr} "));
-        }
-        if buf.valid[1].is_none() {
-            operands.push_str(&format!("valid_col = {vc} "));
-        }
+        let valid_row = buf.valid[0].is_none().then_some(vr);
+        let valid_col = buf.valid[1].is_none().then_some(vc);
         self.facts.push(Fact::Alloc {
             ssa: name.clone(),
-            ty: buf,
+            ty: buf.clone(),
             valid: valid_consts,
             slot,
             alias_of: alias,
             span: self.span,
         });
-        self.push_line(BodyLine::AllocTile { indent: self.indent, result: name.clone(), slot, operands, ty });
+        self.push(Inst::AllocTile { result: name.clone(), slot, valid_row, valid_col, ty: buf });
         Ok(name)
     }
 }

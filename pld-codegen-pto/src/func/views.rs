@@ -8,6 +8,7 @@
 
 use super::{FnCx, Idx, TensorRef};
 use crate::mlir::{self, MTy};
+use crate::pto::{Inst, PtoType};
 use crate::verify::Fact;
 use pld_ir::{Diagnostic, Expr, Layout, TensorType, TileType};
 
@@ -41,14 +42,15 @@ impl FnCx<'_> {
                 continue;
             }
             let (x, _) = self.offset(o)?;
-            let term = self.define(format!("arith.muli {x}, {st} : index"));
-            flat = Some(self.accumulate(flat, term, "arith.addi", "index"));
+            let term = self.arith("arith.muli", &[&x, st], MTy::Index);
+            flat = Some(self.accumulate(flat, term, "arith.addi", MTy::Index));
         }
         let ptr = match flat {
             None => base.ptr.clone(),
             Some(off) => {
-                let pty = mlir::ptr(base.ty.dtype).map_err(|m| self.err(m))?;
-                self.define(format!("pto.addptr {}, {off} : {pty} -> {pty}", base.ptr))
+                let ty = mlir::ptr(base.ty.dtype).map_err(|m| self.err(m))?;
+                let ptr = base.ptr.clone();
+                self.def(|result| Inst::AddPtr { result, ptr, offset: off, ty })
             }
         };
         self.next_view += 1;
@@ -85,8 +87,7 @@ impl FnCx<'_> {
     /// local view.
     fn record_view(&mut self, t: &TensorRef, info: ViewInfo) -> Result<(), Diagnostic> {
         let vty = self.view_type(t)?;
-        let l = self.view_line(&info.ssa, &t.ptr, &info, &vty);
-        self.line(l);
+        self.push(Self::view_inst(&info.ssa, &t.ptr, &info, vty));
         self.views.insert(t.key, info);
         Ok(())
     }
@@ -156,17 +157,20 @@ impl FnCx<'_> {
         Ok(ViewInfo { ssa: String::new(), shape: shape_s, strides: strides_s, layout: layout_s })
     }
 
-    pub(super) fn view_line(&self, ssa: &str, ptr: &str, v: &ViewInfo, ty: &str) -> String {
-        format!(
-            "{ssa} = pto.make_tensor_view {ptr}, shape = [{}], strides = [{}] {{layout = #pto.layout<{}>}} : {ty}",
-            v.shape.join(", "),
-            v.strides.join(", "),
-            v.layout
-        )
+    /// The `pto.make_tensor_view` of `ptr` that `v` describes, named `ssa`.
+    pub(super) fn view_inst(ssa: &str, ptr: &str, v: &ViewInfo, ty: PtoType) -> Inst {
+        Inst::MakeTensorView {
+            result: ssa.to_string(),
+            ptr: ptr.to_string(),
+            shape: v.shape.clone(),
+            strides: v.strides.clone(),
+            layout: v.layout,
+            ty,
+        }
     }
 
     /// The `!pto.tensor_view<?x…>` type of a tensor.
-    pub fn view_type(&self, t: &TensorRef) -> Result<String, Diagnostic> {
+    pub fn view_type(&self, t: &TensorRef) -> Result<PtoType, Diagnostic> {
         Ok(mlir::tensor_view(t.ty.rank(), self.elem(t.ty.dtype)?))
     }
 
@@ -218,31 +222,35 @@ impl FnCx<'_> {
         let slot_rank = self.const_int(pld_runtime_abi::SLOT_RANK_PAIR as i64, MTy::Index);
         let slot_win = self.const_int(pld_runtime_abi::SLOT_WINDOWS_IN as i64, MTy::Index);
         let div = self.const_int(eb, MTy::Int(64));
-        let pair = self.define(format!("pto.load_scalar {ctx}[{slot_rank}] : !pto.ptr<i64> -> i64"));
-        let rk32 = self.define(format!("arith.trunci {pair} : i64 to i32"));
-        let rk = self.define(format!("arith.index_cast {rk32} : i32 to index"));
+        let pair = self.load_ctx_word(&ctx, slot_rank);
+        let rk32 = self.convert("arith.trunci", &pair, MTy::Int(64), MTy::Int(32));
+        let rk = self.convert("arith.index_cast", &rk32, MTy::Int(32), MTy::Index);
         let lbase = self.window_base(&ctx, &slot_win, &rk);
         let pbase = self.window_base(&ctx, &slot_win, &peer_idx);
-        let dbytes = self.define(format!("arith.subi {pbase}, {lbase} : i64"));
-        let delems = self.define(format!("arith.divsi {dbytes}, {div} : i64"));
-        let delta = self.define(format!("arith.index_cast {delems} : i64 to index"));
-        let ptr_ty = mlir::ptr(t.ty.dtype).map_err(|m| self.err(m))?;
-        let pptr = self.define(format!("pto.addptr {}, {delta} : {ptr_ty} -> {ptr_ty}", t.ptr));
+        let dbytes = self.arith("arith.subi", &[&pbase, &lbase], MTy::Int(64));
+        let delems = self.arith("arith.divsi", &[&dbytes, &div], MTy::Int(64));
+        let delta = self.convert("arith.index_cast", &delems, MTy::Int(64), MTy::Index);
+        let ty = mlir::ptr(t.ty.dtype).map_err(|m| self.err(m))?;
+        let ptr = t.ptr.clone();
+        let pptr = self.def(|result| Inst::AddPtr { result, ptr, offset: delta, ty });
         let info = match self.views.get(&t.key) {
             Some(v) => v.clone(),
             None => return Err(self.err(format!("tensor '{}' has no local view", t.name))),
         };
         let vty = self.view_type(t)?;
-        let view = self.tmp();
-        let l = self.view_line(&view, &pptr, &info, &vty);
-        self.line(l);
-        Ok(view)
+        Ok(self.def(|view| Self::view_inst(&view, &pptr, &info, vty)))
     }
 
     /// Loads `windowsIn[rank]` of CommContext `ctx` (`slot_win` is the index of `windowsIn[0]`).
     fn window_base(&mut self, ctx: &str, slot_win: &str, rank: &str) -> String {
-        let off = self.define(format!("arith.addi {slot_win}, {rank} : index"));
-        self.define(format!("pto.load_scalar {ctx}[{off}] : !pto.ptr<i64> -> i64"))
+        let off = self.arith("arith.addi", &[slot_win, rank], MTy::Index);
+        self.load_ctx_word(ctx, off)
+    }
+
+    /// Loads the `i64` word at `offset` of CommContext `ctx`.
+    fn load_ctx_word(&mut self, ctx: &str, offset: String) -> String {
+        let (ptr, ptr_ty, ty) = (ctx.to_string(), PtoType::Ptr("i64"), MTy::Int(64));
+        self.def(|result| Inst::LoadScalar { result, ptr, offset, ptr_ty, ty })
     }
 
     /// Emits a `pto.partition_view` of `view` (a view of `t`); returns `(ssa, type)`.
@@ -256,7 +264,7 @@ impl FnCx<'_> {
         offsets: &[Expr],
         sizes: &[Expr],
         hint: &str,
-    ) -> Result<(String, String), Diagnostic> {
+    ) -> Result<(String, PtoType), Diagnostic> {
         let sizes = self.sizes(sizes)?;
         self.partition_sized(view, t, offsets, &sizes, hint, 0)
     }
@@ -277,7 +285,7 @@ impl FnCx<'_> {
         sizes: &[(String, Option<i64>)],
         hint: &str,
         tail_slack: i64,
-    ) -> Result<(String, String), Diagnostic> {
+    ) -> Result<(String, PtoType), Diagnostic> {
         let rank = t.ty.rank();
         if offsets.len() != rank || sizes.len() != rank {
             return Err(self.err(format!(
@@ -325,11 +333,9 @@ impl FnCx<'_> {
         let vty = self.view_type(t)?;
         let pty = mlir::partition_view(&dims, self.elem(t.ty.dtype)?);
         let name = self.named(hint);
-        self.line(format!(
-            "{name} = pto.partition_view {view}, offsets = [{}], sizes = [{}] : {vty} -> {pty}",
-            offs.join(", "),
-            szs.join(", ")
-        ));
+        let sizes = szs.iter().map(|s| s.to_string()).collect();
+        let (result, view) = (name.clone(), view.to_string());
+        self.push(Inst::PartitionView { result, view, offsets: offs, sizes, view_ty: vty, ty: pty.clone() });
         Ok((name, pty))
     }
 

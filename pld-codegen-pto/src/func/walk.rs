@@ -7,6 +7,7 @@
 use super::{FnCx, Val};
 use crate::emitters;
 use crate::mlir::MTy;
+use crate::pto::{print, Dps, Inst, Operand, Results, ScfFor, ScfIf, ScfWhile};
 use crate::verify::{Fact, OpClass};
 use pld_ir::registry::LoweringKind;
 use pld_ir::{Call, Callee, Diagnostic, Expr, ExprKind, Stmt, StmtKind, Type, ValueId};
@@ -137,27 +138,20 @@ impl FnCx<'_> {
                 }
             }
         }
-        let head = format!("scf.for {iv} = {lb} to {ub} step {st}");
         let res_name = if scf_args.is_empty() { None } else { Some(self.tmp()) };
-        match &res_name {
-            None => self.line(format!("{head} {{")),
-            Some(r) => {
-                let inits: Vec<String> = scf_args.iter().map(|(_, n, i, _)| format!("{n} = {i}")).collect();
-                let tys: Vec<String> = scf_args.iter().map(|(_, _, _, t)| t.name()).collect();
-                let lhs = if scf_args.len() == 1 { r.clone() } else { format!("{r}:{}", scf_args.len()) };
-                self.line(format!(
-                    "{lhs} = {head} iter_args({}) -> ({}) {{",
-                    inits.join(", "),
-                    tys.join(", ")
-                ));
-            }
-        }
+        let results_ty =
+            res_name.clone().map(|name| Results { name, types: scf_args.iter().map(|a| a.3).collect() });
+        let iter_args = scf_args.iter().map(|(_, n, i, _)| (n.clone(), i.clone())).collect();
         self.indent += 1;
-        let ys = self.emit_nested(&body.stmts)?.unwrap_or_default();
+        self.open_region();
+        let ys = self.emit_nested(&body.stmts);
         let kinds: Vec<(usize, MTy)> = scf_args.iter().map(|(k, _, _, t)| (*k, *t)).collect();
-        self.yield_carried(&ys, &kinds, &carried)?;
+        let yielded = ys.and_then(|ys| self.yield_carried(&ys.unwrap_or_default(), &kinds, &carried));
+        let body = self.close_region();
         self.indent -= 1;
-        self.line("}");
+        yielded?;
+        let bounds = [lb, ub, st];
+        self.push(Inst::For(ScfFor { results: results_ty, iv, bounds, iter_args, body }));
         self.bind_loop_results(res_name.as_deref(), &kinds, carried, results);
         Ok(())
     }
@@ -194,50 +188,33 @@ impl FnCx<'_> {
             }
         }
         let res_name = if scalar_res.is_empty() { None } else { Some(self.tmp()) };
-        match &res_name {
-            None => self.line(format!("scf.if {c} {{")),
-            Some(r) => {
-                let tys: Vec<String> = scalar_res.iter().map(|(_, t)| t.name()).collect();
-                let lhs = if scalar_res.len() == 1 { r.clone() } else { format!("{r}:{}", scalar_res.len()) };
-                self.line(format!("{lhs} = scf.if {c} -> ({}) {{", tys.join(", ")));
-            }
-        }
+        let results_ty =
+            res_name.clone().map(|name| Results { name, types: scalar_res.iter().map(|r| r.1).collect() });
         self.indent += 1;
-        let ys = self.emit_nested(&then_body.stmts)?.unwrap_or_default();
-        self.yield_carried(&ys, &scalar_res, &tile_res)?;
-        let mut same_vals = Vec::new();
-        for k in &same_res {
-            match ys.get(*k) {
-                Some(y) => same_vals.push(self.value(y)?),
-                None => return Err(self.err("an if branch yields fewer values than the if defines")),
-            }
+        self.open_region();
+        let same_vals = self.emit_branch(then_body, &scalar_res, &tile_res, &same_res, None);
+        let then_region = self.close_region();
+        let same_vals = same_vals?;
+        let mut else_region = None;
+        if !else_body.stmts.is_empty() || res_name.is_some() || !tile_res.is_empty() || !same_res.is_empty() {
+            self.open_region();
+            let checked = self.emit_branch(else_body, &scalar_res, &tile_res, &same_res, Some(&same_vals));
+            else_region = Some(self.close_region());
+            checked?;
         }
         self.indent -= 1;
-        if !else_body.stmts.is_empty() || res_name.is_some() || !tile_res.is_empty() || !same_res.is_empty() {
-            self.line("} else {");
-            self.indent += 1;
-            let ys = self.emit_nested(&else_body.stmts)?.unwrap_or_default();
-            self.yield_carried(&ys, &scalar_res, &tile_res)?;
-            for (j, k) in same_res.iter().enumerate() {
-                let other = match ys.get(*k) {
-                    Some(y) => self.value(y)?,
-                    None => return Err(self.err("an if branch yields fewer values than the if defines")),
-                };
-                if other != same_vals[j] {
-                    return Err(
-                        self.err("the branches of an if yield different tensors; pto has no tensor select")
-                    );
-                }
-            }
-            self.indent -= 1;
-        }
-        self.line("}");
+        self.push(Inst::If(ScfIf {
+            results: results_ty,
+            cond: c,
+            then_body: then_region,
+            else_body: else_region,
+        }));
         for (j, k) in same_res.iter().enumerate() {
             self.bind(results[*k], same_vals[j].clone());
         }
         for (j, (k, ty)) in scalar_res.iter().enumerate() {
             if let Some(r) = &res_name {
-                let ssa = if scalar_res.len() == 1 { r.clone() } else { format!("{r}#{j}") };
+                let ssa = print::result_ref(r, j, scalar_res.len());
                 self.bind(results[*k], Val::Scalar { ssa, ty: *ty });
             }
         }
@@ -245,6 +222,35 @@ impl FnCx<'_> {
             self.bind(results[k], v);
         }
         Ok(())
+    }
+
+    /// Emits one branch of an `scf.if` into the open region: its statements, its yield of
+    /// the scalar and tile results, and the tensors it yields for `same_res`. The then branch
+    /// (`then_vals` none) returns those tensors; the else branch checks it yields the same.
+    fn emit_branch(
+        &mut self,
+        body: &pld_ir::Block,
+        scalar_res: &[(usize, MTy)],
+        tile_res: &[(usize, Val)],
+        same_res: &[usize],
+        then_vals: Option<&[Val]>,
+    ) -> Result<Vec<Val>, Diagnostic> {
+        let ys = self.emit_nested(&body.stmts)?.unwrap_or_default();
+        self.yield_carried(&ys, scalar_res, tile_res)?;
+        let mut vals = Vec::new();
+        for (j, k) in same_res.iter().enumerate() {
+            let v = match ys.get(*k) {
+                Some(y) => self.value(y)?,
+                None => return Err(self.err("an if branch yields fewer values than the if defines")),
+            };
+            if then_vals.is_some_and(|t| t.get(j) != Some(&v)) {
+                return Err(
+                    self.err("the branches of an if yield different tensors; pto has no tensor select")
+                );
+            }
+            vals.push(v);
+        }
+        Ok(vals)
     }
 
     /// `scf.while`: scalar carries are region arguments (condition region, then body region);
@@ -267,8 +273,7 @@ impl FnCx<'_> {
                 }
             }
         }
-        let tys: Vec<String> = scalars.iter().map(|(_, _, _, t)| t.name()).collect();
-        let tylist = tys.join(", ");
+        let types: Vec<MTy> = scalars.iter().map(|s| s.3).collect();
         let mut before = Vec::new();
         for (_, v, init, ty) in &scalars {
             let n = self.named(&self.value_name(*v));
@@ -276,41 +281,43 @@ impl FnCx<'_> {
             before.push((n, init.clone()));
         }
         let res = if scalars.is_empty() { None } else { Some(self.tmp()) };
-        let inits: Vec<String> = before.iter().map(|(n, i)| format!("{n} = {i}")).collect();
-        let lhs = match &res {
-            None => String::new(),
-            Some(r) if scalars.len() == 1 => format!("{r} = "),
-            Some(r) => format!("{r}:{} = ", scalars.len()),
-        };
-        self.line(format!("{lhs}scf.while ({}) : ({tylist}) -> ({tylist}) {{", inits.join(", ")));
+        let results_ty = res.clone().map(|name| Results { name, types: types.clone() });
         self.indent += 1;
-        let c = self.scalar_as(cond, MTy::I1)?;
-        let names: Vec<String> = before.iter().map(|(n, _)| n.clone()).collect();
-        if names.is_empty() {
-            self.line(format!("scf.condition({c})"));
-        } else {
-            self.line(format!("scf.condition({c}) {} : {tylist}", names.join(", ")));
+        self.open_region();
+        let c = self.scalar_as(cond, MTy::I1);
+        let values: Vec<String> = before.iter().map(|(n, _)| n.clone()).collect();
+        if let Ok(cond) = &c {
+            self.push(Inst::Condition { cond: cond.clone(), values, types: types.clone() });
         }
+        let before_region = self.close_region();
         self.indent -= 1;
-        self.line("} do {");
-        let mut after = Vec::new();
+        c?;
+        let mut after_args = Vec::new();
         for (_, v, _, ty) in &scalars {
             let n = self.named(&format!("{}_body", self.value_name(*v)));
             self.bind(*v, Val::Scalar { ssa: n.clone(), ty: *ty });
-            after.push(format!("{n}: {}", ty.name()));
-        }
-        if !after.is_empty() {
-            self.line(format!("^bb0({}):", after.join(", ")));
+            after_args.push((n, *ty));
         }
         self.indent += 1;
-        let ys = self.emit_nested(&body.stmts)?.unwrap_or_default();
+        self.open_region();
         let kinds: Vec<(usize, MTy)> = scalars.iter().map(|(k, _, _, t)| (*k, *t)).collect();
-        self.yield_carried(&ys, &kinds, &carried)?;
+        let ys = self.emit_nested(&body.stmts);
+        let yielded = ys.and_then(|ys| self.yield_carried(&ys.unwrap_or_default(), &kinds, &carried));
         if kinds.is_empty() {
-            self.line("scf.yield");
+            self.push(Inst::Yield { values: Vec::new(), types: Vec::new() });
         }
+        let after = self.close_region();
         self.indent -= 1;
-        self.line("}");
+        yielded?;
+        let inits = before;
+        self.push(Inst::While(ScfWhile {
+            results: results_ty,
+            inits,
+            types,
+            before: before_region,
+            after_args,
+            after,
+        }));
         self.bind_loop_results(res.as_deref(), &kinds, carried, results);
         Ok(())
     }
@@ -326,7 +333,7 @@ impl FnCx<'_> {
     ) {
         for (j, (k, ty)) in scalars.iter().enumerate() {
             if let (Some(r), Some(rv)) = (res, results.get(*k)) {
-                let ssa = if scalars.len() == 1 { r.to_string() } else { format!("{r}#{j}") };
+                let ssa = print::result_ref(r, j, scalars.len());
                 self.bind(*rv, Val::Scalar { ssa, ty: *ty });
             }
         }
@@ -351,8 +358,9 @@ impl FnCx<'_> {
             match (v, &yv) {
                 (Val::Tile { ssa: dst, tile: dt }, Val::Tile { ssa: src, tile: st }) if dst != src => {
                     let (sty, dty) = (self.tile_ty(src, st)?, self.tile_ty(dst, dt)?);
-                    let text = format!("pto.tmov ins({src} : {sty}) outs({dst} : {dty})");
-                    self.tile_op("pto.tmov", OpClass::Other, &[(src, &sty), (dst, &dty)], text);
+                    let dps =
+                        Dps::new("pto.tmov", vec![Operand::new(src, sty)], vec![Operand::new(dst, dty)]);
+                    self.tile_op(OpClass::Other, dps);
                 }
                 (Val::Tile { .. }, Val::Tile { .. }) => {}
                 (a, b) if a == b => {}
@@ -360,16 +368,16 @@ impl FnCx<'_> {
             }
         }
         if !scalars.is_empty() {
-            let mut vals = Vec::new();
-            let mut tys = Vec::new();
+            let mut values = Vec::new();
+            let mut types = Vec::new();
             for (k, t) in scalars {
                 let Some(y) = ys.get(*k) else {
                     return Err(self.err("a loop or branch body yields fewer values than it carries"));
                 };
-                vals.push(self.scalar_as(y, *t)?);
-                tys.push(t.name());
+                values.push(self.scalar_as(y, *t)?);
+                types.push(*t);
             }
-            self.line(format!("scf.yield {} : {}", vals.join(", "), tys.join(", ")));
+            self.push(Inst::Yield { values, types });
         }
         Ok(())
     }

@@ -1,5 +1,5 @@
-//! The emitter side of the PTO verifier: the `FnCx` helpers that render a tile instruction
-//! while recording its facts, and the allocation of an elementwise destination on its
+//! The emitter side of the PTO verifier: the `FnCx` helpers that push a typed tile
+//! instruction while recording its facts, and the allocation of an elementwise destination on its
 //! source's tile type.
 //!
 //! Guarantees: every tile instruction rendered through [`FnCx::tile_op`] and every comm
@@ -10,28 +10,29 @@
 use super::{Fact, OpClass, TileBuf};
 use crate::func::{FnCx, Idx};
 use crate::mlir::MTy;
+use crate::pto::{Dps, Inst};
 use pld_ir::{Diagnostic, TileType};
 
 impl FnCx<'_> {
-    /// Emits the tile instruction `text` (`inst ins(…) outs(…)`) and records its tile operands
-    /// `(ssa, type)`, sources first and destination last, for the PTO verifier.
-    pub fn tile_op(&mut self, inst: &str, class: OpClass, tiles: &[(&str, &str)], text: String) {
+    /// Emits the tile instruction `dps` and records its tile operands, sources first and
+    /// destination last, for the PTO verifier.
+    pub fn tile_op(&mut self, class: OpClass, dps: Dps) {
         self.facts.push(Fact::TileOp {
-            inst: inst.to_string(),
+            inst: dps.op.to_string(),
             class,
-            tiles: tiles.iter().map(|(s, t)| (s.to_string(), t.to_string())).collect(),
+            tiles: dps.tiles().map(|(s, t)| (s.to_string(), t.to_string())).collect(),
             span: self.span,
         });
-        self.line(text);
+        self.push(Inst::Dps(dps));
     }
 
     /// Records the staging tiles `(ssa, type)` of a comm transfer `inst` moving `src_dtype`
     /// elements, for the PTO verifier.
-    pub fn comm_stages(&mut self, inst: &str, src_dtype: &str, stages: &[(String, String)]) {
+    pub fn comm_stages(&mut self, inst: &str, src_dtype: &str, stages: &[(String, TileBuf)]) {
         self.facts.push(Fact::CommStage {
             inst: inst.to_string(),
             src_dtype: src_dtype.to_string(),
-            stages: stages.to_vec(),
+            stages: stages.iter().map(|(s, t)| (s.clone(), t.to_string())).collect(),
             span: self.span,
         });
     }
@@ -46,11 +47,14 @@ impl FnCx<'_> {
     /// tile type serves every operand (pto-isa's CPU build of TADD/TADDS/… takes one type);
     /// only the element type follows `t` (a conversion). Falls back to `t`'s own type when
     /// `like` describes a different buffer shape or valid extent.
-    pub fn alloc_tile_like(&mut self, hint: &str, t: &TileType, like: &str) -> Result<String, Diagnostic> {
-        let own = self.tile_type(t)?;
-        let (Some(mut want), Some(base)) = (TileBuf::parse(like), TileBuf::parse(&own)) else {
-            return self.alloc_typed(hint, t, own, None);
-        };
+    pub fn alloc_tile_like(
+        &mut self,
+        hint: &str,
+        t: &TileType,
+        like: &TileBuf,
+    ) -> Result<String, Diagnostic> {
+        let base = self.tile_type(t)?;
+        let mut want = like.clone();
         want.dtype = base.dtype.clone();
         let (vr, vc) = self.tile_valid(t)?;
         let agrees = |v: Option<i64>, i: &Idx| v.is_none() || matches!(i, Idx::Const(x) if Some(*x) == v);
@@ -59,7 +63,7 @@ impl FnCx<'_> {
             && want.loc == base.loc
             && agrees(want.valid[0], &vr)
             && agrees(want.valid[1], &vc);
-        let ty = if fits { want.to_string() } else { own };
+        let ty = if fits { want } else { base };
         self.alloc_typed(hint, t, ty, None)
     }
 }

@@ -1,5 +1,6 @@
 //! The registry's listings: the one-line description of an op (checked in as the registry
-//! golden: each parameter with its access — effect, side, store kind —, the signal role, and one
+//! golden: each parameter with its access — effect, side, store kind —, the signal role, what a
+//! builtin collective's kernel variants are keyed by, and one
 //! `column=yes|no` per linked per-op table) and the nearest-name suggestion
 //! for unknown ops.
 
@@ -72,6 +73,9 @@ pub fn describe(d: &OpDef) -> String {
     }
     if d.internal {
         flags.push("internal".into());
+    }
+    if let Some(v) = d.builtin_variant {
+        flags.push(format!("variant={}", v.listing()));
     }
     for k in d.lowering_kinds() {
         flags.push(k.name().into());

@@ -10,12 +10,13 @@
 //! only through these records, never by family.
 //!
 //! Split by concern: the op record and its declarations ([`opdef`]), attributes ([`attr`]),
-//! deduction ([`deduce`](mod@deduce)), listings ([`listing`]).
+//! deduction ([`deduce`](mod@deduce)), listings ([`listing`]), builtin variant keys ([`variant`]).
 
 pub mod attr;
 pub mod deduce;
 pub mod listing;
 pub mod opdef;
+pub mod variant;
 
 pub use crate::effects::{Effect, Side, SignalRole, StoreKind};
 pub use crate::table::{Entry, OpId, RegistryError, Site};
@@ -27,6 +28,7 @@ pub use opdef::{
     OverloadReg, ParamDef,
 };
 pub use opdef::{BLOCK_IDX_SYM, BLOCK_NUM_SYM};
+pub use variant::{BuiltinVariant, ReduceKey};
 
 use crate::auto_signal::PrivateSignalFn;
 use crate::diag::Diagnostic;

@@ -2,7 +2,7 @@
 //! affinity, lowerings, overloads, canonicalizers, and the registration records the
 //! `register_*!` macros submit.
 
-use super::{registry, AttrDef, DeduceEnv, DeduceFn};
+use super::{registry, AttrDef, BuiltinVariant, DeduceEnv, DeduceFn};
 use crate::diag::Diagnostic;
 use crate::effects::{Effect, RankRole, Side, SignalRole, StoreKind};
 use crate::expr::{Attr, Call, Expr};
@@ -163,6 +163,9 @@ pub struct OpDef {
     pub signal_role: SignalRole,
     /// Its part in rank-uniform execution (a collective, the rank query, or neither).
     pub rank_role: RankRole,
+    /// For a builtin collective dispatched to a prebuilt kernel: what its kernel variants are
+    /// keyed by and which template vars they fill (codegen names variants from it).
+    pub builtin_variant: Option<BuiltinVariant>,
     /// Only compiler passes may create it.
     pub internal: bool,
     /// Effects computed from the call, overriding the static per-parameter effects.

@@ -9,12 +9,13 @@ use super::*;
 use crate::record::OpSpec;
 use crate::util::{describe, window_arg};
 use pld_ir::registry::AttrType;
+use pld_ir::registry::BuiltinVariant;
 use pld_ir::{AttrDef, DataType, DeduceCx, Diagnostic, OpDef, Type};
 
 /// A `builtin.tensor.*` record: internal (only the rail lowerings create these calls), a
-/// collective.
-const fn builtin(name: &'static str, summary: &'static str) -> OpSpec {
-    op(name, FAMILY, summary).internal().collective()
+/// collective, dispatched to a prebuilt kernel whose variants are keyed by `keys`.
+const fn builtin(name: &'static str, summary: &'static str, keys: BuiltinVariant) -> OpSpec {
+    op(name, FAMILY, summary).internal().collective().builtin_variant(keys)
 }
 
 fn rank1_signal(cx: &DeduceCx<'_>, i: usize) -> Result<(), Diagnostic> {
@@ -43,6 +44,7 @@ fn rank1_signal(cx: &DeduceCx<'_>, i: usize) -> Result<(), Diagnostic> {
 pub static B_ALLREDUCE: OpDef = builtin(
     "builtin.tensor.allreduce",
     "HOST mesh allreduce chip dispatch (prebuilt AIV kernel, core_num blocks)",
+    BuiltinVariant::BY_DTYPE.by_reduce_inst().with_core_count(),
 )
 .params(SRC_SIGNAL)
 .attrs(&[OP_REQ, DTYPE_REQ, AttrDef::required("core_num", AttrType::Int)])
@@ -83,11 +85,14 @@ fn deduce_b_allreduce(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
 }
 
 /// `builtin.tensor.allreduce_ring(src, signal, *, op, dtype)`.
-pub static B_ALLREDUCE_RING: OpDef =
-    builtin("builtin.tensor.allreduce_ring", "HOST ring allreduce chip dispatch (prebuilt AIV kernel)")
-        .params(SRC_SIGNAL)
-        .attrs(&[OP_REQ, DTYPE_REQ])
-        .deduce(deduce_b_allreduce_ring);
+pub static B_ALLREDUCE_RING: OpDef = builtin(
+    "builtin.tensor.allreduce_ring",
+    "HOST ring allreduce chip dispatch (prebuilt AIV kernel)",
+    BuiltinVariant::BY_DTYPE.by_reduce_op(),
+)
+.params(SRC_SIGNAL)
+.attrs(&[OP_REQ, DTYPE_REQ])
+.deduce(deduce_b_allreduce_ring);
 
 fn deduce_b_allreduce_ring(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
     let op = cx.def.name;
@@ -135,9 +140,10 @@ fn deduce_b_allreduce_ring(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
 }
 
 /// `builtin.tensor.barrier(signal)`.
-pub static B_BARRIER: OpDef = builtin("builtin.tensor.barrier", "HOST barrier chip dispatch")
-    .params(&[updates("signal")])
-    .deduce(deduce_b_barrier);
+pub static B_BARRIER: OpDef =
+    builtin("builtin.tensor.barrier", "HOST barrier chip dispatch", BuiltinVariant::BY_DTYPE)
+        .params(&[updates("signal")])
+        .deduce(deduce_b_barrier);
 
 fn deduce_b_barrier(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
     rank1_signal(cx, 0)?;
@@ -145,10 +151,11 @@ fn deduce_b_barrier(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
 }
 
 /// `builtin.tensor.broadcast(target, signal, *, root, dtype)`.
-pub static B_BROADCAST: OpDef = builtin("builtin.tensor.broadcast", "HOST broadcast chip dispatch")
-    .params(TARGET_SIGNAL)
-    .attrs(&[AttrDef::required("root", AttrType::Int), DTYPE_REQ])
-    .deduce(deduce_b_broadcast);
+pub static B_BROADCAST: OpDef =
+    builtin("builtin.tensor.broadcast", "HOST broadcast chip dispatch", BuiltinVariant::BY_DTYPE.by_root())
+        .params(TARGET_SIGNAL)
+        .attrs(&[AttrDef::required("root", AttrType::Int), DTYPE_REQ])
+        .deduce(deduce_b_broadcast);
 
 fn deduce_b_broadcast(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
     let t = window_arg(cx, 0, "target")?;
@@ -159,11 +166,14 @@ fn deduce_b_broadcast(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
 }
 
 /// `builtin.tensor.reduce_scatter(target, signal, *, op, dtype)`.
-pub static B_REDUCE_SCATTER: OpDef =
-    builtin("builtin.tensor.reduce_scatter", "HOST reduce-scatter chip dispatch")
-        .params(TARGET_SIGNAL)
-        .attrs(&[OP_REQ, DTYPE_REQ])
-        .deduce(deduce_b_reduce_scatter);
+pub static B_REDUCE_SCATTER: OpDef = builtin(
+    "builtin.tensor.reduce_scatter",
+    "HOST reduce-scatter chip dispatch",
+    BuiltinVariant::BY_DTYPE.by_reduce_op(),
+)
+.params(TARGET_SIGNAL)
+.attrs(&[OP_REQ, DTYPE_REQ])
+.deduce(deduce_b_reduce_scatter);
 
 fn deduce_b_reduce_scatter(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
     let op = cx.def.name;
@@ -204,20 +214,22 @@ fn builtin_gather(cx: &DeduceCx<'_>, one_row: bool) -> Result<Type, Diagnostic> 
 }
 
 /// `builtin.tensor.allgather(input, target, signal, *, dtype)`.
-pub static B_ALLGATHER: OpDef = builtin("builtin.tensor.allgather", "HOST allgather chip dispatch")
-    .params(GATHER)
-    .attrs(&[DTYPE_REQ])
-    .deduce(deduce_b_allgather);
+pub static B_ALLGATHER: OpDef =
+    builtin("builtin.tensor.allgather", "HOST allgather chip dispatch", BuiltinVariant::BY_DTYPE)
+        .params(GATHER)
+        .attrs(&[DTYPE_REQ])
+        .deduce(deduce_b_allgather);
 
 fn deduce_b_allgather(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
     builtin_gather(cx, true)
 }
 
 /// `builtin.tensor.all_to_all(input, target, signal, *, dtype)`.
-pub static B_ALL_TO_ALL: OpDef = builtin("builtin.tensor.all_to_all", "HOST all-to-all chip dispatch")
-    .params(GATHER)
-    .attrs(&[DTYPE_REQ])
-    .deduce(deduce_b_all_to_all);
+pub static B_ALL_TO_ALL: OpDef =
+    builtin("builtin.tensor.all_to_all", "HOST all-to-all chip dispatch", BuiltinVariant::BY_DTYPE)
+        .params(GATHER)
+        .attrs(&[DTYPE_REQ])
+        .deduce(deduce_b_all_to_all);
 
 fn deduce_b_all_to_all(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
     builtin_gather(cx, false)
@@ -225,11 +237,14 @@ fn deduce_b_all_to_all(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
 
 /// `builtin.tensor.all_to_all_v(input, target, signal, send_counts, recv_counts, *, dtype,
 /// core_num=1)`: the HOST and CHIP rails' kernel.
-pub static B_ALL_TO_ALL_V: OpDef =
-    builtin("builtin.tensor.all_to_all_v", "HOST/CHIP all-to-all-v dispatch (in-kernel TPUT builtin)")
-        .params(A2AV)
-        .attrs(&[DTYPE_REQ, CORE_NUM])
-        .deduce(deduce_b_all_to_all_v);
+pub static B_ALL_TO_ALL_V: OpDef = builtin(
+    "builtin.tensor.all_to_all_v",
+    "HOST/CHIP all-to-all-v dispatch (in-kernel TPUT builtin)",
+    BuiltinVariant::BY_DTYPE,
+)
+.params(A2AV)
+.attrs(&[DTYPE_REQ, CORE_NUM])
+.deduce(deduce_b_all_to_all_v);
 
 fn deduce_b_all_to_all_v(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
     a2av(cx, true)

@@ -168,11 +168,6 @@ pub fn exhaustive(
                 }
             }
             Err(SimError::Fault(r)) if r.kind == ReportKind::Interrupted && s.stopped => None,
-            Err(SimError::Fault(r))
-                if r.kind == ReportKind::Budget && deadline.is_some_and(|d| Instant::now() >= d) =>
-            {
-                return Ok(incomplete(tally, "the time limit was reached".into(), first, refuted));
-            }
             Err(SimError::Fault(r)) if r.kind == ReportKind::Interrupted => return Err(SimError::Fault(r)),
             Err(SimError::Fault(r)) => {
                 if limits.keep_going {

@@ -8,7 +8,7 @@
 //! caller's tensor receives it; anything else (an input, a slice, a scalar) is a diagnostic
 //! with the `return`'s position. `num_return_types` is the number of returned values.
 
-use super::unsupported;
+use crate::unsupported;
 use pld_ir::vocab::TENSOR_CREATE as CREATE;
 use pld_ir::{Diagnostic, Direction, Expr, ExprKind, Function, Program, Stmt, StmtKind, TensorType, ValueId};
 

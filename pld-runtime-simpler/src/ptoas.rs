@@ -13,7 +13,7 @@
 //! - [`assemble`] runs ptoas on every unit of a directory and rewrites every wrapper of that
 //!   unit; the `.cpp` is written after the `.pto`, so it is never older.
 
-use super::kernel::{ENTRY_SENTINEL, PTOAS_SENTINEL};
+use crate::kernel::{ENTRY_SENTINEL, PTOAS_SENTINEL};
 use pld_ir::Target;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

@@ -1,5 +1,5 @@
 //! Builtin collective variants (`next_levels/<variant>/`, `runtime_artifacts.md` §6),
-//! rendered from pld's own lowerings ([`crate::builtin`]).
+//! rendered from pld's own lowerings ([`pld_codegen_pto::builtin`]).
 //!
 //! Guarantees:
 //! - The directory name is the variant string the host uses as its `callables[…]` key; the
@@ -13,10 +13,10 @@
 //!   window argument (pld's kernel takes one per window, all of one domain); a multi-core
 //!   mesh allreduce launches `core_num` blocks with a synchronous start.
 
-use super::chip::Core;
-use super::kernel::{kernel_config, module_text, tensor_signature, wrapper, ConfigKernel};
-use super::{param_kinds, ParamKind, RuntimeOptions};
-use crate::CodegenOptions;
+use crate::chip::Core;
+use crate::kernel::{kernel_config, module_text, tensor_signature, wrapper, ConfigKernel};
+use crate::{param_kinds, ParamKind, RuntimeOptions};
+use pld_codegen_pto::CodegenOptions;
 use pld_ir::{Call, Diagnostic, Direction, Function, Program};
 use std::fmt::Write as _;
 
@@ -36,7 +36,7 @@ pub struct Variant {
 impl Variant {
     /// The entry symbol.
     pub fn entry(&self) -> String {
-        crate::builtin::entry_symbol(&self.variant)
+        pld_codegen_pto::builtin::entry_symbol(&self.variant)
     }
 
     /// The kernel name (`<entry>_kernel`).
@@ -46,7 +46,7 @@ impl Variant {
 
     /// Whether the host passes a core count (the mesh allreduce).
     pub fn takes_core_num(&self) -> bool {
-        self.op == MESH_ALLREDUCE
+        pld_codegen_pto::emit::builtin_variant::takes_core_num(&self.op)
     }
 
     /// The number of window arguments.
@@ -55,17 +55,15 @@ impl Variant {
     }
 }
 
-pub use crate::emit::builtin_variant::MESH_ALLREDUCE;
-
 /// Every builtin variant the program dispatches, in variant order.
 pub fn variants(program: &Program, opts: &CodegenOptions) -> Result<Vec<Variant>, Diagnostic> {
-    let (calls, diags) = crate::builtin::builtin_calls(program, opts);
+    let (calls, diags) = pld_codegen_pto::builtin::builtin_calls(program, opts);
     if let Some(d) = diags.into_iter().next() {
         return Err(d);
     }
     let mut out = Vec::new();
     for (variant, (host, call)) in calls {
-        let kernel = crate::builtin::render(&variant, host, &call, opts)?;
+        let kernel = pld_codegen_pto::builtin::render(&variant, host, &call, opts)?;
         out.push(Variant { variant, op: call.callee.name().to_string(), core_num: core_num(&call), kernel });
     }
     Ok(out)

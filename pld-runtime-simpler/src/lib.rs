@@ -1,5 +1,9 @@
-//! The Simpler runtime's program directory (`pld compile --emit runtime`), an emitter of its
-//! own fed by the same lowered IR as the `.pto` modules (spec: `runtime_artifacts.md`).
+//! # pld-runtime-simpler — the Simpler runtime's program directory
+//!
+//! The second backend (`pld compile --emit runtime`): a directory of Python and C++ that the
+//! Simpler runtime loads, fed by the same lowered IR as the `.pto` modules and embedding them
+//! (spec: `runtime_artifacts.md`). It sits above `pld-codegen-pto` (it calls
+//! [`pld_codegen_pto::emit_program`] for the kernels); codegen never depends on it.
 //!
 //! Guarantees:
 //! - [`emit`] returns every file of the directory as `(relative path, text)`, sorted by path:
@@ -22,6 +26,8 @@
 //!   artifact that names it; the host entry's Python name goes through [`ident`].
 //! - Anything the emitter cannot express is a diagnostic naming the construct, never a panic.
 
+#![deny(missing_docs)]
+
 pub mod chip;
 pub mod host;
 pub mod kernel;
@@ -31,9 +37,10 @@ pub mod ptoas;
 pub mod results;
 pub mod runpy;
 pub mod subworker;
+pub mod template;
 pub mod variant;
 
-use crate::CodegenOptions;
+use pld_codegen_pto::CodegenOptions;
 use pld_ir::{
     Attr, BinOp, DataType, Diagnostic, Diagnostics, Direction, Expr, ExprKind, Function, FunctionKind,
     Program, Span, Target, Type, UnOp,
@@ -112,7 +119,7 @@ pub fn emit(program: &Program, opts: &RuntimeOptions) -> Result<RuntimeDir, Diag
     let program = mangled.as_ref().unwrap_or(program);
     let mut diags = Diagnostics::new();
     let cg = opts.codegen();
-    let out = crate::emit_program(program, &cg)?;
+    let out = pld_codegen_pto::emit_program(program, &cg)?;
     let host = match host_entry(program) {
         Ok(h) => h,
         Err(d) => {

@@ -20,9 +20,9 @@
 //!   adds its tensors (tagged by direction) and scalars and is `orch.submit_sub`-mitted to
 //!   `sub_ids["<name>"]`.
 
-use super::results::HostResult;
-use super::variant::Variant;
-use super::{ident, py_expr, simpler_dtype, unsupported, RuntimeOptions};
+use crate::results::HostResult;
+use crate::variant::Variant;
+use crate::{ident, py_expr, simpler_dtype, unsupported, RuntimeOptions};
 use pld_ir::{
     Attr, Call, Callee, Diagnostic, Direction, Expr, ExprKind, Function, FunctionKind, Program, ScopeKind,
     Stmt, StmtKind, Type, ValueId,
@@ -199,7 +199,7 @@ fn hoisted(host: &Function) -> Result<Vec<(ValueId, String, String)>, Diagnostic
                 .iter()
                 .map(|d| py_expr(d, &|v| ident(host.values.name(v))))
                 .collect::<Result<_, _>>()?;
-            let dt = super::torch_dtype(tt.dtype).ok_or_else(|| {
+            let dt = crate::torch_dtype(tt.dtype).ok_or_else(|| {
                 unsupported(s.span, format_args!("a host tensor of dtype {}", tt.dtype.dsl_name()))
             })?;
             Ok((
@@ -583,7 +583,7 @@ impl Writer<'_> {
         match &c.callee {
             Callee::Func(name) => match self.program.function(name).map(|g| g.kind) {
                 Some(FunctionKind::ChipOrch) => self.chip_dispatch(s, name, c),
-                _ if self.program.function(name).is_some_and(super::subworker::is_callback) => {
+                _ if self.program.function(name).is_some_and(crate::subworker::is_callback) => {
                     self.sub_dispatch(name, c)
                 }
                 _ => Err(unsupported(
@@ -707,8 +707,8 @@ impl Writer<'_> {
     }
 
     fn builtin_dispatch(&mut self, s: &Stmt, c: &Call) -> Result<(), Diagnostic> {
-        let opts = crate::CodegenOptions { target: self.program_target() };
-        let variant = crate::builtin::variant_name(self.program, &opts, self.f, c);
+        let opts = pld_codegen_pto::CodegenOptions { target: self.program_target() };
+        let variant = pld_codegen_pto::builtin::variant_name(self.program, &opts, self.f, c);
         let Some(v) = self.variants.iter().find(|v| v.variant == variant) else {
             return Err(unsupported(
                 s.span,

@@ -1,5 +1,5 @@
 //! Kernel names the runtime directory cannot spell: a kernel named like a C++ keyword (or a
-//! name the generated C++ reserves, [`super::is_reserved`]) is renamed before emission, so
+//! name the generated C++ reserves, [`crate::is_reserved`]) is renamed before emission, so
 //! ptoas' C++ function, the wrapper that calls it, its file name, its `KERNELS` entry and the
 //! `.pto` module all use one legal name.
 //!
@@ -10,7 +10,7 @@
 //! orchestrators name only directories and `callables[…]` keys, host callbacks name Python
 //! modules). A program with nothing to rename is returned as `None` (emitted unchanged).
 
-use super::is_reserved;
+use crate::is_reserved;
 use pld_ir::{Callee, ExprKind, Program};
 use std::collections::{HashMap, HashSet};
 
@@ -19,7 +19,7 @@ pub fn mangle_kernel_names(program: &Program) -> Option<Program> {
     let mut taken: HashSet<String> = program.functions.iter().map(|f| f.name.clone()).collect();
     let mut renames: HashMap<String, String> = HashMap::new();
     for f in &program.functions {
-        if !crate::is_kernel(f.kind) || !is_reserved(&f.name) {
+        if !pld_codegen_pto::is_kernel(f.kind) || !is_reserved(&f.name) {
             continue;
         }
         let new = (1..)

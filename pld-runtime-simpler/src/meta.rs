@@ -5,15 +5,15 @@
 //! `InOut`), shape (static dims, `-1` for a dynamic one, `null` for a scalar) and dtype
 //! (`str(DataType)` spelling); `num_sub_workers` is the number of `sub_workers/` modules; `num_return_types` is the number of values the host
 //! returns (each one of its Out/InOut parameters, or a tensor it creates, which is listed as an
-//! extra trailing `Out` parameter of its name, [`super::results`]); `platform`, `backend_type` and a complete
+//! extra trailing `Out` parameter of its name, [`crate::results`]); `platform`, `backend_type` and a complete
 //! `distributed_config` (`device_ids` non-empty, non-negative, distinct; runtime
 //! `tensormap_and_ringbuffer`; architecture-default AICPU threads). One extra top-level key
 //! (the loader ignores unknown top-level keys), `pld_symbolic_shapes`, keeps the symbolic
 //! extents of every parameter with a dynamic dim (`"NR * 4"`) so `run.py` can size outputs.
 
-use super::results::HostResult;
-use super::RuntimeOptions;
-use crate::json::{self, Json};
+use crate::results::HostResult;
+use crate::RuntimeOptions;
+use pld_codegen_pto::json::{self, Json};
 use pld_ir::{Direction, Function, Type};
 use serde::{Deserialize, Serialize};
 
@@ -152,7 +152,7 @@ pub fn render(host: &Function, sub_workers: usize, results: &[HostResult], opts:
                     .map(|d| match d.as_int() {
                         Some(v) => json::int(v),
                         None => json::s(
-                            super::py_expr(d, &|v| host.values.name(v).to_string())
+                            crate::py_expr(d, &|v| host.values.name(v).to_string())
                                 .unwrap_or_else(|_| "-1".to_string()),
                         ),
                     })
@@ -170,7 +170,7 @@ pub fn render(host: &Function, sub_workers: usize, results: &[HostResult], opts:
         distributed_config: DistributedConfig {
             device_ids: opts.device_ids.clone(),
             num_sub_workers: sub_workers,
-            runtime: super::RUNTIME.into(),
+            runtime: crate::RUNTIME.into(),
             aicpu_thread_num: 0,
         },
         pld_symbolic_shapes: symbolic,

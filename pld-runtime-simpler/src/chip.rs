@@ -14,7 +14,7 @@
 //!   block count and `sync_start` the synchronous start; `deps=[…]` become
 //!   `set_dependencies`; a `pl.manual_scope()` is a MANUAL scope.
 
-use super::{
+use crate::{
     c_expr, c_type, fn_attr_bool, fn_attr_int, ident, param_kinds, read_dynamic_dim, unsupported, ParamKind,
     RuntimeOptions,
 };
@@ -83,11 +83,14 @@ impl ChipProgram<'_> {
     }
 }
 
-/// The module (ptoas unit) name of a kernel, as [`crate::emit_program`] groups them.
+/// The module (ptoas unit) name of a kernel, as [`pld_codegen_pto::emit_program`] groups them.
 pub fn unit_of(program: &Program, name: &str) -> String {
     for (suffix, sibling) in [("_aic", "_aiv"), ("_aiv", "_aic")] {
         if let Some(base) = name.strip_suffix(suffix) {
-            if program.function(&format!("{base}{sibling}")).is_some_and(|f| crate::is_kernel(f.kind)) {
+            if program
+                .function(&format!("{base}{sibling}"))
+                .is_some_and(|f| pld_codegen_pto::is_kernel(f.kind))
+            {
                 return base.to_string();
             }
         }
@@ -103,7 +106,9 @@ pub fn chip_programs(program: &Program) -> Vec<ChipProgram<'_>> {
         f.body.walk_exprs(&mut |e| {
             let Some(c) = e.as_call() else { return };
             let Callee::Func(name) = &c.callee else { return };
-            let Some(k) = program.function(name).filter(|k| crate::is_kernel(k.kind)) else { return };
+            let Some(k) = program.function(name).filter(|k| pld_codegen_pto::is_kernel(k.kind)) else {
+                return;
+            };
             if kernels.iter().any(|e| e.func.name == *name) {
                 return;
             }

@@ -1,27 +1,4 @@
-//! `run.py`: runs the directory on Simpler's Python API alone, no reference compiler
-//! installed (`runtime_artifacts.md` §9).
-//!
-//! Guarantees: the script reads `distributed_meta.json`, loads every host input from
-//! `<inputs>/<name>.npy` (Out parameters start at zero, or from their `.npy` when present),
-//! compiles and registers one `ChipCallable` per `next_levels/*/kernel_config.py` keyed by
-//! the directory name, registers the function of every `sub_workers/<name>.py` as `sub_ids[name]`
-//! (with that many sub workers; each generated module is loaded as `_pld_generated.<stem>` and
-//! registered with cloudpickle by value, since Simpler pickles every Python callable), allocates every host buffer shared before `Worker.init()`,
-//! provides the `pypto.runtime` helpers `host_orch.py` and the sub-worker modules import
-//! (`make_tensor_arg`, `_submit_chip`, `_tensor_from_continuous`), calls the tagged entry, and writes every
-//! Out/InOut parameter to `<outputs>/<name>.npy`. `--ranks N` overrides the device ids with
-//! `0..N`; `--platform` is `a2a3sim` or `a2a3` (also `a5sim`, `a5`).
-
-use super::RuntimeOptions;
-use pld_ir::Function;
-
-/// Renders `run.py` for `host`.
-pub fn render(host: &Function, opts: &RuntimeOptions) -> String {
-    let _ = host;
-    RUN_PY.replace("@PLATFORM@", &opts.platform)
-}
-
-const RUN_PY: &str = r#"#!/usr/bin/env python3
+#!/usr/bin/env python3
 """Runs this pld-compiled program directory on the Simpler runtime (no PyPTO needed).
 
     python3 run.py --platform a2a3sim --ranks 2 --inputs in/ --outputs out/
@@ -170,7 +147,7 @@ def _shape(meta, p, world):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--platform", default="@PLATFORM@", choices=["a2a3sim", "a2a3", "a5sim", "a5"])
+    ap.add_argument("--platform", default="${platform}", choices=["a2a3sim", "a2a3", "a5sim", "a5"])
     ap.add_argument("--ranks", type=int, default=None, help="number of ranks (devices 0..N-1)")
     ap.add_argument("--inputs", default="inputs", help="folder of <param>.npy inputs")
     ap.add_argument("--outputs", default="outputs", help="folder for <param>.npy outputs")
@@ -248,4 +225,3 @@ def main():
 
 if __name__ == "__main__":
     main()
-"#;
