@@ -20,6 +20,7 @@
 //!   adds its tensors (tagged by direction) and scalars and is `orch.submit_sub`-mitted to
 //!   `sub_ids["<name>"]`.
 
+use crate::host_templates::{HostBuiltinTaskPy, HostChipTaskPy, HostDomainPy, HostOrchPy, HostSubTaskPy};
 use crate::results::HostResult;
 use crate::variant::Variant;
 use crate::{ident, py_expr, simpler_dtype, unsupported, RuntimeOptions};
@@ -71,38 +72,31 @@ pub fn render(
 ) -> Result<String, Diagnostic> {
     let mut domains = Vec::new();
     collect_domains(&host.body.stmts, &mut domains);
-    let mut s = String::from(
-        "import torch\nfrom simpler.task_interface import CallConfig, CommBufferSpec, DataType, TaskArgs, TensorArgType, scalar_to_uint64\nfrom pypto.runtime.tensor_arg import make_tensor_arg\nfrom pypto.runtime.distributed_runner import _submit_chip\n\n\n",
-    );
-    s.push_str("def _alloc_intermediates(tensors, world_size=1):\n");
     let creates = hoisted(host)?;
+    let mut inter = String::new();
     if domains.is_empty() && creates.is_empty() {
-        s.push_str("    pass\n");
+        inter.push_str("pass\n");
     }
     if !creates.is_empty() {
         for l in bind_dims(host) {
-            let _ = writeln!(s, "    {l}");
+            let _ = writeln!(inter, "{l}");
         }
     }
     for (_, name, line) in &creates {
         // A returned tensor is the caller's Out parameter: never replace it.
         if results.iter().any(|r| r.created.is_some() && r.name == *name) {
-            let _ = writeln!(s, "    if {name:?} not in tensors:\n        tensors[{name:?}] = {line}");
+            let _ = writeln!(inter, "if {name:?} not in tensors:\n    tensors[{name:?}] = {line}");
         } else {
-            let _ = writeln!(s, "    tensors[{name:?}] = {line}");
+            let _ = writeln!(inter, "tensors[{name:?}] = {line}");
         }
     }
     for d in &domains {
         let _ = writeln!(
-            s,
-            "    tensors[\"__{d}_ord\"] = [torch.zeros((1,), dtype=torch.int32).share_memory_() for _ in range(max(world_size, 1))]"
+            inter,
+            "tensors[\"__{d}_ord\"] = [torch.zeros((1,), dtype=torch.int32).share_memory_() for _ in range(max(world_size, 1))]"
         );
     }
     let name = &ident(&host.name);
-    let _ = write!(
-        s,
-        "\n\ndef {name}(orch, _args, config, *, tensors, callables, sub_ids, _keep, world_size, _domain_provider=None):\n"
-    );
     let mut w = Writer {
         program,
         f: host,
@@ -110,7 +104,7 @@ pub fn render(
         target: opts.target,
         world: opts.device_ids.len(),
         out: String::new(),
-        depth: 1,
+        depth: 0,
         calls: 0,
         vals: HashMap::new(),
         buffer_domain: HashMap::new(),
@@ -141,9 +135,7 @@ pub fn render(
     if w.out.trim().is_empty() {
         w.line("pass");
     }
-    s.push_str(&w.out);
-    let _ = write!(s, "\n\n{name}._pypto_distributed_entry = True\n");
-    Ok(s)
+    Ok(HostOrchPy { intermediates: &inter, entry: name, body: &w.out }.render())
 }
 
 /// The lines binding every dynamic dim: from the first host tensor parameter declaring it,
@@ -291,6 +283,13 @@ impl Writer<'_> {
         self.out.push('\n');
     }
 
+    /// Every line of a rendered snippet, at the current depth.
+    fn lines(&mut self, text: &str) {
+        for l in text.lines() {
+            self.line(l);
+        }
+    }
+
     fn expr(&self, e: &Expr) -> Result<String, Diagnostic> {
         py_expr(e, &|v| ident(self.f.values.name(v)))
     }
@@ -310,8 +309,10 @@ impl Writer<'_> {
         })
     }
 
+    /// `head` (one or more lines), then `stmts` one level deeper (`pass` when they write
+    /// nothing).
     fn nested(&mut self, head: &str, stmts: &[Stmt]) -> Result<(), Diagnostic> {
-        self.line(head);
+        self.lines(head);
         self.depth += 1;
         let before = self.out.len();
         self.block(stmts)?;
@@ -403,20 +404,14 @@ impl Writer<'_> {
             self.buffer_domain.insert(wname.clone(), name.to_string());
         }
         let window_size = if nbytes_terms.is_empty() { "32".to_string() } else { nbytes_terms.join(" + ") };
-        self.line("with (_domain_provider or orch.allocate_domain)(");
-        self.depth += 1;
-        self.line(&format!("name={name:?},"));
-        self.line(&format!("workers={workers},"));
-        self.line(&format!("window_size={window_size},"));
-        self.line("buffers=[");
-        self.depth += 1;
-        for sp in specs {
-            self.line(&sp);
+        let head = HostDomainPy {
+            name: &format!("{name:?}"),
+            workers: &workers,
+            window_size: &window_size,
+            buffers: &specs.join("\n"),
+            domain: name,
         }
-        self.depth -= 1;
-        self.line("],");
-        self.depth -= 1;
-        let head = format!(") as __{name}:");
+        .render();
         self.nested(&head, body)
     }
 
@@ -622,14 +617,14 @@ impl Writer<'_> {
         let callee = self.program.function(name).expect("checked by the caller");
         let ta = format!("_ta_{}", self.calls);
         self.calls += 1;
-        self.line(&format!("{ta} = TaskArgs()"));
+        let mut tensors = Vec::new();
         let mut scalars = Vec::new();
         for (p, a) in callee.params.iter().zip(&c.args) {
             match callee.values.ty(p.value) {
                 Type::Tensor(_) => {
                     let t = self.tensor_expr(a)?;
                     let tag = tensor_tag(p.dir);
-                    self.line(&format!(
+                    tensors.push(format!(
                         "{ta}.add_tensor(make_tensor_arg(orch._worker, {t}), TensorArgType.{tag})"
                     ));
                 }
@@ -642,10 +637,14 @@ impl Writer<'_> {
                 }
             }
         }
-        for sc in scalars {
-            self.line(&format!("{ta}.add_scalar({sc})"));
-        }
-        self.line(&format!("orch.submit_sub(sub_ids[{name:?}], {ta})"));
+        let scalars: Vec<String> = scalars.iter().map(|sc| format!("{ta}.add_scalar({sc})")).collect();
+        let task = HostSubTaskPy {
+            args: &ta,
+            tensors: &tensors.join("\n"),
+            scalars: &scalars.join("\n"),
+            callback: &format!("{name:?}"),
+        };
+        self.lines(&task.render());
         Ok(())
     }
 
@@ -656,7 +655,7 @@ impl Writer<'_> {
         let ta = format!("_ta_{n}");
         let dev = self.device(c)?;
         let r = dev.clone().unwrap_or_else(|| "0".into());
-        self.line(&format!("{ta} = TaskArgs()"));
+        let mut tensors = Vec::new();
         let mut domains: Vec<String> = Vec::new();
         let mut scalars = Vec::new();
         for (p, a) in callee.params.iter().zip(&c.args) {
@@ -673,7 +672,7 @@ impl Writer<'_> {
                         }
                         _ => format!("make_tensor_arg(orch._worker, {})", self.tensor_expr(a)?),
                     };
-                    self.line(&format!("{ta}.add_tensor({arg}, TensorArgType.{tag})"));
+                    tensors.push(format!("{ta}.add_tensor({arg}, TensorArgType.{tag})"));
                 }
                 Type::CommCtx => {
                     let Some(HostVal::Ctx { domain }) = a.as_var().and_then(|v| self.vals.get(&v).cloned())
@@ -694,15 +693,21 @@ impl Writer<'_> {
                 }
             }
         }
-        for d in &domains {
-            self.line(&format!("{ta}.add_tensor(make_tensor_arg(orch._worker, tensors[\"__{d}_ord\"][{r}]), TensorArgType.INOUT)"));
-        }
-        for sc in scalars {
-            self.line(&format!("{ta}.add_scalar({sc})"));
-        }
-        self.line(&format!("_keep.append({ta})"));
+        let tokens: Vec<String> = domains
+            .iter()
+            .map(|d| format!("{ta}.add_tensor(make_tensor_arg(orch._worker, tensors[\"__{d}_ord\"][{r}]), TensorArgType.INOUT)"))
+            .collect();
+        let scalars: Vec<String> = scalars.iter().map(|sc| format!("{ta}.add_scalar({sc})")).collect();
         let worker = if domains.is_empty() { dev.unwrap_or_else(|| "None".into()) } else { r };
-        self.line(&format!("_submit_chip(orch, callables[{name:?}], {ta}, config, {worker})"));
+        let task = HostChipTaskPy {
+            args: &ta,
+            tensors: &tensors.join("\n"),
+            tokens: &tokens.join("\n"),
+            scalars: &scalars.join("\n"),
+            chip: &format!("{name:?}"),
+            worker: &worker,
+        };
+        self.lines(&task.render());
         Ok(())
     }
 
@@ -722,7 +727,7 @@ impl Writer<'_> {
         let n = self.calls;
         self.calls += 1;
         let ta = format!("_ta_{n}");
-        self.line(&format!("{ta} = TaskArgs()"));
+        let mut windows = Vec::new();
         let mut domain: Option<String> = None;
         let mut seen: Vec<String> = Vec::new();
         for (i, a) in c.args.iter().enumerate() {
@@ -751,21 +756,22 @@ impl Writer<'_> {
             seen.push(buffer.clone());
             let tag = if dirs.get(i) == Some(&Direction::In) { "INPUT" } else { "INOUT" };
             let arg = self.window_arg(&d, &buffer, &shape, dtype, &r, a)?;
-            self.line(&format!("{ta}.add_tensor({arg}, TensorArgType.{tag})"));
+            windows.push(format!("{ta}.add_tensor({arg}, TensorArgType.{tag})"));
         }
         let Some(d) = domain else {
             return Err(unsupported(s.span, "a builtin collective without window arguments"));
         };
-        self.line(&format!("{ta}.add_tensor(make_tensor_arg(orch._worker, tensors[\"__{d}_ord\"][{r}]), TensorArgType.INOUT)"));
-        self.line(&format!("{ta}.add_scalar(__{d}[{r}].domain_size)"));
-        self.line(&format!("{ta}.add_scalar(__{d}[{r}].device_ctx)"));
-        if v.takes_core_num() {
-            self.line(&format!("{ta}.add_scalar({})", v.core_num));
-        }
-        self.line(&format!("{ta}_config = CallConfig()"));
-        self.line(&format!("{ta}_config.aicpu_thread_num = config.aicpu_thread_num"));
-        self.line(&format!("_keep.append({ta})"));
-        self.line(&format!("orch.submit_next_level(callables[{variant:?}], {ta}, {ta}_config, worker={r})"));
+        let core_num =
+            if v.takes_core_num() { format!("{ta}.add_scalar({})", v.core_num) } else { String::new() };
+        let task = HostBuiltinTaskPy {
+            args: &ta,
+            windows: &windows.join("\n"),
+            domain: &d,
+            rank: &r,
+            core_num: &core_num,
+            variant: &format!("{variant:?}"),
+        };
+        self.lines(&task.render());
         Ok(())
     }
 

@@ -3,7 +3,8 @@
 //! The second backend (`pld compile --emit runtime`): a directory of Python and C++ that the
 //! Simpler runtime loads, fed by the same lowered IR as the `.pto` modules and embedding them
 //! (spec: `runtime_artifacts.md`). It sits above `pld-codegen-pto` (it calls
-//! [`pld_codegen_pto::emit_program`] for the kernels); codegen never depends on it.
+//! [`pld_codegen_pto::emit_program`] for the kernels); codegen never depends on it. Every
+//! Python and C++ file is rendered from its template under `templates/` ([`template`]).
 //!
 //! Guarantees:
 //! - [`emit`] returns every file of the directory as `(relative path, text)`, sorted by path:
@@ -30,6 +31,7 @@
 
 pub mod chip;
 pub mod host;
+pub mod host_templates;
 pub mod kernel;
 pub mod mangle;
 pub mod meta;

@@ -1,6 +1,6 @@
 //! Templates: the fixed text of every generated Python and C++ artifact lives in one file
 //! under `templates/`, with named holes, and a typed struct per template (declared with
-//! [`template!`]) fills them. The Rust code computes only what varies (names, argument lists,
+//! `template!`) fills them. The Rust code computes only what varies (names, argument lists,
 //! the statements of an orchestrator body); the shape of each file is read in its template.
 //!
 //! Guarantees:
@@ -132,7 +132,17 @@ mod tests {
 
     /// Every template: `(file, text, holes)`.
     fn all() -> Vec<(&'static str, &'static str, &'static [&'static str])> {
-        vec![crate::runpy::all_templates(), crate::subworker::all_templates()].into_iter().flatten().collect()
+        vec![
+            crate::chip::all_templates(),
+            crate::host_templates::all_templates(),
+            crate::kernel::all_templates(),
+            crate::runpy::all_templates(),
+            crate::subworker::all_templates(),
+            crate::variant::all_templates(),
+        ]
+        .into_iter()
+        .flatten()
+        .collect()
     }
 
     #[test]

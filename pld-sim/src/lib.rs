@@ -159,8 +159,9 @@ pub enum Schedule {
     Deterministic,
     /// Seeded random interleaving.
     Random(u64),
-    /// One OS thread per rank, windows shared behind one lock per window (non-deterministic
-    /// interleaving).
+    /// Worker threads (one per core, at most one per rank) sharing a ready queue of ranks,
+    /// windows shared behind one lock per window (non-deterministic interleaving; see
+    /// `sched/parallel.rs`).
     Parallel,
     /// Seeded PCT: random core priorities with priority change points ([`pct`]).
     Pct(u64),

@@ -1,0 +1,9 @@
+
+// Task ${n}: ${kernel}
+CoreTaskArgs ${args};
+${tensors}
+${scalars}
+${launch}
+${dependencies}
+${mixed}
+${submit}

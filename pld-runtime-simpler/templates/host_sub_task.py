@@ -1,0 +1,4 @@
+${args} = TaskArgs()
+${tensors}
+${scalars}
+orch.submit_sub(sub_ids[${callback}], ${args})
