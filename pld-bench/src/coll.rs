@@ -310,7 +310,8 @@ impl Workload {
 
 const IND: &str = "        ";
 
-/// Elements per tile of the source fill (4 KiB of FP32). The simulator holds a tile as `f64`
-/// lanes, so a 16 KiB FP32 fill tile (32 KiB in the simulator, plus its encoded copy) was the
-/// largest single allocation of a 64 KiB run — the preparation's memory, not the collective's.
+/// Elements per tile of the source fill (4 KiB of FP32). When the simulator held a tile as
+/// `f64` lanes, a 16 KiB FP32 fill tile (32 KiB in the simulator, plus its encoded copy) was the
+/// largest single allocation of a 64 KiB run — the preparation's memory, not the collective's;
+/// kept, so the rows stay comparable with older builds (D-sim-31).
 const FILL_TILE: usize = 1024;

@@ -135,6 +135,7 @@ fn kwarg(a: &AttrDef) -> String {
         Some(AttrDefault::Int(v)) => s.push_str(&format!(" = {}", a.ty.spell_int(v))),
         Some(AttrDefault::Bool(b)) => s.push_str(if b { " = True" } else { " = False" }),
         Some(AttrDefault::Str(v)) => s.push_str(&format!(" = {v:?}")),
+        None if a.from_assignment => s.push_str(" (defaults to the name the result is assigned to)"),
         None if a.required => s.push_str(" (required)"),
         None => s.push_str(" (optional)"),
     }

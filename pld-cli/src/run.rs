@@ -214,8 +214,6 @@ pub(crate) fn run_on(
     interrupt: std::sync::Arc<std::sync::atomic::AtomicBool>,
 ) -> Result<Option<Ran>, Failure> {
     let (mut program, sources) = load_selected(args)?;
-    // As the user wrote it: the rank-count rule reads device loops and rank queries.
-    let rank_syms = program.rank_count_syms();
     let entry = pick_entry(&program, args.entry.as_deref())?;
     lower_checked(args, &mut program, &sources)?;
     let func = program.function(&entry).ok_or_else(|| Failure::usage(format!("entry `{entry}` vanished")))?;
@@ -235,7 +233,7 @@ pub(crate) fn run_on(
             .ok_or_else(|| Failure::usage(format!("--input `{spec}` is not NAME=PATH.npy")))?;
         given.insert(name.to_string(), PathBuf::from(path));
     }
-    let (mut syms, mut binding_sources) = bind_dims(args, &program, &rank_syms)?;
+    let (mut syms, mut binding_sources) = bind_dims(args, &program)?;
     let mut inputs = Inputs::new();
     // Under the MPI engine every tensor is a source each process reads only where its rank
     // touches it (D-mpi-7); in-process, bytes.
@@ -349,11 +347,30 @@ pub(crate) fn run_on(
             ranks: args.ranks,
             binds: &args.bind,
         };
-        Some(crate::expect::check(&args.checks, &outcome.outputs, &cx, !args.sweeping)?)
+        Some(check_outputs(args, &outcome, &cx)?)
     } else {
         None
     };
     Ok(Some(Ran { outcome, verdict }))
+}
+
+/// The checks' verdict on a finished run. When they cannot run (a usage error: a golden that
+/// raises), `--report-json` still gets the run's document, with the error in `check_error`.
+fn check_outputs(
+    args: &RunArgs,
+    outcome: &pld_sim::SimOutcome,
+    cx: &crate::expect::GoldenCx<'_>,
+) -> Result<crate::expect::Verdict, Failure> {
+    match crate::expect::check(&args.checks, &outcome.outputs, cx, !args.sweeping) {
+        Err(Failure::Usage(msg)) => {
+            if let Some(path) = &args.report_json {
+                let doc = RunJson { check_error: Some(msg.clone()), ..run_doc(outcome, None) };
+                driver::write_file(path, doc.text().as_bytes())?;
+            }
+            Err(Failure::Usage(msg))
+        }
+        other => other,
+    }
 }
 
 /// Reads the `--input NAME=PATH` tensors (bytes in-process, sources under the MPI engine,
@@ -531,6 +548,18 @@ pub(crate) fn output_rows(outputs: &HashMap<String, HostTensor>) -> Vec<OutputJs
     rows
 }
 
+/// The `--report-json` document of a finished run (`wrong`: the wrong elements, when checked).
+fn run_doc(outcome: &pld_sim::SimOutcome, wrong: Option<u64>) -> RunJson<'_> {
+    let t = &outcome.timing;
+    RunJson {
+        ok: true,
+        modeled_ps: t.rank_ps.clone(),
+        outputs: Some(output_rows(&outcome.outputs)),
+        collectives: Some(t.collectives.iter().map(|c| CollectiveJson::of(c, wrong)).collect()),
+        ..RunJson::default()
+    }
+}
+
 /// After the checks: the collectives' results table (`#wrong` filled when outputs were
 /// checked), `--report-json`, warnings and the trace.
 fn finish(args: &RunArgs, outcome: &pld_sim::SimOutcome, wrong: Option<u64>) -> Result<(), Failure> {
@@ -543,14 +572,7 @@ fn finish(args: &RunArgs, outcome: &pld_sim::SimOutcome, wrong: Option<u64>) -> 
         }
     }
     if let Some(path) = &args.report_json {
-        let doc = RunJson {
-            ok: true,
-            modeled_ps: t.rank_ps.clone(),
-            outputs: Some(output_rows(&outcome.outputs)),
-            collectives: Some(t.collectives.iter().map(|c| CollectiveJson::of(c, wrong)).collect()),
-            ..RunJson::default()
-        };
-        driver::write_file(path, doc.text().as_bytes())?;
+        driver::write_file(path, run_doc(outcome, wrong).text().as_bytes())?;
     }
     for w in &outcome.warnings {
         eprintln!("warning: {w}");
@@ -605,14 +627,10 @@ fn pick_entry(program: &Program, entry: Option<&str>) -> Result<String, Failure>
 type BindingSources = HashMap<String, String>;
 
 /// Dynamic dimensions: `--bind NAME=INT` when given; else `--ranks` for the ones the program
-/// uses as the rank count ([`Program::rank_count_syms`], D-cli-10). The others are bound only
+/// uses as the rank count ([`Program::bind_rank_counts`], D-cli-10). The others are bound only
 /// by the shape of an `--input` ([`unbound_dims`] says which nothing bound). Returns the
 /// values and where each came from (for bounds reports).
-fn bind_dims(
-    args: &RunArgs,
-    program: &Program,
-    rank_syms: &[String],
-) -> Result<(HashMap<String, i64>, BindingSources), Failure> {
+fn bind_dims(args: &RunArgs, program: &Program) -> Result<(HashMap<String, i64>, BindingSources), Failure> {
     let mut syms: HashMap<String, i64> = HashMap::new();
     let mut sources: HashMap<String, String> = HashMap::new();
     for s in &program.dyn_syms {
@@ -623,42 +641,27 @@ fn bind_dims(
                 })?,
                 format!("--bind {s}={v}"),
             ),
-            None if rank_syms.contains(s) => (
-                args.ranks as i64,
-                format!("--ranks; `{s}` is the rank count and no --bind {s}=... was given"),
-            ),
             None => continue,
         };
         syms.insert(s.clone(), value);
         sources.insert(s.clone(), from);
+    }
+    for s in program.bind_rank_counts(args.ranks as i64, &mut syms) {
+        sources.insert(s.clone(), pld_ir::rank_count::rank_count_source(&s));
     }
     Ok((syms, sources))
 }
 
 /// The dynamic dimensions the program's tensors and windows use that neither `--bind`,
 /// `--ranks` (for the rank count) nor an `--input`'s shape bound: a usage error listing each
-/// with its `--bind NAME=VALUE`.
+/// with its `--bind NAME=VALUE` (the rule's second half, shared with the library:
+/// [`Program::unbound_dims`]).
 fn unbound_dims(program: &Program, syms: &HashMap<String, i64>) -> Result<(), Failure> {
-    let mut used = Vec::new();
-    for f in &program.functions {
-        for (_, d) in f.values.iter() {
-            if let Some(t) = d.ty.as_tensor_like() {
-                pld_ir::Expr::collect_syms(t.shape.iter(), &mut used);
-            }
-        }
-    }
-    let unbound: Vec<&String> =
-        program.dyn_syms.iter().filter(|s| used.contains(s) && !syms.contains_key(*s)).collect();
+    let unbound = program.unbound_dims(syms);
     if unbound.is_empty() {
         return Ok(());
     }
-    let names = unbound.iter().map(|s| format!("`{s}`")).collect::<Vec<_>>().join(", ");
-    let binds = unbound.iter().map(|s| format!("--bind {s}=VALUE")).collect::<Vec<_>>().join(" ");
-    Err(Failure::usage(format!(
-        "dynamic dimension{} {names} {} not bound: pass {binds}, or an --input whose shape has it          (only a dimension the program uses as the rank count — indexed by a device loop or a rank,          or in a window's shape — takes --ranks)",
-        if unbound.len() == 1 { "" } else { "s" },
-        if unbound.len() == 1 { "is" } else { "are" },
-    )))
+    Err(Failure::usage(pld_ir::rank_count::unbound_dims_message(&unbound)))
 }
 
 fn bind_shape(

@@ -5,7 +5,8 @@
 //! modeled time (`modeled_ps`), one row per collective call (the results table's columns:
 //! name, ranks, bytes, count, type, redop, root, algorithm, time, algbw, busbw, wrong) and
 //! every output with its dtype, shape, sum and FNV-1a checksum — the same
-//! numbers the text summary prints.
+//! numbers the text summary prints. A run that finished but whose output checks could not
+//! run (a usage error, exit 2) writes the success document plus `check_error`.
 
 use serde::Serialize;
 
@@ -25,6 +26,10 @@ pub struct RunJson<'a> {
     /// Every output (on success).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub outputs: Option<Vec<OutputJson<'a>>>,
+    /// The usage error that stopped the output checks after the run finished (a golden that
+    /// cannot run, an `--expect` that cannot be read); the run's rows are still written.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub check_error: Option<String>,
 }
 
 /// One collective call.

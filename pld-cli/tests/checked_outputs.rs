@@ -179,3 +179,46 @@ fn unknown_expect_name_is_reported_before_the_run() {
     assert!(e.contains("--expect output: `host_orch` has no output `output` (outputs: outputs)"), "{e}");
     assert!(!e.contains("deadlock"), "{e}");
 }
+
+#[test]
+fn a_golden_that_cannot_run_still_writes_the_report_json_with_the_error() {
+    // A corpus allreduce with a golden that reads a tensor the program does not have: the run
+    // finishes, the golden raises, `pld run` exits 2, and `--report-json` holds the run's rows
+    // and the error.
+    let d = dir("golden-cannot-run");
+    let src =
+        std::fs::read_to_string(root().join("pld-cli/tests/corpus/rebind_store_then_allreduce.py")).unwrap();
+    assert!(src.contains("\ndef golden(tensors, params):\n"), "the program has a golden");
+    let file = d.join("bad_golden.py");
+    let bad = src.replace(
+        "\ndef golden(tensors, params):\n",
+        "\ndef golden(tensors, params):\n    tensors[\"no_such_tensor\"][:] = 0\n",
+    );
+    std::fs::write(&file, bad).unwrap();
+    let report = d.join("report.json");
+    let out_dir = d.join("out");
+    let args = [
+        "run",
+        file.to_str().unwrap(),
+        "--ranks",
+        "2",
+        "--check-golden",
+        "--report-json",
+        report.to_str().unwrap(),
+        "--out",
+        out_dir.to_str().unwrap(),
+    ];
+    let out = pld(&args);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("KeyError: 'no_such_tensor'"), "{err}");
+    let doc: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(&report).unwrap_or_else(|e| panic!("no --report-json written: {e}\n{err}")),
+    )
+    .unwrap();
+    assert_eq!(doc["ok"], serde_json::Value::Bool(true), "{doc}");
+    assert!(doc["check_error"].as_str().is_some_and(|m| m.contains("KeyError: 'no_such_tensor'")), "{doc}");
+    let outputs = doc["outputs"].as_array().expect("outputs rows");
+    assert!(outputs.iter().any(|o| o["name"] == "outputs"), "{doc}");
+    assert_eq!(doc["modeled_ps"].as_array().map(Vec::len), Some(2), "{doc}");
+}

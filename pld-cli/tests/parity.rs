@@ -10,8 +10,9 @@ use runtime_support::*;
 use std::path::{Path, PathBuf};
 
 /// Every folder of the repository that holds DSL programs.
-const PROGRAM_DIRS: [&str; 12] = [
+const PROGRAM_DIRS: [&str; 13] = [
     "examples",
+    "pld-cli/tests/early_returns",
     "pld-cli/tests/uniformity",
     "pld-cli/tests/exhaustive",
     "pld-cli/tests/parity_programs",

@@ -94,7 +94,7 @@ fn a_view_is_a_tile_type_of_its_own() {
     let op = Fact::TileOp {
         inst: "pto.tadds".into(),
         class: OpClass::Elementwise,
-        tiles: vec![("%view".into(), view.clone()), ("%d".into(), view)],
+        tiles: vec![("%view".into(), buf(&view)), ("%d".into(), buf(&view))],
         span: Span::DUMMY,
     };
     let k = facts(Target::A2A3, vec![alloc("%d", F32_ROW, 0), op], Some(vec![0]));
@@ -123,7 +123,7 @@ fn elementwise_operands_are_one_tile_type() {
     let op = |dst: &str, class: OpClass| Fact::TileOp {
         inst: "pto.tadd".into(),
         class,
-        tiles: vec![("%a".into(), padded.clone()), ("%b".into(), padded.clone()), ("%d".into(), dst.into())],
+        tiles: vec![("%a".into(), buf(&padded)), ("%b".into(), buf(&padded)), ("%d".into(), buf(dst))],
         span: Span::DUMMY,
     };
     // The builtin allreduce of issue #20: zero-padded sources, a pad=0 destination.
@@ -137,11 +137,7 @@ fn elementwise_operands_are_one_tile_type() {
     let mixed = Fact::TileOp {
         inst: "pto.tmax".into(),
         class: OpClass::Elementwise,
-        tiles: vec![
-            ("%a".into(), padded.clone()),
-            ("%b".into(), F32_ROW.into()),
-            ("%d".into(), padded.clone()),
-        ],
+        tiles: vec![("%a".into(), buf(&padded)), ("%b".into(), buf(F32_ROW)), ("%d".into(), buf(&padded))],
         span: Span::DUMMY,
     };
     let v = violations(&facts(Target::A2A3, vec![mixed], None), "elementwise-one-tile-type");
@@ -228,7 +224,7 @@ fn comm_staging_tiles_are_vec_tiles_of_the_source_dtype() {
     let stage = |ty: &str| Fact::CommStage {
         inst: "pto.comm.tput".into(),
         src_dtype: "f32".into(),
-        stages: vec![("%s".into(), ty.into())],
+        stages: vec![("%s".into(), buf(ty))],
         span: Span::DUMMY,
     };
     assert!(violations(&facts(Target::A2A3, vec![stage(F32_ROW)], None), "comm-stage-vec").is_empty());
@@ -240,8 +236,8 @@ fn comm_staging_tiles_are_vec_tiles_of_the_source_dtype() {
         inst: "pto.comm.tget".into(),
         src_dtype: "f32".into(),
         stages: vec![
-            ("%ping".into(), F32_ROW.into()),
-            ("%pong".into(), F32_ROW.replace("cols=256", "cols=128")),
+            ("%ping".into(), buf(F32_ROW)),
+            ("%pong".into(), buf(&F32_ROW.replace("cols=256", "cols=128"))),
         ],
         span: Span::DUMMY,
     };

@@ -100,7 +100,8 @@ pub struct FnCx<'u, 'a> {
     /// Types of the first `return`.
     returns: Option<Vec<Type>>,
     strict: bool,
-    /// The LHS name of the assignment being lowered (names `alloc_window_buffer`).
+    /// The LHS name of the assignment being lowered (fills an op attribute declared
+    /// [`pld_ir::AttrDef::from_assignment`], e.g. a window buffer's name).
     pub pending_name: Option<String>,
     /// Current expression nesting depth (bounded, so hostile input cannot exhaust the stack).
     pub depth: usize,

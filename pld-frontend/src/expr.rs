@@ -98,23 +98,6 @@ impl FnCx<'_, '_> {
         (out, ok)
     }
 
-    /// Lowers `e` into `slot` as the literal `pick` accepts; anything else is the error
-    /// `expected`, recorded at `e`. Whether it lowered.
-    fn literal_into<T>(
-        &mut self,
-        e: &ast::Expr,
-        pick: fn(ExprKind) -> Option<T>,
-        expected: &'static str,
-        slot: &mut Option<T>,
-    ) -> bool {
-        let Ok(lowered) = self.expr(e) else { return false };
-        match pick(lowered.kind) {
-            Some(v) => *slot = Some(v),
-            None => self.error(Diagnostic::error(span_of(self.file(), e), expected)),
-        }
-        slot.is_some()
-    }
-
     fn expr_inner(&mut self, e: &ast::Expr) -> Result<Expr, ()> {
         let file = self.file();
         let span = span_of(file, e);
@@ -397,9 +380,6 @@ impl FnCx<'_, '_> {
                 ));
                 return Err(());
             }
-            "pld.alloc_window_buffer" | "pld.tensor.alloc_window_buffer" => {
-                return self.alloc_window_buffer(c, span)
-            }
             _ => {}
         }
         let fname = path.strip_prefix("self.").unwrap_or(&path);
@@ -510,90 +490,6 @@ impl FnCx<'_, '_> {
             ExprKind::DType(d) => Some(Type::Scalar(d)),
             _ => None,
         }
-    }
-
-    /// `pld.alloc_window_buffer(size)` / `(shape, dtype=...)`, named after the assignment.
-    fn alloc_window_buffer(&mut self, c: &ast::ExprCall, span: Span) -> Result<Expr, ()> {
-        let file = self.file();
-        let mut size: Option<Expr> = None;
-        let mut dtype: Option<DataType> = None;
-        let mut name = self.pending_name.take();
-        let (positional, mut ok) = self.exprs_all(&c.args);
-        for kw in &c.keywords {
-            let kspan = span_of(file, kw);
-            match kw.arg.as_deref() {
-                Some("size") if size.is_none() && positional.is_empty() => size = self.expr(&kw.value).ok(),
-                Some("shape") if size.is_none() && positional.is_empty() => size = self.expr(&kw.value).ok(),
-                Some("dtype") => {
-                    ok &= self.literal_into(&kw.value, dtype_literal, DTYPE_EXPECTED, &mut dtype)
-                }
-                Some("name") => ok &= self.literal_into(&kw.value, str_literal, NAME_EXPECTED, &mut name),
-                other => {
-                    self.error(
-                        Diagnostic::error(
-                            kspan,
-                            format!(
-                                "unknown kwarg '{}' for operator 'pld.tensor.alloc_window_buffer'",
-                                other.unwrap_or("**")
-                            ),
-                        )
-                        .with_code(pld_ir::codes::UNKNOWN_KWARG)
-                        .with_note("known keyword arguments: size, name, dtype (with a shape list)")
-                        .with_help_opt(pld_ir::registry::listing::did_you_mean(
-                            other.unwrap_or("**"),
-                            ["size", "name", "dtype"].into_iter(),
-                        )),
-                    );
-                    ok = false;
-                }
-            }
-        }
-        if !ok {
-            return Err(());
-        }
-        if name.is_none() {
-            // The buffer is named after the name it is assigned to; a bare call has none.
-            self.error(Diagnostic::error(
-                span,
-                "pld.alloc_window_buffer must appear as the RHS of a simple assignment (`buf = pld.alloc_window_buffer(...)`), which names the buffer",
-            ));
-            return Err(());
-        }
-        let mut args = positional;
-        if let Some(s) = size {
-            args.insert(0, s);
-        }
-        // `(shape, dtype=...)` overload: bytes = prod(shape) * width(dtype).
-        if let Some(Expr { kind: ExprKind::Tuple(dims), span: sspan }) = args.first().cloned() {
-            if dims.is_empty() {
-                self.error(Diagnostic::error(sspan, "pld.alloc_window_buffer shape must be non-empty"));
-                return Err(());
-            }
-            let Some(d) = dtype else {
-                self.error(Diagnostic::error(
-                    sspan,
-                    "pld.alloc_window_buffer with a shape needs dtype=..., e.g. alloc_window_buffer([1, 256], dtype=pl.FP32)",
-                ));
-                return Err(());
-            };
-            // Static dims fold into one integer; symbolic dims multiply onto it.
-            let width = i64::try_from(d.bytes()).unwrap_or(1);
-            let (fixed, symbolic): (Vec<Expr>, Vec<Expr>) =
-                dims.into_iter().partition(|x| x.as_int().is_some());
-            let mut bytes = Expr::int(width).at(sspan);
-            for dim in fixed.into_iter().chain(symbolic) {
-                bytes = Expr::binary(BinOp::Mul, bytes, dim).at(sspan);
-            }
-            args[0] = bytes;
-        } else if dtype.is_some() {
-            self.error(Diagnostic::error(
-                span,
-                "dtype=... is only valid with a shape list: alloc_window_buffer([dims], dtype=...)",
-            ));
-            return Err(());
-        }
-        let attrs = name.map(|n| vec![("name".to_string(), Attr::Str(n))]).unwrap_or_default();
-        self.build_op("pld.tensor.alloc_window_buffer", args, attrs, span)
     }
 
     /// A call of another function of the program (`self.k(args, device=r)` / `k(args)`).
@@ -766,21 +662,4 @@ impl FnCx<'_, '_> {
         }
         Ok(deps)
     }
-}
-
-/// The error of a `dtype=` that is not a dtype.
-const DTYPE_EXPECTED: &str = "dtype must be a dtype, e.g. pl.FP32";
-/// The error of a `name=` that is not a string literal.
-const NAME_EXPECTED: &str = "name must be a string literal";
-
-/// A dtype literal's dtype.
-fn dtype_literal(k: ExprKind) -> Option<DataType> {
-    let ExprKind::DType(d) = k else { return None };
-    Some(d)
-}
-
-/// A string literal's text.
-fn str_literal(k: ExprKind) -> Option<String> {
-    let ExprKind::Str(s) = k else { return None };
-    Some(s)
 }

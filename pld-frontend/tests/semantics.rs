@@ -135,3 +135,38 @@ fn constants_fold_and_typed_literals_keep_their_dtype() {
     let ExprKind::Binary(_, l, _) = &value.kind else { panic!("binary: {value}") };
     assert_eq!(l.as_int(), Some(255));
 }
+
+/// The `alloc_window_buffer` calls of a host orchestrator whose body is `stmts`, as
+/// `(size, name)`.
+fn allocs(stmts: &str) -> Vec<(String, Option<String>)> {
+    let _ = pld_ops::registry();
+    let src = format!(
+        "import pypto.language as pl\nimport pypto.language.distributed as pld\n\n\n@pl.program\nclass P:\n    @pl.function(level=pl.Level.HOST, role=pl.Role.Orchestrator)\n    def h(self):\n{stmts}"
+    );
+    let p = pld_frontend::parse_str(&src).unwrap_or_else(|d| panic!("{d}"));
+    let h = p.function("h").expect("host");
+    let mut out = Vec::new();
+    h.body.walk_exprs(&mut |e| {
+        if let Some(c) = e.as_call().filter(|c| c.callee.name() == "pld.tensor.alloc_window_buffer") {
+            out.push((c.args[0].to_string(), c.attr("name").and_then(|a| a.as_str()).map(str::to_owned)));
+        }
+    });
+    out
+}
+
+#[test]
+fn every_spelling_of_a_window_buffer_builds_one_canonical_call() {
+    // The assignment names the buffer; `name=` overrides it; the shape form (positional or
+    // `shape=`) is the byte size; the long and short op names are one op.
+    let got = allocs(
+        "        a = pld.alloc_window_buffer(256)\n        b: pld.Ptr = pld.tensor.alloc_window_buffer([4, 16], dtype=pl.FP32)\n        c = pld.alloc_window_buffer(shape=[2, 8], dtype=pl.INT32, name=\"sig\")\n        d = pld.alloc_window_buffer(size=64)\n",
+    );
+    let want = [("256", "a"), ("256", "b"), ("64", "sig"), ("64", "d")];
+    let want: Vec<(String, Option<String>)> =
+        want.iter().map(|(s, n)| (s.to_string(), Some(n.to_string()))).collect();
+    assert_eq!(got, want);
+    // A call nested in another call's arguments takes the assignment's name too (the
+    // outer `pld.window` names nothing).
+    let got = allocs("        w = pld.window(pld.alloc_window_buffer(64), [4, 4], dtype=pl.FP32)\n");
+    assert_eq!(got, vec![("64".to_string(), Some("w".to_string()))]);
+}

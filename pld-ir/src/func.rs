@@ -125,7 +125,7 @@ impl Function {
 }
 
 /// A whole program.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default)]
 pub struct Program {
     /// Program name (the `@pl.program` class name).
     pub name: String,
@@ -133,7 +133,18 @@ pub struct Program {
     pub dyn_syms: Vec<String>,
     /// The functions, in declaration order.
     pub functions: Vec<Function>,
+    /// The dynamic dims the program as written uses as the rank count, recorded by the pass
+    /// pipeline before it lowers anything ([`Program::rank_counts`], D-cli-10). A fact about
+    /// how a run binds the program, not part of what it computes: equality ignores it.
+    pub rank_count_dims: Option<Vec<String>>,
 }
+
+impl PartialEq for Program {
+    fn eq(&self, other: &Program) -> bool {
+        self.name == other.name && self.dyn_syms == other.dyn_syms && self.functions == other.functions
+    }
+}
+impl Eq for Program {}
 
 impl Program {
     /// An empty program.

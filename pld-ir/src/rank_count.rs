@@ -13,6 +13,11 @@
 //!   `[2*(NR-1), NR]` ring signals, `[NR, SIZE]` gather targets, `[NR*MAXR, SIZE]` inboxes).
 //!
 //! Copies of a rank or of the rank count through assignments count as the rank or the count.
+//!
+//! The binding rule itself is here too, so `pld run` and the library (`pld_sim::run`) apply
+//! one implementation: `--bind` first, then the rank count for the rank-count dimensions
+//! ([`Program::bind_rank_counts`]), then the inputs' shapes; a dimension a shape uses that is
+//! still unbound is an error ([`Program::unbound_dims`], [`unbound_dims_message`]).
 
 use crate::expr::{Expr, ExprKind};
 use crate::func::{Function, Program};
@@ -20,7 +25,70 @@ use crate::stmt::StmtKind;
 use crate::types::Type;
 use crate::value::ValueId;
 use crate::vocab::{NRANKS, RANK, WORLD_SIZE};
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
+
+impl Program {
+    /// The dynamic dimensions that take the rank count: those recorded before lowering
+    /// ([`Program::rank_count_dims`]), else the ones [`Program::rank_count_syms`] finds now.
+    pub fn rank_counts(&self) -> Vec<String> {
+        self.rank_count_dims.clone().unwrap_or_else(|| self.rank_count_syms())
+    }
+
+    /// Records [`Program::rank_count_syms`] of the program as it is now, unless recorded
+    /// already (the pass pipeline calls it before lowering).
+    pub fn record_rank_counts(&mut self) {
+        if self.rank_count_dims.is_none() {
+            self.rank_count_dims = Some(self.rank_count_syms());
+        }
+    }
+
+    /// Binds every rank-count dimension ([`Program::rank_counts`]) that `syms` does not bind
+    /// yet to `nranks`; returns the ones it bound. The first half of the one binding rule
+    /// (D-cli-10) that `pld run` and `pld_sim::run` share; [`Program::unbound_dims`] is the
+    /// second.
+    pub fn bind_rank_counts(&self, nranks: i64, syms: &mut HashMap<String, i64>) -> Vec<String> {
+        let mut bound = Vec::new();
+        for s in self.rank_counts() {
+            if !syms.contains_key(&s) {
+                syms.insert(s.clone(), nranks);
+                bound.push(s);
+            }
+        }
+        bound
+    }
+
+    /// The dynamic dimensions a tensor or window shape of the program uses that `syms` does
+    /// not bind, in `dyn_syms` order: after `--bind`, the rank count and the inputs' shapes,
+    /// each is an error ([`unbound_dims_message`]), never a silent default.
+    pub fn unbound_dims(&self, syms: &HashMap<String, i64>) -> Vec<String> {
+        let mut used = Vec::new();
+        for f in &self.functions {
+            for (_, d) in f.values.iter() {
+                if let Some(t) = d.ty.as_tensor_like() {
+                    Expr::collect_syms(t.shape.iter(), &mut used);
+                }
+            }
+        }
+        self.dyn_syms.iter().filter(|s| used.contains(s) && !syms.contains_key(*s)).cloned().collect()
+    }
+}
+
+/// Where a rank-count dimension's value came from, for reports.
+pub fn rank_count_source(sym: &str) -> String {
+    format!("--ranks; `{sym}` is the rank count and no --bind {sym}=... was given")
+}
+
+/// The error for dynamic dimensions nothing bound ([`Program::unbound_dims`]), naming the
+/// `--bind NAME=VALUE` of each.
+pub fn unbound_dims_message(unbound: &[String]) -> String {
+    let names = unbound.iter().map(|s| format!("`{s}`")).collect::<Vec<_>>().join(", ");
+    let binds = unbound.iter().map(|s| format!("--bind {s}=VALUE")).collect::<Vec<_>>().join(" ");
+    format!(
+        "dynamic dimension{} {names} {} not bound: pass {binds}, or an --input whose shape has it (only a dimension the program uses as the rank count — indexed by a device loop or a rank, or in a window's shape — takes --ranks)",
+        if unbound.len() == 1 { "" } else { "s" },
+        if unbound.len() == 1 { "is" } else { "are" },
+    )
+}
 
 impl Program {
     /// The dynamic dimensions of the program (of [`Program::dyn_syms`]) that it uses as the

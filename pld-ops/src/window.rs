@@ -7,20 +7,76 @@
 
 use crate::record::{op, value};
 use pld_ir::registry::AttrType;
-use pld_ir::{register_op, AttrDef, DataType, DeduceCx, Diagnostic, FunctionKind, OpDef, Type};
+use pld_ir::{
+    register_canonicalize, register_op, Attr, AttrDef, BinOp, DataType, DeduceCx, DeduceEnv, Diagnostic,
+    Expr, ExprKind, FunctionKind, OpDef, Type,
+};
 
 /// `pld.tensor.alloc_window_buffer(size, *, name)`: reserve `size` bytes in every rank's window.
+/// The DSL also takes `(shape, *, dtype)` (bytes = product of the shape × the dtype's width,
+/// rewritten to the byte form by [`canon_alloc`]), and names the buffer after the assignment
+/// it is the right-hand side of (`buf = pld.alloc_window_buffer(…)`) unless `name=` is given.
 pub static ALLOC_WINDOW_BUFFER: OpDef = op(
     "pld.tensor.alloc_window_buffer",
     "window",
     "allocate a symmetric window buffer of `size` bytes on every rank",
 )
 .aliases(&["pld.alloc_window_buffer"])
-.params(&[value("size")])
-.attrs(&[AttrDef::required("name", AttrType::Str)])
+.params(&[value("size").or_keyword("shape")])
+.attrs(&[AttrDef::assigned_name("name"), AttrDef::optional("dtype", AttrType::DType)])
 .deduce(deduce_alloc);
 
+/// `alloc_window_buffer([d0, d1, …], dtype=D)` → `alloc_window_buffer(width(D) * d0 * d1 * …)`:
+/// the static dims fold into one integer, the symbolic ones multiply onto it, and `dtype` goes.
+/// An empty shape, a shape without `dtype` or a `dtype` with a byte size is left for
+/// [`deduce_alloc`] to report.
+fn canon_alloc(
+    args: &mut Vec<Expr>,
+    attrs: &mut Vec<(String, Attr)>,
+    _: &DeduceEnv<'_>,
+) -> Option<&'static str> {
+    let at = attrs.iter().position(|(k, _)| k == "dtype")?;
+    let (Attr::DType(d), [Expr { kind: ExprKind::Tuple(dims), span }]) = (&attrs[at].1, args.as_slice())
+    else {
+        return None;
+    };
+    if dims.is_empty() {
+        return None;
+    }
+    let span = *span;
+    let width = i64::try_from(d.bytes()).unwrap_or(1);
+    let (fixed, symbolic): (Vec<Expr>, Vec<Expr>) = dims.iter().cloned().partition(|x| x.as_int().is_some());
+    let mut bytes = Expr::int(width).at(span);
+    for dim in fixed.into_iter().chain(symbolic) {
+        bytes = Expr::binary(BinOp::Mul, bytes, dim).at(span);
+    }
+    args[0] = bytes;
+    attrs.remove(at);
+    None
+}
+
+register_canonicalize!("pld.tensor.alloc_window_buffer", canon_alloc);
+
+/// The DSL forms [`canon_alloc`] does not rewrite: an empty shape, a shape without `dtype`, a
+/// `dtype` with a byte size. (A call nothing names is the frontend's error, at the call.)
+fn check_alloc_form(cx: &DeduceCx<'_>) -> Result<(), Diagnostic> {
+    match cx.arg(0).map(|a| &a.kind) {
+        Some(ExprKind::Tuple(dims)) if dims.is_empty() => {
+            Err(cx.arg_error(0, "pld.alloc_window_buffer shape must be non-empty"))
+        }
+        Some(ExprKind::Tuple(_)) => Err(cx.arg_error(
+            0,
+            "pld.alloc_window_buffer with a shape needs dtype=..., e.g. alloc_window_buffer([1, 256], dtype=pl.FP32)",
+        )),
+        _ if cx.attr("dtype").is_some() => {
+            Err(cx.error("dtype=... is only valid with a shape list: alloc_window_buffer([dims], dtype=...)"))
+        }
+        _ => Ok(()),
+    }
+}
+
 fn deduce_alloc(cx: &DeduceCx<'_>) -> Result<Type, Diagnostic> {
+    check_alloc_form(cx)?;
     if cx.attr_str("name").is_none_or(|n| n.is_empty()) {
         return Err(cx.error("pld.tensor.alloc_window_buffer requires a non-empty 'name' kwarg"));
     }

@@ -15,6 +15,53 @@ fn host(
     call_in(FunctionKind::Host, Target::A2A3, params, op, args, attrs)
 }
 
+/// A host `alloc_window_buffer` call built through the registry, canonicalizer included.
+/// `args` gets a host scalar `n` to use.
+fn alloc_call(
+    args: impl FnOnce(Expr) -> Vec<Expr>,
+    attrs: Vec<(&str, Attr)>,
+) -> Result<Expr, pld_ir::Diagnostic> {
+    let _ = pld_testkit::init();
+    let mut values = pld_ir::value::Values::default();
+    let n = values.add("n", Type::Scalar(INDEX), pld_ir::Span::default());
+    let args = args(Expr::var(n));
+    let env = pld_ir::DeduceEnv { func_kind: Some(FunctionKind::Host), ..pld_ir::DeduceEnv::new(&values) };
+    let attrs = attrs.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
+    Expr::op_call("pld.alloc_window_buffer", args, attrs, pld_ir::Span::default(), &env)
+}
+
+#[test]
+fn a_shape_and_dtype_become_one_byte_size() {
+    // #16, #17: static dims fold into one integer; the dtype is not kept on the op.
+    let name = || ("name", Attr::Str("b".into()));
+    for (shape, dtype, bytes) in
+        [(vec![64, 128], FP32, 32768), (vec![32, 16], INT32, 2048), (vec![8], FP16, 16)]
+    {
+        let e = alloc_call(|_| vec![ints(&shape)], vec![name(), ("dtype", Attr::DType(dtype))]).unwrap();
+        let c = e.as_call().unwrap();
+        assert_eq!(c.args, vec![Expr::int(bytes)], "{shape:?} {dtype}");
+        assert_eq!(c.attrs, vec![("name".to_string(), Attr::Str("b".into()))]);
+        // Idempotent: the canonical form builds to itself.
+        let again = alloc_call(|_| c.args.clone(), vec![name()]).unwrap();
+        assert_eq!(again, e);
+    }
+    // #20: a symbolic dim multiplies onto the folded static ones (width 4 × 4, then × n).
+    let e =
+        alloc_call(|n| vec![Expr::tuple(vec![n, Expr::int(4)])], vec![name(), ("dtype", Attr::DType(FP32))])
+            .unwrap();
+    let size = &e.as_call().unwrap().args[0];
+    assert!(size.as_int().is_none(), "{size:?}");
+    assert_eq!(size.to_string(), "16 * %v0");
+    // The forms it leaves alone are the deducer's errors.
+    let no_dtype = alloc_call(|_| vec![ints(&[4, 8])], vec![name()]).unwrap_err();
+    assert!(no_dtype.message.contains("with a shape needs dtype="), "{no_dtype:?}");
+    let empty =
+        alloc_call(|_| vec![Expr::tuple(vec![])], vec![name(), ("dtype", Attr::DType(FP32))]).unwrap_err();
+    assert!(empty.message.contains("shape must be non-empty"), "{empty:?}");
+    let bare = alloc_call(|_| vec![Expr::int(64)], vec![]).unwrap_err();
+    assert_eq!(bare.message, "missing kwarg 'name' on pld.tensor.alloc_window_buffer");
+}
+
 #[test]
 fn alloc_window_buffer_a2() {
     // #1, #8
@@ -60,7 +107,7 @@ fn alloc_window_buffer_a2() {
             |_| vec![Expr::int(64)],
             vec![("name", Attr::Str("b".into())), ("dtype", Attr::DType(FP32))],
         ),
-        "unknown kwarg 'dtype'",
+        "dtype=... is only valid with a shape list",
     );
     // #20: a dynamic size.
     ok(host(

@@ -29,6 +29,8 @@ pub fn run_passes(
     verify: bool,
     after_each: &mut dyn FnMut(&str, &Program),
 ) -> Result<(), Diagnostics> {
+    // Which dimensions take the rank count is read from the program as written (D-cli-10).
+    program.record_rank_counts();
     if verify {
         pld_ir::verify_program_for(program, cx.target).map_err(|d| annotate(d, "the pipeline input"))?;
     }

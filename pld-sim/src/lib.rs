@@ -159,8 +159,9 @@ pub enum Schedule {
     Deterministic,
     /// Seeded random interleaving.
     Random(u64),
-    /// One OS thread per rank, windows shared behind one lock per window (non-deterministic
-    /// interleaving).
+    /// Worker threads (one per core, at most one per rank) sharing a ready queue of ranks,
+    /// windows shared behind one lock per window (non-deterministic interleaving; see
+    /// `sched/parallel.rs`).
     Parallel,
     /// Seeded PCT: random core priorities with priority change points ([`pct`]).
     Pct(u64),
@@ -529,15 +530,15 @@ fn run_in(
     let Some(func) = program.function(entry) else {
         return Err(invalid(format!("entry function '{entry}' is not in the program")));
     };
-    // Symbolic dims: explicit bindings, the rank count, then input shapes.
-    // `from` says where each value came from, for bounds reports on host tensors.
+    // Symbolic dims by the one rule `pld run` applies (D-cli-10): explicit bindings, the
+    // rank count for the dims the program uses as one, then input shapes; still unbound is
+    // an error. `from` says where each value came from, for bounds reports on host tensors.
     let mut syms = cfg.bindings.clone();
     let mut from: HashMap<String, String> =
         cfg.bindings.iter().map(|(k, v)| (k.clone(), format!("the binding {k}={v}"))).collect();
     from.extend(cfg.binding_sources.iter().map(|(k, v)| (k.clone(), v.clone())));
-    for name in ["NR", "world_size", "WORLD_SIZE", "P", "NRANKS", "nranks"] {
-        syms.entry(name.to_string()).or_insert(cfg.nranks as i64);
-        from.entry(name.to_string()).or_insert_with(|| "--ranks".to_string());
+    for s in program.bind_rank_counts(cfg.nranks as i64, &mut syms) {
+        from.insert(s.clone(), pld_ir::rank_count::rank_count_source(&s));
     }
     for p in &func.params {
         let name = func.values.name(p.value);
@@ -551,11 +552,9 @@ fn run_in(
             }
         }
     }
-    for s in &program.dyn_syms {
-        if !syms.contains_key(s) {
-            syms.insert(s.clone(), cfg.nranks as i64);
-            from.insert(s.clone(), "--ranks (no --bind given)".to_string());
-        }
+    let unbound = program.unbound_dims(&syms);
+    if !unbound.is_empty() {
+        return Err(invalid(pld_ir::rank_count::unbound_dims_message(&unbound)));
     }
     let (mut world, keep) = match keep {
         Some(slot) => match slot.take() {

@@ -8,7 +8,7 @@
 use super::{atomic_for, attr_int, check_tload_dst, check_tstore_src, Region};
 use crate::func::{FnCx, Val};
 use crate::mlir::{self, MTy};
-use crate::pto::{Dps, Inst, Operand};
+use crate::pto::{Dps, Inst, OpName, Operand, TileBuf};
 use crate::register_emitter;
 use crate::verify::OpClass;
 use pld_ir::{Call, DataType, Diagnostic, TileType, Type, ValueId};
@@ -52,12 +52,7 @@ fn emit_create(cx: &mut FnCx<'_>, call: &Call, targets: &[ValueId]) -> Result<Va
     Ok(Val::Tile { ssa, tile: tt })
 }
 
-fn unary_into(
-    cx: &mut FnCx<'_>,
-    call: &Call,
-    targets: &[ValueId],
-    inst: &'static str,
-) -> Result<Val, Diagnostic> {
+fn unary_into(cx: &mut FnCx<'_>, call: &Call, targets: &[ValueId], inst: OpName) -> Result<Val, Diagnostic> {
     let (src, st) = cx.tile(cx.arg(call, 0, "tile")?, &format!("{} tile", call.callee.name()))?;
     let tt = result_tile(cx, call)?;
     let hint = cx.result_hint(targets, "tile");
@@ -72,41 +67,39 @@ fn emit_move(cx: &mut FnCx<'_>, call: &Call, targets: &[ValueId]) -> Result<Val,
     unary_into(cx, call, targets, "pto.tmov")
 }
 
-fn binary(
+/// The destination of an elementwise op, allocated on the tile type of its first source
+/// `a` (one tile type for sources and destination): `(ssa, IR type, source type, type)`.
+fn like_source(
     cx: &mut FnCx<'_>,
     call: &Call,
     targets: &[ValueId],
-    inst: &'static str,
-) -> Result<Val, Diagnostic> {
+    a: &str,
+    at: &TileType,
+) -> Result<(String, TileType, TileBuf, TileBuf), Diagnostic> {
+    let tt = result_tile(cx, call)?;
+    let hint = cx.result_hint(targets, "tile");
+    let like = cx.tile_ty(a, at)?;
+    let dst = cx.alloc_tile_like(&hint, &tt, &like)?;
+    let dty = cx.tile_ty(&dst, &tt)?;
+    Ok((dst, tt, like, dty))
+}
+
+fn binary(cx: &mut FnCx<'_>, call: &Call, targets: &[ValueId], inst: OpName) -> Result<Val, Diagnostic> {
     let op = call.callee.name();
     let (a, at) = cx.tile(cx.arg(call, 0, "lhs")?, &format!("{op} lhs"))?;
     let (b, bt) = cx.tile(cx.arg(call, 1, "rhs")?, &format!("{op} rhs"))?;
-    let tt = result_tile(cx, call)?;
-    let hint = cx.result_hint(targets, "tile");
-    // One tile type for sources and destination.
-    let like = cx.tile_ty(&a, &at)?;
-    let dst = cx.alloc_tile_like(&hint, &tt, &like)?;
-    let (aty, bty, dty) = (cx.tile_ty(&a, &at)?, cx.tile_ty(&b, &bt)?, cx.tile_ty(&dst, &tt)?);
-    let ins = vec![Operand::new(a, aty), Operand::new(b, bty)];
+    let (dst, tt, aty, dty) = like_source(cx, call, targets, &a, &at)?;
+    let ins = vec![Operand::new(a, aty), Operand::new(&b, cx.tile_ty(&b, &bt)?)];
     cx.tile_op(OpClass::Elementwise, Dps::new(inst, ins, vec![Operand::new(&dst, dty)]));
     Ok(Val::Tile { ssa: dst, tile: tt })
 }
 
-fn with_scalar(
-    cx: &mut FnCx<'_>,
-    call: &Call,
-    targets: &[ValueId],
-    inst: &'static str,
-) -> Result<Val, Diagnostic> {
+fn with_scalar(cx: &mut FnCx<'_>, call: &Call, targets: &[ValueId], inst: OpName) -> Result<Val, Diagnostic> {
     let op = call.callee.name();
     let (a, at) = cx.tile(cx.arg(call, 0, "tile")?, &format!("{op} tile"))?;
     let sty = MTy::of_scalar(at.dtype).map_err(|m| cx.err(m))?;
     let s = cx.scalar_as(cx.arg(call, 1, "scalar")?, sty)?;
-    let tt = result_tile(cx, call)?;
-    let hint = cx.result_hint(targets, "tile");
-    let like = cx.tile_ty(&a, &at)?;
-    let dst = cx.alloc_tile_like(&hint, &tt, &like)?;
-    let (aty, dty) = (cx.tile_ty(&a, &at)?, cx.tile_ty(&dst, &tt)?);
+    let (dst, tt, aty, dty) = like_source(cx, call, targets, &a, &at)?;
     cx.scalar_fact(format!("{inst} scalar operand"), &sty);
     let ins = vec![Operand::new(a, aty), Operand::new(s, sty)];
     cx.tile_op(OpClass::Elementwise, Dps::new(inst, ins, vec![Operand::new(&dst, dty)]));
@@ -265,12 +258,7 @@ fn emit_tensor_slice(cx: &mut FnCx<'_>, call: &Call, _targets: &[ValueId]) -> Re
 /// Row reductions (`tile.row_sum/max/min`): `pto.trow* ins(%src, %tmp) outs(%dst)` with the
 /// caller's `tmp_tile` (or a fresh scratch tile of the source's type) and an `[R, 1]`
 /// (col_major) destination.
-fn row_reduce(
-    cx: &mut FnCx<'_>,
-    call: &Call,
-    targets: &[ValueId],
-    inst: &'static str,
-) -> Result<Val, Diagnostic> {
+fn row_reduce(cx: &mut FnCx<'_>, call: &Call, targets: &[ValueId], inst: OpName) -> Result<Val, Diagnostic> {
     let op = call.callee.name();
     let (src, st) = cx.tile(cx.arg(call, 0, "tile")?, &format!("{op} tile"))?;
     // The caller's scratch tile (`tmp_tile`) when given, else a fresh one of the source type.
@@ -298,12 +286,7 @@ elementwise! {
 /// binary-tree path: `pto.tcolsum ins(%src, %tmp {isBinary = true} : …)` — ptoas requires the
 /// tmp operand and `isBinary` together, as PyPTO `e2d0f78` emits them. The instructions run
 /// on the vector unit only (TCOL* checks `TileType::Vec`), so a non-vec operand is rejected.
-fn col_reduce(
-    cx: &mut FnCx<'_>,
-    call: &Call,
-    targets: &[ValueId],
-    inst: &'static str,
-) -> Result<Val, Diagnostic> {
+fn col_reduce(cx: &mut FnCx<'_>, call: &Call, targets: &[ValueId], inst: OpName) -> Result<Val, Diagnostic> {
     use pld_ir::MemorySpace;
     let op = call.callee.name();
     let (src, st) = cx.tile(cx.arg(call, 0, "tile")?, &format!("{op} tile"))?;

@@ -32,34 +32,24 @@ fn slot_pair(cx: &mut FnCx<'_>, call: &Call) -> Result<String, Diagnostic> {
     Ok(cx.def(|result| Inst::LoadScalar { result, ptr: ctx, offset: slot, ptr_ty, ty }))
 }
 
+/// The low 32 bits of the `i64` `word` as an `i32` named after `hint`.
+fn low_word(cx: &mut FnCx<'_>, word: String, hint: &str) -> Val {
+    let r = cx.named(hint);
+    let (from, to) = (MTy::Int(64), MTy::Int(32));
+    cx.push(Inst::Cast { result: r.clone(), op: "arith.trunci", operand: word, from, to });
+    Val::Scalar { ssa: r, ty: to }
+}
+
 fn emit_rank(cx: &mut FnCx<'_>, call: &Call, targets: &[ValueId]) -> Result<Val, Diagnostic> {
     let p = slot_pair(cx, call)?;
-    let hint = cx.result_hint(targets, "rank");
-    let r = cx.named(&hint);
-    cx.push(Inst::Cast {
-        result: r.clone(),
-        op: "arith.trunci",
-        operand: p,
-        from: MTy::Int(64),
-        to: MTy::Int(32),
-    });
-    Ok(Val::Scalar { ssa: r, ty: MTy::Int(32) })
+    Ok(low_word(cx, p, &cx.result_hint(targets, "rank")))
 }
 
 fn emit_nranks(cx: &mut FnCx<'_>, call: &Call, targets: &[ValueId]) -> Result<Val, Diagnostic> {
     let p = slot_pair(cx, call)?;
     let c32 = cx.const_int(32, MTy::Int(64));
     let hi = cx.arith("arith.shrui", &[&p, &c32], MTy::Int(64));
-    let hint = cx.result_hint(targets, "nranks");
-    let r = cx.named(&hint);
-    cx.push(Inst::Cast {
-        result: r.clone(),
-        op: "arith.trunci",
-        operand: hi,
-        from: MTy::Int(64),
-        to: MTy::Int(32),
-    });
-    Ok(Val::Scalar { ssa: r, ty: MTy::Int(32) })
+    Ok(low_word(cx, hi, &cx.result_hint(targets, "nranks")))
 }
 
 register_emitter!("pld.system.get_comm_ctx", emit_get_comm_ctx);

@@ -9,7 +9,26 @@
 
 use super::FnCx;
 use crate::mlir::{self, MTy};
+use crate::pto::TileBuf;
 use pld_ir::Diagnostic;
+use std::collections::HashMap;
+
+/// The tile allocation of one function: each allocation's slot, the tile types that differ
+/// from their IR type's, and the per-memory stack.
+#[derive(Debug, Default)]
+pub(crate) struct TileAlloc {
+    /// Each allocation's slot.
+    pub(super) slots: Vec<AllocSlot>,
+    /// The tile-buffer type of each tile SSA whose type is not derived from its IR type
+    /// (a pad value, an elementwise source's type, a subview).
+    pub(super) types: HashMap<String, TileBuf>,
+    /// The slot of each allocated tile SSA.
+    pub(super) slot_of: HashMap<String, usize>,
+    /// The next free byte per memory.
+    pub(super) bump: HashMap<&'static str, u64>,
+    /// The high-water mark per memory.
+    pub(super) high: HashMap<&'static str, u64>,
+}
 
 #[derive(Clone, Debug)]
 pub(super) struct AllocSlot {
@@ -29,8 +48,8 @@ impl FnCx<'_> {
         alias_of: Option<&str>,
     ) -> Result<(usize, Option<usize>), Diagnostic> {
         let alias = match alias_of {
-            Some(a) => match self.tile_slots.get(a) {
-                Some(s) => Some(self.allocs[*s].alias.unwrap_or(*s)),
+            Some(a) => match self.tiles.slot_of.get(a) {
+                Some(s) => Some(self.tiles.slots[*s].alias.unwrap_or(*s)),
                 None => return Err(self.err(format!("tile {a} has no buffer to alias"))),
             },
             None => None,
@@ -38,27 +57,27 @@ impl FnCx<'_> {
         // Stack allocation: a region's tiles are released when the region ends (see
         // `emit_nested`), so sibling branches and successive loops reuse the same space.
         let addr = match alias {
-            Some(target) => self.allocs[target].addr,
+            Some(target) => self.tiles.slots[target].addr,
             None => {
-                let off = self.bump.entry(loc).or_insert(0);
+                let off = self.tiles.bump.entry(loc).or_insert(0);
                 let addr = *off;
                 *off += bytes.div_ceil(32) * 32;
-                let high = self.high.entry(loc).or_insert(0);
+                let high = self.tiles.high.entry(loc).or_insert(0);
                 *high = (*high).max(*off);
                 addr
             }
         };
-        let slot = self.allocs.len();
-        self.allocs.push(AllocSlot { addr, alias });
+        let slot = self.tiles.slots.len();
+        self.tiles.slots.push(AllocSlot { addr, alias });
         Ok((slot, alias))
     }
 
     /// The planned address of every slot, whether they all fit their memories' capacities,
     /// and each memory's high-water mark (sorted by memory name).
     pub(super) fn address_plan(&self) -> (Vec<u64>, bool, Vec<(String, u64)>) {
-        let fits = self.high.iter().all(|(loc, h)| *h <= mlir::capacity(loc, self.opts.target));
-        let addrs: Vec<u64> = self.allocs.iter().map(|a| a.addr).collect();
-        let mut high: Vec<(String, u64)> = self.high.iter().map(|(l, h)| (l.to_string(), *h)).collect();
+        let fits = self.tiles.high.iter().all(|(loc, h)| *h <= mlir::capacity(loc, self.opts.target));
+        let addrs: Vec<u64> = self.tiles.slots.iter().map(|a| a.addr).collect();
+        let mut high: Vec<(String, u64)> = self.tiles.high.iter().map(|(l, h)| (l.to_string(), *h)).collect();
         high.sort();
         (addrs, fits, high)
     }

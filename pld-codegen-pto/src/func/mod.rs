@@ -20,6 +20,7 @@
 //!   diagnostic naming the op (with a note when a pass would have lowered it).
 
 mod addrs;
+mod names;
 mod print;
 mod scalar;
 mod signature;
@@ -33,12 +34,14 @@ pub use values::{val_kind, FnOut, Idx, TensorRef, Val, BLOCK_IDX_SYM, BLOCK_NUM_
 use crate::pto::{Inst, Line};
 use crate::verify::Fact;
 use crate::CodegenOptions;
-use addrs::AllocSlot;
+use addrs::TileAlloc;
+use names::{Code, Consts, Names};
 use pld_ir::{Call, Diagnostic, Expr, ExprKind, Function, Program, Span, TileType, ValueId};
-use std::collections::{HashMap, HashSet};
-use views::ViewInfo;
+use values::Env;
 
-/// The emission state of one function; op emitters use its public helpers.
+/// The emission state of one function; op emitters use its public helpers. Each concern
+/// is its own part: the SSA names, the hoisted constants, the instruction sections, the value
+/// environment and the tile allocation.
 pub struct FnCx<'a> {
     /// The program.
     pub program: &'a Program,
@@ -50,24 +53,11 @@ pub struct FnCx<'a> {
     pub span: Span,
     /// Set by emitters that register a deferred wait.
     pub uses_deferred: bool,
-    consts: Vec<Line>,
-    const_names: HashMap<(String, crate::mlir::MTy), String>,
-    prologue: Vec<Line>,
-    body: Vec<Line>,
-    regions: Vec<Vec<Line>>,
-    in_prologue: bool,
-    indent: usize,
-    names: HashSet<String>,
-    next_tmp: usize,
-    env: HashMap<ValueId, Val>,
-    views: HashMap<usize, ViewInfo>,
-    sym_params: HashMap<String, String>,
-    allocs: Vec<AllocSlot>,
-    tile_types: HashMap<String, crate::pto::TileBuf>,
-    tile_slots: HashMap<String, usize>,
-    next_view: usize,
-    bump: HashMap<&'static str, u64>,
-    high: HashMap<&'static str, u64>,
+    names: Names,
+    consts: Consts,
+    code: Code,
+    env: Env,
+    tiles: TileAlloc,
     pub(crate) facts: Vec<Fact>,
 }
 
@@ -112,29 +102,16 @@ pub fn emit_function(program: &Program, func: &Function, opts: &CodegenOptions) 
         opts,
         span: func.span,
         uses_deferred: false,
-        consts: Vec::new(),
-        const_names: HashMap::new(),
-        prologue: Vec::new(),
-        body: Vec::new(),
-        regions: Vec::new(),
-        in_prologue: true,
-        indent: 1,
-        names: HashSet::new(),
-        next_tmp: 0,
-        env: HashMap::new(),
-        views: HashMap::new(),
-        sym_params: HashMap::new(),
-        allocs: Vec::new(),
-        tile_types: HashMap::new(),
-        tile_slots: HashMap::new(),
-        next_view: 0,
-        bump: HashMap::new(),
-        high: HashMap::new(),
+        names: Names::default(),
+        consts: Consts::default(),
+        code: Code::default(),
+        env: Env::default(),
+        tiles: TileAlloc::default(),
         facts: Vec::new(),
     };
     let params = cx.bind_params()?;
     cx.emit_views()?;
-    cx.in_prologue = false;
+    cx.code.in_prologue = false;
     cx.emit_top_block(&func.body.stmts)?;
     cx.finish(params)
 }
@@ -149,53 +126,29 @@ impl<'a> FnCx<'a> {
         Diagnostic::error(self.span, msg)
     }
 
-    /// Appends a typed instruction at the current indentation of the current section.
+    /// Appends a typed instruction at the current depth of the current section.
     pub fn push(&mut self, inst: Inst) {
-        let line = Line { indent: self.indent, inst };
-        self.section().push(line);
-    }
-
-    /// The section lines are appended to (the prologue, the body, or the innermost open
-    /// region).
-    fn section(&mut self) -> &mut Vec<Line> {
-        if self.in_prologue {
-            &mut self.prologue
-        } else {
-            &mut self.body
-        }
+        self.code.push(inst);
     }
 
     /// Starts collecting the lines of a nested region (ended by [`FnCx::close_region`]).
     pub(super) fn open_region(&mut self) {
-        let outer = std::mem::take(self.section());
-        self.regions.push(outer);
+        self.code.open_region();
     }
 
     /// Ends the innermost region: returns its lines and appends to the enclosing one again.
     pub(super) fn close_region(&mut self) -> Vec<Line> {
-        let outer = self.regions.pop().unwrap_or_default();
-        std::mem::replace(self.section(), outer)
+        self.code.close_region()
     }
 
     /// A fresh numeric temporary (`%N`).
     pub fn tmp(&mut self) -> String {
-        loop {
-            let n = crate::pto::print::ssa(self.next_tmp);
-            self.next_tmp += 1;
-            if self.names.insert(n.clone()) {
-                return n;
-            }
-        }
+        self.names.tmp()
     }
 
     /// A readable SSA name derived from `hint`, or a numeric temporary when taken.
     pub fn named(&mut self, hint: &str) -> String {
-        let n = crate::pto::print::ssa(sanitize(hint));
-        if self.names.insert(n.clone()) {
-            n
-        } else {
-            self.tmp()
-        }
+        self.names.named(&sanitize(hint))
     }
 
     /// The IR name of a value, sanitised.
@@ -213,13 +166,13 @@ impl<'a> FnCx<'a> {
 
     /// Binds IR value `v` to `val`.
     pub fn bind(&mut self, v: ValueId, val: Val) {
-        self.env.insert(v, val);
+        self.env.values.insert(v, val);
     }
 
     /// Evaluates an operand expression to its binding (variables, nested calls, scalars).
     pub fn value(&mut self, e: &Expr) -> Result<Val, Diagnostic> {
         match &e.kind {
-            ExprKind::Var(v) => match self.env.get(v) {
+            ExprKind::Var(v) => match self.env.values.get(v) {
                 Some(val) => Ok(val.clone()),
                 None => Err(self.err(format!(
                     "value '{}' has no pto binding in kernel '{}'",

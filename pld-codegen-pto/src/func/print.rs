@@ -38,7 +38,7 @@ impl FnCx<'_> {
             FunctionKind::Aic => KernelKind::Cube,
             _ => KernelKind::Vector,
         };
-        let lines = self.consts.iter().chain(&self.prologue).chain(&self.body);
+        let lines = self.consts.lines.iter().chain(&self.code.prologue).chain(&self.code.body);
         let out = print::function(&self.func.name, &sig, kind, lines, &addr_operands);
         Ok(FnOut { text: out, uses_deferred: self.uses_deferred, facts })
     }

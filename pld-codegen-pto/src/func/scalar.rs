@@ -13,16 +13,16 @@ impl FnCx<'_> {
     /// The hoisted constant `value` of type `ty` (one per value and type).
     pub(super) fn constant(&mut self, value: Literal, ty: MTy) -> String {
         let key = (print::literal(value, ty), ty);
-        if let Some(n) = self.const_names.get(&key) {
+        if let Some(n) = self.consts.by_value.get(&key) {
             return n.clone();
         }
         let mut name = print::const_name(value, ty);
-        if !self.names.insert(name.clone()) {
+        if !self.names.reserve(&name) {
             name = self.tmp();
         }
         let inst = Inst::Const { result: name.clone(), value, ty };
-        self.consts.push(crate::pto::Line { indent: 1, inst });
-        self.const_names.insert(key, name.clone());
+        self.consts.lines.push(crate::pto::Line { indent: 1, inst });
+        self.consts.by_value.insert(key, name.clone());
         name
     }
 
@@ -173,14 +173,14 @@ impl FnCx<'_> {
                 let arg = super::BLOCK_ID_PARAMS[usize::from(s != BLOCK_IDX_SYM)];
                 Ok((self.convert("arith.index_cast", arg, MTy::Int(32), MTy::Index), MTy::Index))
             }
-            ExprKind::Sym(s) => match self.sym_params.get(s) {
+            ExprKind::Sym(s) => match self.env.sym_params.get(s) {
                 Some(p) => Ok((p.clone(), MTy::Index)),
                 None => Err(self.err(format!(
                     "dynamic dim '{s}' is not bound by any tensor parameter of kernel '{}'; pto codegen needs every symbolic extent to be a runtime parameter",
                     self.func.name
                 ))),
             },
-            ExprKind::Var(v) => match self.env.get(v) {
+            ExprKind::Var(v) => match self.env.values.get(v) {
                 Some(Val::Scalar { ssa, ty }) => Ok((ssa.clone(), *ty)),
                 Some(other) => Err(self.err(format!(
                     "value '{}' is used as a scalar but is a {}",

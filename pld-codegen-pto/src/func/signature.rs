@@ -54,7 +54,7 @@ impl FnCx<'_> {
         let mut arg_of = HashMap::new();
         for (n, &i) in tensors.iter().chain(scalars.iter()).enumerate() {
             let a = print::ssa(format_args!("arg{n}"));
-            self.names.insert(a.clone());
+            self.names.reserve(&a);
             arg_of.insert(i, a);
         }
         let ctx_of: HashMap<usize, String> =
@@ -75,7 +75,7 @@ impl FnCx<'_> {
                 dist: matches!(ty, Type::DistTensor(_)),
                 ctx: ctx_of.get(&i).cloned(),
             };
-            self.env.insert(p.value, Val::Tensor(t));
+            self.env.values.insert(p.value, Val::Tensor(t));
         }
         for &i in &scalars {
             let p = &f.params[i];
@@ -83,13 +83,13 @@ impl FnCx<'_> {
             match f.values.ty(p.value) {
                 Type::CommCtx => {
                     sig.push((a.clone(), PtoType::Ptr("i64")));
-                    self.env.insert(p.value, Val::Ctx { ssa: a });
+                    self.env.values.insert(p.value, Val::Ctx { ssa: a });
                 }
                 Type::Scalar(d) => {
                     let t = MTy::of_scalar(*d).map_err(|m| self.err(m))?;
                     self.scalar_fact(format!("parameter '{}'", f.values.name(p.value)), &t);
                     sig.push((a.clone(), PtoType::Scalar(t)));
-                    self.env.insert(p.value, Val::Scalar { ssa: a, ty: t });
+                    self.env.values.insert(p.value, Val::Scalar { ssa: a, ty: t });
                 }
                 _ => {}
             }
@@ -103,9 +103,9 @@ impl FnCx<'_> {
         let base = tensors.len() + scalars.len();
         for (k, s) in syms.iter().enumerate() {
             let a = print::ssa(format_args!("arg{}", base + k));
-            self.names.insert(a.clone());
+            self.names.reserve(&a);
             sig.push((a.clone(), PtoType::Scalar(MTy::Index)));
-            self.sym_params.insert(s.clone(), a);
+            self.env.sym_params.insert(s.clone(), a);
         }
         Ok(sig)
     }
@@ -122,7 +122,7 @@ impl FnCx<'_> {
             if !used.contains(&p.value) {
                 continue;
             }
-            let Some(Val::Tensor(t)) = self.env.get(&p.value).cloned() else { continue };
+            let Some(Val::Tensor(t)) = self.env.values.get(&p.value).cloned() else { continue };
             self.natural_view(&t)?;
         }
         Ok(())

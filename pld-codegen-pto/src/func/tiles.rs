@@ -87,7 +87,7 @@ impl FnCx<'_> {
     /// The tile-buffer type of tile SSA `ssa` (its own type when it was allocated with a
     /// non-default pad value, else the type derived from `t`).
     pub fn tile_ty(&self, ssa: &str, t: &TileType) -> Result<TileBuf, Diagnostic> {
-        match self.tile_types.get(ssa) {
+        match self.tiles.types.get(ssa) {
             Some(ty) => Ok(ty.clone()),
             None => self.tile_type(t),
         }
@@ -97,7 +97,7 @@ impl FnCx<'_> {
     /// has the tile-buffer type `ty`; later uses print that type. A view has no buffer of its
     /// own, so it cannot be aliased by `tile.set_validshape` / `tile.reshape`.
     pub fn bind_tile_view(&mut self, ssa: &str, ty: TileBuf) {
-        self.tile_types.insert(ssa.to_string(), ty);
+        self.tiles.types.insert(ssa.to_string(), ty);
     }
 
     /// Emits `pto.alloc_tile` for a tile of type `t` named after `hint`; returns its SSA.
@@ -148,9 +148,9 @@ impl FnCx<'_> {
         let bytes = (rows * cols) as u64 * t.dtype.bytes();
         let (slot, alias) = self.plan_tile_slot(loc, bytes, alias_of)?;
         let name = self.named(hint);
-        self.tile_slots.insert(name.clone(), slot);
+        self.tiles.slot_of.insert(name.clone(), slot);
         if ty != self.tile_type(t)? {
-            self.tile_types.insert(name.clone(), ty.clone());
+            self.tiles.types.insert(name.clone(), ty.clone());
         }
         let buf = ty;
         // A static v_row/v_col in the type takes no operand (ptoas AllocTileOp::verify).

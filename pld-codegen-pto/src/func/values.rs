@@ -1,11 +1,15 @@
 //! The typed values of an emitted function: what an IR value is bound to ([`Val`]), tensor
-//! operands ([`TensorRef`]), foldable `index` operands ([`Idx`]) and the emitted text ([`FnOut`]).
+//! operands ([`TensorRef`]), foldable `index` operands ([`Idx`]), the emitted text ([`FnOut`])
 //!
-//! Guarantees: these are plain data; nothing here emits text or reads the emission state.
+//! and the value environment of a function ([`Env`]).
+//!
+//! Guarantees: these are plain data; nothing here emits instructions.
 
+use super::views::ViewInfo;
 use crate::mlir::MTy;
 use crate::verify::KernelFacts;
-use pld_ir::{TensorType, TileType};
+use pld_ir::{TensorType, TileType, ValueId};
+use std::collections::HashMap;
 
 /// The reserved block-index and block-count symbols: read from the trailing
 /// `__pypto_spmd_block_idx` / `__pypto_spmd_block_num` parameters, each cast to `index`.
@@ -84,6 +88,19 @@ pub enum Idx {
     Const(i64),
     /// An SSA value of type `index`.
     Ssa(String),
+}
+
+/// What the IR values of one function are bound to.
+#[derive(Debug, Default)]
+pub(crate) struct Env {
+    /// Each IR value's binding.
+    pub(crate) values: HashMap<ValueId, Val>,
+    /// The tensor view of each tensor key ([`TensorRef::key`]).
+    pub(crate) views: HashMap<usize, ViewInfo>,
+    /// The `index` parameter of each dynamic shape symbol.
+    pub(crate) sym_params: HashMap<String, String>,
+    /// Derived views made so far (their keys count down from `usize::MAX`).
+    pub(crate) next_view: usize,
 }
 
 /// A short name of a binding's kind, for diagnostics.

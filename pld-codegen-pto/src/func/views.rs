@@ -12,8 +12,9 @@ use crate::pto::{Inst, PtoType};
 use crate::verify::Fact;
 use pld_ir::{Diagnostic, Expr, Layout, TensorType, TileType};
 
+/// A tensor view: its SSA name and its shape, stride and layout operands.
 #[derive(Clone, Debug)]
-pub(super) struct ViewInfo {
+pub(crate) struct ViewInfo {
     pub(super) ssa: String,
     pub(super) shape: Vec<String>,
     pub(super) strides: Vec<String>,
@@ -30,7 +31,7 @@ impl FnCx<'_> {
         ty: TensorType,
         offsets: &[Expr],
     ) -> Result<TensorRef, Diagnostic> {
-        let Some(parent) = self.views.get(&base.key).cloned() else {
+        let Some(parent) = self.env.views.get(&base.key).cloned() else {
             return Err(self.err(format!("tensor '{}' has no local view", base.name)));
         };
         if offsets.len() != parent.strides.len() || ty.rank() != parent.strides.len() {
@@ -53,8 +54,8 @@ impl FnCx<'_> {
                 self.def(|result| Inst::AddPtr { result, ptr, offset: off, ty })
             }
         };
-        self.next_view += 1;
-        let t = TensorRef { key: usize::MAX - self.next_view, ty, ptr, ..base.clone() };
+        self.env.next_view += 1;
+        let t = TensorRef { key: usize::MAX - self.env.next_view, ty, ptr, ..base.clone() };
         let mut shape = Vec::new();
         for d in &t.ty.shape.clone() {
             let i = self.dim_idx(d)?;
@@ -69,8 +70,8 @@ impl FnCx<'_> {
     /// Emits a `pto.make_tensor_view` of `base`'s pointer under the tensor type `ty` (a
     /// reinterpreting view such as `tensor.view`); returns the derived tensor.
     pub fn derive_view(&mut self, base: &TensorRef, ty: TensorType) -> Result<TensorRef, Diagnostic> {
-        self.next_view += 1;
-        let t = TensorRef { key: usize::MAX - self.next_view, ty, ..base.clone() };
+        self.env.next_view += 1;
+        let t = TensorRef { key: usize::MAX - self.env.next_view, ty, ..base.clone() };
         self.natural_view(&t)?;
         Ok(t)
     }
@@ -88,7 +89,7 @@ impl FnCx<'_> {
     fn record_view(&mut self, t: &TensorRef, info: ViewInfo) -> Result<(), Diagnostic> {
         let vty = self.view_type(t)?;
         self.push(Self::view_inst(&info.ssa, &t.ptr, &info, vty));
-        self.views.insert(t.key, info);
+        self.env.views.insert(t.key, info);
         Ok(())
     }
 
@@ -176,7 +177,7 @@ impl FnCx<'_> {
 
     /// The prologue (local) view of a tensor parameter.
     pub fn local_view(&mut self, t: &TensorRef) -> Result<String, Diagnostic> {
-        match self.views.get(&t.key) {
+        match self.env.views.get(&t.key) {
             Some(v) => Ok(v.ssa.clone()),
             None => Err(self.err(format!("tensor '{}' has no local view", t.name))),
         }
@@ -184,7 +185,7 @@ impl FnCx<'_> {
 
     /// The shape and stride operands of a tensor parameter's local view.
     pub fn view_operands(&self, t: &TensorRef) -> Result<(Vec<String>, Vec<String>), Diagnostic> {
-        match self.views.get(&t.key) {
+        match self.env.views.get(&t.key) {
             Some(v) => Ok((v.shape.clone(), v.strides.clone())),
             None => Err(self.err(format!("tensor '{}' has no local view", t.name))),
         }
@@ -233,7 +234,7 @@ impl FnCx<'_> {
         let ty = mlir::ptr(t.ty.dtype).map_err(|m| self.err(m))?;
         let ptr = t.ptr.clone();
         let pptr = self.def(|result| Inst::AddPtr { result, ptr, offset: delta, ty });
-        let info = match self.views.get(&t.key) {
+        let info = match self.env.views.get(&t.key) {
             Some(v) => v.clone(),
             None => return Err(self.err(format!("tensor '{}' has no local view", t.name))),
         };

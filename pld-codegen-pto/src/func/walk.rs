@@ -30,10 +30,10 @@ impl FnCx<'_> {
     /// Emits a nested block; returns its trailing yield values, if any. Tiles allocated in
     /// the block are released at its end (values defined inside never escape it).
     pub(super) fn emit_nested(&mut self, stmts: &[Stmt]) -> Result<Option<Vec<Expr>>, Diagnostic> {
-        let saved = self.bump.clone();
-        let from = self.allocs.len();
+        let saved = self.tiles.bump.clone();
+        let from = self.tiles.slots.len();
         let r = self.emit_nested_inner(stmts);
-        self.bump = saved;
+        self.tiles.bump = saved;
         self.facts.push(Fact::Release { from });
         r
     }
@@ -142,13 +142,13 @@ impl FnCx<'_> {
         let results_ty =
             res_name.clone().map(|name| Results { name, types: scf_args.iter().map(|a| a.3).collect() });
         let iter_args = scf_args.iter().map(|(_, n, i, _)| (n.clone(), i.clone())).collect();
-        self.indent += 1;
+        self.code.indent += 1;
         self.open_region();
         let ys = self.emit_nested(&body.stmts);
         let kinds: Vec<(usize, MTy)> = scf_args.iter().map(|(k, _, _, t)| (*k, *t)).collect();
         let yielded = ys.and_then(|ys| self.yield_carried(&ys.unwrap_or_default(), &kinds, &carried));
         let body = self.close_region();
-        self.indent -= 1;
+        self.code.indent -= 1;
         yielded?;
         let bounds = [lb, ub, st];
         self.push(Inst::For(ScfFor { results: results_ty, iv, bounds, iter_args, body }));
@@ -190,7 +190,7 @@ impl FnCx<'_> {
         let res_name = if scalar_res.is_empty() { None } else { Some(self.tmp()) };
         let results_ty =
             res_name.clone().map(|name| Results { name, types: scalar_res.iter().map(|r| r.1).collect() });
-        self.indent += 1;
+        self.code.indent += 1;
         self.open_region();
         let same_vals = self.emit_branch(then_body, &scalar_res, &tile_res, &same_res, None);
         let then_region = self.close_region();
@@ -202,7 +202,7 @@ impl FnCx<'_> {
             else_region = Some(self.close_region());
             checked?;
         }
-        self.indent -= 1;
+        self.code.indent -= 1;
         self.push(Inst::If(ScfIf {
             results: results_ty,
             cond: c,
@@ -282,7 +282,7 @@ impl FnCx<'_> {
         }
         let res = if scalars.is_empty() { None } else { Some(self.tmp()) };
         let results_ty = res.clone().map(|name| Results { name, types: types.clone() });
-        self.indent += 1;
+        self.code.indent += 1;
         self.open_region();
         let c = self.scalar_as(cond, MTy::I1);
         let values: Vec<String> = before.iter().map(|(n, _)| n.clone()).collect();
@@ -290,7 +290,7 @@ impl FnCx<'_> {
             self.push(Inst::Condition { cond: cond.clone(), values, types: types.clone() });
         }
         let before_region = self.close_region();
-        self.indent -= 1;
+        self.code.indent -= 1;
         c?;
         let mut after_args = Vec::new();
         for (_, v, _, ty) in &scalars {
@@ -298,7 +298,7 @@ impl FnCx<'_> {
             self.bind(*v, Val::Scalar { ssa: n.clone(), ty: *ty });
             after_args.push((n, *ty));
         }
-        self.indent += 1;
+        self.code.indent += 1;
         self.open_region();
         let kinds: Vec<(usize, MTy)> = scalars.iter().map(|(k, _, _, t)| (*k, *t)).collect();
         let ys = self.emit_nested(&body.stmts);
@@ -307,7 +307,7 @@ impl FnCx<'_> {
             self.push(Inst::Yield { values: Vec::new(), types: Vec::new() });
         }
         let after = self.close_region();
-        self.indent -= 1;
+        self.code.indent -= 1;
         yielded?;
         let inits = before;
         self.push(Inst::While(ScfWhile {

@@ -15,3 +15,6 @@ mod types;
 pub use inst::{Dps, Inst, KernelKind, Line, Literal, Operand, SyncOp};
 pub use scf::{Results, ScfFor, ScfIf, ScfWhile};
 pub use types::{elem_bytes, PtoType, TileBuf};
+
+/// The name of a PTO instruction (`pto.tadd`, `arith.addi`).
+pub type OpName = &'static str;

@@ -392,6 +392,30 @@ mod tests {
     }
 
     #[test]
+    fn regions_print_nested_with_their_closing_lines_at_the_op_depth() {
+        use crate::pto::{Results, ScfIf};
+        let y = |v: &str, d| Line {
+            indent: d,
+            inst: Inst::Yield { values: vec![v.into()], types: vec![MTy::Index] },
+        };
+        let results = Some(Results { name: "%5".into(), types: vec![MTy::Index, MTy::I1] });
+        let branch = ScfIf {
+            results,
+            cond: "%c".into(),
+            then_body: vec![y("%a", 2)],
+            else_body: Some(vec![y("%b", 2)]),
+        };
+        let mut out = String::new();
+        line(&Line { indent: 1, inst: Inst::If(branch) }, &[], &mut out);
+        assert_eq!(
+            out,
+            "  %5:2 = scf.if %c -> (index, i1) {\n    scf.yield %a : index\n  } else {\n    scf.yield %b : index\n  }\n"
+        );
+        assert_eq!(result_ref("%5", 1, 2), "%5#1");
+        assert_eq!(result_ref("%5", 0, 1), "%5");
+    }
+
+    #[test]
     fn float_literals_parse_as_mlir_floats() {
         let f = |v: f64, ty| literal(Literal::Float((v as f32).to_bits()), ty);
         assert_eq!(f(2.0, MTy::F32), "2.0e0");

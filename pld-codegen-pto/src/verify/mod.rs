@@ -6,8 +6,8 @@
 //!   instruction, partition view, comm staging group and scalar it renders (each with the
 //!   source span of the statement that produced it); [`verify_kernel`] checks those facts
 //!   against every rule in [`rules`] and returns one diagnostic per violation, at that span.
-//! - Tile types are the exact `!pto.tile_buf<…>` strings the module prints, decoded once
-//!   ([`TileBuf::parse`]), so the verifier sees what `ptoas` sees.
+//! - Tile types are the typed [`TileBuf`] values the printer renders into the module, so the
+//!   verifier sees what `ptoas` sees; they are compared field by field.
 //! - Nothing here panics on any input: an undecodable type is itself a violation.
 
 mod record;
@@ -58,7 +58,7 @@ pub enum Fact {
         /// How the operands' types must relate.
         class: OpClass,
         /// `(ssa, type)` of each tile operand.
-        tiles: Vec<(String, String)>,
+        tiles: Vec<(String, TileBuf)>,
         /// Where it came from.
         span: Span,
     },
@@ -86,7 +86,7 @@ pub enum Fact {
         /// The element type of the transfer's source.
         src_dtype: String,
         /// `(ssa, type)` of each staging tile.
-        stages: Vec<(String, String)>,
+        stages: Vec<(String, TileBuf)>,
         /// Where it came from.
         span: Span,
     },

@@ -20,7 +20,7 @@ impl FnCx<'_> {
         self.facts.push(Fact::TileOp {
             inst: dps.op.to_string(),
             class,
-            tiles: dps.tiles().map(|(s, t)| (s.to_string(), t.to_string())).collect(),
+            tiles: dps.tiles().map(|(s, t)| (s.to_string(), t.clone())).collect(),
             span: self.span,
         });
         self.push(Inst::Dps(dps));
@@ -32,7 +32,7 @@ impl FnCx<'_> {
         self.facts.push(Fact::CommStage {
             inst: inst.to_string(),
             src_dtype: src_dtype.to_string(),
-            stages: stages.iter().map(|(s, t)| (s.clone(), t.to_string())).collect(),
+            stages: stages.to_vec(),
             span: self.span,
         });
     }
@@ -42,19 +42,14 @@ impl FnCx<'_> {
         self.facts.push(Fact::Scalar { what, ty: ty.name(), span: self.span });
     }
 
-    /// Allocates the destination of an elementwise op on `like` (its source's tile type):
+    /// Allocates the destination of an elementwise op on `src` (its source's tile type):
     /// the same type — shape, layouts, fractal, pad and static valid extent — so that one
     /// tile type serves every operand (pto-isa's CPU build of TADD/TADDS/… takes one type);
     /// only the element type follows `t` (a conversion). Falls back to `t`'s own type when
-    /// `like` describes a different buffer shape or valid extent.
-    pub fn alloc_tile_like(
-        &mut self,
-        hint: &str,
-        t: &TileType,
-        like: &TileBuf,
-    ) -> Result<String, Diagnostic> {
+    /// `src` describes a different buffer shape or valid extent.
+    pub fn alloc_tile_like(&mut self, hint: &str, t: &TileType, src: &TileBuf) -> Result<String, Diagnostic> {
         let base = self.tile_type(t)?;
-        let mut want = like.clone();
+        let mut want = src.clone();
         want.dtype = base.dtype.clone();
         let (vr, vc) = self.tile_valid(t)?;
         let agrees = |v: Option<i64>, i: &Idx| v.is_none() || matches!(i, Idx::Const(x) if Some(*x) == v);

@@ -93,11 +93,9 @@ fn row_align(k: &KernelFacts, out: &mut Vec<Diagnostic>) {
     }
     for f in &k.facts {
         if let Fact::TileOp { tiles: ops, span, .. } = f {
-            for (ssa, t) in ops {
-                if let Some(ty) = TileBuf::parse(t) {
-                    if seen.insert(ssa.as_str()) {
-                        tiles.push((ssa, ty, [None, None], *span));
-                    }
+            for (ssa, ty) in ops {
+                if seen.insert(ssa.as_str()) {
+                    tiles.push((ssa, ty.clone(), [None, None], *span));
                 }
             }
         }
@@ -220,10 +218,8 @@ fn valid_shape(k: &KernelFacts, out: &mut Vec<Diagnostic>) {
         match f {
             Fact::Alloc { ssa, ty, valid, span, .. } => check_valid(k, ssa, ty, *valid, *span, out),
             Fact::TileOp { tiles, span, .. } => {
-                for (ssa, t) in tiles {
-                    if let Some(ty) = TileBuf::parse(t) {
-                        check_valid(k, ssa, &ty, [None, None], *span, out);
-                    }
+                for (ssa, ty) in tiles {
+                    check_valid(k, ssa, ty, [None, None], *span, out);
                 }
             }
             _ => {}
@@ -261,21 +257,7 @@ fn one_tile_type(k: &KernelFacts, out: &mut Vec<Diagnostic>) {
         if *class == OpClass::Other || tiles.len() < 2 {
             continue;
         }
-        let mut parsed = Vec::new();
-        for (ssa, t) in tiles {
-            match TileBuf::parse(t) {
-                Some(ty) => parsed.push((ssa, ty)),
-                None => {
-                    out.push(error(
-                        k,
-                        *span,
-                        "elementwise-one-tile-type",
-                        format!("{inst} operand {ssa} has no long-form tile type ({t})"),
-                    ));
-                }
-            }
-        }
-        let Some(((dst, dty), srcs)) = parsed.split_last() else { continue };
+        let Some(((dst, dty), srcs)) = tiles.split_last() else { continue };
         let convert = *class == OpClass::Convert;
         let what = if convert { "one tile type apart from the element type" } else { "one tile type" };
         // Two sources that differ are the program's to fix; a destination unlike its (agreeing)
@@ -387,16 +369,7 @@ fn level3(k: &KernelFacts, out: &mut Vec<Diagnostic>) {
 fn comm_stage(k: &KernelFacts, out: &mut Vec<Diagnostic>) {
     for f in &k.facts {
         let Fact::CommStage { inst, src_dtype, stages, span } = f else { continue };
-        for (ssa, t) in stages {
-            let Some(ty) = TileBuf::parse(t) else {
-                out.push(error(
-                    k,
-                    *span,
-                    "comm-stage-vec",
-                    format!("{inst} staging operand {ssa} is not a tile buffer ({t})"),
-                ));
-                continue;
-            };
+        for (ssa, ty) in stages {
             if ty.loc != "vec" {
                 out.push(error(
                     k,

@@ -1,8 +1,9 @@
 //! Op-call argument binding: a DSL op name resolves through the registry (canonical names,
 //! aliases, `pl.`-prefixed spellings, overloads dispatched on the first argument's type),
 //! positional and keyword arguments bind to the op's parameters in IR order or to its
-//! keyword-only attributes (ABI enum members as their pinned integers), and a wrong call is
-//! reported once with the op's signature as a note.
+//! keyword-only attributes (ABI enum members as their pinned integers), an attribute the record
+//! says the assignment names is filled from it when not given, and a wrong call is reported
+//! once with the op's signature as a note.
 
 use super::{const_attr, enum_like_member};
 use crate::body::FnCx;
@@ -47,6 +48,11 @@ impl FnCx<'_, '_> {
         span: Span,
     ) -> Result<Expr, ()> {
         let file = self.file();
+        // The name of the assignment this call is the right-hand side of, for an attribute the
+        // record says it names (`buf = pld.alloc_window_buffer(…)`); taken before the arguments
+        // are lowered, so a call nested in them never sees it.
+        let assigned =
+            if def.attrs.iter().any(|a| a.from_assignment) { self.pending_name.take() } else { None };
         let mut slots: Vec<Option<Expr>> = vec![None; def.params.len()];
         let mut extra = Vec::new();
         let mut ok = true;
@@ -79,11 +85,11 @@ impl FnCx<'_, '_> {
                 ok = false;
                 continue;
             };
-            if let Some(j) = def.params.iter().position(|p| p.name == k) {
+            if let Some(j) = def.params.iter().position(|p| p.named(k)) {
                 if slots[j].is_some() {
                     self.error(Diagnostic::error(
                         kspan,
-                        format!("argument `{k}` of {} is given twice", def.name),
+                        format!("argument `{}` of {} is given twice", def.params[j].name, def.name),
                     ));
                     ok = false;
                     continue;
@@ -154,6 +160,24 @@ impl FnCx<'_, '_> {
             }
         }
         args.extend(extra);
+        for a in def.attrs.iter().filter(|a| a.from_assignment) {
+            if attrs.iter().any(|(k, _)| k == a.name) {
+                continue;
+            }
+            let Some(name) = &assigned else {
+                // A bare call, or one in a tuple assignment: nothing names it.
+                let written = dotted(c.func.as_ref()).unwrap_or_else(|| def.name.to_string());
+                self.error(Diagnostic::error(
+                    span,
+                    format!(
+                        "{written} must appear as the RHS of a simple assignment (`x = {written}(...)`), whose name gives its `{}`",
+                        a.name
+                    ),
+                ));
+                return Err(());
+            };
+            attrs.push((a.name.to_string(), Attr::Str(name.clone())));
+        }
         // Declaration order of attributes.
         attrs.sort_by_key(|(k, _)| def.attrs.iter().position(|a| a.name == k).unwrap_or(usize::MAX));
         self.build_op(def.name, args, attrs, span)

@@ -149,19 +149,28 @@ pub struct AttrDef {
     pub default: Option<AttrDefault>,
     /// Whether omitting it is an error (`missing kwarg '<k>' on <op>`).
     pub required: bool,
+    /// A string attribute that, when omitted, the frontend fills with the name the call's
+    /// result is assigned to (`buf = pld.alloc_window_buffer(…)` names the buffer `buf`); a
+    /// call that is not the right-hand side of a simple assignment is the frontend's error.
+    pub from_assignment: bool,
 }
 
 impl AttrDef {
     /// A required attribute.
     pub const fn required(name: &'static str, ty: AttrType) -> AttrDef {
-        AttrDef { name, ty, default: None, required: true }
+        AttrDef { name, ty, default: None, required: true, from_assignment: false }
     }
     /// An attribute with a default.
     pub const fn with_default(name: &'static str, ty: AttrType, default: AttrDefault) -> AttrDef {
-        AttrDef { name, ty, default: Some(default), required: false }
+        AttrDef { name, ty, default: Some(default), required: false, from_assignment: false }
     }
     /// An optional attribute without a default.
     pub const fn optional(name: &'static str, ty: AttrType) -> AttrDef {
-        AttrDef { name, ty, default: None, required: false }
+        AttrDef { name, ty, default: None, required: false, from_assignment: false }
+    }
+    /// A required string attribute the frontend fills from the assignment the call is the
+    /// right-hand side of, unless given ([`AttrDef::from_assignment`]).
+    pub const fn assigned_name(name: &'static str) -> AttrDef {
+        AttrDef { name, ty: AttrType::Str, default: None, required: true, from_assignment: true }
     }
 }

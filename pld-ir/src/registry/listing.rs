@@ -37,6 +37,9 @@ pub fn describe(d: &OpDef) -> String {
         .iter()
         .map(|p| {
             let mut s = p.name.to_string();
+            if let Some(alias) = p.keyword_alias {
+                s.push_str(&format!("|{alias}"));
+            }
             if p.optional {
                 s.push('?');
             }
@@ -55,6 +58,8 @@ pub fn describe(d: &OpDef) -> String {
                     AttrDefault::Bool(b) => s.push_str(&format!(" = {b}")),
                     AttrDefault::Str(v) => s.push_str(&format!(" = {v:?}")),
                 }
+            } else if a.from_assignment {
+                s.push_str(" = <assigned name>");
             } else if a.required {
                 s.push_str(" (required)");
             }

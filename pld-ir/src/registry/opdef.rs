@@ -47,28 +47,67 @@ pub struct ParamDef {
     pub side: Side,
     /// For a local GM store: bulk or scalar.
     pub store: StoreKind,
+    /// A second keyword the DSL accepts for it (`shape=` for the size of
+    /// `alloc_window_buffer`, whose shape form a canonicalizer rewrites).
+    pub keyword_alias: Option<&'static str>,
 }
 
 impl ParamDef {
     /// A required parameter that is not a memory operand.
     pub const fn value(name: &'static str) -> ParamDef {
-        ParamDef { name, optional: false, effect: Effect::None, side: Side::Local, store: StoreKind::None }
+        ParamDef {
+            name,
+            optional: false,
+            effect: Effect::None,
+            side: Side::Local,
+            store: StoreKind::None,
+            keyword_alias: None,
+        }
     }
     /// A required local memory operand with an effect.
     pub const fn mem(name: &'static str, effect: Effect) -> ParamDef {
-        ParamDef { name, optional: false, effect, side: Side::Local, store: StoreKind::None }
+        ParamDef {
+            name,
+            optional: false,
+            effect,
+            side: Side::Local,
+            store: StoreKind::None,
+            keyword_alias: None,
+        }
     }
     /// An optional parameter.
     pub const fn optional(name: &'static str) -> ParamDef {
-        ParamDef { name, optional: true, effect: Effect::None, side: Side::Local, store: StoreKind::None }
+        ParamDef {
+            name,
+            optional: true,
+            effect: Effect::None,
+            side: Side::Local,
+            store: StoreKind::None,
+            keyword_alias: None,
+        }
     }
     /// An optional local memory operand with an effect.
     pub const fn optional_mem(name: &'static str, effect: Effect) -> ParamDef {
-        ParamDef { name, optional: true, effect, side: Side::Local, store: StoreKind::None }
+        ParamDef {
+            name,
+            optional: true,
+            effect,
+            side: Side::Local,
+            store: StoreKind::None,
+            keyword_alias: None,
+        }
     }
     /// The same operand, in a peer's window region (addressed through the call's peer index).
     pub const fn peer(self) -> ParamDef {
         ParamDef { side: Side::Peer, ..self }
+    }
+    /// The same parameter, also passed by the keyword `alias`.
+    pub const fn or_keyword(self, alias: &'static str) -> ParamDef {
+        ParamDef { keyword_alias: Some(alias), ..self }
+    }
+    /// Whether the keyword `k` names it.
+    pub fn named(&self, k: &str) -> bool {
+        self.name == k || self.keyword_alias == Some(k)
     }
     /// The same operand, written by a bulk (MTE3) store.
     pub const fn bulk_store(self) -> ParamDef {

@@ -130,11 +130,6 @@ struct RankLocal<'p> {
     dispatch: u32,
 }
 
-/// What one quantum did.
-struct Quantum {
-    notified: bool,
-}
-
 impl<'p> RankLocal<'p> {
     fn new(r: usize) -> RankLocal<'p> {
         RankLocal { r, rt: RankRt::default(), units: Vec::new(), rr: 0, tl: RankTime::default(), dispatch: 0 }
@@ -381,12 +376,11 @@ impl<'p> RankLocal<'p> {
         cfg: &SimConfig,
         budget: u32,
         rec: &mut Recorder,
-    ) -> Result<Quantum, Fault> {
+    ) -> Result<(), Fault> {
         let mut reqs = Vec::new();
         let Some(unit) = self.units[i].as_mut() else {
-            return Ok(Quantum { notified: false });
+            return Ok(());
         };
-        let before = world.notifies_of(self.r);
         let mut n = 0;
         let mut ops = 0u32;
         // Modeled ready time of each task this quantum launches (charged at its own step).
@@ -436,7 +430,6 @@ impl<'p> RankLocal<'p> {
                 }
             }
         };
-        let notified = world.notifies_of(self.r) != before;
         for (r, at) in reqs.into_iter().zip(launched_at) {
             if let Req::Launch { job, deps, manual } = r {
                 self.tl.launch_at = at;
@@ -482,7 +475,7 @@ impl<'p> RankLocal<'p> {
                 }
             }
         }
-        Ok(Quantum { notified })
+        Ok(())
     }
 
     /// A budget or interrupt fault with this rank's running cores described (other faults

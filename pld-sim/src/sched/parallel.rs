@@ -1,107 +1,162 @@
-//! The parallel schedule: one worker thread per available core, each running a fixed group
-//! of ranks in turns on its own [`World::fork`] handle.
+//! The parallel schedule: one worker thread per available core (at most one per rank), taking
+//! ranks from one shared ready queue; each rank carries its own [`World::fork`] handle and
+//! recorder, so any worker can run any rank and only the queue is shared scheduler state. The
+//! calling thread is the first worker and starts the others only once the run has lasted
+//! [`SOLO_FOR`], so a short run is one thread.
 //!
-//! Guarantees: a fault on any worker ends every worker, and the first one is the run's; a
-//! notify wakes sleeping workers; the run is reported deadlocked only when every unfinished
-//! rank blocked after the latest notify; handles and recorders are joined back when all end.
+//! Guarantees: a rank is run by at most one worker at a time, for a slice that ends when it
+//! blocks (no runnable core), finishes, or has run [`SLICE_QUANTA`] quanta; a blocked rank is
+//! put back in the queue by the first slice that ends after any notify, so no wake-up is lost;
+//! workers touch the shared queue only between slices (once to take a rank, once to hand it
+//! back), never per statement; a worker with nothing to take spins briefly, then sleeps until
+//! a rank is queued. A fault on any worker stops every worker after its current slice, and
+//! the first fault is the run's (a budget fault names every rank's running cores). The run is
+//! reported deadlocked exactly when no rank is queued or running and some rank is unfinished
+//! (every unfinished rank blocked after the latest notify), with the same report, rank-divergence
+//! `help:` included, as the deterministic schedule gives. Handles and recorders are joined
+//! back in rank order when all workers end.
 
 use super::*;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Condvar, Mutex};
 
-/// How long a worker whose ranks are all blocked spins (busy, then yielding) before it sleeps
+/// How long a worker that finds no queued rank spins (busy, then yielding) before it sleeps
 /// on the condition variable: a sleeping vCPU of this kind of VM takes hundreds of
-/// microseconds to wake, longer than a peer usually needs to notify.
-const SPIN_FOR: std::time::Duration = std::time::Duration::from_millis(2);
+/// microseconds to wake, longer than a peer's slice usually takes to queue a rank.
+const SPIN_FOR: std::time::Duration = std::time::Duration::from_millis(1);
 
 /// Of that, the first part spins without giving the core away.
-const SPIN_BUSY_FOR: std::time::Duration = std::time::Duration::from_micros(200);
+const SPIN_BUSY_FOR: std::time::Duration = std::time::Duration::from_micros(100);
 
-/// The synchronisation of the parallel schedule's workers: the notify epoch, the fault flag
-/// (also recorded in `shared`), the shared state and its condition variable.
-#[derive(Clone, Copy)]
-struct ParSync<'a> {
-    /// Bumped by every notify (through [`World::set_wake`]), so a spinning worker sees it at once.
-    epoch: &'a std::sync::atomic::AtomicU64,
-    /// Workers asleep on `cv` (a notifying worker takes the lock only when this is non-zero).
-    sleepers: &'a std::sync::atomic::AtomicUsize,
-    failed: &'a std::sync::atomic::AtomicBool,
-    shared: &'a std::sync::Mutex<ParShared>,
-    cv: &'a std::sync::Condvar,
+/// How long the first worker runs alone before it starts the others: a run shorter than this
+/// would gain less from a second core than starting a thread costs.
+const SOLO_FOR: std::time::Duration = std::time::Duration::from_millis(2);
+
+/// Quanta a rank runs in one slice before it goes back to the end of the queue (a rank that
+/// blocks or finishes ends its slice earlier). Long enough that taking and handing back a rank
+/// costs little next to the slice; short enough that a rank polling a flag without a wait
+/// cannot keep the ranks it waits for off the cores for long.
+pub const SLICE_QUANTA: usize = 16;
+
+/// One rank of a parallel run: its scheduler state, its world handle and its recorder.
+struct Slot<'p> {
+    rl: RankLocal<'p>,
+    w: World,
+    rec: Recorder,
 }
 
-/// What the rank threads of the parallel schedule share (under one mutex).
-struct ParShared {
-    blocked: usize,
+/// How a slice ended.
+enum SliceEnd {
+    /// The rank can still run (its slice ran out).
+    Ready,
+    /// No core of the rank can run until some notify.
+    Blocked,
+    /// The rank has no work left.
+    Finished,
+}
+
+/// The scheduler state the workers share (under one mutex).
+#[derive(Default)]
+struct Board {
+    /// Ranks that may run, in the order they were queued.
+    ready: VecDeque<usize>,
+    /// Ranks that blocked after the latest notify (queued again by the next notify's slice).
+    blocked: Vec<usize>,
+    /// Ranks a worker is running now.
+    running: usize,
+    /// Ranks with no work left.
     done: usize,
+    /// Set when the run ends early: a fault, or a deadlock.
+    stop: bool,
+    /// Every unfinished rank blocked with nothing running or queued.
+    deadlocked: bool,
+    /// The first fault.
     fault: Option<Fault>,
-    parked: Vec<Vec<ParkedCore>>,
-    live: Vec<bool>,
-    waiting: Vec<Option<u64>>,
+}
+
+/// The synchronisation of the workers: the notify epoch (bumped by every notify through
+/// [`World::set_wake`]), the board, its condition variable and what a spinning worker polls
+/// without the lock.
+struct Shared<'a> {
+    epoch: &'a AtomicU64,
+    board: Mutex<Board>,
+    cv: Condvar,
+    /// `board.ready.len()`, readable without the lock.
+    queued: AtomicUsize,
+    /// `board.stop`, readable without the lock.
+    stopped: AtomicBool,
+    /// Workers asleep on `cv`.
+    sleepers: AtomicUsize,
+}
+
+impl Shared<'_> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Board> {
+        self.board.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Publishes the board's queue length and stop flag, and wakes sleepers when a rank is
+    /// queued or the run ended (called with the lock held).
+    fn publish(&self, b: &Board) {
+        self.queued.store(b.ready.len(), Ordering::SeqCst);
+        self.stopped.store(b.stop, Ordering::SeqCst);
+        if (b.stop || !b.ready.is_empty() || b.running == 0) && self.sleepers.load(Ordering::SeqCst) > 0 {
+            self.cv.notify_all();
+        }
+    }
 }
 
 impl<'p, 'c> Sched<'p, 'c> {
-    /// One OS thread per rank, each on its own [`World::fork`] handle (windows and host
-    /// buffers shared, each behind its own lock; clocks and counters per rank, merged at the
-    /// end); a notify bumps an epoch and wakes blocked ranks; when every unfinished rank is
-    /// blocked at the same epoch the run has deadlocked.
+    /// Runs the device work on [`parallel_workers`] threads sharing one ready queue of ranks
+    /// (see the module documentation), then joins every rank's handle and recorder back.
     pub(super) fn parallel_loop(&mut self, world: &mut World) -> Result<(), Fault> {
-        use std::sync::atomic::{AtomicBool, AtomicU64};
-        use std::sync::{Condvar, Mutex};
         let n = self.ranks.len();
-        let cfg = self.cfg;
-        let program = self.program;
+        let (cfg, program) = (self.cfg, self.program);
         let syms = self.syms.clone();
         let epoch = std::sync::Arc::new(AtomicU64::new(0));
         world.set_wake(Some(std::sync::Arc::clone(&epoch)));
-        let failed = AtomicBool::new(false);
-        let sleepers = std::sync::atomic::AtomicUsize::new(0);
-        let shared = Mutex::new(ParShared {
-            blocked: 0,
-            done: 0,
-            fault: None,
-            parked: vec![Vec::new(); n],
-            live: vec![true; n],
-            waiting: vec![None; n],
-        });
-        let cv = Condvar::new();
-        // One worker thread per available core (at most one per rank); worker k runs ranks
-        // k, k + W, … in turns, so a blocked rank hands its core to a sibling instead of to
-        // the OS scheduler.
+        let slots: Vec<Mutex<Slot<'p>>> = std::mem::take(&mut self.ranks)
+            .into_iter()
+            .map(|rl| Mutex::new(Slot { rl, w: world.fork(), rec: self.rec.fork() }))
+            .collect();
+        let sync = Shared {
+            epoch: &epoch,
+            board: Mutex::new(Board { ready: (0..n).collect(), ..Board::default() }),
+            cv: Condvar::new(),
+            queued: AtomicUsize::new(n),
+            stopped: AtomicBool::new(false),
+            sleepers: AtomicUsize::new(0),
+        };
+        let env = Env { syms: &syms, program };
         let nworkers = parallel_workers(n);
-        let mut groups: Vec<Vec<RankLocal<'p>>> = (0..nworkers).map(|_| Vec::new()).collect();
-        for (k, rl) in std::mem::take(&mut self.ranks).into_iter().enumerate() {
-            groups[k % nworkers].push(rl);
-        }
-        let rec = &self.rec;
-        let done: Vec<(Recorder, World, Vec<usize>)> = std::thread::scope(|scope| {
-            let handles: Vec<_> = groups
-                .into_iter()
-                .map(|mut group| {
-                    let (epoch, sleepers, failed, shared, cv, syms) =
-                        (&*epoch, &sleepers, &failed, &shared, &cv, &syms);
-                    // Each worker has its own handle: windows and host buffers are shared
-                    // behind per-window locks, so ranks on different workers run in parallel.
-                    let mut w = world.fork();
-                    let ids: Vec<usize> = group.iter().map(|rl| rl.r).collect();
-                    let mut rec = rec.fork();
-                    scope.spawn(move || {
-                        let sync = ParSync { epoch, sleepers, failed, shared, cv };
-                        worker(&mut group, &mut w, &sync, syms, program, cfg, n, &mut rec);
-                        rec.rank_end.extend(group.iter().map(|rl| (rl.r, rl.tl.frontier)));
-                        (rec, w, ids)
-                    })
-                })
-                .collect();
-            handles.into_iter().filter_map(|h| h.join().ok()).collect()
+        std::thread::scope(|scope| {
+            let (slots, sync, env) = (&slots, &sync, &env);
+            let mut grow = || {
+                for _ in 1..nworkers {
+                    scope.spawn(move || worker(slots, sync, env, cfg, n, None));
+                }
+            };
+            worker(slots, sync, env, cfg, n, Some(&mut grow));
         });
         world.set_wake(None);
-        for (rec, w, ids) in done {
-            world.join(w, &ids);
+        let board = sync.board.into_inner().unwrap_or_else(|e| e.into_inner());
+        let mut ranks = Vec::with_capacity(n);
+        for (r, slot) in slots.into_iter().enumerate() {
+            let Slot { rl, w, mut rec } = slot.into_inner().unwrap_or_else(|e| e.into_inner());
+            world.join(w, &[r]);
+            rec.rank_end.push((rl.r, rl.tl.frontier));
             self.rec.join(rec);
+            ranks.push(rl);
         }
-        match shared.into_inner().unwrap_or_else(|e| e.into_inner()).fault {
-            Some(f) => Err(f),
-            None => Ok(()),
+        if let Some(f) = board.fault {
+            return Err(ranks.iter().fold(f, |f, rl| rl.describe_budget(f, world, cfg)));
         }
+        if board.deadlocked {
+            let live: Vec<usize> = ranks.iter().filter(|rl| !rl.idle()).map(|rl| rl.r).collect();
+            let parked = ranks.iter().flat_map(|rl| rl.parked(world)).collect();
+            let f = deadlock_fault(parked, &live, n, cfg);
+            return Err(crate::divergence::help(f, program, &world.branches));
+        }
+        Ok(())
     }
 }
 
@@ -111,164 +166,98 @@ fn parallel_workers(n: usize) -> usize {
     std::thread::available_parallelism().map_or(2, |x| x.get()).clamp(1, n.max(1))
 }
 
-/// The body of one worker thread of the parallel schedule (a group of ranks, each running
-/// in turn), recording into `rec`.
-#[allow(clippy::too_many_arguments)]
+/// The body of one worker thread: take a queued rank, run one slice of it, hand it back;
+/// until every rank finished, a fault, or a deadlock. The first worker calls `grow` (which
+/// starts the others) once it has run for [`SOLO_FOR`].
 fn worker<'p>(
-    group: &mut [RankLocal<'p>],
-    w: &mut World,
-    sync: &ParSync<'_>,
-    syms: &HashMap<String, i64>,
-    program: &'p Program,
+    slots: &[Mutex<Slot<'p>>],
+    sync: &Shared<'_>,
+    env: &Env<'_, 'p>,
     cfg: &SimConfig,
     n: usize,
-    rec: &mut Recorder,
+    mut grow: Option<&mut dyn FnMut()>,
 ) {
-    use std::sync::atomic::Ordering;
-    let ParSync { epoch, sleepers, failed, shared, cv } = *sync;
-    let env = Env { syms, program };
-    let fail = |f: Fault| {
-        let mut s = shared.lock().unwrap_or_else(|e| e.into_inner());
-        s.fault.get_or_insert(f);
-        failed.store(true, Ordering::SeqCst);
-        drop(s);
-        cv.notify_all();
-    };
-    let mut finished = vec![false; group.len()];
-    // A budget fault raised by another worker gets this worker's cores too.
-    let describe = |group: &[RankLocal<'p>], w: &World| {
-        let mut s = shared.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(f) = s.fault.take() {
-            s.fault = Some(group.iter().fold(f, |f, rl| rl.describe_budget(f, w, cfg)));
-        }
-    };
-    loop {
-        // A fault anywhere ends every worker (checked without taking the shared lock).
-        if failed.load(Ordering::Relaxed) {
-            describe(group, w);
-            return;
-        }
-        let e = epoch.load(Ordering::SeqCst);
-        let mut progressed = false;
-        for (k, rl) in group.iter_mut().enumerate() {
-            if finished[k] {
-                continue;
-            }
-            for _ in 0..4 {
-                match rl.advance(w, cfg) {
-                    Ok(true) => {}
-                    Ok(false) => break,
-                    Err(f) => {
-                        fail(f);
-                        return;
-                    }
-                }
-            }
-            let runnable = rl.runnable().count();
-            if runnable == 0 {
-                if rl.idle() {
-                    finished[k] = true;
-                    let mut s = shared.lock().unwrap_or_else(|e| e.into_inner());
-                    s.done += 1;
-                    s.live[rl.r] = false;
-                    s.parked[rl.r].clear();
-                    drop(s);
-                    cv.notify_all();
-                }
-                continue;
-            }
-            progressed = true;
-            rl.rr = rl.rr.wrapping_add(1);
-            let Some(i) = rl.runnable().nth(rl.rr % runnable) else { continue };
-            match rl.quantum(i, w, &env, cfg, QUANTUM_OPS, rec) {
-                Ok(q) => {
-                    // The notifies bumped the epoch already (spinning workers see that); a
-                    // sleeper counts itself and re-checks the epoch under the lock before it
-                    // waits, so with no sleeper counted nobody needs a wake-up.
-                    if q.notified && sleepers.load(Ordering::SeqCst) > 0 {
-                        let _s = shared.lock().unwrap_or_else(|e| e.into_inner());
-                        cv.notify_all();
-                    }
-                }
-                Err(f) => {
-                    // This worker sees only its own ranks' cores.
-                    fail(group.iter().fold(f, |f, rl| rl.describe_budget(f, w, cfg)));
-                    return;
-                }
+    let start = std::time::Instant::now();
+    while let Some(r) = take(sync, n) {
+        if start.elapsed() >= SOLO_FOR {
+            if let Some(grow) = grow.take() {
+                grow();
             }
         }
-        if finished.iter().all(|&f| f) {
-            return;
+        // The epoch before the slice looks at any cell: a notify after it queues the rank again.
+        let e = sync.epoch.load(Ordering::SeqCst);
+        let (end, own) = {
+            let mut slot = slots[r].lock().unwrap_or_else(|e| e.into_inner());
+            let Slot { rl, w, rec } = &mut *slot;
+            let before = w.notifies_of(r);
+            let end = slice(rl, w, rec, env, cfg);
+            (end, w.notifies_of(r) - before)
+        };
+        let mut b = sync.lock();
+        b.running -= 1;
+        let notifies = sync.epoch.load(Ordering::SeqCst).wrapping_sub(e);
+        // A notify since the slice began may have satisfied any blocked rank's wait: queue
+        // them all again to look.
+        if notifies > 0 {
+            let Board { ready, blocked, .. } = &mut *b;
+            ready.extend(blocked.drain(..));
         }
-        if progressed {
-            continue;
-        }
-        // Every unfinished rank of this worker is blocked. A peer usually notifies within
-        // microseconds (a condvar round trip costs more), so first spin on the epoch — busy
-        // (the other worker is usually mid-turn on the other core), then yielding — without
-        // the shared lock: registering as blocked takes it and describes every parked rank for
-        // a deadlock report, which a protocol with a barrier per tile would otherwise pay at
-        // every tile.
-        spin_while_blocked(epoch, failed, e);
-        if epoch.load(Ordering::SeqCst) != e {
-            continue;
-        }
-        // Still blocked: park them all at epoch `e`, then sleep until a notify (every check
-        // runs again under the lock before each wait; a rank that finished meanwhile notified
-        // nobody).
-        let mut s = shared.lock().unwrap_or_else(|e| e.into_inner());
-        let mine: Vec<usize> = (0..group.len()).filter(|&k| !finished[k]).collect();
-        for &k in &mine {
-            let r = group[k].r;
-            s.parked[r] = group[k].parked(w);
-            s.waiting[r] = Some(e);
-        }
-        s.blocked += mine.len();
-        loop {
-            if s.fault.is_some() {
-                drop(s);
-                describe(group, w);
-                return;
+        match end {
+            Err(f) => {
+                b.fault.get_or_insert(f);
+                b.stop = true;
             }
-            if epoch.load(Ordering::SeqCst) != e {
-                break;
-            }
-            // Deadlock only when every unfinished rank blocked after the latest notify (a
-            // stale waiter is about to wake and retry).
-            let cur = epoch.load(Ordering::SeqCst);
-            if s.blocked + s.done == n && s.waiting.iter().all(|x| x.is_none_or(|w| w == cur)) {
-                let live: Vec<usize> = (0..n).filter(|&k| s.live[k]).collect();
-                let parked: Vec<ParkedCore> = s.parked.iter().flatten().cloned().collect();
-                s.fault = Some(deadlock_fault(parked, &live, n, cfg));
-                failed.store(true, Ordering::SeqCst);
-                drop(s);
-                cv.notify_all();
-                return;
-            }
-            sleepers.fetch_add(1, Ordering::SeqCst);
-            if epoch.load(Ordering::SeqCst) == e {
-                s = cv.wait(s).unwrap_or_else(|e| e.into_inner());
-            }
-            sleepers.fetch_sub(1, Ordering::SeqCst);
+            Ok(SliceEnd::Finished) => b.done += 1,
+            // The rank's last look at its waits followed its own notifies, but another rank's
+            // notify during the slice may have come after that look.
+            Ok(SliceEnd::Blocked) if notifies == own => b.blocked.push(r),
+            Ok(SliceEnd::Blocked | SliceEnd::Ready) => b.ready.push_back(r),
         }
-        s.blocked -= mine.len();
-        for &k in &mine {
-            let r = group[k].r;
-            s.waiting[r] = None;
-            s.parked[r].clear();
-        }
+        sync.publish(&b);
     }
 }
 
-/// Spins (busy for [`SPIN_BUSY_FOR`], then yielding, [`SPIN_FOR`] in all) while the notify
-/// epoch is still `e` and no worker failed.
-fn spin_while_blocked(epoch: &std::sync::atomic::AtomicU64, failed: &std::sync::atomic::AtomicBool, e: u64) {
-    use std::sync::atomic::Ordering;
+/// Takes the next queued rank (`None`: the run ended). With nothing queued and nothing
+/// running, every rank finished or the run deadlocked.
+fn take(sync: &Shared<'_>, n: usize) -> Option<usize> {
+    let mut b = sync.lock();
+    loop {
+        if b.stop {
+            return None;
+        }
+        if let Some(r) = b.ready.pop_front() {
+            b.running += 1;
+            sync.publish(&b);
+            return Some(r);
+        }
+        if b.running == 0 {
+            // Nothing queued or running: a blocked rank was queued again by every slice that
+            // ended after a notify, so each one blocked after the latest notify.
+            b.deadlocked = b.done < n;
+            b.stop = true;
+            sync.publish(&b);
+            return None;
+        }
+        drop(b);
+        spin_for_work(sync);
+        b = sync.lock();
+        if b.stop || !b.ready.is_empty() || b.running == 0 {
+            continue;
+        }
+        sync.sleepers.fetch_add(1, Ordering::SeqCst);
+        b = sync.cv.wait(b).unwrap_or_else(|e| e.into_inner());
+        sync.sleepers.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// Spins (busy for [`SPIN_BUSY_FOR`], then yielding; [`SPIN_FOR`] in all) until a rank is
+/// queued or the run stopped.
+fn spin_for_work(sync: &Shared<'_>) {
     let start = std::time::Instant::now();
-    while epoch.load(Ordering::SeqCst) == e && !failed.load(Ordering::Relaxed) {
+    while sync.queued.load(Ordering::SeqCst) == 0 && !sync.stopped.load(Ordering::SeqCst) {
         let spent = start.elapsed();
         if spent >= SPIN_FOR {
-            break;
+            return;
         }
         if spent < SPIN_BUSY_FOR {
             for _ in 0..64 {
@@ -278,4 +267,39 @@ fn spin_while_blocked(epoch: &std::sync::atomic::AtomicU64, failed: &std::sync::
             std::thread::yield_now();
         }
     }
+}
+
+/// Runs one slice of rank `rl` (see [`SLICE_QUANTA`]).
+fn slice<'p>(
+    rl: &mut RankLocal<'p>,
+    w: &mut World,
+    rec: &mut Recorder,
+    env: &Env<'_, 'p>,
+    cfg: &SimConfig,
+) -> Result<SliceEnd, Fault> {
+    for _ in 0..SLICE_QUANTA {
+        // Start dispatches and tasks, retire deferred ones, wake cores, until nothing changes
+        // (bounded: a rank that keeps changing is runnable, and its turn comes again).
+        let mut changing = true;
+        for _ in 0..64 {
+            changing = rl.advance(w, cfg)?;
+            if !changing {
+                break;
+            }
+        }
+        let runnable = rl.runnable().count();
+        if runnable == 0 {
+            return Ok(if changing {
+                SliceEnd::Ready
+            } else if rl.idle() {
+                SliceEnd::Finished
+            } else {
+                SliceEnd::Blocked
+            });
+        }
+        rl.rr = rl.rr.wrapping_add(1);
+        let Some(i) = rl.runnable().nth(rl.rr % runnable) else { continue };
+        rl.quantum(i, w, env, cfg, QUANTUM_OPS, rec)?;
+    }
+    Ok(SliceEnd::Ready)
 }

@@ -161,6 +161,22 @@ impl World {
             cstride: rows.cstride,
             eb: rows.eb,
         };
+        // One packed run covering `[lo, hi)`: the bytes go straight between the window and the
+        // caller's buffer, without a second copy of the region.
+        let packed = rows.starts.len() == 1 && (rows.cstride == 1 || rows.cols == 1);
+        match data {
+            Data::ReadBytes(out) if packed => {
+                let at = out.len();
+                out.resize(at + len, 0);
+                b.get(domain, owner, lo, &mut out[at..]);
+                return Ok(());
+            }
+            Data::WriteBytes(src) if packed && src.len() == len => {
+                b.put(domain, owner, lo, src);
+                return Ok(());
+            }
+            _ => {}
+        }
         match data.kind() {
             AccessKind::Read => {
                 let mut buf = vec![0u8; len];
