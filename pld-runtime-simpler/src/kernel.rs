@@ -187,6 +187,42 @@ crate::template::template! {
     }
 }
 
+crate::template::template! {
+    /// `templates/kernel_tensor_arg.cpp`: `kernel_entry` unpacking a tensor argument (element
+    /// pointer = `buffer.addr + start_offset`).
+    pub struct KernelTensorArgCpp = "kernel_tensor_arg.cpp" {
+        /// The parameter's name.
+        name,
+        /// Its index in `args`.
+        index,
+        /// Its element's C type.
+        ctype,
+    }
+}
+
+crate::template::template! {
+    /// `templates/kernel_scalar_arg.cpp`: `kernel_entry` unpacking a scalar argument (union
+    /// bit reinterpretation of the 64-bit slot).
+    pub struct KernelScalarArgCpp = "kernel_scalar_arg.cpp" {
+        /// The parameter's name.
+        name,
+        /// Its index in `args`.
+        index,
+        /// Its C type.
+        ctype,
+    }
+}
+
+crate::template::template! {
+    /// `templates/kernel_context_arg.cpp`: `kernel_entry` unpacking a CommContext pointer.
+    pub struct KernelContextArgCpp = "kernel_context_arg.cpp" {
+        /// The parameter's name.
+        name,
+        /// Its index in `args`.
+        index,
+    }
+}
+
 /// This module's templates, for the hole checks of [`crate::template`].
 #[cfg(test)]
 pub(crate) fn all_templates() -> Vec<(&'static str, &'static str, &'static [&'static str])> {
@@ -195,6 +231,9 @@ pub(crate) fn all_templates() -> Vec<(&'static str, &'static str, &'static [&'st
         (KernelConfigEntryPy::FILE, KernelConfigEntryPy::TEXT, KernelConfigEntryPy::HOLES),
         (KernelWrapperCpp::FILE, KernelWrapperCpp::TEXT, KernelWrapperCpp::HOLES),
         ("deferred_completion.cpp", DEFERRED_COMPLETION, &[]),
+        (KernelTensorArgCpp::FILE, KernelTensorArgCpp::TEXT, KernelTensorArgCpp::HOLES),
+        (KernelScalarArgCpp::FILE, KernelScalarArgCpp::TEXT, KernelScalarArgCpp::HOLES),
+        (KernelContextArgCpp::FILE, KernelContextArgCpp::TEXT, KernelContextArgCpp::HOLES),
     ]
 }
 
@@ -240,11 +279,7 @@ pub fn wrapper(f: &Function, unit: &str) -> Result<String, Diagnostic> {
         if let ParamKind::Tensor { dtype, .. } = kind {
             let ct = c_type(*dtype)
                 .ok_or_else(|| unsupported(f.span, format_args!("a tensor of dtype {}", dtype.dsl_name())))?;
-            let _ = writeln!(
-                s,
-                "__gm__ ChipTensor* {name}_tensor = reinterpret_cast<__gm__ ChipTensor*>(args[{k}]);"
-            );
-            let _ = writeln!(s, "__gm__ {ct}* {name} = reinterpret_cast<__gm__ {ct}*>({name}_tensor->buffer.addr) + {name}_tensor->start_offset;");
+            s.push_str(&KernelTensorArgCpp { name, index: &k.to_string(), ctype: ct }.render());
             forward.push(name.clone());
             tensor_names.push((p.value, name.clone()));
             k += 1;
@@ -255,14 +290,12 @@ pub fn wrapper(f: &Function, unit: &str) -> Result<String, Diagnostic> {
             ParamKind::Scalar(d) => {
                 let ct = c_type(*d)
                     .ok_or_else(|| unsupported(f.span, format_args!("a scalar of dtype {}", d.dsl_name())))?;
-                let _ = writeln!(s, "union {{ uint64_t u64; {ct} val; }} {name}_conv;");
-                let _ = writeln!(s, "{name}_conv.u64 = args[{k}];");
-                let _ = writeln!(s, "{ct} {name} = {name}_conv.val;");
+                s.push_str(&KernelScalarArgCpp { name, index: &k.to_string(), ctype: ct }.render());
                 forward.push(name.clone());
                 k += 1;
             }
             ParamKind::Ctx => {
-                let _ = writeln!(s, "__gm__ int64_t* {name} = reinterpret_cast<__gm__ int64_t*>(args[{k}]);");
+                s.push_str(&KernelContextArgCpp { name, index: &k.to_string() }.render());
                 forward.push(name.clone());
                 k += 1;
             }
