@@ -190,7 +190,7 @@ pub fn render(
     w.block(&f.body.stmts)?;
     let text = ChipOrchestrationCpp {
         chip: &f.name,
-        expected_arg_count: &params.len().to_string(),
+        prelude: &OrchestrationPrelude { expected_arg_count: &params.len().to_string() }.render(),
         tensors: &tensors,
         scalars: &scalars,
         dynamic_dims: &dims,
@@ -205,8 +205,8 @@ crate::template::template! {
     pub struct ChipOrchestrationCpp = "chip_orchestration.cpp" {
         /// The chip orchestrator's name.
         chip,
-        /// Tensor + scalar parameters (CommContexts included).
-        expected_arg_count,
+        /// The includes and the config function ([`OrchestrationPrelude`]).
+        prelude,
         /// The tensor parameters' references.
         tensors,
         /// The scalar parameters, under their comment (empty when none).
@@ -215,6 +215,15 @@ crate::template::template! {
         dynamic_dims,
         /// The body's tasks and control flow.
         body,
+    }
+}
+
+crate::template::template! {
+    /// `templates/orchestration_prelude.cpp`: what every orchestration source (a chip's and a
+    /// builtin variant's) opens with: the includes and the config function.
+    pub(crate) struct OrchestrationPrelude = "orchestration_prelude.cpp" {
+        /// Tensor + scalar parameters (CommContexts included; a variant's token too).
+        expected_arg_count,
     }
 }
 
@@ -249,6 +258,7 @@ pub(crate) fn all_templates() -> Vec<(&'static str, &'static str, &'static [&'st
     vec![
         (ChipOrchestrationCpp::FILE, ChipOrchestrationCpp::TEXT, ChipOrchestrationCpp::HOLES),
         (ChipTaskCpp::FILE, ChipTaskCpp::TEXT, ChipTaskCpp::HOLES),
+        (OrchestrationPrelude::FILE, OrchestrationPrelude::TEXT, OrchestrationPrelude::HOLES),
     ]
 }
 

@@ -125,7 +125,7 @@ pub fn render(
     };
     let s = VariantOrchestrationCpp {
         variant: &v.variant,
-        expected_arg_count: &expected.to_string(),
+        prelude: &crate::chip::OrchestrationPrelude { expected_arg_count: &expected.to_string() }.render(),
         windows: &windows,
         token: &k.to_string(),
         core_num_param: &core_num_param,
@@ -143,8 +143,8 @@ crate::template::template! {
     pub struct VariantOrchestrationCpp = "variant_orchestration.cpp" {
         /// The variant's name.
         variant,
-        /// Window tensors + ordering token + scalars.
-        expected_arg_count,
+        /// The includes and the config function (window tensors + ordering token + scalars).
+        prelude,
         /// The window tensors' references.
         windows,
         /// The ordering token's tensor index.

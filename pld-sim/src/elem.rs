@@ -161,7 +161,7 @@ pub fn reduce(op: ReduceOp, a: f64, b: f64) -> f64 {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     #[test]
@@ -179,7 +179,7 @@ mod tests {
     }
 
     /// Values that exercise rounding, wrapping, signs and NaN.
-    const TRICKY: [f64; 16] = [
+    pub(crate) const TRICKY: [f64; 16] = [
         0.0,
         -0.0,
         1.0 / 3.0,
@@ -198,7 +198,7 @@ mod tests {
         1.0 + 1.0 / 4096.0,
     ];
 
-    fn same(a: f64, b: f64) -> bool {
+    pub(crate) fn same(a: f64, b: f64) -> bool {
         a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan())
     }
 
