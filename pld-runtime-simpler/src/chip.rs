@@ -221,7 +221,7 @@ crate::template::template! {
 crate::template::template! {
     /// `templates/orchestration_prelude.cpp`: what every orchestration source (a chip's and a
     /// builtin variant's) opens with: the includes and the config function.
-    pub(crate) struct OrchestrationPrelude = "orchestration_prelude.cpp" {
+    pub struct OrchestrationPrelude = "orchestration_prelude.cpp" {
         /// Tensor + scalar parameters (CommContexts included; a variant's token too).
         expected_arg_count,
     }
