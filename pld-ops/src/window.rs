@@ -14,7 +14,7 @@ use pld_ir::{
 
 /// `pld.tensor.alloc_window_buffer(size, *, name)`: reserve `size` bytes in every rank's window.
 /// The DSL also takes `(shape, *, dtype)` (bytes = product of the shape × the dtype's width,
-/// rewritten to the byte form by [`canon_alloc`]), and names the buffer after the assignment
+/// rewritten to the byte form by this module's `canon_alloc`), and names the buffer after the assignment
 /// it is the right-hand side of (`buf = pld.alloc_window_buffer(…)`) unless `name=` is given.
 pub static ALLOC_WINDOW_BUFFER: OpDef = op(
     "pld.tensor.alloc_window_buffer",

@@ -10,7 +10,7 @@
 //! was written outside notifies), the release falls back to the simulator's own order: the
 //! earliest notify after which the recorded values held for good.
 
-use crate::sem::Park;
+use crate::world::Park;
 
 /// Longest history kept per cell (older notifies fold into the base value).
 pub const HISTORY: usize = 64;

@@ -1,7 +1,7 @@
 //! FNV-1a, 64-bit: the one byte-stream hash the simulator, the CLI's output digests and the
 //! bench's run digests share, so equal inputs hash equal everywhere.
 //!
-//! Guarantees: [`Fnv1a::write`] folds bytes exactly as FNV-1a (offset basis
+//! Guarantees: [`Fnv1a`]'s `Hasher::write` folds bytes exactly as FNV-1a (offset basis
 //! `0xcbf29ce484222325`, prime `0x100000001b3`), so a digest does not depend on how the bytes
 //! were split between calls.
 

@@ -10,8 +10,9 @@
 //! decoded `f64` lanes and rounding to the combine dtype would.
 
 use crate::report::Fault;
-use crate::sem::{system, Park};
+use crate::sem::system;
 use crate::value::TRef;
+use crate::world::Park;
 use crate::world::{Access, Data, Located, Resolved, World};
 use pld_ir::Span;
 use pld_runtime_abi::{NotifyOp, ReduceOp};

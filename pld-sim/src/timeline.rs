@@ -15,7 +15,7 @@
 //! shares ([`Shared`]) sits behind one mutex.
 
 use crate::cost::{BusFactor, CostModel, StepWork};
-use crate::sem::Park;
+use crate::world::Park;
 use crate::world::Resolved;
 use pld_ir::Span;
 use std::collections::HashMap;

@@ -1,7 +1,7 @@
 //! The typed PTO representation of an emitted function and its one printer.
 //!
 //! Emitters push typed instructions ([`Inst`]) whose types are [`PtoType`]s (compared
-//! structurally, never as text); [`print`] is the only place that renders them as MLIR text.
+//! structurally, never as text); [`print`](mod@print) is the only place that renders them as MLIR text.
 //!
 //! Guarantees: every instruction of a function body is typed (no line of text is carried);
 //! a typed instruction prints exactly the text the emitter used to write by hand (the goldens

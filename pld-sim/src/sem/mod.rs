@@ -20,7 +20,8 @@ pub mod system;
 use crate::micro::Micro;
 use crate::report::Fault;
 use crate::value::{TRef, Tile, Val};
-use crate::world::{Access, Resolved, World};
+pub use crate::world::Park;
+use crate::world::{Access, World};
 use pld_ir::table::OpTable;
 use pld_ir::{Call, OpDef, Span};
 use std::sync::{Arc, LazyLock};
@@ -34,41 +35,6 @@ pub enum Level {
     Chip,
     /// A core running a kernel.
     Core,
-}
-
-/// A parked wait: the cell and predicate a core blocks on.
-#[derive(Clone, Debug)]
-pub struct Park {
-    /// The awaited cell.
-    pub cell: Resolved,
-    /// `true` for Ge, `false` for Eq.
-    pub ge: bool,
-    /// Unsigned comparison (deferred conditions).
-    pub unsigned: bool,
-    /// Expected value.
-    pub expected: i32,
-}
-
-impl Park {
-    /// Whether `v` satisfies the predicate.
-    pub fn holds(&self, v: i32) -> bool {
-        if self.unsigned {
-            (v as u32) >= (self.expected as u32)
-        } else if self.ge {
-            v >= self.expected
-        } else {
-            v == self.expected
-        }
-    }
-
-    /// `Ge 3`, `Eq 0`, `unsigned Ge 1`.
-    pub fn describe(&self) -> String {
-        match (self.unsigned, self.ge) {
-            (true, _) => format!("unsigned >= {}", self.expected),
-            (false, true) => format!(">= {}", self.expected),
-            (false, false) => format!("== {}", self.expected),
-        }
-    }
 }
 
 /// What an op evaluation asks of the executing thread.

@@ -12,7 +12,7 @@ use super::{lock, read, Resolved, World};
 use crate::clock::acquire_clock;
 use crate::credit::{LastNotify, Origin, Satisfied};
 use crate::report::{Fault, ReportKind};
-use crate::sem::Park;
+use crate::world::Park;
 use pld_ir::Span;
 
 impl World {

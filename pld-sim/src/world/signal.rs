@@ -1,10 +1,11 @@
-//! Signal cells: addressing, values, writers and the clocks their notifiers release.
+//! Signal cells: addressing, values, writers, the clocks their notifiers release, and the
+//! predicate a wait parks on ([`Park`], read by the schedulers, the timeline and the micro
+//! programs from here, below the op semantics).
 //!
 //! Guarantees: a cell is addressed through the same checked resolution as data; acquiring a
 //! cell joins exactly the clocks released into it.
 
 use super::*;
-use crate::sem::Park;
 use pld_runtime_abi::NotifyOp;
 
 /// Per-signal-cell bookkeeping (one entry per notified cell; a full-barrier protocol has
@@ -380,6 +381,41 @@ impl World {
             Ok(None)
         } else {
             Ok(Some(park))
+        }
+    }
+}
+
+/// A parked wait: the cell and predicate a core blocks on.
+#[derive(Clone, Debug)]
+pub struct Park {
+    /// The awaited cell.
+    pub cell: Resolved,
+    /// `true` for Ge, `false` for Eq.
+    pub ge: bool,
+    /// Unsigned comparison (deferred conditions).
+    pub unsigned: bool,
+    /// Expected value.
+    pub expected: i32,
+}
+
+impl Park {
+    /// Whether `v` satisfies the predicate.
+    pub fn holds(&self, v: i32) -> bool {
+        if self.unsigned {
+            (v as u32) >= (self.expected as u32)
+        } else if self.ge {
+            v >= self.expected
+        } else {
+            v == self.expected
+        }
+    }
+
+    /// `Ge 3`, `Eq 0`, `unsigned Ge 1`.
+    pub fn describe(&self) -> String {
+        match (self.unsigned, self.ge) {
+            (true, _) => format!("unsigned >= {}", self.expected),
+            (false, true) => format!(">= {}", self.expected),
+            (false, false) => format!("== {}", self.expected),
         }
     }
 }
