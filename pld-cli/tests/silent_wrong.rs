@@ -4,45 +4,16 @@
 //! unwritten bytes, unwritten integer windows, leftover credits, the atomic-add race — are
 //! seeded bugs of the mutation suite, `tests/mutations/MUTATIONS`.)
 
+mod cli_support;
+
+use cli_support::{edited, pld, root, scratch, text};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("workspace root").to_path_buf()
-}
-
-fn scratch(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("pld-silent-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).expect("scratch dir");
-    d
-}
-
-fn pld(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_pld")).args(args).current_dir(root()).output().expect("run pld")
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
-
-/// `file` of the corpus with each `(from, to)` replaced once, written into `dir`.
-fn edited(dir: &Path, file: &str, edits: &[(&str, &str)]) -> PathBuf {
-    let mut src = std::fs::read_to_string(root().join(file)).expect("program");
-    for (from, to) in edits {
-        assert!(src.contains(from), "{file} no longer contains `{from}`");
-        src = src.replacen(from, to, 1);
-    }
-    let path = dir.join(Path::new(file).file_name().unwrap());
-    std::fs::write(&path, src).expect("write");
-    path
-}
 
 const RING_MESH: &str = "pld-cli/tests/corpus/incore_ring_min_mesh_prod.py";
 
 #[test]
 fn a_mesh_shaped_signal_driving_a_ring_allreduce_is_rejected_by_check() {
-    let dir = scratch("ring-mesh");
+    let dir = scratch("silent", "ring-mesh");
     let bad = edited(
         &dir,
         RING_MESH,
@@ -68,7 +39,7 @@ fn a_mesh_shaped_signal_driving_a_ring_allreduce_is_rejected_by_check() {
 
 #[test]
 fn a_ring_shaped_signal_for_a_mesh_shaped_parameter_is_rejected_at_the_call() {
-    let dir = scratch("ring-param");
+    let dir = scratch("silent", "ring-param");
     let bad = edited(
         &dir,
         RING_MESH,
@@ -140,7 +111,7 @@ def golden(tensors, params):
 
 #[test]
 fn a_store_into_a_read_only_input_is_rejected_at_the_store() {
-    let dir = scratch("store-input");
+    let dir = scratch("silent", "store-input");
     let bad = dir.join("bad.py");
     std::fs::write(&bad, STORE_PROGRAM.replace("Y_DECL", "pl.Tensor[[1, N], pl.FP32]")).unwrap();
     for cmd in ["check", "run"] {
@@ -177,7 +148,7 @@ fn a_store_into_a_read_only_input_is_rejected_at_the_store() {
 
 #[test]
 fn verify_checks_expect_and_golden_as_run_does() {
-    let dir = scratch("verify-expect");
+    let dir = scratch("silent", "verify-expect");
     let prog = dir.join("double.py");
     std::fs::write(&prog, STORE_PROGRAM.replace("Y_DECL", "pl.Out[pl.Tensor[[1, N], pl.FP32]]")).unwrap();
     let out_dir = dir.join("out");
@@ -253,7 +224,7 @@ fn fp32_reduce_to_root(dir: &Path, edits: &[(&str, &str)]) -> PathBuf {
 
 #[test]
 fn an_atomic_add_into_bytes_nobody_wrote_is_an_uninitialised_read_on_every_schedule() {
-    let dir = scratch("atomic-uninit");
+    let dir = scratch("silent", "atomic-uninit");
     let good = fp32_reduce_to_root(&dir, &[]);
     let out = pld(&[
         "verify",
@@ -302,7 +273,7 @@ fn an_atomic_add_into_bytes_nobody_wrote_is_an_uninitialised_read_on_every_sched
 
 #[test]
 fn a_trace_or_report_path_that_is_an_output_file_is_a_usage_error() {
-    let dir = scratch("paths");
+    let dir = scratch("silent", "paths");
     let out = dir.join("out");
     let (o, ex) = (out.to_str().unwrap(), "examples/quickstart_allreduce.py");
     let outputs = out.join("outputs.npy");
@@ -343,7 +314,7 @@ fn a_trace_or_report_path_that_is_an_output_file_is_a_usage_error() {
 fn an_input_longer_than_its_header_says_is_refused_from_its_length() {
     // A 2 GiB sparse file behind a header for 2 FP32 values: refused by its length (from the
     // file system), without reading its data.
-    let dir = scratch("input-len");
+    let dir = scratch("silent", "input-len");
     let header = "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 1, 64), }";
     let mut h = header.to_string();
     while (10 + h.len() + 1) % 64 != 0 {
@@ -400,7 +371,7 @@ class Cb:
 
 #[test]
 fn a_host_callback_called_from_a_chip_orchestration_is_a_check_diagnostic() {
-    let dir = scratch("callback-site");
+    let dir = scratch("silent", "callback-site");
     let bad = dir.join("bad.py");
     let src = CALLBACK_PROGRAM
         .replace("CHIP_BODY", "self.double(x, y)")

@@ -3,27 +3,10 @@
 //! an error but as `warning:`, and never changing the exit code; the correct twin (the kernel
 //! stores its result) gets no warning.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod cli_support;
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("workspace root").to_path_buf()
-}
-
-fn scratch(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("pld-unwritten-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).expect("scratch dir");
-    d
-}
-
-fn pld(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_pld")).args(args).current_dir(root()).output().expect("run pld")
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
+use cli_support::{pld, scratch, text};
+use std::path::Path;
 
 /// A kernel that scales its input into `y`; `STORE` is its last line.
 const PROGRAM: &str = r#"import numpy as np
@@ -77,7 +60,7 @@ fn every_command(file: &Path, dir: &Path) -> Vec<(&'static str, Option<i32>, Str
 
 #[test]
 fn an_output_no_path_writes_is_a_warning_at_the_parameter_from_every_command() {
-    let dir = scratch("forgot-store");
+    let dir = scratch("unwritten", "forgot-store");
     let bad = dir.join("forgot_store.py");
     std::fs::write(&bad, PROGRAM.replace("        STORE\n", "")).unwrap();
     for (cmd, code, err) in every_command(&bad, &dir) {
@@ -100,7 +83,7 @@ fn an_output_no_path_writes_is_a_warning_at_the_parameter_from_every_command() {
 
 #[test]
 fn the_twin_that_stores_its_output_gets_no_warning() {
-    let dir = scratch("stores");
+    let dir = scratch("unwritten", "stores");
     let good = dir.join("stores.py");
     std::fs::write(&good, PROGRAM.replace("STORE", "pl.store(u, [0, 0], y)")).unwrap();
     for (cmd, code, err) in every_command(&good, &dir) {

@@ -4,39 +4,11 @@
 //! the argument, the parameter, both shapes with their values, at the call); a mesh allreduce
 //! driven by a ring-shaped signal stops at the allreduce. Each next to its correct twin.
 
+mod cli_support;
+
+use cli_support::{edited, pld, scratch, text};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("workspace root").to_path_buf()
-}
-
-fn scratch(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("pld-winshape-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).expect("scratch dir");
-    d
-}
-
-fn pld(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_pld")).args(args).current_dir(root()).output().expect("run pld")
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
-
-/// `file` with each `(from, to)` replaced once, written into `dir`.
-fn edited(dir: &Path, file: &str, edits: &[(&str, &str)]) -> PathBuf {
-    let mut src = std::fs::read_to_string(root().join(file)).expect("program");
-    for (from, to) in edits {
-        assert!(src.contains(from), "{file} no longer contains `{from}`");
-        src = src.replacen(from, to, 1);
-    }
-    let path = dir.join(Path::new(file).file_name().unwrap());
-    std::fs::write(&path, src).expect("write");
-    path
-}
+use std::process::Output;
 
 const RING_MESH: &str = "pld-cli/tests/corpus/incore_ring_min_mesh_prod.py";
 const MESH_SIGNAL: &str = "signal: pl.InOut[pld.DistributedTensor[[NR, 1], pl.INT32]],";
@@ -66,7 +38,7 @@ fn run(file: &Path, dir: &Path, extra: &[&str]) -> Output {
 
 #[test]
 fn a_ring_shaped_signal_for_a_parameter_in_another_symbol_is_stopped_at_the_call() {
-    let dir = scratch("ring-for-m");
+    let dir = scratch("winshape", "ring-for-m");
     let bad = mesh_in_m(
         &dir,
         "signal_buf = pld.alloc_window_buffer([2 * (pld.world_size() - 1), pld.world_size()], dtype=pl.INT32)",
@@ -96,7 +68,7 @@ fn a_ring_shaped_signal_for_a_parameter_in_another_symbol_is_stopped_at_the_call
 
 #[test]
 fn a_parameter_dimension_bound_by_bind_is_checked_at_the_call() {
-    let dir = scratch("bind-m");
+    let dir = scratch("winshape", "bind-m");
     let twin = mesh_in_m(
         &dir,
         "signal_buf = pld.alloc_window_buffer([pld.world_size(), 1], dtype=pl.INT32)",
@@ -127,7 +99,7 @@ fn a_parameter_dimension_bound_by_bind_is_checked_at_the_call() {
 /// corpus file itself.
 #[test]
 fn a_ring_shaped_signal_driving_a_mesh_allreduce_is_rejected_by_check() {
-    let dir = scratch("mesh-ring-signal");
+    let dir = scratch("winshape", "mesh-ring-signal");
     let ring = "signal: pl.InOut[pld.DistributedTensor[[2 * (NR - 1), NR], pl.INT32]],";
     let bad = edited(
         &dir,
