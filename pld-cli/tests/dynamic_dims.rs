@@ -3,20 +3,10 @@
 //! A data dimension is bound by `--bind` or by an input's shape; unbound, it is a usage error
 //! (exit 2) naming `--bind NAME=VALUE`, never a silent `--ranks`.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod cli_support;
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("workspace root").to_path_buf()
-}
-
-fn pld(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_pld")).args(args).current_dir(root()).output().expect("run pld")
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
+use cli_support::{pld, text};
+use std::path::PathBuf;
 
 /// Every rank scales its own `[ROWS, COLS]` block of rows; `NR` (the device loop's extent) is
 /// the rank count, `ROWS` is data.

@@ -6,20 +6,9 @@
 //! returned value silently dropped. The twin that returns `out` on every path runs and matches
 //! its NumPy golden.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod cli_support;
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("workspace root").to_path_buf()
-}
-
-fn pld(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_pld")).current_dir(root()).args(args).output().expect("pld")
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
+use cli_support::{pld, text};
 
 const DIR: &str = "pld-cli/tests/early_returns";
 const MESSAGE: &str = "error: this `return` gives 1 value(s), but another path through the kernel returns 0";

@@ -11,27 +11,11 @@
 //!   the test's execution cap).
 //! - A refutation's replay file reproduces it under `pld run --schedule replay:PATH`.
 
+mod cli_support;
+
+use cli_support::{pld, root, scratch, text};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("workspace root").to_path_buf()
-}
-
-fn pld(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_pld")).args(args).current_dir(root()).output().expect("run pld")
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
-
-fn scratch(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("pld-exhaustive-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).expect("scratch dir");
-    d
-}
+use std::process::Output;
 
 fn tests_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests")
@@ -82,7 +66,7 @@ const SMALL: &[(&str, &str, &str)] = &[
 
 #[test]
 fn the_reduction_finishes_exactly_the_traces_and_outcomes_of_naive_enumeration() {
-    let dir = scratch("naive");
+    let dir = scratch("exhaustive", "naive");
     let mut seen_more_than_one = false;
     let mut seen_fault = false;
     for (i, (program, find, replace)) in SMALL.iter().enumerate() {
@@ -154,7 +138,7 @@ fn first_error(err: &str) -> String {
 
 #[test]
 fn every_seeded_protocol_bug_is_refuted_at_2_and_3_ranks() {
-    let dir = scratch("mutants");
+    let dir = scratch("exhaustive", "mutants");
     let mut failures = Vec::new();
     for m in &mutations() {
         let src = std::fs::read_to_string(program_path(&m.program)).expect("program");
@@ -232,7 +216,7 @@ fn plan(file: &Path) -> (Vec<String>, Vec<usize>) {
 
 #[test]
 fn no_example_or_corpus_program_is_refuted_at_2_3_or_4_ranks() {
-    let dir = scratch("correct");
+    let dir = scratch("exhaustive", "correct");
     let mut files: Vec<PathBuf> = Vec::new();
     for d in [root().join("examples"), tests_dir().join("corpus")] {
         for e in std::fs::read_dir(d).unwrap().flatten() {
@@ -270,7 +254,7 @@ fn no_example_or_corpus_program_is_refuted_at_2_3_or_4_ranks() {
 
 #[test]
 fn the_divergent_barrier_is_refuted_and_its_replay_file_reproduces_the_report() {
-    let dir = scratch("replay");
+    let dir = scratch("exhaustive", "replay");
     let file = root().join("examples/broken_divergent_barrier.py");
     for ranks in [2, 3, 4] {
         let o = exhaustive(&file, ranks, &[], &dir);
@@ -299,7 +283,7 @@ fn the_divergent_barrier_is_refuted_and_its_replay_file_reproduces_the_report() 
 
 #[test]
 fn a_replay_file_for_another_rank_count_or_program_is_refused() {
-    let dir = scratch("badreplay");
+    let dir = scratch("exhaustive", "badreplay");
     let file = root().join("examples/broken_divergent_barrier.py");
     let o = exhaustive(&file, 2, &[], &dir);
     assert_eq!(o.status.code(), Some(3));
@@ -350,7 +334,7 @@ fn a_replay_file_for_another_rank_count_or_program_is_refused() {
 
 #[test]
 fn proved_names_its_checks_and_scope_and_a_cap_is_incomplete_never_proved() {
-    let dir = scratch("verdicts");
+    let dir = scratch("exhaustive", "verdicts");
     let file = tests_dir().join("exhaustive/counted_sum.py");
     let o = exhaustive(&file, 2, &["--check-golden"], &dir);
     let out = text(&o.stdout);
@@ -378,7 +362,7 @@ fn proved_names_its_checks_and_scope_and_a_cap_is_incomplete_never_proved() {
 
 #[test]
 fn a_time_limit_inside_an_execution_is_incomplete_not_a_budget_refutation() {
-    let dir = scratch("timeout");
+    let dir = scratch("exhaustive", "timeout");
     let file = tests_dir().join("exhaustive/long_rows.py");
     // One execution of 100000 rows per rank outlasts half a second, so the limit fires mid-run.
     let o = exhaustive(&file, 2, &["--bind", "ROWS=100000", "--timeout", "0.5"], &dir);

@@ -9,20 +9,10 @@
 //! under a rank-dependent branch is not a collective, and no other program of the repository
 //! is rejected by the check at any rank count.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod cli_support;
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("workspace root").to_path_buf()
-}
-
-fn pld(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_pld")).current_dir(root()).args(args).output().expect("pld")
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
+use cli_support::{pld, root, text};
+use std::path::PathBuf;
 
 const DIR: &str = "pld-cli/tests/uniformity";
 
