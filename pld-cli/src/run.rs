@@ -38,8 +38,9 @@ pub struct RunArgs {
     /// Output folder.
     #[arg(long, default_value = "out")]
     out: PathBuf,
-    /// Interleaving: det, random:SEED, pct:SEED (replays one `pld verify` schedule), parallel,
-    /// or replay:PATH (the picks `pld verify --exhaustive` wrote for a refuting execution).
+    /// Interleaving: det, random:SEED, pct:SEED (replays one `pld verify` schedule), parallel
+    /// (ranks on worker threads: one, or one per core while that runs faster), or replay:PATH
+    /// (the picks `pld verify --exhaustive` wrote for a refuting execution).
     #[arg(long, default_value = "det", value_parser = crate::replay::parse_schedule)]
     pub(crate) schedule: crate::replay::ScheduleArg,
     /// Simulated cores per rank (kernels running at once); 48 as on A2/A3 hardware.

@@ -193,6 +193,11 @@ pub struct SimConfig {
     pub nranks: usize,
     /// Interleaving policy.
     pub schedule: Schedule,
+    /// Worker threads of the parallel schedule: `None` (the default) lets it run one worker
+    /// or one per core (at most one per rank), window by window, whichever runs more steps
+    /// per second (`sched/governor.rs`); `Some(k)` runs `k` (at most one per rank) throughout,
+    /// whether they pay or not (tests of the threaded paths, benchmarks).
+    pub parallel_workers: Option<usize>,
     /// Record a Chrome trace.
     pub trace: bool,
     /// Step budget of the whole run: every statement, micro instruction and loop iteration
@@ -251,6 +256,7 @@ impl Default for SimConfig {
         SimConfig {
             nranks: 2,
             schedule: Schedule::Deterministic,
+            parallel_workers: None,
             trace: false,
             max_steps: budget::DEFAULT_MAX_STEPS,
             max_idle_steps: budget::DEFAULT_MAX_IDLE_STEPS,

@@ -29,6 +29,7 @@ use std::collections::{HashMap, VecDeque};
 mod deadlock;
 mod distributed;
 mod driven;
+mod governor;
 mod parallel;
 mod queue;
 

@@ -1,24 +1,32 @@
-//! The parallel schedule: one worker thread per available core (at most one per rank), taking
+//! The parallel schedule: worker threads (one per available core, at most one per rank) taking
 //! ranks from one shared ready queue; each rank carries its own [`World::fork`] handle and
-//! recorder, so any worker can run any rank and only the queue is shared scheduler state. The
-//! calling thread is the first worker and starts the others only once the run has lasted
-//! [`SOLO_FOR`], so a short run is one thread.
+//! recorder, so any worker can run any rank and only the queue is shared scheduler state. How
+//! many workers take ranks is decided window by window by the [`Governor`] from the steps per
+//! second each crew ran: one worker (the calling thread, the others asleep) when a second one
+//! does not pay — ranks that block every few microseconds (a barrier per tile), or a machine
+//! whose other cores are busy — and every worker when it does. The others are started the
+//! first time the team is tried, so a run shorter than a window is one thread.
+//! [`SimConfig::parallel_workers`] fixes the worker count instead (tests, benchmarks).
 //!
 //! Guarantees: a rank is run by at most one worker at a time, for a slice that ends when it
 //! blocks (no runnable core), finishes, or has run [`SLICE_QUANTA`] quanta; a blocked rank is
 //! put back in the queue by the first slice that ends after any notify, so no wake-up is lost;
 //! workers touch the shared queue only between slices (once to take a rank, once to hand it
 //! back), never per statement; a worker with nothing to take spins briefly, then sleeps until
-//! a rank is queued. A fault on any worker stops every worker after its current slice, and
+//! a rank is queued; a worker outside the crew finishes its slice and sleeps until the crew
+//! grows or the run ends. A fault on any worker stops every worker after its current slice, and
 //! the first fault is the run's (a budget fault names every rank's running cores). The run is
 //! reported deadlocked exactly when no rank is queued or running and some rank is unfinished
 //! (every unfinished rank blocked after the latest notify), with the same report, rank-divergence
 //! `help:` included, as the deterministic schedule gives. Handles and recorders are joined
-//! back in rank order when all workers end.
+//! back in rank order when all workers end. Which crew runs never changes what a slice does:
+//! outputs, traffic and reports are those of any other interleaving.
 
+use super::governor::{Crew, Governor, WINDOW};
 use super::*;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex};
+use std::time::Instant;
 
 /// How long a worker that finds no queued rank spins (busy, then yielding) before it sleeps
 /// on the condition variable: a sleeping vCPU of this kind of VM takes hundreds of
@@ -27,10 +35,6 @@ const SPIN_FOR: std::time::Duration = std::time::Duration::from_millis(1);
 
 /// Of that, the first part spins without giving the core away.
 const SPIN_BUSY_FOR: std::time::Duration = std::time::Duration::from_micros(100);
-
-/// How long the first worker runs alone before it starts the others: a run shorter than this
-/// would gain less from a second core than starting a thread costs.
-const SOLO_FOR: std::time::Duration = std::time::Duration::from_millis(2);
 
 /// Quanta a rank runs in one slice before it goes back to the end of the queue (a rank that
 /// blocks or finishes ends its slice earlier). Long enough that taking and handing back a rank
@@ -55,8 +59,21 @@ enum SliceEnd {
     Finished,
 }
 
+/// Who decides how many workers take ranks.
+enum Staffing {
+    /// A fixed number ([`SimConfig::parallel_workers`]).
+    Fixed,
+    /// The governor, from the rate of each crew's windows.
+    Governed {
+        gov: Governor,
+        /// When the current window began.
+        since: Instant,
+        /// Steps the slices that ended in the current window ran.
+        steps: u64,
+    },
+}
+
 /// The scheduler state the workers share (under one mutex).
-#[derive(Default)]
 struct Board {
     /// Ranks that may run, in the order they were queued.
     ready: VecDeque<usize>,
@@ -66,27 +83,56 @@ struct Board {
     running: usize,
     /// Ranks with no work left.
     done: usize,
+    /// Workers that take ranks now: the first `crew` (the others sleep on `Shared::bench`).
+    crew: usize,
     /// Set when the run ends early: a fault, or a deadlock.
     stop: bool,
     /// Every unfinished rank blocked with nothing running or queued.
     deadlocked: bool,
     /// The first fault.
     fault: Option<Fault>,
+    staffing: Staffing,
+}
+
+impl Board {
+    /// Counts the `steps` of a slice that just ended; at the end of a governed window, lets the
+    /// governor pick the next window's crew (`workers` in a team). Returns whether the crew grew.
+    fn count(&mut self, steps: u64, workers: usize) -> bool {
+        let Staffing::Governed { gov, since, steps: window } = &mut self.staffing else { return false };
+        *window += steps;
+        let spent = since.elapsed();
+        if spent < WINDOW {
+            return false;
+        }
+        let crew = match gov.window_ended(*window, spent.as_secs_f64()) {
+            Crew::Solo => 1,
+            Crew::Team => workers,
+        };
+        (*since, *window) = (Instant::now(), 0);
+        let grew = crew > self.crew;
+        self.crew = crew;
+        grew
+    }
 }
 
 /// The synchronisation of the workers: the notify epoch (bumped by every notify through
-/// [`World::set_wake`]), the board, its condition variable and what a spinning worker polls
+/// [`World::set_wake`]), the board, its condition variables and what a spinning worker polls
 /// without the lock.
 struct Shared<'a> {
     epoch: &'a AtomicU64,
     board: Mutex<Board>,
+    /// Workers of the crew wait here for a queued rank.
     cv: Condvar,
+    /// Workers outside the crew wait here for the crew to grow.
+    bench: Condvar,
     /// `board.ready.len()`, readable without the lock.
     queued: AtomicUsize,
     /// `board.stop`, readable without the lock.
     stopped: AtomicBool,
     /// Workers asleep on `cv`.
     sleepers: AtomicUsize,
+    /// Worker threads in all (the crew of a team).
+    workers: usize,
 }
 
 impl Shared<'_> {
@@ -101,6 +147,9 @@ impl Shared<'_> {
         self.stopped.store(b.stop, Ordering::SeqCst);
         if (b.stop || !b.ready.is_empty() || b.running == 0) && self.sleepers.load(Ordering::SeqCst) > 0 {
             self.cv.notify_all();
+        }
+        if b.stop {
+            self.bench.notify_all();
         }
     }
 }
@@ -118,24 +167,46 @@ impl<'p, 'c> Sched<'p, 'c> {
             .into_iter()
             .map(|rl| Mutex::new(Slot { rl, w: world.fork(), rec: self.rec.fork() }))
             .collect();
+        let workers = parallel_workers(n, cfg);
+        let (crew, staffing) = match cfg.parallel_workers {
+            Some(_) => (workers, Staffing::Fixed),
+            None => (1, Staffing::Governed { gov: Governor::default(), since: Instant::now(), steps: 0 }),
+        };
+        let board = Board {
+            ready: (0..n).collect(),
+            blocked: Vec::new(),
+            running: 0,
+            done: 0,
+            crew,
+            stop: false,
+            deadlocked: false,
+            fault: None,
+            staffing,
+        };
         let sync = Shared {
             epoch: &epoch,
-            board: Mutex::new(Board { ready: (0..n).collect(), ..Board::default() }),
+            board: Mutex::new(board),
             cv: Condvar::new(),
+            bench: Condvar::new(),
             queued: AtomicUsize::new(n),
             stopped: AtomicBool::new(false),
             sleepers: AtomicUsize::new(0),
+            workers,
         };
         let env = Env { syms: &syms, program };
-        let nworkers = parallel_workers(n);
         std::thread::scope(|scope| {
             let (slots, sync, env) = (&slots, &sync, &env);
-            let mut grow = || {
-                for _ in 1..nworkers {
-                    scope.spawn(move || worker(slots, sync, env, cfg, n, None));
+            let mut start = || {
+                for k in 1..workers {
+                    scope.spawn(move || worker(k, slots, sync, env, cfg, n, None));
                 }
             };
-            worker(slots, sync, env, cfg, n, Some(&mut grow));
+            if crew > 1 {
+                start();
+                worker(0, slots, sync, env, cfg, n, None);
+            } else {
+                worker(0, slots, sync, env, cfg, n, Some(&mut start));
+            }
         });
         world.set_wake(None);
         let board = sync.board.into_inner().unwrap_or_else(|e| e.into_inner());
@@ -160,38 +231,34 @@ impl<'p, 'c> Sched<'p, 'c> {
     }
 }
 
-/// Worker threads of the parallel schedule for `n` ranks: one per available core, at most one
-/// per rank.
-fn parallel_workers(n: usize) -> usize {
-    std::thread::available_parallelism().map_or(2, |x| x.get()).clamp(1, n.max(1))
+/// Worker threads of the parallel schedule for `n` ranks: [`SimConfig::parallel_workers`] when
+/// set, else one per available core; at most one per rank.
+fn parallel_workers(n: usize, cfg: &SimConfig) -> usize {
+    let cores = || std::thread::available_parallelism().map_or(2, |x| x.get());
+    cfg.parallel_workers.unwrap_or_else(cores).clamp(1, n.max(1))
 }
 
-/// The body of one worker thread: take a queued rank, run one slice of it, hand it back;
-/// until every rank finished, a fault, or a deadlock. The first worker calls `grow` (which
-/// starts the others) once it has run for [`SOLO_FOR`].
+/// The body of worker `k`: take a queued rank, run one slice of it, hand it back; until every
+/// rank finished, a fault, or a deadlock. The first worker holds `start` (which starts the
+/// others) until the crew first grows past it.
 fn worker<'p>(
+    k: usize,
     slots: &[Mutex<Slot<'p>>],
     sync: &Shared<'_>,
     env: &Env<'_, 'p>,
     cfg: &SimConfig,
     n: usize,
-    mut grow: Option<&mut dyn FnMut()>,
+    mut start: Option<&mut dyn FnMut()>,
 ) {
-    let start = std::time::Instant::now();
-    while let Some(r) = take(sync, n) {
-        if start.elapsed() >= SOLO_FOR {
-            if let Some(grow) = grow.take() {
-                grow();
-            }
-        }
+    while let Some(r) = take(k, sync, n) {
         // The epoch before the slice looks at any cell: a notify after it queues the rank again.
         let e = sync.epoch.load(Ordering::SeqCst);
-        let (end, own) = {
+        let (end, own, steps) = {
             let mut slot = slots[r].lock().unwrap_or_else(|e| e.into_inner());
             let Slot { rl, w, rec } = &mut *slot;
-            let before = w.notifies_of(r);
+            let (notifies, steps) = (w.notifies_of(r), w.stats().steps);
             let end = slice(rl, w, rec, env, cfg);
-            (end, w.notifies_of(r) - before)
+            (end, w.notifies_of(r) - notifies, w.stats().steps - steps)
         };
         let mut b = sync.lock();
         b.running -= 1;
@@ -213,17 +280,30 @@ fn worker<'p>(
             Ok(SliceEnd::Blocked) if notifies == own => b.blocked.push(r),
             Ok(SliceEnd::Blocked | SliceEnd::Ready) => b.ready.push_back(r),
         }
+        let grew = b.count(steps, sync.workers);
         sync.publish(&b);
+        drop(b);
+        if grew {
+            match start.take() {
+                Some(start) => start(),
+                None => sync.bench.notify_all(),
+            }
+        }
     }
 }
 
-/// Takes the next queued rank (`None`: the run ended). With nothing queued and nothing
-/// running, every rank finished or the run deadlocked.
-fn take(sync: &Shared<'_>, n: usize) -> Option<usize> {
+/// Takes the next queued rank for worker `k` (`None`: the run ended). With nothing queued and
+/// nothing running, every rank finished or the run deadlocked. A worker outside the crew
+/// sleeps until the crew grows to include it or the run ends.
+fn take(k: usize, sync: &Shared<'_>, n: usize) -> Option<usize> {
     let mut b = sync.lock();
     loop {
         if b.stop {
             return None;
+        }
+        if k >= b.crew {
+            b = sync.bench.wait(b).unwrap_or_else(|e| e.into_inner());
+            continue;
         }
         if let Some(r) = b.ready.pop_front() {
             b.running += 1;
@@ -241,7 +321,7 @@ fn take(sync: &Shared<'_>, n: usize) -> Option<usize> {
         drop(b);
         spin_for_work(sync);
         b = sync.lock();
-        if b.stop || !b.ready.is_empty() || b.running == 0 {
+        if b.stop || !b.ready.is_empty() || b.running == 0 || k >= b.crew {
             continue;
         }
         sync.sleepers.fetch_add(1, Ordering::SeqCst);
