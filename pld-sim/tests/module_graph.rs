@@ -17,10 +17,7 @@ use std::str::FromStr;
 
 /// The layers of pld-sim, bottom first: a module may name modules of the layers before its own.
 const LAYERS: &[(&str, &[&str])] = &[
-    (
-        "base: no pld-sim imports",
-        &["fnv", "elem", "arena", "pct", "clock", "cost", "report", "report_render", "aggregate"],
-    ),
+    ("base: no pld-sim imports", &["fnv", "elem", "arena", "pct", "clock", "cost", "report", "aggregate"]),
     ("values and limits", &["limits", "divergence", "value", "credit"]),
     ("host inputs", &["lazy"]),
     ("the world: windows, signals, checks", &["world"]),
@@ -45,8 +42,6 @@ const KNOWN: &[(&str, &str, &str)] = &[
     ("explore", "lib", "the explorer calls run in lib.rs"),
     ("lazy", "lib", "HostTensor lives in lib.rs"),
     ("micro", "sem", "a micro notify calls the notify op's checks (helper `world` moves them)"),
-    ("report", "report_render", "report and its rendering are one module in two"),
-    ("report_render", "report", "report and its rendering are one module in two"),
     ("sched", "explore", "the driven schedule's types live in the explorer"),
     ("sched", "lib", "SimConfig lives in lib.rs"),
     ("verify", "lib", "verify calls run in lib.rs"),
