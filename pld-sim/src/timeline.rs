@@ -14,6 +14,7 @@
 //! The trace recorder ([`Recorder`]) is one per scheduler thread; the cell history it
 //! shares ([`Shared`]) sits behind one mutex.
 
+pub use crate::aggregate::{LaneId, Slice};
 use crate::cost::{BusFactor, CostModel, StepWork};
 use crate::world::Park;
 use crate::world::Resolved;
@@ -138,44 +139,8 @@ pub fn is_write_flow(id: u64) -> bool {
     id % 2 == 1
 }
 
-/// Where a slice sits: rank and lane (core number, or [`ORCH_LANE`]).
-pub type LaneId = (usize, usize);
-
 /// The lane of a rank's chip orchestrator.
 pub const ORCH_LANE: usize = 100_000;
-
-/// One slice of the trace.
-#[derive(Clone, Debug)]
-pub struct Slice {
-    /// Rank and lane.
-    pub at: LaneId,
-    /// Name (op; `wait (blocked)` for a blocked wait; `N ops` for an aggregate).
-    pub name: String,
-    /// Start (ps).
-    pub ts: u64,
-    /// Duration (ps).
-    pub dur: u64,
-    /// Kernel running on the lane.
-    pub kernel: String,
-    /// Bytes moved.
-    pub bytes: u64,
-    /// Of those, bytes to or from peers.
-    pub remote: u64,
-    /// Remote bytes in flight integrated over the slice (bytes × ps).
-    pub inflight_area: f64,
-    /// Peers touched (global ranks).
-    pub peer: Option<usize>,
-    /// Signal cell named.
-    pub cell: Option<String>,
-    /// Source location of the op.
-    pub span: Span,
-    /// Ops merged into this slice (1 unless aggregated).
-    pub ops: u32,
-    /// Flows starting here (ids).
-    pub flows_out: Vec<u64>,
-    /// Flows ending here (ids).
-    pub flows_in: Vec<u64>,
-}
 
 /// One modeled collective call on one rank.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
