@@ -46,7 +46,6 @@ const KNOWN: &[(&str, &str, &str)] = &[
     ("verify", "lib", "verify calls run in lib.rs"),
     ("world", "explore", "the step events the world records live in the explorer"),
     ("world", "sem", "a world test drives the notify and wait ops"),
-    ("world", "timeline", "the world's Meter lives in timeline"),
     ("world", "uninit", "the uninitialised-read fault sits above the world"),
 ];
 

@@ -33,6 +33,7 @@ mod backend;
 mod credit;
 mod deps;
 mod memory;
+mod meter;
 mod race;
 mod resolve;
 mod run;
@@ -44,6 +45,7 @@ mod traffic;
 pub(crate) use access::*;
 pub use backend::*;
 pub use memory::*;
+pub use meter::{CellOp, Meter, TouchRec};
 pub(crate) use race::*;
 pub use resolve::*;
 pub use run::{Checks, RunEnd};
@@ -126,7 +128,7 @@ pub struct World {
     /// Bytes of host tensors allocated so far and the run's memory limit ([`crate::limits`]).
     mem: crate::limits::MemUse,
     /// What the current step did, for the cost model (see [`crate::timeline`]).
-    meter: crate::timeline::Meter,
+    meter: Meter,
     /// Bytes moved since the last progress report ([`crate::budget::publish`]).
     moved: u64,
     /// Which way each rank went at each `if` it ran ([`crate::divergence`]).
@@ -194,7 +196,7 @@ impl World {
             traffic: Vec::new(),
             wake: None,
             mem: crate::limits::MemUse::default(),
-            meter: crate::timeline::Meter::default(),
+            meter: Meter::default(),
             moved: 0,
             branches: Default::default(),
             backend: None,
@@ -441,7 +443,7 @@ impl World {
             traffic: Vec::new(),
             wake: self.wake.clone(),
             mem: self.mem,
-            meter: crate::timeline::Meter { record_touches: self.meter.record_touches, ..Default::default() },
+            meter: Meter { record_touches: self.meter.record_touches, ..Default::default() },
             moved: 0,
             branches: Default::default(),
             backend: self.backend.clone(),
