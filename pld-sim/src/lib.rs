@@ -64,7 +64,6 @@ pub mod limits;
 pub mod micro;
 pub mod pct;
 pub mod report;
-pub mod report_render;
 pub mod sched;
 pub mod sem;
 pub mod timeline;

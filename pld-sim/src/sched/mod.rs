@@ -421,7 +421,7 @@ impl<'p> RankLocal<'p> {
                     break StepOut::Visible;
                 }
                 other => {
-                    let site = crate::report_render::Site {
+                    let site = crate::report::render::Site {
                         rank: unit.rank,
                         core: (unit.lane.core != crate::timeline::ORCH_LANE).then_some(unit.lane.core),
                         kernel: unit.thread.name.clone(),

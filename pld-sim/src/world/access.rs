@@ -294,7 +294,7 @@ impl World {
             }
         }
         let (win, write) = ((domain, owner), writes);
-        self.local.meter.touched(crate::timeline::TouchRec { win, lo, hi, write, remote });
+        self.local.meter.touched(TouchRec { win, lo, hi, write, remote });
         self.count(g, site, remote, bytes, data.read_written(bytes, dt.bytes()));
         Ok(())
     }

@@ -239,7 +239,7 @@ impl World {
             ),
         );
         if let Some((rank, _, _)) = culprit {
-            f = f.at_site(crate::report_render::Site {
+            f = f.at_site(crate::report::render::Site {
                 rank: usize::from(rank),
                 core: None,
                 kernel: "(end of run)".into(),
@@ -303,7 +303,7 @@ impl World {
             ),
         );
         if let Some((rank, _, _)) = culprit {
-            f = f.at_site(crate::report_render::Site {
+            f = f.at_site(crate::report::render::Site {
                 rank: usize::from(rank),
                 core: None,
                 kernel: "(end of run)".into(),

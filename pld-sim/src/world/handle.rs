@@ -11,7 +11,6 @@
 //!   forked from keeps an empty placeholder in its place.
 
 use super::*;
-use crate::timeline::Meter;
 
 /// What every handle of a run sees alike (cloned by [`World::fork`]; what a handle changes
 /// during the device work sits behind the `Arc`s).

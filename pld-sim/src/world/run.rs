@@ -7,10 +7,10 @@
 //!   below, so each invariant (a warning recorded once per run's list, a scope popped only by
 //!   its own frame, a fence clearing exactly its rank's unfenced writes) lives here.
 
+use super::Meter;
 use super::{Alloc, Domain, Stats, World};
 use crate::limits::{check_total, human, MemUse};
 use crate::report::Fault;
-use crate::timeline::Meter;
 use pld_ir::{DataType, Span};
 use std::sync::{Arc, Mutex};
 
