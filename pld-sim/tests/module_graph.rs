@@ -40,7 +40,6 @@ const KNOWN: &[(&str, &str, &str)] = &[
     ("credit", "world", "the credit ledger keeps world's EqWait"),
     ("explore", "lib", "the explorer calls run in lib.rs"),
     ("lazy", "lib", "HostTensor lives in lib.rs"),
-    ("micro", "sem", "a micro notify calls the notify op's checks (helper `world` moves them)"),
     ("sched", "explore", "the driven schedule's types live in the explorer"),
     ("sched", "lib", "SimConfig lives in lib.rs"),
     ("verify", "lib", "verify calls run in lib.rs"),
