@@ -68,7 +68,6 @@ pub mod sched;
 pub mod sem;
 pub mod timeline;
 pub mod trace;
-mod uninit;
 pub mod value;
 pub mod verify;
 pub mod world;

@@ -21,7 +21,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("values and limits", &["limits", "divergence", "value", "credit"]),
     ("host inputs", &["lazy"]),
     ("the world: windows, signals, checks", &["world"]),
-    ("observers of the world", &["cellhist", "callback", "uninit"]),
+    ("observers of the world", &["cellhist", "callback"]),
     ("modeled time", &["timeline"]),
     ("micro programs", &["micro"]),
     ("op semantics", &["sem"]),
@@ -46,7 +46,6 @@ const KNOWN: &[(&str, &str, &str)] = &[
     ("verify", "lib", "verify calls run in lib.rs"),
     ("world", "explore", "the step events the world records live in the explorer"),
     ("world", "sem", "a world test drives the notify and wait ops"),
-    ("world", "uninit", "the uninitialised-read fault sits above the world"),
 ];
 
 /// One upward path: the file and line it is written at, the importing and imported modules.

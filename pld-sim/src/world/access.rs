@@ -234,7 +234,7 @@ impl World {
             // unordered write follows is a race whichever of the two ran first) or the bytes
             // turn out to be signal cells.
             let writers = st.writers_of(alloc);
-            let f = crate::uninit::fault(self, a, owner, alloc, lo, hi, &writers);
+            let f = super::uninit::fault(self, a, owner, alloc, lo, hi, &writers);
             self.uninit.push(((domain, owner, lo, hi), Box::new(f)));
         }
         if writes {
