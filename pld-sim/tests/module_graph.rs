@@ -18,7 +18,7 @@ use std::str::FromStr;
 /// The layers of pld-sim, bottom first: a module may name modules of the layers before its own.
 const LAYERS: &[(&str, &[&str])] = &[
     ("base: no pld-sim imports", &["fnv", "elem", "arena", "pct", "clock", "cost", "report", "aggregate"]),
-    ("values and limits", &["limits", "divergence", "value", "credit"]),
+    ("values, limits and the credit ledger", &["limits", "divergence", "value", "credit"]),
     ("host inputs", &["lazy"]),
     ("the world: windows, signals, checks", &["world"]),
     ("observers of the world", &["cellhist", "callback"]),
@@ -37,7 +37,6 @@ const LAYERS: &[(&str, &[&str])] = &[
 const KNOWN: &[(&str, &str, &str)] = &[
     ("budget", "lib", "SimConfig lives in lib.rs"),
     ("callback", "lib", "HostTensor lives in lib.rs"),
-    ("credit", "world", "the credit ledger keeps world's EqWait"),
     ("explore", "lib", "the explorer calls run in lib.rs"),
     ("lazy", "lib", "HostTensor lives in lib.rs"),
     ("micro", "sem", "a micro notify calls the notify op's checks (helper `world` moves them)"),
