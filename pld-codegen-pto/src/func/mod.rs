@@ -126,9 +126,10 @@ impl<'a> FnCx<'a> {
         Diagnostic::error(self.span, msg)
     }
 
-    /// Appends a typed instruction at the current depth of the current section.
+    /// Appends a typed instruction at the current depth of the current section; the line
+    /// carries the span of the statement being lowered ([`FnCx::span`], set by the walk).
     pub fn push(&mut self, inst: Inst) {
-        self.code.push(inst);
+        self.code.push(inst, self.span);
     }
 
     /// Starts collecting the lines of a nested region (ended by [`FnCx::close_region`]).

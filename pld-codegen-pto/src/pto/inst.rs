@@ -6,6 +6,7 @@
 use super::scf::{ScfFor, ScfIf, ScfWhile};
 use super::types::{PtoType, TileBuf};
 use crate::mlir::MTy;
+use pld_ir::Span;
 
 /// One typed instruction of a function's prologue or body.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -318,11 +319,15 @@ pub enum KernelKind {
     Vector,
 }
 
-/// An instruction at its nesting depth (two spaces of indentation each).
+/// An instruction at its nesting depth (two spaces of indentation each), with the source span
+/// of the IR statement that produced it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Line {
     /// The nesting depth.
     pub indent: usize,
     /// The instruction.
     pub inst: Inst,
+    /// The span of the IR statement whose lowering pushed it (the function's own span for
+    /// the signature's views; [`Span::DUMMY`] in a builtin kernel, which has no source).
+    pub span: Span,
 }

@@ -397,6 +397,7 @@ mod tests {
         let y = |v: &str, d| Line {
             indent: d,
             inst: Inst::Yield { values: vec![v.into()], types: vec![MTy::Index] },
+            span: pld_ir::Span::DUMMY,
         };
         let results = Some(Results { name: "%5".into(), types: vec![MTy::Index, MTy::I1] });
         let branch = ScfIf {
@@ -406,7 +407,7 @@ mod tests {
             else_body: Some(vec![y("%b", 2)]),
         };
         let mut out = String::new();
-        line(&Line { indent: 1, inst: Inst::If(branch) }, &[], &mut out);
+        line(&Line { indent: 1, inst: Inst::If(branch), span: pld_ir::Span::DUMMY }, &[], &mut out);
         assert_eq!(
             out,
             "  %5:2 = scf.if %c -> (index, i1) {\n    scf.yield %a : index\n  } else {\n    scf.yield %b : index\n  }\n"
