@@ -55,6 +55,7 @@ pub mod clock;
 pub mod cost;
 pub mod credit;
 pub mod divergence;
+pub mod drive;
 pub mod elem;
 pub mod explore;
 pub mod fnv;
@@ -237,7 +238,7 @@ pub struct SimConfig {
     pub progress: Option<std::sync::Arc<budget::Progress>>,
     /// Picks the thread of every step instead of `schedule` ([`explore`]: exhaustive
     /// exploration, replay files).
-    pub driver: Option<explore::DriverCell>,
+    pub driver: Option<drive::DriverCell>,
     /// Inputs given as sources instead of bytes (an input named in `Inputs` too takes those
     /// bytes): a distributed run's process fills only the chunks it touches, an in-process
     /// run fills every byte before it starts ([`lazy`]).

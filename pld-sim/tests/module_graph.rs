@@ -17,7 +17,10 @@ use std::str::FromStr;
 
 /// The layers of pld-sim, bottom first: a module may name modules of the layers before its own.
 const LAYERS: &[(&str, &[&str])] = &[
-    ("base: no pld-sim imports", &["fnv", "elem", "arena", "pct", "clock", "cost", "report", "aggregate"]),
+    (
+        "base: no pld-sim imports",
+        &["fnv", "elem", "arena", "pct", "clock", "cost", "report", "aggregate", "drive"],
+    ),
     ("values, limits and the credit ledger", &["limits", "divergence", "value", "credit"]),
     ("host inputs", &["lazy"]),
     ("the world: windows, signals, checks", &["world"]),
@@ -40,10 +43,8 @@ const KNOWN: &[(&str, &str, &str)] = &[
     ("explore", "lib", "the explorer calls run in lib.rs"),
     ("lazy", "lib", "HostTensor lives in lib.rs"),
     ("micro", "sem", "a micro notify calls the notify op's checks (helper `world` moves them)"),
-    ("sched", "explore", "the driven schedule's types live in the explorer"),
     ("sched", "lib", "SimConfig lives in lib.rs"),
     ("verify", "lib", "verify calls run in lib.rs"),
-    ("world", "explore", "the step events the world records live in the explorer"),
     ("world", "sem", "a world test drives the notify and wait ops"),
 ];
 

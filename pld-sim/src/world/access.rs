@@ -153,7 +153,7 @@ impl World {
                 let rows = Rows { base: b, starts, cols, cstride, eb };
                 rows.apply(dt, &mut mem, data);
                 let (lo, hi) = ((b + lo_e * eb) as u64, (b + (hi_e + 1) * eb) as u64);
-                self.dep(g, crate::explore::Space::Host(buf as u32), lo, hi, kind.into());
+                self.dep(g, crate::drive::Space::Host(buf as u32), lo, hi, kind.into());
                 if kind != AccessKind::Read {
                     self.progress_at = self.stats.steps;
                 }
@@ -258,8 +258,8 @@ impl World {
             self.progress_at = self.stats.steps;
         }
         if let Some(log) = &mut self.deps {
-            let space = crate::explore::Space::Window { domain: domain as u32, owner: owner as u32 };
-            log.push(crate::explore::Ev { by: g as u32, space, lo, hi, kind: kind.into() });
+            let space = crate::drive::Space::Window { domain: domain as u32, owner: owner as u32 };
+            log.push(crate::drive::Ev { by: g as u32, space, lo, hi, kind: kind.into() });
         }
         if self.check_races {
             let kind = if silent { AccessKind::Rewrite } else { kind };

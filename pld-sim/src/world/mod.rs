@@ -140,7 +140,7 @@ pub struct World {
     host_writes: Vec<(usize, usize, usize)>,
     /// The shared-state accesses since the last [`World::take_deps`], while an exhaustive
     /// exploration drives the run ([`crate::explore`]; `None` otherwise).
-    deps: Option<Vec<crate::explore::Ev>>,
+    deps: Option<Vec<crate::drive::Ev>>,
 }
 
 const ADDR_BASE: u64 = 0x4000_0000_0000;
