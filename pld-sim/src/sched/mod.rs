@@ -14,7 +14,7 @@
 //! repeats a sequence of up to `MAX_PERIOD` dispatches holds it once with a count). The run always ends: completion, a fault, a deadlock report when nothing
 //! can run but something waits, or a budget report.
 
-use crate::explore::Tid;
+use crate::drive::Tid;
 use crate::interp::{Env, Job, Req, StepOut, Thread};
 use crate::micro::MicroRun;
 use crate::report::{Fault, ParkedCore, ReportKind};

@@ -153,7 +153,7 @@ impl World {
                 let rows = Rows { base: b, starts, cols, cstride, eb };
                 rows.apply(dt, &mut mem, data);
                 let (lo, hi) = ((b + lo_e * eb) as u64, (b + (hi_e + 1) * eb) as u64);
-                self.dep(g, crate::explore::Space::Host(buf as u32), lo, hi, kind.into());
+                self.dep(g, crate::drive::Space::Host(buf as u32), lo, hi, kind.into());
                 if kind != AccessKind::Read {
                     self.tally.progress_at = self.tally.stats.steps;
                 }
@@ -236,7 +236,7 @@ impl World {
             // unordered write follows is a race whichever of the two ran first) or the bytes
             // turn out to be signal cells.
             let writers = st.writers_of(alloc);
-            let f = crate::uninit::fault(self, a, owner, alloc, lo, hi, &writers);
+            let f = super::uninit::fault(self, a, owner, alloc, lo, hi, &writers);
             self.tally.uninit.push(((domain, owner, lo, hi), Box::new(f)));
         }
         if writes {
@@ -260,8 +260,8 @@ impl World {
             self.tally.progress_at = self.tally.stats.steps;
         }
         if let Some(log) = &mut self.local.deps {
-            let space = crate::explore::Space::Window { domain: domain as u32, owner: owner as u32 };
-            log.push(crate::explore::Ev { by: g as u32, space, lo, hi, kind: kind.into() });
+            let space = crate::drive::Space::Window { domain: domain as u32, owner: owner as u32 };
+            log.push(crate::drive::Ev { by: g as u32, space, lo, hi, kind: kind.into() });
         }
         if self.shared.checks.races {
             let kind = if silent { AccessKind::Rewrite } else { kind };

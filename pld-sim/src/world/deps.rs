@@ -1,6 +1,6 @@
 //! The exhaustive explorer's hook into the world: while switched on, every access to state
 //! that ranks share (window bytes, host-tensor bytes, signal cells) is logged as an
-//! [`Ev`](crate::explore::Ev) for the dependence relation of [`crate::explore`].
+//! [`Ev`](crate::drive::Ev) for the dependence relation of [`crate::explore`].
 //!
 //! Guarantees: logging is off unless [`World::log_deps`] switched it on (then one branch per
 //! access is its whole cost); while on, every window access checked by `touch`, every
@@ -8,7 +8,7 @@
 //! appends one event naming the rank that performed it, in the order they happened.
 
 use super::World;
-use crate::explore::{Ev, EvKind, Space};
+use crate::drive::{Ev, EvKind, Space};
 
 impl World {
     /// Switches the dependence log on (an empty one) or off.

@@ -167,7 +167,7 @@ pub(super) struct Local {
     pub(super) host_writes: Vec<(usize, usize, usize)>,
     /// The shared-state accesses since the last [`World::take_deps`], while an exhaustive
     /// exploration drives the run ([`crate::explore`]; `None` otherwise).
-    pub(super) deps: Option<Vec<crate::explore::Ev>>,
+    pub(super) deps: Option<Vec<crate::drive::Ev>>,
 }
 
 impl World {

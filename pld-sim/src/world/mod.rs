@@ -49,6 +49,7 @@ mod signal;
 #[cfg(test)]
 mod tests;
 mod traffic;
+mod uninit;
 
 pub(crate) use access::*;
 pub use backend::*;

@@ -6,6 +6,7 @@
 //! cell joins exactly the clocks released into it.
 
 use super::*;
+use crate::credit::EqWait;
 use pld_runtime_abi::NotifyOp;
 
 /// Per-signal-cell bookkeeping (one entry per notified cell; a full-barrier protocol has
@@ -22,21 +23,6 @@ pub struct CellMeta {
     /// Which notifies deposited the credits it holds (see [`crate::credit`]), and the `Eq`
     /// waits satisfied on it.
     pub ledger: Option<Box<crate::credit::Ledger>>,
-}
-
-/// A satisfied `Eq` wait on an AtomicAdd cell.
-#[derive(Clone, Debug)]
-pub struct EqWait {
-    /// The waiting global rank.
-    pub rank: u16,
-    /// Its own clock entry right after the wait.
-    pub clock: u32,
-    /// The value it waited for.
-    pub expected: i32,
-    /// Where.
-    pub span: Span,
-    /// The waiting kernel.
-    pub who: String,
 }
 
 /// `Eq` waits kept per cell at most (later ones are not judged).
