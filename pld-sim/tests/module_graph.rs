@@ -39,7 +39,6 @@ const LAYERS: &[(&str, &[&str])] = &[
 /// is listed but no longer found, so the list only shrinks.
 const KNOWN: &[(&str, &str, &str)] = &[
     ("explore", "lib", "the explorer calls run in lib.rs"),
-    ("micro", "sem", "a micro notify calls the notify op's checks (helper `world` moves them)"),
     ("verify", "lib", "verify calls run in lib.rs"),
     ("world", "sem", "a world test drives the notify and wait ops"),
 ];
