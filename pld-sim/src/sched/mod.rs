@@ -727,7 +727,7 @@ impl Sched<'_, '_> {
             }
             let parked = self.ranks.iter().flat_map(|r| r.parked(world)).collect();
             let f = deadlock_fault(parked, &live, self.ranks.len(), self.cfg);
-            return Err(crate::divergence::help(f, self.program, &world.branches));
+            return Err(crate::divergence::help(f, self.program, world.branches()));
         }
         Ok(true)
     }
