@@ -52,24 +52,25 @@ pub mod budget;
 pub mod callback;
 pub mod cellhist;
 pub mod clock;
+pub mod config;
 pub mod cost;
 pub mod credit;
 pub mod divergence;
+pub mod drive;
 pub mod elem;
 pub mod explore;
 pub mod fnv;
+pub mod host;
 pub mod interp;
 pub mod lazy;
 pub mod limits;
 pub mod micro;
 pub mod pct;
 pub mod report;
-pub mod report_render;
 pub mod sched;
 pub mod sem;
 pub mod timeline;
 pub mod trace;
-mod uninit;
 pub mod value;
 pub mod verify;
 pub mod world;
@@ -80,208 +81,15 @@ pub use inventory;
 pub use pld_ir;
 
 pub use callback::{CallbackArg, CallbackError, CallbackParam, HostCall, HostCallbacks};
+pub use config::{Schedule, SimConfig};
+pub use host::{HostTensor, Inputs};
 pub use report::{ParkedCore, Report, ReportKind};
 pub use world::Stats;
 
-use pld_ir::{DataType, Diagnostic, Diagnostics, Program, SourceMap, Span, Type};
+use pld_ir::{DataType, Diagnostic, Diagnostics, Program, Span, Type};
 use report::Fault;
 use std::collections::HashMap;
-use std::str::FromStr;
 use value::{Mem, TRef, Val};
-
-/// A host tensor: dtype, shape and little-endian bytes.
-#[derive(Clone, Debug, PartialEq)]
-pub struct HostTensor {
-    /// Element type.
-    pub dtype: DataType,
-    /// Shape.
-    pub shape: Vec<usize>,
-    /// `shape.product() * dtype.bytes()` bytes.
-    pub data: Vec<u8>,
-}
-
-impl HostTensor {
-    /// A tensor from `f64` values, rounded to `dtype`.
-    pub fn from_f64(dtype: DataType, shape: Vec<usize>, vals: &[f64]) -> HostTensor {
-        let mut data = vec![0u8; vals.len() * dtype.bytes() as usize];
-        elem::encode_all(dtype, vals, &mut data);
-        HostTensor { dtype, shape, data }
-    }
-
-    /// An FP32 tensor.
-    pub fn from_f32(shape: Vec<usize>, vals: &[f32]) -> HostTensor {
-        let v: Vec<f64> = vals.iter().map(|&x| f64::from(x)).collect();
-        HostTensor::from_f64(DataType::FP32, shape, &v)
-    }
-
-    /// An INT32 tensor.
-    pub fn from_i32(shape: Vec<usize>, vals: &[i32]) -> HostTensor {
-        let v: Vec<f64> = vals.iter().map(|&x| f64::from(x)).collect();
-        HostTensor::from_f64(DataType::INT32, shape, &v)
-    }
-
-    /// A zero tensor.
-    pub fn zeros(dtype: DataType, shape: Vec<usize>) -> HostTensor {
-        let n: usize = shape.iter().product();
-        HostTensor { dtype, shape, data: vec![0; n * dtype.bytes() as usize] }
-    }
-
-    /// Number of elements.
-    pub fn numel(&self) -> usize {
-        self.shape.iter().product()
-    }
-
-    /// The elements as `f64`.
-    pub fn to_f64(&self) -> Vec<f64> {
-        let eb = self.dtype.bytes() as usize;
-        if !elem::supported(self.dtype) || eb == 0 {
-            return Vec::new();
-        }
-        let mut out = Vec::with_capacity(self.data.len() / eb);
-        elem::decode_all(self.dtype, &self.data, &mut out);
-        out
-    }
-
-    /// The elements as `f32`.
-    pub fn to_f32(&self) -> Vec<f32> {
-        self.to_f64().into_iter().map(|x| x as f32).collect()
-    }
-}
-
-/// Named host inputs.
-pub type Inputs = HashMap<String, HostTensor>;
-
-/// How ranks interleave.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub enum Schedule {
-    /// Fixed round robin over runnable cores.
-    #[default]
-    Deterministic,
-    /// Seeded random interleaving.
-    Random(u64),
-    /// Worker threads (one per core, at most one per rank) sharing a ready queue of ranks,
-    /// windows shared behind one lock per window (non-deterministic interleaving; see
-    /// `sched/parallel.rs`).
-    Parallel,
-    /// Seeded PCT: random core priorities with priority change points ([`pct`]).
-    Pct(u64),
-}
-
-impl FromStr for Schedule {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Schedule, String> {
-        match s {
-            "det" | "deterministic" => Ok(Schedule::Deterministic),
-            "parallel" => Ok(Schedule::Parallel),
-            _ => {
-                if let Some(seed) = s.strip_prefix("random:") {
-                    seed.parse().map(Schedule::Random).map_err(|_| format!("bad random seed '{seed}'"))
-                } else if let Some(seed) = s.strip_prefix("pct:") {
-                    seed.parse().map(Schedule::Pct).map_err(|_| format!("bad pct seed '{seed}'"))
-                } else {
-                    Err(format!("unknown schedule '{s}' (expected det, random:SEED, pct:SEED or parallel)"))
-                }
-            }
-        }
-    }
-}
-
-/// Simulator configuration.
-#[derive(Clone, Debug)]
-pub struct SimConfig {
-    /// Number of ranks (1..=64).
-    pub nranks: usize,
-    /// Interleaving policy.
-    pub schedule: Schedule,
-    /// Record a Chrome trace.
-    pub trace: bool,
-    /// Step budget of the whole run: every statement, micro instruction and loop iteration
-    /// is a step ([`budget`]); unlimited by default.
-    pub max_steps: u64,
-    /// Liveness budget: steps in a row without progress (no data moved, no signal cell
-    /// changed) before the run stops ([`budget`]).
-    pub max_idle_steps: u64,
-    /// Wall-clock limit: the run stops with a budget report at this instant.
-    pub deadline: Option<std::time::Instant>,
-    /// Set (e.g. by a Ctrl-C handler) to stop the run with an interrupt report.
-    pub interrupt: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
-    /// Most bytes the run may allocate for host tensors, windows (× ranks) and tiles
-    /// ([`limits`]).
-    pub max_memory: u64,
-    /// Cores (kernels running at once) per rank.
-    pub cores_per_rank: usize,
-    /// Check races.
-    pub check_races: bool,
-    /// Require a `system.fence` between window writes and the next notify (off by default:
-    /// programs that did not go through the pipeline carry no fences).
-    pub check_fences: bool,
-    /// Zero every window allocation (as a fresh hardware allocation would) instead of garbage.
-    pub zero_windows: bool,
-    /// Run `dual_aiv_dispatch` kernels on both vector sub-lanes (the whole AIV kernel twice,
-    /// as the hardware does); off by default.
-    pub dual_aiv: bool,
-    /// Reads of window bytes nothing wrote are warnings instead of faults.
-    pub allow_uninit_reads: bool,
-    /// Extra bindings of symbolic dims.
-    pub bindings: HashMap<String, i64>,
-    /// Where each binding came from (`--bind M=4`, `--ranks`), for reports; a binding not
-    /// named here is reported as `the binding M=4`.
-    pub binding_sources: HashMap<String, String>,
-    /// Sources, to render spans as `file:line:col`.
-    pub sources: Option<SourceMap>,
-    /// Runs host callbacks (`role=pl.Role.SubWorker`); without it a callback call is a fault.
-    pub host_callbacks: Option<std::sync::Arc<dyn HostCallbacks>>,
-    /// The cost model of modeled time ([`cost`]).
-    pub cost: cost::CostModel,
-    /// Keep every trace slice (no aggregation of short ones).
-    pub trace_all: bool,
-    /// Live counters of the run (steps, bytes moved) for a progress display ([`budget`]).
-    pub progress: Option<std::sync::Arc<budget::Progress>>,
-    /// Picks the thread of every step instead of `schedule` ([`explore`]: exhaustive
-    /// exploration, replay files).
-    pub driver: Option<explore::DriverCell>,
-    /// Inputs given as sources instead of bytes (an input named in `Inputs` too takes those
-    /// bytes): a distributed run's process fills only the chunks it touches, an in-process
-    /// run fills every byte before it starts ([`lazy`]).
-    pub lazy_inputs: HashMap<String, lazy::LazyInput>,
-}
-
-impl Default for SimConfig {
-    fn default() -> SimConfig {
-        SimConfig {
-            nranks: 2,
-            schedule: Schedule::Deterministic,
-            trace: false,
-            max_steps: budget::DEFAULT_MAX_STEPS,
-            max_idle_steps: budget::DEFAULT_MAX_IDLE_STEPS,
-            deadline: None,
-            interrupt: None,
-            max_memory: limits::default_max_memory(),
-            cores_per_rank: 48,
-            check_races: true,
-            check_fences: false,
-            zero_windows: false,
-            dual_aiv: false,
-            allow_uninit_reads: false,
-            bindings: HashMap::new(),
-            binding_sources: HashMap::new(),
-            sources: None,
-            host_callbacks: None,
-            cost: cost::CostModel::default(),
-            trace_all: false,
-            progress: None,
-            driver: None,
-            lazy_inputs: HashMap::new(),
-        }
-    }
-}
-
-impl SimConfig {
-    /// The default configuration for `nranks` ranks.
-    pub fn ranks(nranks: usize) -> SimConfig {
-        SimConfig { nranks, ..SimConfig::default() }
-    }
-}
 
 /// A successful run.
 #[derive(Clone, Debug)]

@@ -491,7 +491,7 @@ impl<'p> Thread<'p> {
                 let c = eval_pure(act, cond, env, ecx)?;
                 let b =
                     c.truthy().ok_or_else(|| Fault::runtime(cond.span, "if condition is not a scalar"))?;
-                ecx.world.branches.record(span, ecx.rank, b);
+                ecx.world.branches_mut().record(span, ecx.rank, b);
                 act.frames.push(Frame::If);
                 act.frames
                     .push(Frame::Block { stmts: if b { &then_body.stmts } else { &else_body.stmts }, pc: 0 });
