@@ -232,8 +232,13 @@ fn elementwise_operands_are_one_tile_type() {
         "elementwise-one-tile-type"
     )
     .is_empty());
-    // A conversion may change only the element type.
+    // A conversion may change only the element type; an elementwise op may not.
     let f16 = padded.replace("dtype=f32", "dtype=f16");
+    let v = violations(
+        &kernel(Target::A2A3, vec![op(&f16, OpClass::Elementwise)], None),
+        "elementwise-one-tile-type",
+    );
+    assert!(v.len() == 1 && v[0].contains("dtype f32 vs f16"), "{v:?}");
     assert!(violations(
         &kernel(Target::A2A3, vec![op(&f16, OpClass::Convert)], None),
         "elementwise-one-tile-type"
