@@ -37,10 +37,6 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("the explorer", &["explore"]),
 ];
 
-/// Upward imports still in the tree, each with why it stays for now: the test fails while one
-/// is listed but no longer found, so the list only shrinks.
-const KNOWN: &[(&str, &str, &str)] = &[];
-
 /// One upward path: the file and line it is written at, the importing and imported modules.
 #[derive(Debug)]
 struct Edge {
@@ -353,12 +349,7 @@ fn every_module_sits_in_exactly_one_layer() {
 fn no_module_imports_a_module_of_its_own_layer_or_above() {
     let (edges, _) = upward_edges();
     let mut problems = Vec::new();
-    let mut used = BTreeSet::new();
     for e in &edges {
-        if KNOWN.iter().any(|(a, b, _)| *a == e.from && *b == e.to) {
-            used.insert((e.from.as_str(), e.to.as_str()));
-            continue;
-        }
         let (a, b) = (layer_of(&e.from).unwrap_or(0), layer_of(&e.to).unwrap_or(0));
         let layer_name = |l: usize| LAYERS.get(l).map_or("lib.rs", |x| x.0);
         let how = if a == b { "of its own layer" } else { "of a higher layer" };
@@ -366,11 +357,6 @@ fn no_module_imports_a_module_of_its_own_layer_or_above() {
             "{}:{}: `{}`: module `{}` (layer {a}, {}) imports `{}`, {how} (layer {b}, {}); move what it names to the layer that owns it",
             e.file, e.line, e.path, e.from, layer_name(a), e.to, layer_name(b)
         ));
-    }
-    for (a, b, why) in KNOWN {
-        if !used.contains(&(*a, *b)) {
-            problems.push(format!("KNOWN lists {a} -> {b} ({why}), which no longer occurs: remove it"));
-        }
     }
     assert!(problems.is_empty(), "{} upward import(s):\n{}", problems.len(), problems.join("\n"));
 }
