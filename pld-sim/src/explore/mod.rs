@@ -136,7 +136,9 @@ pub fn exhaustive(
             return Ok(incomplete(tally, "the time limit was reached".into(), first, refuted));
         }
         if let Some(d) = s.diverged.take() {
-            return Err(crate::invalid(format!("the simulator did not replay deterministically: {d}")));
+            return Err(crate::entry::invalid(format!(
+                "the simulator did not replay deterministically: {d}"
+            )));
         }
         tally.max_steps = tally.max_steps.max(s.depth());
         let replay = || Replay {

@@ -276,7 +276,7 @@ impl<'p> Thread<'p> {
             return Ok(StepOut::Done);
         }
         if let Some(m) = &mut self.micro {
-            return match m.step(world, self.rank, &self.name)? {
+            return match m.step(world, self.rank, &self.name, self.group.as_deref())? {
                 MicroStep::Ran => Ok(StepOut::Visible),
                 MicroStep::Park(p) => {
                     self.parked = Some((p, m.span));

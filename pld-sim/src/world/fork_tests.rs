@@ -37,7 +37,9 @@ fn every_piece_of_rank_state_a_handle_changed_comes_back_on_join() {
     // (its clock advances; an unfenced write), and a mixed-kernel lane runs a notify.
     h.read(&Access::of(1, &data, None, &[0, 0], &[1, 4], "load")).expect("read");
     let cell = h.cell_addr(1, &sig, Some(0), &[0, 0], Span::DUMMY, "t").expect("cell");
-    h.notify_cell(1, cell, 1, NotifyOp::AtomicAdd, Span::DUMMY, "k").expect("notify");
+    let n = Notifier { g: 1, who: "k", group: None, span: Span::DUMMY, op: "notify" };
+    let checked = h.check_notify(n).expect("no unfenced write yet");
+    h.notify_cell(checked, cell, 1, NotifyOp::AtomicAdd).expect("notify");
     let dbg = |x: &dyn std::fmt::Debug| format!("{x:?}");
     assert_ne!(dbg(&h.ranks[1].released), dbg(&before.released), "released");
     h.write(&Access::of(1, &data, None, &[0, 0], &[1, 4], "store"), &[1.0; 4], false).expect("write");

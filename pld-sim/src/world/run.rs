@@ -5,13 +5,14 @@
 //! Guarantees:
 //! - The rest of the simulator reads and changes this state only through the operations
 //!   below, so each invariant (a warning recorded once per run's list, a scope popped only by
-//!   its own frame, a fence clearing exactly its rank's unfenced writes) lives here.
+//!   its own frame, a fence clearing exactly its rank's unfenced writes) lives here; the checks
+//!   a notify runs on the fence and lane state are in `notify.rs`.
 
 use super::Meter;
 use super::{Alloc, Domain, Stats, World};
 use crate::limits::{check_total, human, MemUse};
 use crate::report::Fault;
-use pld_ir::{DataType, Span};
+use pld_ir::DataType;
 use std::sync::{Arc, Mutex};
 
 /// The checks a run enables (`pld run` flags).
@@ -204,34 +205,10 @@ impl World {
         self.local.scope_stack.iter().rev().find(|(_, ws)| ws.iter().any(|w| w == name)).map(|(d, _)| *d)
     }
 
-    /// With fence checking on, rank `g`'s first window write no GM fence covered yet
-    /// (op, buffer, span).
-    pub fn first_unfenced(&self, g: usize) -> Option<&(String, String, Span)> {
-        if !self.shared.checks.fences {
-            return None;
-        }
-        self.ranks.get(g).map(|s| &s.unfenced).and_then(|l| l.first())
-    }
-
     /// A GM fence on rank `g`: its earlier window writes are visible.
     pub fn fence(&mut self, g: usize) {
         if let Some(l) = self.ranks.get_mut(g).map(|s| &mut s.unfenced) {
             l.clear();
-        }
-    }
-
-    /// Notes that lane `who` of mixed-kernel `group` on rank `g` executed the notify at `span`;
-    /// returns the other lane when a different one already did.
-    pub fn note_lane_notify(&mut self, g: usize, group: &str, span: Span, who: &str) -> Option<String> {
-        let lanes = &mut self.ranks.get_mut(g)?.lane_notifies;
-        let key = (group.to_string(), span);
-        match lanes.get(&key) {
-            Some(lane) if lane != who => Some(lane.clone()),
-            Some(_) => None,
-            None => {
-                lanes.insert(key, who.to_string());
-                None
-            }
         }
     }
 

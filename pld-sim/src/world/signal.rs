@@ -234,19 +234,19 @@ fn cell_of(m: &[u8], o: u64) -> i32 {
 }
 
 impl World {
-    /// TNOTIFY of rank `g` (kernel `who`, at `span`) on the resolved cell `r`: Set stores
-    /// `value`, AtomicAdd adds it (wrapping, warned); the cell's value and metadata change
-    /// together under its window's lock, the notifier's clock is released into the cell and
-    /// the credit recorded in its ledger.
+    /// TNOTIFY by notifier `n` (rank `g`, kernel `who`, at `span`; checked, see
+    /// [`World::check_notify`]) on the resolved cell `r`: Set stores `value`, AtomicAdd adds
+    /// it (wrapping, warned); the cell's value and metadata change together under its window's
+    /// lock, the notifier's clock is released into the cell and the credit recorded in its
+    /// ledger.
     pub fn notify_cell(
         &mut self,
-        g: usize,
+        n: Checked<'_>,
         r: Resolved,
         value: i32,
         op: NotifyOp,
-        span: Span,
-        who: &str,
     ) -> Result<(), Fault> {
+        let Notifier { g, span, who, op: op_name, .. } = *n.notifier();
         let me = self.shared.domains[r.domain].drank(g);
         let epilogue = op == NotifyOp::AtomicAdd && value < 0 && me == Some(r.owner);
         let call = self.signal_step(g, r, epilogue, span);
@@ -276,7 +276,7 @@ impl World {
                     ReportKind::MixedNotify,
                     span,
                     format!(
-                        "pld.system.notify {this} by rank {g} ({who}) on signal cell {} which rank {} already wrote with {that}",
+                        "{op_name} {this} by rank {g} ({who}) on signal cell {} which rank {} already wrote with {that}",
                         cell_name(self),
                         first.rank
                     ),
@@ -334,7 +334,7 @@ impl World {
         }
         if overflow {
             let name = cell_name(self);
-            self.tally.warnings.push(format!("pld.system.notify by rank {g} ({who}) wraps signal cell {name} from {old} by {value} past the int32 range"));
+            self.tally.warnings.push(format!("{op_name} by rank {g} ({who}) wraps signal cell {name} from {old} by {value} past the int32 range"));
         }
         self.tally.stats.notifies[g] += 1;
         if let Some(log) = &mut self.local.deps {

@@ -292,9 +292,19 @@ fn a_wait_polled_after_a_later_notify_is_ordered_only_after_the_credit_it_needs(
     // 1's read of round 0) and notifies again; rank 1 polls `Ge 1` only now and reads rank
     // 0's row. The first credit satisfied the wait: the read races with the round-1 store,
     // exactly as when rank 1 polls between the two notifies.
-    use crate::sem::system::{notify, wait};
     use crate::world::Access;
     use pld_runtime_abi::NotifyOp;
+    // The notify and wait ops, as their semantics drive the world: address the cell, then act.
+    let notify = |w: &mut World, g: usize, sig: &TRef, peer: i64, value: i32| {
+        let r = w.cell_addr(g, sig, Some(peer), &[0, 0], Span::DUMMY, "notify")?;
+        let n = Notifier { g, who: "k", group: None, span: Span::DUMMY, op: "notify" };
+        let checked = w.check_notify(n)?;
+        w.notify_cell(checked, r, value, NotifyOp::AtomicAdd)
+    };
+    let wait = |w: &mut World, g: usize, sig: &TRef, expected: i32| {
+        let r = w.cell_addr(g, sig, None, &[0, 0], Span::DUMMY, "wait")?;
+        w.wait_cell(g, r, expected, true, Span::DUMMY, "k")
+    };
     for poll_late in [false, true] {
         let (mut w, dv, sv) = world_with(2, 4);
         let mut sv1 = sv.clone();
@@ -305,9 +315,9 @@ fn a_wait_polled_after_a_later_notify_is_ordered_only_after_the_credit_it_needs(
             w.write(&Access::of(0, &dv, None, &[0, 0], &[1, 4], "tile.store"), &[v; 4], false)
         };
         store(&mut w, 1.0).expect("round 0 store");
-        notify(&mut w, 0, &sv, 1, &[0, 0], 1, NotifyOp::AtomicAdd, Span::DUMMY, "k").expect("notify");
+        notify(&mut w, 0, &sv, 1, 1).expect("notify");
         let read = |w: &mut World| {
-            let at = wait(w, 1, &sv1, &[0, 0], 1, true, Span::DUMMY, "k").expect("wait");
+            let at = wait(w, 1, &sv1, 1).expect("wait");
             assert!(at.is_none(), "the wait is satisfied");
             w.read(&Access::of(1, &dv1, Some(0), &[0, 0], &[1, 4], "remote_load"))
         };
@@ -319,7 +329,7 @@ fn a_wait_polled_after_a_later_notify_is_ordered_only_after_the_credit_it_needs(
             continue;
         }
         second.expect("nobody read yet");
-        notify(&mut w, 0, &sv, 1, &[0, 0], 1, NotifyOp::AtomicAdd, Span::DUMMY, "k").expect("notify 2");
+        notify(&mut w, 0, &sv, 1, 1).expect("notify 2");
         let e = read(&mut w).expect_err("the late poll is ordered after the first credit only");
         assert_eq!(e.kind, ReportKind::Race, "{}", e.message);
     }
