@@ -216,7 +216,7 @@ register_semantics!("system.fence", fence);
 mod tests {
     use super::*;
     use crate::micro::{CellIdx, Micro, MicroRun, MicroStep};
-    use crate::world::{Access, Checks};
+    use crate::world::Access;
     use pld_ir::FileId;
     use std::sync::Arc;
 
@@ -226,22 +226,7 @@ mod tests {
     /// Two ranks with fence checking on: a `[2, 4]` FP32 `data` buffer whose row 0 rank 0
     /// wrote and fenced, and a 2-cell INT32 `signal`; rank 0's views of both.
     fn world() -> (World, TRef, TRef) {
-        let mut w = World::new(2);
-        w.begin_run(u64::MAX, Checks { races: true, fences: true, allow_uninit_reads: false });
-        let d = w.add_domain(vec![0, 1]);
-        let (data, sig) = (w.alloc(d, "data", 32), w.alloc(d, "signal", 8));
-        w.view_buffer(sig, DataType::INT32, &[2, 1], 8).expect("signal view");
-        w.finalize().expect("finalize");
-        let view = |alloc: usize, shape: Vec<i64>, dtype: DataType, w: &World| TRef {
-            mem: Mem::Window { domain: d, alloc },
-            owner: 0,
-            base: w.buffer(alloc).offset,
-            strides: TRef::packed_strides(&shape),
-            shape,
-            dtype,
-        };
-        let (dv, sv) =
-            (view(data, vec![2, 4], DataType::FP32, &w), view(sig, vec![2, 1], DataType::INT32, &w));
+        let (mut w, dv, sv) = crate::world::fixture::two_ranks(2, 4, 0, false);
         w.write(&Access::of(0, &dv, None, &[0, 0], &[1, 4], "store"), &[1.0; 4], false).expect("row 0");
         w.fence(0);
         (w, dv, sv)

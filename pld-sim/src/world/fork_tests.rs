@@ -4,26 +4,9 @@
 use super::*;
 use pld_runtime_abi::NotifyOp;
 
-/// Two ranks with every check on: a 4-element FP32 `data` buffer and a zeroed 2-cell INT32
-/// `signal`, both viewed by rank 1 as its own.
+/// Two ranks with every check on; rank 1's views of a `[1, 4]` FP32 `data` and the `signal`.
 fn world() -> (World, TRef, TRef) {
-    let mut w = World::new(2);
-    w.begin_run(u64::MAX, Checks { races: true, fences: true, allow_uninit_reads: true });
-    let d = w.add_domain(vec![0, 1]);
-    let data = w.alloc(d, "data", 16);
-    let sig = w.alloc(d, "signal", 8);
-    w.view_buffer(sig, DataType::INT32, &[2, 1], 8).expect("signal view");
-    w.finalize().expect("finalize");
-    let view = |alloc: usize, shape: Vec<i64>, dtype: DataType, w: &World| TRef {
-        mem: Mem::Window { domain: d, alloc },
-        owner: 1,
-        base: w.buffer(alloc).offset,
-        strides: TRef::packed_strides(&shape),
-        shape,
-        dtype,
-    };
-    let (dv, sv) = (view(data, vec![1, 4], DataType::FP32, &w), view(sig, vec![2, 1], DataType::INT32, &w));
-    (w, dv, sv)
+    super::fixture::two_ranks(1, 4, 1, true)
 }
 
 #[test]

@@ -36,6 +36,8 @@ mod backend;
 mod credit;
 mod deps;
 #[cfg(test)]
+pub(crate) mod fixture;
+#[cfg(test)]
 mod fork_tests;
 mod handle;
 mod memory;
