@@ -1,6 +1,6 @@
 //! Value liveness of one function body, so a thread drops each value it binds where the value
 //! is read for the last time rather than when the function returns (a kernel's large tiles
-//! would otherwise all stay alive together; docs/DECISIONS.md D-sim-33).
+//! would otherwise all stay alive together; docs/DECISIONS.md D-sim-35).
 //!
 //! Guarantees: never early. A value is dropped at a point only if no execution path from
 //! there reads it before it is bound again: a value read in a loop body, in a `while`

@@ -321,7 +321,7 @@ impl<'p> Thread<'p> {
             return Ok(StepOut::Done);
         }
         if let Some(m) = &mut self.micro {
-            return match m.step(world, self.rank, &self.name)? {
+            return match m.step(world, self.rank, &self.name, self.group.as_deref())? {
                 MicroStep::Ran => Ok(StepOut::Visible),
                 MicroStep::Park(p) => {
                     self.parked = Some((p, m.span));
@@ -547,7 +547,7 @@ impl<'p> Thread<'p> {
                 let c = eval_pure(act, cond, env, ecx)?;
                 let b =
                     c.truthy().ok_or_else(|| Fault::runtime(cond.span, "if condition is not a scalar"))?;
-                ecx.world.branches.record(span, ecx.rank, b);
+                ecx.world.branches_mut().record(span, ecx.rank, b);
                 let (block, at) = act.started();
                 act.frames.push(Frame::If);
                 let (stmts, k) = if b { (&then_body.stmts, 0) } else { (&else_body.stmts, 1) };
