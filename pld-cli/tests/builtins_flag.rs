@@ -2,16 +2,11 @@
 //! simulator runs its protocol models or the kernels codegen emits — including a synthesized
 //! signal whose extent is a host value (`world_size`), which the kernel takes as a parameter.
 
+mod cli_support;
+
+use cli_support::pld;
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("workspace root").to_path_buf()
-}
-
-fn pld(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_pld")).args(args).current_dir(root()).output().expect("run pld")
-}
 
 fn out_dir(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("pld-builtins-{}-{name}", std::process::id()));

@@ -4,12 +4,11 @@
 //! used to run and exit 0) are rejected with exit 1, the error at the argument and a label
 //! at the parameter's annotation.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+mod cli_support;
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("workspace root").to_path_buf()
-}
+use cli_support::root;
+
+use std::process::Command;
 
 /// `pld check` on the quickstart example with `from` replaced by `to`; returns stderr.
 fn check_edited(tag: &str, from: &str, to: &str) -> String {

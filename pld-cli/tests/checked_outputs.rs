@@ -3,27 +3,12 @@
 //! first wrong indices, a shape or dtype mismatch or an unknown NAME exits 2; `pld verify`
 //! checks the outputs its schedules agreed on the same way.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod cli_support;
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("workspace root").to_path_buf()
-}
+use cli_support::{pld, root, scratch, text};
 
-fn pld(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_pld")).args(args).current_dir(root()).output().expect("run pld")
-}
-
-fn dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("pld-expect-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
+use std::path::Path;
+use std::process::Output;
 
 fn write_f32(path: &Path, shape: &[u64], vals: &[f32]) {
     use npyz::WriterBuilder;
@@ -58,7 +43,7 @@ fn run_expect(d: &Path, extra: &[&str]) -> Output {
 
 #[test]
 fn expected_output_that_matches_exits_0_with_its_errors() {
-    let d = dir("pass");
+    let d = scratch("expect", "pass");
     let (shape, vals) = reference_run(&d);
     // An independent expectation: the sum over ranks of the run's own inputs.
     let (ishape, inp) = read_f32(&d.join("inputs/inputs.npy"));
@@ -75,7 +60,7 @@ fn expected_output_that_matches_exits_0_with_its_errors() {
 
 #[test]
 fn mismatch_exits_4_with_wrong_count_and_first_indices() {
-    let d = dir("mismatch");
+    let d = scratch("expect", "mismatch");
     let (shape, mut vals) = reference_run(&d);
     // Rank 1's element 5 and rank 2's element 200 are off; element 7 is within --atol 0.5.
     vals[256 + 5] += 3.0;
@@ -100,7 +85,7 @@ fn mismatch_exits_4_with_wrong_count_and_first_indices() {
 
 #[test]
 fn shape_dtype_and_name_mismatches_exit_2() {
-    let d = dir("usage");
+    let d = scratch("expect", "usage");
     let (shape, vals) = reference_run(&d);
     let flat = d.join("flat.npy");
     write_f32(&flat, &[vals.len() as u64], &vals);
@@ -133,7 +118,7 @@ fn shape_dtype_and_name_mismatches_exit_2() {
 
 #[test]
 fn verify_checks_the_outputs_every_schedule_agreed_on() {
-    let d = dir("verify");
+    let d = scratch("expect", "verify");
     let (shape, mut vals) = reference_run(&d);
     let p = d.join("want.npy");
     write_f32(&p, &shape, &vals);
@@ -157,7 +142,7 @@ fn verify_checks_the_outputs_every_schedule_agreed_on() {
 /// (exit 3) exits 2 with the entry's outputs instead, and writes no fault report.
 #[test]
 fn unknown_expect_name_is_reported_before_the_run() {
-    let d = dir("before-run");
+    let d = scratch("expect", "before-run");
     let npy = d.join("want.npy");
     write_f32(&npy, &[2, 1, 64], &[0.0; 128]);
     let file = "examples/broken_divergent_barrier.py";
@@ -185,7 +170,7 @@ fn a_golden_that_cannot_run_still_writes_the_report_json_with_the_error() {
     // A corpus allreduce with a golden that reads a tensor the program does not have: the run
     // finishes, the golden raises, `pld run` exits 2, and `--report-json` holds the run's rows
     // and the error.
-    let d = dir("golden-cannot-run");
+    let d = scratch("expect", "golden-cannot-run");
     let src =
         std::fs::read_to_string(root().join("pld-cli/tests/corpus/rebind_store_then_allreduce.py")).unwrap();
     assert!(src.contains("\ndef golden(tensors, params):\n"), "the program has a golden");

@@ -1,25 +1,17 @@
 //! Runs the `pld` binary itself: every example against its golden result, the exit codes
 //! of ARCHITECTURE §8, and `.npy` outputs that load back with the right shape and dtype.
 
+mod cli_support;
+
+use cli_support::{pld, root, text};
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("workspace root").to_path_buf()
-}
-
-fn pld(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_pld")).args(args).current_dir(root()).output().expect("run pld")
-}
+use std::process::Output;
 
 fn out_dir(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("pld-cli-test-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
     d
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
 }
 
 /// Loads an FP32 `.npy`, checking its dtype; returns (shape, values).

@@ -6,20 +6,11 @@
 //! in the words the user wrote, that op named in a note)
 //! are reported by `pld check` at the right line and column with exit 1.
 
+mod cli_support;
+
+use cli_support::{pld, text};
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("workspace root").to_path_buf()
-}
-
-fn pld(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_pld")).args(args).current_dir(root()).output().expect("run pld")
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
 
 /// Loads an FP32, FP16 or INT32 `.npy` as (shape, values).
 fn load(path: &Path) -> (Vec<usize>, Vec<f64>) {

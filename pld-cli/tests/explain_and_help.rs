@@ -2,20 +2,9 @@
 //! is explained with a wrong and a fixed fragment; typos in kwargs, enum members and names
 //! get a "did you mean" with the intended spelling; run-time faults carry their code.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod cli_support;
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("workspace root").to_path_buf()
-}
-
-fn pld(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_pld")).args(args).current_dir(root()).output().expect("run pld")
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
+use cli_support::{pld, root, text};
 
 /// `pld check` on example `file` with `from` replaced by `to`; returns stderr (exit 1).
 fn check_edited(file: &str, tag: &str, from: &str, to: &str) -> String {

@@ -3,12 +3,12 @@
 //! fewer ranks than the run has points at its allocation with the size in the rank count.
 //! Reports without such a cause carry no help.
 
+mod cli_support;
+
+use cli_support::root;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("workspace root").to_path_buf()
-}
 
 fn run(file: &Path, ranks: &str, extra: &[&str]) -> Output {
     let out = std::env::temp_dir().join(format!("pld-helps-{}", std::process::id()));

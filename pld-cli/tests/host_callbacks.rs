@@ -5,27 +5,16 @@
 //!
 //! These tests need `python3` with numpy; without numpy they fail and say how to install it.
 
+mod cli_support;
+
+use cli_support::{root, scratch, text};
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("workspace root").to_path_buf()
-}
 
 fn require_numpy() {
     let ok = Command::new("python3").args(["-c", "import numpy"]).output().is_ok_and(|o| o.status.success());
     assert!(ok, "these tests need python3 with numpy: run `python3 -m pip install numpy` (.ci/run does)");
-}
-
-fn dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("pld-hostcb-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
 }
 
 /// A chip kernel adds 1 to each rank's row, a host callback then doubles every row into
@@ -88,7 +77,7 @@ fn read_f32(path: &Path) -> Vec<f32> {
 #[test]
 fn callback_results_are_what_python_computed_after_the_chips() {
     require_numpy();
-    let d = dir("ok");
+    let d = scratch("hostcb", "ok");
     let prog = program(&d, "", "        out[:] = mid * 2\n        print(\"callback saw\", float(mid.sum()))");
     let out = run(&d, &prog, None);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
@@ -107,7 +96,7 @@ fn callback_results_are_what_python_computed_after_the_chips() {
 #[test]
 fn a_missing_module_names_the_callback_its_line_and_the_module() {
     require_numpy();
-    let d = dir("import");
+    let d = scratch("hostcb", "import");
     let prog =
         program(&d, "import pld_no_such_module_q7", "        out[:] = pld_no_such_module_q7.twice(mid)");
     let out = run(&d, &prog, None);
@@ -123,7 +112,7 @@ fn a_missing_module_names_the_callback_its_line_and_the_module() {
 #[test]
 fn an_exception_inside_the_callback_shows_the_traceback_tail() {
     require_numpy();
-    let d = dir("raise");
+    let d = scratch("hostcb", "raise");
     let prog = program(
         &d,
         "",
@@ -142,7 +131,7 @@ fn a_callback_that_never_returns_stops_at_the_runs_timeout() {
     // Regression: `--timeout` did not bound a callback, so `while True: pass` held the run
     // for the bridge's own 600 s limit.
     require_numpy();
-    let d = dir("loop");
+    let d = scratch("hostcb", "loop");
     let prog = program(&d, "", "        while True:\n            pass");
     let out_dir = d.join("out");
     let start = std::time::Instant::now();
@@ -169,7 +158,7 @@ fn a_callback_that_never_returns_stops_at_the_runs_timeout() {
 #[test]
 fn no_numpy_or_no_interpreter_is_a_report_saying_so() {
     require_numpy();
-    let d = dir("nonumpy");
+    let d = scratch("hostcb", "nonumpy");
     let prog = program(&d, "", "        out[:] = mid");
     // `python3 -S` does not see site-packages: an interpreter without numpy.
     let wrapper = d.join("python-without-site");
@@ -189,7 +178,7 @@ fn no_numpy_or_no_interpreter_is_a_report_saying_so() {
 #[test]
 fn a_golden_that_disagrees_exits_4() {
     require_numpy();
-    let d = dir("golden");
+    let d = scratch("hostcb", "golden");
     let mut src = PROGRAM.replace("PRELUDE", "").replace("CALLBACK_BODY", "        out[:] = mid * 2");
     src.push_str("\n\ndef golden(tensors, params):\n    tensors[\"mid\"][:] = tensors[\"x\"] + 1\n    tensors[\"out\"][:] = (tensors[\"x\"] + 1) * 3\n");
     let prog = d.join("prog.py");
@@ -216,7 +205,7 @@ fn a_golden_that_disagrees_exits_4() {
 #[test]
 fn a_callback_that_exits_instead_of_returning_has_failed() {
     require_numpy();
-    let d = dir("exit");
+    let d = scratch("hostcb", "exit");
     // `sys.exit(0)` before the outputs are written: the run must not pass zeros off as results.
     for code in ["0", "", "None", "2"] {
         let prog = program(&d, "import sys", &format!("        sys.exit({code})\n        out[:] = mid * 2"));
@@ -237,7 +226,7 @@ fn a_callback_that_exits_instead_of_returning_has_failed() {
 #[test]
 fn an_abstract_callback_is_an_error_and_an_unwritten_output_a_warning() {
     require_numpy();
-    let d = dir("abstract");
+    let d = scratch("hostcb", "abstract");
     let prog = program(&d, "", "        ...");
     let out = run(&d, &prog, None);
     let e = text(&out.stderr);
@@ -254,7 +243,7 @@ fn an_abstract_callback_is_an_error_and_an_unwritten_output_a_warning() {
 #[test]
 fn the_host_callback_example_matches_its_golden_and_computes_twice_a() {
     require_numpy();
-    let d = dir("example");
+    let d = scratch("hostcb", "example");
     let out = d.join("out");
     let o = Command::new(env!("CARGO_BIN_EXE_pld"))
         .args([
@@ -280,7 +269,7 @@ fn the_host_callback_example_matches_its_golden_and_computes_twice_a() {
 #[test]
 fn check_golden_without_a_golden_is_a_usage_error() {
     require_numpy();
-    let d = dir("nogolden");
+    let d = scratch("hostcb", "nogolden");
     let out = d.join("out");
     let o = Command::new(env!("CARGO_BIN_EXE_pld"))
         .args(["run", "examples/quickstart_allreduce.py", "--out", out.to_str().unwrap(), "--check-golden"])
@@ -295,7 +284,7 @@ fn check_golden_without_a_golden_is_a_usage_error() {
 #[test]
 fn with_torch_importable_the_callback_gets_torch_from_numpy_views() {
     require_numpy();
-    let d = dir("torch");
+    let d = scratch("hostcb", "torch");
     // A stand-in `torch` whose from_numpy records each call and returns the array itself
     // (a view of the same memory, as the real one is).
     let fake = d.join("fake_torch");

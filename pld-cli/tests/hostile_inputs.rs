@@ -2,23 +2,12 @@
 //! source location (exit 1), a usage error (exit 2) or a simulator report (exit 3) — never a
 //! panic, an abort or an exit 0 that ignores what the user asked for.
 
+mod cli_support;
+
+use cli_support::{pld, root, scratch};
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("workspace root").to_path_buf()
-}
-
-fn scratch(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("pld-hostile-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).expect("scratch dir");
-    d
-}
-
-fn pld(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_pld")).args(args).current_dir(root()).output().expect("run pld")
-}
+use std::process::Output;
 
 fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
@@ -33,7 +22,7 @@ fn assert_exit(out: &Output, code: i32) {
 
 #[test]
 fn a_cost_parameter_too_large_for_picoseconds_runs_instead_of_panicking() {
-    let d = scratch("cost");
+    let d = scratch("hostile", "cost");
     let out_dir = d.join("out");
     let out = pld(&[
         "run",
@@ -54,7 +43,7 @@ fn edited(tag: &str, example: &str, old: &str, new: &str) -> (PathBuf, usize) {
     let src = std::fs::read_to_string(root().join("examples").join(example)).expect("example");
     let at = src.find(old).unwrap_or_else(|| panic!("`{old}` not in {example}"));
     let line = src[..at].matches('\n').count() + 1;
-    let d = scratch(tag);
+    let d = scratch("hostile", tag);
     let path = d.join(example);
     std::fs::write(&path, src.replacen(old, new, 1)).expect("write edit");
     (path, line)
@@ -157,7 +146,7 @@ fn a_nan_or_negative_tolerance_is_a_usage_error() {
 fn an_assembler_that_cannot_start_is_a_usage_error_for_runtime_directories_too() {
     // Regression: `compile --emit runtime --ptoas MISSING` and `assemble --ptoas MISSING`
     // exited 1 (compile diagnostics, with no source location); `compile --out` exits 2.
-    let d = scratch("ptoas-missing");
+    let d = scratch("hostile", "ptoas-missing");
     let missing = d.join("no-such-ptoas");
     let rt = d.join("rt");
     let (missing, rt) = (missing.to_str().expect("utf-8"), rt.to_str().expect("utf-8"));
@@ -176,7 +165,7 @@ fn an_assembler_that_cannot_start_is_a_usage_error_for_runtime_directories_too()
 /// `--bind` it is unbound (exit 2), not silently `--ranks`.
 #[test]
 fn a_bounds_fault_on_a_host_tensor_names_the_dimension_and_its_binding() {
-    let d = scratch("host-bounds");
+    let d = scratch("hostile", "host-bounds");
     let file = d.join("host_bounds.py");
     std::fs::write(
         &file,

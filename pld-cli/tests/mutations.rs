@@ -5,27 +5,12 @@
 //! each of which `pld verify` must report (exit 3, the expected kind, a rank, a source line of
 //! the mutant and a cell or buffer); and the correct programs themselves verify clean.
 
+mod cli_support;
+
+use cli_support::{pld, root, scratch, text};
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("workspace root").to_path_buf()
-}
-
-fn pld(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_pld")).args(args).current_dir(root()).output().expect("run pld")
-}
-
-fn scratch(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("pld-mutations-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).expect("scratch dir");
-    d
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
+use std::process::Output;
 
 /// The folder of the suite's own programs and its mutation list.
 fn suite() -> PathBuf {
@@ -89,7 +74,7 @@ fn every_seeded_protocol_bug_is_reported_by_pld_verify() {
     assert!(all.len() >= 40, "{} mutations", all.len());
     let programs: std::collections::BTreeSet<&str> = all.iter().map(|m| m.program.as_str()).collect();
     assert!(programs.len() >= 8, "{programs:?}");
-    let dir = scratch("mutants");
+    let dir = scratch("mutations", "mutants");
     let mut failures = Vec::new();
     for m in &all {
         let src = std::fs::read_to_string(program_path(&m.program)).expect("program");
@@ -152,7 +137,7 @@ fn every_seeded_protocol_bug_is_reported_on_every_run_schedule() {
     // What `pld verify` explores (det and PCT) and what it does not: seeded random schedules
     // and the parallel one. A bug reported on only some interleavings is silently missed on
     // the others.
-    let dir = scratch("schedules");
+    let dir = scratch("mutations", "schedules");
     let mut failures = Vec::new();
     for m in &mutations() {
         let src = std::fs::read_to_string(program_path(&m.program)).expect("program");
@@ -181,7 +166,7 @@ fn every_seeded_protocol_bug_is_reported_on_every_run_schedule() {
 fn the_correct_programs_of_the_suite_verify_clean() {
     let all = mutations();
     let programs: std::collections::BTreeSet<&str> = all.iter().map(|m| m.program.as_str()).collect();
-    let dir = scratch("correct");
+    let dir = scratch("mutations", "correct");
     for p in programs {
         for ranks in [2, 3, 4] {
             let out = verify(&program_path(p), ranks, 8, &dir);
@@ -199,7 +184,7 @@ fn the_correct_programs_of_the_suite_verify_clean() {
 
 #[test]
 fn verify_usage_and_pct_schedules() {
-    let dir = scratch("usage");
+    let dir = scratch("mutations", "usage");
     let out = verify(&root().join("examples/put_get_ring.py"), 3, 3, &dir);
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(text(&out.stdout).contains("4 schedules (det, pct:1..=3) ran clean"), "{}", text(&out.stdout));
@@ -226,7 +211,7 @@ fn a_fault_names_the_schedule_to_replay_and_pld_run_replays_it() {
         "pld.system.wait(signal, [prv, 0], 0, cmp=pld.WaitCmp.Ge)",
         1,
     );
-    let dir = scratch("replay");
+    let dir = scratch("mutations", "replay");
     let file = dir.join("no_ready_wait.py");
     std::fs::write(&file, src).unwrap();
     let out = verify(&file, 2, 4, &dir);
@@ -273,7 +258,7 @@ fn npy_f32(path: &Path, shape: &[usize], vals: &[f32]) {
 
 #[test]
 fn schedule_dependent_outputs_fail_verify_naming_both_schedules_and_the_first_byte() {
-    let dir = scratch("differ");
+    let dir = scratch("mutations", "differ");
     let file = dir.join("atomic_order.py");
     std::fs::write(&file, ATOMIC_SUM).unwrap();
     // Exactly representable sums (the default inputs): every order agrees.

@@ -2,15 +2,9 @@
 //! kwargs with defaults and enum members, affinity, no_duplicate, signal role), DSL aliases and
 //! overloaded names accepted, and an unknown name a usage error with a suggestion.
 
-use std::process::{Command, Output};
+mod cli_support;
 
-fn pld(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_pld")).args(args).output().expect("run pld")
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
+use cli_support::{pld, text};
 
 /// The value of the `key:` line of a record.
 fn field<'a>(record: &'a str, key: &str) -> &'a str {

@@ -4,32 +4,11 @@
 //! and `pld compile` run the PTO verifier by default, and the simulator runs the padded tile
 //! shapes the lowerings now choose over their logical (valid) extent.
 
+mod cli_support;
+
+use cli_support::{pld_env, scratch, text};
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("workspace root").to_path_buf()
-}
-
-fn pld_env(args: &[&str], env: &[(&str, &Path)]) -> Output {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_pld"));
-    c.args(args).current_dir(root()).env_remove("PTOAS");
-    for (k, v) in env {
-        c.env(k, v);
-    }
-    c.output().expect("run pld")
-}
-
-fn scratch(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("pld-ptoas-test-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
 
 /// A fake `ptoas` that appends its arguments to `log`, writes the `-o` file, and exits with
 /// 1 (printing a verifier-style error) when the module contains `reject_if`, else 0.
@@ -50,7 +29,7 @@ fn fake_ptoas(dir: &Path, log: &Path, reject_if: &str) -> PathBuf {
 
 #[test]
 fn compile_runs_ptoas_on_every_module_with_the_reference_flags() {
-    let d = scratch("accept");
+    let d = scratch("ptoas-test", "accept");
     let log = d.join("args.log");
     let ptoas = fake_ptoas(&d, &log, "NEVER-IN-A-MODULE");
     let out_dir = d.join("out");
@@ -91,7 +70,7 @@ fn compile_runs_ptoas_on_every_module_with_the_reference_flags() {
 
 #[test]
 fn a_rejected_module_fails_the_compile_with_the_assemblers_message() {
-    let d = scratch("reject");
+    let d = scratch("ptoas-test", "reject");
     let log = d.join("args.log");
     // Reject only the ring kernel's module.
     let ptoas = fake_ptoas(&d, &log, "func.func @ring_step");
@@ -109,7 +88,7 @@ fn a_rejected_module_fails_the_compile_with_the_assemblers_message() {
 
 #[test]
 fn without_out_the_modules_are_assembled_from_a_scratch_copy() {
-    let d = scratch("stdout");
+    let d = scratch("ptoas-test", "stdout");
     let log = d.join("args.log");
     let ptoas = fake_ptoas(&d, &log, "NEVER-IN-A-MODULE");
     let out =
@@ -124,7 +103,7 @@ fn without_out_the_modules_are_assembled_from_a_scratch_copy() {
 
 #[test]
 fn an_assembler_that_cannot_start_is_a_usage_error() {
-    let d = scratch("missing");
+    let d = scratch("ptoas-test", "missing");
     let missing = d.join("no-such-ptoas");
     let out_dir = d.join("out");
     let out = pld_env(
@@ -154,7 +133,7 @@ fn the_real_ptoas_accepts_every_example_when_installed() {
         eprintln!("skipping the real-ptoas check: no ptoas installed (set PTOAS=PATH to run it)");
         return;
     };
-    let d = scratch("real");
+    let d = scratch("ptoas-test", "real");
     for example in ["quickstart_allreduce", "allreduce_intrinsics", "host_collectives", "moe_all_to_all_v"] {
         for target in ["a2a3", "a5"] {
             let out_dir = d.join(format!("{example}-{target}"));
@@ -179,7 +158,7 @@ fn the_real_ptoas_accepts_every_example_when_installed() {
 
 #[test]
 fn check_runs_the_pto_verifier() {
-    let d = scratch("check");
+    let d = scratch("ptoas-test", "check");
     let bad = d.join("count_tile.py");
     std::fs::write(
         &bad,
@@ -210,7 +189,7 @@ fn load_f32(path: &Path) -> (Vec<u64>, Vec<f32>) {
 #[test]
 fn padded_whole_tensor_tiles_compute_the_logical_extent() {
     // [1, 5] FP32 tensors (20-byte rows) are added through [1, 8] tiles valid [1, 5].
-    let d = scratch("narrow");
+    let d = scratch("ptoas-test", "narrow");
     let prog = d.join("narrow.py");
     std::fs::write(
         &prog,
@@ -236,7 +215,7 @@ fn padded_whole_tensor_tiles_compute_the_logical_extent() {
 /// A runtime directory for `target` written without ptoas, its `distributed_meta.json`
 /// rewritten by `rewrite`.
 fn runtime_dir_with_meta(name: &str, target: &str, rewrite: impl Fn(&str) -> String) -> PathBuf {
-    let d = scratch(name);
+    let d = scratch("ptoas-test", name);
     let rt = d.join("rt");
     let out = pld_env(
         &[

@@ -4,27 +4,9 @@
 //! fields in `--report-json`, a sweep that prints one row per size under one header, and its
 //! usage errors (exit 2).
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod cli_support;
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("workspace root").to_path_buf()
-}
-
-fn pld(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_pld")).args(args).current_dir(root()).output().expect("run pld")
-}
-
-fn dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("pld-table-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
+use cli_support::{pld, scratch, text};
 
 /// The whitespace-separated cells of the table rows whose first cell is `name`.
 fn rows<'a>(stdout: &'a str, name: &str) -> Vec<Vec<&'a str>> {
@@ -51,7 +33,7 @@ const HEADER: [&str; 11] = [
 
 #[test]
 fn unchecked_run_prints_one_table_with_na_wrong() {
-    let d = dir("plain");
+    let d = scratch("table", "plain");
     let out = pld(&["run", "examples/host_collectives.py", "--ranks", "4", "--out", d.to_str().unwrap()]);
     let so = text(&out.stdout);
     assert!(out.status.success(), "{so}{}", text(&out.stderr));
@@ -80,7 +62,7 @@ fn unchecked_run_prints_one_table_with_na_wrong() {
 
 #[test]
 fn ring_allreduce_shows_its_algorithm() {
-    let d = dir("ring");
+    let d = scratch("table", "ring");
     let out = pld(&[
         "run",
         "pld-cli/tests/corpus/builder_nranks_ring_and_mesh_sizes.py",
@@ -100,7 +82,7 @@ fn ring_allreduce_shows_its_algorithm() {
 
 #[test]
 fn wrong_expect_fills_wrong_in_every_row_and_json_and_exits_4() {
-    let d = dir("wrong");
+    let d = scratch("table", "wrong");
     let first = pld(&["run", "examples/host_collectives.py", "--ranks", "4", "--out", d.to_str().unwrap()]);
     assert!(first.status.success());
     // Two elements of `summed` off by one.
@@ -159,7 +141,7 @@ fn wrong_expect_fills_wrong_in_every_row_and_json_and_exits_4() {
 
 #[test]
 fn sweep_prints_one_row_per_size_under_one_header_checked_by_the_golden() {
-    let d = dir("sweep");
+    let d = scratch("table", "sweep");
     let json = d.join("sweep.json");
     let out = pld(&[
         "run",
@@ -202,7 +184,7 @@ fn sweep_prints_one_row_per_size_under_one_header_checked_by_the_golden() {
 #[test]
 fn sweep_usage_errors_exit_2_with_the_expected_form() {
     let file = "pld-cli/tests/corpus/sweep_allreduce_count.py";
-    let d = dir("sweep-bad");
+    let d = scratch("table", "sweep-bad");
     let o = d.to_str().unwrap();
     let out = pld(&["run", file, "--out", o, "--sweep", "count=64:1K:y3"]);
     assert_eq!(out.status.code(), Some(2));

@@ -5,16 +5,12 @@
 //! message (exit 2 for the command line, exit 1 with one `file:line:col` error per unbound
 //! builder parameter).
 
+mod cli_support;
+
+use cli_support::{pld, root};
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("workspace root").to_path_buf()
-}
-
-fn pld(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_pld")).args(args).current_dir(root()).output().expect("run pld")
-}
+use std::process::Output;
 
 fn out_dir(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("pld-select-test-{}-{name}", std::process::id()));

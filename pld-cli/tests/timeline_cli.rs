@@ -1,16 +1,12 @@
 //! `pld run`'s modeled time, cost overrides, trace flags and `--report-json`, through the
 //! binary.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod cli_support;
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("workspace root").to_path_buf()
-}
+use cli_support::pld;
 
-fn pld(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_pld")).args(args).current_dir(root()).output().expect("run pld")
-}
+use std::path::PathBuf;
+use std::process::Output;
 
 fn scratch(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("pld-timeline-test-{}-{name}", std::process::id()));

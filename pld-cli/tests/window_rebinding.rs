@@ -4,25 +4,16 @@
 //! written at its second operand (`g = pld.tensor.allgather(x, g, sig)`); and a kernel's
 //! returned window rebinding its caller's (`data = self.publish(x, data)`).
 
+mod cli_support;
+
+use cli_support::{pld, text};
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("workspace root").to_path_buf()
-}
-
-fn pld(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_pld")).args(args).current_dir(root()).output().expect("run pld")
-}
 
 fn out_dir(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("pld-rebind-test-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
     d
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
 }
 
 fn load_f32(path: &Path) -> (Vec<u64>, Vec<f32>) {

@@ -160,7 +160,7 @@ pub fn emit_program(program: &Program, opts: &CodegenOptions) -> Result<CodegenO
             for f in funcs {
                 match func::emit_function(program, f, opts) {
                     Ok(out) => {
-                        errs.extend(verify::verify_kernel(&out.facts));
+                        errs.extend(verify::verify_kernel(&out.kernel));
                         texts.push(out.text);
                         deferred |= out.uses_deferred;
                     }
@@ -188,7 +188,7 @@ pub fn emit_program(program: &Program, opts: &CodegenOptions) -> Result<CodegenO
             .and_then(|f| func::emit_function(program, &f, opts).map(|o| (f, o)));
         match rendered {
             Ok((f, out)) => {
-                let violations = verify::verify_kernel(&out.facts);
+                let violations = verify::verify_kernel(&out.kernel);
                 if !violations.is_empty() {
                     // A builtin kernel has no source of its own: report at the host call.
                     let site = call_site(host, &call);

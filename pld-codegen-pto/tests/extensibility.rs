@@ -4,8 +4,7 @@
 
 mod common;
 use common::*;
-use pld_codegen_pto::pto::{Dps, Operand};
-use pld_codegen_pto::verify::OpClass;
+use pld_codegen_pto::pto::{Dps, Inst, Operand};
 use pld_codegen_pto::{register_emitter, FnCx, MTy, Val};
 use pld_ir::{
     register_op, Affinity, Call, DataType, DeduceCx, Diagnostic, Effect, FunctionKind, OpDef, ParamDef,
@@ -49,7 +48,7 @@ fn emit_neg(cx: &mut FnCx<'_>, call: &Call, targets: &[ValueId]) -> Result<Val, 
     let (sty, dty) = (cx.tile_ty(&src, &st)?, cx.tile_ty(&dst, tt)?);
     let m1 = cx.const_float(-1.0, MTy::F32);
     let ins = vec![Operand::new(src, sty), Operand::new(m1, MTy::F32)];
-    cx.tile_op(OpClass::Elementwise, Dps::new("pto.tmuls", ins, vec![Operand::new(&dst, dty)]));
+    cx.push(Inst::Dps(Dps::elementwise("pto.tmuls", ins, vec![Operand::new(&dst, dty)])));
     Ok(Val::Tile { ssa: dst, tile: tt.clone() })
 }
 

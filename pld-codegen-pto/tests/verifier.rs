@@ -1,12 +1,13 @@
-//! The PTO verifier: one negative test per encoded rule (hand-made kernel facts, or a DSL
-//! program that produced the violation), the user-facing diagnostics (the user's line and a
-//! fix), and the regression programs of issue #20 on both targets.
+//! The PTO verifier: one negative test per encoded rule (hand-made typed kernels, or a DSL
+//! program that produced the violation), the user-facing diagnostics (the user's line, the
+//! instruction and a fix), and the regression programs of issue #20 on both targets.
 
 mod common;
 use common::*;
-use pld_codegen_pto::verify::{rules::RULES, verify_kernel, Fact, KernelFacts, OpClass, TileBuf};
-use pld_codegen_pto::{emit_program, CodegenOptions, CodegenOutput};
-use pld_ir::{Diagnostics, SourceMap, Span, Target};
+use pld_codegen_pto::pto::{Dps, Inst, Line, Literal, OpClass, Operand, PtoType, TileBuf};
+use pld_codegen_pto::verify::{rules::RULES, verify_kernel, Kernel, TilePlan};
+use pld_codegen_pto::{emit_program, CodegenOptions, CodegenOutput, MTy};
+use pld_ir::{Diagnostic, Diagnostics, FileId, SourceMap, Span, Target};
 
 const F32_ROW: &str = "!pto.tile_buf<loc=vec, dtype=f32, rows=1, cols=256, v_row=?, v_col=?, blayout=row_major, slayout=none_box, fractal=512, pad=0>";
 
@@ -14,16 +15,44 @@ fn buf(ty: &str) -> TileBuf {
     TileBuf::parse(ty).expect("a long-form tile type")
 }
 
-fn alloc(ssa: &str, ty: &str, slot: usize) -> Fact {
-    Fact::Alloc { ssa: ssa.into(), ty: buf(ty), valid: [None, None], slot, alias_of: None, span: Span::DUMMY }
+fn line(inst: Inst) -> Line {
+    Line { indent: 1, inst, span: Span::DUMMY }
 }
 
-fn facts(target: Target, facts: Vec<Fact>, addrs: Option<Vec<u64>>) -> KernelFacts {
-    KernelFacts { kernel: "k".into(), span: Span::DUMMY, target, facts, addrs, high: Vec::new() }
+/// `%c<v> = arith.constant <v> : index`.
+fn konst(v: i64) -> Line {
+    line(Inst::Const { result: format!("%c{v}"), value: Literal::Int(v), ty: MTy::Index })
+}
+
+/// A `pto.alloc_tile` of slot `slot` with no valid operands.
+fn alloc(ssa: &str, ty: &str, slot: usize) -> Line {
+    line(Inst::AllocTile { result: ssa.into(), slot, valid_row: None, valid_col: None, ty: buf(ty) })
+}
+
+/// A tile instruction of class `class` on `(ssa, type)` tiles, sources first, destination last.
+fn tile_op(op: &'static str, class: OpClass, tiles: &[(&str, &str)]) -> Line {
+    let mut ops: Vec<Operand> = tiles.iter().map(|(s, t)| Operand::new(*s, buf(t))).collect();
+    let outs = ops.split_off(ops.len().saturating_sub(1));
+    line(Inst::Dps(Dps { class, ..Dps::new(op, ops, outs) }))
+}
+
+/// A kernel `k` of `lines` whose slots are at `addrs` (`None`: no address plan fits), none
+/// aliased or freed.
+fn kernel(target: Target, lines: Vec<Line>, addrs: Option<Vec<u64>>) -> Kernel {
+    let slots = lines
+        .iter()
+        .filter_map(|l| match &l.inst {
+            Inst::AllocTile { slot, .. } => Some(slot + 1),
+            _ => None,
+        })
+        .max()
+        .unwrap_or(0);
+    let plan = TilePlan { addrs, aliases: vec![None; slots], freed_at: vec![None; slots], high: Vec::new() };
+    Kernel { name: "k".into(), span: Span::DUMMY, target, params: Vec::new(), lines, plan }
 }
 
 /// The messages of `k`'s violations of rule `rule` (every violation names its rule).
-fn violations(k: &KernelFacts, rule: &str) -> Vec<String> {
+fn violations(k: &Kernel, rule: &str) -> Vec<String> {
     let all: Vec<String> = verify_kernel(k).into_iter().map(|d| d.message).collect();
     let tag = format!("[pto verifier: {rule}]");
     all.into_iter().filter(|m| m.contains(&tag)).collect()
@@ -60,29 +89,78 @@ fn tile_types_round_trip() {
 }
 
 #[test]
+fn a_violation_points_at_its_instructions_line_and_names_the_instruction() {
+    let bad_row = F32_ROW.replace("cols=256", "cols=4097");
+    let at = Span::new(FileId(3), 40, 52);
+    let mut a = alloc("%chunk", &bad_row, 0);
+    a.span = at;
+    let k = kernel(Target::A2A3, vec![a, alloc("%ok", F32_ROW, 1)], Some(vec![0, 16416]));
+    let d: Vec<Diagnostic> = verify_kernel(&k);
+    assert_eq!(d.len(), 1, "{:?}", d.iter().map(|x| &x.message).collect::<Vec<_>>());
+    assert_eq!(d[0].span, at, "the span of the line that allocated the tile");
+    assert!(d[0].message.starts_with("kernel 'k': pto.alloc_tile: tile %chunk"), "{}", d[0].message);
+    assert!(
+        d[0].notes
+            .iter()
+            .any(|n| n.starts_with("in `%chunk = pto.alloc_tile addr = %c0_i64 : !pto.tile_buf<")),
+        "{:?}",
+        d[0].notes
+    );
+    // A line without a source (a builtin kernel's) falls back to the kernel's span.
+    let mut k = k;
+    k.span = Span::new(FileId(3), 1, 2);
+    k.lines[0].span = Span::DUMMY;
+    assert_eq!(verify_kernel(&k)[0].span, k.span);
+}
+
+#[test]
 fn row_alignment_per_layout() {
     // Row-major: cols * 4 bytes; 4097 f32 is 16388 bytes (the allreduce chunk of issue #20).
     let bad_row = F32_ROW.replace("cols=256", "cols=4097");
-    let k = facts(Target::A2A3, vec![alloc("%chunk", &bad_row, 0)], Some(vec![0]));
+    let k = kernel(Target::A2A3, vec![alloc("%chunk", &bad_row, 0)], Some(vec![0]));
     let v = violations(&k, "tile-row-align");
     assert_eq!(v.len(), 1, "{v:?}");
     assert!(v[0].contains("16388 bytes"), "{}", v[0]);
     // Col-major column vector: rows * 4 bytes; 4 rows of i32 are 16 bytes.
     let col = "!pto.tile_buf<loc=vec, dtype=i32, rows=4, cols=1, v_row=?, v_col=?, blayout=col_major, slayout=none_box, fractal=512, pad=0>";
-    let k = facts(Target::A2A3, vec![alloc("%colv", col, 0)], Some(vec![0]));
+    let k = kernel(Target::A2A3, vec![alloc("%colv", col, 0)], Some(vec![0]));
     assert_eq!(violations(&k, "tile-row-align").len(), 1);
     let col8 = col.replace("rows=4", "rows=8");
-    let k = facts(Target::A2A3, vec![alloc("%colv", &col8, 0)], Some(vec![0]));
+    let k = kernel(Target::A2A3, vec![alloc("%colv", &col8, 0)], Some(vec![0]));
     assert!(violations(&k, "tile-row-align").is_empty());
     // Boxed (left, 512-byte fractal, row-major boxes of 16 x 32 bytes): 16x16 f16 is fine,
     // 16x8 is half a box.
     let left = "!pto.tile_buf<loc=left, dtype=f16, rows=16, cols=16, v_row=?, v_col=?, blayout=col_major, slayout=row_major, fractal=512, pad=0>";
-    assert!(violations(&facts(Target::A2A3, vec![alloc("%l", left, 0)], Some(vec![0])), "tile-row-align")
+    assert!(violations(&kernel(Target::A2A3, vec![alloc("%l", left, 0)], Some(vec![0])), "tile-row-align")
         .is_empty());
     let half = left.replace("cols=16", "cols=8");
     assert_eq!(
-        violations(&facts(Target::A2A3, vec![alloc("%l", &half, 0)], Some(vec![0])), "tile-row-align").len(),
+        violations(&kernel(Target::A2A3, vec![alloc("%l", &half, 0)], Some(vec![0])), "tile-row-align").len(),
         1
+    );
+    // An element type of no known size.
+    let odd = F32_ROW.replace("dtype=f32", "dtype=f7");
+    let v = violations(&kernel(Target::A2A3, vec![alloc("%o", &odd, 0)], Some(vec![0])), "tile-row-align");
+    assert!(v.len() == 1 && v[0].contains("no known size"), "{v:?}");
+}
+
+#[test]
+fn the_fix_keeps_the_constant_valid_operands_as_valid_shape() {
+    let narrow = F32_ROW.replace("cols=256", "cols=5");
+    let a = line(Inst::AllocTile {
+        result: "%t".into(),
+        slot: 0,
+        valid_row: Some("%c1".into()),
+        valid_col: Some("%c3".into()),
+        ty: buf(&narrow),
+    });
+    let k = kernel(Target::A2A3, vec![konst(1), konst(3), a], Some(vec![0]));
+    let d: Vec<Diagnostic> = verify_kernel(&k);
+    assert_eq!(d.len(), 1);
+    assert!(
+        d[0].notes.iter().any(|n| n.contains("pad cols to 8 (shape [1, 8]) and pass valid_shape=[1, 3]")),
+        "{:?}",
+        d[0].notes
     );
 }
 
@@ -91,74 +169,85 @@ fn a_view_is_a_tile_type_of_its_own() {
     // A `pto.subview` result (no allocation of its own) with 5-column f32 rows.
     let view =
         F32_ROW.replace("cols=256", "cols=5").replace("v_col=?", "v_col=5").replace("v_row=?", "v_row=1");
-    let op = Fact::TileOp {
-        inst: "pto.tadds".into(),
-        class: OpClass::Elementwise,
-        tiles: vec![("%view".into(), buf(&view)), ("%d".into(), buf(&view))],
-        span: Span::DUMMY,
-    };
-    let k = facts(Target::A2A3, vec![alloc("%d", F32_ROW, 0), op], Some(vec![0]));
+    let op = tile_op("pto.tadds", OpClass::Elementwise, &[("%view", &view), ("%d", &view)]);
+    let k = kernel(Target::A2A3, vec![alloc("%d", F32_ROW, 0), op], Some(vec![0]));
     let v = violations(&k, "tile-row-align");
     assert_eq!(v.len(), 1, "only the view, once: {v:?}");
-    assert!(v[0].contains("%view") && v[0].contains("20 bytes"), "{}", v[0]);
+    assert!(v[0].contains("pto.tadds: tile %view") && v[0].contains("20 bytes"), "{}", v[0]);
 }
 
 #[test]
 fn valid_shape_must_lie_within_the_shape() {
     let over = F32_ROW.replace("v_col=?", "v_col=300");
-    let k = facts(Target::A2A3, vec![alloc("%t", &over, 0)], Some(vec![0]));
+    let k = kernel(Target::A2A3, vec![alloc("%t", &over, 0)], Some(vec![0]));
     assert_eq!(violations(&k, "tile-valid-shape").len(), 1);
-    let mut f = alloc("%t", F32_ROW, 0);
-    if let Fact::Alloc { valid, .. } = &mut f {
-        *valid = [Some(1), Some(257)];
-    }
-    let v = violations(&facts(Target::A2A3, vec![f], Some(vec![0])), "tile-valid-shape");
+    let a = line(Inst::AllocTile {
+        result: "%t".into(),
+        slot: 0,
+        valid_row: Some("%c1".into()),
+        valid_col: Some("%c257".into()),
+        ty: buf(F32_ROW),
+    });
+    let v = violations(
+        &kernel(Target::A2A3, vec![konst(1), konst(257), a.clone()], Some(vec![0])),
+        "tile-valid-shape",
+    );
     assert_eq!(v.len(), 1, "{v:?}");
     assert!(v[0].contains("257"), "{}", v[0]);
+    // A runtime valid operand is not checked.
+    let v = violations(&kernel(Target::A2A3, vec![konst(1), a], Some(vec![0])), "tile-valid-shape");
+    assert!(v.is_empty(), "{v:?}");
+    // An instruction's operand is a tile type too.
+    let empty = F32_ROW.replace("rows=1", "rows=0");
+    let op = tile_op("pto.tmov", OpClass::Other, &[("%s", &empty), ("%d", F32_ROW)]);
+    let v = violations(&kernel(Target::A2A3, vec![op], None), "tile-valid-shape");
+    assert!(v.len() == 1 && v[0].contains("%s has a non-positive physical shape"), "{v:?}");
 }
 
 #[test]
 fn elementwise_operands_are_one_tile_type() {
     let padded = F32_ROW.replace("pad=0", "pad=1");
-    let op = |dst: &str, class: OpClass| Fact::TileOp {
-        inst: "pto.tadd".into(),
-        class,
-        tiles: vec![("%a".into(), buf(&padded)), ("%b".into(), buf(&padded)), ("%d".into(), buf(dst))],
-        span: Span::DUMMY,
+    let op = |dst: &str, class: OpClass| {
+        tile_op("pto.tadd", class, &[("%a", padded.as_str()), ("%b", padded.as_str()), ("%d", dst)])
     };
     // The builtin allreduce of issue #20: zero-padded sources, a pad=0 destination.
     let v = violations(
-        &facts(Target::A2A3, vec![op(F32_ROW, OpClass::Elementwise)], None),
+        &kernel(Target::A2A3, vec![op(F32_ROW, OpClass::Elementwise)], None),
         "elementwise-one-tile-type",
     );
     assert_eq!(v.len(), 1, "{v:?}");
-    assert!(v[0].contains("source %a and destination %d") && v[0].contains("pad 1 vs 0"), "{}", v[0]);
+    assert!(
+        v[0].contains("pto.tadd: source %a and destination %d") && v[0].contains("pad 1 vs 0"),
+        "{}",
+        v[0]
+    );
     // Two sources that disagree are named as such.
-    let mixed = Fact::TileOp {
-        inst: "pto.tmax".into(),
-        class: OpClass::Elementwise,
-        tiles: vec![("%a".into(), buf(&padded)), ("%b".into(), buf(F32_ROW)), ("%d".into(), buf(&padded))],
-        span: Span::DUMMY,
-    };
-    let v = violations(&facts(Target::A2A3, vec![mixed], None), "elementwise-one-tile-type");
+    let mixed =
+        tile_op("pto.tmax", OpClass::Elementwise, &[("%a", &padded), ("%b", F32_ROW), ("%d", &padded)]);
+    let v = violations(&kernel(Target::A2A3, vec![mixed], None), "elementwise-one-tile-type");
     assert_eq!(v.len(), 1, "{v:?}");
     assert!(v[0].contains("sources %a and %b"), "{}", v[0]);
     assert!(violations(
-        &facts(Target::A2A3, vec![op(&padded, OpClass::Elementwise)], None),
+        &kernel(Target::A2A3, vec![op(&padded, OpClass::Elementwise)], None),
         "elementwise-one-tile-type"
     )
     .is_empty());
-    // A conversion may change only the element type.
+    // A conversion may change only the element type; an elementwise op may not.
     let f16 = padded.replace("dtype=f32", "dtype=f16");
+    let v = violations(
+        &kernel(Target::A2A3, vec![op(&f16, OpClass::Elementwise)], None),
+        "elementwise-one-tile-type",
+    );
+    assert!(v.len() == 1 && v[0].contains("dtype f32 vs f16"), "{v:?}");
     assert!(violations(
-        &facts(Target::A2A3, vec![op(&f16, OpClass::Convert)], None),
+        &kernel(Target::A2A3, vec![op(&f16, OpClass::Convert)], None),
         "elementwise-one-tile-type"
     )
     .is_empty());
     let f16_wide = f16.replace("cols=256", "cols=512");
     assert_eq!(
         violations(
-            &facts(Target::A2A3, vec![op(&f16_wide, OpClass::Convert)], None),
+            &kernel(Target::A2A3, vec![op(&f16_wide, OpClass::Convert)], None),
             "elementwise-one-tile-type"
         )
         .len(),
@@ -166,7 +255,7 @@ fn elementwise_operands_are_one_tile_type() {
     );
     // Loads and stores relate nothing.
     assert!(violations(
-        &facts(Target::A2A3, vec![op(&f16_wide, OpClass::Other)], None),
+        &kernel(Target::A2A3, vec![op(&f16_wide, OpClass::Other)], None),
         "elementwise-one-tile-type"
     )
     .is_empty());
@@ -176,38 +265,39 @@ fn elementwise_operands_are_one_tile_type() {
 fn tile_buffers_fit_and_do_not_overlap_while_live() {
     // 48 KiB f32 rows: four fit A2/A3's 192 KiB UB; a fifth at 192 KiB does not.
     let big = F32_ROW.replace("cols=256", "cols=12288");
-    let five: Vec<Fact> = (0..5).map(|i| alloc(&format!("%t{i}"), &big, i)).collect();
-    let addrs: Vec<u64> = (0..5).map(|i| i * 49152).collect();
-    let k = facts(Target::A2A3, five.clone(), Some(addrs.clone()));
+    let five: Vec<Line> = (0..5).map(|i| alloc(&format!("%t{i}"), &big, i)).collect();
+    let addrs: Vec<u64> = (0..5).map(|i| i as u64 * 49152).collect();
+    let k = kernel(Target::A2A3, five.clone(), Some(addrs.clone()));
     let v = violations(&k, "tile-buffer-capacity");
     assert_eq!(v.len(), 1, "{v:?}");
     assert!(v[0].contains("196608-byte capacity"), "{}", v[0]);
     // A5 has 256 KiB of UB.
-    assert!(violations(&facts(Target::A5, five, Some(addrs)), "tile-buffer-capacity").is_empty());
-    // Two live tiles on one address overlap; after the first one's region ends they do not.
+    assert!(violations(&kernel(Target::A5, five, Some(addrs)), "tile-buffer-capacity").is_empty());
+    // Two live tiles on one address overlap; after the first one's region is released they do not.
     let two = vec![alloc("%a", F32_ROW, 0), alloc("%b", F32_ROW, 1)];
-    assert_eq!(violations(&facts(Target::A2A3, two, Some(vec![0, 512])), "tile-buffer-capacity").len(), 1);
-    let scoped = vec![alloc("%a", F32_ROW, 0), Fact::Release { from: 0 }, alloc("%b", F32_ROW, 1)];
-    assert!(violations(&facts(Target::A2A3, scoped, Some(vec![0, 0])), "tile-buffer-capacity").is_empty());
+    let mut k = kernel(Target::A2A3, two, Some(vec![0, 0]));
+    let v = violations(&k, "tile-buffer-capacity");
+    assert!(v.len() == 1 && v[0].contains("%b (0..1024 of vec) overlaps live tile %a"), "{v:?}");
+    k.plan.freed_at[0] = Some(1);
+    assert!(violations(&k, "tile-buffer-capacity").is_empty());
+    // Freed only from a later slot on: still live when %b is allocated.
+    k.plan.freed_at[0] = Some(2);
+    assert_eq!(violations(&k, "tile-buffer-capacity").len(), 1);
     // An alias of a live tile's buffer is not an overlap.
-    let alias = vec![
-        alloc("%a", F32_ROW, 0),
-        Fact::Alloc {
-            ssa: "%a2".into(),
-            ty: buf(F32_ROW),
-            valid: [None, None],
-            slot: 1,
-            alias_of: Some(0),
-            span: Span::DUMMY,
-        },
-    ];
-    assert!(violations(&facts(Target::A2A3, alias, Some(vec![0, 0])), "tile-buffer-capacity").is_empty());
+    k.plan.freed_at[0] = None;
+    k.plan.aliases[1] = Some(0);
+    assert!(violations(&k, "tile-buffer-capacity").is_empty());
+    // A misaligned address, and a slot the plan has no address for.
+    let k = kernel(Target::A2A3, vec![alloc("%a", F32_ROW, 0), alloc("%b", F32_ROW, 1)], Some(vec![16]));
+    let v = violations(&k, "tile-buffer-capacity");
+    assert!(v.iter().any(|m| m.contains("%a address 16 is not 32-byte aligned")), "{v:?}");
+    assert!(v.iter().any(|m| m.contains("%b has no address")), "{v:?}");
 }
 
 #[test]
 fn level3_needs_every_address() {
-    let mut k = facts(Target::A2A3, vec![alloc("%t", F32_ROW, 0)], None);
-    k.high = vec![("vec".into(), 300_000)];
+    let mut k = kernel(Target::A2A3, vec![alloc("%t", F32_ROW, 0)], None);
+    k.plan.high = vec![("vec".into(), 300_000)];
     let v = violations(&k, "level3-addresses");
     assert_eq!(v.len(), 1, "{v:?}");
     assert!(
@@ -215,72 +305,112 @@ fn level3_needs_every_address() {
         "{}",
         v[0]
     );
-    k.addrs = Some(vec![0]);
+    k.plan.addrs = Some(vec![0]);
     assert!(violations(&k, "level3-addresses").is_empty());
+    // A kernel without tiles needs no addresses.
+    assert!(violations(&kernel(Target::A2A3, vec![konst(1)], None), "level3-addresses").is_empty());
+}
+
+/// A `pto.comm.<op>` of a 1x256 `f32` view staged through `stages`.
+fn transfer(op: &'static str, stages: &[(&str, &str)]) -> Line {
+    let pv = PtoType::PartitionView { dims: vec![Some(1), Some(256)], elem: "f32" };
+    let operands = vec![Operand::new("%dst", pv.clone()), Operand::new("%src", pv)];
+    let buf = stages.iter().map(|(s, t)| Operand::new(*s, buf(t))).collect();
+    line(Inst::Comm { op, operands, buf, attrs: Vec::new() })
 }
 
 #[test]
 fn comm_staging_tiles_are_vec_tiles_of_the_source_dtype() {
-    let stage = |ty: &str| Fact::CommStage {
-        inst: "pto.comm.tput".into(),
-        src_dtype: "f32".into(),
-        stages: vec![("%s".into(), buf(ty))],
-        span: Span::DUMMY,
-    };
-    assert!(violations(&facts(Target::A2A3, vec![stage(F32_ROW)], None), "comm-stage-vec").is_empty());
+    let k = |l: Line| kernel(Target::A2A3, vec![l], None);
+    assert!(violations(&k(transfer("pto.comm.tput", &[("%s", F32_ROW)])), "comm-stage-vec").is_empty());
     let mat = F32_ROW.replace("loc=vec", "loc=mat");
-    assert_eq!(violations(&facts(Target::A2A3, vec![stage(&mat)], None), "comm-stage-vec").len(), 1);
+    let v = violations(&k(transfer("pto.comm.tput", &[("%s", &mat)])), "comm-stage-vec");
+    assert!(v.len() == 1 && v[0].contains("pto.comm.tput: staging tile %s is in mat"), "{v:?}");
     let f16 = F32_ROW.replace("dtype=f32", "dtype=f16");
-    assert_eq!(violations(&facts(Target::A2A3, vec![stage(&f16)], None), "comm-stage-vec").len(), 1);
-    let pingpong = Fact::CommStage {
-        inst: "pto.comm.tget".into(),
-        src_dtype: "f32".into(),
-        stages: vec![
-            ("%ping".into(), buf(F32_ROW)),
-            ("%pong".into(), buf(&F32_ROW.replace("cols=256", "cols=128"))),
-        ],
-        span: Span::DUMMY,
-    };
-    assert_eq!(violations(&facts(Target::A2A3, vec![pingpong], None), "comm-stage-vec").len(), 1);
+    let v = violations(&k(transfer("pto.comm.tput", &[("%s", &f16)])), "comm-stage-vec");
+    assert!(v.len() == 1 && v[0].contains("the transfer moves f32"), "{v:?}");
+    let flat = F32_ROW.replace("rows=1", "rows=0");
+    assert_eq!(violations(&k(transfer("pto.comm.tput", &[("%s", &flat)])), "comm-stage-vec").len(), 1);
+    let half = F32_ROW.replace("cols=256", "cols=128");
+    let pingpong = transfer("pto.comm.tget", &[("%ping", F32_ROW), ("%pong", &half)]);
+    let v = violations(&k(pingpong), "comm-stage-vec");
+    assert!(v.len() == 1 && v[0].contains("pong tile %pong"), "{v:?}");
+}
+
+/// A tensor view `%x_view` of static `dims` (`None`: the runtime value `%n`) and a partition
+/// of it; constants for every static value.
+fn partitioned(
+    dims: &[Option<i64>],
+    offsets: &[Option<i64>],
+    sizes: &[Option<i64>],
+    tail_slack: i64,
+) -> Kernel {
+    let mut values: Vec<i64> = dims.iter().chain(offsets).chain(sizes).flatten().copied().collect();
+    values.sort_unstable();
+    values.dedup();
+    let name = |v: &Option<i64>| v.map_or_else(|| "%n".to_string(), |v| format!("%c{v}"));
+    let mut lines: Vec<Line> = values.into_iter().map(konst).collect();
+    let view_ty = PtoType::TensorView { rank: dims.len(), elem: "f32" };
+    lines.push(line(Inst::MakeTensorView {
+        result: "%x_view".into(),
+        ptr: "%x".into(),
+        shape: dims.iter().map(name).collect(),
+        strides: dims.iter().map(|_| "%n".to_string()).collect(),
+        layout: "nd",
+        ty: view_ty.clone(),
+    }));
+    lines.push(line(Inst::PartitionView {
+        result: "%x_pview".into(),
+        view: "%x_view".into(),
+        offsets: offsets.iter().map(name).collect(),
+        sizes: sizes.iter().map(name).collect(),
+        view_ty,
+        ty: PtoType::PartitionView { dims: sizes.to_vec(), elem: "f32" },
+        tail_slack,
+    }));
+    kernel(Target::A2A3, lines, None)
 }
 
 #[test]
 fn partition_views_match_their_tensor_view() {
-    let part = |offsets: Vec<Option<i64>>, sizes: Vec<Option<i64>>| Fact::Partition {
-        tensor: "x".into(),
-        dims: vec![Some(16), None],
-        offsets,
-        sizes,
-        tail_slack: 0,
-        span: Span::DUMMY,
-    };
+    let part =
+        |offsets: &[Option<i64>], sizes: &[Option<i64>]| partitioned(&[Some(16), None], offsets, sizes, 0);
     // A padded FP16 tail may end up to its slack past the innermost extent, no further.
-    let tail = |end: i64| Fact::Partition {
-        tensor: "x".into(),
-        dims: vec![Some(1), Some(777)],
-        offsets: vec![Some(0), Some(768)],
-        sizes: vec![Some(1), Some(end - 768)],
-        tail_slack: 15,
-        span: Span::DUMMY,
-    };
-    assert!(violations(&facts(Target::A2A3, vec![tail(792)], None), "partition-view").is_empty());
-    assert_eq!(violations(&facts(Target::A2A3, vec![tail(793)], None), "partition-view").len(), 1);
-    let ok = part(vec![Some(8), None], vec![Some(8), Some(64)]);
-    assert!(violations(&facts(Target::A2A3, vec![ok], None), "partition-view").is_empty());
-    let past = part(vec![Some(9), None], vec![Some(8), Some(64)]);
-    assert_eq!(violations(&facts(Target::A2A3, vec![past], None), "partition-view").len(), 1);
-    let rank = part(vec![Some(0)], vec![Some(8), Some(64)]);
-    assert_eq!(violations(&facts(Target::A2A3, vec![rank], None), "partition-view").len(), 1);
-    let empty = part(vec![Some(0), Some(0)], vec![Some(0), Some(64)]);
-    assert_eq!(violations(&facts(Target::A2A3, vec![empty], None), "partition-view").len(), 1);
+    let tail =
+        |end: i64| partitioned(&[Some(1), Some(777)], &[Some(0), Some(768)], &[Some(1), Some(end - 768)], 15);
+    assert!(violations(&tail(792), "partition-view").is_empty());
+    assert_eq!(violations(&tail(793), "partition-view").len(), 1);
+    assert!(violations(&part(&[Some(8), None], &[Some(8), Some(64)]), "partition-view").is_empty());
+    let v = violations(&part(&[Some(9), None], &[Some(8), Some(64)]), "partition-view");
+    assert!(
+        v.len() == 1
+            && v[0].contains("pto.partition_view: partition %x_pview of %x_view exceeds dimension 0"),
+        "{v:?}"
+    );
+    // A runtime offset is not checked against the static dim; the size still is.
+    assert!(violations(&part(&[None, None], &[Some(16), Some(64)]), "partition-view").is_empty());
+    assert_eq!(violations(&part(&[None, None], &[Some(17), Some(64)]), "partition-view").len(), 1);
+    assert_eq!(violations(&part(&[Some(0)], &[Some(8), Some(64)]), "partition-view").len(), 1);
+    assert_eq!(violations(&part(&[Some(0), Some(0)], &[Some(0), Some(64)]), "partition-view").len(), 1);
+    assert_eq!(violations(&part(&[Some(-1), Some(0)], &[Some(8), Some(64)]), "partition-view").len(), 1);
 }
 
 #[test]
-fn scalars_are_signless() {
-    let s = |ty: &str| Fact::Scalar { what: "parameter 'n'".into(), ty: ty.into(), span: Span::DUMMY };
-    assert!(violations(&facts(Target::A2A3, vec![s("i32"), s("index"), s("f16")], None), "signless-scalar")
-        .is_empty());
-    assert_eq!(violations(&facts(Target::A2A3, vec![s("ui32"), s("si8")], None), "signless-scalar").len(), 2);
+fn scalars_are_types_pto_accepts() {
+    let mut k = kernel(Target::A2A3, Vec::new(), None);
+    k.params =
+        [MTy::Int(32), MTy::Index, MTy::F16].into_iter().map(|t| ("%p".to_string(), t.into())).collect();
+    assert!(violations(&k, "signless-scalar").is_empty());
+    // An integer width pto has no scalar of, as a parameter, a tile op's operand and its result.
+    k.params.push(("%odd".into(), MTy::Int(7).into()));
+    let ins = vec![Operand::new("%t", buf(F32_ROW)), Operand::new("%w", MTy::Int(128))];
+    let read = Dps { result: Some(("%r".into(), MTy::Int(24))), ..Dps::new("pto.tgetval", ins, Vec::new()) };
+    k.lines.push(line(Inst::Dps(read)));
+    let v = violations(&k, "signless-scalar");
+    assert_eq!(v.len(), 3, "{v:?}");
+    assert!(v[0].contains("kernel 'k': parameter %odd has scalar type i7"), "{}", v[0]);
+    assert!(v[1].contains("pto.tgetval: result %r has scalar type i24"), "{}", v[1]);
+    assert!(v[2].contains("scalar operand %w has scalar type i128"), "{}", v[2]);
 }
 
 // ----------------------------------------------------------------------------------------
@@ -329,7 +459,8 @@ fn a_users_unaligned_tile_is_reported_at_the_users_line_with_the_fix() {
         let d: Vec<_> = d.iter().collect();
         assert_eq!(d.len(), 1, "{:?}", d.iter().map(|x| &x.message).collect::<Vec<_>>());
         assert!(
-            d[0].message.contains("kernel 'copy'") && d[0].message.contains("4 bytes"),
+            d[0].message.contains("kernel 'copy': pto.alloc_tile: tile %c")
+                && d[0].message.contains("4 bytes"),
             "{}",
             d[0].message
         );
@@ -401,7 +532,8 @@ fn a_users_elementwise_op_on_differently_filled_tiles_is_reported_at_its_line() 
     let d: Vec<_> = d.iter().collect();
     assert_eq!(d.len(), 1, "{:?}", d.iter().map(|x| &x.message).collect::<Vec<_>>());
     assert!(
-        d[0].message.contains("sources %f and %b") && d[0].message.contains("pad 1 vs 0"),
+        d[0].message.contains("kernel 'k': pto.tadd: sources %f and %b")
+            && d[0].message.contains("pad 1 vs 0"),
         "{}",
         d[0].message
     );

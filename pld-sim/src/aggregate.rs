@@ -1,5 +1,6 @@
-//! Bounded trace recording: slices kept one by one until a run records more than
-//! [`SLICE_LIMIT`], then merged per core lane into fixed windows of modeled time.
+//! The trace's slices ([`Slice`]) and their bounded recording: slices kept one by one until a
+//! run records more than [`SLICE_LIMIT`], then merged per core lane into fixed windows of
+//! modeled time.
 //!
 //! Guarantees: a run with at most [`SLICE_LIMIT`] slices keeps every slice as recorded; past
 //! it (unless every slice is kept, `--trace-all`) the window width starts at
@@ -10,8 +11,44 @@
 //! flight. Merging depends only on the slices' modeled times, so it is schedule-independent
 //! too.
 
-use crate::timeline::{LaneId, Slice};
+use pld_ir::Span;
 use std::collections::HashMap;
+
+/// Where a slice sits: rank and lane (core number, or [`crate::timeline::ORCH_LANE`]).
+pub type LaneId = (usize, usize);
+
+/// One slice of the trace.
+#[derive(Clone, Debug)]
+pub struct Slice {
+    /// Rank and lane.
+    pub at: LaneId,
+    /// Name (op; `wait (blocked)` for a blocked wait; `N ops` for an aggregate).
+    pub name: String,
+    /// Start (ps).
+    pub ts: u64,
+    /// Duration (ps).
+    pub dur: u64,
+    /// Kernel running on the lane.
+    pub kernel: String,
+    /// Bytes moved.
+    pub bytes: u64,
+    /// Of those, bytes to or from peers.
+    pub remote: u64,
+    /// Remote bytes in flight integrated over the slice (bytes × ps).
+    pub inflight_area: f64,
+    /// Peers touched (global ranks).
+    pub peer: Option<usize>,
+    /// Signal cell named.
+    pub cell: Option<String>,
+    /// Source location of the op.
+    pub span: Span,
+    /// Ops merged into this slice (1 unless aggregated).
+    pub ops: u32,
+    /// Flows starting here (ids).
+    pub flows_out: Vec<u64>,
+    /// Flows ending here (ids).
+    pub flows_in: Vec<u64>,
+}
 
 /// Slices a run keeps one by one before it starts merging.
 pub const SLICE_LIMIT: usize = 200_000;

@@ -15,21 +15,13 @@
 //! moved since the last time to those counters, for a progress display; nothing else reads
 //! them.
 
+use crate::config::SimConfig;
+pub use crate::config::{Progress, DEFAULT_MAX_IDLE_STEPS, DEFAULT_MAX_STEPS};
 use crate::interp::Thread;
 use crate::report::{span_text, Fault, ReportKind};
 use crate::world::World;
-use crate::SimConfig;
 use pld_ir::Span;
-use std::sync::atomic::{AtomicU64, Ordering};
-
-/// Live counters of a run, read by a progress display while it runs.
-#[derive(Debug, Default)]
-pub struct Progress {
-    /// Steps taken (in multiples of [`CHECK_EVERY`]).
-    pub steps: AtomicU64,
-    /// Bytes moved (read or written by data ops, local and remote).
-    pub bytes: AtomicU64,
-}
+use std::sync::atomic::Ordering;
 
 /// Adds [`CHECK_EVERY`] steps and the bytes `world` moved since its last report to the run's
 /// progress counters (every [`CHECK_EVERY`] steps of a core).
@@ -42,16 +34,6 @@ pub fn publish(cfg: &SimConfig, world: &mut World) {
 
 /// Steps between two polls of the clock and the interrupt flag.
 pub const CHECK_EVERY: u64 = 1024;
-
-/// The default liveness budget: steps in a row without progress (no window or host bytes
-/// written that change them, no signal cell changed). A runaway loop of cheap statements stops after about half a
-/// second of a release build, a notify loop that keeps setting the same value after a few
-/// seconds; a correct program of any size never meets it (docs/DECISIONS.md D-sim-28).
-pub const DEFAULT_MAX_IDLE_STEPS: u64 = 5_000_000;
-
-/// The default total step budget: none (`SimConfig::max_steps`, `--max-steps`, caps the
-/// whole run's work when asked to).
-pub const DEFAULT_MAX_STEPS: u64 = u64::MAX;
 
 /// Whether the run may take its `steps`-th step, `idle` of them in a row without progress;
 /// `who` names the thread that takes it.

@@ -13,10 +13,10 @@
 //! naming the callback and its declaration: never a silent skip, never zeros passed off as
 //! results.
 
+use crate::host::HostTensor;
 use crate::report::{Fault, ReportKind};
 use crate::value::{Mem, TRef, Val};
 use crate::world::World;
-use crate::HostTensor;
 use pld_ir::{Direction, Function, Program, Span};
 
 /// One argument value of a host callback.

@@ -82,10 +82,25 @@ pub struct Ledger {
     /// A data op read the cell: its value is used as data (a tag, a count), not only waited on.
     pub observed: bool,
     /// The `Eq` waits satisfied on the cell (see `World::notify_cell`).
-    pub eq_waits: Vec<crate::world::EqWait>,
+    pub eq_waits: Vec<EqWait>,
     /// The Sets since the cell's value last went down (non-decreasing values), each with the
     /// cell's clock right after it: a wait is satisfied by the first Set that made it true.
     sets: Vec<(i64, CellClock, Origin)>,
+}
+
+/// A satisfied `Eq` wait on an AtomicAdd cell.
+#[derive(Clone, Debug)]
+pub struct EqWait {
+    /// The waiting global rank.
+    pub rank: u16,
+    /// Its own clock entry right after the wait.
+    pub clock: u32,
+    /// The value it waited for.
+    pub expected: i32,
+    /// Where.
+    pub span: Span,
+    /// The waiting kernel.
+    pub who: String,
 }
 
 /// What satisfied a wait.

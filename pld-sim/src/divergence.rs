@@ -10,8 +10,8 @@
 //! `help:` pointing at that condition, naming the rank and the branch it took. Nothing is
 //! added when no such `if` exists (the deadlock has another cause) or the run kept no record.
 
+use crate::report::render::WaitGraph;
 use crate::report::Fault;
-use crate::report_render::WaitGraph;
 use pld_ir::{Block, Expr, ExprKind, Program, SignalRole, Span, Stmt, StmtKind};
 use rustc_hash::FxHashMap;
 

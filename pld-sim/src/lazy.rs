@@ -34,13 +34,13 @@ pub struct LazyInput {
 
 impl LazyInput {
     /// Every byte, filled now.
-    pub fn materialize(&self) -> crate::HostTensor {
+    pub fn materialize(&self) -> crate::host::HostTensor {
         let n: usize = self.shape.iter().product::<usize>() * self.dtype.bytes() as usize;
         let mut data = vec![0u8; n];
         for (k, c) in data.chunks_mut(CHUNK).enumerate() {
             self.source.fill(k * CHUNK, c);
         }
-        crate::HostTensor { dtype: self.dtype, shape: self.shape.clone(), data }
+        crate::host::HostTensor { dtype: self.dtype, shape: self.shape.clone(), data }
     }
 }
 

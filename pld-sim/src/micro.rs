@@ -3,17 +3,18 @@
 //!
 //! Guarantees: every micro instruction goes through the same window access, signal and
 //! race-checking paths as the IR ops, so traffic counts and credit/race checks apply to
-//! builtins exactly as to hand-written kernels; a `Wait` whose predicate fails leaves the
+//! builtins exactly as to hand-written kernels; a `Notify` runs the checks every notify runs
+//! (`World::check_notify`), after a GM fence when the instruction asks for one (every protocol
+//! builder's notify does, publishing the data it wrote before); a `Wait` whose predicate fails leaves the
 //! program counter in place so the core parks and retries. Registers hold raw elements of
 //! their dtype (no widening); `LoadCombine` reduces a region straight into an accumulator and
 //! a combine rounds each result once, from the exact operand values, exactly as reducing the
 //! decoded `f64` lanes and rounding to the combine dtype would.
 
 use crate::report::Fault;
-use crate::sem::system;
 use crate::value::TRef;
 use crate::world::Park;
-use crate::world::{Access, Data, Located, Resolved, World};
+use crate::world::{Access, Data, Located, Notifier, Resolved, World};
 use pld_ir::Span;
 use pld_runtime_abi::{NotifyOp, ReduceOp};
 use std::sync::{Arc, OnceLock};
@@ -60,6 +61,11 @@ pub enum Micro {
         value: i32,
         /// Set or AtomicAdd.
         op: NotifyOp,
+        /// Fence the rank's earlier window writes first (a protocol's notify publishes the
+        /// data it wrote before; without it, the notify is checked as an unfenced one).
+        fence: bool,
+        /// The op name its faults are reported under.
+        name: &'static str,
         /// The cell, resolved at the first execution (a rank's instruction always addresses
         /// the same cell; generated segments patch only other fields).
         at: OnceLock<Resolved>,
@@ -74,6 +80,8 @@ pub enum Micro {
         expected: i32,
         /// Ge (true) or Eq.
         ge: bool,
+        /// The op name its faults are reported under.
+        name: &'static str,
         /// The cell, resolved at the first execution (see `Notify::at`).
         at: OnceLock<Resolved>,
     },
@@ -276,8 +284,15 @@ impl MicroRun {
         }
     }
 
-    /// Executes the next instruction on global rank `g`.
-    pub fn step(&mut self, world: &mut World, g: usize, who: &str) -> Result<MicroStep, Fault> {
+    /// Executes the next instruction on global rank `g`, in kernel (lane) `who` of mixed-kernel
+    /// `group` (if it is one).
+    pub fn step(
+        &mut self,
+        world: &mut World,
+        g: usize,
+        who: &str,
+        group: Option<&str>,
+    ) -> Result<MicroStep, Fault> {
         let MicroRun { prog, pc, regs, span, seg, seg_pc, .. } = self;
         let in_seg = *seg_pc < seg.len();
         let ins = if in_seg {
@@ -299,16 +314,17 @@ impl MicroRun {
             regs.resize(need, Reg::default());
         }
         match ins {
-            Micro::Notify { sig, peer, idx, value, op, at } => {
-                // Builtin templates fence their data before every notify.
-                world.fence(g);
-                let r = cached(at, || {
-                    world.cell_addr(g, sig, Some(*peer), idx.as_slice(), span, system::NOTIFY)
-                })?;
-                world.notify_cell(g, r, *value, *op, span, who)?;
+            Micro::Notify { sig, peer, idx, value, op, fence, name, at } => {
+                if *fence {
+                    world.fence(g);
+                }
+                // The checks every notify runs, before its cell is resolved (as the op's).
+                let checked = world.check_notify(Notifier { g, who, group, span, op: name })?;
+                let r = cached(at, || world.cell_addr(g, sig, Some(*peer), idx.as_slice(), span, name))?;
+                world.notify_cell(checked, r, *value, *op)?;
             }
-            Micro::Wait { sig, idx, expected, ge, at } => {
-                let r = cached(at, || world.cell_addr(g, sig, None, idx.as_slice(), span, system::WAIT))?;
+            Micro::Wait { sig, idx, expected, ge, name, at } => {
+                let r = cached(at, || world.cell_addr(g, sig, None, idx.as_slice(), span, name))?;
                 if let Some(p) = world.wait_cell(g, r, *expected, *ge, span, who)? {
                     return Ok(MicroStep::Park(p));
                 }
@@ -456,7 +472,7 @@ mod tests {
         let mut r = MicroRun::new(prog, Span::DUMMY);
         let mut ran = Vec::new();
         loop {
-            match r.step(w, 0, "t").expect("step") {
+            match r.step(w, 0, "t", None).expect("step") {
                 MicroStep::Ran => ran.push(true),
                 MicroStep::Done => return ran,
                 MicroStep::Park(_) => panic!("no waits here"),
@@ -487,12 +503,12 @@ mod tests {
             let want = w.read_bytes_into(&Access::of(0, &v, None, &offs, &shape, "t"), &mut full);
             let mut r = MicroRun::new(vec![load(&v, [0, 0], [1, 1])], Span::DUMMY);
             // The first execution locates the view; the patched region then uses the cache.
-            assert!(matches!(r.step(&mut w, 0, "t"), Ok(MicroStep::Done)));
+            assert!(matches!(r.step(&mut w, 0, "t", None), Ok(MicroStep::Done)));
             if let Micro::Load { offs: o, shape: s, .. } = &mut r.prog[0] {
                 (*o, *s) = (offs.to_vec(), shape.to_vec());
             }
             r.pc = 0;
-            let got = r.step(&mut w, 0, "t").map(|_| r.regs[0].bytes.clone());
+            let got = r.step(&mut w, 0, "t", None).map(|_| r.regs[0].bytes.clone());
             match (want, got) {
                 (Ok(()), Ok(bytes)) => assert_eq!(bytes, full, "{offs:?} {shape:?}"),
                 (Err(a), Err(b)) => assert_eq!(format!("{a:?}"), format!("{b:?}")),

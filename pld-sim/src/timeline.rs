@@ -14,113 +14,16 @@
 //! The trace recorder ([`Recorder`]) is one per scheduler thread; the cell history it
 //! shares ([`Shared`]) sits behind one mutex.
 
+pub use crate::aggregate::{LaneId, Slice};
 use crate::cost::{BusFactor, CostModel, StepWork};
 use crate::world::Park;
-use crate::world::Resolved;
+pub use crate::world::{CellOp, Meter, TouchRec};
 use pld_ir::Span;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 /// A cell's key: (domain, owner, byte offset).
 pub type CellKey = (usize, usize, u64);
-
-/// What the current step did to signal cells and windows (filled by the world's hooks).
-#[derive(Clone, Debug, Default)]
-pub struct Meter {
-    /// Traffic and sync counts of the step.
-    pub work: StepWork,
-    /// Notifies (cell, value after, whether the cell is a peer's) and satisfied waits, in order.
-    pub cells: Vec<CellOp>,
-    /// Window accesses of the step (recorded only while tracing).
-    pub touches: Vec<TouchRec>,
-    /// Whether window accesses are recorded.
-    pub record_touches: bool,
-}
-
-/// A signal-cell event of a step.
-#[derive(Clone, Debug)]
-pub enum CellOp {
-    /// A notify left `value` in `cell`.
-    Notify {
-        /// The cell.
-        cell: Resolved,
-        /// A Set (else an AtomicAdd).
-        set: bool,
-        /// The value set or added.
-        value: i32,
-        /// The value before the notify.
-        old: i32,
-        /// The value after it.
-        new: i32,
-        /// The cell is a peer's.
-        remote: bool,
-    },
-    /// A wait was satisfied.
-    Waited(Park),
-}
-
-/// One window access of a step.
-#[derive(Clone, Copy, Debug)]
-pub struct TouchRec {
-    /// Window (domain, owner).
-    pub win: (usize, usize),
-    /// Byte range.
-    pub lo: u64,
-    /// End of the byte range.
-    pub hi: u64,
-    /// A write.
-    pub write: bool,
-    /// The accessor is not the owner.
-    pub remote: bool,
-}
-
-impl Meter {
-    /// Counts traffic (the world's traffic counter calls it).
-    #[inline]
-    pub fn count(&mut self, remote: bool, bytes: u64) {
-        if remote {
-            self.work.remote_bytes += bytes;
-            self.work.remote_msgs += 1;
-        } else {
-            self.work.local_bytes += bytes;
-        }
-    }
-
-    /// Records a notify of `cell` (`set`: a Set of `value`, else an AtomicAdd of `value`)
-    /// that changed it from `old` to `new`; `remote`: the cell is a peer's.
-    #[inline]
-    pub fn notified(&mut self, cell: Resolved, set: bool, value: i32, old: i32, new: i32, remote: bool) {
-        self.work.notifies += 1;
-        self.cells.push(CellOp::Notify { cell, set, value, old, new, remote });
-    }
-
-    /// Records a satisfied wait.
-    #[inline]
-    pub fn waited(&mut self, park: &Park) {
-        self.work.polls += 1;
-        self.cells.push(CellOp::Waited(park.clone()));
-    }
-
-    /// Records a window access (while tracing).
-    #[inline]
-    pub fn touched(&mut self, t: TouchRec) {
-        if self.record_touches {
-            self.touches.push(t);
-        }
-    }
-
-    /// Whether the step did nothing the model charges (no traffic, notify or wait).
-    pub fn is_idle(&self) -> bool {
-        self.work == StepWork::default() && self.cells.is_empty()
-    }
-
-    /// Forgets the step's records (before each step).
-    pub fn reset(&mut self) {
-        self.work = StepWork::default();
-        self.cells.clear();
-        self.touches.clear();
-    }
-}
 
 /// A remote write no read has consumed yet: byte range and flow id.
 type PendingWrite = (u64, u64, u64);
@@ -138,44 +41,8 @@ pub fn is_write_flow(id: u64) -> bool {
     id % 2 == 1
 }
 
-/// Where a slice sits: rank and lane (core number, or [`ORCH_LANE`]).
-pub type LaneId = (usize, usize);
-
 /// The lane of a rank's chip orchestrator.
 pub const ORCH_LANE: usize = 100_000;
-
-/// One slice of the trace.
-#[derive(Clone, Debug)]
-pub struct Slice {
-    /// Rank and lane.
-    pub at: LaneId,
-    /// Name (op; `wait (blocked)` for a blocked wait; `N ops` for an aggregate).
-    pub name: String,
-    /// Start (ps).
-    pub ts: u64,
-    /// Duration (ps).
-    pub dur: u64,
-    /// Kernel running on the lane.
-    pub kernel: String,
-    /// Bytes moved.
-    pub bytes: u64,
-    /// Of those, bytes to or from peers.
-    pub remote: u64,
-    /// Remote bytes in flight integrated over the slice (bytes × ps).
-    pub inflight_area: f64,
-    /// Peers touched (global ranks).
-    pub peer: Option<usize>,
-    /// Signal cell named.
-    pub cell: Option<String>,
-    /// Source location of the op.
-    pub span: Span,
-    /// Ops merged into this slice (1 unless aggregated).
-    pub ops: u32,
-    /// Flows starting here (ids).
-    pub flows_out: Vec<u64>,
-    /// Flows ending here (ids).
-    pub flows_in: Vec<u64>,
-}
 
 /// One modeled collective call on one rank.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]

@@ -1,6 +1,7 @@
 //! Helpers shared by the command-line tests that run the built `pld` from the workspace root on
-//! corpus programs and on edited copies of them: running `pld`, reading its output, fresh
-//! scratch folders, and a corpus file with literal edits applied.
+//! corpus programs and on edited copies of them: running `pld` (with or without extra
+//! environment variables), reading its output, fresh scratch folders, and a corpus file with
+//! literal edits applied.
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
@@ -22,6 +23,17 @@ pub fn scratch(tag: &str, name: &str) -> PathBuf {
 /// Runs the built `pld` with `args` in the workspace root.
 pub fn pld(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_pld")).args(args).current_dir(root()).output().expect("run pld")
+}
+
+/// [`pld`] with the environment variables `env` set and `PTOAS` unset, so an assembler
+/// installed on the machine never reaches a test that did not name one.
+pub fn pld_env(args: &[&str], env: &[(&str, &Path)]) -> Output {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_pld"));
+    c.args(args).current_dir(root()).env_remove("PTOAS");
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    c.output().expect("run pld")
 }
 
 /// Output bytes as text.

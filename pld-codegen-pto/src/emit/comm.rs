@@ -16,7 +16,7 @@
 use super::{atomic_for, check_tload_dst, check_tstore_src, Region};
 use crate::func::{FnCx, TensorRef, Val};
 use crate::mlir::{self, MTy};
-use crate::pto::{Inst, Operand, PtoType, SyncOp, TileBuf};
+use crate::pto::{Inst, Operand, PtoType, SyncOp};
 use crate::register_emitter;
 use pld_ir::{Call, DataType, Diagnostic, Expr, MemorySpace, TileType, Type, ValueId};
 
@@ -154,7 +154,6 @@ fn emit_put(cx: &mut FnCx<'_>, call: &Call, _targets: &[ValueId]) -> Result<Val,
     same_signature(cx, op, &dty, &sty)?;
     let buf = buf_group(cx, &x)?;
     let attr = mlir::atomic_attr(atomic).unwrap_or("#pto<atomic_type atomic_none>");
-    record_stages(cx, "pto.comm.tput", &x, &buf)?;
     cx.push(Inst::Sync(SyncOp::BarrierAll));
     let operands = vec![Operand::new(&dpv, dty.clone()), Operand::new(spv, sty)];
     cx.push(Inst::Comm { op: "pto.comm.tput", operands, buf, attrs: vec![("atomicType", attr)] });
@@ -175,21 +174,11 @@ fn emit_get(cx: &mut FnCx<'_>, call: &Call, _targets: &[ValueId]) -> Result<Val,
     let (spv, sty) = cx.partition_sized(&view, &x.src, &x.src_offsets, &sizes, &hint, 0)?;
     same_signature(cx, op, &dty, &sty)?;
     let buf = buf_group(cx, &x)?;
-    record_stages(cx, "pto.comm.tget", &x, &buf)?;
     cx.push(Inst::Sync(SyncOp::BarrierAll));
     let operands = vec![Operand::new(dpv, dty), Operand::new(spv, sty)];
     cx.push(Inst::Comm { op: "pto.comm.tget", operands, buf, attrs: Vec::new() });
     cx.push(Inst::Sync(SyncOp::BarrierAll));
     Ok(Val::Unit)
-}
-
-/// Hands the staging tiles of a transfer to the PTO verifier (V3).
-fn record_stages(cx: &mut FnCx<'_>, inst: &str, x: &Transfer, buf: &[Operand]) -> Result<(), Diagnostic> {
-    let elem = mlir::elem(x.src.ty.dtype).map_err(|m| cx.err(m))?;
-    let stages: Vec<(String, TileBuf)> =
-        buf.iter().filter_map(|o| o.ty.as_tile().map(|t| (o.value.clone(), t.clone()))).collect();
-    cx.comm_stages(inst, elem, &stages);
-    Ok(())
 }
 
 /// V2: both transfer views must print the identical shape signature.

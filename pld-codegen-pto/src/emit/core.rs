@@ -10,7 +10,6 @@ use crate::func::{FnCx, Val};
 use crate::mlir::{self, MTy};
 use crate::pto::{Dps, Inst, OpName, Operand, TileBuf};
 use crate::register_emitter;
-use crate::verify::OpClass;
 use pld_ir::{Call, DataType, Diagnostic, TileType, Type, ValueId};
 
 fn result_tile(cx: &FnCx<'_>, call: &Call) -> Result<TileType, Diagnostic> {
@@ -59,7 +58,7 @@ fn unary_into(cx: &mut FnCx<'_>, call: &Call, targets: &[ValueId], inst: OpName)
     let dst = cx.alloc_tile(&hint, &tt)?;
     let (sty, dty) = (cx.tile_ty(&src, &st)?, cx.tile_ty(&dst, &tt)?);
     let dps = Dps::new(inst, vec![Operand::new(src, sty)], vec![Operand::new(&dst, dty)]);
-    cx.tile_op(OpClass::Other, dps);
+    cx.push(Inst::Dps(dps));
     Ok(Val::Tile { ssa: dst, tile: tt })
 }
 
@@ -90,7 +89,7 @@ fn binary(cx: &mut FnCx<'_>, call: &Call, targets: &[ValueId], inst: OpName) -> 
     let (b, bt) = cx.tile(cx.arg(call, 1, "rhs")?, &format!("{op} rhs"))?;
     let (dst, tt, aty, dty) = like_source(cx, call, targets, &a, &at)?;
     let ins = vec![Operand::new(a, aty), Operand::new(&b, cx.tile_ty(&b, &bt)?)];
-    cx.tile_op(OpClass::Elementwise, Dps::new(inst, ins, vec![Operand::new(&dst, dty)]));
+    cx.push(Inst::Dps(Dps::elementwise(inst, ins, vec![Operand::new(&dst, dty)])));
     Ok(Val::Tile { ssa: dst, tile: tt })
 }
 
@@ -100,9 +99,8 @@ fn with_scalar(cx: &mut FnCx<'_>, call: &Call, targets: &[ValueId], inst: OpName
     let sty = MTy::of_scalar(at.dtype).map_err(|m| cx.err(m))?;
     let s = cx.scalar_as(cx.arg(call, 1, "scalar")?, sty)?;
     let (dst, tt, aty, dty) = like_source(cx, call, targets, &a, &at)?;
-    cx.scalar_fact(format!("{inst} scalar operand"), &sty);
     let ins = vec![Operand::new(a, aty), Operand::new(s, sty)];
-    cx.tile_op(OpClass::Elementwise, Dps::new(inst, ins, vec![Operand::new(&dst, dty)]));
+    cx.push(Inst::Dps(Dps::elementwise(inst, ins, vec![Operand::new(&dst, dty)])));
     Ok(Val::Tile { ssa: dst, tile: tt })
 }
 
@@ -177,7 +175,7 @@ fn emit_fillpad(cx: &mut FnCx<'_>, call: &Call, targets: &[ValueId]) -> Result<V
     let dst = cx.alloc_tile_padded(&hint, &tt, pad)?;
     let (sty, dty) = (cx.tile_ty(&src, &st)?, cx.tile_ty(&dst, &tt)?);
     let dps = Dps::new("pto.tfillpad", vec![Operand::new(src, sty)], vec![Operand::new(&dst, dty)]);
-    cx.tile_op(OpClass::Other, dps);
+    cx.push(Inst::Dps(dps));
     Ok(Val::Tile { ssa: dst, tile: tt })
 }
 
@@ -201,9 +199,8 @@ fn emit_full(cx: &mut FnCx<'_>, call: &Call, targets: &[ValueId]) -> Result<Val,
     let hint = cx.result_hint(targets, "tile");
     let dst = cx.alloc_tile(&hint, &tt)?;
     let dty = cx.tile_ty(&dst, &tt)?;
-    cx.scalar_fact("pto.texpands scalar operand".into(), &sty);
     let dps = Dps::new("pto.texpands", vec![Operand::new(v, sty)], vec![Operand::new(&dst, dty)]);
-    cx.tile_op(OpClass::Other, dps);
+    cx.push(Inst::Dps(dps));
     Ok(Val::Tile { ssa: dst, tile: tt })
 }
 
@@ -240,7 +237,7 @@ fn emit_cast(cx: &mut FnCx<'_>, call: &Call, targets: &[ValueId]) -> Result<Val,
     if let Some(k) = rmode {
         source = source.with_attr("rmode", k);
     }
-    cx.tile_op(OpClass::Convert, Dps::new("pto.tcvt", vec![source], vec![Operand::new(&dst, dty)]));
+    cx.push(Inst::Dps(Dps::convert("pto.tcvt", vec![source], vec![Operand::new(&dst, dty)])));
     Ok(Val::Tile { ssa: dst, tile: tt })
 }
 
@@ -271,7 +268,7 @@ fn row_reduce(cx: &mut FnCx<'_>, call: &Call, targets: &[ValueId], inst: OpName)
     let dst = cx.alloc_tile(&hint, &tt)?;
     let (sty, mty, dty) = (cx.tile_ty(&src, &st)?, cx.tile_ty(&tmp, &mt)?, cx.tile_ty(&dst, &tt)?);
     let ins = vec![Operand::new(src, sty), Operand::new(tmp, mty)];
-    cx.tile_op(OpClass::Other, Dps::new(inst, ins, vec![Operand::new(&dst, dty)]));
+    cx.push(Inst::Dps(Dps::new(inst, ins, vec![Operand::new(&dst, dty)])));
     Ok(Val::Tile { ssa: dst, tile: tt })
 }
 
@@ -323,7 +320,7 @@ fn col_reduce(cx: &mut FnCx<'_>, call: &Call, targets: &[ValueId], inst: OpName)
         let mty = cx.tile_ty(&m, &mt)?;
         ins.push(Operand::new(m, mty).with_attr("isBinary", "true"));
     }
-    cx.tile_op(OpClass::Other, Dps::new(inst, ins, vec![Operand::new(&dst, dty)]));
+    cx.push(Inst::Dps(Dps::new(inst, ins, vec![Operand::new(&dst, dty)])));
     Ok(Val::Tile { ssa: dst, tile: tt })
 }
 
@@ -432,12 +429,12 @@ fn emit_tensor_assemble(cx: &mut FnCx<'_>, call: &Call, targets: &[ValueId]) -> 
     let sview = cx.local_view(&source)?;
     let (spv, spty) = cx.partition(&sview, &source, &zeros, &sizes, &format!("{}_pview", source.name))?;
     let dps = Dps::new("pto.tload", vec![Operand::new(spv, spty)], vec![Operand::new(&tile, tty.clone())]);
-    cx.tile_op(OpClass::Other, dps);
+    cx.push(Inst::Dps(dps));
     let offsets = cx.tuple_arg(call, 2, "offsets")?.to_vec();
     let tview = cx.local_view(&target)?;
     let (tpv, tpty) = cx.partition(&tview, &target, &offsets, &sizes, &format!("{}_pview", target.name))?;
     let dps = Dps::new("pto.tstore", vec![Operand::new(tile, tty)], vec![Operand::new(tpv, tpty)]);
-    cx.tile_op(OpClass::Other, dps);
+    cx.push(Inst::Dps(dps));
     Ok(Val::Tensor(target))
 }
 
@@ -480,7 +477,7 @@ fn emit_matmul(cx: &mut FnCx<'_>, call: &Call, targets: &[ValueId]) -> Result<Va
     let dst = cx.alloc_tile(&hint, &tt)?;
     let (aty, bty, dty) = (cx.tile_ty(&a, &at)?, cx.tile_ty(&b, &bt)?, cx.tile_ty(&dst, &tt)?);
     let ins = vec![Operand::new(a, aty), Operand::new(b, bty)];
-    cx.tile_op(OpClass::Other, Dps::new("pto.tmatmul", ins, vec![Operand::new(&dst, dty)]));
+    cx.push(Inst::Dps(Dps::new("pto.tmatmul", ins, vec![Operand::new(&dst, dty)])));
     Ok(Val::Tile { ssa: dst, tile: tt })
 }
 

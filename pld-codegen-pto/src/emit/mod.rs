@@ -15,7 +15,7 @@ pub mod sync;
 pub mod window;
 
 use crate::func::FnCx;
-use crate::pto::{Dps, Operand, PtoType};
+use crate::pto::{Dps, Inst, Operand, PtoType};
 use pld_ir::{Call, Diagnostic, Target};
 
 /// The integer attribute `name` of a call (declared default when absent).
@@ -94,7 +94,7 @@ pub fn tload(
     let (pv, pty) = region.partition(cx, tt.effective_valid_shape())?;
     let tty = cx.tile_ty(tile, tt)?;
     let dps = Dps::new("pto.tload", vec![Operand::new(pv, pty)], vec![Operand::new(tile, tty)]);
-    cx.tile_op(crate::verify::OpClass::Other, dps);
+    cx.push(Inst::Dps(dps));
     Ok(())
 }
 
@@ -112,7 +112,7 @@ pub fn tstore(
     if let Some(a) = (atomic == 1).then(|| crate::mlir::atomic_attr(atomic)).flatten() {
         dps.attrs.push(("atomicType", a));
     }
-    cx.tile_op(crate::verify::OpClass::Other, dps);
+    cx.push(Inst::Dps(dps));
     Ok((pv, pty))
 }
 

@@ -10,7 +10,6 @@ use crate::func::{FnCx, Idx, TensorRef, Val};
 use crate::mlir::{self, MTy};
 use crate::pto::{Dps, Inst, Operand};
 use crate::register_emitter;
-use crate::verify::OpClass;
 use pld_ir::{Call, Diagnostic, Expr, ValueId};
 
 /// `Σ index_k × stride_k` as an `index` SSA value.
@@ -100,10 +99,9 @@ fn emit_tile_read(cx: &mut FnCx<'_>, call: &Call, targets: &[ValueId]) -> Result
     let tty = cx.tile_ty(&ts, &tt)?;
     let hint = cx.result_hint(targets, "elem");
     let r = cx.named(&hint);
-    cx.scalar_fact("pto.tgetval result".into(), &ty);
     let ins = vec![Operand::new(ts, tty), Operand::new(off, MTy::Index)];
     let dps = Dps { result: Some((r.clone(), ty)), ..Dps::new("pto.tgetval", ins, Vec::new()) };
-    cx.tile_op(OpClass::Other, dps);
+    cx.push(Inst::Dps(dps));
     Ok(Val::Scalar { ssa: r, ty })
 }
 
@@ -114,9 +112,8 @@ fn emit_tile_write(cx: &mut FnCx<'_>, call: &Call, _targets: &[ValueId]) -> Resu
     let v = cx.scalar_as(cx.arg(call, 2, "value")?, ty)?;
     let off = tile_offset(cx, &tt, &idx)?;
     let tty = cx.tile_ty(&ts, &tt)?;
-    cx.scalar_fact("pto.tsetval value".into(), &ty);
     let ins = vec![Operand::new(off, MTy::Index), Operand::new(v, ty)];
-    cx.tile_op(OpClass::Other, Dps::new("pto.tsetval", ins, vec![Operand::new(&ts, tty)]));
+    cx.push(Inst::Dps(Dps::new("pto.tsetval", ins, vec![Operand::new(&ts, tty)])));
     Ok(Val::Tile { ssa: ts, tile: tt })
 }
 

@@ -36,17 +36,25 @@ pub(super) struct AllocSlot {
     pub(super) addr: u64,
     /// The slot whose buffer this allocation aliases (a new valid region on the same memory).
     pub(super) alias: Option<usize>,
+    /// The number of slots when the region that allocated it was released (`None` until then).
+    pub(super) freed_at: Option<usize>,
+}
+
+/// The planner's state at the start of a nested region, restored at its end.
+pub(super) struct Frame {
+    bump: HashMap<&'static str, u64>,
+    from: usize,
 }
 
 impl FnCx<'_> {
     /// Plans the slot of a new tile allocation of `bytes` bytes in memory `loc`, optionally
-    /// aliasing the buffer of tile SSA `alias_of`; returns the slot and the slot it aliases.
+    /// aliasing the buffer of tile SSA `alias_of`; returns the slot.
     pub(super) fn plan_tile_slot(
         &mut self,
         loc: &'static str,
         bytes: u64,
         alias_of: Option<&str>,
-    ) -> Result<(usize, Option<usize>), Diagnostic> {
+    ) -> Result<usize, Diagnostic> {
         let alias = match alias_of {
             Some(a) => match self.tiles.slot_of.get(a) {
                 Some(s) => Some(self.tiles.slots[*s].alias.unwrap_or(*s)),
@@ -68,8 +76,23 @@ impl FnCx<'_> {
             }
         };
         let slot = self.tiles.slots.len();
-        self.tiles.slots.push(AllocSlot { addr, alias });
-        Ok((slot, alias))
+        self.tiles.slots.push(AllocSlot { addr, alias, freed_at: None });
+        Ok(slot)
+    }
+
+    /// Opens a nested region: its tiles are released by [`FnCx::release_frame`].
+    pub(super) fn open_frame(&self) -> Frame {
+        Frame { bump: self.tiles.bump.clone(), from: self.tiles.slots.len() }
+    }
+
+    /// Releases the tiles allocated since `frame` was opened: their space is reused by the
+    /// next allocations (values defined in a region never escape it).
+    pub(super) fn release_frame(&mut self, frame: Frame) {
+        self.tiles.bump = frame.bump;
+        let at = self.tiles.slots.len();
+        for s in self.tiles.slots.iter_mut().skip(frame.from) {
+            s.freed_at.get_or_insert(at);
+        }
     }
 
     /// The planned address of every slot, whether they all fit their memories' capacities,

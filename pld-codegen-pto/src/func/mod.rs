@@ -32,7 +32,6 @@ mod walk;
 pub use values::{val_kind, FnOut, Idx, TensorRef, Val, BLOCK_IDX_SYM, BLOCK_NUM_SYM};
 
 use crate::pto::{Inst, Line};
-use crate::verify::Fact;
 use crate::CodegenOptions;
 use addrs::TileAlloc;
 use names::{Code, Consts, Names};
@@ -58,7 +57,6 @@ pub struct FnCx<'a> {
     code: Code,
     env: Env,
     tiles: TileAlloc,
-    pub(crate) facts: Vec<Fact>,
 }
 
 /// Sanitises an IR name into an MLIR identifier fragment.
@@ -107,7 +105,6 @@ pub fn emit_function(program: &Program, func: &Function, opts: &CodegenOptions) 
         code: Code::default(),
         env: Env::default(),
         tiles: TileAlloc::default(),
-        facts: Vec::new(),
     };
     let params = cx.bind_params()?;
     cx.emit_views()?;
@@ -126,9 +123,10 @@ impl<'a> FnCx<'a> {
         Diagnostic::error(self.span, msg)
     }
 
-    /// Appends a typed instruction at the current depth of the current section.
+    /// Appends a typed instruction at the current depth of the current section; the line
+    /// carries the span of the statement being lowered ([`FnCx::span`], set by the walk).
     pub fn push(&mut self, inst: Inst) {
-        self.code.push(inst);
+        self.code.push(inst, self.span);
     }
 
     /// Starts collecting the lines of a nested region (ended by [`FnCx::close_region`]).

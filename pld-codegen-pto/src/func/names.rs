@@ -7,6 +7,7 @@
 
 use crate::mlir::MTy;
 use crate::pto::{print, Inst, Line};
+use pld_ir::Span;
 use std::collections::{HashMap, HashSet};
 
 /// The SSA names taken in one function.
@@ -84,9 +85,9 @@ impl Code {
         }
     }
 
-    /// Appends `inst` at the current depth.
-    pub(crate) fn push(&mut self, inst: Inst) {
-        let line = Line { indent: self.indent, inst };
+    /// Appends `inst`, produced by the statement at `span`, at the current depth.
+    pub(crate) fn push(&mut self, inst: Inst, span: Span) {
+        let line = Line { indent: self.indent, inst, span };
         self.section().push(line);
     }
 

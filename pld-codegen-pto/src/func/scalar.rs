@@ -21,7 +21,7 @@ impl FnCx<'_> {
             name = self.tmp();
         }
         let inst = Inst::Const { result: name.clone(), value, ty };
-        self.consts.lines.push(crate::pto::Line { indent: 1, inst });
+        self.consts.lines.push(crate::pto::Line { indent: 1, inst, span: self.span });
         self.consts.by_value.insert(key, name.clone());
         name
     }

@@ -87,7 +87,6 @@ impl FnCx<'_> {
                 }
                 Type::Scalar(d) => {
                     let t = MTy::of_scalar(*d).map_err(|m| self.err(m))?;
-                    self.scalar_fact(format!("parameter '{}'", f.values.name(p.value)), &t);
                     sig.push((a.clone(), PtoType::Scalar(t)));
                     self.env.values.insert(p.value, Val::Scalar { ssa: a, ty: t });
                 }

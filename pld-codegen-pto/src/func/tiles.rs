@@ -1,14 +1,14 @@
 //! Tile buffer types and tile allocation of [`FnCx`].
 //!
 //! Guarantees: every tile has a long-form `!pto.tile_buf` type; a static valid extent never
-//! exceeds its buffer; each `pto.alloc_tile` records a verifier fact and is a typed body line
-//! holding its address slot, whose `addr = ...` operand the printer renders from the plan of
-//! `addrs`.
+//! exceeds its buffer; each `pto.alloc_tile` is a typed body line holding its address slot,
+//! whose `addr = ...` operand the printer renders from the plan of `addrs`;
+//! [`FnCx::alloc_tile_like`] gives an elementwise op one tile type for its source and
+//! destination whenever the IR types allow it.
 
 use super::{FnCx, Idx};
 use crate::mlir::{self, MTy};
 use crate::pto::{Inst, TileBuf};
-use crate::verify::Fact;
 use pld_ir::{DataType, Diagnostic, TileType};
 
 impl FnCx<'_> {
@@ -140,13 +140,9 @@ impl FnCx<'_> {
                 return Err(self.err(format!("tile valid extent {r}x{c} exceeds its {rows}x{cols} buffer")));
             }
         }
-        let valid_consts = [
-            if let Idx::Const(r) = vr { Some(r) } else { None },
-            if let Idx::Const(c) = vc { Some(c) } else { None },
-        ];
         let (vr, vc) = (self.idx(&vr), self.idx(&vc));
         let bytes = (rows * cols) as u64 * t.dtype.bytes();
-        let (slot, alias) = self.plan_tile_slot(loc, bytes, alias_of)?;
+        let slot = self.plan_tile_slot(loc, bytes, alias_of)?;
         let name = self.named(hint);
         self.tiles.slot_of.insert(name.clone(), slot);
         if ty != self.tile_type(t)? {
@@ -156,15 +152,27 @@ impl FnCx<'_> {
         // A static v_row/v_col in the type takes no operand (ptoas AllocTileOp::verify).
         let valid_row = buf.valid[0].is_none().then_some(vr);
         let valid_col = buf.valid[1].is_none().then_some(vc);
-        self.facts.push(Fact::Alloc {
-            ssa: name.clone(),
-            ty: buf.clone(),
-            valid: valid_consts,
-            slot,
-            alias_of: alias,
-            span: self.span,
-        });
         self.push(Inst::AllocTile { result: name.clone(), slot, valid_row, valid_col, ty: buf });
         Ok(name)
+    }
+
+    /// Allocates the destination of an elementwise op on `src` (its source's tile type):
+    /// the same type — shape, layouts, fractal, pad and static valid extent — so that one
+    /// tile type serves every operand (pto-isa's CPU build of TADD/TADDS/… takes one type);
+    /// only the element type follows `t` (a conversion). Falls back to `t`'s own type when
+    /// `src` describes a different buffer shape or valid extent.
+    pub fn alloc_tile_like(&mut self, hint: &str, t: &TileType, src: &TileBuf) -> Result<String, Diagnostic> {
+        let base = self.tile_type(t)?;
+        let mut want = src.clone();
+        want.dtype = base.dtype.clone();
+        let (vr, vc) = self.tile_valid(t)?;
+        let agrees = |v: Option<i64>, i: &Idx| v.is_none() || matches!(i, Idx::Const(x) if Some(*x) == v);
+        let fits = want.rows == base.rows
+            && want.cols == base.cols
+            && want.loc == base.loc
+            && agrees(want.valid[0], &vr)
+            && agrees(want.valid[1], &vc);
+        let ty = if fits { want } else { base };
+        self.alloc_typed(hint, t, ty, None)
     }
 }

@@ -7,7 +7,7 @@
 
 use super::views::ViewInfo;
 use crate::mlir::MTy;
-use crate::verify::KernelFacts;
+use crate::verify::Kernel;
 use pld_ir::{TensorType, TileType, ValueId};
 use std::collections::HashMap;
 
@@ -77,8 +77,8 @@ pub struct FnOut {
     pub text: String,
     /// Whether the function registered a deferred wait (the module needs the declaration).
     pub uses_deferred: bool,
-    /// What the PTO verifier checks before the module is written.
-    pub facts: KernelFacts,
+    /// The typed kernel the PTO verifier checks before the module is written.
+    pub kernel: Kernel,
 }
 
 /// An `index` operand that may still be folded.

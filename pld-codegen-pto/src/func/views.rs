@@ -9,7 +9,6 @@
 use super::{FnCx, Idx, TensorRef};
 use crate::mlir::{self, MTy};
 use crate::pto::{Inst, PtoType};
-use crate::verify::Fact;
 use pld_ir::{Diagnostic, Expr, Layout, TensorType, TileType};
 
 /// A tensor view: its SSA name and its shape, stride and layout operands.
@@ -299,11 +298,9 @@ impl FnCx<'_> {
         let dims: Vec<Option<i64>> = sizes.iter().map(|(_, v)| *v).collect();
         let szs: Vec<&str> = sizes.iter().map(|(s, _)| s.as_str()).collect();
         let mut offs = Vec::new();
-        let mut offsets_c = Vec::new();
         for (k, (o, (_, sv))) in offsets.iter().zip(sizes).enumerate() {
             let (os, ov) = self.offset(o)?;
             let slack = if k + 1 == rank { tail_slack } else { 0 };
-            offsets_c.push(ov);
             if let Some(v) = *sv {
                 if v <= 0 {
                     return Err(self.err(format!(
@@ -323,20 +320,13 @@ impl FnCx<'_> {
             }
             offs.push(os);
         }
-        self.facts.push(Fact::Partition {
-            tensor: t.name.clone(),
-            dims: t.ty.shape.iter().map(|d| d.as_int()).collect(),
-            offsets: offsets_c,
-            sizes: dims.clone(),
-            tail_slack,
-            span: self.span,
-        });
         let vty = self.view_type(t)?;
         let pty = mlir::partition_view(&dims, self.elem(t.ty.dtype)?);
         let name = self.named(hint);
         let sizes = szs.iter().map(|s| s.to_string()).collect();
         let (result, view) = (name.clone(), view.to_string());
-        self.push(Inst::PartitionView { result, view, offsets: offs, sizes, view_ty: vty, ty: pty.clone() });
+        let ty = pty.clone();
+        self.push(Inst::PartitionView { result, view, offsets: offs, sizes, view_ty: vty, ty, tail_slack });
         Ok((name, pty))
     }
 

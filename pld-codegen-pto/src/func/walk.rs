@@ -8,7 +8,6 @@ use super::{FnCx, Val};
 use crate::emitters;
 use crate::mlir::MTy;
 use crate::pto::{print, Dps, Inst, Operand, Results, ScfFor, ScfIf, ScfWhile};
-use crate::verify::{Fact, OpClass};
 use pld_ir::registry::LoweringKind;
 use pld_ir::{Call, Callee, Diagnostic, Expr, ExprKind, Stmt, StmtKind, Type, ValueId};
 
@@ -30,11 +29,9 @@ impl FnCx<'_> {
     /// Emits a nested block; returns its trailing yield values, if any. Tiles allocated in
     /// the block are released at its end (values defined inside never escape it).
     pub(super) fn emit_nested(&mut self, stmts: &[Stmt]) -> Result<Option<Vec<Expr>>, Diagnostic> {
-        let saved = self.tiles.bump.clone();
-        let from = self.tiles.slots.len();
+        let frame = self.open_frame();
         let r = self.emit_nested_inner(stmts);
-        self.tiles.bump = saved;
-        self.facts.push(Fact::Release { from });
+        self.release_frame(frame);
         r
     }
 
@@ -360,7 +357,7 @@ impl FnCx<'_> {
                     let (sty, dty) = (self.tile_ty(src, st)?, self.tile_ty(dst, dt)?);
                     let dps =
                         Dps::new("pto.tmov", vec![Operand::new(src, sty)], vec![Operand::new(dst, dty)]);
-                    self.tile_op(OpClass::Other, dps);
+                    self.push(Inst::Dps(dps));
                 }
                 (Val::Tile { .. }, Val::Tile { .. }) => {}
                 (a, b) if a == b => {}

@@ -6,6 +6,7 @@
 use super::scf::{ScfFor, ScfIf, ScfWhile};
 use super::types::{PtoType, TileBuf};
 use crate::mlir::MTy;
+use pld_ir::Span;
 
 /// One typed instruction of a function's prologue or body.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -162,6 +163,10 @@ pub enum Inst {
         view_ty: PtoType,
         /// The partition's type.
         ty: PtoType,
+        /// Elements the innermost size may run past the tensor's extent (not printed): a
+        /// remote load with `allow_physical_tail_padding` rounds an FP16 tail's read span up
+        /// to 32 bytes, less than one 32-byte unit past the end; 0 for every other partition.
+        tail_slack: i64,
     },
     /// `<result> = pto.subview <src>[<r>, <c>] sizes [R, C] valid [<vr>, <vc>] : <src_ty> -> <ty>`.
     Subview {
@@ -257,12 +262,26 @@ pub enum SyncOp {
     CacheInvalidAll,
 }
 
+/// How a tile instruction relates its operands' tile types (what the PTO verifier checks of
+/// it; not printed).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OpClass {
+    /// Sources and destination are one tile type (`tadd`, `tmax`, `tmuls`, …).
+    Elementwise,
+    /// One tile type except the element type (`tcvt`).
+    Convert,
+    /// Each operand only has to be a well-formed tile (`tload`, `tstore`, reductions, …).
+    Other,
+}
+
 /// `[<result> = ]<op> ins(<a>[ {attr}], … : <ta>, …) outs(<d> : <td>)[ {<attr> = <value>, …}]`
 /// (a scalar result prints `outs : <ty>`): a tile instruction in destination-passing style.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Dps {
     /// The op (`pto.tadd`).
     pub op: &'static str,
+    /// How the op relates its operands' tile types.
+    pub class: OpClass,
     /// A scalar result (`pto.tgetval`), printed before the op and as the `outs` type.
     pub result: Option<(String, MTy)>,
     /// The sources.
@@ -276,7 +295,17 @@ pub struct Dps {
 impl Dps {
     /// `op ins(ins) outs(outs)` with no attributes and no scalar result.
     pub fn new(op: &'static str, ins: Vec<Operand>, outs: Vec<Operand>) -> Dps {
-        Dps { op, result: None, ins, outs, attrs: Vec::new() }
+        Dps { op, class: OpClass::Other, result: None, ins, outs, attrs: Vec::new() }
+    }
+
+    /// [`Dps::new`] for an op whose sources and destination are one tile type.
+    pub fn elementwise(op: &'static str, ins: Vec<Operand>, outs: Vec<Operand>) -> Dps {
+        Dps { class: OpClass::Elementwise, ..Dps::new(op, ins, outs) }
+    }
+
+    /// [`Dps::new`] for a conversion: one tile type apart from the element type.
+    pub fn convert(op: &'static str, ins: Vec<Operand>, outs: Vec<Operand>) -> Dps {
+        Dps { class: OpClass::Convert, ..Dps::new(op, ins, outs) }
     }
 
     /// The tile operands `(ssa, type)`, sources first, destinations last.
@@ -318,11 +347,15 @@ pub enum KernelKind {
     Vector,
 }
 
-/// An instruction at its nesting depth (two spaces of indentation each).
+/// An instruction at its nesting depth (two spaces of indentation each), with the source span
+/// of the IR statement that produced it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Line {
     /// The nesting depth.
     pub indent: usize,
     /// The instruction.
     pub inst: Inst,
+    /// The span of the IR statement whose lowering pushed it (the function's own span for
+    /// the signature's views; [`Span::DUMMY`] in a builtin kernel, which has no source).
+    pub span: Span,
 }

@@ -12,7 +12,7 @@ pub mod print;
 mod scf;
 mod types;
 
-pub use inst::{Dps, Inst, KernelKind, Line, Literal, Operand, SyncOp};
+pub use inst::{Dps, Inst, KernelKind, Line, Literal, OpClass, Operand, SyncOp};
 pub use scf::{Results, ScfFor, ScfIf, ScfWhile};
 pub use types::{elem_bytes, PtoType, TileBuf};
 

@@ -63,7 +63,7 @@ pub fn inst(inst: &Inst, addrs: &[Option<String>], out: &mut String) {
             shape.join(", "),
             strides.join(", ")
         ),
-        Inst::PartitionView { result, view, offsets, sizes, view_ty, ty } => write!(
+        Inst::PartitionView { result, view, offsets, sizes, view_ty, ty, .. } => write!(
             out,
             "{result} = pto.partition_view {view}, offsets = [{}], sizes = [{}] : {view_ty} -> {ty}",
             offsets.join(", "),
@@ -131,6 +131,34 @@ pub fn inst(inst: &Inst, addrs: &[Option<String>], out: &mut String) {
             write!(out, "scf.condition({cond}) {} : {}", values.join(", "), type_names(types))
         }
     };
+}
+
+/// The name of the operation `inst` prints (`pto.alloc_tile`, `arith.addi`, `scf.for`).
+pub fn op_name(inst: &Inst) -> &'static str {
+    match inst {
+        Inst::Const { .. } => "arith.constant",
+        Inst::Arith { op, .. } | Inst::Cast { op, .. } | Inst::Comm { op, .. } => op,
+        Inst::Dps(d) => d.op,
+        Inst::AllocTile { .. } => "pto.alloc_tile",
+        Inst::LoadScalar { .. } => "pto.load_scalar",
+        Inst::StoreScalar { .. } => "pto.store_scalar",
+        Inst::DeclareArray { .. } => "pto.declare_local_array",
+        Inst::ArrayGet { .. } => "pto.local_array_get",
+        Inst::ArraySet { .. } => "pto.local_array_set",
+        Inst::AddPtr { .. } => "pto.addptr",
+        Inst::MakeTensorView { .. } => "pto.make_tensor_view",
+        Inst::PartitionView { .. } => "pto.partition_view",
+        Inst::Subview { .. } => "pto.subview",
+        Inst::Sync(SyncOp::BarrierAll) => "pto.barrier",
+        Inst::Sync(SyncOp::FenceGm) => "pto.fence.barrier_all",
+        Inst::Sync(SyncOp::CacheInvalidAll) | Inst::CacheInvalidLine { .. } => "pto.cmo.cacheinvalid",
+        Inst::RegisterCompletion { .. } => "func.call",
+        Inst::For(_) => "scf.for",
+        Inst::If(_) => "scf.if",
+        Inst::While(_) => "scf.while",
+        Inst::Yield { .. } => "scf.yield",
+        Inst::Condition { .. } => "scf.condition",
+    }
 }
 
 /// `%r = ` or `%r:N = ` for a structured op's results (nothing for none).
@@ -397,6 +425,7 @@ mod tests {
         let y = |v: &str, d| Line {
             indent: d,
             inst: Inst::Yield { values: vec![v.into()], types: vec![MTy::Index] },
+            span: pld_ir::Span::DUMMY,
         };
         let results = Some(Results { name: "%5".into(), types: vec![MTy::Index, MTy::I1] });
         let branch = ScfIf {
@@ -406,7 +435,7 @@ mod tests {
             else_body: Some(vec![y("%b", 2)]),
         };
         let mut out = String::new();
-        line(&Line { indent: 1, inst: Inst::If(branch) }, &[], &mut out);
+        line(&Line { indent: 1, inst: Inst::If(branch), span: pld_ir::Span::DUMMY }, &[], &mut out);
         assert_eq!(
             out,
             "  %5:2 = scf.if %c -> (index, i1) {\n    scf.yield %a : index\n  } else {\n    scf.yield %b : index\n  }\n"

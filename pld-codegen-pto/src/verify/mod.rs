@@ -1,119 +1,53 @@
-//! The PTO verifier: the assembler's and the ISA's own acceptance rules, checked on what a
-//! kernel's emitter rendered, before any module is written.
+//! The PTO verifier: the assembler's and the ISA's own acceptance rules, checked on the typed
+//! instructions of each emitted kernel, before any module is written.
 //!
 //! Guarantees:
-//! - The emitter records one typed [`Fact`] per tile allocation, region end, tile
-//!   instruction, partition view, comm staging group and scalar it renders (each with the
-//!   source span of the statement that produced it); [`verify_kernel`] checks those facts
-//!   against every rule in [`rules`] and returns one diagnostic per violation, at that span.
-//! - Tile types are the typed [`TileBuf`] values the printer renders into the module, so the
-//!   verifier sees what `ptoas` sees; they are compared field by field.
+//! - The verifier reads a kernel's typed PTO ([`Kernel`]: its signature, its instruction lines
+//!   with their regions, and its tile-address plan), the same data the printer renders into
+//!   the module, so it sees what `ptoas` sees; tile types are [`TileBuf`] values compared field
+//!   by field. Nothing is recorded on the side while emitting.
+//! - [`verify_kernel`] checks every rule in [`rules`] and returns one diagnostic per violation,
+//!   at the span of the instruction's line (the IR statement that produced it), naming the
+//!   kernel and the instruction, with the instruction as printed in a note.
 //! - Nothing here panics on any input: an undecodable type is itself a violation.
 
-mod record;
+mod code;
 pub mod rules;
 
+use crate::pto::{Line, PtoType};
 use pld_ir::{Diagnostic, Span, Target};
 
-pub use crate::pto::{elem_bytes, TileBuf};
+pub use crate::pto::{elem_bytes, OpClass, TileBuf};
 
-/// How a tile instruction relates its operands' types.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum OpClass {
-    /// Sources and destination are one tile type (`tadd`, `tmax`, `tmuls`, …).
-    Elementwise,
-    /// One tile type except the element type (`tcvt`).
-    Convert,
-    /// Each operand only has to be a well-formed tile (`tload`, `tstore`, reductions, …).
-    Other,
-}
-
-/// One thing the emitter rendered, as the verifier sees it.
+/// One emitted kernel as the verifier reads it.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Fact {
-    /// A `pto.alloc_tile`.
-    Alloc {
-        /// Its SSA name.
-        ssa: String,
-        /// Its type.
-        ty: TileBuf,
-        /// Its constant valid-row/valid-col operands (`None` when runtime values).
-        valid: [Option<i64>; 2],
-        /// Its allocation slot (index into [`KernelFacts::addrs`]).
-        slot: usize,
-        /// The slot whose buffer it re-uses (a new valid region on the same memory).
-        alias_of: Option<usize>,
-        /// Where it came from.
-        span: Span,
-    },
-    /// The end of a region: every slot numbered `from` or higher is dead.
-    Release {
-        /// The first released slot.
-        from: usize,
-    },
-    /// A tile instruction with its tile operands, sources first, destination last.
-    TileOp {
-        /// The instruction (`pto.tadd`).
-        inst: String,
-        /// How the operands' types must relate.
-        class: OpClass,
-        /// `(ssa, type)` of each tile operand.
-        tiles: Vec<(String, TileBuf)>,
-        /// Where it came from.
-        span: Span,
-    },
-    /// A `pto.partition_view` of a tensor view.
-    Partition {
-        /// The tensor's name.
-        tensor: String,
-        /// The tensor view's dims (`None` dynamic).
-        dims: Vec<Option<i64>>,
-        /// Constant offsets (`None` runtime).
-        offsets: Vec<Option<i64>>,
-        /// Constant sizes (`None` runtime).
-        sizes: Vec<Option<i64>>,
-        /// Elements the innermost dim may run past its extent: a remote load with
-        /// `allow_physical_tail_padding` rounds an FP16 tail's read span up to 32 bytes (less
-        /// than one 32-byte unit past the end), else 0.
-        tail_slack: i64,
-        /// Where it came from.
-        span: Span,
-    },
-    /// The staging tiles of a `pto.comm.tput` / `pto.comm.tget`.
-    CommStage {
-        /// The instruction.
-        inst: String,
-        /// The element type of the transfer's source.
-        src_dtype: String,
-        /// `(ssa, type)` of each staging tile.
-        stages: Vec<(String, TileBuf)>,
-        /// Where it came from.
-        span: Span,
-    },
-    /// A scalar type the module spells (signature parameters, scalar operands).
-    Scalar {
-        /// What the scalar is.
-        what: String,
-        /// Its MLIR type spelling.
-        ty: String,
-        /// Where it came from.
-        span: Span,
-    },
-}
-
-/// Everything the verifier knows about one emitted kernel.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct KernelFacts {
+pub struct Kernel {
     /// The kernel's name.
-    pub kernel: String,
-    /// The kernel's own span (for kernel-wide diagnostics).
+    pub name: String,
+    /// The kernel's own span (for kernel-wide diagnostics and the signature).
     pub span: Span,
     /// The target the module is written for.
     pub target: Target,
-    /// The facts, in emission order.
-    pub facts: Vec<Fact>,
-    /// The byte address of each allocation slot (`None` when the module prints no `addr`).
+    /// The signature's parameters: SSA name and type.
+    pub params: Vec<(String, PtoType)>,
+    /// The function's lines in print order: hoisted constants, the view prologue, the body.
+    pub lines: Vec<Line>,
+    /// The tile-address plan the allocations' slots index.
+    pub plan: TilePlan,
+}
+
+/// The tile-address plan of one kernel.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TilePlan {
+    /// The byte address of each allocation slot (`None` when the module prints no `addr`:
+    /// some memory's high-water mark exceeds its capacity).
     pub addrs: Option<Vec<u64>>,
+    /// The slot whose buffer each slot aliases (a new valid region on the same memory).
+    pub aliases: Vec<Option<usize>>,
+    /// When each slot's buffer is freed: the number of slots allocated by the time the
+    /// planner released the region that allocated it (its space is reused from that slot on);
+    /// `None` while the kernel runs.
+    pub freed_at: Vec<Option<usize>>,
     /// Peak bytes per `loc` of the stack plan (what did not fit is why `addrs` is `None`).
     pub high: Vec<(String, u64)>,
 }
@@ -123,10 +57,11 @@ pub struct KernelFacts {
 pub const PTO_LEVEL: &str = "level3";
 
 /// Checks one kernel against every rule; one diagnostic per violation.
-pub fn verify_kernel(k: &KernelFacts) -> Vec<Diagnostic> {
+pub fn verify_kernel(k: &Kernel) -> Vec<Diagnostic> {
+    let code = code::Code::new(k);
     let mut out = Vec::new();
     for rule in rules::RULES {
-        (rule.check)(k, &mut out);
+        (rule.check)(&code, &mut out);
     }
     out
 }

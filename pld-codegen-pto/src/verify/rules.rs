@@ -1,13 +1,17 @@
 //! The encoded acceptance rules, one function each, with the assembler or ISA source each
 //! mirrors (`docs/decisions/codegen.md` D-cg-16 lists the same table).
 //!
-//! Guarantees: every rule only reads [`KernelFacts`]; a violation is an error diagnostic at
-//! the span of the op that produced the offending value, naming the kernel, and — where the
-//! fix is mechanical — a note saying what to write instead.
+//! Guarantees: every rule only reads the kernel's typed instructions, signature and tile plan
+//! (through the verifier's `Code` view); a violation is an error diagnostic at the span of the
+//! instruction that produced the offending value, naming the kernel and the instruction, and —
+//! where the fix is mechanical — a note saying what to write instead.
 
-use super::{Fact, KernelFacts, OpClass, TileBuf};
+use super::code::Code;
+use super::{OpClass, TileBuf};
 use crate::mlir;
-use pld_ir::{Diagnostic, Span};
+use crate::pto::{Inst, Line, PtoType};
+use pld_ir::Diagnostic;
+use std::collections::HashSet;
 
 /// One encoded rule.
 #[derive(Debug)]
@@ -17,7 +21,7 @@ pub struct Rule {
     /// The assembler / ISA source the rule mirrors.
     pub mirrors: &'static str,
     /// The check.
-    pub check: fn(&KernelFacts, &mut Vec<Diagnostic>),
+    pub(crate) check: fn(&Code<'_>, &mut Vec<Diagnostic>),
 }
 
 /// Every rule, in the order they are checked.
@@ -64,10 +68,6 @@ pub const RULES: &[Rule] = &[
     },
 ];
 
-fn error(k: &KernelFacts, span: Span, rule: &str, msg: String) -> Diagnostic {
-    Diagnostic::error(span.or(k.span), format!("kernel '{}': {msg} [pto verifier: {rule}]", k.kernel))
-}
-
 fn align_up(v: i64, to: i64) -> i64 {
     if to <= 0 {
         return v;
@@ -80,35 +80,44 @@ fn logical(valid: Option<i64>, ty_valid: Option<i64>, phys: i64) -> i64 {
     valid.or(ty_valid).unwrap_or(phys)
 }
 
-fn row_align(k: &KernelFacts, out: &mut Vec<Diagnostic>) {
-    // Every allocation, and every other tile an instruction names (a `pto.subview` is a tile
-    // type of its own), once.
-    let mut seen = std::collections::HashSet::new();
-    let mut tiles: Vec<(&str, TileBuf, [Option<i64>; 2], Span)> = Vec::new();
-    for f in &k.facts {
-        if let Fact::Alloc { ssa, ty, valid, span, .. } = f {
-            seen.insert(ssa.as_str());
-            tiles.push((ssa, ty.clone(), *valid, *span));
+/// The constant `valid_row` / `valid_col` operands of an allocation (`None` when absent or a
+/// runtime value).
+fn alloc_valid(c: &Code<'_>, row: &Option<String>, col: &Option<String>) -> [Option<i64>; 2] {
+    [row.as_deref().and_then(|v| c.int(v)), col.as_deref().and_then(|v| c.int(v))]
+}
+
+/// A tile the rules check: its SSA name, type, constant valid operands and the line naming it.
+type NamedTile<'k> = (&'k str, &'k TileBuf, [Option<i64>; 2], &'k Line);
+
+/// Every allocated tile, then every other tile a tile instruction names (a `pto.subview` is
+/// a tile type of its own), once each.
+fn tiles<'k>(c: &Code<'k>) -> Vec<NamedTile<'k>> {
+    let mut seen = HashSet::new();
+    let mut tiles = Vec::new();
+    for l in c.lines() {
+        if let Inst::AllocTile { result, valid_row, valid_col, ty, .. } = &l.inst {
+            seen.insert(result.as_str());
+            tiles.push((result.as_str(), ty, alloc_valid(c, valid_row, valid_col), l));
         }
     }
-    for f in &k.facts {
-        if let Fact::TileOp { tiles: ops, span, .. } = f {
-            for (ssa, ty) in ops {
-                if seen.insert(ssa.as_str()) {
-                    tiles.push((ssa, ty.clone(), [None, None], *span));
+    for l in c.lines() {
+        if let Inst::Dps(d) = &l.inst {
+            for (ssa, ty) in d.tiles() {
+                if seen.insert(ssa) {
+                    tiles.push((ssa, ty, [None, None], l));
                 }
             }
         }
     }
-    for (ssa, ty, valid, span) in &tiles {
-        let (ssa, ty, valid, span) = (*ssa, ty, valid, span);
+    tiles
+}
+
+fn row_align(c: &Code<'_>, out: &mut Vec<Diagnostic>) {
+    for (ssa, ty, valid, line) in tiles(c) {
+        let at = Some(line);
         let Some(eb) = ty.elem_bytes() else {
-            out.push(error(
-                k,
-                *span,
-                "tile-row-align",
-                format!("tile {ssa} has element type {} with no known size", ty.dtype),
-            ));
+            let msg = format!("tile {ssa} has element type {} with no known size", ty.dtype);
+            out.push(c.error(at, "tile-row-align", msg));
             continue;
         };
         let (vr, vc) = (logical(valid[0], ty.valid[0], ty.rows), logical(valid[1], ty.valid[1], ty.cols));
@@ -120,24 +129,17 @@ fn row_align(k: &KernelFacts, out: &mut Vec<Diagnostic>) {
             if dim.saturating_mul(eb) % 32 != 0 {
                 let fix = align_up(dim, 32 / eb.max(1));
                 let (pr, pc) = if what == "cols" { (ty.rows, fix) } else { (fix, ty.cols) };
-                out.push(
-                    error(
-                        k,
-                        *span,
-                        "tile-row-align",
-                        format!(
-                            "tile {ssa} [{}, {}] {}: a {} {other} must be a multiple of 32 bytes, but {dim} x {eb} bytes = {} bytes",
-                            ty.rows,
-                            ty.cols,
-                            ty.dtype,
-                            ty.blayout.replace('_', "-"),
-                            dim.saturating_mul(eb)
-                        ),
-                    )
-                    .with_note(format!(
-                        "pad {what} to {fix} (shape [{pr}, {pc}]) and pass valid_shape=[{vr}, {vc}] to keep the logical extent"
-                    )),
+                let msg = format!(
+                    "tile {ssa} [{}, {}] {}: a {} {other} must be a multiple of 32 bytes, but {dim} x {eb} bytes = {} bytes",
+                    ty.rows,
+                    ty.cols,
+                    ty.dtype,
+                    ty.blayout.replace('_', "-"),
+                    dim.saturating_mul(eb)
                 );
+                out.push(c.error(at, "tile-row-align", msg).with_note(format!(
+                    "pad {what} to {fix} (shape [{pr}, {pc}]) and pass valid_shape=[{vr}, {vc}] to keep the logical extent"
+                )));
             }
             continue;
         }
@@ -150,76 +152,54 @@ fn row_align(k: &KernelFacts, out: &mut Vec<Diagnostic>) {
         };
         let rows_ok = ty.loc == "vec" || ty.fractal == 32 || ty.rows % ir == 0;
         if !rows_ok || ty.cols % ic != 0 {
-            out.push(
-                error(
-                    k,
-                    *span,
-                    "tile-row-align",
-                    format!(
-                        "tile {ssa} [{}, {}] {} in {} ({} boxes): rows must be a multiple of {ir} and cols of {ic}",
-                        ty.rows, ty.cols, ty.dtype, ty.loc, ty.slayout
-                    ),
-                )
-                .with_note(format!(
-                    "pad the shape to [{}, {}] and pass valid_shape=[{vr}, {vc}]",
-                    align_up(ty.rows, ir),
-                    align_up(ty.cols, ic)
-                )),
+            let msg = format!(
+                "tile {ssa} [{}, {}] {} in {} ({} boxes): rows must be a multiple of {ir} and cols of {ic}",
+                ty.rows, ty.cols, ty.dtype, ty.loc, ty.slayout
             );
+            out.push(c.error(at, "tile-row-align", msg).with_note(format!(
+                "pad the shape to [{}, {}] and pass valid_shape=[{vr}, {vc}]",
+                align_up(ty.rows, ir),
+                align_up(ty.cols, ic)
+            )));
         }
     }
 }
 
-fn check_valid(
-    k: &KernelFacts,
-    ssa: &str,
-    ty: &TileBuf,
-    valid: [Option<i64>; 2],
-    span: Span,
-    out: &mut Vec<Diagnostic>,
-) {
+fn check_valid(c: &Code<'_>, tile: NamedTile<'_>, out: &mut Vec<Diagnostic>) {
+    let (ssa, ty, valid, line) = tile;
+    let at = Some(line);
     if ty.rows <= 0 || ty.cols <= 0 {
-        out.push(error(
-            k,
-            span,
-            "tile-valid-shape",
-            format!("tile {ssa} has a non-positive physical shape [{}, {}]", ty.rows, ty.cols),
-        ));
+        let msg = format!("tile {ssa} has a non-positive physical shape [{}, {}]", ty.rows, ty.cols);
+        out.push(c.error(at, "tile-valid-shape", msg));
         return;
     }
     for (what, v, phys) in [("row", ty.valid[0], ty.rows), ("col", ty.valid[1], ty.cols)] {
         if let Some(v) = v {
             if v <= 0 || v > phys {
-                out.push(error(
-                    k,
-                    span,
-                    "tile-valid-shape",
-                    format!("tile {ssa} has v_{what}={v} outside its physical extent 1..={phys}"),
-                ));
+                let msg = format!("tile {ssa} has v_{what}={v} outside its physical extent 1..={phys}");
+                out.push(c.error(at, "tile-valid-shape", msg));
             }
         }
     }
     for (what, v, phys) in [("rows", valid[0], ty.rows), ("cols", valid[1], ty.cols)] {
         if let Some(v) = v {
             if v < 0 || v > phys {
-                out.push(error(
-                    k,
-                    span,
-                    "tile-valid-shape",
-                    format!("tile {ssa}: valid {what} {v} exceed its physical {what} {phys} (valid_shape must lie within the shape)"),
-                ));
+                let msg = format!("tile {ssa}: valid {what} {v} exceed its physical {what} {phys} (valid_shape must lie within the shape)");
+                out.push(c.error(at, "tile-valid-shape", msg));
             }
         }
     }
 }
 
-fn valid_shape(k: &KernelFacts, out: &mut Vec<Diagnostic>) {
-    for f in &k.facts {
-        match f {
-            Fact::Alloc { ssa, ty, valid, span, .. } => check_valid(k, ssa, ty, *valid, *span, out),
-            Fact::TileOp { tiles, span, .. } => {
-                for (ssa, ty) in tiles {
-                    check_valid(k, ssa, ty, [None, None], *span, out);
+fn valid_shape(c: &Code<'_>, out: &mut Vec<Diagnostic>) {
+    for l in c.lines() {
+        match &l.inst {
+            Inst::AllocTile { result, valid_row, valid_col, ty, .. } => {
+                check_valid(c, (result, ty, alloc_valid(c, valid_row, valid_col), l), out);
+            }
+            Inst::Dps(d) => {
+                for (ssa, ty) in d.tiles() {
+                    check_valid(c, (ssa, ty, [None, None], l), out);
                 }
             }
             _ => {}
@@ -251,21 +231,22 @@ fn differing(a: &TileBuf, b: &TileBuf, skip_dtype: bool) -> Vec<String> {
     d
 }
 
-fn one_tile_type(k: &KernelFacts, out: &mut Vec<Diagnostic>) {
-    for f in &k.facts {
-        let Fact::TileOp { inst, class, tiles, span } = f else { continue };
-        if *class == OpClass::Other || tiles.len() < 2 {
+fn one_tile_type(c: &Code<'_>, out: &mut Vec<Diagnostic>) {
+    for l in c.lines() {
+        let Inst::Dps(d) = &l.inst else { continue };
+        let tiles: Vec<(&str, &TileBuf)> = d.tiles().collect();
+        if d.class == OpClass::Other || tiles.len() < 2 {
             continue;
         }
         let Some(((dst, dty), srcs)) = tiles.split_last() else { continue };
-        let convert = *class == OpClass::Convert;
+        let convert = d.class == OpClass::Convert;
         let what = if convert { "one tile type apart from the element type" } else { "one tile type" };
         // Two sources that differ are the program's to fix; a destination unlike its (agreeing)
         // sources is how it was allocated.
-        let mut mismatch = |pair: String, d: Vec<String>, note: &str| {
-            if !d.is_empty() {
-                let msg = format!("{inst} {pair}, but they differ in {}", d.join(", "));
-                out.push(error(k, *span, "elementwise-one-tile-type", msg).with_note(note));
+        let mut mismatch = |pair: String, diff: Vec<String>, note: &str| {
+            if !diff.is_empty() {
+                let msg = format!("{pair}, but they differ in {}", diff.join(", "));
+                out.push(c.error(Some(l), "elementwise-one-tile-type", msg).with_note(note));
             }
         };
         if let Some((first, fty)) = srcs.first() {
@@ -285,204 +266,203 @@ fn one_tile_type(k: &KernelFacts, out: &mut Vec<Diagnostic>) {
     }
 }
 
-fn capacity(k: &KernelFacts, out: &mut Vec<Diagnostic>) {
-    let Some(addrs) = &k.addrs else { return };
-    // (slot, loc, start, end, ssa) of every live non-alias allocation.
-    let mut live: Vec<(usize, String, u64, u64, String)> = Vec::new();
-    for f in &k.facts {
-        match f {
-            Fact::Release { from } => live.retain(|l| l.0 < *from),
-            Fact::Alloc { ssa, ty, slot, alias_of: None, span, .. } => {
-                let Some(&addr) = addrs.get(*slot) else {
-                    out.push(error(k, *span, "tile-buffer-capacity", format!("tile {ssa} has no address")));
-                    continue;
-                };
-                let end = addr.saturating_add(ty.bytes().max(0) as u64);
-                let cap = mlir::capacity(&ty.loc, k.target);
-                if end > cap {
-                    out.push(error(
-                        k,
-                        *span,
-                        "tile-buffer-capacity",
-                        format!(
-                            "tile {ssa} occupies {} bytes {addr}..{end} of {}, past its {cap}-byte capacity on '{}'",
-                            ty.bytes(),
-                            ty.loc,
-                            k.target.name()
-                        ),
-                    ));
-                }
-                if addr % 32 != 0 {
-                    out.push(error(
-                        k,
-                        *span,
-                        "tile-buffer-capacity",
-                        format!("tile {ssa} address {addr} is not 32-byte aligned"),
-                    ));
-                }
-                if let Some(o) = live.iter().find(|l| l.1 == ty.loc && l.2 < end && addr < l.3) {
-                    out.push(error(
-                        k,
-                        *span,
-                        "tile-buffer-capacity",
-                        format!(
-                            "tile {ssa} ({addr}..{end} of {}) overlaps live tile {} ({}..{})",
-                            ty.loc, o.4, o.2, o.3
-                        ),
-                    ));
-                }
-                live.push((*slot, ty.loc.clone(), addr, end, ssa.clone()));
-            }
-            _ => {}
+fn capacity(c: &Code<'_>, out: &mut Vec<Diagnostic>) {
+    let Some(addrs) = &c.k.plan.addrs else { return };
+    let plan = &c.k.plan;
+    // (slot, loc, start, end, ssa) of every live non-alias allocation; a slot is dead from the
+    // allocation its region's release let reuse its space.
+    let mut live: Vec<(usize, &str, u64, u64, &str)> = Vec::new();
+    for l in c.lines() {
+        let Inst::AllocTile { result: ssa, slot, ty, .. } = &l.inst else { continue };
+        live.retain(|o| plan.freed_at.get(o.0).copied().flatten().is_none_or(|at| at > *slot));
+        if plan.aliases.get(*slot).copied().flatten().is_some() {
+            continue;
         }
+        let at = Some(l);
+        let Some(&addr) = addrs.get(*slot) else {
+            out.push(c.error(at, "tile-buffer-capacity", format!("tile {ssa} has no address")));
+            continue;
+        };
+        let end = addr.saturating_add(ty.bytes().max(0) as u64);
+        let cap = mlir::capacity(&ty.loc, c.k.target);
+        if end > cap {
+            let msg = format!(
+                "tile {ssa} occupies {} bytes {addr}..{end} of {}, past its {cap}-byte capacity on '{}'",
+                ty.bytes(),
+                ty.loc,
+                c.k.target.name()
+            );
+            out.push(c.error(at, "tile-buffer-capacity", msg));
+        }
+        if addr % 32 != 0 {
+            let msg = format!("tile {ssa} address {addr} is not 32-byte aligned");
+            out.push(c.error(at, "tile-buffer-capacity", msg));
+        }
+        if let Some(o) = live.iter().find(|o| o.1 == ty.loc && o.2 < end && addr < o.3) {
+            let msg = format!(
+                "tile {ssa} ({addr}..{end} of {}) overlaps live tile {} ({}..{})",
+                ty.loc, o.4, o.2, o.3
+            );
+            out.push(c.error(at, "tile-buffer-capacity", msg));
+        }
+        live.push((*slot, ty.loc.as_str(), addr, end, ssa.as_str()));
     }
 }
 
-fn level3(k: &KernelFacts, out: &mut Vec<Diagnostic>) {
-    if k.addrs.is_some() || !k.facts.iter().any(|f| matches!(f, Fact::Alloc { .. })) {
+fn level3(c: &Code<'_>, out: &mut Vec<Diagnostic>) {
+    let plan = &c.k.plan;
+    if plan.addrs.is_some() || !c.lines().any(|l| matches!(l.inst, Inst::AllocTile { .. })) {
         return;
     }
-    let over: Vec<String> = k
+    let over: Vec<String> = plan
         .high
         .iter()
         .filter_map(|(loc, h)| {
-            let cap = mlir::capacity(loc, k.target);
+            let cap = mlir::capacity(loc, c.k.target);
             (*h > cap).then(|| format!("{h} bytes of {loc} (capacity {cap})"))
         })
         .collect();
     let detail = if over.is_empty() { "its tiles have no addresses".to_string() } else { over.join(", ") };
+    let msg = format!(
+        "the tile buffers do not fit the '{}' target: {detail}; ptoas --pto-level={} needs an address on every pto.alloc_tile",
+        c.k.target.name(),
+        super::PTO_LEVEL
+    );
     out.push(
-        error(
-            k,
-            k.span,
-            "level3-addresses",
-            format!(
-                "the tile buffers do not fit the '{}' target: {detail}; ptoas --pto-level={} needs an address on every pto.alloc_tile",
-                k.target.name(),
-                super::PTO_LEVEL
-            ),
-        )
-        .with_note("use smaller tiles (process the data in chunks) or release tiles earlier by scoping them in a loop body"),
+        c.error(None, "level3-addresses", msg)
+            .with_note("use smaller tiles (process the data in chunks) or release tiles earlier by scoping them in a loop body"),
     );
 }
 
-fn comm_stage(k: &KernelFacts, out: &mut Vec<Diagnostic>) {
-    for f in &k.facts {
-        let Fact::CommStage { inst, src_dtype, stages, span } = f else { continue };
-        for (ssa, ty) in stages {
+/// The element type a pointer, view or tile type holds.
+fn elem_of(t: &PtoType) -> Option<&str> {
+    match t {
+        PtoType::Ptr(e) | PtoType::TensorView { elem: e, .. } | PtoType::PartitionView { elem: e, .. } => {
+            Some(e)
+        }
+        PtoType::Tile(t) => Some(&t.dtype),
+        PtoType::Scalar(_) | PtoType::LocalArray { .. } => None,
+    }
+}
+
+fn comm_stage(c: &Code<'_>, out: &mut Vec<Diagnostic>) {
+    for l in c.lines() {
+        // A transfer's operands are its destination and source views; `buf(…)` its stages.
+        let Inst::Comm { operands, buf, .. } = &l.inst else { continue };
+        let src_dtype = operands.get(1).and_then(|o| elem_of(&o.ty));
+        let stages: Vec<(&str, &TileBuf)> =
+            buf.iter().filter_map(|o| o.ty.as_tile().map(|t| (o.value.as_str(), t))).collect();
+        let at = Some(l);
+        for (ssa, ty) in &stages {
             if ty.loc != "vec" {
-                out.push(error(
-                    k,
-                    *span,
-                    "comm-stage-vec",
-                    format!("{inst} staging tile {ssa} is in {}; comm staging tiles must be in the vec address space", ty.loc),
-                ));
+                let msg = format!(
+                    "staging tile {ssa} is in {}; comm staging tiles must be in the vec address space",
+                    ty.loc
+                );
+                out.push(c.error(at, "comm-stage-vec", msg));
             }
             if ty.rows <= 0 || ty.cols <= 0 {
-                out.push(error(
-                    k,
-                    *span,
-                    "comm-stage-vec",
-                    format!("{inst} staging tile {ssa} needs static positive rows/cols"),
-                ));
+                let msg = format!("staging tile {ssa} needs static positive rows/cols");
+                out.push(c.error(at, "comm-stage-vec", msg));
             }
-            if &ty.dtype != src_dtype {
-                out.push(error(
-                    k,
-                    *span,
-                    "comm-stage-vec",
-                    format!(
-                        "{inst} staging tile {ssa} has element type {}, the transfer moves {src_dtype}",
-                        ty.dtype
-                    ),
-                ));
+            if let Some(src) = src_dtype.filter(|s| *s != ty.dtype) {
+                let msg =
+                    format!("staging tile {ssa} has element type {}, the transfer moves {src}", ty.dtype);
+                out.push(c.error(at, "comm-stage-vec", msg));
             }
         }
         if let [(_, a), (pong, b)] = stages.as_slice() {
             if a != b {
-                out.push(error(
-                    k,
-                    *span,
-                    "comm-stage-vec",
-                    format!("{inst} pong tile {pong} must have the ping tile's type"),
-                ));
+                let msg = format!("pong tile {pong} must have the ping tile's type");
+                out.push(c.error(at, "comm-stage-vec", msg));
             }
         }
     }
 }
 
-fn partition(k: &KernelFacts, out: &mut Vec<Diagnostic>) {
-    for f in &k.facts {
-        let Fact::Partition { tensor, dims, offsets, sizes, tail_slack, span } = f else { continue };
+fn partition(c: &Code<'_>, out: &mut Vec<Diagnostic>) {
+    for l in c.lines() {
+        let Inst::PartitionView { result, view, offsets, sizes, view_ty, tail_slack, .. } = &l.inst else {
+            continue;
+        };
+        let rank = match view_ty {
+            PtoType::TensorView { rank, .. } => *rank,
+            _ => offsets.len(),
+        };
+        let dims = c.view_dims(view, rank);
         let rank = dims.len();
+        let at = Some(l);
+        let what = format!("partition {result} of {view}");
         if offsets.len() != rank || sizes.len() != rank {
-            out.push(error(
-                k,
-                *span,
-                "partition-view",
-                format!(
-                    "partition of '{tensor}' has {} offsets and {} sizes for a rank-{rank} tensor view",
-                    offsets.len(),
-                    sizes.len()
-                ),
-            ));
+            let msg = format!(
+                "{what} has {} offsets and {} sizes for a rank-{rank} tensor view",
+                offsets.len(),
+                sizes.len()
+            );
+            out.push(c.error(at, "partition-view", msg));
             continue;
         }
         for (i, ((d, o), s)) in dims.iter().zip(offsets).zip(sizes).enumerate() {
-            if let Some(o) = o {
-                if *o < 0 {
-                    out.push(error(
-                        k,
-                        *span,
-                        "partition-view",
-                        format!("partition of '{tensor}' has offset {o} < 0 in dimension {i}"),
-                    ));
-                }
+            let (o, s) = (c.int(o), c.int(s));
+            if let Some(o) = o.filter(|o| *o < 0) {
+                out.push(c.error(
+                    at,
+                    "partition-view",
+                    format!("{what} has offset {o} < 0 in dimension {i}"),
+                ));
             }
-            if let Some(s) = s {
-                if *s <= 0 {
-                    out.push(error(
-                        k,
-                        *span,
-                        "partition-view",
-                        format!("partition of '{tensor}' has size {s} <= 0 in dimension {i}"),
-                    ));
-                }
-                if let Some(d) = d {
-                    let end = o.unwrap_or(0).saturating_add(*s);
-                    let slack = if i + 1 == rank { *tail_slack } else { 0 };
-                    if end > d.saturating_add(slack) {
-                        out.push(error(
-                            k,
-                            *span,
-                            "partition-view",
-                            format!(
-                                "partition of '{tensor}' exceeds dimension {i}: offset {} + size {s} > {d}",
-                                o.unwrap_or(0)
-                            ),
-                        ));
-                    }
+            let Some(s) = s else { continue };
+            if s <= 0 {
+                out.push(c.error(at, "partition-view", format!("{what} has size {s} <= 0 in dimension {i}")));
+            }
+            if let Some(d) = d {
+                let end = o.unwrap_or(0).saturating_add(s);
+                let slack = if i + 1 == rank { *tail_slack } else { 0 };
+                if end > d.saturating_add(slack) {
+                    let msg =
+                        format!("{what} exceeds dimension {i}: offset {} + size {s} > {d}", o.unwrap_or(0));
+                    out.push(c.error(at, "partition-view", msg));
                 }
             }
         }
     }
 }
 
-fn signless(k: &KernelFacts, out: &mut Vec<Diagnostic>) {
-    for f in &k.facts {
-        let Fact::Scalar { what, ty, span } = f else { continue };
-        let ok =
-            matches!(ty.as_str(), "i1" | "i8" | "i16" | "i32" | "i64" | "index" | "f16" | "bf16" | "f32");
-        if !ok {
-            out.push(
-                error(
-                    k,
-                    *span,
-                    "signless-scalar",
-                    format!("{what} has scalar type {ty}; pto scalars are signless (iN), index or float"),
-                )
-                .with_note("unsigned integers are spelled as signless iN of the same width"),
-            );
+/// Whether `ty` is a scalar type pto accepts: signless integers of the ISA's widths, `index`,
+/// or a float.
+fn pto_scalar(ty: &str) -> bool {
+    matches!(ty, "i1" | "i8" | "i16" | "i32" | "i64" | "index" | "f16" | "bf16" | "f32")
+}
+
+fn signless(c: &Code<'_>, out: &mut Vec<Diagnostic>) {
+    let bad = |what: String, ty: String, at: Option<&Line>| {
+        c.error(
+            at,
+            "signless-scalar",
+            format!("{what} has scalar type {ty}; pto scalars are signless (iN), index or float"),
+        )
+        .with_note("unsigned integers are spelled as signless iN of the same width")
+    };
+    for (name, ty) in &c.k.params {
+        if let PtoType::Scalar(t) = ty {
+            if !pto_scalar(&t.name()) {
+                out.push(bad(format!("parameter {name}"), t.name(), None));
+            }
+        }
+    }
+    for l in c.lines() {
+        let Inst::Dps(d) = &l.inst else { continue };
+        if let Some((r, t)) = &d.result {
+            if !pto_scalar(&t.name()) {
+                out.push(bad(format!("result {r}"), t.name(), Some(l)));
+            }
+        }
+        for o in &d.ins {
+            if let PtoType::Scalar(t) = &o.ty {
+                if !pto_scalar(&t.name()) {
+                    out.push(bad(format!("scalar operand {}", o.value), t.name(), Some(l)));
+                }
+            }
         }
     }
 }

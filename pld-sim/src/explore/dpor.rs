@@ -9,8 +9,7 @@
 //! on, every interleaving of steps is run (every runnable thread at every node): the
 //! reference the tests compare the search against.
 
-use super::drive::{Driver, Stop};
-use super::step::{Ev, Step, Tid};
+use crate::drive::{Driver, Ev, Step, Stop, Tid};
 use std::collections::{BTreeSet, HashMap};
 
 /// One state of the current execution: the picks made there and what is known about it.

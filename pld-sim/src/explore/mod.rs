@@ -12,12 +12,9 @@
 //! wall clock) ends the search as [`Verdict::Incomplete`], never as a proof.
 
 mod dpor;
-mod drive;
-mod step;
 
+pub use crate::drive::{Driver, DriverCell, Ev, EvKind, Replay, ReplayDriver, Space, Step, Stop, Tid};
 pub use dpor::Dpor;
-pub use drive::{Driver, DriverCell, Replay, ReplayDriver, Stop};
-pub use step::{Ev, EvKind, Space, Step, Tid};
 
 use crate::{run, Report, ReportKind, SimConfig, SimError, SimOutcome};
 use pld_ir::Program;
@@ -139,7 +136,9 @@ pub fn exhaustive(
             return Ok(incomplete(tally, "the time limit was reached".into(), first, refuted));
         }
         if let Some(d) = s.diverged.take() {
-            return Err(crate::invalid(format!("the simulator did not replay deterministically: {d}")));
+            return Err(crate::entry::invalid(format!(
+                "the simulator did not replay deterministically: {d}"
+            )));
         }
         tally.max_steps = tally.max_steps.max(s.depth());
         let replay = || Replay {

@@ -22,6 +22,9 @@ struct CallSite<'p> {
     args: Vec<Val>,
     span: Span,
     targets: &'p [ValueId],
+    /// The arguments moved out of the environment (index, value), put back if the call
+    /// parks (it runs again).
+    moved: Vec<(usize, ValueId)>,
 }
 
 /// A dispatch to a device outside the world.
@@ -43,9 +46,22 @@ impl<'p> Thread<'p> {
         env: &Env<'_, 'p>,
     ) -> Result<StepOut, Fault> {
         let act = self.acts.last_mut().ok_or_else(|| Fault::runtime(span, "no frame"))?;
-        let args: Vec<Val> =
-            call.args.iter().map(|e| eval_pure(act, e, env, ecx)).collect::<Result<_, _>>()?;
-        let site = CallSite { call, args, span, targets };
+        // An argument read here for the last time is moved out of the environment rather
+        // than copied, so the callee holds the only reference (a nested call's parameter, an
+        // op that may reuse its storage); `moved` lists them (argument index, value).
+        let (block, pos) = act.next();
+        let mut moved = Vec::new();
+        let mut args = Vec::with_capacity(call.args.len());
+        for (k, e) in call.args.iter().enumerate() {
+            match e.kind {
+                ExprKind::Var(v) if act.live.last(block, pos).contains(&v) => {
+                    args.push(take(&mut act.env, v).map_or_else(|| eval_pure(act, e, env, ecx), Ok)?);
+                    moved.push((k, v));
+                }
+                _ => args.push(eval_pure(act, e, env, ecx)?),
+            }
+        }
+        let site = CallSite { call, args, span, targets, moved };
         match &call.callee {
             Callee::Func(name) => self.call_func(site, name, ecx, env),
             Callee::Op(def) => self.call_op(site, def, ecx, env),
@@ -69,7 +85,7 @@ impl<'p> Thread<'p> {
         ecx: &mut Ecx<'_, 'p>,
         env: &Env<'_, 'p>,
     ) -> Result<StepOut, Fault> {
-        let CallSite { call, args, span, targets } = site;
+        let CallSite { call, args, span, targets, .. } = site;
         let act = self.acts.last_mut().ok_or_else(|| Fault::runtime(span, "no frame"))?;
         let f = env
             .program
@@ -150,7 +166,7 @@ impl<'p> Thread<'p> {
         ecx: &mut Ecx<'_, 'p>,
         env: &Env<'_, 'p>,
     ) -> Result<StepOut, Fault> {
-        let CallSite { call, args, span, targets } = site;
+        let CallSite { call, mut args, span, targets, moved } = site;
         let act = self.acts.last_mut().ok_or_else(|| Fault::runtime(span, "no frame"))?;
         let Some(kind) = sem::of(def) else {
             return Err(Fault::runtime(span, format!("op '{}' has no simulator semantics", def.name))
@@ -208,6 +224,14 @@ impl<'p> Thread<'p> {
                 Ok(StepOut::Visible)
             }
             Flow::Park(p) => {
+                // The call runs again once the wait can pass: its arguments go back.
+                if let Some(act) = self.acts.last_mut() {
+                    for (k, v) in moved {
+                        if let Some(a) = args.get_mut(k) {
+                            set(&mut act.env, v, std::mem::replace(a, Val::Unit));
+                        }
+                    }
+                }
                 self.parked = Some((p, span));
                 self.last_wait.clone_from(&self.parked);
                 Ok(StepOut::Parked)

@@ -20,6 +20,11 @@ pub(super) fn set(env: &mut [Option<Val>], v: ValueId, val: Val) {
     }
 }
 
+/// Takes value `v` out of the environment (unset afterwards).
+pub(super) fn take(env: &mut [Option<Val>], v: ValueId) -> Option<Val> {
+    env.get_mut(v.index()).and_then(Option::take)
+}
+
 pub(super) fn get(env: &[Option<Val>], v: ValueId, span: Span) -> Result<Val, Fault> {
     env.get(v.index())
         .cloned()

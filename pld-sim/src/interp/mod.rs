@@ -21,6 +21,7 @@ use std::collections::HashMap;
 
 mod call;
 mod eval;
+mod live;
 mod shapes;
 
 use call::*;
@@ -90,9 +91,13 @@ pub enum Req<'p> {
 }
 
 enum Frame<'p> {
+    /// A block being run: its statements, the next one's index, its id in the function's
+    /// [`live::Live`] and the last position whose dead values were dropped.
     Block {
         stmts: &'p [Stmt],
         pc: usize,
+        block: u32,
+        dropped: usize,
     },
     For {
         stmt: &'p Stmt,
@@ -117,6 +122,49 @@ struct Act<'p> {
     env: Vec<Option<Val>>,
     frames: Vec<Frame<'p>>,
     ret_targets: Vec<ValueId>,
+    /// Where each value of `func` is read for the last time.
+    live: live::Live,
+}
+
+impl<'p> Act<'p> {
+    /// Drops the values dead on reaching position `pos` of block `block`.
+    fn drop_at(&mut self, block: u32, pos: usize) {
+        for v in self.live.at(block, pos) {
+            if let Some(slot) = self.env.get_mut(v.index()) {
+                *slot = None;
+            }
+        }
+    }
+
+    /// Drops the values dead after the head of the loop at `pos` of `block`.
+    fn drop_after_head(&mut self, block: u32, pos: usize) {
+        for v in self.live.head(block, pos) {
+            if let Some(slot) = self.env.get_mut(v.index()) {
+                *slot = None;
+            }
+        }
+    }
+
+    /// Enters block `block` (`stmts`), dropping the values dead on entering it.
+    fn push_block(&mut self, stmts: &'p [Stmt], block: u32) {
+        self.frames.push(Frame::Block { stmts, pc: 0, block, dropped: 0 });
+        self.drop_at(block, 0);
+    }
+
+    /// The block on top and the position of the statement it last started (the one being
+    /// executed, once `advance` has moved past it).
+    fn started(&self) -> (u32, usize) {
+        let (block, pc) = self.next();
+        (block, pc.saturating_sub(1))
+    }
+
+    /// The block on top and the position of its next statement.
+    fn next(&self) -> (u32, usize) {
+        match self.frames.last() {
+            Some(Frame::Block { pc, block, .. }) => (*block, *pc),
+            _ => (u32::MAX, 0),
+        }
+    }
 }
 
 /// Outcome of one step.
@@ -248,12 +296,9 @@ impl<'p> Thread<'p> {
                 *slot = Some(a);
             }
         }
-        self.acts.push(Act {
-            func,
-            env,
-            frames: vec![Frame::Block { stmts: &func.body.stmts, pc: 0 }],
-            ret_targets,
-        });
+        let mut act = Act { func, env, frames: Vec::new(), ret_targets, live: live::Live::of(func) };
+        act.push_block(&func.body.stmts, 0);
+        self.acts.push(act);
         Ok(())
     }
 
@@ -276,7 +321,7 @@ impl<'p> Thread<'p> {
             return Ok(StepOut::Done);
         }
         if let Some(m) = &mut self.micro {
-            return match m.step(world, self.rank, &self.name)? {
+            return match m.step(world, self.rank, &self.name, self.group.as_deref())? {
                 MicroStep::Ran => Ok(StepOut::Visible),
                 MicroStep::Park(p) => {
                     self.parked = Some((p, m.span));
@@ -316,8 +361,15 @@ impl<'p> Thread<'p> {
                 return self.finish_act(Vec::new());
             };
             match top {
-                Frame::Block { stmts, pc } if *pc < stmts.len() => break,
-                Frame::Block { .. } => {
+                Frame::Block { stmts, pc, block, dropped } if *pc < stmts.len() => {
+                    let (b, pc, from) = (*block, *pc, *dropped);
+                    *dropped = pc;
+                    (from + 1..=pc).for_each(|k| act.drop_at(b, k));
+                    break;
+                }
+                Frame::Block { stmts, block, dropped, .. } => {
+                    let (b, end, from) = (*block, stmts.len(), *dropped);
+                    (from + 1..=end).for_each(|k| act.drop_at(b, k));
                     act.frames.pop();
                     match act.frames.last_mut() {
                         Some(Frame::For { stmt, cur, stop, step }) => {
@@ -330,7 +382,7 @@ impl<'p> Thread<'p> {
                             if again {
                                 let c = *cur;
                                 set(&mut act.env, *var, Val::Int(c));
-                                act.frames.push(Frame::Block { stmts: &body.stmts, pc: 0 });
+                                act.push_block(&body.stmts, b);
                                 if body.stmts.is_empty() {
                                     // An iteration with nothing to run is still a step, so the
                                     // step budget bounds an empty loop (D-sim budget).
@@ -349,7 +401,7 @@ impl<'p> Thread<'p> {
                             if c.truthy()
                                 .ok_or_else(|| Fault::runtime(cond.span, "while condition is not a scalar"))?
                             {
-                                act.frames.push(Frame::Block { stmts: &body.stmts, pc: 0 });
+                                act.push_block(&body.stmts, b);
                                 if body.stmts.is_empty() {
                                     return Ok(StepOut::Ran);
                                 }
@@ -377,7 +429,7 @@ impl<'p> Thread<'p> {
                 }
             }
         }
-        let Some(Frame::Block { stmts, pc }) = act.frames.last() else {
+        let Some(Frame::Block { stmts, pc, .. }) = act.frames.last() else {
             return Ok(StepOut::Ran);
         };
         let stmt: &'p Stmt = &stmts[*pc];
@@ -398,7 +450,7 @@ impl<'p> Thread<'p> {
             return (self.name.clone(), Span::DUMMY);
         };
         let span = act.frames.iter().rev().find_map(|f| match f {
-            Frame::Block { stmts, pc } => stmts.get(*pc).or(stmts.last()).map(|s| s.span),
+            Frame::Block { stmts, pc, .. } => stmts.get(*pc).or(stmts.last()).map(|s| s.span),
             Frame::For { stmt, .. } | Frame::While { stmt } => Some(stmt.span),
             _ => None,
         });
@@ -462,11 +514,13 @@ impl<'p> Thread<'p> {
                     return Err(Fault::runtime(span, "loop step is zero"));
                 }
                 carry_in(act, iter_args, env, ecx)?;
+                let (block, at) = act.started();
+                act.drop_after_head(block, at);
                 let enter = if s > 0 { a < b } else { a > b };
                 if enter {
                     set(&mut act.env, *var, Val::Int(a));
                     act.frames.push(Frame::For { stmt, cur: a, stop: b, step: s });
-                    act.frames.push(Frame::Block { stmts: &body.stmts, pc: 0 });
+                    act.push_block(&body.stmts, act.live.nested(block, at, 0));
                 } else {
                     carry_out(act, iter_args, results, span)?;
                 }
@@ -476,10 +530,12 @@ impl<'p> Thread<'p> {
                 self.advance();
                 let act = self.acts.last_mut().ok_or_else(|| Fault::runtime(span, "no frame"))?;
                 carry_in(act, iter_args, env, ecx)?;
+                let (block, at) = act.started();
+                act.drop_after_head(block, at);
                 let c = eval_pure(act, cond, env, ecx)?;
                 if c.truthy().ok_or_else(|| Fault::runtime(cond.span, "while condition is not a scalar"))? {
                     act.frames.push(Frame::While { stmt });
-                    act.frames.push(Frame::Block { stmts: &body.stmts, pc: 0 });
+                    act.push_block(&body.stmts, act.live.nested(block, at, 0));
                 } else {
                     carry_out(act, iter_args, results, span)?;
                 }
@@ -491,10 +547,11 @@ impl<'p> Thread<'p> {
                 let c = eval_pure(act, cond, env, ecx)?;
                 let b =
                     c.truthy().ok_or_else(|| Fault::runtime(cond.span, "if condition is not a scalar"))?;
-                ecx.world.branches.record(span, ecx.rank, b);
+                ecx.world.branches_mut().record(span, ecx.rank, b);
+                let (block, at) = act.started();
                 act.frames.push(Frame::If);
-                act.frames
-                    .push(Frame::Block { stmts: if b { &then_body.stmts } else { &else_body.stmts }, pc: 0 });
+                let (stmts, k) = if b { (&then_body.stmts, 0) } else { (&else_body.stmts, 1) };
+                act.push_block(stmts, act.live.nested(block, at, k));
                 Ok(StepOut::Ran)
             }
             StmtKind::Scope { kind, body, args, .. } => self.enter_scope(kind, body, args, span, ecx),
@@ -581,8 +638,9 @@ impl<'p> Thread<'p> {
         let manual = matches!(kind, pld_ir::ScopeKind::Manual);
         self.manual += usize::from(manual);
         let act = self.acts.last_mut().ok_or_else(|| Fault::runtime(span, "no frame"))?;
+        let (block, at) = act.started();
         act.frames.push(Frame::Domain { prev, pushed, manual });
-        act.frames.push(Frame::Block { stmts: &body.stmts, pc: 0 });
+        act.push_block(&body.stmts, act.live.nested(block, at, 0));
         Ok(StepOut::Ran)
     }
 }
@@ -624,7 +682,7 @@ fn if_results(act: &Act<'_>, _span: Span) -> Vec<ValueId> {
     for i in (0..n).rev() {
         if let Frame::If = act.frames[i] {
             if i > 0 {
-                if let Frame::Block { stmts, pc } = &act.frames[i - 1] {
+                if let Frame::Block { stmts, pc, .. } = &act.frames[i - 1] {
                     if let Some(Stmt { kind: StmtKind::If { results, .. }, .. }) =
                         pc.checked_sub(1).and_then(|p| stmts.get(p))
                     {

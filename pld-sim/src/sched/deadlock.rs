@@ -44,6 +44,6 @@ pub(crate) fn deadlock_fault(
     if !finished.is_empty() {
         f = f.note(format!("ranks that already finished all their work: {finished:?}"));
     }
-    f.context.graph = Some(crate::report_render::WaitGraph { waits: parked, live: live.to_vec(), finished });
+    f.context.graph = Some(crate::report::render::WaitGraph { waits: parked, live: live.to_vec(), finished });
     f
 }

@@ -1,4 +1,4 @@
-//! The driven device loop: a [`Driver`](crate::explore::Driver) picks the thread of every
+//! The driven device loop: a [`Driver`](crate::drive::Driver) picks the thread of every
 //! step ([`crate::explore`]: `pld verify --exhaustive`, `pld run --schedule replay:PATH`).
 //!
 //! Guarantees: each step runs the picked thread up to and including its next op that touches
@@ -9,7 +9,7 @@
 //! parked. Deadlocks, faults and the end of the work are the ordinary loop's.
 
 use super::*;
-use crate::explore::{DriverCell, Ev, EvKind, Space, Stop};
+use crate::drive::{DriverCell, Ev, EvKind, Space, Stop};
 
 impl<'p> Sched<'p, '_> {
     pub(super) fn driven_loop(&mut self, world: &mut World, driver: &DriverCell) -> Result<(), Fault> {
@@ -27,13 +27,13 @@ impl<'p> Sched<'p, '_> {
             for u in self.ranks.iter().flat_map(|rl| rl.units.iter().flatten()) {
                 if seen.insert(u.tid) {
                     if let Some((t, _)) = last {
-                        let space = crate::explore::Space::Thread(u.tid);
-                        evs.push(crate::explore::Ev {
+                        let space = crate::drive::Space::Thread(u.tid);
+                        evs.push(crate::drive::Ev {
                             by: t.rank,
                             space,
                             lo: 0,
                             hi: 1,
-                            kind: crate::explore::EvKind::Write,
+                            kind: crate::drive::EvKind::Write,
                         });
                     }
                 }
@@ -101,6 +101,6 @@ impl<'p> Sched<'p, '_> {
     }
 }
 
-fn lock(d: &DriverCell) -> std::sync::MutexGuard<'_, dyn crate::explore::Driver + 'static> {
+fn lock(d: &DriverCell) -> std::sync::MutexGuard<'_, dyn crate::drive::Driver + 'static> {
     d.0.lock().unwrap_or_else(|e| e.into_inner())
 }

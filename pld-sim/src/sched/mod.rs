@@ -14,7 +14,7 @@
 //! repeats a sequence of up to `MAX_PERIOD` dispatches holds it once with a count). The run always ends: completion, a fault, a deadlock report when nothing
 //! can run but something waits, or a budget report.
 
-use crate::explore::Tid;
+use crate::drive::Tid;
 use crate::interp::{Env, Job, Req, StepOut, Thread};
 use crate::micro::MicroRun;
 use crate::report::{Fault, ParkedCore, ReportKind};
@@ -422,7 +422,7 @@ impl<'p> RankLocal<'p> {
                     break StepOut::Visible;
                 }
                 other => {
-                    let site = crate::report_render::Site {
+                    let site = crate::report::render::Site {
                         rank: unit.rank,
                         core: (unit.lane.core != crate::timeline::ORCH_LANE).then_some(unit.lane.core),
                         kernel: unit.thread.name.clone(),
@@ -728,7 +728,7 @@ impl Sched<'_, '_> {
             }
             let parked = self.ranks.iter().flat_map(|r| r.parked(world)).collect();
             let f = deadlock_fault(parked, &live, self.ranks.len(), self.cfg);
-            return Err(crate::divergence::help(f, self.program, &world.branches));
+            return Err(crate::divergence::help(f, self.program, world.branches()));
         }
         Ok(true)
     }

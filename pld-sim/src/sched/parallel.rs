@@ -165,7 +165,7 @@ impl<'p, 'c> Sched<'p, 'c> {
         world.set_wake(Some(std::sync::Arc::clone(&epoch)));
         let slots: Vec<Mutex<Slot<'p>>> = std::mem::take(&mut self.ranks)
             .into_iter()
-            .map(|rl| Mutex::new(Slot { rl, w: world.fork(), rec: self.rec.fork() }))
+            .map(|rl| Mutex::new(Slot { w: world.fork(&[rl.r]), rl, rec: self.rec.fork() }))
             .collect();
         let workers = parallel_workers(n, cfg);
         let (crew, staffing) = match cfg.parallel_workers {
@@ -211,9 +211,9 @@ impl<'p, 'c> Sched<'p, 'c> {
         world.set_wake(None);
         let board = sync.board.into_inner().unwrap_or_else(|e| e.into_inner());
         let mut ranks = Vec::with_capacity(n);
-        for (r, slot) in slots.into_iter().enumerate() {
+        for slot in slots {
             let Slot { rl, w, mut rec } = slot.into_inner().unwrap_or_else(|e| e.into_inner());
-            world.join(w, &[r]);
+            world.join(w);
             rec.rank_end.push((rl.r, rl.tl.frontier));
             self.rec.join(rec);
             ranks.push(rl);
@@ -225,7 +225,7 @@ impl<'p, 'c> Sched<'p, 'c> {
             let live: Vec<usize> = ranks.iter().filter(|rl| !rl.idle()).map(|rl| rl.r).collect();
             let parked = ranks.iter().flat_map(|rl| rl.parked(world)).collect();
             let f = deadlock_fault(parked, &live, n, cfg);
-            return Err(crate::divergence::help(f, program, &world.branches));
+            return Err(crate::divergence::help(f, program, world.branches()));
         }
         Ok(())
     }

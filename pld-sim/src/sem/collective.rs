@@ -20,6 +20,7 @@
 //! rows.
 
 use super::put_get::transfer;
+use super::system::{NOTIFY, WAIT};
 use super::OpCx;
 use crate::micro::{CellIdx, Lazy, Micro};
 use crate::register_collective;
@@ -95,6 +96,8 @@ impl Proto {
                 idx,
                 value: 1,
                 op: NotifyOp::AtomicAdd,
+                fence: true,
+                name: NOTIFY,
                 at: Default::default(),
             });
         }
@@ -105,6 +108,7 @@ impl Proto {
                 idx,
                 expected: g,
                 ge: true,
+                name: WAIT,
                 at: Default::default(),
             });
         }
@@ -119,6 +123,8 @@ impl Proto {
                 idx,
                 value: -credits,
                 op: NotifyOp::AtomicAdd,
+                fence: true,
+                name: NOTIFY,
                 at: Default::default(),
             });
         }
@@ -546,6 +552,8 @@ fn all_to_all_v(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Vec<Micro>, Fault> {
             idx: CellIdx::two(me, 0),
             value: c as i32,
             op: NotifyOp::Set,
+            fence: true,
+            name: NOTIFY,
             at: Default::default(),
         });
         if c > 0 {

@@ -1,7 +1,8 @@
 //! System family: windows and contexts (`alloc_window_buffer`, `window`, `world_size`,
 //! `get_comm_ctx`, `rank`, `nranks`) and signals (`notify`, `wait`, `defer_wait`).
 //!
-//! Guarantees: notify resolves its cell through the CommContext like every remote access,
+//! Guarantees: notify first runs the checks every notify runs (`World::check_notify`: GM
+//! fence, single lane), then resolves its cell through the CommContext like every remote access,
 //! applies Set as a plain store and AtomicAdd as a wrapping i32 add, reports Set/AtomicAdd
 //! mixing on one cell within a zeroing epoch, releases the notifier's vector clock into the
 //! cell and records who deposited its credits (`crate::credit`); wait checks
@@ -12,7 +13,7 @@ use super::{Flow, Level, OpCx, Park};
 use crate::register_semantics;
 use crate::report::{Fault, ReportKind};
 use crate::value::{Mem, TRef, Val};
-use crate::world::World;
+use crate::world::{Checked, Notifier, World};
 use pld_ir::{DataType, Span};
 use pld_runtime_abi::{NotifyOp, WaitCmp};
 
@@ -108,7 +109,8 @@ fn nranks(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
     Ok(Flow::Val(Val::Int(cx.world.domain(d).members.len() as i64)))
 }
 
-/// TNOTIFY: writes `value` into cell `idx` of `peer`'s copy of `sig` (a local view).
+/// TNOTIFY by rank `g` (kernel `who`, no mixed-kernel group): writes `value` into cell `idx`
+/// of `peer`'s copy of `sig` (a local view), after the checks every notify runs.
 #[allow(clippy::too_many_arguments)]
 pub fn notify(
     world: &mut World,
@@ -121,8 +123,23 @@ pub fn notify(
     span: Span,
     who: &str,
 ) -> Result<(), Fault> {
+    let checked = world.check_notify(Notifier { g, who, group: None, span, op: NOTIFY })?;
+    notify_checked(world, checked, sig, peer, idx, value, op)
+}
+
+/// A checked notify (see [`World::check_notify`]) into cell `idx` of `peer`'s copy of `sig`.
+fn notify_checked(
+    world: &mut World,
+    n: Checked<'_>,
+    sig: &TRef,
+    peer: i64,
+    idx: &[i64],
+    value: i32,
+    op: NotifyOp,
+) -> Result<(), Fault> {
+    let Notifier { g, span, .. } = *n.notifier();
     let r = world.cell_addr(g, sig, Some(peer), idx, span, NOTIFY)?;
-    world.notify_cell(g, r, value, op, span, who)
+    world.notify_cell(n, r, value, op)
 }
 
 /// TWAIT, one sweep: `None` when satisfied (clock acquired), else the park record.
@@ -141,52 +158,20 @@ pub fn wait(
     world.wait_cell(g, r, expected, ge, span, who)
 }
 
-/// With fence checking on, a notify may not publish window writes that no GM fence covered.
-fn check_fenced(cx: &OpCx<'_>) -> Result<(), Fault> {
-    match cx.world.first_unfenced(cx.rank) {
-        None => Ok(()),
-        Some((op, buf, span)) => Err(Fault::new(
-            ReportKind::UnfencedNotify,
-            cx.span,
-            format!("pld.system.notify on rank {} publishes a write to buffer '{buf}' ({op}) that no GM fence has made visible", cx.rank),
-        )
-        .note_at(format!("the unfenced {op} is at"), *span)
-        .note("a peer released by this notify may read stale bytes; fence (pipe barrier + dsb) before notifying")),
-    }
-}
-
 fn fence(cx: &mut OpCx<'_>, _args: &[Val]) -> Result<Flow, Fault> {
     cx.world.fence(cx.rank);
     Ok(Flow::Val(Val::Unit))
 }
 
-/// A notify written outside every `split_aiv` region is duplicated onto both lanes of a
-/// mixed kernel: the same source notify executed by two lanes of one group is reported.
-fn check_single_lane(cx: &mut OpCx<'_>) -> Result<(), Fault> {
-    let Some(group) = cx.group else { return Ok(()) };
-    match cx.world.note_lane_notify(cx.rank, group, cx.span, cx.who) {
-        Some(lane) => Err(Fault::new(
-            ReportKind::DuplicateNotify,
-            cx.span,
-            format!(
-                "pld.system.notify of mixed kernel '{group}' runs on two lanes ('{lane}' and '{}') of rank {}: duplicate credit, and the cube lane can publish before the vector lane's data landed",
-                cx.who, cx.rank
-            ),
-        )
-        .note("put the notify inside a pl.split_aiv region so it is pinned to the vector lane")),
-        None => Ok(()),
-    }
-}
-
 fn notify_op(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
-    check_fenced(cx)?;
-    check_single_lane(cx)?;
+    let (who, group) = (cx.who, cx.group);
+    let checked = cx.world.check_notify(Notifier { g: cx.rank, who, group, span: cx.span, op: NOTIFY })?;
     let sig = cx.tensor(args, 0)?.clone();
     let peer = cx.int(args, 1)?;
     let idx = cx.ints(args, 2)?;
     let value = cx.int(args, 3)?;
     let op = NotifyOp::from_i64(cx.attr_int("op").unwrap_or(0)).map_err(|e| cx.err(e.to_string()))?;
-    notify(cx.world, cx.rank, &sig, peer, &idx, value as i32, op, cx.span, cx.who)?;
+    notify_checked(cx.world, checked, &sig, peer, &idx, value as i32, op)?;
     Ok(Flow::Val(Val::Unit))
 }
 
@@ -226,3 +211,82 @@ register_semantics!(NOTIFY, notify_op);
 register_semantics!(WAIT, wait_op);
 register_semantics!("pld.system.defer_wait", defer_wait_op);
 register_semantics!("system.fence", fence);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::micro::{CellIdx, Micro, MicroRun, MicroStep};
+    use crate::world::Access;
+    use pld_ir::FileId;
+    use std::sync::Arc;
+
+    /// Where the protocol op (and so each of its instructions) is written.
+    const AT: Span = Span { file: FileId(0), lo: 10, hi: 20 };
+
+    /// Two ranks with fence checking on: a `[2, 4]` FP32 `data` buffer whose row 0 rank 0
+    /// wrote and fenced, and a 2-cell INT32 `signal`; rank 0's views of both.
+    fn world() -> (World, TRef, TRef) {
+        let (mut w, dv, sv) = crate::world::fixture::two_ranks(2, 4, 0, false);
+        w.write(&Access::of(0, &dv, None, &[0, 0], &[1, 4], "store"), &[1.0; 4], false).expect("row 0");
+        w.fence(0);
+        (w, dv, sv)
+    }
+
+    /// A micro program of rank 0 (kernel `who` of mixed-kernel `group`): copy row 0 of `data`
+    /// to row 1, then notify rank 1's cell 0 (`fence`: fenced first); its first fault.
+    fn micro_copy_notify(
+        w: &mut World,
+        (dv, sv): (&TRef, &TRef),
+        fence: bool,
+        (who, group): (&str, Option<&str>),
+    ) -> Result<(), Fault> {
+        let row = |reg, r| (reg, dv.clone(), None, vec![r, 0], vec![1, 4], "store", Default::default());
+        let (reg, src, peer, offs, shape, op, at) = row(0, 0);
+        let load = Micro::Load { reg, src, peer, offs, shape, op, at };
+        let (reg, dst, peer, offs, shape, op, at) = row(0, 1);
+        let store = Micro::Store { reg, dst, peer, offs, shape, atomic: false, op, at };
+        let notify = Micro::Notify {
+            sig: Arc::new(sv.clone()),
+            peer: 1,
+            idx: CellIdx::two(0, 0),
+            value: 1,
+            op: NotifyOp::AtomicAdd,
+            fence,
+            name: NOTIFY,
+            at: Default::default(),
+        };
+        let mut run = MicroRun::new(vec![load, store, notify], AT);
+        while let MicroStep::Ran = run.step(w, 0, who, group)? {}
+        Ok(())
+    }
+
+    #[test]
+    fn a_micro_notify_without_a_fence_gets_the_unfenced_fault_a_dsl_notify_gets() {
+        // The DSL: the same store of row 1, then `pld.system.notify` with no fence between.
+        let (mut w, dv, sv) = world();
+        let store = Access { span: AT, ..Access::of(0, &dv, None, &[1, 0], &[1, 4], "store") };
+        w.write(&store, &[1.0; 4], false).expect("row 1");
+        let dsl = notify(&mut w, 0, &sv, 1, &[0, 0], 1, NotifyOp::AtomicAdd, AT, "k").expect_err("unfenced");
+        assert_eq!(dsl.kind, ReportKind::UnfencedNotify);
+        // A micro program that writes the window and notifies without a fence.
+        let (mut w, dv, sv) = world();
+        let micro = micro_copy_notify(&mut w, (&dv, &sv), false, ("k", None)).expect_err("unfenced");
+        assert_eq!(format!("{micro:?}"), format!("{dsl:?}"), "the same fault, span and notes");
+        assert!(micro.message.contains("buffer 'data' (store)"), "{}", micro.message);
+        // Fenced first (as every protocol builder's notify is), it notifies.
+        let (mut w, dv, sv) = world();
+        micro_copy_notify(&mut w, (&dv, &sv), true, ("k", None)).expect("fenced");
+        let cell = w.cell_addr(0, &sv, Some(1), &[0, 0], AT, NOTIFY).expect("cell");
+        assert_eq!(w.cell_value(cell), 1);
+    }
+
+    #[test]
+    fn a_micro_notify_run_by_two_lanes_of_a_mixed_kernel_is_a_duplicate_notify() {
+        let (mut w, dv, sv) = world();
+        micro_copy_notify(&mut w, (&dv, &sv), true, ("k_aic", Some("k"))).expect("the first lane");
+        micro_copy_notify(&mut w, (&dv, &sv), true, ("k_aic", Some("k"))).expect("the same lane again");
+        let f = micro_copy_notify(&mut w, (&dv, &sv), true, ("k_aiv", Some("k"))).expect_err("a second lane");
+        assert_eq!(f.kind, ReportKind::DuplicateNotify);
+        assert!(f.message.contains("('k_aic' and 'k_aiv')"), "{}", f.message);
+    }
+}

@@ -43,10 +43,10 @@ impl World {
         if atomic {
             return self.access(a, Data::AtomicF64(data));
         }
-        let mut scratch = std::mem::take(&mut self.scratch);
+        let mut scratch = std::mem::take(&mut self.local.scratch);
         encode_values(a.view.dtype, data, &mut scratch);
         let r = self.access(a, Data::WriteBytes(&scratch));
-        self.scratch = scratch;
+        self.local.scratch = scratch;
         r
     }
 
@@ -94,10 +94,10 @@ impl World {
             // One contiguous run (every tile row, every packed chunk): no row list to build.
             return self.access_rows(a, &mut data, &[start], numel, 1);
         }
-        let mut starts = std::mem::take(&mut self.starts);
+        let mut starts = std::mem::take(&mut self.local.starts);
         let (cols, cstride) = Self::region_rows(view, offs, shape, &mut starts);
         let r = self.access_rows(a, &mut data, &starts, cols, cstride);
-        self.starts = starts;
+        self.local.starts = starts;
         r
     }
 
@@ -133,7 +133,7 @@ impl World {
         match view.mem {
             Mem::Host(buf) => {
                 let b = view.base as i64;
-                let Some(hb) = self.host.get(buf).map(Arc::clone) else {
+                let Some(hb) = self.shared.host.get(buf).map(Arc::clone) else {
                     return Err(Fault::new(
                         ReportKind::HostOutOfBounds,
                         span,
@@ -153,12 +153,12 @@ impl World {
                 let rows = Rows { base: b, starts, cols, cstride, eb };
                 rows.apply(dt, &mut mem, data);
                 let (lo, hi) = ((b + lo_e * eb) as u64, (b + (hi_e + 1) * eb) as u64);
-                self.dep(g, crate::explore::Space::Host(buf as u32), lo, hi, kind.into());
+                self.dep(g, crate::drive::Space::Host(buf as u32), lo, hi, kind.into());
                 if kind != AccessKind::Read {
-                    self.progress_at = self.stats.steps;
+                    self.tally.progress_at = self.tally.stats.steps;
                 }
-                if self.backend.is_some() && kind != AccessKind::Read {
-                    let spans = &mut self.host_writes;
+                if self.shared.backend.is_some() && kind != AccessKind::Read {
+                    let spans = &mut self.local.host_writes;
                     rows.spans(|at, n, _| spans.push((buf, at, at + n)));
                 }
                 drop(mem);
@@ -170,12 +170,12 @@ impl World {
                 // The last byte lies `extent` past the first: in the same window when the window
                 // reaches that far (windows never overlap), else resolved on its own.
                 let extent = ((hi_e + 1 - lo_e) * eb - 1) as u64;
-                let last = if first.offset + extent < self.domains[domain].win_size {
+                let last = if first.offset + extent < self.shared.domains[domain].win_size {
                     Resolved { offset: first.offset + extent, ..first }
                 } else {
                     self.resolve(g, view, peer, (hi_e + 1) * eb - 1, span, op)?
                 };
-                let al = &self.allocs[alloc];
+                let al = &self.shared.allocs[alloc];
                 let writes = kind != AccessKind::Read;
                 let limit = if writes { al.offset + al.size } else { al.offset + al.rounded };
                 if first.owner != last.owner || first.offset < al.offset || last.offset >= limit {
@@ -190,7 +190,7 @@ impl World {
                 }
                 // Base byte of element 0 in the owner's window.
                 let base0 = first.offset as i64 - lo_e * eb;
-                let remote = self.domains[domain].drank(g) != Some(first.owner);
+                let remote = self.shared.domains[domain].drank(g) != Some(first.owner);
                 let (lo, hi) = (first.offset, last.offset + 1);
                 let at = Touch { domain, alloc, owner: first.owner, lo, hi, bytes, site: None, remote };
                 let rows = Rows { base: base0, starts, cols, cstride, eb };
@@ -215,27 +215,29 @@ impl World {
         let Touch { domain, alloc, owner, lo, hi, bytes, site, remote } = at;
         let writes = kind != AccessKind::Read;
         let site = site.unwrap_or_else(|| self.intern(op, who));
-        let win_size = self.domains[domain].win_size;
+        let win_size = self.shared.domains[domain].win_size;
         // Borrowed, not cloned: the window's reference count is shared by the workers of a
         // parallel run, and bumping it on every access made its cache line bounce.
-        let win: &Window = &self.domains[domain].wins[owner];
+        let win: &Window = &self.shared.domains[domain].wins[owner];
         let mut guard = lock(&win.state);
         let st = &mut *guard;
         // Bytes are defined when written (or zeroed by `--zero-windows`) or when they are
         // signal cells, never by their dtype; an atomic add reads what it adds into (D-sim-22).
         // A distributed run sees only its own rank's writes: definedness is not judged there.
         let defined = kind == AccessKind::Write
-            || st.note_defined(lo, hi, false, self.allocs[alloc].defined)
-            || st
-                .has_cells(self.allocs[alloc].offset, self.allocs[alloc].offset + self.allocs[alloc].rounded)
-            || self.backend.is_some();
-        if !defined && !self.allow_uninit_reads && self.uninit.len() < MAX_UNINIT {
+            || st.note_defined(lo, hi, false, self.shared.allocs[alloc].defined)
+            || st.has_cells(
+                self.shared.allocs[alloc].offset,
+                self.shared.allocs[alloc].offset + self.shared.allocs[alloc].rounded,
+            )
+            || self.shared.backend.is_some();
+        if !defined && !self.shared.checks.allow_uninit_reads && self.tally.uninit.len() < MAX_UNINIT {
             // Reported when the run ends, unless a fault comes first (a read that a peer's
             // unordered write follows is a race whichever of the two ran first) or the bytes
             // turn out to be signal cells.
             let writers = st.writers_of(alloc);
-            let f = crate::uninit::fault(self, a, owner, alloc, lo, hi, &writers);
-            self.uninit.push(((domain, owner, lo, hi), Box::new(f)));
+            let f = super::uninit::fault(self, a, owner, alloc, lo, hi, &writers);
+            self.tally.uninit.push(((domain, owner, lo, hi), Box::new(f)));
         }
         if writes {
             st.note_defined(lo, hi, true, false);
@@ -249,24 +251,25 @@ impl World {
         // cannot be observed by a reader, but it still orders against an atomic add or a write
         // that changes the bytes: it is recorded as a rewrite (see `AccessKind::Rewrite`).
         let silent = match data {
-            Data::WriteBytes(src) if self.backend.is_none() => rows.equal(&read(win), src),
+            Data::WriteBytes(src) if self.shared.backend.is_none() => rows.equal(&read(win), src),
             _ => false,
         };
         if writes && !silent {
             // Progress for the liveness budget (`World::idle_steps`): bytes changed, or an
             // atomic add landed.
-            self.progress_at = self.stats.steps;
+            self.tally.progress_at = self.tally.stats.steps;
         }
-        if let Some(log) = &mut self.deps {
-            let space = crate::explore::Space::Window { domain: domain as u32, owner: owner as u32 };
-            log.push(crate::explore::Ev { by: g as u32, space, lo, hi, kind: kind.into() });
+        if let Some(log) = &mut self.local.deps {
+            let space = crate::drive::Space::Window { domain: domain as u32, owner: owner as u32 };
+            log.push(crate::drive::Ev { by: g as u32, space, lo, hi, kind: kind.into() });
         }
-        if self.check_races {
+        if self.shared.checks.races {
             let kind = if silent { AccessKind::Rewrite } else { kind };
             // A release since this rank's last access advances its clock now.
-            self.released[g].settle(&mut self.vc[g], g);
-            let vc = &self.vc[g];
-            if let Err(other) = st.record(vc, &mut self.drop_ids, win_size, g, lo, hi, kind, site, span) {
+            let (vc, rel) = self.ranks[g].clocks();
+            rel.settle(vc, g);
+            if let Err(other) = st.record(vc, &mut self.local.drop_ids, win_size, g, lo, hi, kind, site, span)
+            {
                 drop(guard);
                 return Err(self.race_fault(domain, owner, g, lo, hi, kind, span, op, who, &other));
             }
@@ -274,24 +277,24 @@ impl World {
         // Checked and recorded: the bytes move without holding the checker state, so other
         // ranks' accesses to this window are checked meanwhile, and reads share the bytes.
         drop(guard);
-        if let Some(b) = self.backend.clone() {
+        if let Some(b) = self.shared.backend.clone() {
             Self::remote_apply(&*b, (domain, owner, lo, hi), dt, rows, data, (span, op))?;
         } else if writes {
             rows.apply(dt, &mut write(win), data);
         } else {
             rows.apply_read(dt, &read(win), data);
         }
-        if !defined && self.allow_uninit_reads {
+        if !defined && self.shared.checks.allow_uninit_reads {
             self.warn_undefined(owner, alloc, g, lo, hi, op);
         }
-        if writes && self.check_fences {
-            let list = &mut self.unfenced[g];
+        if writes && self.shared.checks.fences {
+            let list = &mut self.ranks[g].unfenced;
             if list.len() < 64 {
-                list.push((op.to_string(), self.allocs[alloc].name.clone(), span));
+                list.push((op.to_string(), self.shared.allocs[alloc].name.clone(), span));
             }
         }
         let (win, write) = ((domain, owner), writes);
-        self.meter.touched(crate::timeline::TouchRec { win, lo, hi, write, remote });
+        self.local.meter.touched(TouchRec { win, lo, hi, write, remote });
         self.count(g, site, remote, bytes, data.read_written(bytes, dt.bytes()));
         Ok(())
     }
@@ -299,9 +302,9 @@ impl World {
     /// Warns (once per rank and buffer) that rank `g` read bytes `[lo, hi)` of buffer `alloc`
     /// in the window of domain rank `owner` that nothing wrote in this run.
     fn warn_undefined(&mut self, owner: usize, alloc: usize, g: usize, lo: u64, hi: u64, op: &str) {
-        if self.warned.insert((g, alloc, "undefined")) {
-            let al = &self.allocs[alloc];
-            self.warnings.push(format!(
+        if self.ranks.get_mut(g).is_none_or(|s| s.warned.insert((alloc, "undefined"))) {
+            let al = &self.shared.allocs[alloc];
+            self.tally.warnings.push(format!(
                 "rank {g} read bytes [{}, {}) of buffer '{}' (window of domain rank {owner}) with {op}, but nothing wrote all of them in this run: they hold undefined (garbage) bytes",
                 lo.saturating_sub(al.offset),
                 hi.saturating_sub(al.offset),

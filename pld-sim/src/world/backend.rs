@@ -74,35 +74,35 @@ pub trait Watchdog {
 impl World {
     /// The window backend, when there is one.
     pub fn backend(&self) -> Option<Arc<dyn WindowBackend>> {
-        self.backend.clone()
+        self.shared.backend.clone()
     }
 
     /// The global rank this process runs, when the windows live behind a backend.
     pub fn distributed_rank(&self) -> Option<usize> {
-        self.backend.as_ref().map(|b| b.rank())
+        self.shared.backend.as_ref().map(|b| b.rank())
     }
 
     /// Installs a window backend (before the run materialises any window).
     pub fn set_backend(&mut self, b: Arc<dyn WindowBackend>) {
-        self.backend = Some(b);
+        self.shared.backend = Some(b);
         // Its clocks would only see this process's ranks.
-        self.check_races = false;
+        self.shared.checks.races = false;
     }
 
     /// The host-tensor byte spans `(buffer, lo, hi)` this process wrote (distributed runs
     /// only), in the order written.
     pub fn host_writes(&self) -> &[(usize, usize, usize)] {
-        &self.host_writes
+        &self.local.host_writes
     }
 
     /// Collective in a distributed run (nothing in-process): every process's host tensors
     /// take the bytes every other rank wrote since the last sync, so a host callback sees what
     /// it would see in-process; the recorded spans start afresh.
     pub fn sync_host(&mut self) {
-        let Some(b) = self.backend.clone() else { return };
+        let Some(b) = self.shared.backend.clone() else { return };
         let mut mine = Vec::new();
-        for &(buf, lo, hi) in &self.host_writes {
-            let Some(h) = self.host.get(buf) else { continue };
+        for &(buf, lo, hi) in &self.local.host_writes {
+            let Some(h) = self.shared.host.get(buf) else { continue };
             let h = h.lock().unwrap_or_else(|e| e.into_inner());
             let Some(bytes) = h.get(lo..hi) else { continue };
             for v in [buf, lo, hi - lo] {
@@ -116,7 +116,7 @@ impl World {
                 self.apply_host_spans(theirs);
             }
         }
-        self.host_writes.clear();
+        self.local.host_writes.clear();
         b.next_epoch();
     }
 
@@ -131,7 +131,7 @@ impl World {
         };
         while let (Some(buf), Some(lo), Some(n)) = (word(rec, 0), word(rec, 1), word(rec, 2)) {
             let Some(bytes) = rec.get(24..24 + n) else { return };
-            if let Some(h) = self.host.get(buf) {
+            if let Some(h) = self.shared.host.get(buf) {
                 let mut h = h.lock().unwrap_or_else(|e| e.into_inner());
                 // A lazy buffer's chunk is filled before bytes land in it, never after.
                 h.ready(lo, lo + n);

@@ -18,8 +18,8 @@ use pld_ir::Span;
 impl World {
     /// The named buffer of domain `domain` holding window byte `offset`.
     pub fn alloc_index_at(&self, domain: usize, offset: u64) -> Option<usize> {
-        self.domains[domain].allocs.iter().copied().find(|&a| {
-            let al = &self.allocs[a];
+        self.shared.domains[domain].allocs.iter().copied().find(|&a| {
+            let al = &self.shared.allocs[a];
             offset >= al.offset && offset < al.offset + al.rounded
         })
     }
@@ -29,9 +29,9 @@ impl World {
     pub(crate) fn signal_step(&mut self, g: usize, r: Resolved, epilogue: bool, span: Span) -> u32 {
         let Some(alloc) = self.alloc_index_at(r.domain, r.offset) else { return 0 };
         if epilogue {
-            self.epilogue_sites.entry(alloc).or_insert(span);
+            self.tally.epilogue_sites.entry(alloc).or_insert(span);
         }
-        match self.calls.get_mut(g) {
+        match self.ranks.get_mut(g).map(|s| &mut s.calls) {
             Some(m) => m.entry(alloc).or_default().step(epilogue),
             None => 0,
         }
@@ -40,7 +40,7 @@ impl World {
     /// The generation of a notify of rank `g` into cell `r` in call `call` (see
     /// [`Origin::gen`]): counted for single-credit AtomicAdds only.
     pub(crate) fn notify_generation(&mut self, g: usize, r: Resolved, call: u32, counted: bool) -> u32 {
-        match self.gens.get_mut(g) {
+        match self.ranks.get_mut(g).map(|s| &mut s.gens) {
             Some(gs) if counted => gs.count_sent((r.domain, r.owner, r.offset), call),
             _ => 0,
         }
@@ -52,7 +52,7 @@ impl World {
     pub fn acquire_wait(&mut self, g: usize, park: &Park, span: Span, who: &str) -> Result<bool, Fault> {
         let r = park.cell;
         let call = self.signal_step(g, r, false, span);
-        let win = &self.domains[r.domain].wins[r.owner];
+        let win = &self.shared.domains[r.domain].wins[r.owner];
         let mut st = lock(&win.state);
         // A waited-for cell is a signal cell, defined from the start (D-sim-22).
         st.cells.entry(r.offset).or_default();
@@ -69,12 +69,12 @@ impl World {
         }
         drop(st);
         self.dep_cell(g, r.domain, r.owner, r.offset);
-        let win = &self.domains[r.domain].wins[r.owner];
+        let win = &self.shared.domains[r.domain].wins[r.owner];
         let mut st = lock(&win.state);
         let Some(meta) = st.cells.get(&r.offset) else { return Ok(true) };
-        let (vc, rel) = (&mut self.vc[g], &mut self.released[g]);
+        let (vc, rel) = self.ranks[g].clocks();
         // One producer besides the owner's own epilogue: generations are that producer's.
-        let owner_g = self.domains[r.domain].members.get(r.owner).copied().unwrap_or(usize::MAX);
+        let owner_g = self.shared.domains[r.domain].members.get(r.owner).copied().unwrap_or(usize::MAX);
         let producers = (meta.writers & !1u64.checked_shl(owner_g as u32).unwrap_or(0)).count_ones();
         let mut gen_wait = None;
         let stale = match meta.ledger.as_deref().map(|l| l.satisfied(value, park.expected)) {
@@ -99,7 +99,8 @@ impl World {
                 l.note_awaited(park.expected, park.unsigned);
             }
             if !park.ge && !park.unsigned && park.expected >= 1 {
-                let clocks = (&mut self.vc[g][..], &mut self.released[g]);
+                let (vc, rel) = self.ranks[g].clocks();
+                let clocks = (&mut vc[..], rel);
                 super::signal::note_eq_wait(clocks, g, m, (park.expected, span, who));
             }
         }
@@ -107,18 +108,18 @@ impl World {
         if let Some(origin) = stale {
             return Err(self.stale_fault(g, park, span, who, call, origin, value));
         }
-        if let (Some((origin, judged)), Some(gs)) = (gen_wait, self.gens.get_mut(g)) {
+        if let (Some((origin, judged)), Some(gs)) = (gen_wait, self.ranks.get_mut(g).map(|s| &mut s.gens)) {
             let expected = gs.count_wait((r.domain, r.owner, r.offset), who, call);
             if judged && origin.gen < expected {
                 // Judged only on signals some rank self-clears (the seed's barrier protocol):
                 // at once when that is known, else when the run ends.
                 let f = self.generation_fault(g, park, span, who, expected, origin, value);
                 let alloc = self.alloc_index_at(r.domain, r.offset).unwrap_or(usize::MAX);
-                if self.epilogue_sites.contains_key(&alloc) {
+                if self.tally.epilogue_sites.contains_key(&alloc) {
                     return Err(f);
                 }
-                if self.stale_generation.is_none() {
-                    self.stale_generation = Some(Box::new((alloc, f)));
+                if self.tally.stale_generation.is_none() {
+                    self.tally.stale_generation = Some(Box::new((alloc, f)));
                 }
             }
         }
@@ -128,8 +129,8 @@ impl World {
     /// The end-of-run part of the generation check: a wait satisfied by an earlier
     /// generation's credit, on a buffer that turned out to be self-clearing.
     pub fn generation_check(&mut self) -> Result<(), Fault> {
-        match self.stale_generation.take() {
-            Some(b) if self.epilogue_sites.contains_key(&b.0) => Err(b.1),
+        match self.tally.stale_generation.take() {
+            Some(b) if self.tally.epilogue_sites.contains_key(&b.0) => Err(b.1),
             _ => Ok(()),
         }
     }
@@ -196,13 +197,13 @@ impl World {
     /// first call's credits) is a credit-leak fault; on a cell a `defer_wait` waited on (a
     /// counter the program keeps across calls) it is a warning (docs/DECISIONS.md D-sim-3).
     pub fn leftover_check(&mut self) -> Result<(), Fault> {
-        if self.backend.is_some() {
+        if self.shared.backend.is_some() {
             // A distributed run's process sees only its own rank's notifies.
             return Ok(());
         }
         let mut left: Vec<(String, i64, Option<LastNotify>)> = Vec::new();
         let mut kept = Vec::new();
-        for (domain, dom) in self.domains.iter().enumerate() {
+        for (domain, dom) in self.shared.domains.iter().enumerate() {
             for (owner, w) in dom.wins.iter().enumerate() {
                 let st = lock(&w.state);
                 let bytes = read(w);
@@ -210,7 +211,7 @@ impl World {
                     let (Some(l), o) = (meta.ledger.as_deref(), off as usize) else { continue };
                     let cleared = self
                         .alloc_index_at(domain, off)
-                        .is_some_and(|a| self.epilogue_sites.contains_key(&a));
+                        .is_some_and(|a| self.tally.epilogue_sites.contains_key(&a));
                     if cleared || meta.first.is_some_and(|f| f.set) || o + 4 > bytes.len() {
                         continue;
                     }
@@ -227,7 +228,7 @@ impl World {
                 }
             }
         }
-        self.warnings.extend(kept);
+        self.tally.warnings.extend(kept);
         let Some((_, _, culprit)) = left.first().cloned() else { return Ok(()) };
         let mut f = Fault::new(
             ReportKind::CreditLeak,
@@ -238,7 +239,7 @@ impl World {
             ),
         );
         if let Some((rank, _, _)) = culprit {
-            f = f.at_site(crate::report_render::Site {
+            f = f.at_site(crate::report::render::Site {
                 rank: usize::from(rank),
                 core: None,
                 kernel: "(end of run)".into(),
@@ -261,9 +262,9 @@ impl World {
     pub fn leak_check(&self) -> Result<(), Fault> {
         let mut leaks: Vec<(String, Option<LastNotify>)> = Vec::new();
         let mut sites: Vec<(String, Span)> = Vec::new();
-        for (&alloc, &site) in &self.epilogue_sites {
-            let al = &self.allocs[alloc];
-            let dom = &self.domains[al.domain];
+        for (&alloc, &site) in &self.tally.epilogue_sites {
+            let al = &self.shared.allocs[alloc];
+            let dom = &self.shared.domains[al.domain];
             let mut hit = false;
             for (owner, w) in dom.wins.iter().enumerate() {
                 let st = lock(&w.state);
@@ -302,7 +303,7 @@ impl World {
             ),
         );
         if let Some((rank, _, _)) = culprit {
-            f = f.at_site(crate::report_render::Site {
+            f = f.at_site(crate::report::render::Site {
                 rank: usize::from(rank),
                 core: None,
                 kernel: "(end of run)".into(),

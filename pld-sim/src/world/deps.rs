@@ -1,6 +1,6 @@
 //! The exhaustive explorer's hook into the world: while switched on, every access to state
 //! that ranks share (window bytes, host-tensor bytes, signal cells) is logged as an
-//! [`Ev`](crate::explore::Ev) for the dependence relation of [`crate::explore`].
+//! [`Ev`](crate::drive::Ev) for the dependence relation of [`crate::explore`].
 //!
 //! Guarantees: logging is off unless [`World::log_deps`] switched it on (then one branch per
 //! access is its whole cost); while on, every window access checked by `touch`, every
@@ -8,28 +8,28 @@
 //! appends one event naming the rank that performed it, in the order they happened.
 
 use super::World;
-use crate::explore::{Ev, EvKind, Space};
+use crate::drive::{Ev, EvKind, Space};
 
 impl World {
     /// Switches the dependence log on (an empty one) or off.
     pub fn log_deps(&mut self, on: bool) {
-        self.deps = on.then(Vec::new);
+        self.local.deps = on.then(Vec::new);
     }
 
     /// The events logged since the last call (empty when logging is off).
     pub fn take_deps(&mut self) -> Vec<Ev> {
-        self.deps.as_mut().map(std::mem::take).unwrap_or_default()
+        self.local.deps.as_mut().map(std::mem::take).unwrap_or_default()
     }
 
     /// Whether events were logged since the last [`World::take_deps`].
     pub fn has_deps(&self) -> bool {
-        self.deps.as_ref().is_some_and(|d| !d.is_empty())
+        self.local.deps.as_ref().is_some_and(|d| !d.is_empty())
     }
 
     /// Logs one access of rank `g` to bytes `[lo, hi)` of `space`.
     #[inline]
     pub(super) fn dep(&mut self, g: usize, space: Space, lo: u64, hi: u64, kind: EvKind) {
-        if let Some(log) = &mut self.deps {
+        if let Some(log) = &mut self.local.deps {
             log.push(Ev { by: g as u32, space, lo, hi, kind });
         }
     }
@@ -38,7 +38,7 @@ impl World {
     /// `owner`'s window of `domain`.
     #[inline]
     pub(super) fn dep_cell(&mut self, g: usize, domain: usize, owner: usize, offset: u64) {
-        if let Some(log) = &mut self.deps {
+        if let Some(log) = &mut self.local.deps {
             log.push(cell_ev(g, domain, owner, offset));
         }
     }

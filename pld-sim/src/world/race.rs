@@ -350,20 +350,19 @@ impl World {
     /// The host-side fence around a host callback: every rank's clock joins every other's
     /// (all device work before the callback happens before all device work after it).
     pub(crate) fn host_fence(&mut self) {
-        let n = self.vc.len();
-        for g in 0..n {
-            self.released[g].settle(&mut self.vc[g], g);
+        for (g, st) in self.ranks.iter_mut().enumerate() {
+            st.released.settle(&mut st.vc, g);
         }
-        let width = self.vc.iter().map(Vec::len).max().unwrap_or(0);
+        let width = self.ranks.iter().map(|s| s.vc.len()).max().unwrap_or(0);
         let mut join = vec![0u32; width];
-        for vc in &self.vc {
-            for (j, &c) in join.iter_mut().zip(vc) {
+        for st in &self.ranks {
+            for (j, &c) in join.iter_mut().zip(&st.vc) {
                 *j = (*j).max(c);
             }
         }
-        for (g, vc) in self.vc.iter_mut().enumerate() {
-            vc.clone_from(&join);
-            if let Some(own) = vc.get_mut(g) {
+        for (g, st) in self.ranks.iter_mut().enumerate() {
+            st.vc.clone_from(&join);
+            if let Some(own) = st.vc.get_mut(g) {
                 *own += 1;
             }
         }
@@ -373,10 +372,10 @@ impl World {
     pub(super) fn intern(&mut self, op: &str, who: &str) -> u32 {
         // This handle's own copy first: a run has a handful of sites, and the shared table's
         // lock would be taken by every access of every worker of a parallel run.
-        if let Some(&(_, _, i)) = self.site_cache.iter().find(|(o, w, _)| o == op && w == who) {
+        if let Some(&(_, _, i)) = self.local.site_cache.iter().find(|(o, w, _)| o == op && w == who) {
             return i;
         }
-        let mut s = self.sites.lock().unwrap_or_else(|e| e.into_inner());
+        let mut s = self.shared.sites.lock().unwrap_or_else(|e| e.into_inner());
         let key = (op.to_string(), who.to_string());
         let i = match s.ids.get(&key) {
             Some(&i) => i,
@@ -388,13 +387,13 @@ impl World {
             }
         };
         drop(s);
-        self.site_cache.push((key.0, key.1, i));
+        self.local.site_cache.push((key.0, key.1, i));
         i
     }
 
     /// The (op, kernel) names of a race site.
     pub(super) fn site(&self, i: u32) -> (String, String) {
-        let s = self.sites.lock().unwrap_or_else(|e| e.into_inner());
+        let s = self.shared.sites.lock().unwrap_or_else(|e| e.into_inner());
         s.list.get(i as usize).cloned().unwrap_or_default()
     }
 

@@ -94,7 +94,7 @@ impl World {
                 format!("{op} needs a window-bound tensor, got a plain tensor"),
             ));
         };
-        let dom = &self.domains[domain];
+        let dom = &self.shared.domains[domain];
         let Some(me) = dom.drank(g) else {
             return Err(Fault::new(
                 ReportKind::OutOfBounds,
@@ -233,7 +233,7 @@ impl World {
                         ),
                     ));
                 };
-                let label = self.host_labels.get(&buf);
+                let label = self.shared.host_labels.get(&buf);
                 let what = label.map_or("a host tensor".to_string(), |l| format!("host tensor '{}'", l.name));
                 let fault = Fault::new(
                     ReportKind::HostOutOfBounds,
@@ -266,7 +266,7 @@ impl World {
     fn locate(&mut self, a: &Access<'_>) -> Option<Located> {
         let Access { g, view, peer, op, who, .. } = *a;
         let Mem::Window { domain, alloc } = view.mem else { return None };
-        let dom = &self.domains[domain];
+        let dom = &self.shared.domains[domain];
         let me = dom.drank(g)?;
         let n = dom.ctx.get(me)?.rank_num as usize;
         let owner = match peer {
@@ -349,7 +349,7 @@ impl World {
         }
         let lo = view.base as i64 + start * eb;
         let hi = lo + numel * eb;
-        let al = &self.allocs[loc.alloc];
+        let al = &self.shared.allocs[loc.alloc];
         let limit = if kind == AccessKind::Read { al.offset + al.rounded } else { al.offset + al.size };
         if lo < al.offset as i64 || hi > limit as i64 {
             return None;

@@ -5,13 +5,14 @@
 //! Guarantees:
 //! - The rest of the simulator reads and changes this state only through the operations
 //!   below, so each invariant (a warning recorded once per run's list, a scope popped only by
-//!   its own frame, a fence clearing exactly its rank's unfenced writes) lives here.
+//!   its own frame, a fence clearing exactly its rank's unfenced writes) lives here; the checks
+//!   a notify runs on the fence and lane state are in `notify.rs`.
 
+use super::Meter;
 use super::{Alloc, Domain, Stats, World};
 use crate::limits::{check_total, human, MemUse};
 use crate::report::Fault;
-use crate::timeline::Meter;
-use pld_ir::{DataType, Span};
+use pld_ir::DataType;
 use std::sync::{Arc, Mutex};
 
 /// The checks a run enables (`pld run` flags).
@@ -38,65 +39,67 @@ pub struct RunEnd {
 impl World {
     /// Number of global ranks.
     pub fn nranks(&self) -> usize {
-        self.nranks
+        self.shared.nranks
     }
 
     /// Comm domain `d`.
     pub fn domain(&self, d: usize) -> &Domain {
-        &self.domains[d]
+        &self.shared.domains[d]
     }
 
     /// Every comm domain, by id.
     pub fn domains(&self) -> &[Domain] {
-        &self.domains
+        &self.shared.domains
     }
 
     /// Named window buffer `a`.
     pub fn buffer(&self, a: usize) -> &Alloc {
-        &self.allocs[a]
+        &self.shared.allocs[a]
     }
 
     /// Every named window buffer, by id.
     pub fn buffers(&self) -> &[Alloc] {
-        &self.allocs
+        &self.shared.allocs
     }
 
     /// Accounting so far (traffic merged by [`World::flush_traffic`]).
     pub fn stats(&self) -> &Stats {
-        &self.stats
+        &self.tally.stats
     }
 
     /// Counts one more scheduler step; returns the run's step count.
     pub fn count_step(&mut self) -> u64 {
-        self.stats.steps += 1;
-        self.stats.steps
+        self.tally.stats.steps += 1;
+        self.tally.stats.steps
     }
 
     /// Steps since the run last made progress: wrote window bytes that change them (or added
     /// atomically), wrote host-tensor bytes, or changed a signal cell's value (the liveness
     /// budget, [`crate::budget`]). Reads are not progress: a loop that only polls data spins.
     pub fn idle_steps(&self) -> u64 {
-        self.stats.steps - self.progress_at.min(self.stats.steps)
+        self.tally.stats.steps - self.tally.progress_at.min(self.tally.stats.steps)
     }
 
     /// Notifies rank `g` has issued so far.
     pub fn notifies_of(&self, g: usize) -> u64 {
-        self.stats.notifies[g]
+        self.tally.stats.notifies[g]
     }
 
     /// Records warnings of the run (e.g. a host callback's).
     pub fn record_warnings(&mut self, warnings: impl IntoIterator<Item = String>) {
-        self.warnings.extend(warnings);
+        self.tally.warnings.extend(warnings);
     }
 
     /// The first recorded read of undefined bytes whose buffer did not turn out to hold signal
     /// cells later in the run (a signal buffer is zero from the start).
     fn first_uninit(&mut self) -> Option<Fault> {
-        let list = std::mem::take(&mut self.uninit);
+        let list = std::mem::take(&mut self.tally.uninit);
         list.into_iter()
             .find(|&((domain, owner, lo, _), _)| {
-                let Some(al) = self.alloc_index_at(domain, lo).map(|a| &self.allocs[a]) else { return true };
-                !super::lock(&self.domains[domain].wins[owner].state)
+                let Some(al) = self.alloc_index_at(domain, lo).map(|a| &self.shared.allocs[a]) else {
+                    return true;
+                };
+                !super::lock(&self.shared.domains[domain].wins[owner].state)
                     .has_cells(al.offset, al.offset + al.rounded)
             })
             .map(|(_, f)| *f)
@@ -104,16 +107,16 @@ impl World {
 
     /// Starts a run: its memory limit (counters reset) and the checks it enables.
     pub fn begin_run(&mut self, max_memory: u64, checks: Checks) {
-        self.mem = MemUse { cap: max_memory, host: 0, windows: 0 };
-        self.check_races = checks.races;
-        self.check_fences = checks.fences;
-        self.allow_uninit_reads = checks.allow_uninit_reads;
+        self.shared.mem = MemUse { cap: max_memory, host: 0, windows: 0 };
+        self.shared.checks.races = checks.races;
+        self.shared.checks.fences = checks.fences;
+        self.shared.checks.allow_uninit_reads = checks.allow_uninit_reads;
     }
 
     /// A world with no comm domain yet gets the one of every rank.
     pub fn ensure_world_domain(&mut self) {
-        if self.domains.is_empty() {
-            self.add_domain((0..self.nranks).collect());
+        if self.shared.domains.is_empty() {
+            self.add_domain((0..self.shared.nranks).collect());
         }
     }
 
@@ -125,108 +128,87 @@ impl World {
             Ok(()) => self.first_uninit().map_or(Ok(()), Err),
             Err(f) => Err(f),
         };
-        self.reuse = None;
+        self.local.reuse = None;
         self.flush_traffic();
         let end = RunEnd {
-            stats: self.stats.clone(),
-            warnings: std::mem::take(&mut self.warnings),
-            host: std::mem::take(&mut self.host),
+            stats: self.tally.stats.clone(),
+            warnings: std::mem::take(&mut self.tally.warnings),
+            host: std::mem::take(&mut self.shared.host),
         };
         (result, end)
     }
 
     /// Host buffer `buf`.
     pub fn host_cell(&self, buf: usize) -> Option<&Mutex<crate::lazy::HostBuf>> {
-        self.host.get(buf).map(|c| &**c)
+        self.shared.host.get(buf).map(|c| &**c)
     }
 
     /// Reserves `bytes` of host memory for `what` against the run's limit.
     pub fn reserve_host(&mut self, bytes: u64, what: &str) -> Result<(), Fault> {
-        self.mem.reserve(bytes, what)
+        self.shared.mem.reserve(bytes, what)
     }
 
     /// The largest tile (bytes) the run's memory limit allows.
     pub fn tile_cap(&self) -> u64 {
-        self.mem.tile_cap()
+        self.shared.mem.tile_cap()
     }
 
     /// The windows of every comm domain (each member holds one) plus the host tensors, checked
     /// against the run's memory limit before the windows are mapped; records the windows' bytes.
     pub fn check_window_memory(&mut self) -> Result<(), Fault> {
         let windows = self
+            .shared
             .domains
             .iter()
             .fold(0u64, |t, d| t.saturating_add(d.win_size.saturating_mul(d.members.len() as u64)));
-        let total = self.mem.host.saturating_add(windows);
-        if let Err(f) = check_total(total, self.mem.cap, "its windows (every rank's) and host tensors") {
-            let biggest = self.allocs.iter().max_by_key(|a| a.size);
+        let total = self.shared.mem.host.saturating_add(windows);
+        if let Err(f) = check_total(total, self.shared.mem.cap, "its windows (every rank's) and host tensors")
+        {
+            let biggest = self.shared.allocs.iter().max_by_key(|a| a.size);
             return Err(match biggest {
                 Some(a) => f.note(format!("largest window buffer: '{}', {} per rank", a.name, human(a.size))),
                 None => f,
             });
         }
-        self.mem.windows = windows;
+        self.shared.mem.windows = windows;
         Ok(())
     }
 
     /// The parallel schedule's wake-up epoch (`None` outside it).
     pub fn set_wake(&mut self, epoch: Option<Arc<std::sync::atomic::AtomicU64>>) {
-        self.wake = epoch;
+        self.shared.wake = epoch;
     }
 
     /// The comm domain of exactly `members`, created when there is none (a persistent re-run
     /// reuses the domain it had; a first run only one with no buffers yet).
     pub fn open_comm_domain(&mut self, members: Vec<usize>) -> usize {
-        let existing = if self.reuse.is_some() {
-            self.domains.iter().position(|d| d.members == members)
+        let existing = if self.local.reuse.is_some() {
+            self.shared.domains.iter().position(|d| d.members == members)
         } else {
-            self.domains.iter().position(|d| d.members == members && d.allocs.is_empty())
+            self.shared.domains.iter().position(|d| d.members == members && d.allocs.is_empty())
         };
         existing.unwrap_or_else(|| self.add_domain(members))
     }
 
     /// Opens a comm-domain scope of the host pass listing its window buffer names.
     pub fn enter_scope(&mut self, domain: usize, windows: Vec<String>) {
-        self.scope_stack.push((domain, windows));
+        self.local.scope_stack.push((domain, windows));
     }
 
     /// Closes the innermost comm-domain scope.
     pub fn exit_scope(&mut self) {
-        self.scope_stack.pop();
+        self.local.scope_stack.pop();
     }
 
     /// The domain whose open scope lists window buffer `name` (innermost first).
     pub fn scope_domain(&self, name: &str) -> Option<usize> {
-        self.scope_stack.iter().rev().find(|(_, ws)| ws.iter().any(|w| w == name)).map(|(d, _)| *d)
-    }
-
-    /// With fence checking on, rank `g`'s first window write no GM fence covered yet
-    /// (op, buffer, span).
-    pub fn first_unfenced(&self, g: usize) -> Option<&(String, String, Span)> {
-        if !self.check_fences {
-            return None;
-        }
-        self.unfenced.get(g).and_then(|l| l.first())
+        self.local.scope_stack.iter().rev().find(|(_, ws)| ws.iter().any(|w| w == name)).map(|(d, _)| *d)
     }
 
     /// A GM fence on rank `g`: its earlier window writes are visible.
     pub fn fence(&mut self, g: usize) {
-        if let Some(l) = self.unfenced.get_mut(g) {
+        if let Some(l) = self.ranks.get_mut(g).map(|s| &mut s.unfenced) {
             l.clear();
-        }
-    }
-
-    /// Notes that lane `who` of mixed-kernel `group` on rank `g` executed the notify at `span`;
-    /// returns the other lane when a different one already did.
-    pub fn note_lane_notify(&mut self, g: usize, group: &str, span: Span, who: &str) -> Option<String> {
-        let key = (g, group.to_string(), span);
-        match self.lane_notifies.get(&key) {
-            Some(lane) if lane != who => Some(lane.clone()),
-            Some(_) => None,
-            None => {
-                self.lane_notifies.insert(key, who.to_string());
-                None
-            }
         }
     }
 
@@ -240,7 +222,7 @@ impl World {
         shape: &[i64],
         bytes: u64,
     ) -> Result<(usize, u64), String> {
-        let al = &mut self.allocs[a];
+        let al = &mut self.shared.allocs[a];
         if bytes > al.size {
             return Err(format!(
                 "a {shape:?} {dtype} view needs {bytes} bytes but buffer '{}' has {}",
@@ -258,7 +240,7 @@ impl World {
 
     /// `pld run --zero-windows`: every window buffer starts at zero.
     pub fn zero_all_windows(&mut self) {
-        self.allocs.iter_mut().for_each(|a| {
+        self.shared.allocs.iter_mut().for_each(|a| {
             a.zeroed = true;
             a.defined = true;
         });
@@ -267,18 +249,18 @@ impl World {
     /// Starts a scheduler step's meter (`record_touches`: keep the bytes it touches).
     pub fn reset_meter(&mut self, record_touches: Option<bool>) {
         if let Some(t) = record_touches {
-            self.meter.record_touches = t;
+            self.local.meter.record_touches = t;
         }
-        self.meter.reset();
+        self.local.meter.reset();
     }
 
     /// Hands the current step's meter to the cost model (a fresh one stays).
     pub fn take_meter(&mut self) -> Meter {
-        std::mem::take(&mut self.meter)
+        std::mem::take(&mut self.local.meter)
     }
 
     /// Gives the meter back after the cost model charged the step.
     pub fn restore_meter(&mut self, meter: Meter) {
-        self.meter = meter;
+        self.local.meter = meter;
     }
 }

@@ -6,6 +6,7 @@
 //! cell joins exactly the clocks released into it.
 
 use super::*;
+use crate::credit::EqWait;
 use pld_runtime_abi::NotifyOp;
 
 /// Per-signal-cell bookkeeping (one entry per notified cell; a full-barrier protocol has
@@ -22,21 +23,6 @@ pub struct CellMeta {
     /// Which notifies deposited the credits it holds (see [`crate::credit`]), and the `Eq`
     /// waits satisfied on it.
     pub ledger: Option<Box<crate::credit::Ledger>>,
-}
-
-/// A satisfied `Eq` wait on an AtomicAdd cell.
-#[derive(Clone, Debug)]
-pub struct EqWait {
-    /// The waiting global rank.
-    pub rank: u16,
-    /// Its own clock entry right after the wait.
-    pub clock: u32,
-    /// The value it waited for.
-    pub expected: i32,
-    /// Where.
-    pub span: Span,
-    /// The waiting kernel.
-    pub who: String,
 }
 
 /// `Eq` waits kept per cell at most (later ones are not judged).
@@ -90,8 +76,8 @@ impl World {
     /// domain has and `i` is a rank index: the fix is a size in the rank count.
     fn undersized_help(&self, mut f: Fault, sig: &TRef, i: i64, dim: i64) -> Fault {
         let Mem::Window { alloc, .. } = sig.mem else { return f };
-        let Some(al) = self.allocs.get(alloc) else { return f };
-        let n = self.domains.get(al.domain).map_or(0, |d| d.members.len()) as i64;
+        let Some(al) = self.shared.allocs.get(alloc) else { return f };
+        let n = self.shared.domains.get(al.domain).map_or(0, |d| d.members.len()) as i64;
         let Some(at) = al.literal_at.filter(|_| dim < n && (0..n).contains(&i)) else { return f };
         let per = (al.size % dim as u64 == 0).then(|| al.size / dim as u64).filter(|p| *p > 0);
         let size =
@@ -141,7 +127,7 @@ impl World {
         let Mem::Window { alloc, .. } = sig.mem else {
             return Err(Fault::runtime(span, format!("{op}: signal must be window-bound")));
         };
-        let al = &self.allocs[alloc];
+        let al = &self.shared.allocs[alloc];
         if r.offset < al.offset || r.offset + 4 > al.offset + al.size {
             return Err(Fault::new(
                 ReportKind::OutOfBounds,
@@ -160,27 +146,27 @@ impl World {
 
     /// The current value of a resolved cell.
     pub fn cell_value(&self, r: Resolved) -> i32 {
-        if let Some(b) = &self.backend {
+        if let Some(b) = &self.shared.backend {
             // An atomic read: adding zero.
             return b.fetch_add(r.domain, r.owner, r.offset, 0);
         }
-        cell_of(&read(&self.domains[r.domain].wins[r.owner]), r.offset)
+        cell_of(&read(&self.shared.domains[r.domain].wins[r.owner]), r.offset)
     }
 
     /// Stores a cell value.
     pub fn set_cell(&mut self, r: Resolved, v: i32) {
-        if let Some(b) = &self.backend {
+        if let Some(b) = &self.shared.backend {
             b.swap(r.domain, r.owner, r.offset, v);
             return;
         }
         let o = r.offset as usize;
-        write(&self.domains[r.domain].wins[r.owner])[o..o + 4].copy_from_slice(&v.to_le_bytes());
+        write(&self.shared.domains[r.domain].wins[r.owner])[o..o + 4].copy_from_slice(&v.to_le_bytes());
     }
 
     /// Notifies a cell through the window backend, when there is one: atomically adds
     /// `value` (or, with `set`, stores it) and returns the value before; `None` in-process.
     pub fn backend_notify(&self, r: Resolved, set: bool, value: i32) -> Option<i32> {
-        let b = self.backend.as_ref()?;
+        let b = self.shared.backend.as_ref()?;
         Some(if set {
             b.swap(r.domain, r.owner, r.offset, value)
         } else {
@@ -190,7 +176,7 @@ impl World {
 
     /// Every rank that ever wrote the cell.
     pub fn cell_writers(&self, r: Resolved) -> Vec<usize> {
-        let st = lock(&self.domains[r.domain].wins[r.owner].state);
+        let st = lock(&self.shared.domains[r.domain].wins[r.owner].state);
         let mask = st.cells.get(&r.offset).map_or(0, |m| m.writers);
         (0..64).filter(|g| mask >> g & 1 == 1).collect()
     }
@@ -200,7 +186,7 @@ impl World {
     pub fn cells_written_by(&self, g: usize) -> Vec<String> {
         let bit = 1u64.checked_shl(g as u32).unwrap_or(0);
         let mut out = Vec::new();
-        for (domain, dom) in self.domains.iter().enumerate() {
+        for (domain, dom) in self.shared.domains.iter().enumerate() {
             for (owner, w) in dom.wins.iter().enumerate() {
                 let st = lock(&w.state);
                 for (&offset, meta) in &st.cells {
@@ -215,7 +201,7 @@ impl World {
 
     /// Buffer name and element index of a cell, for reports.
     pub fn cell_name(&self, r: Resolved) -> String {
-        let rank = self.domains[r.domain].members[r.owner];
+        let rank = self.shared.domains[r.domain].members[r.owner];
         match self.alloc_at(r.domain, r.offset) {
             Some(al) => format!("{}[{}] on rank {rank}", al.name, (r.offset - al.offset) / 4),
             None => format!("byte {} on rank {rank}", r.offset),
@@ -225,16 +211,18 @@ impl World {
     /// Releases rank `g`'s clock into a cell it notifies (its clock advances before its next
     /// recorded access or clock change, see [`crate::clock`]).
     pub fn release_into(&mut self, g: usize, key: (usize, usize, u64)) {
-        let mut st = lock(&self.domains[key.0].wins[key.1].state);
+        let mut st = lock(&self.shared.domains[key.0].wins[key.1].state);
         let meta = st.cells.entry(key.2).or_default();
-        release_clock(&self.vc[g], &mut self.released[g], &mut meta.vc);
+        let (vc, rel) = self.ranks[g].clocks();
+        release_clock(vc, rel, &mut meta.vc);
     }
 
     /// Acquires the clock of a cell into rank `g` (a satisfied wait).
     pub fn acquire_from(&mut self, g: usize, key: (usize, usize, u64)) {
-        let st = lock(&self.domains[key.0].wins[key.1].state);
+        let st = lock(&self.shared.domains[key.0].wins[key.1].state);
         if let Some(meta) = st.cells.get(&key.2) {
-            acquire_clock(&mut self.vc[g], &mut self.released[g], g, meta.vc.as_slice());
+            let (vc, rel) = self.ranks[g].clocks();
+            acquire_clock(vc, rel, g, meta.vc.as_slice());
         }
     }
 }
@@ -246,20 +234,20 @@ fn cell_of(m: &[u8], o: u64) -> i32 {
 }
 
 impl World {
-    /// TNOTIFY of rank `g` (kernel `who`, at `span`) on the resolved cell `r`: Set stores
-    /// `value`, AtomicAdd adds it (wrapping, warned); the cell's value and metadata change
-    /// together under its window's lock, the notifier's clock is released into the cell and
-    /// the credit recorded in its ledger.
+    /// TNOTIFY by notifier `n` (rank `g`, kernel `who`, at `span`; checked, see
+    /// [`World::check_notify`]) on the resolved cell `r`: Set stores `value`, AtomicAdd adds
+    /// it (wrapping, warned); the cell's value and metadata change together under its window's
+    /// lock, the notifier's clock is released into the cell and the credit recorded in its
+    /// ledger.
     pub fn notify_cell(
         &mut self,
-        g: usize,
+        n: Checked<'_>,
         r: Resolved,
         value: i32,
         op: NotifyOp,
-        span: Span,
-        who: &str,
     ) -> Result<(), Fault> {
-        let me = self.domains[r.domain].drank(g);
+        let Notifier { g, span, who, op: op_name, .. } = *n.notifier();
+        let me = self.shared.domains[r.domain].drank(g);
         let epilogue = op == NotifyOp::AtomicAdd && value < 0 && me == Some(r.owner);
         let call = self.signal_step(g, r, epilogue, span);
         let gen = self.notify_generation(g, r, call, op == NotifyOp::AtomicAdd && value == 1);
@@ -269,7 +257,7 @@ impl World {
         // A distributed run's cell lives behind the window backend, which applies the notify
         // atomically there (its metadata below is this rank's view only).
         let remote_old = self.backend_notify(r, op == NotifyOp::Set, value);
-        let win = &self.domains[r.domain].wins[r.owner];
+        let win = &self.shared.domains[r.domain].wins[r.owner];
         let mut st = lock(&win.state);
         let mut bytes = remote_old.is_none().then(|| write(win));
         let o = r.offset as usize;
@@ -288,7 +276,7 @@ impl World {
                     ReportKind::MixedNotify,
                     span,
                     format!(
-                        "pld.system.notify {this} by rank {g} ({who}) on signal cell {} which rank {} already wrote with {that}",
+                        "{op_name} {this} by rank {g} ({who}) on signal cell {} which rank {} already wrote with {that}",
                         cell_name(self),
                         first.rank
                     ),
@@ -303,7 +291,7 @@ impl World {
             // A credit unordered with an `Eq` wait that an earlier value satisfied: on another
             // interleaving it lands first, the cell passes the expected value and the wait
             // never returns.
-            let vc = &self.vc[g];
+            let vc = &self.ranks[g].vc;
             let late = meta.ledger.as_deref().and_then(|l| {
                 l.eq_waits.iter().find(|w| {
                     usize::from(w.rank) != g && vc.get(usize::from(w.rank)).copied().unwrap_or(0) < w.clock
@@ -329,7 +317,7 @@ impl World {
         let new = if set { value } else { old.wrapping_add(value) };
         if new != old {
             // Progress for the liveness budget (`World::idle_steps`).
-            self.progress_at = self.stats.steps;
+            self.tally.progress_at = self.tally.stats.steps;
         }
         let overflow = op == NotifyOp::AtomicAdd && old.checked_add(value).is_none();
         if op == NotifyOp::AtomicAdd && new == 0 {
@@ -337,7 +325,8 @@ impl World {
         }
         meta.writers |= 1u64.checked_shl(g as u32).unwrap_or(0);
         // Release the notifier's clock into the cell (`World::release_into`, on the entry at hand).
-        crate::clock::release_clock(&self.vc[g], &mut self.released[g], &mut meta.vc);
+        let (vc, rel) = self.ranks[g].clocks();
+        crate::clock::release_clock(vc, rel, &mut meta.vc);
         let origin = crate::credit::Origin { rank: g as u16, call, gen, span };
         meta.ledger.get_or_insert_default().notify(set, value, origin, &meta.vc);
         if let Some(b) = bytes.as_mut() {
@@ -345,15 +334,15 @@ impl World {
         }
         if overflow {
             let name = cell_name(self);
-            self.warnings.push(format!("pld.system.notify by rank {g} ({who}) wraps signal cell {name} from {old} by {value} past the int32 range"));
+            self.tally.warnings.push(format!("{op_name} by rank {g} ({who}) wraps signal cell {name} from {old} by {value} past the int32 range"));
         }
-        self.stats.notifies[g] += 1;
-        if let Some(log) = &mut self.deps {
+        self.tally.stats.notifies[g] += 1;
+        if let Some(log) = &mut self.local.deps {
             log.push(super::deps::cell_ev(g, r.domain, r.owner, r.offset));
         }
-        self.meter.notified(r, set, value, old, new, me != Some(r.owner));
-        self.notified[g] = true;
-        if let Some(e) = &self.wake {
+        self.local.meter.notified(r, set, value, old, new, me != Some(r.owner));
+        self.ranks[g].notified = true;
+        if let Some(e) = &self.shared.wake {
             e.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         }
         Ok(())
@@ -373,10 +362,10 @@ impl World {
     ) -> Result<Option<Park>, Fault> {
         let park = Park { cell: r, ge, unsigned: false, expected };
         if self.acquire_wait(g, &park, span, who)? {
-            self.stats.waits[g] += 1;
-            self.meter.waited(&park);
-            if std::mem::take(&mut self.notified[g]) {
-                self.stats.barrier_rounds[g] += 1;
+            self.tally.stats.waits[g] += 1;
+            self.local.meter.waited(&park);
+            if std::mem::take(&mut self.ranks[g].notified) {
+                self.tally.stats.barrier_rounds[g] += 1;
             }
             Ok(None)
         } else {

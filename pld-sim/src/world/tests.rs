@@ -21,9 +21,9 @@ fn the_host_orchestrators_traffic_is_its_own() {
     w.read(&Access::of(1, &v, None, &[1], &[2], "tensor.read")).expect("rank read");
     w.flush_traffic();
     let op = "tensor.read".to_string();
-    assert_eq!(w.stats.local_bytes.get(&(usize::MAX, op.clone())), Some(&16));
-    assert_eq!(w.stats.local_bytes.get(&(1, op)), Some(&8));
-    assert_eq!(w.stats.local_bytes.len(), 2);
+    assert_eq!(w.tally.stats.local_bytes.get(&(usize::MAX, op.clone())), Some(&16));
+    assert_eq!(w.tally.stats.local_bytes.get(&(1, op)), Some(&8));
+    assert_eq!(w.tally.stats.local_bytes.len(), 2);
 }
 
 #[test]
@@ -34,8 +34,12 @@ fn a_new_persistent_call_drops_the_last_calls_pending_traffic() {
     w.count(1, 0, true, 16, 32);
     w.next_call(false);
     w.flush_traffic();
-    assert!(w.stats.local_bytes.is_empty() && w.stats.remote_bytes.is_empty(), "{:?}", w.stats);
-    assert!(w.stats.rw_bytes.is_empty(), "{:?}", w.stats);
+    assert!(
+        w.tally.stats.local_bytes.is_empty() && w.tally.stats.remote_bytes.is_empty(),
+        "{:?}",
+        w.tally.stats
+    );
+    assert!(w.tally.stats.rw_bytes.is_empty(), "{:?}", w.tally.stats);
 }
 
 #[test]
@@ -75,12 +79,12 @@ fn world_with(n: usize, elems: i64) -> (World, TRef, TRef) {
     let d = w.add_domain((0..n).collect());
     let a = w.alloc(d, "data", elems as u64 * 4);
     let s = w.alloc(d, "signal", 2 * 4);
-    w.allocs[s].zeroed = true;
+    w.shared.allocs[s].zeroed = true;
     w.finalize().expect("finalize");
     let view = |alloc: usize, shape: Vec<i64>, dtype: DataType, w: &World| TRef {
         mem: Mem::Window { domain: d, alloc },
         owner: 0,
-        base: w.allocs[alloc].offset,
+        base: w.shared.allocs[alloc].offset,
         strides: TRef::packed_strides(&shape),
         shape,
         dtype,
@@ -93,16 +97,16 @@ fn world_with(n: usize, elems: i64) -> (World, TRef, TRef) {
 #[test]
 fn carving_contexts_and_translation() {
     let (w, dv, sv) = world2();
-    assert_eq!(w.allocs[0].offset, 0);
-    assert_eq!(w.allocs[1].offset, 64, "40 bytes round up to 64");
-    let c0 = &w.domains[0].ctx[0];
-    let c1 = &w.domains[0].ctx[1];
+    assert_eq!(w.shared.allocs[0].offset, 0);
+    assert_eq!(w.shared.allocs[1].offset, 64, "40 bytes round up to 64");
+    let c0 = &w.shared.domains[0].ctx[0];
+    let c1 = &w.shared.domains[0].ctx[1];
     assert_eq!((c0.rank_id, c1.rank_id, c0.rank_num), (0, 1, 2));
     assert_ne!(c0.windows_in[1], c1.windows_in[1], "each rank maps the windows at its own addresses");
     let r = w.resolve(0, &dv, Some(1), 8, Span::DUMMY, "t").expect("resolve");
     assert_eq!((r.owner, r.offset), (1, 8));
     // Garbage fill for the float buffer, zero for the signal.
-    assert!(read(&w.domains[0].wins[1])[..40].iter().all(|&b| b == GARBAGE));
+    assert!(read(&w.shared.domains[0].wins[1])[..40].iter().all(|&b| b == GARBAGE));
     let cell = w.cell_addr(0, &sv, Some(1), &[1, 0], Span::DUMMY, "t").expect("cell");
     assert_eq!(w.cell_value(cell), 0);
 }
@@ -134,7 +138,7 @@ fn read_written_bytes_count_both_sides_of_each_tile_operation() {
     w.access(&a("combine"), combine).expect("combine");
     w.write(&a("atomic"), &[1.0; 4], true).expect("atomic");
     w.flush_traffic();
-    let rw = |op: &str| w.stats.rw_bytes.get(&(0, op.to_string())).copied();
+    let rw = |op: &str| w.tally.stats.rw_bytes.get(&(0, op.to_string())).copied();
     // 16 window bytes each: a copy counts them twice (window + tile); the combine reads
     // them and reads and writes its 4 accumulators; the atomic reads its 4 operands and
     // reads and writes the window.
@@ -142,7 +146,7 @@ fn read_written_bytes_count_both_sides_of_each_tile_operation() {
     assert_eq!(rw("load"), Some(32));
     assert_eq!(rw("combine"), Some(16 + 2 * 16));
     assert_eq!(rw("atomic"), Some(16 + 32));
-    assert_eq!(w.stats.local_bytes.values().sum::<u64>(), 4 * 16, "the memory side alone");
+    assert_eq!(w.tally.stats.local_bytes.values().sum::<u64>(), 4 * 16, "the memory side alone");
 }
 
 #[test]
@@ -224,7 +228,7 @@ fn many_ranks_share_released_clocks_between_cells() {
                 w.acquire_from(g, (0, 1, cell));
             }
         }
-        let st = lock(&w.domains[0].wins[1].state);
+        let st = lock(&w.shared.domains[0].wins[1].state);
         let shared = |o: u64| match &st.cells[&o].vc {
             CellClock::Shared(a) => Arc::clone(a),
             other => panic!("not a shared clock: {other:?}"),
@@ -244,7 +248,7 @@ fn many_ranks_share_released_clocks_between_cells() {
     let (mut w, _, _) = world_n(2);
     w.release_into(0, (0, 1, 64));
     w.release_into(0, (0, 1, 68));
-    let st = lock(&w.domains[0].wins[1].state);
+    let st = lock(&w.shared.domains[0].wins[1].state);
     assert!(matches!(st.cells[&64].vc, CellClock::Own(_)) && matches!(st.cells[&68].vc, CellClock::Own(_)));
     assert_eq!(st.cells[&64].vc.as_slice(), st.cells[&68].vc.as_slice());
 }
@@ -275,7 +279,8 @@ fn races_are_found_among_many_records() {
     // A wide write by rank 0 subsumes the small records it covers and is ordered after them.
     w.write(&Access::of(0, &v, None, &[0, 0], &[1, 10_000], "store"), &vec![1.0; 10_000], false)
         .expect("cover");
-    let recs: usize = w.domains.iter().flat_map(|d| &d.wins).map(|x| lock(&x.state).record_count()).sum();
+    let recs: usize =
+        w.shared.domains.iter().flat_map(|d| &d.wins).map(|x| lock(&x.state).record_count()).sum();
     assert_eq!(recs, 1, "covered records are dropped");
     let e = w.read(&Access::of(1, &r1, Some(0), &[0, 9_999], &[1, 1], "remote_load")).expect_err("race");
     assert!(e.message.contains("[39996, 40000)"), "{}", e.message);
@@ -287,9 +292,19 @@ fn a_wait_polled_after_a_later_notify_is_ordered_only_after_the_credit_it_needs(
     // 1's read of round 0) and notifies again; rank 1 polls `Ge 1` only now and reads rank
     // 0's row. The first credit satisfied the wait: the read races with the round-1 store,
     // exactly as when rank 1 polls between the two notifies.
-    use crate::sem::system::{notify, wait};
     use crate::world::Access;
     use pld_runtime_abi::NotifyOp;
+    // The notify and wait ops, as their semantics drive the world: address the cell, then act.
+    let notify = |w: &mut World, g: usize, sig: &TRef, peer: i64, value: i32| {
+        let r = w.cell_addr(g, sig, Some(peer), &[0, 0], Span::DUMMY, "notify")?;
+        let n = Notifier { g, who: "k", group: None, span: Span::DUMMY, op: "notify" };
+        let checked = w.check_notify(n)?;
+        w.notify_cell(checked, r, value, NotifyOp::AtomicAdd)
+    };
+    let wait = |w: &mut World, g: usize, sig: &TRef, expected: i32| {
+        let r = w.cell_addr(g, sig, None, &[0, 0], Span::DUMMY, "wait")?;
+        w.wait_cell(g, r, expected, true, Span::DUMMY, "k")
+    };
     for poll_late in [false, true] {
         let (mut w, dv, sv) = world_with(2, 4);
         let mut sv1 = sv.clone();
@@ -300,9 +315,9 @@ fn a_wait_polled_after_a_later_notify_is_ordered_only_after_the_credit_it_needs(
             w.write(&Access::of(0, &dv, None, &[0, 0], &[1, 4], "tile.store"), &[v; 4], false)
         };
         store(&mut w, 1.0).expect("round 0 store");
-        notify(&mut w, 0, &sv, 1, &[0, 0], 1, NotifyOp::AtomicAdd, Span::DUMMY, "k").expect("notify");
+        notify(&mut w, 0, &sv, 1, 1).expect("notify");
         let read = |w: &mut World| {
-            let at = wait(w, 1, &sv1, &[0, 0], 1, true, Span::DUMMY, "k").expect("wait");
+            let at = wait(w, 1, &sv1, 1).expect("wait");
             assert!(at.is_none(), "the wait is satisfied");
             w.read(&Access::of(1, &dv1, Some(0), &[0, 0], &[1, 4], "remote_load"))
         };
@@ -314,7 +329,7 @@ fn a_wait_polled_after_a_later_notify_is_ordered_only_after_the_credit_it_needs(
             continue;
         }
         second.expect("nobody read yet");
-        notify(&mut w, 0, &sv, 1, &[0, 0], 1, NotifyOp::AtomicAdd, Span::DUMMY, "k").expect("notify 2");
+        notify(&mut w, 0, &sv, 1, 1).expect("notify 2");
         let e = read(&mut w).expect_err("the late poll is ordered after the first credit only");
         assert_eq!(e.kind, ReportKind::Race, "{}", e.message);
     }

@@ -44,34 +44,34 @@ impl World {
     /// the op of race site `site`: one counter per site and rank, no name comparison.
     /// `rw` is the access's read+written bytes on both sides (see [`Stats::rw_bytes`]).
     pub(super) fn count(&mut self, g: usize, site: u32, remote: bool, bytes: u64, rw: u64) {
-        let at = site as usize * (self.nranks + 1) + g.min(self.nranks);
-        if self.traffic.len() <= at {
-            self.traffic.resize(at + 1, [0; 3]);
+        let at = site as usize * (self.shared.nranks + 1) + g.min(self.shared.nranks);
+        if self.tally.traffic.len() <= at {
+            self.tally.traffic.resize(at + 1, [0; 3]);
         }
-        self.meter.count(remote, bytes);
-        self.moved += bytes;
-        let c = &mut self.traffic[at];
+        self.local.meter.count(remote, bytes);
+        self.local.moved += bytes;
+        let c = &mut self.tally.traffic[at];
         c[usize::from(remote)] += bytes;
         c[2] += rw;
     }
 
     /// Bytes moved since the last call (for [`crate::budget::publish`]).
     pub fn take_moved(&mut self) -> u64 {
-        std::mem::take(&mut self.moved)
+        std::mem::take(&mut self.local.moved)
     }
 
     /// Merges the pending traffic counters into `stats.local_bytes` / `remote_bytes` / `rw_bytes`
     /// by op name (the run calls it before handing out its stats).
     pub fn flush_traffic(&mut self) {
-        let columns = self.nranks + 1;
-        for (at, counts) in std::mem::take(&mut self.traffic).into_iter().enumerate() {
+        let columns = self.shared.nranks + 1;
+        for (at, counts) in std::mem::take(&mut self.tally.traffic).into_iter().enumerate() {
             if counts == [0; 3] {
                 continue;
             }
             let (site, col) = (at / columns, at % columns);
-            let g = if col == self.nranks { usize::MAX } else { col };
+            let g = if col == self.shared.nranks { usize::MAX } else { col };
             let (op, _) = self.site(site as u32);
-            let stats = &mut self.stats;
+            let stats = &mut self.tally.stats;
             let maps = [&mut stats.local_bytes, &mut stats.remote_bytes, &mut stats.rw_bytes];
             for (map, bytes) in maps.into_iter().zip(counts).filter(|&(_, b)| b > 0) {
                 bump(map, g, &op, bytes);

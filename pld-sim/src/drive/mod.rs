@@ -1,6 +1,8 @@
 //! The driven schedule: something outside the scheduler picks which thread runs each step
-//! ([`Driver`]), and is told what the step did; a [`Replay`] file is one such sequence of
-//! picks, written by `pld verify --exhaustive` and followed by `pld run --schedule replay:PATH`.
+//! ([`Driver`]), and is told what the step did ([`Ev`]s, which the world records); a
+//! [`Replay`] file is one such sequence of picks, written by `pld verify --exhaustive` and
+//! followed by `pld run --schedule replay:PATH`. The explorer ([`crate::explore`]) drives runs
+//! through it from above; the world and the scheduler below it only record and obey.
 //!
 //! Guarantees: under a driver the scheduler runs the picked thread up to its next op that
 //! touches shared state (or parks or ends) per step, hands the driver that
@@ -9,9 +11,11 @@
 //! and picks give the same run; a replay whose pick is not runnable is a runtime fault naming
 //! the pick, never a different run.
 
-use super::step::{Ev, Tid};
+mod step;
+
 use serde::{Deserialize, Serialize};
 use std::sync::{Arc, Mutex};
+pub use step::{Ev, EvKind, Space, Step, Tid};
 
 /// Picks the next thread of a driven run.
 pub trait Driver: Send {

@@ -10,7 +10,7 @@
 //! itself — and the ranks that wrote it so far), and either a cycle of ranks waiting on one
 //! another or the cells no unfinished rank is left to notify.
 
-use crate::report::{span_text, Fault, ParkedCore, ReportKind};
+use super::{span_text, Fault, ParkedCore, ReportKind};
 use pld_ir::{SourceMap, Span};
 use serde::Serialize;
 use std::fmt::Write as _;

@@ -2,7 +2,9 @@
 //!
 //! Guarantees: every fault is a value ([`Report`]) with a machine-readable [`ReportKind`] and a
 //! rendered text that names the op, rank, kernel, cells and source spans involved; nothing in
-//! the simulator panics or hangs on a broken program.
+//! the simulator panics or hangs on a broken program; [`render`] shows a fault with its code.
+
+pub mod render;
 
 use pld_ir::{SourceMap, Span};
 use std::fmt;
@@ -115,7 +117,7 @@ pub struct Report {
     pub kind: ReportKind,
     /// The rendered report (first line `error: <kind>: ...`).
     pub text: String,
-    /// The same report as one JSON object ([`crate::report_render::json`]).
+    /// The same report as one JSON object ([`render::json`]).
     pub json: Box<serde_json::Value>,
 }
 
@@ -139,8 +141,8 @@ pub struct Fault {
     /// Further lines that end in a source location: (text, span).
     pub span_notes: Vec<(String, Span)>,
     /// Where it happened, a deadlock's wait-for graph and `help:` lines
-    /// ([`crate::report_render`]).
-    pub context: Box<crate::report_render::Context>,
+    /// ([`render`]).
+    pub context: Box<render::Context>,
 }
 
 impl Fault {
@@ -182,17 +184,17 @@ impl Fault {
     }
 
     /// Marks where the fault happened (kept when already set).
-    pub fn at_site(mut self, site: crate::report_render::Site) -> Fault {
+    pub fn at_site(mut self, site: render::Site) -> Fault {
         self.context.site.get_or_insert(site);
         self
     }
 
     /// Renders against the optional source map: the source line with a caret, the site, the
-    /// notes and a deadlock's wait-for graph ([`crate::report_render`]).
+    /// notes and a deadlock's wait-for graph ([`render`]).
     pub fn render(self, sources: Option<&SourceMap>) -> Report {
         let code = self.kind.code().map_or_else(String::new, |c| format!("[{c}]"));
         let mut text = format!("error{code}: {}: {}\n", self.kind.name(), self.message);
-        text.push_str(&crate::report_render::location_block(self.span, sources));
+        text.push_str(&render::location_block(self.span, sources));
         if let Some(s) = &self.context.site {
             let core = s.core.map_or_else(|| "the chip orchestrator".to_string(), |c| format!("core {c}"));
             text.push_str(&format!("  = on rank {}, {core}, kernel '{}'\n", s.rank, s.kernel));
@@ -208,9 +210,9 @@ impl Fault {
         }
         for (h, sp) in &self.context.helps {
             text.push_str(&format!("help: {h}\n"));
-            text.push_str(&crate::report_render::location_block(*sp, sources));
+            text.push_str(&render::location_block(*sp, sources));
         }
-        let json = Box::new(crate::report_render::json(&self, &text, sources));
+        let json = Box::new(render::json(&self, &text, sources));
         Report { kind: self.kind, text, json }
     }
 }

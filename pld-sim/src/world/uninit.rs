@@ -8,8 +8,8 @@
 //! in that window and which bytes of it were written; `SimConfig::allow_uninit_reads`
 //! downgrades the fault to the run's warning (docs/DECISIONS.md D-sim-22).
 
+use super::{Access, World};
 use crate::report::{Fault, ReportKind};
-use crate::world::{Access, World};
 
 /// The fault of access `a` reading bytes `[lo, hi)` (window offsets) of buffer `alloc` in the
 /// window of domain rank `owner`; `writers` are the global ranks that wrote any of the buffer
