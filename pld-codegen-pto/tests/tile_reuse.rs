@@ -1,10 +1,15 @@
 //! The `tile-buffer-reuse` verifier rule on hand-made typed kernels: a tile named after a
 //! later allocation took its bytes is a violation; an elementwise instruction writing its
 //! destination on exactly a source's bytes (in place), and an alias of a buffer, are not.
+//! And the address planner on the program that showed it (D-cg-31): a yield expression's tiles
+//! stay off the bytes of the body tiles it reads.
+
+mod common;
 
 use pld_codegen_pto::pto::{Dps, Inst, Line, OpClass, Operand, TileBuf};
 use pld_codegen_pto::verify::{verify_kernel, Kernel, TilePlan};
-use pld_ir::{Span, Target};
+use pld_codegen_pto::{emit_program, CodegenOptions};
+use pld_ir::{SourceMap, Span, Target};
 
 const ROW: &str = "!pto.tile_buf<loc=vec, dtype=f32, rows=1, cols=16, v_row=?, v_col=?, blayout=row_major, slayout=none_box, fractal=512, pad=0>";
 const TWO_ROWS: &str = "!pto.tile_buf<loc=vec, dtype=f32, rows=2, cols=16, v_row=?, v_col=?, blayout=row_major, slayout=none_box, fractal=512, pad=0>";
@@ -107,4 +112,50 @@ fn an_alias_shares_its_buffer_and_takes_nothing() {
     assert!(v.len() == 1 && v[0].contains("names tile %a (0..64 of vec), whose bytes tile %view"), "{v:?}");
     k.plan.aliases[1] = Some(0);
     assert!(reuse_violations(&k).is_empty());
+}
+
+/// The kernel of `pld-cli/tests/corpus/yield_expression_rereads_body_tile.py`.
+const MAC_ROWS: &str = r#"
+import pypto.language as pl
+
+ROWS = 4
+COLS = 16
+
+
+@pl.jit.incore
+def mac_rows(x: pl.Tensor[[ROWS, COLS], pl.FP32], out: pl.Out[pl.Tensor[[1, COLS], pl.FP32]]):
+    one = pl.full([1, COLS], 1.0, dtype=pl.FP32)
+    for i, (acc,) in pl.range(ROWS, init_values=(one,)):
+        row = pl.load(x, [i, 0], [1, COLS])
+        acc_next = pl.yield_(pl.add(pl.mul(acc, row), row))
+    out = pl.store(acc_next, [0, 0], out)
+    return out
+"#;
+
+/// The `addr` constant of `%ssa`'s `pto.alloc_tile` in `pto`.
+fn addr_of<'a>(pto: &'a str, ssa: &str) -> &'a str {
+    let head = format!("{ssa} = pto.alloc_tile addr = ");
+    let line = pto.lines().find_map(|l| l.trim().strip_prefix(head.as_str()));
+    line.and_then(|rest| rest.split_whitespace().next())
+        .unwrap_or_else(|| panic!("no allocation of {ssa} in\n{pto}"))
+}
+
+#[test]
+fn a_yield_expression_places_its_tiles_off_the_body_tiles_it_reads() {
+    common::init();
+    for target in [Target::A2A3, Target::A5] {
+        let mut sources = SourceMap::new();
+        let opts = pld_frontend::ParseOptions::default();
+        let mut p = pld_frontend::parse_program(&mut sources, "user.py", MAC_ROWS, &opts).expect("parses");
+        let popts = pld_passes::PipelineOptions { target, ..Default::default() };
+        pld_passes::run_pipeline(&mut p, &popts).expect("the pass pipeline");
+        let out = emit_program(&p, &CodegenOptions { target });
+        let out = out.unwrap_or_else(|d| panic!("{:?}", d.iter().map(|x| &x.message).collect::<Vec<_>>()));
+        let pto = &out.modules[0].1;
+        // The product (`%tile`, written by `pto.tmul`) and the sum (`%1`) each have bytes of
+        // their own: `%row` still holds the row when the sum reads it.
+        let (row, product, sum) = (addr_of(pto, "%row"), addr_of(pto, "%tile"), addr_of(pto, "%1"));
+        assert!(row != product && row != sum && product != sum, "{row} {product} {sum}\n{pto}");
+        assert!(pto.contains("pto.tadd ins(%tile, %row"), "{pto}");
+    }
 }

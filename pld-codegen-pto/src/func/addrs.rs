@@ -4,13 +4,14 @@
 //! that slot's `addr = ...` operand from this plan.
 //!
 //! Guarantees: an aliasing allocation shares its target's address; addresses are 32-byte
-//! aligned; no address is printed when a memory's high-water mark exceeds its capacity (the
+//! aligned; a region's trailing yield expression places its tiles off the bytes of the region's
+//! tiles it reads (they are released, but still read; D-cg-31); no address is printed when a memory's high-water mark exceeds its capacity (the
 //! verifier reports that, level3-addresses).
 
-use super::FnCx;
+use super::{FnCx, Val};
 use crate::mlir::{self, MTy};
 use crate::pto::TileBuf;
-use pld_ir::Diagnostic;
+use pld_ir::{Diagnostic, Expr};
 use std::collections::HashMap;
 
 /// The tile allocation of one function: each allocation's slot, the tile types that differ
@@ -28,12 +29,18 @@ pub(crate) struct TileAlloc {
     pub(super) bump: HashMap<&'static str, u64>,
     /// The high-water mark per memory.
     pub(super) high: HashMap<&'static str, u64>,
+    /// Byte ranges `(loc, start, end)` no new tile may take: the released tiles a yield
+    /// expression still reads, while it is lowered.
+    pub(super) reserved: Vec<(&'static str, u64, u64)>,
 }
 
 #[derive(Clone, Debug)]
 pub(super) struct AllocSlot {
     /// Byte address inside its buffer.
     pub(super) addr: u64,
+    /// Its memory and its size in bytes (whole 32-byte blocks).
+    pub(super) loc: &'static str,
+    pub(super) bytes: u64,
     /// The slot whose buffer this allocation aliases (a new valid region on the same memory).
     pub(super) alias: Option<usize>,
     /// The number of slots when the region that allocated it was released (`None` until then).
@@ -64,19 +71,31 @@ impl FnCx<'_> {
         };
         // Stack allocation: a region's tiles are released when the region ends (see
         // `emit_nested`), so sibling branches and successive loops reuse the same space.
+        let size = bytes.div_ceil(32) * 32;
         let addr = match alias {
             Some(target) => self.tiles.slots[target].addr,
             None => {
                 let off = self.tiles.bump.entry(loc).or_insert(0);
-                let addr = *off;
-                *off += bytes.div_ceil(32) * 32;
+                let mut addr = *off;
+                // First fit above the stack top, off every reserved range.
+                while let Some(end) = self
+                    .tiles
+                    .reserved
+                    .iter()
+                    .filter(|r| r.0 == loc && r.1 < addr + size && addr < r.2)
+                    .map(|r| r.2)
+                    .max()
+                {
+                    addr = end;
+                }
+                *off = addr + size;
                 let high = self.tiles.high.entry(loc).or_insert(0);
                 *high = (*high).max(*off);
                 addr
             }
         };
         let slot = self.tiles.slots.len();
-        self.tiles.slots.push(AllocSlot { addr, alias, freed_at: None });
+        self.tiles.slots.push(AllocSlot { addr, loc, bytes: size, alias, freed_at: None });
         Ok(slot)
     }
 
@@ -93,6 +112,25 @@ impl FnCx<'_> {
         for s in self.tiles.slots.iter_mut().skip(frame.from) {
             s.freed_at.get_or_insert(at);
         }
+    }
+
+    /// Reserves, until [`FnCx::end_reservations`], the bytes of every tile allocated since
+    /// slot `from` (a region just released) that the yield expressions `ys` read.
+    pub(super) fn reserve_read_by(&mut self, from: usize, ys: &[Expr]) {
+        for v in ys.iter().flat_map(Expr::uses) {
+            let Some(Val::Tile { ssa, .. }) = self.env.values.get(&v) else { continue };
+            let Some(&s) = self.tiles.slot_of.get(ssa) else { continue };
+            let root = self.tiles.slots[s].alias.unwrap_or(s);
+            if root >= from {
+                let r = &self.tiles.slots[root];
+                self.tiles.reserved.push((r.loc, r.addr, r.addr + r.bytes));
+            }
+        }
+    }
+
+    /// Ends the reservations of [`FnCx::reserve_read_by`] (the yield has been lowered).
+    pub(super) fn end_reservations(&mut self) {
+        self.tiles.reserved.clear();
     }
 
     /// The planned address of every slot, whether they all fit their memories' capacities,

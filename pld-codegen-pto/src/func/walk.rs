@@ -27,11 +27,16 @@ impl FnCx<'_> {
     }
 
     /// Emits a nested block; returns its trailing yield values, if any. Tiles allocated in
-    /// the block are released at its end (values defined inside never escape it).
+    /// the block are released at its end (values defined inside never escape it); those the
+    /// yield values read stay reserved until [`FnCx::yield_carried`] has lowered them.
     pub(super) fn emit_nested(&mut self, stmts: &[Stmt]) -> Result<Option<Vec<Expr>>, Diagnostic> {
         let frame = self.open_frame();
+        let from = self.tiles.slots.len();
         let r = self.emit_nested_inner(stmts);
         self.release_frame(frame);
+        if let Ok(Some(ys)) = &r {
+            self.reserve_read_by(from, ys);
+        }
         r
     }
 
@@ -381,6 +386,7 @@ impl FnCx<'_> {
             }
             self.push(Inst::Yield { values, types });
         }
+        self.end_reservations();
         Ok(())
     }
 
