@@ -14,6 +14,7 @@
 //!   block count and `sync_start` the synchronous start; `deps=[…]` become
 //!   `set_dependencies`; a `pl.manual_scope()` is a MANUAL scope.
 
+use crate::indent::{EmptyLines, Indented};
 use crate::{
     c_expr, c_type, fn_attr_bool, fn_attr_int, ident, param_kinds, read_dynamic_dim, unsupported, ParamKind,
     RuntimeOptions,
@@ -133,8 +134,15 @@ pub fn render(
 ) -> Result<Vec<(String, String)>, Diagnostic> {
     let f = chip.func;
     let params = param_kinds(f)?;
-    let mut w =
-        Writer { program, chip, opts, f, out: String::new(), depth: 0, tasks: 0, names: HashMap::new() };
+    let mut w = Writer {
+        program,
+        chip,
+        opts,
+        f,
+        out: Indented::new(EmptyLines::Bare),
+        tasks: 0,
+        names: HashMap::new(),
+    };
     let mut tensors = String::new();
     let mut scalars = String::new();
     let mut si = 0usize;
@@ -194,7 +202,7 @@ pub fn render(
         tensors: &tensors,
         scalars: &scalars,
         dynamic_dims: &dims,
-        body: &w.out,
+        body: w.out.as_str(),
     }
     .render();
     Ok(vec![(format!("orchestration/{}.cpp", f.name), text)])
@@ -267,29 +275,14 @@ struct Writer<'a, 'p> {
     chip: &'a ChipProgram<'p>,
     opts: &'a RuntimeOptions,
     f: &'a Function,
-    out: String,
-    depth: usize,
+    /// The orchestrator body written so far.
+    out: Indented,
     tasks: usize,
     /// IR value → C++ name (tensor parameters and aliases).
     names: HashMap<ValueId, String>,
 }
 
 impl Writer<'_, '_> {
-    fn line(&mut self, s: &str) {
-        if !s.is_empty() {
-            self.out.push_str(&"    ".repeat(self.depth));
-        }
-        self.out.push_str(s);
-        self.out.push('\n');
-    }
-
-    /// Every line of a rendered snippet, at the current depth.
-    fn lines(&mut self, text: &str) {
-        for l in text.lines() {
-            self.line(l);
-        }
-    }
-
     fn name(&self, v: ValueId) -> String {
         self.names.get(&v).cloned().unwrap_or_else(|| ident(self.f.values.name(v)))
     }
@@ -392,11 +385,11 @@ impl Writer<'_, '_> {
     }
 
     fn nested(&mut self, head: &str, stmts: &[Stmt]) -> Result<(), Diagnostic> {
-        self.line(head);
-        self.depth += 1;
+        self.out.line(head);
+        self.out.depth += 1;
         self.block(stmts)?;
-        self.depth -= 1;
-        self.line("}");
+        self.out.depth -= 1;
+        self.out.line("}");
         Ok(())
     }
 
@@ -417,7 +410,7 @@ impl Writer<'_, '_> {
                 let ct = c_type(*d)
                     .ok_or_else(|| unsupported(s.span, format_args!("a scalar of dtype {}", d.dsl_name())))?;
                 let l = format!("{ct} {} = static_cast<{ct}>({});", self.name(*t), self.expr(value)?);
-                self.line(&l);
+                self.out.line(&l);
                 Ok(())
             }
             other => {
@@ -611,7 +604,7 @@ impl Writer<'_, '_> {
             mixed: &mixed,
             submit: &submit,
         };
-        self.lines(&task.render());
+        self.out.lines(&task.render());
         Ok(())
     }
 }

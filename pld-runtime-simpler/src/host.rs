@@ -21,6 +21,7 @@
 //!   `sub_ids["<name>"]`.
 
 use crate::host_templates::{HostBuiltinTaskPy, HostChipTaskPy, HostDomainPy, HostOrchPy, HostSubTaskPy};
+use crate::indent::{EmptyLines, Indented};
 use crate::results::HostResult;
 use crate::variant::Variant;
 use crate::{ident, py_expr, simpler_dtype, unsupported, RuntimeOptions};
@@ -54,8 +55,8 @@ struct Writer<'a> {
     target: pld_ir::Target,
     /// The number of devices the directory records.
     world: usize,
-    out: String,
-    depth: usize,
+    /// The orchestrator body written so far.
+    out: Indented,
     calls: usize,
     vals: HashMap<ValueId, HostVal>,
     /// Window buffer name → its comm domain.
@@ -103,8 +104,7 @@ pub fn render(
         variants,
         target: opts.target,
         world: opts.device_ids.len(),
-        out: String::new(),
-        depth: 0,
+        out: Indented::new(EmptyLines::Indented),
         calls: 0,
         vals: HashMap::new(),
         buffer_domain: HashMap::new(),
@@ -116,7 +116,7 @@ pub fn render(
             Type::Tensor(_) => {
                 w.vals.insert(p.value, HostVal::Tensor(format!("tensors[{pname:?}]")));
             }
-            Type::Scalar(_) => w.line(&format!("{} = tensors[{pname:?}]", ident(&pname))),
+            Type::Scalar(_) => w.out.line(&format!("{} = tensors[{pname:?}]", ident(&pname))),
             other => {
                 return Err(unsupported(
                     host.span,
@@ -126,16 +126,16 @@ pub fn render(
         }
     }
     for l in bind_dims(host) {
-        w.line(&l);
+        w.out.line(&l);
     }
     for (v, name, _) in &creates {
         w.vals.insert(*v, HostVal::Tensor(format!("tensors[{name:?}]")));
     }
     w.block(&host.body.stmts)?;
-    if w.out.trim().is_empty() {
-        w.line("pass");
+    if w.out.as_str().trim().is_empty() {
+        w.out.line("pass");
     }
-    Ok(HostOrchPy { intermediates: &inter, entry: name, body: &w.out }.render())
+    Ok(HostOrchPy { intermediates: &inter, entry: name, body: w.out.as_str() }.render())
 }
 
 /// The lines binding every dynamic dim: from the first host tensor parameter declaring it,
@@ -277,19 +277,6 @@ fn collect_allocs<'e>(f: &Function, stmts: &'e [Stmt], out: &mut HashMap<String,
 }
 
 impl Writer<'_> {
-    fn line(&mut self, s: &str) {
-        self.out.push_str(&"    ".repeat(self.depth));
-        self.out.push_str(s);
-        self.out.push('\n');
-    }
-
-    /// Every line of a rendered snippet, at the current depth.
-    fn lines(&mut self, text: &str) {
-        for l in text.lines() {
-            self.line(l);
-        }
-    }
-
     fn expr(&self, e: &Expr) -> Result<String, Diagnostic> {
         py_expr(e, &|v| ident(self.f.values.name(v)))
     }
@@ -312,14 +299,14 @@ impl Writer<'_> {
     /// `head` (one or more lines), then `stmts` one level deeper (`pass` when they write
     /// nothing).
     fn nested(&mut self, head: &str, stmts: &[Stmt]) -> Result<(), Diagnostic> {
-        self.lines(head);
-        self.depth += 1;
-        let before = self.out.len();
+        self.out.lines(head);
+        self.out.depth += 1;
+        let before = self.out.as_str().len();
         self.block(stmts)?;
-        if self.out.len() == before {
-            self.line("pass");
+        if self.out.as_str().len() == before {
+            self.out.line("pass");
         }
-        self.depth -= 1;
+        self.out.depth -= 1;
         Ok(())
     }
 
@@ -471,7 +458,7 @@ impl Writer<'_> {
         match self.f.values.ty(*t) {
             Type::Scalar(_) => {
                 let l = format!("{} = {}", ident(self.f.values.name(*t)), self.expr(value)?);
-                self.line(&l);
+                self.out.line(&l);
                 Ok(())
             }
             Type::Tensor(_) => {
@@ -644,7 +631,7 @@ impl Writer<'_> {
             scalars: &scalars.join("\n"),
             callback: &format!("{name:?}"),
         };
-        self.lines(&task.render());
+        self.out.lines(&task.render());
         Ok(())
     }
 
@@ -707,7 +694,7 @@ impl Writer<'_> {
             chip: &format!("{name:?}"),
             worker: &worker,
         };
-        self.lines(&task.render());
+        self.out.lines(&task.render());
         Ok(())
     }
 
@@ -771,7 +758,7 @@ impl Writer<'_> {
             core_num: &core_num,
             variant: &format!("{variant:?}"),
         };
-        self.lines(&task.render());
+        self.out.lines(&task.render());
         Ok(())
     }
 

@@ -32,6 +32,7 @@
 pub mod chip;
 pub mod host;
 pub mod host_templates;
+mod indent;
 pub mod kernel;
 pub mod mangle;
 pub mod meta;

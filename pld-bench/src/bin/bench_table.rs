@@ -13,8 +13,9 @@
 //! above the live bytes just before it, plus the peak of large windows the simulator maps
 //! outside the heap (`pld_sim::arena`).
 //!
-//! `bench_table --sim COLL P BYTES [det|parallel] [ITERS] [norace|race [RUNS]]` runs one simulation and prints its
-//! row only (for profilers: `perf record target/release/bench_table --sim allreduce_mesh 4 1048576`);
+//! `bench_table --sim COLL P BYTES [det|parallel|parallel:K] [ITERS] [norace|race [RUNS]]` runs one simulation and prints its
+//! row only (for profilers: `perf record target/release/bench_table --sim allreduce_mesh 4 1048576`;
+//! `parallel:K`, with `race`/`norace` only: K worker threads throughout, not the governed count);
 //! `bench_table --compile SCALE [REPS]` compiles the generated program of that scale;
 //! `bench_table --kernel` runs the hand-written DSL allreduce ([`pld_bench::kernel`]) only;
 //! `bench_table --rows` lists the `--sim` rows `cargo xtask bench --against` compares
@@ -711,11 +712,13 @@ fn compile_only(args: &[String]) -> i32 {
     0
 }
 
-/// `--sim COLL P BYTES [det|parallel] [ITERS] [norace|race [RUNS]]` (`norace`: race checker off,
-/// time only; `race`: time only, race checker on — neither measures memcpy; RUNS: that many runs
-/// one after another in this process, each timed).
+/// `--sim COLL P BYTES [det|parallel|parallel:K] [ITERS] [norace|race [RUNS]]` (`norace`: race
+/// checker off, time only; `race`: time only, race checker on — neither measures memcpy; RUNS:
+/// that many runs one after another in this process, each timed; `parallel:K`: the parallel
+/// schedule with K workers throughout, `SimConfig::parallel_workers`, in those two forms only).
 fn one(args: &[String]) -> i32 {
-    let usage = "usage: bench_table --sim COLL P BYTES [det|parallel] [ITERS] [norace|race [RUNS]]";
+    let usage =
+        "usage: bench_table --sim COLL P BYTES [det|parallel|parallel:K] [ITERS] [norace|race [RUNS]]";
     let (Some(c), Some(p), Some(b)) = (args.first(), args.get(1), args.get(2)) else {
         eprintln!("{usage}");
         return 2;
@@ -728,7 +731,17 @@ fn one(args: &[String]) -> i32 {
         eprintln!("{usage}");
         return 2;
     };
-    let schedule = match args.get(3).map(|s| s.parse::<Schedule>()) {
+    let fixed = args.get(3).and_then(|s| s.strip_prefix("parallel:"));
+    let workers = match fixed.map(str::parse::<usize>) {
+        None => None,
+        Some(Ok(k)) if k > 0 => Some(k),
+        Some(_) => {
+            eprintln!("{usage}");
+            return 2;
+        }
+    };
+    let schedule = match args.get(3).filter(|_| workers.is_none()).map(|s| s.parse::<Schedule>()) {
+        None if workers.is_some() => Schedule::Parallel,
         None => Schedule::Deterministic,
         Some(Ok(s)) => s,
         Some(Err(e)) => {
@@ -739,7 +752,11 @@ fn one(args: &[String]) -> i32 {
     let iters = args.get(4).and_then(|s| s.parse().ok()).unwrap_or(1);
     let w = Workload { iters, ..Workload::new(coll, p, bytes) };
     if let Some(mode @ ("norace" | "race")) = args.get(5).map(String::as_str) {
-        let cfg = pld_sim::SimConfig { check_races: mode == "race", ..w.config(schedule) };
+        let cfg = pld_sim::SimConfig {
+            check_races: mode == "race",
+            parallel_workers: workers,
+            ..w.config(schedule)
+        };
         let runs: usize = args.get(6).and_then(|s| s.parse().ok()).unwrap_or(1);
         for _ in 0..runs {
             match sim_with(&w, &cfg) {
@@ -758,6 +775,10 @@ fn one(args: &[String]) -> i32 {
             }
         }
         return 0;
+    }
+    if workers.is_some() {
+        eprintln!("{usage} (parallel:K only with race or norace)");
+        return 2;
     }
     let memcpy = memcpy_rate();
     sim_header();
