@@ -1,5 +1,6 @@
 //! pld-sim's module graph is circle-free: every top-level module of `pld-sim/src` sits in one
-//! of the layers declared here ([`LAYERS`], bottom first), and a module names only modules of
+//! of the layers declared by the layer table of docs/ARCHITECTURE.md (the one list, read by
+//! [`parse_layers`], bottom first), and a module names only modules of
 //! lower layers (`crate::x`, `$crate::x`, `super::…::x` reaching the crate root, and crate-root
 //! names resolved through `lib.rs`'s re-exports and `#[macro_export]` macros). The files of one
 //! top-level module may name each other; two modules of one layer may not name each other;
@@ -7,7 +8,7 @@
 //! module's imports.
 //!
 //! Guarantees: a new top-level module that no layer lists fails this test, and so does a layer
-//! entry naming no module; a failure names the file, the line and the path that runs upward.
+//! entry naming no module or a table cell that is not a list of backticked module names; a failure names the file, the line and the path that runs upward.
 //! Reads source text only (tokens, so comments and strings never count).
 
 use proc_macro2::{Delimiter, TokenStream, TokenTree};
@@ -15,27 +16,64 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
-/// The layers of pld-sim, bottom first: a module may name modules of the layers before its own
-/// (docs/ARCHITECTURE.md shows them; docs/DECISIONS.md D-sim-33 says why).
-const LAYERS: &[(&str, &[&str])] = &[
-    (
-        "base: no pld-sim imports",
-        &["fnv", "elem", "arena", "pct", "clock", "cost", "report", "aggregate", "drive"],
-    ),
-    ("values, limits, host tensors, ledgers", &["limits", "divergence", "value", "credit", "host"]),
-    ("host inputs", &["lazy"]),
-    ("the world", &["world"]),
-    ("observers of the world", &["cellhist", "callback"]),
-    ("modeled time; the run's configuration", &["timeline", "config"]),
-    ("micro programs", &["micro"]),
-    ("op semantics", &["sem"]),
-    ("the interpreter; the trace", &["interp", "trace"]),
-    ("budgets", &["budget"]),
-    ("the scheduler", &["sched"]),
-    ("the entry points", &["entry"]),
-    ("checks over whole runs", &["verify"]),
-    ("the explorer", &["explore"]),
-];
+/// Where the layers are declared: the table after this heading line in docs/ARCHITECTURE.md.
+const TABLE_AFTER: &str = "Inside `pld-sim` the top-level modules form layers";
+
+/// The layers of pld-sim, bottom first, each a name and its modules: a module may name modules
+/// of the layers before its own (docs/DECISIONS.md D-sim-33 says why).
+type Layers = Vec<(String, Vec<String>)>;
+
+/// The layer table of docs/ARCHITECTURE.md: the `| layer | modules |` table after
+/// [`TABLE_AFTER`]. A modules cell is a comma-separated list of backticked module names, each
+/// optionally followed by a parenthesized remark (skipped, nesting counted); anything else in
+/// the cell is an error naming the row, so the table cannot drift into prose the test ignores.
+fn parse_layers(doc: &str) -> Result<Layers, String> {
+    let at = doc.find(TABLE_AFTER).ok_or_else(|| format!("no line starting `{TABLE_AFTER}`"))?;
+    let mut lines = doc[at..].lines().skip_while(|l| !l.starts_with('|'));
+    let header = lines.next().ok_or("no table after the heading line")?;
+    let cells =
+        |l: &str| l.trim().trim_matches('|').split('|').map(|c| c.trim().to_string()).collect::<Vec<_>>();
+    if cells(header) != ["layer", "modules"] {
+        return Err(format!("the table's header is `{header}`, not `| layer | modules |`"));
+    }
+    let mut layers = Vec::new();
+    for row in lines.skip(1).take_while(|l| l.starts_with('|')) {
+        let [name, modules] =
+            <[String; 2]>::try_from(cells(row)).map_err(|_| format!("row `{row}`: not two cells"))?;
+        let mut bare = String::new();
+        let mut depth = 0usize;
+        for c in modules.chars() {
+            match c {
+                '(' => depth += 1,
+                ')' => depth = depth.checked_sub(1).ok_or_else(|| format!("row `{row}`: an unopened `)`"))?,
+                _ if depth == 0 => bare.push(c),
+                _ => {}
+            }
+        }
+        let mut ms = Vec::new();
+        for item in bare.split(',').map(str::trim) {
+            let m = item.strip_prefix('`').and_then(|i| i.strip_suffix('`'));
+            match m {
+                Some(m) if !m.is_empty() && m.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') => {
+                    ms.push(m.to_string())
+                }
+                _ => return Err(format!("row `{row}`: `{item}` is not a backticked module name")),
+            }
+        }
+        layers.push((name, ms));
+    }
+    if layers.is_empty() {
+        return Err("the layer table has no rows".to_string());
+    }
+    Ok(layers)
+}
+
+/// The layers as docs/ARCHITECTURE.md declares them.
+fn layers() -> Layers {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/ARCHITECTURE.md");
+    let doc = std::fs::read_to_string(&path).expect("readable docs/ARCHITECTURE.md");
+    parse_layers(&doc).unwrap_or_else(|e| panic!("docs/ARCHITECTURE.md, pld-sim's layer table: {e}"))
+}
 
 /// One upward path: the file and line it is written at, the importing and imported modules.
 #[derive(Debug)]
@@ -253,15 +291,15 @@ fn exported_macros(ts: TokenStream, out: &mut Vec<String>) {
     }
 }
 
-fn layer_of(module: &str) -> Option<usize> {
+fn layer_of(layers: &Layers, module: &str) -> Option<usize> {
     if module == "lib" {
-        return Some(LAYERS.len());
+        return Some(layers.len());
     }
-    LAYERS.iter().position(|(_, ms)| ms.contains(&module))
+    layers.iter().position(|(_, ms)| ms.iter().any(|m| m == module))
 }
 
 /// Every path in pld-sim/src that names a module of its own layer or a higher one.
-fn upward_edges() -> (Vec<Edge>, BTreeSet<String>) {
+fn upward_edges(layers: &Layers) -> (Vec<Edge>, BTreeSet<String>) {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let mut files = Vec::new();
     rust_files(&src, &mut files);
@@ -286,7 +324,7 @@ fn upward_edges() -> (Vec<Edge>, BTreeSet<String>) {
             if to == from {
                 continue;
             }
-            let (Some(a), Some(b)) = (layer_of(&from), layer_of(&to)) else { continue };
+            let (Some(a), Some(b)) = (layer_of(layers, &from), layer_of(layers, &to)) else { continue };
             if b >= a {
                 let file = format!("pld-sim/src/{}", f.strip_prefix(&src).expect("under src").display());
                 edges.push(Edge { file, line, from: from.clone(), to, path: text });
@@ -322,15 +360,16 @@ fn crate_root_paths_are_found_in_code_and_not_in_comments_or_strings() {
 
 #[test]
 fn every_module_sits_in_exactly_one_layer() {
-    let (_, modules) = upward_edges();
+    let layers = layers();
+    let (_, modules) = upward_edges(&layers);
     let mut problems = Vec::new();
     let mut seen = BTreeSet::new();
-    for (layer, ms) in LAYERS {
-        for m in *ms {
-            if !modules.contains(*m) {
+    for (layer, ms) in &layers {
+        for m in ms {
+            if !modules.contains(m) {
                 problems.push(format!("layer '{layer}' lists `{m}`, which is not a module of pld-sim/src"));
             }
-            if !seen.insert(*m) {
+            if !seen.insert(m.as_str()) {
                 problems.push(format!("`{m}` is listed in two layers"));
             }
         }
@@ -338,7 +377,7 @@ fn every_module_sits_in_exactly_one_layer() {
     for m in &modules {
         if !seen.contains(m.as_str()) {
             problems.push(format!(
-                "pld-sim/src/{m}: a top-level module no layer lists; add it to LAYERS in pld-sim/tests/module_graph.rs"
+                "pld-sim/src/{m}: a top-level module no layer lists; add it to pld-sim's layer table in docs/ARCHITECTURE.md"
             ));
         }
     }
@@ -347,11 +386,12 @@ fn every_module_sits_in_exactly_one_layer() {
 
 #[test]
 fn no_module_imports_a_module_of_its_own_layer_or_above() {
-    let (edges, _) = upward_edges();
+    let layers = layers();
+    let (edges, _) = upward_edges(&layers);
     let mut problems = Vec::new();
     for e in &edges {
-        let (a, b) = (layer_of(&e.from).unwrap_or(0), layer_of(&e.to).unwrap_or(0));
-        let layer_name = |l: usize| LAYERS.get(l).map_or("lib.rs", |x| x.0);
+        let (a, b) = (layer_of(&layers, &e.from).unwrap_or(0), layer_of(&layers, &e.to).unwrap_or(0));
+        let layer_name = |l: usize| layers.get(l).map_or("lib.rs", |x| x.0.as_str());
         let how = if a == b { "of its own layer" } else { "of a higher layer" };
         problems.push(format!(
             "{}:{}: `{}`: module `{}` (layer {a}, {}) imports `{}`, {how} (layer {b}, {}); move what it names to the layer that owns it",
@@ -359,4 +399,22 @@ fn no_module_imports_a_module_of_its_own_layer_or_above() {
         ));
     }
     assert!(problems.is_empty(), "{} upward import(s):\n{}", problems.len(), problems.join("\n"));
+}
+
+#[test]
+fn the_layer_table_is_read_from_the_document_and_malformed_cells_are_refused() {
+    let doc = "prose\nInside `pld-sim` the top-level modules form layers, bottom first:\n\n| layer | modules |\n|---|---|\n| base (no imports) | `a` (with `a/b.rs` (nested)), `c` |\n| top | `d` |\n\nafter";
+    let layers = parse_layers(doc).expect("a well-formed table");
+    let want: Layers = vec![
+        ("base (no imports)".to_string(), vec!["a".to_string(), "c".to_string()]),
+        ("top".to_string(), vec!["d".to_string()]),
+    ];
+    assert_eq!(layers, want);
+    let prose = doc.replace("`c` |", "`c` and the rest |");
+    let err = parse_layers(&prose).expect_err("prose in a modules cell");
+    assert!(err.contains("`c` and the rest` is not a backticked module name"), "{err}");
+    let empty = doc.replace("| top | `d` |", "| top | |");
+    assert!(parse_layers(&empty).expect_err("an empty cell").contains("row `| top | |`"));
+    let missing = doc.replace("Inside `pld-sim`", "Within");
+    assert!(parse_layers(&missing).expect_err("no heading").contains("no line starting"));
 }

@@ -39,7 +39,12 @@ impl FnCx<'_> {
         let mut yields = None;
         for s in stmts {
             match &s.kind {
-                StmtKind::Yield(v) => yields = Some(v.clone()),
+                StmtKind::Yield(v) => {
+                    // The yield's own lines (its expression, the moves into carried tiles)
+                    // carry its span.
+                    self.span = s.span;
+                    yields = Some(v.clone());
+                }
                 StmtKind::Return(_) => {
                     self.span = s.span;
                     return Err(self.err("a return inside a loop or branch has no pto form"));

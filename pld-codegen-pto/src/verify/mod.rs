@@ -12,6 +12,7 @@
 //! - Nothing here panics on any input: an undecodable type is itself a violation.
 
 mod code;
+mod reuse;
 pub mod rules;
 
 use crate::pto::{Line, PtoType};

@@ -47,6 +47,11 @@ pub const RULES: &[Rule] = &[
         check: capacity,
     },
     Rule {
+        id: "tile-buffer-reuse",
+        mirrors: "pto-isa docs/isa (a tile is a buffer at its TASSIGN/addr address; an instruction reads its sources from and writes its destination to those bytes, elementwise ops element by element) and ptoas level3 (addresses taken as given): a tile whose bytes a later allocation took holds that tile's data, not its own",
+        check: super::reuse::reuse,
+    },
+    Rule {
         id: "level3-addresses",
         mirrors: "PTOAS tools/ptoas/ptoas.cpp: \"requires 'addr' operand when --pto-level=level3\"",
         check: level3,
