@@ -38,8 +38,11 @@ pub struct Mpi {
     universe: mpi::environment::Universe,
 }
 
-/// Initialises MPI (`MPI_THREAD_SINGLE`); `None` when MPI was initialised already.
+/// Initialises MPI (`MPI_THREAD_SINGLE`); `None` when MPI was initialised already. From here
+/// on a large block freed goes back to the system ([`crate::heap`]): a process's peak is what
+/// it holds at once, not what it once held.
 pub fn init() -> Option<Mpi> {
+    crate::heap::return_large_blocks();
     mpi::initialize().map(|universe| Mpi { universe })
 }
 

@@ -7,12 +7,14 @@
 //! docs/decisions/mpi.md).
 //!
 //! Guarantees: without the `mpi` feature this crate needs no MPI and holds only [`wire`], the
-//! MPI-free format of what ranks send rank 0 at the end; with it, `engine` runs a process
-//! and `rma` holds the engine's only `unsafe` code, a checked wrapper of the MPI window
-//! calls.
+//! MPI-free format of what ranks send rank 0 at the end; with it, `engine` runs a process,
+//! and `rma` (a checked wrapper of the MPI window calls) and `heap` (one allocator setting)
+//! hold the engine's only `unsafe` code.
 
 #[cfg(feature = "mpi")]
 pub mod engine;
+#[cfg(feature = "mpi")]
+pub mod heap;
 #[cfg(feature = "mpi")]
 pub mod rma;
 pub mod wire;

@@ -191,6 +191,7 @@ impl<'p> Thread<'p> {
         };
         let flow = match kind {
             SemKind::Op(f) => f(&mut cx, &args)?,
+            SemKind::Owning(f) => f(&mut cx, &mut args)?,
             SemKind::Collective { f, result_arg } => {
                 let result = args.get(result_arg).cloned().unwrap_or(Val::Unit);
                 match self.level {

@@ -99,7 +99,7 @@ pub(super) fn eval_pure<'p>(
             binary(*op, eval_pure(act, a, env, ecx)?, eval_pure(act, b, env, ecx)?, e.span)?
         }
         ExprKind::Call(c) => {
-            let args: Vec<Val> =
+            let mut args: Vec<Val> =
                 c.args.iter().map(|x| eval_pure(act, x, env, ecx)).collect::<Result<_, _>>()?;
             let nested_err = || {
                 Fault::runtime(e.span, format!("'{}' cannot be nested inside an expression in the simulator; bind it to a value first", c.callee.name()))
@@ -138,11 +138,15 @@ pub(super) fn eval_pure<'p>(
                     return Ok(result);
                 }
             };
-            let Some(SemKind::Op(f)) = sem::of(def) else {
-                return Err(match sem::of(def) {
-                    None => Fault::runtime(e.span, format!("op '{}' has no simulator semantics", def.name)),
-                    Some(_) => nested_err(),
-                });
+            let kind = match sem::of(def) {
+                Some(k @ (SemKind::Op(_) | SemKind::Owning(_))) => k,
+                None => {
+                    return Err(Fault::runtime(
+                        e.span,
+                        format!("op '{}' has no simulator semantics", def.name),
+                    ))
+                }
+                Some(_) => return Err(nested_err()),
             };
             let who = ecx.who.clone();
             let mut cx = OpCx {
@@ -155,7 +159,12 @@ pub(super) fn eval_pure<'p>(
                 who: &who,
                 group: None,
             };
-            match f(&mut cx, &args)? {
+            let flow = match kind {
+                SemKind::Owning(f) => f(&mut cx, &mut args)?,
+                SemKind::Op(f) => f(&mut cx, &args)?,
+                SemKind::Collective { .. } => return Err(nested_err()),
+            };
+            match flow {
                 Flow::Val(v) => v,
                 _ => return Err(nested_err()),
             }

@@ -9,9 +9,9 @@
 
 use super::{Flow, OpCx};
 use crate::elem;
-use crate::register_semantics;
 use crate::report::Fault;
 use crate::value::{Mem, TRef, Tile, Val};
+use crate::{register_owning_semantics, register_semantics};
 use pld_ir::DataType;
 use std::sync::Arc;
 
@@ -175,14 +175,33 @@ impl Bin {
         }
     }
 
+    /// `x op y` on `f32` lanes (NaN-propagating max/min).
+    #[inline]
+    fn f32(self, x: f32, y: f32) -> f32 {
+        match self {
+            Bin::Add => x + y,
+            Bin::Sub => x - y,
+            Bin::Mul => x * y,
+            Bin::Div => x / y,
+            Bin::Max if x.is_nan() || y.is_nan() => f32::NAN,
+            Bin::Min if x.is_nan() || y.is_nan() => f32::NAN,
+            Bin::Max => x.max(y),
+            Bin::Min => x.min(y),
+        }
+    }
+
+    /// Whether `a op y` computes in `f32` (see [`Bin::lanewise`]).
+    fn fast(a: &Tile, b: Option<&Tile>, s: f64) -> bool {
+        let f32_scalar = f64::from(s as f32) == s;
+        a.dtype == DataType::FP32 && b.map_or(f32_scalar, |b| b.dtype == DataType::FP32)
+    }
+
     /// `a op y` lane by lane into a tile of `a`'s shape, valid region and dtype, `y` the lanes
     /// of `b` or the scalar `s`. FP32 operands (a scalar exactly an `f32`) compute in `f32`:
     /// one `f32` operation rounds as the `f64` one rounded to `f32` does (53 ≥ 2·24 + 2), and
     /// max/min are exact, so the lanes are those of the `f64` path.
     fn lanewise(self, a: &Tile, b: Option<&Tile>, s: f64) -> Tile {
-        let f32_scalar = f64::from(s as f32) == s;
-        let fast = a.dtype == DataType::FP32 && b.map_or(f32_scalar, |b| b.dtype == DataType::FP32);
-        if !fast {
+        if !Self::fast(a, b, s) {
             let ys = b.map(|b| b.lanes());
             let data = match &ys {
                 Some(ys) => self.zip(&a.lanes(), ys.iter().copied()),
@@ -190,52 +209,119 @@ impl Bin {
             };
             return a.with_lanes(&data);
         }
-        let f = |x: f32, y: f32| -> f32 {
-            match self {
-                Bin::Add => x + y,
-                Bin::Sub => x - y,
-                Bin::Mul => x * y,
-                Bin::Div => x / y,
-                Bin::Max if x.is_nan() || y.is_nan() => f32::NAN,
-                Bin::Min if x.is_nan() || y.is_nan() => f32::NAN,
-                Bin::Max => x.max(y),
-                Bin::Min => x.min(y),
-            }
-        };
-        let lane = |b: &[u8]| f32::from_le_bytes([b[0], b[1], b[2], b[3]]);
         let (shape, valid) = (a.shape.clone(), a.valid.clone());
         let mut out = Tile { dtype: a.dtype, shape, valid, data: vec![0; a.data.len()] };
         let xs = a.data.chunks_exact(4);
         match b {
             Some(b) => {
                 for ((o, x), y) in out.data.chunks_exact_mut(4).zip(xs).zip(b.data.chunks_exact(4)) {
-                    o.copy_from_slice(&f(lane(x), lane(y)).to_le_bytes());
+                    o.copy_from_slice(&self.f32(lane(x), lane(y)).to_le_bytes());
                 }
             }
             None => {
                 let y = s as f32;
                 for (o, x) in out.data.chunks_exact_mut(4).zip(xs) {
-                    o.copy_from_slice(&f(lane(x), y).to_le_bytes());
+                    o.copy_from_slice(&self.f32(lane(x), y).to_le_bytes());
                 }
             }
         }
         out
     }
+
+    /// [`Bin::lanewise`] written over `a`'s own lanes (the same bytes, no second tile).
+    fn into_left(self, a: &mut Tile, b: Option<&Tile>, s: f64) {
+        if !Self::fast(a, b, s) {
+            let data = match b {
+                Some(b) => self.zip(&a.lanes(), b.lanes().into_iter()),
+                None => self.zip(&a.lanes(), std::iter::repeat(s)),
+            };
+            crate::elem::encode_all(a.dtype, &data, &mut a.data);
+            return;
+        }
+        match b {
+            Some(b) => {
+                for (x, y) in a.data.chunks_exact_mut(4).zip(b.data.chunks_exact(4)) {
+                    let v = self.f32(lane(x), lane(y));
+                    x.copy_from_slice(&v.to_le_bytes());
+                }
+            }
+            None => {
+                let y = s as f32;
+                for x in a.data.chunks_exact_mut(4) {
+                    let v = self.f32(lane(x), y);
+                    x.copy_from_slice(&v.to_le_bytes());
+                }
+            }
+        }
+    }
+
+    /// [`Bin::lanewise`] of `a` and `b` written over `b`'s own lanes, which takes `a`'s shape
+    /// and valid region (`b` has `a`'s dtype and lane count).
+    fn into_right(self, a: &Tile, b: &mut Tile) {
+        if !Self::fast(a, Some(b), 0.0) {
+            let data = self.zip(&a.lanes(), b.lanes().into_iter());
+            crate::elem::encode_all(a.dtype, &data, &mut b.data);
+        } else {
+            for (x, y) in a.data.chunks_exact(4).zip(b.data.chunks_exact_mut(4)) {
+                let v = self.f32(lane(x), lane(y));
+                y.copy_from_slice(&v.to_le_bytes());
+            }
+        }
+        b.shape.clone_from(&a.shape);
+        b.valid.clone_from(&a.valid);
+    }
 }
 
-fn tile_binary(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
-    let a = cx.tile(args, 0)?;
-    let b = cx.tile(args, 1)?;
+/// An FP32 lane's value.
+#[inline]
+fn lane(b: &[u8]) -> f32 {
+    f32::from_le_bytes([b[0], b[1], b[2], b[3]])
+}
+
+/// Argument `i` as a tile held nowhere else (moved in at its last use), taken out of `args`.
+fn owned(args: &mut [Val], i: usize) -> Option<Tile> {
+    let slot = args.get_mut(i)?;
+    let Val::Tile(t) = slot else { return None };
+    if Arc::strong_count(t) != 1 {
+        return None;
+    }
+    let Val::Tile(t) = std::mem::replace(slot, Val::Unit) else { return None };
+    Arc::try_unwrap(t).ok()
+}
+
+/// `tile.add` and the other tile–tile ops: the result takes the storage of an operand moved in
+/// at its last use when it can (the left one, or the right one of the same dtype and shape),
+/// so a running sum needs no third tile.
+fn tile_binary(cx: &mut OpCx<'_>, args: &mut [Val]) -> Result<Flow, Fault> {
+    let (a, b) = (cx.tile(args, 0)?, cx.tile(args, 1)?);
     if a.len() != b.len() {
         return Err(cx.err(format!("tiles of shapes {:?} and {:?}", a.shape, b.shape)));
     }
-    Ok(Flow::Val(Val::Tile(Arc::new(Bin::of(cx.name()).lanewise(a, Some(b), 0.0)))))
+    let op = Bin::of(cx.name());
+    let right_fits = a.dtype == b.dtype && a.shape == b.shape;
+    if let Some(mut a) = owned(args, 0) {
+        op.into_left(&mut a, Some(cx.tile(args, 1)?), 0.0);
+        return Ok(Flow::Val(Val::Tile(Arc::new(a))));
+    }
+    if let Some(mut b) = right_fits.then(|| owned(args, 1)).flatten() {
+        op.into_right(cx.tile(args, 0)?, &mut b);
+        return Ok(Flow::Val(Val::Tile(Arc::new(b))));
+    }
+    let (a, b) = (cx.tile(args, 0)?, cx.tile(args, 1)?);
+    Ok(Flow::Val(Val::Tile(Arc::new(op.lanewise(a, Some(b), 0.0)))))
 }
 
-fn tile_scalar(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
-    let a = cx.tile(args, 0)?;
+/// `tile.adds` and the other tile–scalar ops: the result takes the tile's storage when it
+/// was moved in at its last use.
+fn tile_scalar(cx: &mut OpCx<'_>, args: &mut [Val]) -> Result<Flow, Fault> {
+    cx.tile(args, 0)?;
     let s = cx.float(args, 1)?;
-    Ok(Flow::Val(Val::Tile(Arc::new(Bin::of(cx.name()).lanewise(a, None, s)))))
+    let op = Bin::of(cx.name());
+    if let Some(mut a) = owned(args, 0) {
+        op.into_left(&mut a, None, s);
+        return Ok(Flow::Val(Val::Tile(Arc::new(a))));
+    }
+    Ok(Flow::Val(Val::Tile(Arc::new(op.lanewise(cx.tile(args, 0)?, None, s)))))
 }
 
 fn tile_cast(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
@@ -609,16 +695,16 @@ register_semantics!("tile.load", tile_load);
 register_semantics!("tile.store", tile_store);
 register_semantics!("tile.create", tile_create);
 register_semantics!("tile.full", tile_full);
-register_semantics!("tile.add", tile_binary);
-register_semantics!("tile.sub", tile_binary);
-register_semantics!("tile.mul", tile_binary);
-register_semantics!("tile.div", tile_binary);
-register_semantics!("tile.maximum", tile_binary);
-register_semantics!("tile.minimum", tile_binary);
-register_semantics!("tile.adds", tile_scalar);
-register_semantics!("tile.subs", tile_scalar);
-register_semantics!("tile.muls", tile_scalar);
-register_semantics!("tile.divs", tile_scalar);
+register_owning_semantics!("tile.add", tile_binary);
+register_owning_semantics!("tile.sub", tile_binary);
+register_owning_semantics!("tile.mul", tile_binary);
+register_owning_semantics!("tile.div", tile_binary);
+register_owning_semantics!("tile.maximum", tile_binary);
+register_owning_semantics!("tile.minimum", tile_binary);
+register_owning_semantics!("tile.adds", tile_scalar);
+register_owning_semantics!("tile.subs", tile_scalar);
+register_owning_semantics!("tile.muls", tile_scalar);
+register_owning_semantics!("tile.divs", tile_scalar);
 register_semantics!("tile.cast", tile_cast);
 register_semantics!("scalar.cast", scalar_cast);
 register_semantics!("tile.move", tile_identity);
@@ -685,6 +771,26 @@ mod tests {
             // An f32 scalar takes the f32 path, any other the f64 one: both as the f64 path.
             for s in [0.5, 1.0 / 3.0, -3.0e38, f64::NAN] {
                 assert_eq!(bits(&op.lanewise(&a, None, s)), bits(&f64_path(op, &a, None, s)), "{s}");
+            }
+        }
+    }
+
+    #[test]
+    fn an_op_over_an_operands_own_lanes_gives_the_fresh_tile() {
+        let xs: Vec<f64> = (0..24).map(|k| k as f64 * 1.37 - 9.0).collect();
+        for dt in [DataType::FP32, DataType::FP16, DataType::INT32] {
+            let mut a = Tile::from_lanes(dt, vec![4, 6], &xs);
+            a.valid = vec![3, 5];
+            let b =
+                Tile::from_lanes(dt, vec![4, 6], &xs.iter().rev().map(|y| y * 0.7 + 1.0).collect::<Vec<_>>());
+            for op in [Bin::Add, Bin::Sub, Bin::Mul, Bin::Div, Bin::Max, Bin::Min] {
+                let (mut left, mut right, mut scaled) = (a.clone(), b.clone(), a.clone());
+                op.into_left(&mut left, Some(&b), 0.0);
+                op.into_right(&a, &mut right);
+                op.into_left(&mut scaled, None, 0.25);
+                assert_eq!(left, op.lanewise(&a, Some(&b), 0.0), "{dt:?}");
+                assert_eq!(right, op.lanewise(&a, Some(&b), 0.0), "{dt:?}");
+                assert_eq!(scaled, op.lanewise(&a, None, 0.25), "{dt:?}");
             }
         }
     }

@@ -150,11 +150,18 @@ pub type OpFn = fn(&mut OpCx<'_>, &[Val]) -> Result<Flow, Fault>;
 /// A protocol op: builds the micro program of one rank.
 pub type CollFn = fn(&mut OpCx<'_>, &[Val]) -> Result<Vec<Micro>, Fault>;
 
-/// The two kinds of semantics.
+/// An ordinary op that may take its arguments' storage: the interpreter passes them
+/// mutably, and an argument moved in at its last use (docs/DECISIONS.md D-sim-33) is held
+/// only there, so the op may reuse it for its result (`Arc::try_unwrap`). It never parks.
+pub type OwningFn = fn(&mut OpCx<'_>, &mut [Val]) -> Result<Flow, Fault>;
+
+/// The kinds of semantics.
 #[derive(Clone, Copy)]
 pub enum SemKind {
     /// Run where called.
     Op(OpFn),
+    /// Run where called, possibly reusing an argument's storage.
+    Owning(OwningFn),
     /// Expand to a per-rank micro program; the call's value is argument `result_arg`
     /// (window-as-result), and a host call dispatches it to every rank.
     Collective {
@@ -170,6 +177,15 @@ pub enum SemKind {
 macro_rules! register_semantics {
     ($name:expr, $f:path) => {
         $crate::pld_ir::register_entry!(&[$name], $crate::sem::SemKind::Op($f));
+    };
+}
+
+/// Registers an ordinary op that may reuse its arguments' storage ([`OwningFn`]):
+/// `register_owning_semantics!("tile.add", tile_binary)`.
+#[macro_export]
+macro_rules! register_owning_semantics {
+    ($name:expr, $f:path) => {
+        $crate::pld_ir::register_entry!(&[$name], $crate::sem::SemKind::Owning($f));
     };
 }
 
