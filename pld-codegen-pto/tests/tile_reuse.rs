@@ -114,23 +114,8 @@ fn an_alias_shares_its_buffer_and_takes_nothing() {
     assert!(reuse_violations(&k).is_empty());
 }
 
-/// The kernel of `pld-cli/tests/corpus/yield_expression_rereads_body_tile.py`.
-const MAC_ROWS: &str = r#"
-import pypto.language as pl
-
-ROWS = 4
-COLS = 16
-
-
-@pl.jit.incore
-def mac_rows(x: pl.Tensor[[ROWS, COLS], pl.FP32], out: pl.Out[pl.Tensor[[1, COLS], pl.FP32]]):
-    one = pl.full([1, COLS], 1.0, dtype=pl.FP32)
-    for i, (acc,) in pl.range(ROWS, init_values=(one,)):
-        row = pl.load(x, [i, 0], [1, COLS])
-        acc_next = pl.yield_(pl.add(pl.mul(acc, row), row))
-    out = pl.store(acc_next, [0, 0], out)
-    return out
-"#;
+/// The corpus program whose yield expression re-reads a body tile (its kernel comes first).
+const MAC_ROWS: &str = include_str!("../../pld-cli/tests/corpus/yield_expression_rereads_body_tile.py");
 
 /// The `addr` constant of `%ssa`'s `pto.alloc_tile` in `pto`.
 fn addr_of<'a>(pto: &'a str, ssa: &str) -> &'a str {
