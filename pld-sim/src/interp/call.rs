@@ -51,7 +51,8 @@ impl<'p> Thread<'p> {
         // op that may reuse its storage); `moved` lists them (argument index, value).
         let (block, pos) = act.next();
         let mut moved = Vec::new();
-        let mut args = Vec::with_capacity(call.args.len());
+        let mut args = std::mem::take(&mut self.spare_args);
+        args.reserve(call.args.len());
         for (k, e) in call.args.iter().enumerate() {
             match e.kind {
                 ExprKind::Var(v) if act.live.last(block, pos).contains(&v) => {
@@ -177,8 +178,6 @@ impl<'p> Thread<'p> {
             Some(d) => Some(eval_pure(act, d, env, ecx)?.as_i64().unwrap_or(-1)),
             None => None,
         };
-        let name = self.name.clone();
-        let group = self.group.clone();
         let mut cx = OpCx {
             world: ecx.world,
             call,
@@ -186,8 +185,8 @@ impl<'p> Thread<'p> {
             level: self.level,
             rank: self.rank,
             domain: self.domain,
-            who: &name,
-            group: group.as_deref(),
+            who: &self.name,
+            group: self.group.as_deref(),
         };
         let flow = match kind {
             SemKind::Op(f) => f(&mut cx, &args)?,
@@ -219,20 +218,25 @@ impl<'p> Thread<'p> {
                 }
             }
         };
+        if let Flow::Park(_) = flow {
+            // The call runs again once the wait can pass: its arguments go back.
+            if let Some(act) = self.acts.last_mut() {
+                for (k, v) in moved {
+                    if let Some(a) = args.get_mut(k) {
+                        set(&mut act.env, v, std::mem::replace(a, Val::Unit));
+                    }
+                }
+            }
+        }
+        // The arguments are done with: their vector serves the next call.
+        args.clear();
+        self.spare_args = args;
         match flow {
             Flow::Val(v) => {
                 self.bind_result(targets, v, span)?;
                 Ok(StepOut::Visible)
             }
             Flow::Park(p) => {
-                // The call runs again once the wait can pass: its arguments go back.
-                if let Some(act) = self.acts.last_mut() {
-                    for (k, v) in moved {
-                        if let Some(a) = args.get_mut(k) {
-                            set(&mut act.env, v, std::mem::replace(a, Val::Unit));
-                        }
-                    }
-                }
                 self.parked = Some((p, span));
                 self.last_wait.clone_from(&self.parked);
                 Ok(StepOut::Parked)
@@ -281,7 +285,7 @@ pub(super) struct Ecx<'w, 'p> {
     pub(super) level: Level,
     pub(super) rank: usize,
     pub(super) domain: usize,
-    pub(super) who: String,
+    pub(super) who: std::sync::Arc<str>,
     /// Tasks launched so far in this dispatch (the next task's id).
     pub(super) launched: usize,
     /// Inside `pl.manual_scope()`.

@@ -148,7 +148,7 @@ pub(super) fn eval_pure<'p>(
                 }
                 Some(_) => return Err(nested_err()),
             };
-            let who = ecx.who.clone();
+            let who = std::sync::Arc::clone(&ecx.who);
             let mut cx = OpCx {
                 world: ecx.world,
                 call: c,

@@ -18,6 +18,7 @@ use pld_ir::{
     UnOp, ValueId,
 };
 use std::collections::HashMap;
+use std::sync::Arc;
 
 mod call;
 mod eval;
@@ -194,8 +195,8 @@ pub struct Thread<'p> {
     pub rank: usize,
     /// Level.
     pub level: Level,
-    /// Name for reports.
-    pub name: String,
+    /// Name for reports (shared with each step's evaluation context without a copy).
+    pub name: Arc<str>,
     acts: Vec<Act<'p>>,
     /// The running micro program.
     pub micro: Option<MicroRun>,
@@ -219,6 +220,8 @@ pub struct Thread<'p> {
     manual: usize,
     /// Comm-less dispatches (no `device=`) this host thread has made.
     commless: usize,
+    /// The argument vector of the last op call, emptied, for the next one's arguments.
+    spare_args: Vec<Val>,
 }
 
 fn env_size(f: &Function) -> usize {
@@ -231,7 +234,7 @@ impl<'p> Thread<'p> {
         Thread {
             rank,
             level,
-            name,
+            name: name.into(),
             acts: Vec::new(),
             micro: None,
             parked: None,
@@ -244,6 +247,7 @@ impl<'p> Thread<'p> {
             launched: 0,
             manual: 0,
             commless: 0,
+            spare_args: Vec::new(),
         }
     }
 
@@ -345,7 +349,7 @@ impl<'p> Thread<'p> {
             level: self.level,
             rank: self.rank,
             domain: self.domain,
-            who: self.name.clone(),
+            who: Arc::clone(&self.name),
             launched: self.launched,
             manual: self.manual > 0,
             commless: self.commless,
@@ -444,10 +448,10 @@ impl<'p> Thread<'p> {
     /// its running micro program), for budget and interrupt reports.
     pub fn position(&self) -> (String, Span) {
         if let Some(m) = &self.micro {
-            return (self.name.clone(), m.span);
+            return (self.name.to_string(), m.span);
         }
         let Some(act) = self.acts.last() else {
-            return (self.name.clone(), Span::DUMMY);
+            return (self.name.to_string(), Span::DUMMY);
         };
         let span = act.frames.iter().rev().find_map(|f| match f {
             Frame::Block { stmts, pc, .. } => stmts.get(*pc).or(stmts.last()).map(|s| s.span),

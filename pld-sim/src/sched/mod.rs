@@ -296,7 +296,7 @@ impl<'p> RankLocal<'p> {
                         for k in 0..2 {
                             let mut t = Thread::new(func, args.clone(), r, Level::Core)?;
                             t.group.get_or_insert_with(|| func.name.clone());
-                            t.name = format!("{}#sub{k}", func.name);
+                            t.name = format!("{}#sub{k}", func.name).into();
                             threads.push(t);
                         }
                     } else {
@@ -425,7 +425,7 @@ impl<'p> RankLocal<'p> {
                     let site = crate::report::render::Site {
                         rank: unit.rank,
                         core: (unit.lane.core != crate::timeline::ORCH_LANE).then_some(unit.lane.core),
-                        kernel: unit.thread.name.clone(),
+                        kernel: unit.thread.name.to_string(),
                     };
                     break other.map_err(|f| f.at_site(site))?;
                 }
@@ -516,7 +516,7 @@ impl<'p> RankLocal<'p> {
         for u in self.units.iter().flatten() {
             if let Some((p, span)) = &u.thread.parked {
                 let core = (u.lane.core != crate::timeline::ORCH_LANE).then_some(u.lane.core);
-                add(u.thread.name.clone(), core, p, *span);
+                add(u.thread.name.to_string(), core, p, *span);
             }
         }
         for t in self.rt.tasks.iter().filter(|t| t.state == TState::Deferred) {

@@ -1,16 +1,16 @@
-//! Core family: the non-distributed tile and tensor ops the programs need (load/store,
-//! create/full, elementwise, reductions, views, casts, scalar read/write, matmul, fences).
+//! Core family: the non-distributed tile ops the programs need (load/store, create/full,
+//! elementwise, reductions, tile views, casts, scalar read/write, matmul, fences); the
+//! tensor-level ops are in [`super::tensor`].
 //!
 //! Guarantees: tiles hold their lanes in their dtype's bytes; element ops compute on lanes
 //! decoded to `f64` and round to the tile dtype after every op; loads and stores move the
 //! bytes as they are; loads fill lanes outside the valid region with zero; stores write exactly the
-//! valid region; tensor views (slice/reshape/view) are zero-copy strided views, and a reshape
-//! of a view that is not contiguous is a runtime report, not a silent copy.
+//! valid region.
 
 use super::{Flow, OpCx};
 use crate::elem;
 use crate::report::Fault;
-use crate::value::{Mem, TRef, Tile, Val};
+use crate::value::{Tile, Val};
 use crate::{register_owning_semantics, register_semantics};
 use pld_ir::DataType;
 use std::sync::Arc;
@@ -103,10 +103,15 @@ fn tile_load(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
     Ok(Flow::Val(Val::Tile(Arc::new(tile))))
 }
 
-fn tile_store(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
-    let tile = cx.tile(args, 0)?.clone();
+/// Owning: the stored-to tensor is the call's value, so it is moved out of the arguments
+/// rather than copied (a store in a loop copies no view per iteration).
+fn tile_store(cx: &mut OpCx<'_>, args: &mut [Val]) -> Result<Flow, Fault> {
+    let tile = Arc::clone(cx.tile(args, 0)?);
     let offs = cx.ints(args, 1)?;
-    let t = cx.tensor(args, 2)?.clone();
+    cx.tensor(args, 2)?;
+    let Some(Val::Tensor(t)) = args.get_mut(2).map(|a| std::mem::replace(a, Val::Unit)) else {
+        return Err(cx.err("argument 2 must be a tensor"));
+    };
     let atomic = cx.attr_int("atomic").unwrap_or(0) == 1;
     let region = tile_region(&tile, t.shape.len());
     let bytes = valid_bytes(&tile);
@@ -114,7 +119,7 @@ fn tile_store(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
     Ok(Flow::Val(Val::Tensor(t)))
 }
 
-fn dtype_attr(cx: &OpCx<'_>) -> DataType {
+pub(super) fn dtype_attr(cx: &OpCx<'_>) -> DataType {
     cx.call.attr("dtype").and_then(|a| a.as_dtype()).unwrap_or(DataType::FP32)
 }
 
@@ -137,7 +142,7 @@ fn tile_full(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
 
 /// The elementwise binary ops, chosen once per op call (not per lane).
 #[derive(Clone, Copy)]
-enum Bin {
+pub(super) enum Bin {
     Add,
     Sub,
     Mul,
@@ -148,7 +153,7 @@ enum Bin {
 
 impl Bin {
     /// The op of `tile.add` / `tile.adds` / `tensor.add` …, by the last segment of its name.
-    fn of(name: &str) -> Bin {
+    pub(super) fn of(name: &str) -> Bin {
         match name.rsplit('.').next().unwrap_or("") {
             "add" | "adds" => Bin::Add,
             "sub" | "subs" => Bin::Sub,
@@ -160,7 +165,7 @@ impl Bin {
     }
 
     /// `x op y` for every lane `x` of `xs`, `y` the next of `ys` (NaN-propagating max/min).
-    fn zip(self, xs: &[f64], ys: impl Iterator<Item = f64>) -> Vec<f64> {
+    pub(super) fn zip(self, xs: &[f64], ys: impl Iterator<Item = f64>) -> Vec<f64> {
         fn each(xs: &[f64], ys: impl Iterator<Item = f64>, f: impl Fn(f64, f64) -> f64) -> Vec<f64> {
             xs.iter().zip(ys).map(|(&x, y)| f(x, y)).collect()
         }
@@ -436,7 +441,7 @@ fn flat_index(cx: &OpCx<'_>, shape: &[usize], idx: &[i64]) -> Result<usize, Faul
     Ok(e)
 }
 
-fn scalar_of(dt: DataType, v: f64) -> Val {
+pub(super) fn scalar_of(dt: DataType, v: f64) -> Val {
     if dt.is_float() {
         Val::Float(v)
     } else {
@@ -536,163 +541,8 @@ fn noop(_cx: &mut OpCx<'_>, _args: &[Val]) -> Result<Flow, Fault> {
     Ok(Flow::Val(Val::Unit))
 }
 
-// ---- tensor level -------------------------------------------------------------------------
-
-fn tensor_create(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
-    let shape = cx.ints(args, 0)?;
-    let dt = dtype_attr(cx);
-    crate::world::check_dtype(dt, cx.span, "tensor.create")?;
-    Ok(Flow::Val(Val::Tensor(new_tensor(cx, dt, shape)?)))
-}
-
-fn new_tensor(cx: &mut OpCx<'_>, dt: DataType, shape: Vec<i64>) -> Result<TRef, Fault> {
-    let bytes = crate::limits::byte_size(dt, &shape).map_err(|m| cx.err(m))?;
-    cx.world.reserve_host(bytes, "a tensor created by the program").map_err(|f| f.at(cx.span))?;
-    let buf = cx.world.host_buffer(vec![0u8; bytes as usize]);
-    Ok(TRef {
-        mem: Mem::Host(buf),
-        owner: 0,
-        base: 0,
-        strides: TRef::packed_strides(&shape),
-        shape,
-        dtype: dt,
-    })
-}
-
-fn tensor_read(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
-    let t = cx.tensor(args, 0)?.clone();
-    let idx = cx.ints(args, 1)?;
-    let ones = vec![1i64; idx.len()];
-    let v = cx.world.read(&cx.access(&t, None, &idx, &ones, "tensor.read"))?;
-    Ok(Flow::Val(scalar_of(t.dtype, v.first().copied().unwrap_or(0.0))))
-}
-
-fn tensor_write(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
-    let t = cx.tensor(args, 0)?.clone();
-    let idx = cx.ints(args, 1)?;
-    let v = cx.float(args, 2)?;
-    let ones = vec![1i64; idx.len()];
-    cx.world.write(&cx.access(&t, None, &idx, &ones, "tensor.write"), &[v], false)?;
-    Ok(Flow::Val(Val::Tensor(t)))
-}
-
-fn tensor_slice(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
-    let t = cx.tensor(args, 0)?.clone();
-    let shape = cx.ints(args, 1)?;
-    let offs = cx.ints(args, 2)?;
-    if shape.len() != t.shape.len() || offs.len() != t.shape.len() {
-        return Err(cx.err("slice rank does not match the tensor rank"));
-    }
-    for d in 0..shape.len() {
-        if offs[d] < 0 || shape[d] < 0 || offs[d] + shape[d] > t.shape[d] {
-            return Err(Fault::new(
-                crate::report::ReportKind::OutOfBounds,
-                cx.span,
-                format!(
-                    "tensor.slice dimension {d} [{}, {}) exceeds the extent {}",
-                    offs[d],
-                    offs[d] + shape[d],
-                    t.shape[d]
-                ),
-            ));
-        }
-    }
-    let e: i64 = offs.iter().zip(&t.strides).map(|(o, s)| o * s).sum();
-    let out = TRef { base: (t.base as i64 + e * t.dtype.bytes() as i64) as u64, shape, ..t };
-    Ok(Flow::Val(Val::Tensor(out)))
-}
-
-fn reshape_view(cx: &OpCx<'_>, t: &TRef, shape: Vec<i64>) -> Result<TRef, Fault> {
-    // Checked: a shape whose count overflows is no view of anything.
-    if crate::limits::numel(&shape).ok() != u64::try_from(t.numel()).ok() {
-        return Err(cx.err(format!("cannot view {:?} as {shape:?}", t.shape)));
-    }
-    // Contiguity of the non-unit dims.
-    let dims: Vec<(i64, i64)> =
-        t.shape.iter().zip(&t.strides).filter(|(d, _)| **d != 1).map(|(d, s)| (*d, *s)).collect();
-    let mut expect = 1i64;
-    for (d, s) in dims.iter().rev() {
-        if *s != expect {
-            return Err(cx.err(format!(
-                "cannot reshape a non-contiguous view of shape {:?} (strides {:?})",
-                t.shape, t.strides
-            )));
-        }
-        expect *= d;
-    }
-    Ok(TRef { strides: TRef::packed_strides(&shape), shape, ..t.clone() })
-}
-
-fn tensor_reshape(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
-    let t = cx.tensor(args, 0)?.clone();
-    let shape = cx.ints(args, 1)?;
-    Ok(Flow::Val(Val::Tensor(reshape_view(cx, &t, shape)?)))
-}
-
-fn tensor_view(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
-    let t = cx.tensor(args, 0)?.clone();
-    if args.len() < 2 || matches!(args[1], Val::Unit) {
-        return Ok(Flow::Val(Val::Tensor(t)));
-    }
-    let shape = cx.ints(args, 1)?;
-    Ok(Flow::Val(Val::Tensor(reshape_view(cx, &t, shape)?)))
-}
-
-fn tensor_assemble(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
-    let target = cx.tensor(args, 0)?.clone();
-    let src = cx.tensor(args, 1)?.clone();
-    let offs = cx.ints(args, 2)?;
-    let atomic = cx.attr_int("atomic").unwrap_or(0) == 1;
-    let zeros = vec![0i64; src.shape.len()];
-    let lanes = cx.world.read(&cx.access(&src, None, &zeros, &src.shape, "tensor.assemble"))?;
-    cx.world.write(&cx.access(&target, None, &offs, &src.shape, "tensor.assemble"), &lanes, atomic)?;
-    Ok(Flow::Val(Val::Tensor(target)))
-}
-
-fn whole(cx: &mut OpCx<'_>, v: &Val, i: usize) -> Result<(TRef, Vec<f64>), Fault> {
-    let Val::Tensor(t) = v else {
-        return Err(cx.err(format!("argument {i} must be a tensor")));
-    };
-    let zeros = vec![0i64; t.shape.len()];
-    let name = cx.name().to_string();
-    let lanes = cx.world.read(&cx.access(t, None, &zeros, &t.shape, &name))?;
-    Ok((t.clone(), lanes))
-}
-
-fn tensor_binary(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
-    let (a, la) = whole(cx, args.first().unwrap_or(&Val::Unit), 0)?;
-    let op = Bin::of(cx.name());
-    let lanes = match args.get(1) {
-        Some(Val::Tensor(_)) => {
-            let (_, lb) = whole(cx, &args[1], 1)?;
-            if lb.len() != la.len() {
-                return Err(cx.err(format!("tensors of {} and {} elements", la.len(), lb.len())));
-            }
-            op.zip(&la, lb.into_iter())
-        }
-        _ => op.zip(&la, std::iter::repeat(cx.float(args, 1)?)),
-    };
-    let out = new_tensor(cx, a.dtype, a.shape.clone())?;
-    let zeros = vec![0i64; out.shape.len()];
-    let shape = out.shape.clone();
-    let name = cx.name().to_string();
-    cx.world.write(&cx.access(&out, None, &zeros, &shape, &name), &lanes, false)?;
-    Ok(Flow::Val(Val::Tensor(out)))
-}
-
-fn tensor_cast(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
-    let (a, la) = whole(cx, args.first().unwrap_or(&Val::Unit), 0)?;
-    let dt = dtype_attr(cx);
-    crate::world::check_dtype(dt, cx.span, "tensor.cast")?;
-    let out = new_tensor(cx, dt, a.shape.clone())?;
-    let zeros = vec![0i64; out.shape.len()];
-    let shape = out.shape.clone();
-    cx.world.write(&cx.access(&out, None, &zeros, &shape, "tensor.cast"), &la, false)?;
-    Ok(Flow::Val(Val::Tensor(out)))
-}
-
 register_semantics!("tile.load", tile_load);
-register_semantics!("tile.store", tile_store);
+register_owning_semantics!("tile.store", tile_store);
 register_semantics!("tile.create", tile_create);
 register_semantics!("tile.full", tile_full);
 register_owning_semantics!("tile.add", tile_binary);
@@ -722,25 +572,6 @@ register_semantics!("tile.slice", tile_slice);
 register_semantics!("tile.reshape", tile_reshape);
 register_semantics!("tile.matmul", tile_matmul);
 register_semantics!("system.cacheinvalid", noop);
-register_semantics!("tensor.create", tensor_create);
-register_semantics!("tensor.read", tensor_read);
-register_semantics!("tensor.write", tensor_write);
-register_semantics!("tensor.slice", tensor_slice);
-register_semantics!("tensor.reshape", tensor_reshape);
-register_semantics!("tensor.view", tensor_view);
-register_semantics!("tensor.assemble", tensor_assemble);
-register_semantics!("tensor.add", tensor_binary);
-register_semantics!("tensor.sub", tensor_binary);
-register_semantics!("tensor.mul", tensor_binary);
-register_semantics!("tensor.div", tensor_binary);
-register_semantics!("tensor.maximum", tensor_binary);
-register_semantics!("tensor.minimum", tensor_binary);
-register_semantics!("tensor.adds", tensor_binary);
-register_semantics!("tensor.subs", tensor_binary);
-register_semantics!("tensor.muls", tensor_binary);
-register_semantics!("tensor.divs", tensor_binary);
-register_semantics!("tensor.cast", tensor_cast);
-
 #[cfg(test)]
 mod tests {
     use super::*;

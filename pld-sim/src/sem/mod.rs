@@ -16,6 +16,7 @@ pub mod core;
 pub mod put_get;
 pub mod remote;
 pub mod system;
+pub mod tensor;
 
 use crate::micro::Micro;
 use crate::report::Fault;
