@@ -161,11 +161,9 @@ impl Recorder {
             return;
         }
         let mut idle = Shared::default();
-        let arc;
         let mut guard;
         let shared: &mut Shared = if need {
-            arc = Arc::clone(&self.shared);
-            guard = arc.lock().unwrap_or_else(|e| e.into_inner());
+            guard = self.shared.lock().unwrap_or_else(|e| e.into_inner());
             &mut guard
         } else {
             &mut idle
@@ -176,7 +174,9 @@ impl Recorder {
                 if let Some(hist) = shared.cells.get(&key) {
                     let (at, flow) = hist.release(p, start);
                     release = release.max(at);
-                    flows_in.extend(flow);
+                    if self.trace {
+                        flows_in.extend(flow);
+                    }
                 }
                 if self.trace {
                     cell_name = Some(world.cell_name(p.cell));
@@ -252,7 +252,7 @@ impl Recorder {
                 self.slices.push(blocked);
             }
             let bytes = work.local_bytes + work.remote_bytes;
-            self.push(Slice {
+            self.slices.push(Slice {
                 at,
                 name: name.to_string(),
                 ts: release,
@@ -270,10 +270,6 @@ impl Recorder {
             });
         }
         meter.reset();
-    }
-
-    fn push(&mut self, s: Slice) {
-        self.slices.push(s);
     }
 }
 

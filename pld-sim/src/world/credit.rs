@@ -53,12 +53,13 @@ impl World {
         let r = park.cell;
         let call = self.signal_step(g, r, false, span);
         let win = &self.shared.domains[r.domain].wins[r.owner];
-        let mut st = lock(&win.state);
+        let mut guard = lock(&win.state);
         // A waited-for cell is a signal cell, defined from the start (D-sim-22).
-        st.cells.entry(r.offset).or_default();
+        let meta = guard.cells.entry(r.offset).or_default();
         let o = r.offset as usize;
-        let value = match self.distributed_rank() {
-            Some(_) => self.cell_value(r),
+        let value = match &self.shared.backend {
+            // An atomic read: adding zero.
+            Some(b) => b.fetch_add(r.domain, r.owner, r.offset, 0),
             None => {
                 let b = read(win);
                 i32::from_le_bytes([b[o], b[o + 1], b[o + 2], b[o + 3]])
@@ -67,11 +68,11 @@ impl World {
         if !park.holds(value) {
             return Ok(false);
         }
-        drop(st);
-        self.dep_cell(g, r.domain, r.owner, r.offset);
-        let win = &self.shared.domains[r.domain].wins[r.owner];
-        let mut st = lock(&win.state);
-        let Some(meta) = st.cells.get(&r.offset) else { return Ok(true) };
+        // Satisfied: the predicate check and the clock acquired from what satisfied it happen
+        // under one hold of the cell's window lock.
+        if let Some(log) = &mut self.local.deps {
+            log.push(super::deps::cell_ev(g, r.domain, r.owner, r.offset));
+        }
         let (vc, rel) = self.ranks[g].clocks();
         // One producer besides the owner's own epilogue: generations are that producer's.
         let owner_g = self.shared.domains[r.domain].members.get(r.owner).copied().unwrap_or(usize::MAX);
@@ -94,17 +95,14 @@ impl World {
                 None
             }
         };
-        if let Some(m) = st.cells.get_mut(&r.offset) {
-            if let Some(l) = m.ledger.as_deref_mut() {
-                l.note_awaited(park.expected, park.unsigned);
-            }
-            if !park.ge && !park.unsigned && park.expected >= 1 {
-                let (vc, rel) = self.ranks[g].clocks();
-                let clocks = (&mut vc[..], rel);
-                super::signal::note_eq_wait(clocks, g, m, (park.expected, span, who));
-            }
+        if let Some(l) = meta.ledger.as_deref_mut() {
+            l.note_awaited(park.expected, park.unsigned);
         }
-        drop(st);
+        if !park.ge && !park.unsigned && park.expected >= 1 {
+            let clocks = (&mut vc[..], rel);
+            super::signal::note_eq_wait(clocks, g, meta, (park.expected, span, who));
+        }
+        drop(guard);
         if let Some(origin) = stale {
             return Err(self.stale_fault(g, park, span, who, call, origin, value));
         }

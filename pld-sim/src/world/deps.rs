@@ -33,15 +33,6 @@ impl World {
             log.push(Ev { by: g as u32, space, lo, hi, kind });
         }
     }
-
-    /// Logs a signal operation of rank `g` on the cell at byte `offset` of domain rank
-    /// `owner`'s window of `domain`.
-    #[inline]
-    pub(super) fn dep_cell(&mut self, g: usize, domain: usize, owner: usize, offset: u64) {
-        if let Some(log) = &mut self.local.deps {
-            log.push(cell_ev(g, domain, owner, offset));
-        }
-    }
 }
 
 /// A signal operation of rank `g` on the cell at byte `offset` of domain rank `owner`'s

@@ -150,8 +150,8 @@ impl Tally {
 pub(super) struct Local {
     /// The global ranks a forked handle holds (empty for the run's own world).
     pub(super) held: Vec<usize>,
-    /// Reused list of subsumed record ids.
-    pub(super) drop_ids: Vec<u32>,
+    /// Reused list of subsumed records.
+    pub(super) drop_ids: Vec<super::Subsumed>,
     /// The race sites this handle interned, with their ids (a run has a handful).
     pub(super) site_cache: Vec<(String, String, u32)>,
     /// Reused buffer for the encoded bytes of a write.

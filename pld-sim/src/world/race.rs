@@ -5,6 +5,7 @@
 //! scan of insertion-ordered records would find, and records are dropped only by subsumption.
 
 use super::*;
+use smallvec::SmallVec;
 
 /// The checker state of a window (see [`Window`]).
 #[derive(Debug, Default)]
@@ -54,7 +55,7 @@ impl AccessKind {
     }
 }
 
-/// One race record; its start offset is the first half of its key in [`Shadow`].
+/// One race record; its start offset is kept beside it (see [`Shadow`]).
 #[derive(Clone, Debug)]
 pub(super) struct AccessRec {
     hi: u64,
@@ -66,24 +67,54 @@ pub(super) struct AccessRec {
     kind: AccessKind,
 }
 
+/// What every check of an access against a record reads: its bytes, rank, clock and kind,
+/// listed in each granule the record touches (see [`Shadow`]).
+#[derive(Clone, Copy, Debug)]
+struct Entry {
+    lo: u64,
+    hi: u64,
+    /// Slab slot of the record's other fields.
+    id: u32,
+    rank: u32,
+    clock: u32,
+    kind: AccessKind,
+}
+
+/// What a report or "the oldest" needs and no check does: the insertion number, site and
+/// span of a record, in its slab slot.
+#[derive(Clone, Copy, Debug)]
+struct Cold {
+    seq: u64,
+    site: u32,
+    span: Span,
+}
+
+/// A record the access subsumes: its slot and bytes (`drop` scratch of [`WinState::record`]).
+pub(crate) type Subsumed = (u32, u64, u64);
+
 /// Race records of one window, indexed by granule so an access visits only records that can
 /// overlap it.
 ///
-/// Records are kept whole (never split) in a slab and listed in every [`GRAIN`]-byte granule
-/// they touch; an access looks only at the granules it touches and visits each overlapping
-/// record once (in the granule where the overlap starts). Each record carries its insertion
-/// number `seq`, so "the oldest conflicting record" is the same one a linear scan of an
-/// insertion-ordered list would report. Nothing is ever dropped except by subsumption. An
-/// access costs O(granules touched + records listed there): a chunked protocol that touches
-/// each chunk a few times keeps a handful of records per granule.
+/// Records are kept whole (never split). Each is listed, by the [`Entry`] every check reads
+/// (bytes, rank, clock, kind), in every [`GRAIN`]-byte granule it touches; its insertion
+/// number, site and span sit in a slab slot read only to pick the oldest conflict or to report
+/// it. An access looks only at the granules it touches and checks each overlapping record once
+/// (in the granule where the overlap starts) without leaving the granule's entry list. Each
+/// record carries its insertion number `seq`, so "the oldest conflicting record" is the same
+/// one a linear scan of an insertion-ordered list would report. Nothing is ever dropped except
+/// by subsumption. An access costs O(granules touched + records listed there).
 #[derive(Clone, Debug, Default)]
 pub(super) struct Shadow {
-    /// Record slab: `(lo, seq, record)`; `None` = free slot.
+    /// Cold record fields by slot; `None` = free slot.
     recs: Slab,
     free: Vec<u32>,
-    /// Record ids listed per granule.
+    /// Entries listed per granule (order carries no meaning).
     grains: Vec<Grain>,
 }
+
+/// The entries of one granule: two inline (a granule written once, or read and then written
+/// by a handful of ranks, allocates nothing), the rest on the heap.
+type Grain = SmallVec<[Entry; 2]>;
 
 /// The record slots of a [`Shadow`], in chunks of `1 << SLAB_SHIFT`: growing it moves (copies)
 /// no records beyond the first chunk's, where one growing vector would copy them all at every
@@ -91,19 +122,19 @@ pub(super) struct Shadow {
 #[derive(Clone, Debug, Default)]
 struct Slab {
     /// Every chunk but the last is full.
-    chunks: Vec<Vec<Option<(u64, u64, AccessRec)>>>,
+    chunks: Vec<Vec<Option<Cold>>>,
 }
 
 /// Record slots per [`Slab`] chunk (log2).
 const SLAB_SHIFT: u32 = 12;
 
 impl Slab {
-    fn get(&self, id: u32) -> Option<&(u64, u64, AccessRec)> {
+    fn get(&self, id: u32) -> Option<&Cold> {
         let id = id as usize;
         self.chunks.get(id >> SLAB_SHIFT)?.get(id & ((1 << SLAB_SHIFT) - 1))?.as_ref()
     }
 
-    fn slot(&mut self, id: u32) -> &mut Option<(u64, u64, AccessRec)> {
+    fn slot(&mut self, id: u32) -> &mut Option<Cold> {
         let id = id as usize;
         &mut self.chunks[id >> SLAB_SHIFT][id & ((1 << SLAB_SHIFT) - 1)]
     }
@@ -124,49 +155,8 @@ impl Slab {
     }
 }
 
-/// The record ids of one granule: a few inline (no allocation for the common case of a chunk
-/// touched by a handful of ranks), the rest in a vector. Order carries no meaning.
-#[derive(Clone, Debug, Default)]
-struct Grain {
-    n: u32,
-    inline: [u32; GRAIN_INLINE],
-    more: Vec<u32>,
-}
-
-const GRAIN_INLINE: usize = 6;
-
-impl Grain {
-    fn ids(&self) -> impl Iterator<Item = u32> + '_ {
-        self.inline[..self.n as usize].iter().chain(&self.more).copied()
-    }
-
-    fn push(&mut self, id: u32) {
-        if (self.n as usize) < GRAIN_INLINE {
-            self.inline[self.n as usize] = id;
-            self.n += 1;
-        } else {
-            self.more.push(id);
-        }
-    }
-
-    fn remove(&mut self, id: u32) {
-        let n = self.n as usize;
-        if let Some(k) = self.inline[..n].iter().position(|&x| x == id) {
-            match self.more.pop() {
-                Some(x) => self.inline[k] = x,
-                None => {
-                    self.inline[k] = self.inline[n - 1];
-                    self.n -= 1;
-                }
-            }
-        } else if let Some(k) = self.more.iter().position(|&x| x == id) {
-            self.more.swap_remove(k);
-        }
-    }
-}
-
 /// Bytes per race-record granule (log2).
-const GRAIN_SHIFT: u32 = 10;
+const GRAIN_SHIFT: u32 = 12;
 /// Bytes per race-record granule.
 pub const GRAIN: u64 = 1 << GRAIN_SHIFT;
 
@@ -175,26 +165,40 @@ impl Shadow {
         (lo >> GRAIN_SHIFT) as usize..(((hi.max(lo + 1) - 1) >> GRAIN_SHIFT) + 1) as usize
     }
 
-    /// Calls `f` with the key `(lo, seq)`, slab id and record of every record overlapping
-    /// `[lo, hi)`, each once.
-    fn for_overlapping<'a>(&'a self, lo: u64, hi: u64, mut f: impl FnMut((u64, u64), u32, &'a AccessRec)) {
+    /// Calls `f` with the entry of every record overlapping `[lo, hi)`, each once.
+    #[inline]
+    fn for_overlapping(&self, lo: u64, hi: u64, mut f: impl FnMut(&Entry)) {
         let range = Self::grain_range(lo, hi);
         let end = range.end.min(self.grains.len());
         for gi in range.start..end {
-            for id in self.grains[gi].ids() {
-                let Some((o_lo, seq, o)) = self.recs.get(id) else { continue };
-                if o.hi > lo && *o_lo < hi && (lo.max(*o_lo) >> GRAIN_SHIFT) as usize == gi {
-                    f((*o_lo, *seq), id, o);
+            for e in &self.grains[gi] {
+                if e.hi > lo && e.lo < hi && (lo.max(e.lo) >> GRAIN_SHIFT) as usize == gi {
+                    f(e);
                 }
             }
         }
     }
 
-    fn remove(&mut self, id: u32) {
-        let Some((lo, _, rec)) = self.recs.slot(id).take() else { return };
-        for gi in Self::grain_range(lo, rec.hi) {
+    /// The insertion number of the record in slot `id`.
+    fn seq(&self, id: u32) -> u64 {
+        self.recs.get(id).map_or(u64::MAX, |c| c.seq)
+    }
+
+    /// The whole record in slot `id` (listed by entry `e`).
+    fn whole(&self, e: &Entry) -> AccessRec {
+        let c = self.recs.get(e.id).copied().unwrap_or(Cold { seq: 0, site: 0, span: Span::DUMMY });
+        AccessRec { hi: e.hi, rank: e.rank, clock: e.clock, site: c.site, span: c.span, kind: e.kind }
+    }
+
+    fn remove(&mut self, (id, lo, hi): Subsumed) {
+        if self.recs.slot(id).take().is_none() {
+            return;
+        }
+        for gi in Self::grain_range(lo, hi) {
             if let Some(list) = self.grains.get_mut(gi) {
-                list.remove(id);
+                if let Some(k) = list.iter().position(|e| e.id == id) {
+                    list.swap_remove(k);
+                }
             }
         }
         self.free.push(id);
@@ -207,16 +211,17 @@ impl Shadow {
         if self.grains.len() < range.end {
             let all = win_size.div_ceil(GRAIN) as usize;
             self.grains.reserve_exact(all.max(range.end) - self.grains.len());
-            self.grains.resize_with(range.end, Grain::default);
+            self.grains.resize_with(range.end, Grain::new);
         }
         let id = match self.free.pop() {
             Some(id) => id,
             None => self.recs.push_free(),
         };
+        let e = Entry { lo, hi: rec.hi, id, rank: rec.rank, clock: rec.clock, kind: rec.kind };
         for gi in range {
-            self.grains[gi].push(id);
+            self.grains[gi].push(e);
         }
-        *self.recs.slot(id) = Some((lo, seq, rec));
+        *self.recs.slot(id) = Some(Cold { seq, site: rec.site, span: rec.span });
     }
 
     /// Live records.
@@ -305,7 +310,7 @@ impl WinState {
     pub(super) fn record(
         &mut self,
         vc: &[u32],
-        drop: &mut Vec<u32>,
+        drop: &mut Vec<Subsumed>,
         win_size: u64,
         g: usize,
         lo: u64,
@@ -315,29 +320,31 @@ impl WinState {
         span: Span,
     ) -> Result<(), Box<(u64, AccessRec)>> {
         let clock = vc[g];
-        let mut conflict: Option<((u64, u64), &AccessRec)> = None;
+        let mut conflict: Option<(u64, Entry)> = None;
         drop.clear();
-        self.shadow.for_overlapping(lo, hi, |key, id, o| {
-            let (o_lo, o_rank) = (key.0, o.rank as usize);
-            if o_rank != g {
-                let clash = o.kind.clashes(kind);
-                if clash && vc[o_rank] < o.clock && conflict.is_none_or(|(k, _)| key.1 < k.1) {
-                    conflict = Some((key, o));
+        let shadow = &self.shadow;
+        shadow.for_overlapping(lo, hi, |e| {
+            let o_rank = e.rank as usize;
+            let ordered = o_rank == g || vc[o_rank] >= e.clock;
+            if !ordered && e.kind.clashes(kind) {
+                // Rare (a race is reported): only now is the slab read, for the oldest.
+                let seq = shadow.seq(e.id);
+                if conflict.is_none_or(|(s, _)| seq < s) {
+                    conflict = Some((seq, *e));
                 }
             }
             // Records the new access subsumes (covered and ordered before it).
-            let covered = o_lo >= lo && o.hi <= hi;
-            let ordered = o_rank == g || vc[o_rank] >= o.clock;
-            let subsumes = kind == AccessKind::Write || kind == o.kind;
+            let covered = e.lo >= lo && e.hi <= hi;
+            let subsumes = kind == AccessKind::Write || kind == e.kind;
             if covered && ordered && subsumes {
-                drop.push(id);
+                drop.push((e.id, e.lo, e.hi));
             }
         });
-        if let Some(((o_lo, _), o)) = conflict {
-            return Err(Box::new((o_lo, o.clone())));
+        if let Some((_, e)) = conflict {
+            return Err(Box::new((e.lo, self.shadow.whole(&e))));
         }
-        for &id in drop.iter() {
-            self.shadow.remove(id);
+        for &d in drop.iter() {
+            self.shadow.remove(d);
         }
         let seq = self.seq;
         self.seq += 1;
@@ -437,5 +444,116 @@ impl World {
         )
         .note_at("the other access is at", o.span)
         .note("publish data before the notify that releases it, and wait before touching what a peer may still read or write")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The race index's contract, stated as the linear scan it must agree with: records in
+    /// insertion order, the first unordered clashing one reported, covered ordered ones dropped.
+    #[derive(Default)]
+    struct Linear {
+        recs: Vec<(u64, AccessRec)>,
+    }
+
+    impl Linear {
+        #[allow(clippy::too_many_arguments)]
+        fn record(
+            &mut self,
+            vc: &[u32],
+            g: usize,
+            lo: u64,
+            hi: u64,
+            kind: AccessKind,
+            site: u32,
+            span: Span,
+        ) -> Result<(), (u64, AccessRec)> {
+            let overlaps = |o_lo: u64, o: &AccessRec| o.hi > lo && o_lo < hi;
+            let ordered = |o: &AccessRec| o.rank as usize == g || vc[o.rank as usize] >= o.clock;
+            if let Some((o_lo, o)) =
+                self.recs.iter().find(|(o_lo, o)| overlaps(*o_lo, o) && !ordered(o) && o.kind.clashes(kind))
+            {
+                return Err((*o_lo, o.clone()));
+            }
+            self.recs.retain(|(o_lo, o)| {
+                let covered = *o_lo >= lo && o.hi <= hi;
+                !(covered && ordered(o) && (kind == AccessKind::Write || kind == o.kind))
+            });
+            self.recs.push((lo, AccessRec { hi, rank: g as u32, clock: vc[g], site, span, kind }));
+            Ok(())
+        }
+    }
+
+    /// A small xorshift generator: the same sequence on every run.
+    struct Rng(u64);
+
+    impl Rng {
+        fn below(&mut self, n: u64) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0 % n
+        }
+    }
+
+    fn key(lo: u64, r: &AccessRec) -> (u64, u64, u32, u32, u32, Span, AccessKind) {
+        (lo, r.hi, r.rank, r.clock, r.site, r.span, r.kind)
+    }
+
+    #[test]
+    fn the_granule_index_reports_and_keeps_exactly_what_a_linear_scan_does() {
+        use AccessKind::*;
+        let kinds = [Read, Write, Atomic, Rewrite];
+        // Lengths within one granule, across two, over several, and unaligned.
+        let lens = [1, 4, 64, 1000, GRAIN - 4, GRAIN, GRAIN + 8, 3 * GRAIN + 100, 9 * GRAIN];
+        let (mut races, mut drops) = (0, 0);
+        for seed in 1..=12u64 {
+            let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+            let n = 3;
+            let mut vcs: Vec<Vec<u32>> =
+                (0..n).map(|g| (0..n).map(|j| u32::from(j == g)).collect()).collect();
+            let (mut st, mut lin) = (WinState::default(), Linear::default());
+            let mut scratch = Vec::new();
+            let size = 12 * GRAIN;
+            for step in 0..3000u32 {
+                let g = rng.below(n as u64) as usize;
+                match rng.below(10) {
+                    // A release and acquire: `g` joins another rank's clock (notify→wait).
+                    0 | 1 => {
+                        let from = rng.below(n as u64) as usize;
+                        let src = vcs[from].clone();
+                        vcs[from][from] += 1;
+                        for (c, s) in vcs[g].iter_mut().zip(&src) {
+                            *c = (*c).max(*s);
+                        }
+                    }
+                    2 => vcs[g][g] += 1,
+                    _ => {}
+                }
+                let len = lens[rng.below(lens.len() as u64) as usize];
+                let lo = rng.below(size - len);
+                let kind = kinds[rng.below(4) as usize];
+                let site = rng.below(3) as u32;
+                let span = Span { file: pld_ir::FileId(0), lo: step, hi: step + 1 };
+                let before = lin.recs.len();
+                let got = st.record(&vcs[g], &mut scratch, size, g, lo, lo + len, kind, site, span);
+                let want = lin.record(&vcs[g], g, lo, lo + len, kind, site, span);
+                match (got, want) {
+                    (Ok(()), Ok(())) => drops += before + 1 - lin.recs.len(),
+                    (Err(a), Err(b)) => {
+                        races += 1;
+                        assert_eq!(key(a.0, &a.1), key(b.0, &b.1), "seed {seed} step {step}");
+                    }
+                    (a, b) => {
+                        panic!("seed {seed} step {step}: index {:?}, linear scan {:?}", a.is_ok(), b.is_ok())
+                    }
+                }
+                assert_eq!(st.record_count(), lin.recs.len(), "seed {seed} step {step}: records kept");
+            }
+        }
+        // The sequences exercise both outcomes and subsumption.
+        assert!(races > 1000 && drops > 1000, "races {races}, drops {drops}");
     }
 }
