@@ -92,6 +92,14 @@ pub fn parse_bytes(s: &str) -> Result<u64, String> {
     n.checked_mul(1u64 << shift).filter(|&b| b > 0).ok_or_else(|| format!("`{s}` is out of range"))
 }
 
+/// [`parse_bytes`], where `0` is a valid count too (`--protocol-grain 0`).
+pub fn parse_bytes_or_zero(s: &str) -> Result<u64, String> {
+    if s.trim() == "0" {
+        return Ok(0);
+    }
+    parse_bytes(s)
+}
+
 /// The interrupt flag, set by Ctrl-C once the handler is installed.
 pub fn interrupt_flag() -> Arc<AtomicBool> {
     static FLAG: OnceLock<Arc<AtomicBool>> = OnceLock::new();

@@ -95,6 +95,13 @@ pub struct RunArgs {
     /// fast path) or `lowered` (the kernels codegen emits, via MaterializeBuiltinKernels).
     #[arg(long, default_value = "model", value_parser = parse_builtins)]
     builtins: Builtins,
+    /// Bytes per rank one step of a builtin collective's protocol model moves: consecutive
+    /// kernel tiles taken together between one pair of barriers (bytes or K/M/G; `0`: tile by
+    /// tile, as the kernel runs). Outputs and traffic do not depend on it; modeled time
+    /// charges the tiles a step takes together as the kernel's tile-by-tile protocol.
+    #[arg(long, value_name = "BYTES", value_parser = crate::limits::parse_bytes_or_zero,
+          default_value_t = pld_sim::DEFAULT_PROTOCOL_GRAIN)]
+    protocol_grain: u64,
     /// Runs the program at each size of a range, one results-table row per size and
     /// collective: NAME=START:END[:xF|:+N] (NAME a builder parameter or dynamic dimension, in
     /// its own unit; K/M/G suffixes are powers of 1024; default step x2).
@@ -333,6 +340,7 @@ pub(crate) fn run_on(
         deadline: args.timeout.map(|t| std::time::Instant::now() + t),
         interrupt: Some(interrupt),
         allow_uninit_reads: args.allow_uninit_reads,
+        protocol_grain: args.protocol_grain,
         lazy_inputs: lazy,
         ..SimConfig::ranks(args.ranks)
     };

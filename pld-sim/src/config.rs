@@ -12,6 +12,8 @@ use std::collections::HashMap;
 use std::str::FromStr;
 use std::sync::atomic::AtomicU64;
 
+pub use crate::world::DEFAULT_PROTOCOL_GRAIN;
+
 /// How ranks interleave.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum Schedule {
@@ -106,6 +108,12 @@ pub struct SimConfig {
     /// Picks the thread of every step instead of `schedule` ([`crate::explore`]: exhaustive
     /// exploration, replay files).
     pub driver: Option<drive::DriverCell>,
+    /// Bytes of data one step of a builtin collective's protocol moves per rank: consecutive
+    /// tiles of the rendered kernel (the host mesh allreduce's 256-element tiles, the ring's
+    /// and the InCore lowerings' UB chunks) are taken together, between one pair of barriers,
+    /// up to this many bytes; `0` runs the kernel's protocol tile by tile. Outputs, traffic
+    /// and final signal values do not depend on it (docs/DECISIONS.md D-sim-37).
+    pub protocol_grain: u64,
     /// Inputs given as sources instead of bytes (an input named in `Inputs` too takes those
     /// bytes): a distributed run's process fills only the chunks it touches, an in-process
     /// run fills every byte before it starts ([`lazy`]).
@@ -139,6 +147,7 @@ impl Default for SimConfig {
             progress: None,
             driver: None,
             lazy_inputs: HashMap::new(),
+            protocol_grain: DEFAULT_PROTOCOL_GRAIN,
         }
     }
 }

@@ -22,10 +22,12 @@
 //!   monotonic counters and flags are never judged. The seed's bounded skew — a slow rank's
 //!   next-call credit landing before the fast rank's epilogue — is absorbed by consuming the
 //!   oldest call's tokens first.
-//! - Within a call, single-credit notifies carry their generation (the producer's how-many-th
-//!   +1 into the cell) and each waiting kernel counts its waits per cell: on a self-cleared
-//!   buffer, a single-producer cell's wait passed by a lower generation's credit is a stale
-//!   credit too (at once when the buffer is known to self-clear, else at the end of the run).
+//! - Within a call, every credit carries its generation (the producer's how-many-th credit
+//!   into the cell: a `+v` notify deposits `v` of them) and each waiting kernel counts its
+//!   waits per cell: on a self-cleared buffer, a single-producer cell's wait passed by a credit
+//!   of a lower generation than its count is a stale credit too (at once when the buffer is
+//!   known to self-clear, else at the end of the run). A wait for a higher threshold than its
+//!   count (a protocol step covering several barrier generations) is judged alike.
 
 use crate::clock::CellClock;
 use pld_ir::Span;
@@ -41,8 +43,9 @@ pub struct Origin {
     pub rank: u16,
     /// Its call index on the signal buffer when it notified.
     pub call: u32,
-    /// Its generation: the how-many-th single-credit notify into this cell of its call it was
-    /// (0: not counted — a Set, or a notify of several credits at once).
+    /// Its generation: the how-many-th credit of its call into this cell the first token of
+    /// the run was (a notify of `+v` deposits the next `v` generations; 0: not counted — a
+    /// Set). [`Ledger::satisfied`] hands out the satisfying token's own generation.
     pub gen: u32,
     /// The notify's source location.
     pub span: Span,
@@ -149,6 +152,11 @@ impl Ledger {
             let paid = v.min(self.debt);
             self.debt -= paid;
             v -= paid;
+            let mut origin = origin;
+            if origin.gen > 0 {
+                // The first `paid` tokens paid a debt: the run starts that many generations on.
+                origin.gen = origin.gen.saturating_add(paid as u32);
+            }
             if v > 0 {
                 self.tokens += v;
                 // After every run of the same or an earlier call (calls are consumed in order).
@@ -169,6 +177,10 @@ impl Ledger {
             let Some(front) = self.runs.front_mut() else { break };
             let take = front.count.min(need);
             front.count -= take;
+            if front.origin.gen > 0 {
+                // The run's first tokens went: its first remaining one is `take` generations on.
+                front.origin.gen = front.origin.gen.saturating_add(take as u32);
+            }
             self.tokens -= take;
             need -= take;
             self.awaited = (self.awaited - take).max(0);
@@ -222,7 +234,13 @@ impl Ledger {
         for r in self.runs.iter().rev() {
             before -= r.count;
             if t > before {
-                return Satisfied::Token(&r.clock, r.origin);
+                // The token's own generation: the run's first plus its place in the run (a
+                // run merged into a later one counts from that one's: higher, never lower).
+                let mut origin = r.origin;
+                if origin.gen > 0 {
+                    origin.gen = origin.gen.saturating_add((t - before - 1) as u32);
+                }
+                return Satisfied::Token(&r.clock, origin);
             }
         }
         Satisfied::Unknown
@@ -232,8 +250,8 @@ impl Ledger {
 /// Cell key: (domain, owning domain rank, byte offset).
 type CellKey = (usize, usize, u64);
 
-/// A rank's barrier generations within its current call: single-credit notifies it sent into
-/// each cell, and waits it completed on each cell, each as (call index, count).
+/// A rank's barrier generations within its current call: credits it sent into each cell, and
+/// waits it completed on each cell, each as (call index, count).
 #[derive(Clone, Debug, Default)]
 pub struct Generations {
     sent: rustc_hash::FxHashMap<(CellKey, u64), (u32, u32)>,
@@ -247,24 +265,29 @@ fn kernel_key(who: &str) -> u64 {
 }
 
 impl Generations {
-    /// Counts one more single-credit notify into `cell` in `call`; returns its generation.
-    pub(crate) fn count_sent(&mut self, cell: CellKey, call: u32) -> u32 {
-        bump(&mut self.sent, (cell, 0), call)
+    /// Counts `credits` more credits into `cell` in `call`; returns the generation of the first.
+    pub(crate) fn count_sent(&mut self, cell: CellKey, call: u32, credits: u32) -> u32 {
+        bump(&mut self.sent, (cell, 0), call, credits) + 1 - credits
     }
 
     /// Counts one more wait of kernel `who` on `cell` in `call`; returns how many it made.
     pub(crate) fn count_wait(&mut self, cell: CellKey, who: &str, call: u32) -> u32 {
-        bump(&mut self.waited, (cell, kernel_key(who)), call)
+        bump(&mut self.waited, (cell, kernel_key(who)), call, 1)
     }
 }
 
-/// Counts one more event of `call` in `map[key]` (restarting at a new call); returns the count.
-fn bump(map: &mut rustc_hash::FxHashMap<(CellKey, u64), (u32, u32)>, key: (CellKey, u64), call: u32) -> u32 {
+/// Counts `by` more events of `call` in `map[key]` (restarting at a new call); returns the count.
+fn bump(
+    map: &mut rustc_hash::FxHashMap<(CellKey, u64), (u32, u32)>,
+    key: (CellKey, u64),
+    call: u32,
+    by: u32,
+) -> u32 {
     let e = map.entry(key).or_insert((call, 0));
     if e.0 != call {
         *e = (call, 0);
     }
-    e.1 += 1;
+    e.1 = e.1.saturating_add(by);
     e.1
 }
 

@@ -303,6 +303,7 @@ fn run_in(
         allow_uninit_reads: cfg.allow_uninit_reads,
     };
     world.begin_run(cfg.max_memory, checks);
+    world.set_protocol_grain(cfg.protocol_grain);
     if let Some(b) = backend {
         // A distributed run checks no races (see `World::set_backend`).
         world.set_backend(b);

@@ -82,7 +82,7 @@ pub use inventory;
 pub use pld_ir;
 
 pub use callback::{CallbackArg, CallbackError, CallbackParam, HostCall, HostCallbacks};
-pub use config::{Schedule, SimConfig};
+pub use config::{Schedule, SimConfig, DEFAULT_PROTOCOL_GRAIN};
 pub use entry::{
     deadlock_report, run, run_distributed, OutputWrites, Persistent, RankShare, SimError, SimOutcome,
 };

@@ -6,7 +6,7 @@
 //! builtins exactly as to hand-written kernels; a `Notify` runs the checks every notify runs
 //! (`World::check_notify`), after a GM fence when the instruction asks for one (every protocol
 //! builder's notify does, publishing the data it wrote before); a `Wait` whose predicate fails leaves the
-//! program counter in place so the core parks and retries. Registers hold raw elements of
+//! program counter in place so the core parks and retries; a `Charge` only adds the modeled time and signal counts of tiles a coarse step took together. Registers hold raw elements of
 //! their dtype (no widening); `LoadCombine` reduces a region straight into an accumulator and
 //! a combine rounds each result once, from the exact operand values, exactly as reducing the
 //! decoded `f64` lanes and rounding to the combine dtype would.
@@ -157,6 +157,15 @@ pub enum Micro {
         op: ReduceOp,
         /// Rounding type.
         dtype: pld_ir::DataType,
+    },
+    /// Charges modeled time for kernel work a protocol step stands for without running it
+    /// one by one (the messages, notifies and barrier latencies of the tiles a coarse step
+    /// takes together, [`crate::SimConfig::protocol_grain`]); moves no data, changes no cell.
+    Charge {
+        /// Tiles beyond the one the step's instructions stand for.
+        tiles: u64,
+        /// The kernel's work per tile.
+        per: crate::world::TileWork,
     },
     /// Instructions generated when the run reaches them, one segment at a time (a long
     /// chunked protocol never exists in full): runs exactly as the concatenation of
@@ -371,6 +380,7 @@ impl MicroRun {
             }
             // `settle` has expanded it; nothing to run at its own position.
             Micro::Lazy(_) => {}
+            Micro::Charge { tiles, per } => world.charge_tiles(g, *tiles, per),
             Micro::Combine { acc, other, op, dtype } => {
                 if acc == other {
                     let a = &mut regs[*acc];

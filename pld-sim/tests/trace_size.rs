@@ -1,5 +1,5 @@
-//! Load test of the trace's size: a 16 MiB allreduce on 8 ranks (about a million protocol
-//! steps) must give a trace small enough to open in Perfetto or chrome://tracing — merged
+//! Load test of the trace's size: a 16 MiB allreduce on 8 ranks, its protocol run tile by tile
+//! (`protocol_grain: 0`, about a million protocol steps), must give a trace small enough to open in Perfetto or chrome://tracing — merged
 //! into windows of modeled time, with a bounded number of flows.
 
 use pld_sim::{run, HostTensor, Inputs, SimConfig};
@@ -45,8 +45,9 @@ fn a_16_mib_allreduce_on_8_ranks_gives_a_trace_that_opens() {
     let n = 4 * 1024 * 1024;
     let mut inputs = Inputs::new();
     inputs.insert("inputs".into(), HostTensor::zeros(pld_ir::DataType::FP32, vec![8, 1, n]));
-    // Races are checked elsewhere; this test is about the trace's size.
-    let cfg = SimConfig { trace: true, check_races: false, ..SimConfig::ranks(8) };
+    // Races are checked elsewhere; this test is about the trace's size. The protocol runs tile
+    // by tile (grain 0), as the rendered kernel does: a step per tile is the load.
+    let cfg = SimConfig { trace: true, check_races: false, protocol_grain: 0, ..SimConfig::ranks(8) };
     let out = run(&prog, "host", &inputs, &cfg).unwrap_or_else(|e| panic!("{e}"));
     let trace = out.trace.expect("trace");
     // About 1.5 million protocol steps, merged: tens of MB, not a gigabyte.

@@ -15,7 +15,10 @@
 //! allreduce reads (P−1)·S per rank in the seed's 256-element tiles (block-cyclic over several
 //! blocks) with a read-done barrier before each store-back; ring allreduce follows its
 //! lowering step for step (segments, sub-chunks, ready and read-done barrier per sub-chunk),
-//! reading 2(P−1) segments per rank; all_to_all_v clamps counts to
+//! reading 2(P−1) segments per rank. Mesh and ring take consecutive tiles (sub-chunks) of a
+//! block (step) together up to the run's protocol grain, with one barrier adding all their
+//! credits, and charge the merged tiles' messages, signals and latencies as the kernel's
+//! (D-sim-37): outputs, traffic, counts and modeled time do not depend on the grain. all_to_all_v clamps counts to
 //! [0, MAX_RECV], publishes the clamped count with a Set notify and moves exactly that many
 //! rows.
 
@@ -26,6 +29,7 @@ use crate::micro::{CellIdx, Lazy, Micro};
 use crate::register_collective;
 use crate::report::Fault;
 use crate::value::{Mem, TRef, Val};
+use crate::world::TileWork;
 use pld_ir::DataType;
 use pld_runtime_abi::{NotifyOp, ReduceOp};
 use std::sync::Arc;
@@ -88,13 +92,19 @@ impl Proto {
     }
 
     fn barrier(&mut self, g: i32, lane: i64, ring_row: Option<i64>) {
+        self.barrier_by(g, lane, ring_row, 1);
+    }
+
+    /// Barrier generation `g` reached in one step from `g - count`: `count` credits into my
+    /// cell on every peer, then a wait for `g` on every peer's cell.
+    fn barrier_by(&mut self, g: i32, lane: i64, ring_row: Option<i64>, count: i32) {
         for peer in (0..self.n).filter(|&p| p != self.me) {
             let idx = self.cell(self.me, lane, ring_row);
             self.prog.push(Micro::Notify {
                 sig: Arc::clone(&self.sig),
                 peer,
                 idx,
-                value: 1,
+                value: count,
                 op: NotifyOp::AtomicAdd,
                 fence: true,
                 name: NOTIFY,
@@ -130,6 +140,15 @@ impl Proto {
         }
     }
 
+    /// Charges the `tiles - 1` kernel tiles of work `per` that a protocol step takes together
+    /// beyond the one its instructions stand for ([`Micro::Charge`]).
+    fn stands_for(&mut self, tiles: i64, per: TileWork) {
+        let extra = (tiles - 1).max(0) as u64;
+        if extra > 0 && per != TileWork::default() {
+            self.prog.push(Micro::Charge { tiles: extra, per });
+        }
+    }
+
     /// `acc = reduce over ranks of region (offs, shape) of `data``, in the order the rendered
     /// kernel (and the reference template) combines them: my own region loaded into register 0,
     /// then each peer's combined into it in rank order. Floating-point results may therefore
@@ -148,6 +167,12 @@ impl Proto {
             self.prog.push(combine_region(data, Some(q), offs, shape, op, op_name));
         }
     }
+}
+
+/// One kernel barrier among `peers + 1` ranks, per rank: a notify to and a wait on every peer,
+/// one landing latency and one blocking poll.
+fn barrier_work(peers: u64) -> TileWork {
+    TileWork { msgs: 1, notifies: peers, waits: peers, polls: 1, rounds: 1 }
 }
 
 /// A packed `[1, numel]` view of a contiguous tensor.
@@ -190,47 +215,110 @@ fn allreduce(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Vec<Micro>, Fault> {
     } else {
         mesh_chunk(data.dtype, s)
     };
-    let nchunks = (s + chunk - 1) / chunk;
+    let grain = tiles_per_step(cx.world.protocol_grain(), chunk, data.dtype);
     // Blocks run one after another on the rank: a valid interleaving of the SPMD grid,
     // since every rank runs them in the same order.
-    // Chunk bodies are generated when the run reaches them (`Micro::Lazy`): a 16 MiB payload
-    // is thousands of chunks of ~14 instructions per rank, too many to hold at once.
-    let template = Proto { prog: Vec::new(), ..p.clone() };
+    // Steps are generated when the run reaches them (`Micro::Lazy`): a 16 MiB payload is
+    // thousands of tiles, too many to hold at once at the finest grain.
     for b in 0..cores.min(stride) {
-        let mine = (0..nchunks).filter(|k| k % cores == b).count();
+        let plan = MeshBlock::new(&data, chunk, cores, b, grain);
         p.barrier(1, b, None);
-        let (t, data) = (template.clone(), data.clone());
-        let gen = move |i: usize, out: &mut Vec<Micro>| {
-            let k = b + i as i64 * cores;
-            let off = k * chunk;
-            let len = chunk.min(s - off);
-            if !out.is_empty() {
-                // `out` holds the previous chunk's body: same instructions, other region and
-                // barrier generation — patch them in place (no allocation per chunk).
-                for ins in out.iter_mut() {
-                    match ins {
-                        Micro::Load { offs, shape, .. }
-                        | Micro::LoadCombine { offs, shape, .. }
-                        | Micro::Store { offs, shape, .. } => {
-                            offs[1] = off;
-                            shape[1] = len;
-                        }
-                        Micro::Wait { expected, .. } => *expected = 2 + i as i32,
-                        _ => {}
-                    }
-                }
-                return;
-            }
-            let mut q = Proto { me: t.me, n: t.n, sig: t.sig.clone(), prog: Vec::new() };
-            q.reduce_into(&data, &[0, off], &[1, len], op, "builtin.tensor.allreduce");
-            q.barrier(2 + i as i32, b, None);
-            q.prog.push(store_local(&data, 0, off, len, "builtin.tensor.allreduce"));
-            *out = q.prog;
-        };
-        p.prog.push(Micro::Lazy(Lazy { count: mine, gen: Arc::new(gen) }));
-        p.epilogue(1 + mine as i32, b, None);
+        let tiles = plan.tiles;
+        let name = "builtin.tensor.allreduce";
+        p.prog.push(lazy(&p, plan.steps(), move |i, q| {
+            let st = plan.step(i);
+            q.reduce_into(&st.view, &st.offs, &st.shape, op, name);
+            // Per tile taken together: the peers' combines and the read-done barrier.
+            let peers = (q.n - 1) as u64;
+            q.stands_for(st.count, TileWork { msgs: peers + 1, ..barrier_work(peers) });
+            q.barrier_by(2 + st.last as i32, b, None, st.count as i32);
+            q.prog.push(store_region(&st.view, &st.offs, &st.shape, name));
+        }));
+        p.epilogue(1 + tiles as i32, b, None);
     }
     Ok(p.prog)
+}
+
+/// Tiles of `chunk` elements of `dtype` one protocol step moves at grain `grain_bytes`
+/// ([`crate::SimConfig::protocol_grain`]): at least one.
+fn tiles_per_step(grain_bytes: u64, chunk: i64, dtype: DataType) -> i64 {
+    let tile_bytes = (chunk.max(1) * dtype.bytes().max(1) as i64) as u64;
+    (grain_bytes / tile_bytes).max(1) as i64
+}
+
+/// The tiles block `b` of a mesh allreduce owns (tiles `b, b + C, b + 2C, …` of `chunk`
+/// elements; the last tile of the data may be shorter), cut into protocol steps of `grain`
+/// tiles: step `i` holds the block's full tiles `i·grain ..` as one region of a view whose
+/// rows are the block's tiles, and a short last tile is a step of its own.
+#[derive(Clone)]
+struct MeshBlock {
+    data: TRef,
+    rows: TRef,
+    chunk: i64,
+    cores: i64,
+    b: i64,
+    grain: i64,
+    /// Tiles the block owns.
+    tiles: i64,
+    /// Of them, full ones (all but a short last tile of the data).
+    full: i64,
+}
+
+/// One protocol step of a [`MeshBlock`].
+struct MeshStep {
+    view: TRef,
+    offs: [i64; 2],
+    shape: [i64; 2],
+    /// Block-order index of its last tile.
+    last: i64,
+    /// Tiles in it.
+    count: i64,
+}
+
+impl MeshBlock {
+    fn new(data: &TRef, chunk: i64, cores: i64, b: i64, grain: i64) -> MeshBlock {
+        let s = data.shape[1];
+        let nchunks = (s + chunk - 1) / chunk;
+        let count_upto = |n: i64| if n > b { (n - b + cores - 1) / cores } else { 0 };
+        let tiles = count_upto(nchunks);
+        let full = count_upto(s / chunk);
+        let eb = data.dtype.bytes().max(1);
+        let rows = TRef {
+            base: data.base + (b * chunk) as u64 * eb,
+            shape: vec![full, chunk],
+            strides: vec![cores * chunk, 1],
+            ..data.clone()
+        };
+        MeshBlock { data: data.clone(), rows, chunk, cores, b, grain, tiles, full }
+    }
+
+    fn steps(&self) -> usize {
+        let full_steps = (self.full + self.grain - 1) / self.grain;
+        (full_steps + self.tiles - self.full) as usize
+    }
+
+    fn step(&self, i: usize) -> MeshStep {
+        let first = i as i64 * self.grain;
+        if first < self.full {
+            let count = self.grain.min(self.full - first);
+            return MeshStep {
+                view: self.rows.clone(),
+                offs: [first, 0],
+                shape: [count, self.chunk],
+                last: first + count - 1,
+                count,
+            };
+        }
+        // The data's short last tile, block-order index `full`.
+        let off = (self.b + self.full * self.cores) * self.chunk;
+        MeshStep {
+            view: self.data.clone(),
+            offs: [0, off],
+            shape: [1, self.data.shape[1] - off],
+            last: self.full,
+            count: 1,
+        }
+    }
 }
 
 /// The InCore mesh lowering's chunk (`mesh_chunk_cols`): one UB chunk, or for a shorter
@@ -317,6 +405,7 @@ fn allreduce_ring(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Vec<Micro>, Fault> 
     let bounds = ring_bounds(size, n, data.dtype);
     let (max_seg, chunk) = ring_chunk(size, n, data.dtype);
     let subs = (max_seg + chunk - 1) / chunk;
+    let per_step = tiles_per_step(cx.world.protocol_grain(), chunk, data.dtype);
     let left = (me - 1).rem_euclid(n);
     let name = "builtin.tensor.allreduce_ring";
     // Steps are generated when the run reaches them (`Micro::Lazy`): with full barriers per
@@ -327,11 +416,16 @@ fn allreduce_ring(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Vec<Micro>, Fault> 
         let gather = step >= n - 1;
         let seg = if gather { me - (step - (n - 1)) - 1 } else { me - step - 2 }.rem_euclid(n) as usize;
         let (start, len) = (bounds[seg], bounds[seg + 1] - bounds[seg]);
-        for k in 0..subs {
-            let sub = k * chunk;
-            q.barrier(2 * k as i32 + 1, 0, Some(step));
+        // Sub-chunks `k0 .. k0 + m` in one protocol step: their ready barriers as one
+        // (`2(k0 + m) − 1` reached from `2·k0`), their contiguous part of the segment moved
+        // at once, then the last read-done barrier.
+        for k0 in (0..subs).step_by(per_step as usize) {
+            let m = per_step.min(subs - k0);
+            let (ready, done) = (2 * (k0 + m) as i32 - 1, 2 * (k0 + m) as i32);
+            q.barrier_by(ready, 0, Some(step), 2 * m as i32 - 1);
+            let sub = k0 * chunk;
             let active = sub < len;
-            let (col, valid) = (start + sub, chunk.min(len - sub));
+            let (col, valid) = (start + sub, (m * chunk).min(len - sub));
             if active && gather {
                 q.prog.push(load_row(&data, left, col, valid, name));
             } else if active {
@@ -347,7 +441,14 @@ fn allreduce_ring(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Vec<Micro>, Fault> 
                 });
                 q.prog.push(combine_region(&data, Some(left), &[0, col], &[1, valid], op, name));
             }
-            q.barrier(2 * k as i32 + 2, 0, Some(step));
+            // Per sub-chunk taken together: its two barriers and (when it has data) its load.
+            let with_data = ((len - sub + chunk - 1) / chunk).clamp(0, m);
+            let peers = (q.n - 1) as u64;
+            let b = barrier_work(peers);
+            let two = TileWork { msgs: 2, notifies: 2 * b.notifies, waits: 2 * b.waits, polls: 2, rounds: 2 };
+            q.stands_for(m, two);
+            q.stands_for(with_data, TileWork { msgs: 1, ..TileWork::default() });
+            q.barrier(done, 0, Some(step));
             if active {
                 q.prog.push(store_local(&data, 0, col, valid, name));
             }
@@ -400,13 +501,18 @@ fn combine_region(
 
 /// A plain store of register 0 into `[row, off .. off + len)` of my own `data`.
 fn store_local(data: &TRef, row: i64, off: i64, len: i64, op: &'static str) -> Micro {
+    store_region(data, &[row, off], &[1, len], op)
+}
+
+/// A plain store of register 0 into region `offs`/`shape` of my own `data`.
+fn store_region(data: &TRef, offs: &[i64], shape: &[i64], op: &'static str) -> Micro {
     Micro::Store {
         at: Default::default(),
         reg: 0,
         dst: data.clone(),
         peer: None,
-        offs: vec![row, off],
-        shape: vec![1, len],
+        offs: offs.to_vec(),
+        shape: shape.to_vec(),
         atomic: false,
         op,
     }

@@ -37,11 +37,11 @@ impl World {
         }
     }
 
-    /// The generation of a notify of rank `g` into cell `r` in call `call` (see
-    /// [`Origin::gen`]): counted for single-credit AtomicAdds only.
-    pub(crate) fn notify_generation(&mut self, g: usize, r: Resolved, call: u32, counted: bool) -> u32 {
+    /// The generation of the first of `credits` credits rank `g` notifies into cell `r` in
+    /// call `call` (see [`Origin::gen`]): 0 for none (a Set, a non-positive add).
+    pub(crate) fn notify_generation(&mut self, g: usize, r: Resolved, call: u32, credits: u32) -> u32 {
         match self.ranks.get_mut(g).map(|s| &mut s.gens) {
-            Some(gs) if counted => gs.count_sent((r.domain, r.owner, r.offset), call),
+            Some(gs) if credits > 0 => gs.count_sent((r.domain, r.owner, r.offset), call, credits),
             _ => 0,
         }
     }

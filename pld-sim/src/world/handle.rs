@@ -33,6 +33,9 @@ pub(super) struct Shared {
     pub(super) sites: Arc<Mutex<Sites>>,
     /// The checks the run enables.
     pub(super) checks: Checks,
+    /// Bytes one protocol step of a builtin collective moves per rank
+    /// ([`crate::SimConfig::protocol_grain`]).
+    pub(super) protocol_grain: u64,
     /// Bytes of host tensors allocated so far and the run's memory limit ([`crate::limits`]).
     pub(super) mem: crate::limits::MemUse,
     /// Where window bytes live in a distributed run ([`WindowBackend`]; `None`: here).

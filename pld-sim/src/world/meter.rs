@@ -20,6 +20,22 @@ pub struct Meter {
     pub record_touches: bool,
 }
 
+/// The kernel's work per tile of a builtin protocol that a coarse protocol step stands for
+/// without running it one by one ([`crate::micro::Micro::Charge`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TileWork {
+    /// Messages: remote accesses, and barriers' landing latencies (`alpha_ns` each).
+    pub msgs: u64,
+    /// Notifies issued.
+    pub notifies: u64,
+    /// Waits completed.
+    pub waits: u64,
+    /// Wait polls charged (a barrier's blocking wait: one).
+    pub polls: u64,
+    /// Barrier rounds.
+    pub rounds: u64,
+}
+
 /// A signal-cell event of a step.
 #[derive(Clone, Debug)]
 pub enum CellOp {

@@ -57,12 +57,12 @@ pub(crate) use access::*;
 pub use backend::*;
 use handle::{Local, Shared, Tally};
 pub use memory::*;
-pub use meter::{CellOp, Meter, TouchRec};
+pub use meter::{CellOp, Meter, TileWork, TouchRec};
 pub use notify::{Checked, Notifier};
 pub(crate) use race::*;
 use rank::PerRank;
 pub use resolve::*;
-pub use run::{Checks, RunEnd};
+pub use run::{Checks, RunEnd, DEFAULT_PROTOCOL_GRAIN};
 pub use signal::*;
 pub use traffic::*;
 
@@ -102,6 +102,7 @@ impl World {
                 allocs: Vec::new(),
                 sites: Arc::default(),
                 checks: Checks { races: true, fences: false, allow_uninit_reads: false },
+                protocol_grain: DEFAULT_PROTOCOL_GRAIN,
                 mem: crate::limits::MemUse::default(),
                 backend: None,
             },

@@ -26,6 +26,9 @@ pub struct Checks {
     pub allow_uninit_reads: bool,
 }
 
+/// The default [`crate::SimConfig::protocol_grain`]: 64 KiB per rank and protocol step.
+pub const DEFAULT_PROTOCOL_GRAIN: u64 = 64 * 1024;
+
 /// What a finished run leaves behind: its accounting, warnings and host buffers.
 pub struct RunEnd {
     /// Accounting of the run.
@@ -111,6 +114,17 @@ impl World {
         self.shared.checks.races = checks.races;
         self.shared.checks.fences = checks.fences;
         self.shared.checks.allow_uninit_reads = checks.allow_uninit_reads;
+    }
+
+    /// Bytes one protocol step of a builtin collective moves per rank from now on (see
+    /// [`crate::SimConfig::protocol_grain`]).
+    pub fn set_protocol_grain(&mut self, bytes: u64) {
+        self.shared.protocol_grain = bytes;
+    }
+
+    /// The grain set by [`World::set_protocol_grain`].
+    pub fn protocol_grain(&self) -> u64 {
+        self.shared.protocol_grain
     }
 
     /// A world with no comm domain yet gets the one of every rank.
@@ -252,6 +266,26 @@ impl World {
             self.local.meter.record_touches = t;
         }
         self.local.meter.reset();
+    }
+
+    /// Charges rank `g` with `tiles` tiles of kernel work `per` that a protocol step took
+    /// together with its own (see [`crate::micro::Micro::Charge`]): their modeled time in the
+    /// current step and their notifies, waits and barrier rounds in the accounting.
+    pub fn charge_tiles(&mut self, g: usize, tiles: u64, per: &super::TileWork) {
+        let w = &mut self.local.meter.work;
+        w.remote_msgs = w.remote_msgs.saturating_add(tiles.saturating_mul(per.msgs));
+        w.notifies = w.notifies.saturating_add(tiles.saturating_mul(per.notifies));
+        w.polls = w.polls.saturating_add(tiles.saturating_mul(per.polls));
+        let stats = &mut self.tally.stats;
+        for (counts, each) in [
+            (&mut stats.notifies, per.notifies),
+            (&mut stats.waits, per.waits),
+            (&mut stats.barrier_rounds, per.rounds),
+        ] {
+            if let Some(c) = counts.get_mut(g) {
+                *c = c.saturating_add(tiles.saturating_mul(each));
+            }
+        }
     }
 
     /// Hands the current step's meter to the cost model (a fresh one stays).

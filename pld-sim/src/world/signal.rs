@@ -250,7 +250,8 @@ impl World {
         let me = self.shared.domains[r.domain].drank(g);
         let epilogue = op == NotifyOp::AtomicAdd && value < 0 && me == Some(r.owner);
         let call = self.signal_step(g, r, epilogue, span);
-        let gen = self.notify_generation(g, r, call, op == NotifyOp::AtomicAdd && value == 1);
+        let credits = if op == NotifyOp::AtomicAdd { value.max(0) as u32 } else { 0 };
+        let gen = self.notify_generation(g, r, call, credits);
         // The cell's value and metadata change together under its window's lock (a waiter on
         // another thread sees both or neither).
         // Borrowed, not cloned (see `World::touch`).
