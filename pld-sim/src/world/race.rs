@@ -96,19 +96,27 @@ pub(crate) type Subsumed = (u32, u64, u64);
 /// overlap it.
 ///
 /// Records are kept whole (never split). Each is listed, by the [`Entry`] every check reads
-/// (bytes, rank, clock, kind), in every [`GRAIN`]-byte granule it touches; its insertion
-/// number, site and span sit in a slab slot read only to pick the oldest conflict or to report
-/// it. An access looks only at the granules it touches and checks each overlapping record once
-/// (in the granule where the overlap starts) without leaving the granule's entry list. Each
-/// record carries its insertion number `seq`, so "the oldest conflicting record" is the same
-/// one a linear scan of an insertion-ordered list would report. Nothing is ever dropped except
-/// by subsumption. An access costs O(granules touched + records listed there).
+/// (bytes, rank, clock, kind), in every granule it touches at its [`Level`]: a record shorter
+/// than [`COARSE_FROM`] (16 KiB) in the 4 KiB granules, a longer one in the 64 KiB granules, so a record is listed in a handful of granules whatever its
+/// length (a 64 KiB protocol transfer in one or two, not sixteen). Its insertion number, site and
+/// span sit in a slab slot read only to pick the oldest conflict or to report it. An access
+/// looks at the granules it touches on both levels and checks each overlapping record once (in
+/// the granule of its level where the overlap starts) without leaving the granule's entry
+/// list. Each record carries its insertion number `seq`, so "the oldest conflicting record" is
+/// the same one a linear scan of an insertion-ordered list would report. Nothing is ever
+/// dropped except by subsumption.
 #[derive(Clone, Debug, Default)]
 pub(super) struct Shadow {
     /// Cold record fields by slot; `None` = free slot.
     recs: Slab,
     free: Vec<u32>,
-    /// Entries listed per granule (order carries no meaning).
+    /// Short records by fine granule, long ones by coarse granule.
+    levels: [Level; 2],
+}
+
+/// One granule size's entry lists (order carries no meaning).
+#[derive(Clone, Debug, Default)]
+struct Level {
     grains: Vec<Grain>,
 }
 
@@ -155,25 +163,42 @@ impl Slab {
     }
 }
 
-/// Bytes per race-record granule (log2).
+/// Bytes per fine race-record granule (log2): 4 KiB.
 const GRAIN_SHIFT: u32 = 12;
-/// Bytes per race-record granule.
-pub const GRAIN: u64 = 1 << GRAIN_SHIFT;
+/// Bytes per coarse race-record granule (log2): 64 KiB.
+const COARSE_SHIFT: u32 = 16;
+/// Records of at least this many bytes (16 KiB) are listed per coarse granule (in at most
+/// two when aligned), shorter ones per fine granule (in at most five).
+const COARSE_FROM: u64 = 1 << (COARSE_SHIFT - 2);
+
+/// The level (0 fine, 1 coarse) and granule shift of a record of bytes `[lo, hi)`.
+#[inline]
+fn level_of(lo: u64, hi: u64) -> (usize, u32) {
+    if hi - lo >= COARSE_FROM {
+        (1, COARSE_SHIFT)
+    } else {
+        (0, GRAIN_SHIFT)
+    }
+}
+
+/// The granules of `1 << shift` bytes that bytes `[lo, hi)` touch.
+#[inline]
+fn grain_range(lo: u64, hi: u64, shift: u32) -> std::ops::Range<usize> {
+    (lo >> shift) as usize..(((hi.max(lo + 1) - 1) >> shift) + 1) as usize
+}
 
 impl Shadow {
-    fn grain_range(lo: u64, hi: u64) -> std::ops::Range<usize> {
-        (lo >> GRAIN_SHIFT) as usize..(((hi.max(lo + 1) - 1) >> GRAIN_SHIFT) + 1) as usize
-    }
-
     /// Calls `f` with the entry of every record overlapping `[lo, hi)`, each once.
     #[inline]
     fn for_overlapping(&self, lo: u64, hi: u64, mut f: impl FnMut(&Entry)) {
-        let range = Self::grain_range(lo, hi);
-        let end = range.end.min(self.grains.len());
-        for gi in range.start..end {
-            for e in &self.grains[gi] {
-                if e.hi > lo && e.lo < hi && (lo.max(e.lo) >> GRAIN_SHIFT) as usize == gi {
-                    f(e);
+        for (level, shift) in self.levels.iter().zip([GRAIN_SHIFT, COARSE_SHIFT]) {
+            let range = grain_range(lo, hi, shift);
+            let end = range.end.min(level.grains.len());
+            for gi in range.start..end {
+                for e in &level.grains[gi] {
+                    if e.hi > lo && e.lo < hi && (lo.max(e.lo) >> shift) as usize == gi {
+                        f(e);
+                    }
                 }
             }
         }
@@ -194,8 +219,10 @@ impl Shadow {
         if self.recs.slot(id).take().is_none() {
             return;
         }
-        for gi in Self::grain_range(lo, hi) {
-            if let Some(list) = self.grains.get_mut(gi) {
+        let (level, shift) = level_of(lo, hi);
+        let grains = &mut self.levels[level].grains;
+        for gi in grain_range(lo, hi, shift) {
+            if let Some(list) = grains.get_mut(gi) {
                 if let Some(k) = list.iter().position(|e| e.id == id) {
                     list.swap_remove(k);
                 }
@@ -204,14 +231,16 @@ impl Shadow {
         self.free.push(id);
     }
 
-    /// Adds a record; `win_size` (the window's bytes) sizes the granule table once, on its
-    /// first growth, instead of regrowing (and copying) it as accesses reach further.
+    /// Adds a record; `win_size` (the window's bytes) sizes its level's granule table once, on
+    /// its first growth, instead of regrowing (and copying) it as accesses reach further.
     fn insert(&mut self, lo: u64, seq: u64, rec: AccessRec, win_size: u64) {
-        let range = Self::grain_range(lo, rec.hi);
-        if self.grains.len() < range.end {
-            let all = win_size.div_ceil(GRAIN) as usize;
-            self.grains.reserve_exact(all.max(range.end) - self.grains.len());
-            self.grains.resize_with(range.end, Grain::new);
+        let (level, shift) = level_of(lo, rec.hi);
+        let range = grain_range(lo, rec.hi, shift);
+        let grains = &mut self.levels[level].grains;
+        if grains.len() < range.end {
+            let all = win_size.div_ceil(1 << shift) as usize;
+            grains.reserve_exact(all.max(range.end) - grains.len());
+            grains.resize_with(range.end, Grain::new);
         }
         let id = match self.free.pop() {
             Some(id) => id,
@@ -219,7 +248,7 @@ impl Shadow {
         };
         let e = Entry { lo, hi: rec.hi, id, rank: rec.rank, clock: rec.clock, kind: rec.kind };
         for gi in range {
-            self.grains[gi].push(e);
+            grains[gi].push(e);
         }
         *self.recs.slot(id) = Some(Cold { seq, site: rec.site, span: rec.span });
     }
@@ -505,9 +534,25 @@ mod tests {
     #[test]
     fn the_granule_index_reports_and_keeps_exactly_what_a_linear_scan_does() {
         use AccessKind::*;
+        const GRAIN: u64 = 1 << GRAIN_SHIFT;
+        const COARSE_GRAIN: u64 = 1 << COARSE_SHIFT;
         let kinds = [Read, Write, Atomic, Rewrite];
-        // Lengths within one granule, across two, over several, and unaligned.
-        let lens = [1, 4, 64, 1000, GRAIN - 4, GRAIN, GRAIN + 8, 3 * GRAIN + 100, 9 * GRAIN];
+        // Lengths within one granule, across two, over several, and unaligned, on both levels
+        // (records on either side of the level threshold overlap one another).
+        let lens = [
+            1,
+            4,
+            64,
+            1000,
+            GRAIN - 4,
+            GRAIN,
+            GRAIN + 8,
+            3 * GRAIN + 100,
+            COARSE_FROM - 4,
+            COARSE_FROM,
+            COARSE_GRAIN + 12,
+            2 * COARSE_GRAIN,
+        ];
         let (mut races, mut drops) = (0, 0);
         for seed in 1..=12u64 {
             let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15));
@@ -516,7 +561,7 @@ mod tests {
                 (0..n).map(|g| (0..n).map(|j| u32::from(j == g)).collect()).collect();
             let (mut st, mut lin) = (WinState::default(), Linear::default());
             let mut scratch = Vec::new();
-            let size = 12 * GRAIN;
+            let size = 4 * COARSE_GRAIN;
             for step in 0..3000u32 {
                 let g = rng.below(n as u64) as usize;
                 match rng.below(10) {
