@@ -26,8 +26,8 @@ pub struct Checks {
     pub allow_uninit_reads: bool,
 }
 
-/// The default [`crate::SimConfig::protocol_grain`]: 64 KiB per rank and protocol step.
-pub const DEFAULT_PROTOCOL_GRAIN: u64 = 64 * 1024;
+/// The default [`crate::SimConfig::protocol_grain`]: 256 KiB per rank and protocol step.
+pub const DEFAULT_PROTOCOL_GRAIN: u64 = 256 * 1024;
 
 /// What a finished run leaves behind: its accounting, warnings and host buffers.
 pub struct RunEnd {
