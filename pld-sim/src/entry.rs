@@ -238,7 +238,7 @@ fn host_tensor_arg(
         owner: 0,
         base: 0,
         strides: TRef::packed_strides(&shape),
-        shape: shape.clone(),
+        shape: shape.as_slice().into(),
         dtype: t.dtype,
     };
     if p.dir != pld_ir::Direction::In {

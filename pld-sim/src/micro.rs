@@ -568,8 +568,8 @@ mod tests {
             mem: Mem::Window { domain: d, alloc: a },
             owner: 0,
             base: 0,
-            shape: vec![rows, 8],
-            strides: vec![8, 1],
+            shape: vec![rows, 8].into(),
+            strides: vec![8, 1].into(),
             dtype: dt,
         };
         w.write(&Access::of(0, &v, None, &[0, 0], &[rows, 8], "init"), vals, false).expect("init");

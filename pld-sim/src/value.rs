@@ -22,6 +22,10 @@ pub enum Mem {
     },
 }
 
+/// A tensor view's dimensions or element strides: inline up to rank 4, so copying a view (every
+/// read of a tensor variable does) allocates nothing.
+pub type Dims = smallvec::SmallVec<[i64; 4]>;
+
 /// A strided view of a tensor in memory.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TRef {
@@ -33,17 +37,17 @@ pub struct TRef {
     /// Byte offset of element 0 inside the host buffer or the window.
     pub base: u64,
     /// Dimensions.
-    pub shape: Vec<i64>,
+    pub shape: Dims,
     /// Element strides.
-    pub strides: Vec<i64>,
+    pub strides: Dims,
     /// Element type.
     pub dtype: DataType,
 }
 
 impl TRef {
     /// Packed row-major strides of `shape`.
-    pub fn packed_strides(shape: &[i64]) -> Vec<i64> {
-        let mut s = vec![1i64; shape.len()];
+    pub fn packed_strides(shape: &[i64]) -> Dims {
+        let mut s: Dims = smallvec::smallvec![1i64; shape.len()];
         for i in (0..shape.len().saturating_sub(1)).rev() {
             s[i] = s[i + 1] * shape[i + 1].max(1);
         }

@@ -287,12 +287,12 @@ impl<'p> Thread<'p> {
             // element count takes the parameter's shape (a `[64]` window passed as `[1, 64]`).
             if let (Val::Tensor(t), Some(pt)) = (&mut a, func.values.ty(p.value).as_tensor_like()) {
                 if let Some(ps) = pt.static_shape() {
-                    if ps != t.shape
+                    if *ps != *t.shape
                         && ps.iter().product::<i64>() == t.numel()
                         && t.strides == crate::value::TRef::packed_strides(&t.shape)
                     {
                         t.strides = crate::value::TRef::packed_strides(&ps);
-                        t.shape = ps;
+                        t.shape = ps.into();
                     }
                 }
             }

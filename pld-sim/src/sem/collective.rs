@@ -181,7 +181,7 @@ fn flat(cx: &OpCx<'_>, t: &TRef) -> Result<TRef, Fault> {
         return Err(cx.err("collective data must be a packed (contiguous) tensor"));
     }
     let n = t.numel();
-    Ok(TRef { shape: vec![1, n], strides: vec![n, 1], ..t.clone() })
+    Ok(TRef { shape: [1, n][..].into(), strides: [n, 1][..].into(), ..t.clone() })
 }
 
 fn reduce_op(cx: &OpCx<'_>) -> Result<ReduceOp, Fault> {
@@ -285,8 +285,8 @@ impl MeshBlock {
         let eb = data.dtype.bytes().max(1);
         let rows = TRef {
             base: data.base + (b * chunk) as u64 * eb,
-            shape: vec![full, chunk],
-            strides: vec![cores * chunk, 1],
+            shape: [full, chunk][..].into(),
+            strides: [cores * chunk, 1][..].into(),
             ..data.clone()
         };
         MeshBlock { data: data.clone(), rows, chunk, cores, b, grain, tiles, full }

@@ -10,7 +10,7 @@
 use super::{Flow, OpCx};
 use crate::elem;
 use crate::report::Fault;
-use crate::value::{Tile, Val};
+use crate::value::{Dims, Tile, Val};
 use crate::{register_owning_semantics, register_semantics};
 use pld_ir::DataType;
 use std::sync::Arc;
@@ -27,14 +27,14 @@ fn tile_dims(cx: &OpCx<'_>, v: &[i64]) -> Result<Vec<usize>, Fault> {
 }
 
 /// The region shape a tile's valid part covers when stored into a tensor of rank `rank`.
-pub fn tile_region(t: &Tile, rank: usize) -> Vec<i64> {
+pub fn tile_region(t: &Tile, rank: usize) -> Dims {
     let (vr, vc) = match t.valid.len() {
         0 => (1, 1),
         1 => (1, t.valid[0]),
         n if n == rank => return t.valid.iter().map(|&x| x as i64).collect(),
         _ => Tile::rows_cols(&t.valid),
     };
-    let mut r = vec![1i64; rank.saturating_sub(2)];
+    let mut r: Dims = smallvec::smallvec![1i64; rank.saturating_sub(2)];
     if rank >= 2 {
         r.push(vr as i64);
     }
@@ -107,7 +107,7 @@ fn tile_load(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
 /// rather than copied (a store in a loop copies no view per iteration).
 fn tile_store(cx: &mut OpCx<'_>, args: &mut [Val]) -> Result<Flow, Fault> {
     let tile = Arc::clone(cx.tile(args, 0)?);
-    let offs = cx.ints(args, 1)?;
+    let offs = cx.dims(args, 1)?;
     cx.tensor(args, 2)?;
     let Some(Val::Tensor(t)) = args.get_mut(2).map(|a| std::mem::replace(a, Val::Unit)) else {
         return Err(cx.err("argument 2 must be a tensor"));

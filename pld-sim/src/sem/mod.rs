@@ -136,6 +136,16 @@ impl<'a> OpCx<'a> {
     pub fn ints(&self, args: &[Val], i: usize) -> Result<Vec<i64>, Fault> {
         ints_of(args.get(i)).ok_or_else(|| self.err(format!("argument {i} must be a tuple of integers")))
     }
+
+    /// [`OpCx::ints`] held inline up to four integers (offsets, shapes): no allocation.
+    pub fn dims(&self, args: &[Val], i: usize) -> Result<crate::value::Dims, Fault> {
+        let dims = match args.get(i) {
+            Some(Val::Tuple(items)) => items.iter().map(Val::as_i64).collect(),
+            Some(other) => other.as_i64().map(|x| smallvec::smallvec![x]),
+            None => None,
+        };
+        dims.ok_or_else(|| self.err(format!("argument {i} must be a tuple of integers")))
+    }
 }
 
 /// A tuple (or single integer) as integers.

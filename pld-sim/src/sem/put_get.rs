@@ -138,7 +138,7 @@ fn parse(cx: &OpCx<'_>, args: &[Val], region_at: Option<usize>) -> Result<Parsed
                     src.shape, dst.shape
                 )));
             }
-            (vec![0; dst.shape.len()], vec![0; src.shape.len()], src.shape.clone())
+            (vec![0; dst.shape.len()], vec![0; src.shape.len()], src.shape.to_vec())
         }
     };
     Ok(Parsed { dst, peer, src, dst_offs, src_offs, shape })

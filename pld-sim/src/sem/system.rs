@@ -65,7 +65,7 @@ fn window(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
         owner: usize::MAX,
         base,
         strides: TRef::packed_strides(&shape),
-        shape,
+        shape: shape.into(),
         dtype,
     };
     Ok(Flow::Val(Val::Tensor(t)))

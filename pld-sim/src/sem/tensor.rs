@@ -28,7 +28,7 @@ fn new_tensor(cx: &mut OpCx<'_>, dt: DataType, shape: Vec<i64>) -> Result<TRef, 
         owner: 0,
         base: 0,
         strides: TRef::packed_strides(&shape),
-        shape,
+        shape: shape.into(),
         dtype: dt,
     })
 }
@@ -72,7 +72,7 @@ fn tensor_slice(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
         }
     }
     let e: i64 = offs.iter().zip(&t.strides).map(|(o, s)| o * s).sum();
-    let out = TRef { base: (t.base as i64 + e * t.dtype.bytes() as i64) as u64, shape, ..t };
+    let out = TRef { base: (t.base as i64 + e * t.dtype.bytes() as i64) as u64, shape: shape.into(), ..t };
     Ok(Flow::Val(Val::Tensor(out)))
 }
 
@@ -94,7 +94,7 @@ fn reshape_view(cx: &OpCx<'_>, t: &TRef, shape: Vec<i64>) -> Result<TRef, Fault>
         }
         expect *= d;
     }
-    Ok(TRef { strides: TRef::packed_strides(&shape), shape, ..t.clone() })
+    Ok(TRef { strides: TRef::packed_strides(&shape), shape: shape.into(), ..t.clone() })
 }
 
 fn tensor_reshape(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
@@ -146,7 +146,7 @@ fn tensor_binary(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
         }
         _ => op.zip(&la, std::iter::repeat(cx.float(args, 1)?)),
     };
-    let out = new_tensor(cx, a.dtype, a.shape.clone())?;
+    let out = new_tensor(cx, a.dtype, a.shape.to_vec())?;
     let zeros = vec![0i64; out.shape.len()];
     let shape = out.shape.clone();
     let name = cx.name().to_string();
@@ -158,7 +158,7 @@ fn tensor_cast(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
     let (a, la) = whole(cx, args.first().unwrap_or(&Val::Unit), 0)?;
     let dt = dtype_attr(cx);
     crate::world::check_dtype(dt, cx.span, "tensor.cast")?;
-    let out = new_tensor(cx, dt, a.shape.clone())?;
+    let out = new_tensor(cx, dt, a.shape.to_vec())?;
     let zeros = vec![0i64; out.shape.len()];
     let shape = out.shape.clone();
     cx.world.write(&cx.access(&out, None, &zeros, &shape, "tensor.cast"), &la, false)?;

@@ -288,10 +288,7 @@ impl World {
             self.warn_undefined(owner, alloc, g, lo, hi, op);
         }
         if writes && self.shared.checks.fences {
-            let list = &mut self.ranks[g].unfenced;
-            if list.len() < 64 {
-                list.push((op.to_string(), self.shared.allocs[alloc].name.clone(), span));
-            }
+            self.ranks[g].unfenced.get_or_insert((site, alloc, span));
         }
         let (win, write) = ((domain, owner), writes);
         self.local.meter.touched(TouchRec { win, lo, hi, write, remote });

@@ -20,7 +20,7 @@ pub(crate) fn two_ranks(rows: i64, cols: i64, owner: usize, allow_uninit_reads: 
         owner,
         base: w.buffer(alloc).offset,
         strides: TRef::packed_strides(&shape),
-        shape,
+        shape: shape.into(),
         dtype,
     };
     let dv = view(data, vec![rows, cols], DataType::FP32, &w);

@@ -60,7 +60,7 @@ impl World {
                     n.op, n.g
                 ),
             )
-            .note_at(format!("the unfenced {op} is at"), *span)
+            .note_at(format!("the unfenced {op} is at"), span)
             .note("a peer released by this notify may read stale bytes; fence (pipe barrier + dsb) before notifying")),
         }
     }
@@ -85,11 +85,12 @@ impl World {
 
     /// With fence checking on, rank `g`'s first window write no GM fence covered yet
     /// (op, buffer, span).
-    pub(super) fn first_unfenced(&self, g: usize) -> Option<&(String, String, Span)> {
+    pub(super) fn first_unfenced(&self, g: usize) -> Option<(String, String, Span)> {
         if !self.shared.checks.fences {
             return None;
         }
-        self.ranks.get(g).and_then(|s| s.unfenced.first())
+        let (site, alloc, span) = self.ranks.get(g)?.unfenced?;
+        Some((self.site(site).0, self.shared.allocs[alloc].name.clone(), span))
     }
 
     /// Notes that lane `who` of mixed-kernel `group` on rank `g` executed the notify at `span`;

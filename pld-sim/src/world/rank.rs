@@ -27,8 +27,9 @@ pub(super) struct PerRank {
     pub(super) gens: Generations,
     /// A notify was issued since the last completed wait (barrier-round counting).
     pub(super) notified: bool,
-    /// Window writes not yet covered by a `system.fence` (op, buffer, span), at most 64.
-    pub(super) unfenced: Vec<(String, String, Span)>,
+    /// The first window write not yet covered by a `system.fence`: its race site (op,
+    /// kernel), buffer and span (only the first is ever reported; names are looked up then).
+    pub(super) unfenced: Option<(u32, usize, Span)>,
     /// (mixed-kernel group, notify span) -> the lane that executed that notify.
     pub(super) lane_notifies: HashMap<(String, Span), String>,
     /// The (buffer, kind) warnings already given for this rank, each once.
@@ -56,7 +57,7 @@ impl PerRank {
         // Generations count within one call of the worker (retained signals are not judged).
         self.gens = Generations::default();
         self.notified = false;
-        self.unfenced.clear();
+        self.unfenced = None;
         self.lane_notifies.clear();
         self.warned.clear();
     }

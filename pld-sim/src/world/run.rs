@@ -221,8 +221,8 @@ impl World {
 
     /// A GM fence on rank `g`: its earlier window writes are visible.
     pub fn fence(&mut self, g: usize) {
-        if let Some(l) = self.ranks.get_mut(g).map(|s| &mut s.unfenced) {
-            l.clear();
+        if let Some(s) = self.ranks.get_mut(g) {
+            s.unfenced = None;
         }
     }
 

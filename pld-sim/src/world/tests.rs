@@ -13,8 +13,8 @@ fn the_host_orchestrators_traffic_is_its_own() {
         mem: Mem::Host(buf),
         owner: usize::MAX,
         base: 0,
-        shape: vec![4],
-        strides: vec![1],
+        shape: vec![4].into(),
+        strides: vec![1].into(),
         dtype: DataType::FP32,
     };
     w.read(&Access::of(usize::MAX, &v, None, &[0], &[4], "tensor.read")).expect("host read");
@@ -86,7 +86,7 @@ fn world_with(n: usize, elems: i64) -> (World, TRef, TRef) {
         owner: 0,
         base: w.shared.allocs[alloc].offset,
         strides: TRef::packed_strides(&shape),
-        shape,
+        shape: shape.into(),
         dtype,
     };
     let dv = view(a, vec![1, elems], DataType::FP32, &w);
@@ -265,8 +265,8 @@ fn races_are_found_among_many_records() {
         mem: Mem::Window { domain: d, alloc: a },
         owner: 0,
         base: 0,
-        shape: vec![1, 10_000],
-        strides: vec![10_000, 1],
+        shape: vec![1, 10_000].into(),
+        strides: vec![10_000, 1].into(),
         dtype: DataType::FP32,
     };
     for i in 0..10_000 {
