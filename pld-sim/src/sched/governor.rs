@@ -1,5 +1,5 @@
 //! The parallel schedule's governor: window by window, whether one worker (`Solo`) or every
-//! worker (`Team`) runs the ranks, decided from the steps each crew ran per second of wall time.
+//! worker (`Team`) runs the ranks, decided from the work (steps and bytes moved, `parallel.rs`) each crew did per second of wall time.
 //!
 //! Guarantees: a pure function of the windows it is shown (no clock, no threads, no program
 //! knowledge); the run starts `Solo` and first tries the team after [`FIRST_PROBE_AFTER`]
@@ -95,7 +95,7 @@ impl Governor {
         self.crew
     }
 
-    /// The current window ran `steps` steps in `secs` seconds of wall time; returns the crew
+    /// The current window did `steps` units of work in `secs` seconds of wall time; returns the crew
     /// of the next window.
     pub fn window_ended(&mut self, steps: u64, secs: f64) -> Crew {
         let stint = &mut self.stint[self.crew.index()];
@@ -133,7 +133,7 @@ impl Governor {
         }
     }
 
-    /// The crew that runs more steps per second, judged in `Solo`'s favour (a second worker
+    /// The crew that does more work per second, judged in `Solo`'s favour (a second worker
     /// costs a core, and a window is noisy on a shared machine): `Team` only when the slower
     /// of its last two windows beats the fastest of `Solo`'s recent ones by [`TEAM_MARGIN`].
     fn better(&self) -> Crew {

@@ -59,6 +59,13 @@ enum SliceEnd {
     Finished,
 }
 
+/// A slice's work, the governor's measure: its steps plus the bytes it moved over this many.
+/// Steps alone are no longer one unit of work: an interpreted statement moves at most a tile,
+/// a builtin protocol step up to its grain (D-sim-37) — hundreds of KiB, ~100× the time —
+/// so a crew probed in a collective would be judged against windows of cheap statements. At
+/// 4 KiB a byte-moving step and an interpreted statement weigh about what they cost.
+const WORK_BYTES: u64 = 4096;
+
 /// Who decides how many workers take ranks.
 enum Staffing {
     /// A fixed number ([`SimConfig::parallel_workers`]).
@@ -68,8 +75,8 @@ enum Staffing {
         gov: Governor,
         /// When the current window began.
         since: Instant,
-        /// Steps the slices that ended in the current window ran.
-        steps: u64,
+        /// Work of the slices that ended in the current window (see [`WORK_BYTES`]).
+        work: u64,
     },
 }
 
@@ -95,11 +102,12 @@ struct Board {
 }
 
 impl Board {
-    /// Counts the `steps` of a slice that just ended; at the end of a governed window, lets the
-    /// governor pick the next window's crew (`workers` in a team). Returns whether the crew grew.
-    fn count(&mut self, steps: u64, workers: usize) -> bool {
-        let Staffing::Governed { gov, since, steps: window } = &mut self.staffing else { return false };
-        *window += steps;
+    /// Counts the `work` of a slice that just ended (see [`WORK_BYTES`]); at the end of a
+    /// governed window, lets the governor pick the next window's crew (`workers` in a team).
+    /// Returns whether the crew grew.
+    fn count(&mut self, work: u64, workers: usize) -> bool {
+        let Staffing::Governed { gov, since, work: window } = &mut self.staffing else { return false };
+        *window += work;
         let spent = since.elapsed();
         if spent < WINDOW {
             return false;
@@ -170,7 +178,7 @@ impl<'p, 'c> Sched<'p, 'c> {
         let workers = parallel_workers(n, cfg);
         let (crew, staffing) = match cfg.parallel_workers {
             Some(_) => (workers, Staffing::Fixed),
-            None => (1, Staffing::Governed { gov: Governor::default(), since: Instant::now(), steps: 0 }),
+            None => (1, Staffing::Governed { gov: Governor::default(), since: Instant::now(), work: 0 }),
         };
         let board = Board {
             ready: (0..n).collect(),
@@ -253,12 +261,13 @@ fn worker<'p>(
     while let Some(r) = take(k, sync, n) {
         // The epoch before the slice looks at any cell: a notify after it queues the rank again.
         let e = sync.epoch.load(Ordering::SeqCst);
-        let (end, own, steps) = {
+        let (end, own, work) = {
             let mut slot = slots[r].lock().unwrap_or_else(|e| e.into_inner());
             let Slot { rl, w, rec } = &mut *slot;
-            let (notifies, steps) = (w.notifies_of(r), w.stats().steps);
+            let (notifies, steps, moved) = (w.notifies_of(r), w.stats().steps, w.moved_total());
             let end = slice(rl, w, rec, env, cfg);
-            (end, w.notifies_of(r) - notifies, w.stats().steps - steps)
+            let work = w.stats().steps - steps + (w.moved_total() - moved) / WORK_BYTES;
+            (end, w.notifies_of(r) - notifies, work)
         };
         let mut b = sync.lock();
         b.running -= 1;
@@ -280,7 +289,7 @@ fn worker<'p>(
             Ok(SliceEnd::Blocked) if notifies == own => b.blocked.push(r),
             Ok(SliceEnd::Blocked | SliceEnd::Ready) => b.ready.push_back(r),
         }
-        let grew = b.count(steps, sync.workers);
+        let grew = b.count(work, sync.workers);
         sync.publish(&b);
         drop(b);
         if grew {

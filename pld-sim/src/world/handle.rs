@@ -166,6 +166,9 @@ pub(super) struct Local {
     pub(super) meter: Meter,
     /// Bytes moved since the last progress report ([`crate::budget::publish`]).
     pub(super) moved: u64,
+    /// Bytes moved by this handle's accesses so far (never reset; the parallel schedule's
+    /// measure of a slice's work, [`World::moved_total`]).
+    pub(super) moved_total: u64,
     /// Host-tensor byte spans written in a distributed run ([`World::host_writes`]).
     pub(super) host_writes: Vec<(usize, usize, usize)>,
     /// The shared-state accesses since the last [`World::take_deps`], while an exhaustive

@@ -50,9 +50,15 @@ impl World {
         }
         self.local.meter.count(remote, bytes);
         self.local.moved += bytes;
+        self.local.moved_total += bytes;
         let c = &mut self.tally.traffic[at];
         c[usize::from(remote)] += bytes;
         c[2] += rw;
+    }
+
+    /// Bytes this handle's accesses moved so far (to or from windows and local memory).
+    pub fn moved_total(&self) -> u64 {
+        self.local.moved_total
     }
 
     /// Bytes moved since the last call (for [`crate::budget::publish`]).
