@@ -334,3 +334,40 @@ fn a_wait_polled_after_a_later_notify_is_ordered_only_after_the_credit_it_needs(
         assert_eq!(e.kind, ReportKind::Race, "{}", e.message);
     }
 }
+
+#[test]
+fn a_race_between_a_short_and_a_long_record_is_found_whichever_came_first() {
+    // Records under 16 KiB and longer ones sit on different granule levels of the race index
+    // (D-sim-7): an access of either length must still meet an unordered one of the other.
+    let cols = 32 * 1024; // 128 KiB of FP32
+    let remote = |dv: &TRef| TRef { owner: 1, ..dv.clone() };
+    // Long write by rank 0, then rank 1's unordered 4-byte read inside it.
+    let (mut w, dv, _) = fixture::two_ranks(1, cols, 0, true);
+    w.write(&Access::of(0, &dv, None, &[0, 0], &[1, cols], "tile.store"), &vec![1.0; cols as usize], false)
+        .expect("long write");
+    let e = w
+        .read(&Access::of(1, &remote(&dv), Some(0), &[0, 20_000], &[1, 1], "remote_load"))
+        .expect_err("race");
+    assert_eq!(e.kind, ReportKind::Race);
+    assert!(e.message.contains("touch bytes [80000, 80004)"), "{}", e.message);
+    // Short write by rank 0, then rank 1's unordered 64 KiB read over it.
+    let (mut w, dv, _) = fixture::two_ranks(1, cols, 0, true);
+    w.write(&Access::of(0, &dv, None, &[0, 20_000], &[1, 1], "tile.store"), &[1.0], false)
+        .expect("short write");
+    let e = w
+        .read(&Access::of(1, &remote(&dv), Some(0), &[0, 16_384], &[1, 16_384], "remote_load"))
+        .expect_err("race");
+    assert_eq!(e.kind, ReportKind::Race);
+    assert!(e.message.contains("touch bytes [80000, 80004)"), "{}", e.message);
+    // A long write subsumes the short records it covers (same rank: ordered after them).
+    let (mut w, dv, _) = fixture::two_ranks(1, cols, 0, true);
+    for i in 0..8 {
+        w.write(&Access::of(0, &dv, None, &[0, i * 1000], &[1, 10], "tile.store"), &[2.0; 10], false)
+            .expect("short writes");
+    }
+    w.write(&Access::of(0, &dv, None, &[0, 0], &[1, cols], "tile.store"), &vec![3.0; cols as usize], false)
+        .expect("covering write");
+    let recs: usize =
+        w.shared.domains.iter().flat_map(|d| &d.wins).map(|x| lock(&x.state).record_count()).sum();
+    assert_eq!(recs, 1, "the covered short records are dropped");
+}
