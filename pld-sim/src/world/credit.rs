@@ -56,15 +56,7 @@ impl World {
         let mut guard = lock(&win.state);
         // A waited-for cell is a signal cell, defined from the start (D-sim-22).
         let meta = guard.cells.entry(r.offset).or_default();
-        let o = r.offset as usize;
-        let value = match &self.shared.backend {
-            // An atomic read: adding zero.
-            Some(b) => b.fetch_add(r.domain, r.owner, r.offset, 0),
-            None => {
-                let b = read(win);
-                i32::from_le_bytes([b[o], b[o + 1], b[o + 2], b[o + 3]])
-            }
-        };
+        let value = self.cell_value(r);
         if !park.holds(value) {
             return Ok(false);
         }
