@@ -122,7 +122,7 @@ impl<'p> Thread<'p> {
         };
         if nested {
             self.advance();
-            self.push_act(f, args, targets.to_vec())?;
+            self.push_act(f, args, targets.to_vec(), env.lives)?;
             return Ok(StepOut::Ran);
         }
         let deps = task_deps(act, call, env, ecx)?;

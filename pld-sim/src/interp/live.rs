@@ -12,6 +12,8 @@
 //! applies it at block positions, at block entries and after a loop's head.
 
 use pld_ir::{Block, Expr, Function, Stmt, StmtKind, ValueId};
+use rustc_hash::FxHashMap;
+use std::sync::{Arc, Mutex};
 
 /// A set of one function's values, as bits.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -79,6 +81,33 @@ pub(super) struct Live {
 }
 
 const NONE: &[ValueId] = &[];
+
+/// The liveness of every function a run activates, each computed on its first activation and
+/// shared by every later one, on every rank and worker (a collective's kernel is activated
+/// once per rank and call: recomputing it each time was half of a small run's time).
+///
+/// Keyed by the function's address: a run's functions are borrowed from its program for the
+/// whole run, so no address is freed and reused while the cache lives.
+#[derive(Debug, Default)]
+pub struct Lives(Mutex<FxHashMap<usize, Arc<Live>>>);
+
+impl Lives {
+    /// The liveness of `f`'s body, computed once per cache.
+    pub(super) fn of(&self, f: &Function) -> Arc<Live> {
+        let key = std::ptr::from_ref(f) as usize;
+        if let Some(l) = self.lock().get(&key) {
+            return Arc::clone(l);
+        }
+        // Computed outside the lock: a second worker computing the same function meanwhile
+        // gets an equal result, and the first inserted stays.
+        let live = Arc::new(Live::of(f));
+        Arc::clone(self.lock().entry(key).or_insert(live))
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, FxHashMap<usize, Arc<Live>>> {
+        self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
 
 impl Live {
     /// The liveness of `f`'s body.
@@ -307,6 +336,17 @@ class P:
     /// Every position of `block` (entry `0` to end `len`) where `name` is dropped.
     fn where_dropped(f: &Function, live: &Live, block: u32, len: usize, name: &str) -> Vec<usize> {
         (0..=len).filter(|&p| dropped(f, live, block, p).iter().any(|n| n == name)).collect()
+    }
+
+    #[test]
+    fn a_cache_computes_each_function_once_and_keeps_functions_apart() {
+        let f = kernel("        t = pl.load(x, [0, 0], [1, 4])\n        pl.store(t, [0, 0], y)\n");
+        let g = kernel("        t = pl.load(x, [0, 0], [1, 4])\n        u = pl.add(t, t)\n        pl.store(u, [0, 0], y)\n");
+        let lives = Lives::default();
+        let (a, b, c) = (lives.of(&f), lives.of(&f), lives.of(&g));
+        assert!(Arc::ptr_eq(&a, &b), "the second activation reuses the first's analysis");
+        assert!(!Arc::ptr_eq(&a, &c), "another function has its own");
+        assert_eq!(dropped(&g, &c, 0, 1), dropped(&g, &Live::of(&g), 0, 1), "cached equals fresh");
     }
 
     #[test]

@@ -25,6 +25,8 @@ mod eval;
 mod live;
 mod shapes;
 
+pub use live::Lives;
+
 use call::*;
 use eval::*;
 
@@ -123,8 +125,8 @@ struct Act<'p> {
     env: Vec<Option<Val>>,
     frames: Vec<Frame<'p>>,
     ret_targets: Vec<ValueId>,
-    /// Where each value of `func` is read for the last time.
-    live: live::Live,
+    /// Where each value of `func` is read for the last time (shared through [`Lives`]).
+    live: Arc<live::Live>,
 }
 
 impl<'p> Act<'p> {
@@ -187,6 +189,8 @@ pub struct Env<'s, 'p> {
     pub syms: &'s HashMap<String, i64>,
     /// The program.
     pub program: &'p Program,
+    /// The liveness of the program's functions, shared by the run's threads.
+    pub lives: &'s Lives,
 }
 
 /// One interpreter thread.
@@ -251,11 +255,17 @@ impl<'p> Thread<'p> {
         }
     }
 
-    /// A thread running `func` with `args` bound to its parameters.
-    pub fn new(func: &'p Function, args: Vec<Val>, rank: usize, level: Level) -> Result<Thread<'p>, Fault> {
+    /// A thread running `func` with `args` bound to its parameters (its liveness from `lives`).
+    pub fn new(
+        func: &'p Function,
+        args: Vec<Val>,
+        rank: usize,
+        level: Level,
+        lives: &Lives,
+    ) -> Result<Thread<'p>, Fault> {
         let mut t = Thread::idle(func.name.clone(), rank, level);
         t.group = func.attr("group").and_then(|a| a.as_str()).map(str::to_string);
-        t.push_act(func, args, Vec::new())?;
+        t.push_act(func, args, Vec::new(), lives)?;
         Ok(t)
     }
 
@@ -269,6 +279,7 @@ impl<'p> Thread<'p> {
         func: &'p Function,
         args: Vec<Val>,
         ret_targets: Vec<ValueId>,
+        lives: &Lives,
     ) -> Result<(), Fault> {
         if args.len() != func.params.len() {
             return Err(Fault::runtime(
@@ -300,7 +311,7 @@ impl<'p> Thread<'p> {
                 *slot = Some(a);
             }
         }
-        let mut act = Act { func, env, frames: Vec::new(), ret_targets, live: live::Live::of(func) };
+        let mut act = Act { func, env, frames: Vec::new(), ret_targets, live: lives.of(func) };
         act.push_block(&func.body.stmts, 0);
         self.acts.push(act);
         Ok(())

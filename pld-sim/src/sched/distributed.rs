@@ -11,15 +11,15 @@ use crate::world::{Poll, RankState, WindowBackend};
 
 impl<'p, 'c> Sched<'p, 'c> {
     pub(super) fn distributed_loop(&mut self, world: &mut World, b: &dyn WindowBackend) -> Result<(), Fault> {
-        let syms = self.syms.clone();
-        let env = Env { syms: &syms, program: self.program };
+        let (syms, lives) = (self.syms.clone(), Arc::clone(&self.lives));
+        let env = Env { syms: &syms, program: self.program, lives: &lives };
         let me = b.rank();
         let cfg = self.cfg;
         let mut idle_polls = 0u32;
         loop {
             let rank = &mut self.ranks[me];
             for _ in 0..4 {
-                if !rank.advance(world, cfg)? {
+                if !rank.advance(world, cfg, &lives)? {
                     break;
                 }
             }

@@ -13,8 +13,8 @@ use crate::drive::{DriverCell, Ev, EvKind, Space, Stop};
 
 impl<'p> Sched<'p, '_> {
     pub(super) fn driven_loop(&mut self, world: &mut World, driver: &DriverCell) -> Result<(), Fault> {
-        let syms = self.syms.clone();
-        let env = Env { syms: &syms, program: self.program };
+        let (syms, lives) = (self.syms.clone(), Arc::clone(&self.lives));
+        let env = Env { syms: &syms, program: self.program, lives: &lives };
         let mut runnable: Vec<(usize, usize)> = Vec::new();
         let mut tids: Vec<Tid> = Vec::new();
         let mut last: Option<(Tid, bool)> = None;

@@ -15,7 +15,7 @@
 //! can run but something waits, or a budget report.
 
 use crate::drive::Tid;
-use crate::interp::{Env, Job, Req, StepOut, Thread};
+use crate::interp::{Env, Job, Lives, Req, StepOut, Thread};
 use crate::micro::MicroRun;
 use crate::report::{Fault, ParkedCore, ReportKind};
 use crate::sem::{Level, OpCx, Park};
@@ -25,6 +25,7 @@ use crate::world::World;
 use crate::{Schedule, SimConfig};
 use pld_ir::{Direction, FunctionKind, Program, Span};
 use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
 
 mod deadlock;
 mod distributed;
@@ -220,7 +221,7 @@ impl<'p> RankLocal<'p> {
     /// Starts the next dispatch and ready tasks, retires satisfied deferred tasks, ends dispatches.
     /// Returns whether anything changed (a call that changes nothing would change nothing
     /// again until another rank or unit acts).
-    fn advance(&mut self, world: &mut World, cfg: &SimConfig) -> Result<bool, Fault> {
+    fn advance(&mut self, world: &mut World, cfg: &SimConfig, lives: &Lives) -> Result<bool, Fault> {
         let r = self.r;
         let mut changed = false;
         if !self.rt.busy {
@@ -246,7 +247,7 @@ impl<'p> RankLocal<'p> {
                 self.rt.orch_done = true;
                 match job {
                     Job::Func { func, args } if !func.kind.is_incore() => {
-                        let t = Thread::new(func, args, r, Level::Chip)?;
+                        let t = Thread::new(func, args, r, Level::Chip, lives)?;
                         let lane = self.tl.orch_lane(r);
                         let tid = self.tid(None, 0);
                         self.units.push(Some(Unit { thread: t, rank: r, task: None, lane, tid }));
@@ -294,13 +295,13 @@ impl<'p> RankLocal<'p> {
                         && func.attr("dual_aiv_dispatch").and_then(|a| a.as_bool()) == Some(true);
                     if dual {
                         for k in 0..2 {
-                            let mut t = Thread::new(func, args.clone(), r, Level::Core)?;
+                            let mut t = Thread::new(func, args.clone(), r, Level::Core, lives)?;
                             t.group.get_or_insert_with(|| func.name.clone());
                             t.name = format!("{}#sub{k}", func.name).into();
                             threads.push(t);
                         }
                     } else {
-                        threads.push(Thread::new(func, args, r, Level::Core)?);
+                        threads.push(Thread::new(func, args, r, Level::Core, lives)?);
                     }
                 }
                 Job::Collective { f, call, args, span } => {
@@ -545,6 +546,8 @@ pub struct Sched<'p, 'c> {
     pct: Option<crate::pct::Pct>,
     /// Modeled time and the trace's slices.
     pub rec: Recorder,
+    /// The liveness of the functions the run activates, shared by all its threads.
+    lives: Arc<Lives>,
 }
 
 impl<'p, 'c> Sched<'p, 'c> {
@@ -560,7 +563,7 @@ impl<'p, 'c> Sched<'p, 'c> {
             Schedule::Pct(s) => Some(crate::pct::Pct::new(s)),
             _ => None,
         };
-        Sched { program, cfg, syms, ranks, rng: Rng(seed.max(1)), rr: 0, pct, rec }
+        Sched { program, cfg, syms, ranks, rng: Rng(seed.max(1)), rr: 0, pct, rec, lives: Arc::default() }
     }
 
     /// Runs the host function (or, for a device entry, dispatches it to every rank), then
@@ -571,11 +574,11 @@ impl<'p, 'c> Sched<'p, 'c> {
         entry: &'p pld_ir::Function,
         args: Vec<Val>,
     ) -> Result<(), Fault> {
-        let syms = self.syms.clone();
-        let env = Env { syms: &syms, program: self.program };
+        let (syms, lives) = (self.syms.clone(), Arc::clone(&self.lives));
+        let env = Env { syms: &syms, program: self.program, lives: &lives };
         let mut epochs = Vec::new();
         if entry.kind == FunctionKind::Host {
-            let mut host = Thread::new(entry, args, usize::MAX, Level::Host)?;
+            let mut host = Thread::new(entry, args, usize::MAX, Level::Host, &lives)?;
             let mut reqs = Vec::new();
             let mut steps = 0u64;
             while !host.done() {
@@ -672,8 +675,8 @@ impl<'p, 'c> Sched<'p, 'c> {
         if let Some(b) = world.backend() {
             return self.distributed_loop(world, &*b);
         }
-        let syms = self.syms.clone();
-        let env = Env { syms: &syms, program: self.program };
+        let (syms, lives) = (self.syms.clone(), Arc::clone(&self.lives));
+        let env = Env { syms: &syms, program: self.program, lives: &lives };
         if let Some(d) = self.cfg.driver.clone() {
             return self.driven_loop(world, &d);
         }
@@ -712,7 +715,7 @@ impl Sched<'_, '_> {
     fn advance_all(&mut self, world: &mut World, runnable: &mut Vec<(usize, usize)>) -> Result<bool, Fault> {
         for rank in &mut self.ranks {
             for _ in 0..4 {
-                if !rank.advance(world, self.cfg)? {
+                if !rank.advance(world, self.cfg, &self.lives)? {
                     break;
                 }
             }

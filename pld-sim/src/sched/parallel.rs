@@ -168,7 +168,7 @@ impl<'p, 'c> Sched<'p, 'c> {
     pub(super) fn parallel_loop(&mut self, world: &mut World) -> Result<(), Fault> {
         let n = self.ranks.len();
         let (cfg, program) = (self.cfg, self.program);
-        let syms = self.syms.clone();
+        let (syms, lives) = (self.syms.clone(), std::sync::Arc::clone(&self.lives));
         let epoch = std::sync::Arc::new(AtomicU64::new(0));
         world.set_wake(Some(std::sync::Arc::clone(&epoch)));
         let slots: Vec<Mutex<Slot<'p>>> = std::mem::take(&mut self.ranks)
@@ -201,7 +201,7 @@ impl<'p, 'c> Sched<'p, 'c> {
             sleepers: AtomicUsize::new(0),
             workers,
         };
-        let env = Env { syms: &syms, program };
+        let env = Env { syms: &syms, program, lives: &lives };
         std::thread::scope(|scope| {
             let (slots, sync, env) = (&slots, &sync, &env);
             let mut start = || {
@@ -371,7 +371,7 @@ fn slice<'p>(
         // (bounded: a rank that keeps changing is runnable, and its turn comes again).
         let mut changing = true;
         for _ in 0..64 {
-            changing = rl.advance(w, cfg)?;
+            changing = rl.advance(w, cfg, env.lives)?;
             if !changing {
                 break;
             }
