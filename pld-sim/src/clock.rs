@@ -39,7 +39,7 @@ impl Release {
 pub const SHARE_FROM: usize = 8;
 
 /// The vector clock released into a signal cell.
-#[derive(Clone, Debug, Default)]
+#[derive(Debug, Default)]
 pub enum CellClock {
     /// Nothing released yet.
     #[default]
@@ -48,6 +48,25 @@ pub enum CellClock {
     Own(Vec<u32>),
     /// A snapshot shared with the other cells its notifier released it into.
     Shared(Arc<[u32]>),
+}
+
+impl Clone for CellClock {
+    fn clone(&self) -> CellClock {
+        match self {
+            CellClock::None => CellClock::None,
+            CellClock::Own(v) => CellClock::Own(v.clone()),
+            CellClock::Shared(a) => CellClock::Shared(Arc::clone(a)),
+        }
+    }
+
+    /// Copies an own clock into this one's buffer (the credit ledger keeps a copy of the cell's
+    /// clock with every notify: reusing a consumed copy's buffer spares an allocation each).
+    fn clone_from(&mut self, src: &CellClock) {
+        match (self, src) {
+            (CellClock::Own(d), CellClock::Own(s)) => d.clone_from(s),
+            (me, s) => *me = s.clone(),
+        }
+    }
 }
 
 impl CellClock {

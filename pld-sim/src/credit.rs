@@ -89,6 +89,8 @@ pub struct Ledger {
     /// The Sets since the cell's value last went down (non-decreasing values), each with the
     /// cell's clock right after it: a wait is satisfied by the first Set that made it true.
     sets: Vec<(i64, CellClock, Origin)>,
+    /// The clock of the last run consumed, kept for its buffer (see [`Ledger::copy`]).
+    spare: CellClock,
 }
 
 /// A satisfied `Eq` wait on an AtomicAdd cell.
@@ -117,6 +119,13 @@ pub enum Satisfied<'a> {
 }
 
 impl Ledger {
+    /// A copy of `clock` for a new run, in the last consumed run's buffer when there is one.
+    fn copy(&mut self, clock: &CellClock) -> CellClock {
+        let mut c = std::mem::take(&mut self.spare);
+        c.clone_from(clock);
+        c
+    }
+
     /// Tokens held.
     fn held(&self) -> i64 {
         self.tokens - self.debt
@@ -140,9 +149,10 @@ impl Ledger {
             self.debt = 0;
             self.awaited = 0;
             self.tokens = v.max(0);
-            self.floor = clock.clone();
+            self.floor.clone_from(clock);
             if v > 0 {
-                self.runs.push_back(Run { count: v, clock: clock.clone(), origin });
+                let clock = self.copy(clock);
+                self.runs.push_back(Run { count: v, clock, origin });
             }
             return;
         }
@@ -161,7 +171,8 @@ impl Ledger {
                 self.tokens += v;
                 // After every run of the same or an earlier call (calls are consumed in order).
                 let at = self.runs.iter().rposition(|r| r.origin.call <= origin.call).map_or(0, |i| i + 1);
-                self.runs.insert(at, Run { count: v, clock: clock.clone(), origin });
+                let clock = self.copy(clock);
+                self.runs.insert(at, Run { count: v, clock, origin });
                 if self.runs.len() > MAX_RUNS {
                     if let Some(first) = self.runs.pop_front() {
                         if let Some(next) = self.runs.front_mut() {
@@ -185,11 +196,13 @@ impl Ledger {
             need -= take;
             self.awaited = (self.awaited - take).max(0);
             if front.count == 0 {
-                self.runs.pop_front();
+                if let Some(done) = self.runs.pop_front() {
+                    self.spare = done.clock;
+                }
             }
         }
         self.debt += need;
-        self.floor = clock.clone();
+        self.floor.clone_from(clock);
     }
 
     /// Notes that a wait for `expected` (`deferred`: a `defer_wait`) was satisfied: every
