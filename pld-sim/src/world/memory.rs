@@ -120,7 +120,11 @@ pub(super) fn arenas(n: usize, size: usize, zeroed: &[(usize, usize)], parallel:
     cuts.sort_unstable();
     let make = || {
         let mut bytes = Arena::zeroed(size);
-        fill_window(&mut bytes, &cuts);
+        if bytes.is_mapped() {
+            fill_fresh(&mut bytes, &cuts);
+        } else {
+            fill_window(&mut bytes, &cuts);
+        }
         bytes
     };
     if parallel {
@@ -134,13 +138,28 @@ pub(super) fn arenas(n: usize, size: usize, zeroed: &[(usize, usize)], parallel:
 /// Writes a fresh window's bytes: [`GARBAGE`] except the sorted `cuts` byte ranges (clamped
 /// to the window), which are zero.
 pub(super) fn fill_window(bytes: &mut [u8], cuts: &[(usize, usize)]) {
+    fill_with(bytes, cuts, |zero| zero.fill(0));
+}
+
+/// [`fill_window`] on bytes that are already zero (a fresh anonymous mapping): a zero range is
+/// only faulted in, by one write per page, instead of written whole (a `--zero-windows` run's
+/// windows are then written once, by the program, not twice).
+fn fill_fresh(bytes: &mut [u8], cuts: &[(usize, usize)]) {
+    fill_with(bytes, cuts, |zero| zero.iter_mut().step_by(PAGE).for_each(|b| *b = 0));
+}
+
+/// The smallest page the kernel maps: one write in each faults all of a fresh range in.
+const PAGE: usize = 4096;
+
+/// [`fill_window`]'s walk: [`GARBAGE`] outside the sorted `cuts`, `zero` applied inside them.
+fn fill_with(bytes: &mut [u8], cuts: &[(usize, usize)], zero: impl Fn(&mut [u8])) {
     let size = bytes.len();
     let mut done = 0;
     for &(lo, hi) in cuts {
         let (lo, hi) = (lo.min(size), hi.min(size));
         if hi > done {
             bytes[done..lo.max(done)].fill(GARBAGE);
-            bytes[lo.max(done)..hi].fill(0);
+            zero(&mut bytes[lo.max(done)..hi]);
             done = hi;
         }
     }

@@ -63,6 +63,19 @@ fn arenas_are_garbage_outside_zeroed_ranges_made_in_parallel_or_not() {
     assert!(arenas(0, 100, &zeroed, true).is_empty());
 }
 
+#[test]
+fn a_mapped_arena_is_garbage_outside_zeroed_ranges_and_zero_inside() {
+    // Large enough for its own mapping, whose zero ranges are faulted in, not written.
+    let size = crate::arena::HUGE_MIN + 10_000;
+    let zeroed = [(4096 * 3 + 5, size - 7000), (100, 4096), (size - 10, size + 50)];
+    let made = arenas(1, size, &zeroed, false);
+    let a = &made[0];
+    assert_eq!(a.len(), size);
+    let zero = |i: usize| zeroed.iter().any(|&(lo, hi)| (lo..hi).contains(&i));
+    let wrong = (0..size).find(|&i| a[i] != if zero(i) { 0 } else { GARBAGE });
+    assert_eq!(wrong, None, "mapped: {}", a.is_mapped());
+}
+
 fn world2() -> (World, TRef, TRef) {
     world_n(2)
 }
