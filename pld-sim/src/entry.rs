@@ -244,7 +244,7 @@ fn host_tensor_arg(
     if p.dir != pld_ir::Direction::In {
         outs.push((name, buf, t.dtype, shape));
     }
-    Ok(Val::Tensor(tref))
+    Ok(Val::tensor(tref))
 }
 
 fn run_in(

@@ -182,8 +182,9 @@ pub enum Val {
     Str(String),
     /// Dtype constant.
     DType(DataType),
-    /// A tensor view.
-    Tensor(TRef),
+    /// A tensor view, shared: a value is copied whenever a statement reads a variable, and an
+    /// inline view made every value 144 bytes (see [`Val::tensor`]).
+    Tensor(Arc<TRef>),
     /// A tile.
     Tile(Arc<Tile>),
     /// A communication context of a domain.
@@ -242,6 +243,11 @@ impl Val {
             Val::Float(f) => Some(*f),
             _ => None,
         }
+    }
+
+    /// A tensor view as a value.
+    pub fn tensor(t: TRef) -> Val {
+        Val::Tensor(Arc::new(t))
     }
 
     /// Visits every tensor in the value (itself, or the elements of a tuple, recursively).

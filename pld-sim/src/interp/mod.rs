@@ -302,6 +302,7 @@ impl<'p> Thread<'p> {
                         && ps.iter().product::<i64>() == t.numel()
                         && t.strides == crate::value::TRef::packed_strides(&t.shape)
                     {
+                        let t = Arc::make_mut(t);
                         t.strides = crate::value::TRef::packed_strides(&ps);
                         t.shape = ps.into();
                     }

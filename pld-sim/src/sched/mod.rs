@@ -93,7 +93,7 @@ impl Rng {
 pub fn bind(v: &Val, world: &World, rank: usize) -> Result<Val, Fault> {
     Ok(match v {
         Val::Tensor(t) => {
-            let mut t = t.clone();
+            let mut t = TRef::clone(t);
             if let Mem::Window { domain, alloc } = t.mem {
                 let d = world.domain(domain).drank(rank).ok_or_else(|| {
                     Fault::new(
@@ -107,7 +107,7 @@ pub fn bind(v: &Val, world: &World, rank: usize) -> Result<Val, Fault> {
                 })?;
                 t.owner = d;
             }
-            Val::Tensor(t)
+            Val::tensor(t)
         }
         Val::Tuple(items) => {
             Val::Tuple(items.iter().map(|x| bind(x, world, rank)).collect::<Result<_, _>>()?)

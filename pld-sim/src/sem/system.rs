@@ -68,7 +68,7 @@ fn window(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
         shape: shape.into(),
         dtype,
     };
-    Ok(Flow::Val(Val::Tensor(t)))
+    Ok(Flow::Val(Val::tensor(t)))
 }
 
 fn world_size(cx: &mut OpCx<'_>, _args: &[Val]) -> Result<Flow, Fault> {
@@ -84,10 +84,17 @@ fn get_comm_ctx(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
 }
 
 fn ctx_domain(cx: &OpCx<'_>, args: &[Val]) -> Result<usize, Fault> {
+    let window = |v: &Val| match v {
+        Val::Tensor(t) => match t.mem {
+            Mem::Window { domain, .. } => Some(domain),
+            Mem::Host(_) => None,
+        },
+        _ => None,
+    };
     match args.first() {
         Some(Val::Ctx { domain }) => Ok(*domain),
-        Some(Val::Tensor(TRef { mem: Mem::Window { domain, .. }, .. })) => Ok(*domain),
-        _ => Err(cx.err("expects a comm context")),
+        Some(v) => window(v).ok_or_else(|| cx.err("expects a comm context")),
+        None => Err(cx.err("expects a comm context")),
     }
 }
 

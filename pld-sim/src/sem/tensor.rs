@@ -16,7 +16,7 @@ fn tensor_create(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
     let shape = cx.ints(args, 0)?;
     let dt = dtype_attr(cx);
     crate::world::check_dtype(dt, cx.span, "tensor.create")?;
-    Ok(Flow::Val(Val::Tensor(new_tensor(cx, dt, shape)?)))
+    Ok(Flow::Val(Val::tensor(new_tensor(cx, dt, shape)?)))
 }
 
 fn new_tensor(cx: &mut OpCx<'_>, dt: DataType, shape: Vec<i64>) -> Result<TRef, Fault> {
@@ -47,7 +47,7 @@ fn tensor_write(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
     let v = cx.float(args, 2)?;
     let ones = vec![1i64; idx.len()];
     cx.world.write(&cx.access(&t, None, &idx, &ones, "tensor.write"), &[v], false)?;
-    Ok(Flow::Val(Val::Tensor(t)))
+    Ok(Flow::Val(Val::tensor(t)))
 }
 
 fn tensor_slice(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
@@ -73,7 +73,7 @@ fn tensor_slice(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
     }
     let e: i64 = offs.iter().zip(&t.strides).map(|(o, s)| o * s).sum();
     let out = TRef { base: (t.base as i64 + e * t.dtype.bytes() as i64) as u64, shape: shape.into(), ..t };
-    Ok(Flow::Val(Val::Tensor(out)))
+    Ok(Flow::Val(Val::tensor(out)))
 }
 
 fn reshape_view(cx: &OpCx<'_>, t: &TRef, shape: Vec<i64>) -> Result<TRef, Fault> {
@@ -100,16 +100,16 @@ fn reshape_view(cx: &OpCx<'_>, t: &TRef, shape: Vec<i64>) -> Result<TRef, Fault>
 fn tensor_reshape(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
     let t = cx.tensor(args, 0)?.clone();
     let shape = cx.ints(args, 1)?;
-    Ok(Flow::Val(Val::Tensor(reshape_view(cx, &t, shape)?)))
+    Ok(Flow::Val(Val::tensor(reshape_view(cx, &t, shape)?)))
 }
 
 fn tensor_view(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
     let t = cx.tensor(args, 0)?.clone();
     if args.len() < 2 || matches!(args[1], Val::Unit) {
-        return Ok(Flow::Val(Val::Tensor(t)));
+        return Ok(Flow::Val(Val::tensor(t)));
     }
     let shape = cx.ints(args, 1)?;
-    Ok(Flow::Val(Val::Tensor(reshape_view(cx, &t, shape)?)))
+    Ok(Flow::Val(Val::tensor(reshape_view(cx, &t, shape)?)))
 }
 
 fn tensor_assemble(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
@@ -120,7 +120,7 @@ fn tensor_assemble(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
     let zeros = vec![0i64; src.shape.len()];
     let lanes = cx.world.read(&cx.access(&src, None, &zeros, &src.shape, "tensor.assemble"))?;
     cx.world.write(&cx.access(&target, None, &offs, &src.shape, "tensor.assemble"), &lanes, atomic)?;
-    Ok(Flow::Val(Val::Tensor(target)))
+    Ok(Flow::Val(Val::tensor(target)))
 }
 
 fn whole(cx: &mut OpCx<'_>, v: &Val, i: usize) -> Result<(TRef, Vec<f64>), Fault> {
@@ -130,7 +130,7 @@ fn whole(cx: &mut OpCx<'_>, v: &Val, i: usize) -> Result<(TRef, Vec<f64>), Fault
     let zeros = vec![0i64; t.shape.len()];
     let name = cx.name().to_string();
     let lanes = cx.world.read(&cx.access(t, None, &zeros, &t.shape, &name))?;
-    Ok((t.clone(), lanes))
+    Ok((TRef::clone(t), lanes))
 }
 
 fn tensor_binary(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
@@ -151,7 +151,7 @@ fn tensor_binary(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
     let shape = out.shape.clone();
     let name = cx.name().to_string();
     cx.world.write(&cx.access(&out, None, &zeros, &shape, &name), &lanes, false)?;
-    Ok(Flow::Val(Val::Tensor(out)))
+    Ok(Flow::Val(Val::tensor(out)))
 }
 
 fn tensor_cast(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
@@ -162,7 +162,7 @@ fn tensor_cast(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
     let zeros = vec![0i64; out.shape.len()];
     let shape = out.shape.clone();
     cx.world.write(&cx.access(&out, None, &zeros, &shape, "tensor.cast"), &la, false)?;
-    Ok(Flow::Val(Val::Tensor(out)))
+    Ok(Flow::Val(Val::tensor(out)))
 }
 
 register_semantics!("tensor.create", tensor_create);
