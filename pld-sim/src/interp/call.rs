@@ -50,22 +50,32 @@ impl<'p> Thread<'p> {
         // than copied, so the callee holds the only reference (a nested call's parameter, an
         // op that may reuse its storage); `moved` lists them (argument index, value).
         let (block, pos) = act.next();
+        // An op's semantics, looked up once per call.
+        let kind = match &call.callee {
+            Callee::Op(def) => sem::of(def),
+            Callee::Func(_) => None,
+        };
+        let noop = matches!(kind, Some(SemKind::Noop));
         let mut moved = Vec::new();
         let mut args = std::mem::take(&mut self.spare_args);
         args.reserve(call.args.len());
         for (k, e) in call.args.iter().enumerate() {
             match e.kind {
                 ExprKind::Var(v) if act.live.last(block, pos).contains(&v) => {
-                    args.push(take(&mut act.env, v).map_or_else(|| eval_pure(act, e, env, ecx), Ok)?);
-                    moved.push((k, v));
+                    let taken = take(&mut act.env, v);
+                    if !noop {
+                        args.push(taken.map_or_else(|| eval_pure(act, e, env, ecx), Ok)?);
+                        moved.push((k, v));
+                    }
                 }
+                _ if noop => {}
                 _ => args.push(eval_pure(act, e, env, ecx)?),
             }
         }
         let site = CallSite { call, args, span, targets, moved };
         match &call.callee {
             Callee::Func(name) => self.call_func(site, name, ecx, env),
-            Callee::Op(def) => self.call_op(site, def, ecx, env),
+            Callee::Op(def) => self.call_op(site, def, kind, ecx, env),
         }
     }
 
@@ -164,12 +174,13 @@ impl<'p> Thread<'p> {
         &mut self,
         site: CallSite<'p>,
         def: &'p pld_ir::OpDef,
+        kind: Option<SemKind>,
         ecx: &mut Ecx<'_, 'p>,
         env: &Env<'_, 'p>,
     ) -> Result<StepOut, Fault> {
         let CallSite { call, mut args, span, targets, moved } = site;
         let act = self.acts.last_mut().ok_or_else(|| Fault::runtime(span, "no frame"))?;
-        let Some(kind) = sem::of(def) else {
+        let Some(kind) = kind else {
             return Err(Fault::runtime(span, format!("op '{}' has no simulator semantics", def.name))
                 .note("register them in a pld-sim family module with register_semantics!"));
         };
@@ -191,6 +202,7 @@ impl<'p> Thread<'p> {
         let flow = match kind {
             SemKind::Op(f) => f(&mut cx, &args)?,
             SemKind::Owning(f) => f(&mut cx, &mut args)?,
+            SemKind::Noop => Flow::Val(Val::Unit),
             SemKind::Collective { f, result_arg } => {
                 let result = args.get(result_arg).cloned().unwrap_or(Val::Unit);
                 match self.level {

@@ -139,7 +139,7 @@ pub(super) fn eval_pure<'p>(
                 }
             };
             let kind = match sem::of(def) {
-                Some(k @ (SemKind::Op(_) | SemKind::Owning(_))) => k,
+                Some(k @ (SemKind::Op(_) | SemKind::Owning(_) | SemKind::Noop)) => k,
                 None => {
                     return Err(Fault::runtime(
                         e.span,
@@ -162,6 +162,7 @@ pub(super) fn eval_pure<'p>(
             let flow = match kind {
                 SemKind::Owning(f) => f(&mut cx, &mut args)?,
                 SemKind::Op(f) => f(&mut cx, &args)?,
+                SemKind::Noop => Flow::Val(Val::Unit),
                 SemKind::Collective { .. } => return Err(nested_err()),
             };
             match flow {

@@ -11,7 +11,7 @@ use super::{Flow, OpCx};
 use crate::elem;
 use crate::report::Fault;
 use crate::value::{Dims, Tile, Val};
-use crate::{register_owning_semantics, register_semantics};
+use crate::{register_noop_semantics, register_owning_semantics, register_semantics};
 use pld_ir::DataType;
 use std::sync::Arc;
 
@@ -537,10 +537,6 @@ fn tile_matmul(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
     Ok(Flow::Val(Val::Tile(Arc::new(out))))
 }
 
-fn noop(_cx: &mut OpCx<'_>, _args: &[Val]) -> Result<Flow, Fault> {
-    Ok(Flow::Val(Val::Unit))
-}
-
 register_semantics!("tile.load", tile_load);
 register_owning_semantics!("tile.store", tile_store);
 register_semantics!("tile.create", tile_create);
@@ -571,7 +567,7 @@ register_semantics!("tile.write", tile_write);
 register_semantics!("tile.slice", tile_slice);
 register_semantics!("tile.reshape", tile_reshape);
 register_semantics!("tile.matmul", tile_matmul);
-register_semantics!("system.cacheinvalid", noop);
+register_noop_semantics!("system.cacheinvalid");
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -181,6 +181,9 @@ pub enum SemKind {
         /// Which argument the call returns.
         result_arg: usize,
     },
+    /// Nothing to simulate (cache maintenance): the call is a step that returns nothing, and
+    /// its arguments — pure expressions of a verified program — are not even evaluated.
+    Noop,
 }
 
 /// Registers an ordinary op's semantics: `register_semantics!("pld.system.notify", notify)`.
@@ -188,6 +191,15 @@ pub enum SemKind {
 macro_rules! register_semantics {
     ($name:expr, $f:path) => {
         $crate::pld_ir::register_entry!(&[$name], $crate::sem::SemKind::Op($f));
+    };
+}
+
+/// Registers an op with nothing to simulate ([`SemKind::Noop`]):
+/// `register_noop_semantics!("system.cacheinvalid")`.
+#[macro_export]
+macro_rules! register_noop_semantics {
+    ($name:expr) => {
+        $crate::pld_ir::register_entry!(&[$name], $crate::sem::SemKind::Noop);
     };
 }
 
