@@ -73,8 +73,8 @@ struct BlockLive {
     nested: Vec<[u32; 2]>,
 }
 
-/// The liveness of one function: per block (numbered in pre-order, the body is block 0)
-/// what to drop where.
+/// The liveness of one function: per block (each numbered before the blocks nested in it, the
+/// body is block 0) what to drop where.
 #[derive(Debug, Default)]
 pub(super) struct Live {
     blocks: Vec<BlockLive>,
@@ -163,18 +163,29 @@ impl Analysis {
     /// its nested blocks') and returns its id; `record` holds the values bound on entering
     /// it that it may drop at once (a function's parameters).
     fn block(&mut self, b: &Block, end: &Set, owner: &[ValueId], record: Option<Set>) -> (Set, u32) {
-        let n = b.stmts.len();
-        let mut live = vec![end.clone(); n + 1];
-        for (k, s) in b.stmts.iter().enumerate().rev() {
-            live[k] = self.stmt(s, &live[k + 1], owner, None).0;
-        }
-        let Some(entering) = record else { return (live.swap_remove(0), u32::MAX) };
+        let Some(entering) = record else {
+            let mut live = end.clone();
+            for s in b.stmts.iter().rev() {
+                live = self.stmt(s, &live, owner, false).0;
+            }
+            return (live, u32::MAX);
+        };
         let id = self.live.blocks.len() as u32;
         self.live.blocks.push(BlockLive::default());
+        // One backward pass computes what is live before each statement and records it (a
+        // loop's fixed point is computed once per pass: a second pass to record would redo
+        // every nested loop's).
+        let n = b.stmts.len();
+        let mut live = vec![end.clone(); n + 1];
+        let mut recs = Vec::with_capacity(n);
+        for (k, s) in b.stmts.iter().enumerate().rev() {
+            let (before, rec) = self.stmt(s, &live[k + 1], owner, true);
+            live[k] = before;
+            recs.push(rec.unwrap_or_default());
+        }
+        recs.reverse();
         let mut bl = BlockLive { at: vec![entering.minus(&live[0]).ids()], ..BlockLive::default() };
-        for (k, s) in b.stmts.iter().enumerate() {
-            let (_, rec) = self.stmt(s, &live[k + 1], owner, Some(&live[k]));
-            let rec = rec.unwrap_or_default();
+        for (k, (s, rec)) in b.stmts.iter().zip(recs).enumerate() {
             let done = live[k].clone().union(&rec.defs);
             bl.at.push(done.minus(&live[k + 1]).ids());
             bl.head.push(rec.head);
@@ -199,11 +210,10 @@ impl Analysis {
         seen.iter().copied().filter(|v| once(v) && dead(v)).collect()
     }
 
-    /// Values live before `s` given those live after it (`out`). With `record` (the values
-    /// live before it, once known), also what it records: every value it may bind, the
-    /// values to drop after its head and its nested blocks' ids.
-    fn stmt(&mut self, s: &Stmt, out: &Set, owner: &[ValueId], record: Option<&Set>) -> (Set, Option<Rec>) {
-        let rec = record.is_some();
+    /// Values live before `s` given those live after it (`out`). With `rec`, also what it
+    /// records: every value it may bind, the values to drop after its head and its nested
+    /// blocks' ids.
+    fn stmt(&mut self, s: &Stmt, out: &Set, owner: &[ValueId], rec: bool) -> (Set, Option<Rec>) {
         let mut r = Rec { defs: self.set(s.defs()), ..Rec::default() };
         let live = match &s.kind {
             StmtKind::Assign { targets, value } => {
