@@ -13,6 +13,8 @@
 /// (`pld_runtime_abi::BUILTIN_MESH_TILE`, the seed's 256 elements).
 pub const CHUNK: usize = pld_runtime_abi::BUILTIN_MESH_TILE as usize;
 
+use std::time::{Duration, Instant};
+
 /// Runs the mesh allreduce over `windows` (one per rank, equal lengths) in place; returns the
 /// bytes read plus written: a load or store of `n` bytes counts `2n`, a combine `3n` (the peer's
 /// bytes read, the accumulator read and written).
@@ -45,6 +47,52 @@ pub fn mesh_allreduce(windows: &mut [Vec<f32>]) -> u64 {
     moved
 }
 
+/// [`mesh_allreduce`] on four 16 MiB windows (P = 4, already faulted in), best of five: its
+/// time and the bytes it read plus wrote.
+pub fn yardstick_run() -> (Duration, u64) {
+    let (p, elems) = (4usize, 4usize << 20);
+    let mut best = (Duration::MAX, 0);
+    for _ in 0..5 {
+        let mut windows: Vec<Vec<f32>> = (0..p).map(|r| vec![r as f32; elems]).collect();
+        let t = Instant::now();
+        let moved = mesh_allreduce(&mut windows);
+        best = best.min((t.elapsed(), moved));
+    }
+    best
+}
+
+/// [`fill_fresh_windows`] for the yardstick's windows, in the prepare kernel's 4 KiB tiles,
+/// best of five.
+pub fn fill_run() -> Duration {
+    let tile: Vec<u8> = std::iter::repeat_n(1f32.to_le_bytes(), 1024).flatten().collect();
+    let time = || {
+        let t = Instant::now();
+        fill_fresh_windows(4, 16 << 20, &tile);
+        t.elapsed()
+    };
+    (0..5).map(|_| time()).min().unwrap_or_default()
+}
+
+/// The part of a simulator run the [`mesh_allreduce`] yardstick leaves out, on raw memory:
+/// `p` fresh zeroed windows of `bytes` each, mapped as the simulator maps them
+/// ([`pld_sim::arena::Arena`]), every byte written once by copying `tile` over it (the bench's
+/// prepare kernel fills its source window in 4 KiB tiles), then unmapped. Returns the bytes
+/// written. The yardstick's time plus this one's is the floor of a run that maps its windows,
+/// fills them and reduces them, with no interpretation and no checks.
+pub fn fill_fresh_windows(p: usize, bytes: usize, tile: &[u8]) -> u64 {
+    let mut written = 0u64;
+    let mut windows: Vec<pld_sim::arena::Arena> =
+        (0..p).map(|_| pld_sim::arena::Arena::zeroed(bytes)).collect();
+    for w in &mut windows {
+        for chunk in w.chunks_mut(tile.len().max(1)) {
+            chunk.copy_from_slice(&tile[..chunk.len()]);
+            written += chunk.len() as u64;
+        }
+    }
+    drop(windows);
+    written
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -63,5 +111,11 @@ mod tests {
         // Per rank, of every element: a load and a store (2 × 4 bytes each), P-1 combines
         // (3 × 4 bytes each).
         assert_eq!(moved, (p * (2 * 8 + 3 * (p - 1) * 4) * n) as u64);
+    }
+
+    #[test]
+    fn fresh_windows_are_written_whole_a_short_last_tile_included() {
+        assert_eq!(fill_fresh_windows(3, 10_000, &[7u8; 4096]), 30_000);
+        assert_eq!(fill_fresh_windows(2, 0, &[7u8; 16]), 0);
     }
 }

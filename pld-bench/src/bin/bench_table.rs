@@ -414,8 +414,14 @@ fn main() {
             return;
         }
         Some("--yardstick") => {
-            let (time, _) = yardstick_run();
-            println!("{:.1} ms yardstick; memcpy {} GB/s", time.as_secs_f64() * 1e3, gbs(memcpy_rate()));
+            let ((time, _), fill) = (pld_bench::model::yardstick_run(), pld_bench::model::fill_run());
+            let ms = |d: Duration| d.as_secs_f64() * 1e3;
+            println!(
+                "{:.1} ms yardstick; {:.1} ms fresh fill; memcpy {} GB/s",
+                ms(time),
+                ms(fill),
+                gbs(memcpy_rate())
+            );
             return;
         }
         Some("--kernel") => {
@@ -584,22 +590,10 @@ fn race_checking_cost(ok: &mut bool) {
     }
 }
 
-/// The mesh allreduce's data movement on plain f32 slices (P = 4, 16 MiB), best of five:
-/// its time and the bytes it read plus wrote.
-fn yardstick_run() -> (Duration, u64) {
-    let (p, elems) = (4usize, 4usize << 20);
-    let mut best = (Duration::MAX, 0);
-    for _ in 0..5 {
-        let mut windows: Vec<Vec<f32>> = (0..p).map(|r| vec![r as f32; elems]).collect();
-        let (moved, time, _) = measured(|| pld_bench::model::mesh_allreduce(&mut windows));
-        best = best.min((time, moved));
-    }
-    best
-}
-
-/// The mesh allreduce's data movement on plain f32 slices, as a yardstick.
+/// The mesh allreduce's data movement on plain f32 slices, as a yardstick, and the part of a
+/// whole run it leaves out (fresh windows filled).
 fn yardstick(memcpy: f64) {
-    let (time, moved) = yardstick_run();
+    let (time, moved) = pld_bench::model::yardstick_run();
     let rate = moved as f64 / time.as_secs_f64();
     println!(
         "yardstick: the mesh allreduce's data movement on f32 slices (P=4, 16MiB, {}-element tiles, no interpretation, best of 5): {:.0} ms, {} GB/s = {:.3} of memcpy",
@@ -607,6 +601,10 @@ fn yardstick(memcpy: f64) {
         time.as_secs_f64() * 1e3,
         gbs(rate),
         rate / memcpy
+    );
+    println!(
+        "fresh fill: 4 fresh 16MiB windows mapped as the simulator maps them, filled in 4KiB tiles, unmapped (best of 5): {:.0} ms; with the yardstick, the floor of a whole run",
+        pld_bench::model::fill_run().as_secs_f64() * 1e3
     );
 }
 
