@@ -8,6 +8,7 @@
 //! [`SHARE_FROM`] ranks the cells a rank notifies in a row share one snapshot of its clock, so a
 //! P-rank protocol's O(P²) cells do not each hold a P-entry copy.
 
+use smallvec::SmallVec;
 use std::sync::Arc;
 
 /// A rank's state between a release (notify) and its next clock change: the clock advance
@@ -39,7 +40,7 @@ impl Release {
 pub const SHARE_FROM: usize = 8;
 
 /// The vector clock released into a signal cell.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub enum CellClock {
     /// Nothing released yet.
     #[default]
@@ -50,21 +51,38 @@ pub enum CellClock {
     Shared(Arc<[u32]>),
 }
 
-impl Clone for CellClock {
-    fn clone(&self) -> CellClock {
-        match self {
-            CellClock::None => CellClock::None,
-            CellClock::Own(v) => CellClock::Own(v.clone()),
-            CellClock::Shared(a) => CellClock::Shared(Arc::clone(a)),
+/// A copy of a cell's released clock that the credit ledger keeps with every notify: held
+/// inline up to [`SHARE_FROM`] ranks (a copy allocates nothing), the shared snapshot above.
+/// Not [`CellClock`] itself: the cells of a P-rank protocol each hold one of those, and an
+/// inline clock would make every cell larger.
+#[derive(Clone, Debug, Default)]
+pub enum Snapshot {
+    /// Nothing released yet.
+    #[default]
+    None,
+    /// A clock of at most [`SHARE_FROM`] ranks.
+    Inline(SmallVec<[u32; SHARE_FROM]>),
+    /// The cell's shared snapshot.
+    Shared(Arc<[u32]>),
+}
+
+impl Snapshot {
+    /// A copy of `c`.
+    pub fn of(c: &CellClock) -> Snapshot {
+        match c {
+            CellClock::None => Snapshot::None,
+            CellClock::Own(v) => Snapshot::Inline(SmallVec::from_slice(v)),
+            CellClock::Shared(a) => Snapshot::Shared(Arc::clone(a)),
         }
     }
 
-    /// Copies an own clock into this one's buffer (the credit ledger keeps a copy of the cell's
-    /// clock with every notify: reusing a consumed copy's buffer spares an allocation each).
-    fn clone_from(&mut self, src: &CellClock) {
-        match (self, src) {
-            (CellClock::Own(d), CellClock::Own(s)) => d.clone_from(s),
-            (me, s) => *me = s.clone(),
+    /// The clock (empty when nothing was released).
+    #[inline]
+    pub fn as_slice(&self) -> &[u32] {
+        match self {
+            Snapshot::None => &[],
+            Snapshot::Inline(v) => v,
+            Snapshot::Shared(a) => a,
         }
     }
 }

@@ -29,7 +29,7 @@
 //!   known to self-clear, else at the end of the run). A wait for a higher threshold than its
 //!   count (a protocol step covering several barrier generations) is judged alike.
 
-use crate::clock::CellClock;
+use crate::clock::{CellClock, Snapshot};
 use pld_ir::Span;
 
 /// Token runs kept per cell at most; older runs merge (their waiters then acquire the later
@@ -59,7 +59,7 @@ pub type LastNotify = (u16, i32, Span);
 struct Run {
     count: i64,
     /// The cell's released clock right after the run arrived.
-    clock: CellClock,
+    clock: Snapshot,
     origin: Origin,
 }
 
@@ -74,7 +74,7 @@ pub struct Ledger {
     /// Tokens consumed before they arrived (a negative add ahead of its credits).
     debt: i64,
     /// The cell's clock at the last consumption or Set (what a `t ≤ 0` wait acquires).
-    floor: CellClock,
+    floor: Snapshot,
     /// The last notify of the cell (any kind), for leak reports.
     pub last: Option<LastNotify>,
     /// How many of the tokens in `runs` (from the front) a satisfied wait has reached: the
@@ -88,9 +88,7 @@ pub struct Ledger {
     pub eq_waits: Vec<EqWait>,
     /// The Sets since the cell's value last went down (non-decreasing values), each with the
     /// cell's clock right after it: a wait is satisfied by the first Set that made it true.
-    sets: Vec<(i64, CellClock, Origin)>,
-    /// The clock of the last run consumed, kept for its buffer (see [`Ledger::copy`]).
-    spare: CellClock,
+    sets: Vec<(i64, Snapshot, Origin)>,
 }
 
 /// A satisfied `Eq` wait on an AtomicAdd cell.
@@ -111,21 +109,14 @@ pub struct EqWait {
 /// What satisfied a wait.
 pub enum Satisfied<'a> {
     /// A token: acquire this clock; the token's origin.
-    Token(&'a CellClock, Origin),
+    Token(&'a Snapshot, Origin),
     /// The last consumption (or nothing ever consumed): acquire this clock.
-    Floor(&'a CellClock),
+    Floor(&'a Snapshot),
     /// The ledger does not explain the cell's value: acquire the whole released clock.
     Unknown,
 }
 
 impl Ledger {
-    /// A copy of `clock` for a new run, in the last consumed run's buffer when there is one.
-    fn copy(&mut self, clock: &CellClock) -> CellClock {
-        let mut c = std::mem::take(&mut self.spare);
-        c.clone_from(clock);
-        c
-    }
-
     /// Tokens held.
     fn held(&self) -> i64 {
         self.tokens - self.debt
@@ -144,14 +135,14 @@ impl Ledger {
                 // The oldest Set goes: a wait it satisfied acquires a later clock (more order).
                 self.sets.remove(0);
             }
-            self.sets.push((v, clock.clone(), origin));
+            self.sets.push((v, Snapshot::of(clock), origin));
             self.runs.clear();
             self.debt = 0;
             self.awaited = 0;
             self.tokens = v.max(0);
-            self.floor.clone_from(clock);
+            self.floor = Snapshot::of(clock);
             if v > 0 {
-                let clock = self.copy(clock);
+                let clock = Snapshot::of(clock);
                 self.runs.push_back(Run { count: v, clock, origin });
             }
             return;
@@ -171,7 +162,7 @@ impl Ledger {
                 self.tokens += v;
                 // After every run of the same or an earlier call (calls are consumed in order).
                 let at = self.runs.iter().rposition(|r| r.origin.call <= origin.call).map_or(0, |i| i + 1);
-                let clock = self.copy(clock);
+                let clock = Snapshot::of(clock);
                 self.runs.insert(at, Run { count: v, clock, origin });
                 if self.runs.len() > MAX_RUNS {
                     if let Some(first) = self.runs.pop_front() {
@@ -196,13 +187,11 @@ impl Ledger {
             need -= take;
             self.awaited = (self.awaited - take).max(0);
             if front.count == 0 {
-                if let Some(done) = self.runs.pop_front() {
-                    self.spare = done.clock;
-                }
+                self.runs.pop_front();
             }
         }
         self.debt += need;
-        self.floor.clone_from(clock);
+        self.floor = Snapshot::of(clock);
     }
 
     /// Notes that a wait for `expected` (`deferred`: a `defer_wait`) was satisfied: every
