@@ -277,6 +277,12 @@ mod tests {
     use crate::elem::tests::{same, TRICKY};
 
     #[test]
+    fn a_value_stays_small() {
+        // Every variable read copies a value (D-sim-38): a tensor view is shared, not inline.
+        assert!(std::mem::size_of::<Val>() <= 32, "{}", std::mem::size_of::<Val>());
+    }
+
+    #[test]
     fn lanes_hold_what_the_f64_lanes_rounded_to_the_dtype_held() {
         for dt in elem::SUPPORTED {
             let t = Tile::from_lanes(dt, vec![2, 8], &TRICKY);
