@@ -142,8 +142,7 @@ impl Ledger {
             self.tokens = v.max(0);
             self.floor = Snapshot::of(clock);
             if v > 0 {
-                let clock = Snapshot::of(clock);
-                self.runs.push_back(Run { count: v, clock, origin });
+                self.runs.push_back(Run { count: v, clock: Snapshot::of(clock), origin });
             }
             return;
         }
@@ -162,8 +161,7 @@ impl Ledger {
                 self.tokens += v;
                 // After every run of the same or an earlier call (calls are consumed in order).
                 let at = self.runs.iter().rposition(|r| r.origin.call <= origin.call).map_or(0, |i| i + 1);
-                let clock = Snapshot::of(clock);
-                self.runs.insert(at, Run { count: v, clock, origin });
+                self.runs.insert(at, Run { count: v, clock: Snapshot::of(clock), origin });
                 if self.runs.len() > MAX_RUNS {
                     if let Some(first) = self.runs.pop_front() {
                         if let Some(next) = self.runs.front_mut() {

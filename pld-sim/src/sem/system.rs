@@ -84,17 +84,13 @@ fn get_comm_ctx(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
 }
 
 fn ctx_domain(cx: &OpCx<'_>, args: &[Val]) -> Result<usize, Fault> {
-    let window = |v: &Val| match v {
-        Val::Tensor(t) => match t.mem {
-            Mem::Window { domain, .. } => Some(domain),
-            Mem::Host(_) => None,
-        },
-        _ => None,
-    };
     match args.first() {
         Some(Val::Ctx { domain }) => Ok(*domain),
-        Some(v) => window(v).ok_or_else(|| cx.err("expects a comm context")),
-        None => Err(cx.err("expects a comm context")),
+        Some(Val::Tensor(t)) => match t.mem {
+            Mem::Window { domain, .. } => Ok(domain),
+            Mem::Host(_) => Err(cx.err("expects a comm context")),
+        },
+        _ => Err(cx.err("expects a comm context")),
     }
 }
 
