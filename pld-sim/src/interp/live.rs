@@ -13,15 +13,17 @@
 
 use pld_ir::{Block, Expr, Function, Stmt, StmtKind, ValueId};
 use rustc_hash::FxHashMap;
+use smallvec::SmallVec;
 use std::sync::{Arc, Mutex};
 
-/// A set of one function's values, as bits.
+/// A set of one function's values, as bits (inline up to 128 values: the analysis makes and
+/// drops sets at every statement of every fixed-point round).
 #[derive(Clone, Debug, PartialEq, Eq)]
-struct Set(Vec<u64>);
+struct Set(SmallVec<[u64; 2]>);
 
 impl Set {
     fn new(n: usize) -> Set {
-        Set(vec![0; n.div_ceil(64)])
+        Set(smallvec::smallvec![0; n.div_ceil(64)])
     }
 
     fn insert(&mut self, v: ValueId) {
@@ -312,7 +314,7 @@ struct Rec {
 
 impl Default for Rec {
     fn default() -> Rec {
-        Rec { defs: Set(Vec::new()), head: Box::new([]), nested: [u32::MAX; 2] }
+        Rec { defs: Set(SmallVec::new()), head: Box::new([]), nested: [u32::MAX; 2] }
     }
 }
 
