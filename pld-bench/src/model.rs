@@ -2,12 +2,14 @@
 //! builtin (every rank, in the builtin's 256-element tiles: load its own tile, combine every
 //! peer's into it in rank order, store the result back) done directly on `f32` slices, with no interpretation,
 //! no signals and no checks. Its rate is what a slice-based simulator could approach; the
-//! simulator's rate divided by it is the interpretation overhead.
+//! simulator's rate divided by it is the interpretation overhead. Beside it, the rest of a
+//! whole run's unavoidable work on raw memory: fresh windows mapped and filled (D-bench-6).
 //!
 //! Guarantees: [`mesh_allreduce`] computes the real sum (every rank's window ends up holding
 //! the elementwise sum of all ranks' inputs, its own first, then its peers' in rank order) and
 //! returns the bytes read plus written, counted as the simulator counts them
-//! (`pld_sim::Stats::rw_bytes`: both sides of every chunk load, combine and store).
+//! (`pld_sim::Stats::rw_bytes`: both sides of every chunk load, combine and store);
+//! [`fill_fresh_windows`] writes every byte of every window exactly once.
 
 /// Elements per chunk, as the simulator's host builtin tiles data
 /// (`pld_runtime_abi::BUILTIN_MESH_TILE`, the seed's 256 elements).
