@@ -34,6 +34,7 @@ use crate::auto_signal::PrivateSignalFn;
 use crate::diag::Diagnostic;
 use crate::span::Span;
 use crate::table::{entries, Table, TableKey};
+use rustc_hash::FxHashMap;
 use std::sync::LazyLock;
 
 /// Registers a canonicalizer ([`CanonicalizeFn`]) for the op named `$op`.
@@ -104,8 +105,9 @@ impl TableKey for (&'static str, LoweringKind) {
 pub struct Registry {
     /// Every op, sorted by name: the index is its [`OpId`].
     ops: Vec<&'static OpReg>,
-    /// `(record address, id)`, sorted by address: [`Registry::id_of`] without hashing.
-    by_addr: Vec<(usize, OpId)>,
+    /// Record address → id: [`Registry::id_of`] hashes one integer, no name (a simulated
+    /// kernel looks its ops up once per call).
+    by_addr: FxHashMap<usize, OpId>,
     /// Op names, aliases and overload names: one namespace.
     names: Table<&'static str, DslName>,
     /// Separately registered lowerings per op, indexed by [`OpId`], in kind order.
@@ -131,9 +133,8 @@ impl Registry {
         );
         let mut errors = op_table.errors().to_vec();
         let ops: Vec<&'static OpReg> = op_table.iter().map(|(_, _, r)| r).collect();
-        let mut by_addr: Vec<(usize, OpId)> =
+        let by_addr: FxHashMap<usize, OpId> =
             ops.iter().enumerate().map(|(i, r)| (std::ptr::from_ref(r.def) as usize, OpId::new(i))).collect();
-        by_addr.sort_unstable();
         let op_names = ops.iter().map(|r| (r.def.name, site(r.file, r.line), DslName::Op(r.def)));
         let aliases = ops
             .iter()
@@ -216,9 +217,9 @@ impl Registry {
     /// that was never registered falls back to its canonical name.
     pub fn id_of(&self, def: &OpDef) -> Option<OpId> {
         let addr = std::ptr::from_ref(def) as usize;
-        match self.by_addr.binary_search_by_key(&addr, |(a, _)| *a) {
-            Ok(i) => Some(self.by_addr[i].1),
-            Err(_) => self.id(def.name),
+        match self.by_addr.get(&addr) {
+            Some(&id) => Some(id),
+            None => self.id(def.name),
         }
     }
 
