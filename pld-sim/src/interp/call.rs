@@ -55,21 +55,20 @@ impl<'p> Thread<'p> {
             Callee::Op(def) => sem::of(def),
             Callee::Func(_) => None,
         };
-        let noop = matches!(kind, Some(SemKind::Noop));
         let mut moved = Vec::new();
         let mut args = std::mem::take(&mut self.spare_args);
-        args.reserve(call.args.len());
-        for (k, e) in call.args.iter().enumerate() {
-            match e.kind {
-                ExprKind::Var(v) if act.live.last(block, pos).contains(&v) => {
-                    let taken = take(&mut act.env, v);
-                    if !noop {
-                        args.push(taken.map_or_else(|| eval_pure(act, e, env, ecx), Ok)?);
+        // A no-op's arguments are not evaluated; what it read last goes with the statement's
+        // dead values, as after any statement.
+        if !matches!(kind, Some(SemKind::Noop)) {
+            args.reserve(call.args.len());
+            for (k, e) in call.args.iter().enumerate() {
+                match e.kind {
+                    ExprKind::Var(v) if act.live.last(block, pos).contains(&v) => {
+                        args.push(take(&mut act.env, v).map_or_else(|| eval_pure(act, e, env, ecx), Ok)?);
                         moved.push((k, v));
                     }
+                    _ => args.push(eval_pure(act, e, env, ecx)?),
                 }
-                _ if noop => {}
-                _ => args.push(eval_pure(act, e, env, ecx)?),
             }
         }
         let site = CallSite { call, args, span, targets, moved };
