@@ -11,7 +11,7 @@ use crate::world::{Poll, RankState, WindowBackend};
 
 impl<'p, 'c> Sched<'p, 'c> {
     pub(super) fn distributed_loop(&mut self, world: &mut World, b: &dyn WindowBackend) -> Result<(), Fault> {
-        let (syms, lives) = (self.syms.clone(), Arc::clone(&self.lives));
+        let (syms, lives) = self.env_parts();
         let env = Env { syms: &syms, program: self.program, lives: &lives };
         let me = b.rank();
         let cfg = self.cfg;

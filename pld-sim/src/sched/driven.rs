@@ -13,7 +13,7 @@ use crate::drive::{DriverCell, Ev, EvKind, Space, Stop};
 
 impl<'p> Sched<'p, '_> {
     pub(super) fn driven_loop(&mut self, world: &mut World, driver: &DriverCell) -> Result<(), Fault> {
-        let (syms, lives) = (self.syms.clone(), Arc::clone(&self.lives));
+        let (syms, lives) = self.env_parts();
         let env = Env { syms: &syms, program: self.program, lives: &lives };
         let mut runnable: Vec<(usize, usize)> = Vec::new();
         let mut tids: Vec<Tid> = Vec::new();

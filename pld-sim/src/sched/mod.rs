@@ -566,6 +566,12 @@ impl<'p, 'c> Sched<'p, 'c> {
         Sched { program, cfg, syms, ranks, rng: Rng(seed.max(1)), rr: 0, pct, rec, lives: Arc::default() }
     }
 
+    /// What a loop's [`Env`] borrows, owned so the loop can still borrow `self` mutably: the
+    /// bound dims and the run's liveness cache.
+    fn env_parts(&self) -> (HashMap<String, i64>, Arc<Lives>) {
+        (self.syms.clone(), Arc::clone(&self.lives))
+    }
+
     /// Runs the host function (or, for a device entry, dispatches it to every rank), then
     /// the device side to completion.
     pub fn run(
@@ -574,7 +580,7 @@ impl<'p, 'c> Sched<'p, 'c> {
         entry: &'p pld_ir::Function,
         args: Vec<Val>,
     ) -> Result<(), Fault> {
-        let (syms, lives) = (self.syms.clone(), Arc::clone(&self.lives));
+        let (syms, lives) = self.env_parts();
         let env = Env { syms: &syms, program: self.program, lives: &lives };
         let mut epochs = Vec::new();
         if entry.kind == FunctionKind::Host {
@@ -675,11 +681,11 @@ impl<'p, 'c> Sched<'p, 'c> {
         if let Some(b) = world.backend() {
             return self.distributed_loop(world, &*b);
         }
-        let (syms, lives) = (self.syms.clone(), Arc::clone(&self.lives));
-        let env = Env { syms: &syms, program: self.program, lives: &lives };
         if let Some(d) = self.cfg.driver.clone() {
             return self.driven_loop(world, &d);
         }
+        let (syms, lives) = self.env_parts();
+        let env = Env { syms: &syms, program: self.program, lives: &lives };
         let mut runnable: Vec<(usize, usize)> = Vec::new();
         loop {
             if !self.advance_all(world, &mut runnable)? {

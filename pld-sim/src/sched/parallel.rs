@@ -168,7 +168,7 @@ impl<'p, 'c> Sched<'p, 'c> {
     pub(super) fn parallel_loop(&mut self, world: &mut World) -> Result<(), Fault> {
         let n = self.ranks.len();
         let (cfg, program) = (self.cfg, self.program);
-        let (syms, lives) = (self.syms.clone(), std::sync::Arc::clone(&self.lives));
+        let (syms, lives) = self.env_parts();
         let epoch = std::sync::Arc::new(AtomicU64::new(0));
         world.set_wake(Some(std::sync::Arc::clone(&epoch)));
         let slots: Vec<Mutex<Slot<'p>>> = std::mem::take(&mut self.ranks)
