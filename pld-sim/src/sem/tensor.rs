@@ -98,18 +98,19 @@ fn reshape_view(cx: &OpCx<'_>, t: &TRef, shape: Vec<i64>) -> Result<TRef, Fault>
 }
 
 fn tensor_reshape(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
-    let t = cx.tensor(args, 0)?.clone();
+    let t = cx.tensor(args, 0)?;
     let shape = cx.ints(args, 1)?;
-    Ok(Flow::Val(Val::tensor(reshape_view(cx, &t, shape)?)))
+    Ok(Flow::Val(Val::tensor(reshape_view(cx, t, shape)?)))
 }
 
 fn tensor_view(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
-    let t = cx.tensor(args, 0)?.clone();
+    let t = cx.tensor(args, 0)?;
     if args.len() < 2 || matches!(args[1], Val::Unit) {
-        return Ok(Flow::Val(Val::tensor(t)));
+        // The same view: shared, not copied.
+        return Ok(Flow::Val(args[0].clone()));
     }
     let shape = cx.ints(args, 1)?;
-    Ok(Flow::Val(Val::tensor(reshape_view(cx, &t, shape)?)))
+    Ok(Flow::Val(Val::tensor(reshape_view(cx, t, shape)?)))
 }
 
 fn tensor_assemble(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
