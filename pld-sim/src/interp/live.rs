@@ -84,30 +84,62 @@ pub(super) struct Live {
 
 const NONE: &[ValueId] = &[];
 
-/// The liveness of every function a run activates, each computed on its first activation and
+/// The liveness of every function a run activates, each looked up on its first activation and
 /// shared by every later one, on every rank and worker (a collective's kernel is activated
 /// once per rank and call: recomputing it each time was half of a small run's time).
 ///
 /// Keyed by the function's address: a run's functions are borrowed from its program for the
-/// whole run, so no address is freed and reused while the cache lives.
+/// whole run, so no address is freed and reused while the cache lives. A function first met
+/// in this run is looked up in the process's [`Seen`] cache before it is analysed.
 #[derive(Debug, Default)]
 pub struct Lives(Mutex<FxHashMap<usize, Arc<Live>>>);
 
 impl Lives {
-    /// The liveness of `f`'s body, computed once per cache.
+    /// The liveness of `f`'s body, looked up once per cache.
     pub(super) fn of(&self, f: &Function) -> Arc<Live> {
         let key = std::ptr::from_ref(f) as usize;
-        if let Some(l) = self.lock().get(&key) {
+        if let Some(l) = lock(&self.0).get(&key) {
             return Arc::clone(l);
         }
-        // Computed outside the lock: a second worker computing the same function meanwhile
-        // gets an equal result, and the first inserted stays.
-        let live = Arc::new(Live::of(f));
-        Arc::clone(self.lock().entry(key).or_insert(live))
+        // Looked up outside the lock: a second worker doing the same meanwhile gets an equal
+        // result, and the first inserted stays.
+        let live = SEEN.of(f);
+        Arc::clone(lock(&self.0).entry(key).or_insert(live))
     }
+}
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, FxHashMap<usize, Arc<Live>>> {
-        self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// The functions whose liveness this process computed lately, across runs: a program run
+/// many times (a benchmark's best of N, `pld verify` and `explore` trying schedule after
+/// schedule, a test suite) is analysed once. An entry holds a copy of its function and is
+/// used only for a function equal to it (the whole body, every value and span compared; the
+/// name and value count pick the candidates), so an edited function, or another program's
+/// function of the same name, is analysed afresh: the cache can cost a comparison, never a
+/// wrong drop.
+#[derive(Debug, Default)]
+struct Seen(Mutex<Vec<(Function, Arc<Live>)>>);
+
+/// Functions [`Seen`] holds at most (the oldest goes first).
+const SEEN_MAX: usize = 64;
+
+static SEEN: std::sync::LazyLock<Seen> = std::sync::LazyLock::new(Seen::default);
+
+impl Seen {
+    fn of(&self, f: &Function) -> Arc<Live> {
+        let alike = |g: &Function| g.name == f.name && g.values.len() == f.values.len() && g == f;
+        if let Some((_, l)) = lock(&self.0).iter().find(|(g, _)| alike(g)) {
+            return Arc::clone(l);
+        }
+        let live = Arc::new(Live::of(f));
+        let mut seen = lock(&self.0);
+        if seen.len() >= SEEN_MAX {
+            seen.remove(0);
+        }
+        seen.push((f.clone(), Arc::clone(&live)));
+        live
     }
 }
 
@@ -359,6 +391,21 @@ class P:
         assert!(Arc::ptr_eq(&a, &b), "the second activation reuses the first's analysis");
         assert!(!Arc::ptr_eq(&a, &c), "another function has its own");
         assert_eq!(dropped(&g, &c, 0, 1), dropped(&g, &Live::of(&g), 0, 1), "cached equals fresh");
+    }
+
+    #[test]
+    fn a_later_run_reuses_an_equal_functions_analysis_and_never_an_edited_ones() {
+        let f = kernel("        t = pl.load(x, [0, 0], [1, 4])\n        u = pl.add(t, t)\n        pl.store(u, [0, 0], y)\n");
+        let first = Lives::default().of(&f);
+        // Another run, another copy of the program (another address): the same analysis.
+        let mut g = f.clone();
+        assert!(Arc::ptr_eq(&first, &Lives::default().of(&g)), "an equal function is not analysed again");
+        // The same address with another body (a program edited between runs): analysed afresh.
+        assert_eq!(dropped(&g, &first, 0, 2), vec!["t"], "u is stored after the add");
+        g.body.stmts.remove(2);
+        let edited = Lives::default().of(&g);
+        assert!(!Arc::ptr_eq(&first, &edited), "an edited function is analysed afresh");
+        assert_eq!(dropped(&g, &edited, 0, 2), vec!["t", "u"], "u, never read now, goes right after the add");
     }
 
     #[test]
