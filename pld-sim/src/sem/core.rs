@@ -132,12 +132,12 @@ fn tile_full(cx: &mut OpCx<'_>, args: &[Val]) -> Result<Flow, Fault> {
     let shape = tile_dims(cx, &cx.ints(args, 0)?)?;
     let v = cx.float(args, 1)?;
     let dt = dtype_attr(cx);
-    let mut t = Tile::zeros(dt, shape);
-    let eb = Tile::lane_bytes(dt);
-    let mut one = vec![0u8; eb];
+    let mut one = vec![0u8; Tile::lane_bytes(dt)];
     elem::encode(dt, v, &mut one);
-    t.data.chunks_exact_mut(eb).for_each(|lane| lane.copy_from_slice(&one));
-    Ok(Flow::Val(Val::Tile(Arc::new(t))))
+    let lanes: usize = shape.iter().product();
+    // `repeat` copies in doubling blocks: a 4 KiB tile is a dozen copies, not 1,024.
+    let data = one.repeat(lanes);
+    Ok(Flow::Val(Val::Tile(Arc::new(Tile { dtype: dt, valid: shape.clone(), shape, data }))))
 }
 
 /// The elementwise binary ops, chosen once per op call (not per lane).
