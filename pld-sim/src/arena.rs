@@ -52,6 +52,12 @@ impl Arena {
         Arena(Self::store(len).unwrap_or_else(|| Store::Heap(vec![0; len])))
     }
 
+    /// An arena holding `bytes` on the heap (a window below [`HUGE_MIN`] written in one pass
+    /// by its maker, rather than zeroed first and written again).
+    pub fn from_vec(bytes: Vec<u8>) -> Arena {
+        Arena(Store::Heap(bytes))
+    }
+
     #[cfg(target_os = "linux")]
     fn store(len: usize) -> Option<Store> {
         if len < HUGE_MIN {

@@ -135,7 +135,7 @@ impl<'p> Thread<'p> {
             return Ok(StepOut::Ran);
         }
         let deps = task_deps(act, call, env, ecx)?;
-        let mut result = mapped_return(env.program, f, &args);
+        let mut result = mapped_return(env, f, &args);
         let job = Job::Func { func: f, args };
         match self.level {
             Level::Host => {
@@ -282,9 +282,12 @@ pub(super) fn collective_ranks(world: &World, args: &[Val]) -> Vec<usize> {
 
 /// The value a launched function's call evaluates to: for each result, the argument it is
 /// (`pld_ir::results`: the parameter the callee returns, through writing ops and further calls).
-pub(super) fn mapped_return(program: &Program, f: &Function, args: &[Val]) -> Val {
-    let mapped: Vec<Val> = (0..Program::result_count(f))
-        .map(|k| program.returned_param(f, k).and_then(|i| args.get(i).cloned()).unwrap_or(Val::Unit))
+pub(super) fn mapped_return(env: &Env<'_, '_>, f: &Function, args: &[Val]) -> Val {
+    let mapped: Vec<Val> = env
+        .lives
+        .returned(env.program, f)
+        .iter()
+        .map(|p| p.and_then(|i| args.get(i).cloned()).unwrap_or(Val::Unit))
         .collect();
     bundle(mapped)
 }

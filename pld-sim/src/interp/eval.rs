@@ -114,7 +114,7 @@ pub(super) fn eval_pure<'p>(
                     })?;
                     let device = call_device(act, c, env, ecx)?;
                     let deps = task_deps(act, c, env, ecx)?;
-                    let mut result = mapped_return(env.program, f, &args);
+                    let mut result = mapped_return(env, f, &args);
                     match (ecx.level, device) {
                         (Level::Chip, None) if f.kind.is_incore() => {
                             let id = ecx.launch(Job::Func { func: f, args }, deps.unwrap_or_default());

@@ -11,7 +11,7 @@
 //! blocks, iterated to its fixed point at every loop; the interpreter ([`super::Thread`])
 //! applies it at block positions, at block entries and after a loop's head.
 
-use pld_ir::{Block, Expr, Function, Stmt, StmtKind, ValueId};
+use pld_ir::{Block, Expr, Function, Program, Stmt, StmtKind, ValueId};
 use rustc_hash::FxHashMap;
 use smallvec::SmallVec;
 use std::sync::{Arc, Mutex};
@@ -91,10 +91,25 @@ const NONE: &[ValueId] = &[];
 /// Keyed by the function's address: a run's functions are borrowed from its program for the
 /// whole run, so no address is freed and reused while the cache lives. A function first met
 /// in this run is looked up in the process's [`Seen`] cache before it is analysed.
+///
+/// It also keeps, per launched function, which parameter each result is
+/// ([`Program::returned_param`]: a walk of the body and its callees, once per launch before).
 #[derive(Debug, Default)]
-pub struct Lives(Mutex<FxHashMap<usize, Arc<Live>>>);
+pub struct Lives(Mutex<FxHashMap<usize, Arc<Live>>>, Mutex<FxHashMap<usize, Arc<[Option<usize>]>>>);
 
 impl Lives {
+    /// For each result of `f` (a function of `program`, the run's program), the parameter it
+    /// is, looked up once per cache.
+    pub(super) fn returned(&self, program: &Program, f: &Function) -> Arc<[Option<usize>]> {
+        let key = std::ptr::from_ref(f) as usize;
+        if let Some(r) = lock(&self.1).get(&key) {
+            return Arc::clone(r);
+        }
+        let r: Arc<[Option<usize>]> =
+            (0..Program::result_count(f)).map(|k| program.returned_param(f, k)).collect();
+        Arc::clone(lock(&self.1).entry(key).or_insert(r))
+    }
+
     /// The liveness of `f`'s body, looked up once per cache.
     pub(super) fn of(&self, f: &Function) -> Arc<Live> {
         let key = std::ptr::from_ref(f) as usize;

@@ -54,7 +54,11 @@ impl Proto {
         if sig.dtype != DataType::INT32 {
             return Err(cx.err(format!("signal must be INT32, got {}", sig.dtype)));
         }
-        Ok(Proto { me: me as i64, n: dom.members.len() as i64, sig: Arc::new(sig.clone()), prog: Vec::new() })
+        let n = dom.members.len();
+        // Room for a barrier, its epilogue and a transfer per peer: a `Micro` is a few hundred
+        // bytes, and growing the program from empty reallocated it five times per call.
+        let prog = Vec::with_capacity(4 * n + 8);
+        Ok(Proto { me: me as i64, n: n as i64, sig: Arc::new(sig.clone()), prog })
     }
 
     /// The cell rank `r` owns in signal row/lane `lane` (rank-1 `[NR]`, `[NR, stride]`, or ring rows).

@@ -119,6 +119,13 @@ pub(super) fn arenas(n: usize, size: usize, zeroed: &[(usize, usize)], parallel:
     let mut cuts: Vec<(usize, usize)> = zeroed.iter().map(|&(lo, hi)| (lo.min(size), hi.min(size))).collect();
     cuts.sort_unstable();
     let make = || {
+        if size < crate::arena::HUGE_MIN {
+            // A heap window: written once, in place of a zeroed allocation (a memset when the
+            // allocator reuses memory) written over again.
+            let mut bytes = Vec::with_capacity(size);
+            fill_with_vec(&mut bytes, size, &cuts);
+            return Arena::from_vec(bytes);
+        }
         let mut bytes = Arena::zeroed(size);
         if bytes.is_mapped() {
             fill_fresh(&mut bytes, &cuts);
@@ -146,6 +153,18 @@ pub(super) fn fill_window(bytes: &mut [u8], cuts: &[(usize, usize)]) {
 /// windows are then written once, by the program, not twice).
 fn fill_fresh(bytes: &mut [u8], cuts: &[(usize, usize)]) {
     fill_with(bytes, cuts, |zero| zero.iter_mut().step_by(PAGE).for_each(|b| *b = 0));
+}
+
+/// [`fill_window`] building the `size` bytes in the empty `bytes`, each written once.
+fn fill_with_vec(bytes: &mut Vec<u8>, size: usize, cuts: &[(usize, usize)]) {
+    for &(lo, hi) in cuts {
+        let (lo, hi) = (lo.min(size), hi.min(size));
+        if hi > bytes.len() {
+            bytes.resize(lo.max(bytes.len()), GARBAGE);
+            bytes.resize(hi, 0);
+        }
+    }
+    bytes.resize(size, GARBAGE);
 }
 
 /// The smallest page the kernel maps: one write in each faults all of a fresh range in.
