@@ -54,11 +54,7 @@ impl Proto {
         if sig.dtype != DataType::INT32 {
             return Err(cx.err(format!("signal must be INT32, got {}", sig.dtype)));
         }
-        let n = dom.members.len();
-        // Room for a barrier, its epilogue and a transfer per peer: a `Micro` is a few hundred
-        // bytes, and growing the program from empty reallocated it five times per call.
-        let prog = Vec::with_capacity(4 * n + 8);
-        Ok(Proto { me: me as i64, n: n as i64, sig: Arc::new(sig.clone()), prog })
+        Ok(Proto { me: me as i64, n: dom.members.len() as i64, sig: Arc::new(sig.clone()), prog: Vec::new() })
     }
 
     /// The cell rank `r` owns in signal row/lane `lane` (rank-1 `[NR]`, `[NR, stride]`, or ring rows).
@@ -90,6 +86,9 @@ impl Proto {
 
     /// Closes the protocol with barrier generation `g` (lane 0) and its epilogue.
     fn closed(mut self, g: i32) -> Result<Vec<Micro>, Fault> {
+        // One reservation for the barrier's and the epilogue's instructions (a `Micro` is a few
+        // hundred bytes: growing a row-push program by pushes reallocated it for each).
+        self.prog.reserve_exact(3 * (self.n - 1).max(0) as usize);
         self.barrier(g, 0, None);
         self.epilogue(g, 0, None);
         Ok(self.prog)
@@ -620,6 +619,8 @@ fn row_push(
     let mut p = Proto::new(cx, &sig)?;
     let size = *target.shape.last().unwrap_or(&1);
     let me = p.me;
+    // A load and a store per destination when a row fits one stage (more grow as usual).
+    p.prog.reserve(2 * p.n as usize);
     for dest in 0..p.n {
         let src_row = if per_dest_row { dest } else { 0 };
         p.put_rows(&target, &[me, 0], &input, &[src_row, 0], &[1, size], dest, name);
