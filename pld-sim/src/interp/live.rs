@@ -95,32 +95,40 @@ const NONE: &[ValueId] = &[];
 /// It also keeps, per launched function, which parameter each result is
 /// ([`Program::returned_param`]: a walk of the body and its callees, once per launch before).
 #[derive(Debug, Default)]
-pub struct Lives(Mutex<FxHashMap<usize, Arc<Live>>>, Mutex<FxHashMap<usize, Arc<[Option<usize>]>>>);
+pub struct Lives {
+    live: Mutex<FxHashMap<usize, Arc<Live>>>,
+    returned: Mutex<FxHashMap<usize, Arc<[Option<usize>]>>>,
+}
 
 impl Lives {
+    /// The liveness of `f`'s body, looked up once per cache.
+    pub(super) fn of(&self, f: &Function) -> Arc<Live> {
+        // Looked up outside the lock: a second worker doing the same meanwhile gets an equal
+        // result, and the first inserted stays.
+        once_per_run(&self.live, f, || SEEN.of(f))
+    }
+
     /// For each result of `f` (a function of `program`, the run's program), the parameter it
     /// is, looked up once per cache.
     pub(super) fn returned(&self, program: &Program, f: &Function) -> Arc<[Option<usize>]> {
-        let key = std::ptr::from_ref(f) as usize;
-        if let Some(r) = lock(&self.1).get(&key) {
-            return Arc::clone(r);
-        }
-        let r: Arc<[Option<usize>]> =
-            (0..Program::result_count(f)).map(|k| program.returned_param(f, k)).collect();
-        Arc::clone(lock(&self.1).entry(key).or_insert(r))
+        once_per_run(&self.returned, f, || {
+            (0..Program::result_count(f)).map(|k| program.returned_param(f, k)).collect()
+        })
     }
+}
 
-    /// The liveness of `f`'s body, looked up once per cache.
-    pub(super) fn of(&self, f: &Function) -> Arc<Live> {
-        let key = std::ptr::from_ref(f) as usize;
-        if let Some(l) = lock(&self.0).get(&key) {
-            return Arc::clone(l);
-        }
-        // Looked up outside the lock: a second worker doing the same meanwhile gets an equal
-        // result, and the first inserted stays.
-        let live = SEEN.of(f);
-        Arc::clone(lock(&self.0).entry(key).or_insert(live))
+/// `map`'s entry for `f`'s address, made by `make` (outside the lock) if it has none.
+fn once_per_run<T: ?Sized>(
+    map: &Mutex<FxHashMap<usize, Arc<T>>>,
+    f: &Function,
+    make: impl FnOnce() -> Arc<T>,
+) -> Arc<T> {
+    let key = std::ptr::from_ref(f) as usize;
+    if let Some(v) = lock(map).get(&key) {
+        return Arc::clone(v);
     }
+    let v = make();
+    Arc::clone(lock(map).entry(key).or_insert(v))
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
