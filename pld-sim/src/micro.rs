@@ -17,7 +17,8 @@ use crate::world::Park;
 use crate::world::{Access, Data, Located, Notifier, Resolved, World};
 use pld_ir::Span;
 use pld_runtime_abi::{NotifyOp, ReduceOp};
-use std::sync::{Arc, OnceLock};
+use std::cell::OnceCell;
+use std::sync::Arc;
 
 /// A signal cell's index, held inline: the builtin protocols address cells of signals of at
 /// most two dimensions (`[NR]`, `[NR, lanes]`, ring `[rows, NR]`, `[NR, 1]` counts), and a
@@ -68,7 +69,7 @@ pub enum Micro {
         name: &'static str,
         /// The cell, resolved at the first execution (a rank's instruction always addresses
         /// the same cell; generated segments patch only other fields).
-        at: OnceLock<Resolved>,
+        at: OnceCell<Resolved>,
     },
     /// TWAIT (signed).
     Wait {
@@ -83,7 +84,7 @@ pub enum Micro {
         /// The op name its faults are reported under.
         name: &'static str,
         /// The cell, resolved at the first execution (see `Notify::at`).
-        at: OnceLock<Resolved>,
+        at: OnceCell<Resolved>,
     },
     /// Load a region (of the peer's copy when `peer` is set) into register `reg`.
     Load {
@@ -101,7 +102,7 @@ pub enum Micro {
         op: &'static str,
         /// The view as this rank addresses it, located at the first execution (see
         /// `World::access_at`).
-        at: OnceLock<Located>,
+        at: OnceCell<Located>,
     },
     /// Store register `reg` into a region (accumulate when `atomic`).
     Store {
@@ -121,7 +122,7 @@ pub enum Micro {
         op: &'static str,
         /// The view as this rank addresses it, located at the first execution (see
         /// `World::access_at`).
-        at: OnceLock<Located>,
+        at: OnceCell<Located>,
     },
     /// `reg[acc] = reduce(reg[acc], region)`, rounded to `dtype`: a load of the region (of
     /// the peer's copy when `peer` is set) combined straight into the accumulator, as
@@ -145,7 +146,7 @@ pub enum Micro {
         op: &'static str,
         /// The view as this rank addresses it, located at the first execution (see
         /// `World::access_at`).
-        at: OnceLock<Located>,
+        at: OnceCell<Located>,
     },
     /// `reg[acc] = reduce(reg[acc], reg[other])`, rounded to `dtype`.
     Combine {
@@ -195,7 +196,7 @@ impl std::fmt::Debug for Lazy {
 
 /// The cell in `at`, resolved by `resolve` and kept there on first use.
 fn cached(
-    at: &OnceLock<Resolved>,
+    at: &OnceCell<Resolved>,
     resolve: impl FnOnce() -> Result<Resolved, Fault>,
 ) -> Result<Resolved, Fault> {
     if let Some(&r) = at.get() {

@@ -27,7 +27,7 @@ use pld_ir::{DataType, Span};
 use pld_runtime_abi::{CommContext, ReduceOp};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{
-    Arc, LockResult, Mutex, MutexGuard, OnceLock, RwLock, RwLockReadGuard, RwLockWriteGuard, TryLockError,
+    Arc, LockResult, Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard, TryLockError,
     TryLockResult,
 };
 

@@ -298,7 +298,7 @@ impl World {
     /// their messages are those of [`World::access`].
     pub(crate) fn access_at(
         &mut self,
-        at: &OnceLock<Located>,
+        at: &std::cell::OnceCell<Located>,
         a: &Access<'_>,
         mut data: Data<'_>,
     ) -> Result<(), Fault> {
