@@ -1,4 +1,4 @@
-//! `cargo xtask bench --against REV [--rounds N] [--runs N] [--only TEXT]`: the side-by-side
+//! `cargo xtask bench --against REV [--rounds N] [--runs N] [--only TEXT] [--instructions]`: the side-by-side
 //! regression guard. Builds REV's `bench_table` in a target directory of its own, cached per
 //! commit (`target/bench-against/<commit>/`: the commit's tree exported by `git archive` into
 //! `src/`, built into `target/`; no git worktree is registered), and this checkout's; then
@@ -14,7 +14,7 @@
 //! print different output-and-traffic digests (when both print one) is flagged `DIGEST`, as is
 //! a parallel row whose digest differs from its deterministic row's. Exit 1 when any row is
 //! flagged or fails in either build, 2 on a bad command line. Nothing here is a test: times
-//! are only printed.
+//! are only printed. `--instructions` counts instead of timing ([`crate::counted`]).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -41,6 +41,8 @@ pub struct Options {
     pub runs: Option<usize>,
     /// Only rows whose arguments contain this text.
     pub only: Option<String>,
+    /// Count instructions under callgrind instead of timing ([`crate::counted`]).
+    pub instructions: bool,
 }
 
 /// Parses the arguments after `--against`.
@@ -48,7 +50,7 @@ pub fn parse(args: &[String]) -> Result<Options> {
     let usage = |m: &str| Failure::Usage(format!("bench --against: {m}"));
     let mut it = args.iter();
     let rev = it.next().ok_or_else(|| usage("needs a revision (e.g. main, 752e779)"))?.clone();
-    let mut o = Options { rev, rounds: 3, runs: None, only: None };
+    let mut o = Options { rev, rounds: 3, runs: None, only: None, instructions: false };
     while let Some(flag) = it.next() {
         let mut value = || it.next().ok_or_else(|| usage(&format!("`{flag}` needs a value")));
         let count = |v: &String| {
@@ -58,6 +60,7 @@ pub fn parse(args: &[String]) -> Result<Options> {
             "--rounds" => o.rounds = count(value()?)?,
             "--runs" => o.runs = Some(count(value()?)?),
             "--only" => o.only = Some(value()?.clone()),
+            "--instructions" => o.instructions = true,
             other => return Err(usage(&format!("unknown option `{other}`"))),
         }
     }
@@ -178,6 +181,9 @@ pub fn run(args: &[String]) -> Result {
         .map(|l| l.split_whitespace().map(str::to_string).collect())
         .collect();
     let short = &commit[..commit.len().min(10)];
+    if o.instructions {
+        return counted_rows(&rows, &o, (short, &base_bin), &this_bin);
+    }
     println!(
         "\n{} rows, {} alternating rounds; base {short} ({}), this = the working tree",
         rows.len(),
@@ -220,6 +226,69 @@ pub fn run(args: &[String]) -> Result {
         results.insert(key, (base, this));
     }
     bad += headline(&this_bin, &results);
+    if bad > 0 {
+        return Err(Failure::Failed(format!("{bad} row(s) flagged against {short}")));
+    }
+    Ok(())
+}
+
+/// `--instructions`: every listed row but the parallel ones, and without `--only` those up to
+/// 1 MiB (a 16 MiB row takes minutes under callgrind), counted in both builds.
+fn counted_rows(
+    rows: &[Vec<String>],
+    o: &Options,
+    (short, base_bin): (&str, &Path),
+    this_bin: &Path,
+) -> Result {
+    let bytes = |row: &[String]| row.get(2).and_then(|b| b.parse::<u64>().ok()).unwrap_or(0);
+    let rows: Vec<&Vec<String>> = rows
+        .iter()
+        .filter(|r| r.get(3).is_some_and(|s| s == "det"))
+        .filter(|r| o.only.is_some() || bytes(r) <= 1 << 20)
+        .collect();
+    println!(
+        "\n{} rows counted under callgrind; base {short} ({}), this = the working tree",
+        rows.len(),
+        relative(base_bin)
+    );
+    println!(
+        "{:<44} {:>13} {:>13} {:>7} {:>13} {:>13} {:>7}  flags",
+        "row (--sim COLL P BYTES SCHED ITERS MODE)",
+        "base first",
+        "this first",
+        "ratio",
+        "base later",
+        "this later",
+        "ratio"
+    );
+    let mut bad = 0;
+    for row in rows {
+        let (base, this) = (crate::counted::count(base_bin, row), crate::counted::count(this_bin, row));
+        let f = crate::counted::flags(&base, &this);
+        bad += usize::from(!f.is_empty());
+        let n = |c: &std::result::Result<crate::counted::Counted, String>, later: bool| {
+            c.as_ref().map_or("-".to_string(), |c| (if later { c.later } else { c.first }).to_string())
+        };
+        let ratio = |later: bool| match (&base, &this) {
+            (Ok(b), Ok(t)) if later => format!("{:.3}", t.later as f64 / b.later.max(1) as f64),
+            (Ok(b), Ok(t)) => format!("{:.3}", t.first as f64 / b.first.max(1) as f64),
+            _ => "-".to_string(),
+        };
+        let why =
+            [base.as_ref().err(), this.as_ref().err()].into_iter().flatten().cloned().collect::<Vec<_>>();
+        println!(
+            "{:<44} {:>13} {:>13} {:>7} {:>13} {:>13} {:>7}  {} {}",
+            row.join(" "),
+            n(&base, false),
+            n(&this, false),
+            ratio(false),
+            n(&base, true),
+            n(&this, true),
+            ratio(true),
+            f.join(","),
+            why.join("; ")
+        );
+    }
     if bad > 0 {
         return Err(Failure::Failed(format!("{bad} row(s) flagged against {short}")));
     }
@@ -297,6 +366,7 @@ mod tests {
     fn options_parse_and_reject() {
         let o = parse(&s(&["main", "--rounds", "5", "--only", "mesh"])).expect("parses");
         assert_eq!((o.rev.as_str(), o.rounds, o.runs, o.only.as_deref()), ("main", 5, None, Some("mesh")));
+        assert!(!o.instructions && parse(&s(&["main", "--instructions"])).expect("parses").instructions);
         assert!(matches!(parse(&s(&[])), Err(Failure::Usage(_))));
         assert!(matches!(parse(&s(&["main", "--rounds", "0"])), Err(Failure::Usage(_))));
         assert!(matches!(parse(&s(&["main", "--bogus"])), Err(Failure::Usage(_))));

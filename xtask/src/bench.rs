@@ -7,7 +7,8 @@
 //! (`--sim COLL P BYTES [SCHED] [ITERS] [norace|race [RUNS]]`, `--compile SCALE [REPS]`, `--passes`,
 //! `--kernel`). `cargo xtask bench --mpi` prints the in-process vs MPI engine rows instead
 //! (`pld-bench/src/bin/bench_mpi.rs`; needs OpenMPI). `cargo xtask bench --against REV` compares
-//! every simulator row side by side with REV's build (`against`).
+//! every simulator row side by side with REV's build (`against`), timed or, with
+//! `--instructions`, counted under callgrind (`counted`).
 //!
 //! The full criterion benches (`cargo bench -p pld-bench`) are separate and much longer.
 

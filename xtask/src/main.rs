@@ -11,6 +11,7 @@ mod against;
 mod bench;
 mod bless;
 mod ci;
+mod counted;
 mod readme;
 mod shell;
 mod sizes;
