@@ -90,7 +90,7 @@ const NONE: &[ValueId] = &[];
 ///
 /// Keyed by the function's address: a run's functions are borrowed from its program for the
 /// whole run, so no address is freed and reused while the cache lives. A function first met
-/// in this run is looked up in the process's [`Seen`] cache before it is analysed.
+/// in this run is looked up in the process's `Seen` cache before it is analysed.
 ///
 /// It also keeps, per launched function, which parameter each result is
 /// ([`Program::returned_param`]: a walk of the body and its callees, once per launch before).
