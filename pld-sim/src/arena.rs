@@ -52,8 +52,14 @@ impl Arena {
         Arena(Self::store(len).unwrap_or_else(|| Store::Heap(vec![0; len])))
     }
 
-    /// An arena holding `bytes` on the heap (a window below [`HUGE_MIN`] written in one pass
-    /// by its maker, rather than zeroed first and written again).
+    /// `len` zero bytes in their own mapping, when `len` is large enough for one and the
+    /// mapping succeeds (`None`: the caller builds the bytes on the heap, [`Arena::from_vec`]).
+    pub fn mapped(len: usize) -> Option<Arena> {
+        Self::store(len).map(Arena)
+    }
+
+    /// An arena holding `bytes` on the heap (a window [`Arena::mapped`] declined, written in
+    /// one pass by its maker rather than zeroed first and written again).
     pub fn from_vec(bytes: Vec<u8>) -> Arena {
         Arena(Store::Heap(bytes))
     }

@@ -103,8 +103,6 @@ pub struct Lives {
 impl Lives {
     /// The liveness of `f`'s body, looked up once per cache.
     pub(super) fn of(&self, f: &Function) -> Arc<Live> {
-        // Looked up outside the lock: a second worker doing the same meanwhile gets an equal
-        // result, and the first inserted stays.
         once_per_run(&self.live, f, || SEEN.of(f))
     }
 
@@ -117,7 +115,9 @@ impl Lives {
     }
 }
 
-/// `map`'s entry for `f`'s address, made by `make` (outside the lock) if it has none.
+/// `map`'s entry for `f`'s address, made by `make` if it has none. Made outside the lock: a
+/// second worker making the same entry meanwhile gets an equal one, and the first inserted
+/// stays.
 fn once_per_run<T: ?Sized>(
     map: &Mutex<FxHashMap<usize, Arc<T>>>,
     f: &Function,

@@ -118,21 +118,14 @@ pub fn write(w: &Window) -> RwLockWriteGuard<'_, Arena> {
 pub(super) fn arenas(n: usize, size: usize, zeroed: &[(usize, usize)], parallel: bool) -> Vec<Arena> {
     let mut cuts: Vec<(usize, usize)> = zeroed.iter().map(|&(lo, hi)| (lo.min(size), hi.min(size))).collect();
     cuts.sort_unstable();
-    let make = || {
-        if size < crate::arena::HUGE_MIN {
-            // A heap window: written once, in place of a zeroed allocation (a memset when the
-            // allocator reuses memory) written over again.
-            let mut bytes = Vec::with_capacity(size);
-            fill_with_vec(&mut bytes, size, &cuts);
-            return Arena::from_vec(bytes);
-        }
-        let mut bytes = Arena::zeroed(size);
-        if bytes.is_mapped() {
+    let make = || match Arena::mapped(size) {
+        Some(mut bytes) => {
             fill_fresh(&mut bytes, &cuts);
-        } else {
-            fill_window(&mut bytes, &cuts);
+            bytes
         }
-        bytes
+        // On the heap: written once, in place of a zeroed allocation (a memset when the
+        // allocator reuses memory) written over again.
+        None => Arena::from_vec(fresh_vec(size, &cuts)),
     };
     if parallel {
         use rayon::prelude::*;
@@ -155,16 +148,13 @@ fn fill_fresh(bytes: &mut [u8], cuts: &[(usize, usize)]) {
     fill_with(bytes, cuts, |zero| zero.iter_mut().step_by(PAGE).for_each(|b| *b = 0));
 }
 
-/// [`fill_window`] building the `size` bytes in the empty `bytes`, each written once.
-fn fill_with_vec(bytes: &mut Vec<u8>, size: usize, cuts: &[(usize, usize)]) {
-    for &(lo, hi) in cuts {
-        let (lo, hi) = (lo.min(size), hi.min(size));
-        if hi > bytes.len() {
-            bytes.resize(lo.max(bytes.len()), GARBAGE);
-            bytes.resize(hi, 0);
-        }
+/// [`fill_window`]'s bytes built in a new vector, each written once.
+fn fresh_vec(size: usize, cuts: &[(usize, usize)]) -> Vec<u8> {
+    let mut bytes = Vec::with_capacity(size);
+    for (range, zero) in segments(size, cuts) {
+        bytes.resize(range.end, if zero { 0 } else { GARBAGE });
     }
-    bytes.resize(size, GARBAGE);
+    bytes
 }
 
 /// The smallest page the kernel maps: one write in each faults all of a fresh range in.
@@ -172,17 +162,31 @@ const PAGE: usize = 4096;
 
 /// [`fill_window`]'s walk: [`GARBAGE`] outside the sorted `cuts`, `zero` applied inside them.
 fn fill_with(bytes: &mut [u8], cuts: &[(usize, usize)], zero: impl Fn(&mut [u8])) {
-    let size = bytes.len();
+    for (range, is_zero) in segments(bytes.len(), cuts) {
+        if is_zero {
+            zero(&mut bytes[range]);
+        } else {
+            bytes[range].fill(GARBAGE);
+        }
+    }
+}
+
+/// A fresh `size`-byte window's byte ranges in order, each `true` when it lies inside the
+/// sorted `cuts` (clamped to the window, overlaps merged: zero) and `false` outside them
+/// ([`GARBAGE`]).
+fn segments(size: usize, cuts: &[(usize, usize)]) -> Vec<(std::ops::Range<usize>, bool)> {
+    let mut out = Vec::with_capacity(2 * cuts.len() + 1);
     let mut done = 0;
     for &(lo, hi) in cuts {
-        let (lo, hi) = (lo.min(size), hi.min(size));
+        let (lo, hi) = (lo.min(size).max(done), hi.min(size));
         if hi > done {
-            bytes[done..lo.max(done)].fill(GARBAGE);
-            zero(&mut bytes[lo.max(done)..hi]);
+            out.push((done..lo, false));
+            out.push((lo..hi, true));
             done = hi;
         }
     }
-    bytes[done..].fill(GARBAGE);
+    out.push((done..size, false));
+    out
 }
 
 /// Tries of a contended window lock (see [`spin_then`]) before the thread sleeps.
