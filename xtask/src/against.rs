@@ -197,8 +197,7 @@ pub fn run(args: &[String]) -> Result {
     let mut results: HashMap<String, (Best, Best)> = HashMap::new();
     let mut bad = 0;
     for row in &rows {
-        let bytes: u64 = row.get(2).and_then(|b| b.parse().ok()).unwrap_or(0);
-        let runs = o.runs.unwrap_or(if bytes <= 1 << 20 { 5 } else { 2 });
+        let runs = o.runs.unwrap_or(if payload(row) <= 1 << 20 { 5 } else { 2 });
         let mut argv = vec!["--sim".to_string()];
         argv.extend(row.iter().cloned());
         argv.push(runs.to_string());
@@ -240,11 +239,10 @@ fn counted_rows(
     (short, base_bin): (&str, &Path),
     this_bin: &Path,
 ) -> Result {
-    let bytes = |row: &[String]| row.get(2).and_then(|b| b.parse::<u64>().ok()).unwrap_or(0);
     let rows: Vec<&Vec<String>> = rows
         .iter()
         .filter(|r| r.get(3).is_some_and(|s| s == "det"))
-        .filter(|r| o.only.is_some() || bytes(r) <= 1 << 20)
+        .filter(|r| o.only.is_some() || payload(r) <= 1 << 20)
         .collect();
     println!(
         "\n{} rows counted under callgrind; base {short} ({}), this = the working tree",
@@ -266,33 +264,33 @@ fn counted_rows(
         let (base, this) = (crate::counted::count(base_bin, row), crate::counted::count(this_bin, row));
         let f = crate::counted::flags(&base, &this);
         bad += usize::from(!f.is_empty());
-        let n = |c: &std::result::Result<crate::counted::Counted, String>, later: bool| {
-            c.as_ref().map_or("-".to_string(), |c| (if later { c.later } else { c.first }).to_string())
-        };
-        let ratio = |later: bool| match (&base, &this) {
-            (Ok(b), Ok(t)) if later => format!("{:.3}", t.later as f64 / b.later.max(1) as f64),
-            (Ok(b), Ok(t)) => format!("{:.3}", t.first as f64 / b.first.max(1) as f64),
-            _ => "-".to_string(),
-        };
+        // The first run's counts, then each later run's: both builds' and their ratio.
+        let pick: [fn(&crate::counted::Counted) -> u64; 2] = [|c| c.first, |c| c.later];
+        let cells: Vec<String> = pick
+            .iter()
+            .map(|pick| {
+                let (b, t) = (base.as_ref().ok().map(pick), this.as_ref().ok().map(pick));
+                let show = |x: Option<u64>| x.map_or("-".to_string(), |x| x.to_string());
+                let ratio = match (b, t) {
+                    (Some(b), Some(t)) => format!("{:.3}", t as f64 / b.max(1) as f64),
+                    _ => "-".to_string(),
+                };
+                format!("{:>13} {:>13} {ratio:>7}", show(b), show(t))
+            })
+            .collect();
         let why =
             [base.as_ref().err(), this.as_ref().err()].into_iter().flatten().cloned().collect::<Vec<_>>();
-        println!(
-            "{:<44} {:>13} {:>13} {:>7} {:>13} {:>13} {:>7}  {} {}",
-            row.join(" "),
-            n(&base, false),
-            n(&this, false),
-            ratio(false),
-            n(&base, true),
-            n(&this, true),
-            ratio(true),
-            f.join(","),
-            why.join("; ")
-        );
+        println!("{:<44} {}  {} {}", row.join(" "), cells.join(" "), f.join(","), why.join("; "));
     }
     if bad > 0 {
         return Err(Failure::Failed(format!("{bad} row(s) flagged against {short}")));
     }
     Ok(())
+}
+
+/// A row's payload bytes (its third argument).
+fn payload(row: &[String]) -> u64 {
+    row.get(2).and_then(|b| b.parse().ok()).unwrap_or(0)
 }
 
 /// The milliseconds of the `; `-separated part of a `--yardstick` line that reads `X ms LABEL`
