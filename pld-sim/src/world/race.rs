@@ -310,24 +310,36 @@ impl WinState {
 
     /// Records written bytes `[lo, hi)` (`write`), or tells whether the read bytes `[lo, hi)`
     /// are all defined: written in this run, or in a buffer that starts zeroed (runtime.md
-    /// §8.12: the others start as garbage).
+    /// §8.12: the others start as garbage). Both by binary search over the sorted, disjoint
+    /// intervals: a buffer written in many separate pieces (strided rows) does not make every
+    /// later access walk all of them.
     pub(super) fn note_defined(&mut self, lo: u64, hi: u64, write: bool, zeroed: bool) -> bool {
         let iv = &mut self.written;
         if write {
+            // The intervals touching `[lo, hi)` (adjacent ones included) are consecutive:
+            // from the first ending at or after `lo` to the last starting at or before `hi`.
+            let first = iv.partition_point(|&(_, y)| y < lo);
+            let end = iv.partition_point(|&(x, _)| x <= hi);
             let (mut a, mut b) = (lo, hi);
-            iv.retain(|&(x, y)| {
-                let touches = x <= b && a <= y;
-                if touches {
-                    a = a.min(x);
-                    b = b.max(y);
-                }
-                !touches
-            });
-            let at = iv.partition_point(|&(x, _)| x < a);
-            iv.insert(at, (a, b));
+            if first < end {
+                a = a.min(iv[first].0);
+                b = b.max(iv[end - 1].1);
+            }
+            iv.splice(first..end, [(a, b)]);
             return true;
         }
-        zeroed || iv.iter().any(|&(x, y)| x <= lo && hi <= y)
+        if zeroed {
+            return true;
+        }
+        // The last interval starting at or before `lo` must reach `hi`.
+        let at = iv.partition_point(|&(x, _)| x <= lo);
+        at > 0 && iv[at - 1].1 >= hi
+    }
+
+    /// Whether any byte of `[lo, hi)` is defined (written in this run, or `zeroed`).
+    pub(super) fn any_defined(&self, lo: u64, hi: u64, zeroed: bool) -> bool {
+        let at = self.written.partition_point(|&(_, y)| y <= lo);
+        zeroed || self.written.get(at).is_some_and(|&(x, _)| x < hi)
     }
 
     /// Checks an access of `kind` by rank `g` (vector clock `vc`) to bytes `[lo, hi)` against
@@ -600,5 +612,45 @@ mod tests {
         }
         // The sequences exercise both outcomes and subsumption.
         assert!(races > 1000 && drops > 1000, "races {races}, drops {drops}");
+    }
+
+    #[test]
+    fn defined_intervals_agree_with_a_byte_map() {
+        const SIZE: u64 = 512;
+        let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+        let (mut fully, mut partly, mut none) = (0, 0, 0);
+        for _ in 0..20 {
+            let mut st = WinState::default();
+            let mut bytes = [false; SIZE as usize];
+            for _ in 0..200 {
+                let lo = rng.below(SIZE);
+                let hi = lo + 1 + rng.below((SIZE - lo).min(40));
+                let range = &bytes[lo as usize..hi as usize];
+                let (all, any) = (range.iter().all(|&b| b), range.iter().any(|&b| b));
+                assert_eq!(st.note_defined(lo, hi, false, false), all, "all of [{lo}, {hi})");
+                assert_eq!(st.any_defined(lo, hi, false), any, "any of [{lo}, {hi})");
+                assert!(st.note_defined(lo, hi, false, true) && st.any_defined(lo, hi, true));
+                match (all, any) {
+                    (true, _) => fully += 1,
+                    (false, true) => partly += 1,
+                    (false, false) => none += 1,
+                }
+                if rng.below(3) == 0 {
+                    st.note_defined(lo, hi, true, false);
+                    bytes[lo as usize..hi as usize].fill(true);
+                    // The intervals are exactly the byte map's runs: sorted, disjoint, merged.
+                    let mut runs = Vec::new();
+                    for (i, &b) in bytes.iter().enumerate() {
+                        match runs.last_mut() {
+                            Some((_, y)) if b && *y == i as u64 => *y += 1,
+                            _ if b => runs.push((i as u64, i as u64 + 1)),
+                            _ => {}
+                        }
+                    }
+                    assert_eq!(st.written, runs);
+                }
+            }
+        }
+        assert!(fully > 100 && partly > 100 && none > 100, "{fully} {partly} {none}");
     }
 }
