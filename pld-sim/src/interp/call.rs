@@ -52,7 +52,7 @@ impl<'p> Thread<'p> {
         let (block, pos) = act.next();
         // An op's semantics, looked up once per call.
         let kind = match &call.callee {
-            Callee::Op(def) => sem::of(def),
+            Callee::Op(def) => act.live.op_sem(block, pos, def),
             Callee::Func(_) => None,
         };
         let mut moved = Vec::new();

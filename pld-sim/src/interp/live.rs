@@ -10,8 +10,14 @@
 //! new binding is done. The analysis is standard backward liveness over the structured
 //! blocks, iterated to its fixed point at every loop; the interpreter ([`super::Thread`])
 //! applies it at block positions, at block entries and after a loop's head.
+//!
+//! Beside it, per call statement, the op it calls and that op's simulator semantics, looked up
+//! once per analysed function instead of at every execution (a kernel's loop runs its
+//! statements thousands of times); a lookup for another op than the recorded one falls back
+//! to the registry, so the record can save time but never pick other semantics.
 
-use pld_ir::{Block, Expr, Function, Program, Stmt, StmtKind, ValueId};
+use crate::sem::SemKind;
+use pld_ir::{Block, Callee, Expr, Function, OpDef, Program, Stmt, StmtKind, ValueId};
 use rustc_hash::FxHashMap;
 use smallvec::SmallVec;
 use std::sync::{Arc, Mutex};
@@ -73,6 +79,30 @@ struct BlockLive {
     last: Vec<Box<[ValueId]>>,
     /// Per statement: the ids of its nested blocks (body; then and else).
     nested: Vec<[u32; 2]>,
+    /// Per statement: the op its call calls, with the op's semantics.
+    ops: Vec<Option<OpSem>>,
+}
+
+/// An op a call statement calls, and its simulator semantics (`None`: it has none).
+#[derive(Clone, Copy)]
+struct OpSem {
+    def: &'static OpDef,
+    kind: Option<SemKind>,
+}
+
+impl std::fmt::Debug for OpSem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} ({})", self.def.name, if self.kind.is_some() { "simulated" } else { "no semantics" })
+    }
+}
+
+impl OpSem {
+    fn of(s: &Stmt) -> Option<OpSem> {
+        match &s.call()?.callee {
+            Callee::Op(def) => Some(OpSem { def, kind: crate::sem::of(def) }),
+            Callee::Func(_) => None,
+        }
+    }
 }
 
 /// The liveness of one function: per block (each numbered before the blocks nested in it, the
@@ -193,6 +223,15 @@ impl Live {
         self.blocks.get(block as usize).and_then(|b| b.last.get(pos)).map_or(NONE, |v| v)
     }
 
+    /// The semantics of op `def`, called by the statement at `pos` of `block`: recorded by the
+    /// analysis, or looked up when the statement's recorded op is another.
+    pub(super) fn op_sem(&self, block: u32, pos: usize, def: &OpDef) -> Option<SemKind> {
+        match self.blocks.get(block as usize).and_then(|b| b.ops.get(pos)).copied().flatten() {
+            Some(o) if std::ptr::eq(o.def, def) => o.kind,
+            _ => crate::sem::of(def),
+        }
+    }
+
     /// Nested block `k` (0: body or then, 1: else) of the statement at `pos` of `block`.
     pub(super) fn nested(&self, block: u32, pos: usize, k: usize) -> u32 {
         self.blocks.get(block as usize).and_then(|b| b.nested.get(pos)).map_or(u32::MAX, |n| n[k])
@@ -248,6 +287,7 @@ impl Analysis {
             bl.head.push(rec.head);
             bl.last.push(self.last_reads(s, &live[k + 1]));
             bl.nested.push(rec.nested);
+            bl.ops.push(OpSem::of(s));
         }
         self.live.blocks[id as usize] = bl;
         (live.swap_remove(0), id)
