@@ -601,4 +601,31 @@ class P:
             assert!(live.at(0, last + 1).contains(&v), "{v} is dropped once statement {last} is done");
         }
     }
+
+    #[test]
+    fn a_call_statements_semantics_are_recorded_and_never_stand_for_another_op() {
+        let f = kernel(
+            "        t = pl.load(x, [0, 0], [1, 4])\n        pl.store(t, [0, 0], y)\n        return y\n",
+        );
+        let live = Live::of(&f);
+        let op = |k: usize| match &f.body.stmts[k].call().expect("a call").callee {
+            Callee::Op(def) => *def,
+            Callee::Func(_) => panic!("an op call"),
+        };
+        let (load, store) = (op(0), op(1));
+        assert_eq!(live.blocks[0].ops[0].map(|o| o.def.name), Some(load.name));
+        assert!(live.blocks[0].ops[2].is_none(), "a return calls nothing");
+        let addr = |k: Option<SemKind>| match k {
+            Some(SemKind::Op(f)) => f as usize,
+            Some(SemKind::Owning(f)) => f as usize,
+            Some(SemKind::Collective { f, .. }) => f as usize,
+            Some(SemKind::Noop) => 1,
+            None => 0,
+        };
+        assert_ne!(addr(crate::sem::of(load)), addr(crate::sem::of(store)));
+        assert_eq!(addr(live.op_sem(0, 0, load)), addr(crate::sem::of(load)));
+        // Asked about the store at the load's position, it answers for the store.
+        assert_eq!(addr(live.op_sem(0, 0, store)), addr(crate::sem::of(store)));
+        assert_eq!(addr(live.op_sem(7, 0, store)), addr(crate::sem::of(store)), "unknown position");
+    }
 }
