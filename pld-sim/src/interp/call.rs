@@ -299,7 +299,7 @@ pub(super) struct Ecx<'w, 'p> {
     pub(super) level: Level,
     pub(super) rank: usize,
     pub(super) domain: usize,
-    pub(super) who: std::sync::Arc<str>,
+    pub(super) who: &'w str,
     /// Tasks launched so far in this dispatch (the next task's id).
     pub(super) launched: usize,
     /// Inside `pl.manual_scope()`.

@@ -148,7 +148,6 @@ pub(super) fn eval_pure<'p>(
                 }
                 Some(_) => return Err(nested_err()),
             };
-            let who = std::sync::Arc::clone(&ecx.who);
             let mut cx = OpCx {
                 world: ecx.world,
                 call: c,
@@ -156,7 +155,7 @@ pub(super) fn eval_pure<'p>(
                 level: ecx.level,
                 rank: ecx.rank,
                 domain: ecx.domain,
-                who: &who,
+                who: ecx.who,
                 group: None,
             };
             let flow = match kind {

@@ -323,12 +323,15 @@ impl<'p> Thread<'p> {
         self.result.is_some()
     }
 
-    /// Executes one statement (or one micro instruction).
+    /// Executes one statement (or one micro instruction); `who` is the thread's name
+    /// ([`Thread::name`]), which the caller holds across its steps (a clone per step was an
+    /// atomic increment and decrement each).
     pub fn step(
         &mut self,
         world: &mut World,
         env: &Env<'_, 'p>,
         reqs: &mut Vec<Req<'p>>,
+        who: &str,
     ) -> Result<StepOut, Fault>
     where
         'p: 'p,
@@ -361,7 +364,7 @@ impl<'p> Thread<'p> {
             level: self.level,
             rank: self.rank,
             domain: self.domain,
-            who: Arc::clone(&self.name),
+            who,
             launched: self.launched,
             manual: self.manual > 0,
             commless: self.commless,

@@ -387,10 +387,11 @@ impl<'p> RankLocal<'p> {
         let mut ops = 0u32;
         // Modeled ready time of each task this quantum launches (charged at its own step).
         let mut launched_at = Vec::new();
+        let who = Arc::clone(&unit.thread.name);
         let out = loop {
             world.reset_meter(None);
             let had_micro = unit.thread.micro.is_some();
-            let out = unit.thread.step(world, env, &mut reqs);
+            let out = unit.thread.step(world, env, &mut reqs, &who);
             let mut meter = world.take_meter();
             // Parking is free in modeled time, and so is the step that only retires a finished
             // micro program (it did its work in earlier steps).
@@ -585,10 +586,11 @@ impl<'p, 'c> Sched<'p, 'c> {
         let mut epochs = Vec::new();
         if entry.kind == FunctionKind::Host {
             let mut host = Thread::new(entry, args, usize::MAX, Level::Host, &lives)?;
+            let who = Arc::clone(&host.name);
             let mut reqs = Vec::new();
             let mut steps = 0u64;
             while !host.done() {
-                host.step(world, &env, &mut reqs)?;
+                host.step(world, &env, &mut reqs, &who)?;
                 // Queued as they come (in order), so a host loop holds no list of its dispatches.
                 for r in reqs.drain(..) {
                     match r {
