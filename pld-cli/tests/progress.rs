@@ -11,9 +11,11 @@ fn a_long_run_whose_stderr_is_not_a_terminal_prints_no_progress() {
     let start = std::time::Instant::now();
     let out = Command::new(env!("CARGO_BIN_EXE_pld"))
         .args(["run", "pld-cli/tests/corpus/sweep_allreduce_count.py", "--ranks", "16"])
-        .args(["--bind", "count=65536", "--out", out_dir.to_str().unwrap()])
-        // Tile by tile (D-sim-37): twice the steps of the default grain, so the run stays past
-        // the one second the line waits for (the default grain took 0.84-1.16 s here).
+        .args(["--bind", "count=262144", "--out", out_dir.to_str().unwrap()])
+        // Tile by tile (D-sim-37): twice the steps of the default grain, and four times the
+        // data of the first version of this test (65536 elements took 0.99-1.05 s in a test
+        // build on a faster machine), so the run stays well past the one second the line
+        // waits for.
         .args(["--protocol-grain", "0"])
         .current_dir(root)
         .output()

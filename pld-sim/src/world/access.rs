@@ -224,14 +224,8 @@ impl World {
         // Bytes are defined when written (or zeroed by `--zero-windows`) or when they are
         // signal cells, never by their dtype; an atomic add reads what it adds into (D-sim-22).
         // A distributed run sees only its own rank's writes: definedness is not judged there.
-        let zeroed = self.shared.allocs[alloc].defined;
-        // A plain write over bytes none of which was defined makes them defined, which a reader
-        // can tell (before it, its read is undefined): it is never a silent rewrite, so the
-        // bytes it replaces need no comparing (the first write of a fresh window, a prepare
-        // kernel's fill, would otherwise read the whole window once more).
-        let fresh = kind == AccessKind::Write && !st.any_defined(lo, hi, zeroed);
         let defined = kind == AccessKind::Write
-            || st.note_defined(lo, hi, false, zeroed)
+            || st.note_defined(lo, hi, false, self.shared.allocs[alloc].defined)
             || st.has_cells(
                 self.shared.allocs[alloc].offset,
                 self.shared.allocs[alloc].offset + self.shared.allocs[alloc].rounded,
@@ -257,7 +251,7 @@ impl World {
         // cannot be observed by a reader, but it still orders against an atomic add or a write
         // that changes the bytes: it is recorded as a rewrite (see `AccessKind::Rewrite`).
         let silent = match data {
-            Data::WriteBytes(src) if self.shared.backend.is_none() && !fresh => rows.equal(&read(win), src),
+            Data::WriteBytes(src) if self.shared.backend.is_none() => rows.equal(&read(win), src),
             _ => false,
         };
         if writes && !silent {

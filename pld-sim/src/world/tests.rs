@@ -384,30 +384,3 @@ fn a_race_between_a_short_and_a_long_record_is_found_whichever_came_first() {
         w.shared.domains.iter().flat_map(|d| &d.wins).map(|x| lock(&x.state).record_count()).sum();
     assert_eq!(recs, 1, "the covered short records are dropped");
 }
-
-#[test]
-fn a_first_write_is_never_a_silent_rewrite_even_of_the_bytes_already_there() {
-    let garbage = [0xFFu8; 16];
-    // Rank 0 stores exactly the garbage a fresh FP32 window holds: the bytes become defined,
-    // so a read by rank 1 unordered with the store is a race (before it, rank 1 reads
-    // undefined bytes), whichever runs first.
-    let (mut w, dv, _) = world2();
-    let mut r1 = dv.clone();
-    r1.owner = 1;
-    w.write_bytes(&Access::of(0, &dv, None, &[0, 0], &[1, 4], "store"), &garbage, DataType::FP32, false)
-        .expect("store");
-    let e = w.read(&Access::of(1, &r1, Some(0), &[0, 0], &[1, 4], "remote_load")).expect_err("race");
-    assert_eq!(e.kind, ReportKind::Race);
-    // Over defined bytes, storing them again is still a silent rewrite: an unordered reader
-    // cannot tell it happened.
-    let (mut w, dv, _) = world2();
-    let bytes: Vec<u8> = [1f32, 2.0, 3.0, 4.0].iter().flat_map(|v| v.to_le_bytes()).collect();
-    w.write_bytes(&Access::of(0, &dv, None, &[0, 0], &[1, 4], "store"), &bytes, DataType::FP32, false)
-        .expect("store");
-    w.release_into(0, (0, 1, 64));
-    w.acquire_from(1, (0, 1, 64));
-    w.write_bytes(&Access::of(0, &dv, None, &[0, 0], &[1, 4], "store"), &bytes, DataType::FP32, false)
-        .expect("re-store");
-    let v = w.read(&Access::of(1, &r1, Some(0), &[0, 0], &[1, 4], "remote_load")).expect("silent rewrite");
-    assert_eq!(v, vec![1.0, 2.0, 3.0, 4.0]);
-}
