@@ -28,22 +28,73 @@ use std::sync::Mutex;
 /// slower than a recycled heap one).
 pub const HUGE_MIN: usize = 8 << 20;
 
-static MAPPED: AtomicUsize = AtomicUsize::new(0);
-static MAPPED_PEAK: AtomicUsize = AtomicUsize::new(0);
+/// A byte count shared by every run of the process, with its peak since the last reset.
+struct Gauge {
+    now: AtomicUsize,
+    peak: AtomicUsize,
+}
+
+impl Gauge {
+    const fn new() -> Gauge {
+        Gauge { now: AtomicUsize::new(0), peak: AtomicUsize::new(0) }
+    }
+
+    fn add(&self, n: usize) {
+        let now = self.now.fetch_add(n, Ordering::Relaxed) + n;
+        self.peak.fetch_max(now, Ordering::Relaxed);
+    }
+
+    fn sub(&self, n: usize) {
+        self.now.fetch_sub(n, Ordering::Relaxed);
+    }
+
+    fn now(&self) -> usize {
+        self.now.load(Ordering::Relaxed)
+    }
+
+    fn peak(&self) -> usize {
+        self.peak.load(Ordering::Relaxed)
+    }
+
+    fn reset_peak(&self) {
+        self.peak.store(self.now(), Ordering::Relaxed);
+    }
+}
+
+/// Bytes of arenas mapped outside the heap.
+static MAPPED: Gauge = Gauge::new();
+
+/// Bytes (capacity) of recycled buffers that arenas hold.
+static REUSED: Gauge = Gauge::new();
 
 /// Bytes of window arenas currently mapped outside the heap (by every run in the process).
 pub fn mapped_bytes() -> usize {
-    MAPPED.load(Ordering::Relaxed)
+    MAPPED.now()
 }
 
 /// The most [`mapped_bytes`] held at once since the last [`reset_mapped_peak`].
 pub fn mapped_peak() -> usize {
-    MAPPED_PEAK.load(Ordering::Relaxed)
+    MAPPED.peak()
 }
 
 /// Starts a new [`mapped_peak`] measurement from the bytes mapped now.
 pub fn reset_mapped_peak() {
-    MAPPED_PEAK.store(mapped_bytes(), Ordering::Relaxed);
+    MAPPED.reset_peak();
+}
+
+/// Bytes (capacity) of the recycled buffers that arenas hold now: allocated by an earlier run.
+pub fn recycled_bytes() -> usize {
+    REUSED.now()
+}
+
+/// The most [`recycled_bytes`] held at once since the last [`reset_recycled_peak`].
+pub fn recycled_peak() -> usize {
+    REUSED.peak()
+}
+
+/// Starts a new [`recycled_peak`] measurement from the recycled bytes held now.
+pub fn reset_recycled_peak() {
+    REUSED.reset_peak();
 }
 
 /// Smallest heap buffer kept for reuse: smaller ones the allocator's own free lists recycle.
@@ -54,23 +105,6 @@ pub const RECYCLE_MAX: usize = 64 << 20;
 
 /// Heap window buffers no arena holds, kept for the next arenas (with their total capacity).
 static RECYCLED: Mutex<(Vec<Vec<u8>>, usize)> = Mutex::new((Vec::new(), 0));
-static REUSED: AtomicUsize = AtomicUsize::new(0);
-static REUSED_PEAK: AtomicUsize = AtomicUsize::new(0);
-
-/// Bytes (capacity) of the recycled buffers that arenas hold now: allocated by an earlier run.
-pub fn recycled_bytes() -> usize {
-    REUSED.load(Ordering::Relaxed)
-}
-
-/// The most [`recycled_bytes`] held at once since the last [`reset_recycled_peak`].
-pub fn recycled_peak() -> usize {
-    REUSED_PEAK.load(Ordering::Relaxed)
-}
-
-/// Starts a new [`recycled_peak`] measurement from the recycled bytes held now.
-pub fn reset_recycled_peak() {
-    REUSED_PEAK.store(recycled_bytes(), Ordering::Relaxed);
-}
 
 fn recycled() -> std::sync::MutexGuard<'static, (Vec<Vec<u8>>, usize)> {
     RECYCLED.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -88,8 +122,7 @@ fn buffer(len: usize) -> (Vec<u8>, bool) {
             pool.1 -= v.capacity();
             drop(pool);
             v.clear();
-            let now = REUSED.fetch_add(v.capacity(), Ordering::Relaxed) + v.capacity();
-            REUSED_PEAK.fetch_max(now, Ordering::Relaxed);
+            REUSED.add(v.capacity());
             return (v, true);
         }
     }
@@ -150,8 +183,7 @@ impl Arena {
         let map = memmap2::MmapMut::map_anon(len).ok()?;
         // Advice only: without THP support the mapping simply keeps 4 KiB pages.
         let _ = map.advise(memmap2::Advice::HugePage);
-        let now = MAPPED.fetch_add(len, Ordering::Relaxed) + len;
-        MAPPED_PEAK.fetch_max(now, Ordering::Relaxed);
+        MAPPED.add(len);
         Some(Store::Mapped(map))
     }
 
@@ -169,12 +201,10 @@ impl Arena {
 impl Drop for Arena {
     fn drop(&mut self) {
         match &mut self.0 {
-            Store::Mapped(m) => {
-                MAPPED.fetch_sub(m.len(), Ordering::Relaxed);
-            }
+            Store::Mapped(m) => MAPPED.sub(m.len()),
             Store::Heap(v, recycled) => {
                 if *recycled {
-                    REUSED.fetch_sub(v.capacity(), Ordering::Relaxed);
+                    REUSED.sub(v.capacity());
                 }
                 give_back(std::mem::take(v));
             }
