@@ -28,73 +28,22 @@ use std::sync::Mutex;
 /// slower than a recycled heap one).
 pub const HUGE_MIN: usize = 8 << 20;
 
-/// A byte count shared by every run of the process, with its peak since the last reset.
-struct Gauge {
-    now: AtomicUsize,
-    peak: AtomicUsize,
-}
-
-impl Gauge {
-    const fn new() -> Gauge {
-        Gauge { now: AtomicUsize::new(0), peak: AtomicUsize::new(0) }
-    }
-
-    fn add(&self, n: usize) {
-        let now = self.now.fetch_add(n, Ordering::Relaxed) + n;
-        self.peak.fetch_max(now, Ordering::Relaxed);
-    }
-
-    fn sub(&self, n: usize) {
-        self.now.fetch_sub(n, Ordering::Relaxed);
-    }
-
-    fn now(&self) -> usize {
-        self.now.load(Ordering::Relaxed)
-    }
-
-    fn peak(&self) -> usize {
-        self.peak.load(Ordering::Relaxed)
-    }
-
-    fn reset_peak(&self) {
-        self.peak.store(self.now(), Ordering::Relaxed);
-    }
-}
-
-/// Bytes of arenas mapped outside the heap.
-static MAPPED: Gauge = Gauge::new();
-
-/// Bytes (capacity) of recycled buffers that arenas hold.
-static REUSED: Gauge = Gauge::new();
+static MAPPED: AtomicUsize = AtomicUsize::new(0);
+static MAPPED_PEAK: AtomicUsize = AtomicUsize::new(0);
 
 /// Bytes of window arenas currently mapped outside the heap (by every run in the process).
 pub fn mapped_bytes() -> usize {
-    MAPPED.now()
+    MAPPED.load(Ordering::Relaxed)
 }
 
 /// The most [`mapped_bytes`] held at once since the last [`reset_mapped_peak`].
 pub fn mapped_peak() -> usize {
-    MAPPED.peak()
+    MAPPED_PEAK.load(Ordering::Relaxed)
 }
 
 /// Starts a new [`mapped_peak`] measurement from the bytes mapped now.
 pub fn reset_mapped_peak() {
-    MAPPED.reset_peak();
-}
-
-/// Bytes (capacity) of the recycled buffers that arenas hold now: allocated by an earlier run.
-pub fn recycled_bytes() -> usize {
-    REUSED.now()
-}
-
-/// The most [`recycled_bytes`] held at once since the last [`reset_recycled_peak`].
-pub fn recycled_peak() -> usize {
-    REUSED.peak()
-}
-
-/// Starts a new [`recycled_peak`] measurement from the recycled bytes held now.
-pub fn reset_recycled_peak() {
-    REUSED.reset_peak();
+    MAPPED_PEAK.store(mapped_bytes(), Ordering::Relaxed);
 }
 
 /// Smallest heap buffer kept for reuse: smaller ones the allocator's own free lists recycle.
@@ -105,6 +54,23 @@ pub const RECYCLE_MAX: usize = 64 << 20;
 
 /// Heap window buffers no arena holds, kept for the next arenas (with their total capacity).
 static RECYCLED: Mutex<(Vec<Vec<u8>>, usize)> = Mutex::new((Vec::new(), 0));
+static REUSED: AtomicUsize = AtomicUsize::new(0);
+static REUSED_PEAK: AtomicUsize = AtomicUsize::new(0);
+
+/// Bytes (capacity) of the recycled buffers that arenas hold now: allocated by an earlier run.
+pub fn recycled_bytes() -> usize {
+    REUSED.load(Ordering::Relaxed)
+}
+
+/// The most [`recycled_bytes`] held at once since the last [`reset_recycled_peak`].
+pub fn recycled_peak() -> usize {
+    REUSED_PEAK.load(Ordering::Relaxed)
+}
+
+/// Starts a new [`recycled_peak`] measurement from the recycled bytes held now.
+pub fn reset_recycled_peak() {
+    REUSED_PEAK.store(recycled_bytes(), Ordering::Relaxed);
+}
 
 fn recycled() -> std::sync::MutexGuard<'static, (Vec<Vec<u8>>, usize)> {
     RECYCLED.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -122,7 +88,8 @@ fn buffer(len: usize) -> (Vec<u8>, bool) {
             pool.1 -= v.capacity();
             drop(pool);
             v.clear();
-            REUSED.add(v.capacity());
+            let now = REUSED.fetch_add(v.capacity(), Ordering::Relaxed) + v.capacity();
+            REUSED_PEAK.fetch_max(now, Ordering::Relaxed);
             return (v, true);
         }
     }
@@ -183,7 +150,8 @@ impl Arena {
         let map = memmap2::MmapMut::map_anon(len).ok()?;
         // Advice only: without THP support the mapping simply keeps 4 KiB pages.
         let _ = map.advise(memmap2::Advice::HugePage);
-        MAPPED.add(len);
+        let now = MAPPED.fetch_add(len, Ordering::Relaxed) + len;
+        MAPPED_PEAK.fetch_max(now, Ordering::Relaxed);
         Some(Store::Mapped(map))
     }
 
@@ -201,10 +169,12 @@ impl Arena {
 impl Drop for Arena {
     fn drop(&mut self) {
         match &mut self.0 {
-            Store::Mapped(m) => MAPPED.sub(m.len()),
+            Store::Mapped(m) => {
+                MAPPED.fetch_sub(m.len(), Ordering::Relaxed);
+            }
             Store::Heap(v, recycled) => {
                 if *recycled {
-                    REUSED.sub(v.capacity());
+                    REUSED.fetch_sub(v.capacity(), Ordering::Relaxed);
                 }
                 give_back(std::mem::take(v));
             }
