@@ -85,23 +85,18 @@ unsafe impl GlobalAlloc for Counting {
 static GLOBAL: Counting = Counting;
 
 /// Runs `f`, returning its result, its wall time and its peak memory above the start: the
-/// peak of live heap bytes plus the peaks of window arenas mapped outside the heap and of
-/// recycled heap buffers arenas took (allocated before the run, [`pld_sim::arena`]) — an
-/// upper bound on the peak of them together.
+/// peak of live heap bytes plus the peak of window arenas mapped outside the heap
+/// ([`pld_sim::arena`]) — an upper bound on the peak of the two together.
 fn measured<T>(f: impl FnOnce() -> T) -> (T, Duration, usize) {
-    use pld_sim::arena;
     let base = LIVE.load(Ordering::Relaxed);
     PEAK.store(base, Ordering::Relaxed);
-    let (mapped, recycled) = (arena::mapped_bytes(), arena::recycled_bytes());
-    arena::reset_mapped_peak();
-    arena::reset_recycled_peak();
+    let mapped = pld_sim::arena::mapped_bytes();
+    pld_sim::arena::reset_mapped_peak();
     let t = Instant::now();
     let out = f();
     let dt = t.elapsed();
     let heap = PEAK.load(Ordering::Relaxed).saturating_sub(base);
-    let outside =
-        arena::mapped_peak().saturating_sub(mapped) + arena::recycled_peak().saturating_sub(recycled);
-    (out, dt, heap + outside)
+    (out, dt, heap + pld_sim::arena::mapped_peak().saturating_sub(mapped))
 }
 
 /// Best single-thread memcpy rate over a buffer much larger than the caches, counted as bytes

@@ -125,7 +125,7 @@ pub(super) fn arenas(n: usize, size: usize, zeroed: &[(usize, usize)], parallel:
         }
         // On the heap: written once, in place of a zeroed allocation (a memset when the
         // allocator reuses memory) written over again.
-        None => Arena::heap(size, |bytes| fresh_vec(bytes, size, &cuts)),
+        None => Arena::from_vec(fresh_vec(size, &cuts)),
     };
     if parallel {
         use rayon::prelude::*;
@@ -148,11 +148,13 @@ fn fill_fresh(bytes: &mut [u8], cuts: &[(usize, usize)]) {
     fill_with(bytes, cuts, |zero| zero.iter_mut().step_by(PAGE).for_each(|b| *b = 0));
 }
 
-/// [`fill_window`]'s `size` bytes appended to the empty `bytes`, each written once.
-fn fresh_vec(bytes: &mut Vec<u8>, size: usize, cuts: &[(usize, usize)]) {
+/// [`fill_window`]'s bytes built in a new vector, each written once.
+fn fresh_vec(size: usize, cuts: &[(usize, usize)]) -> Vec<u8> {
+    let mut bytes = Vec::with_capacity(size);
     for (range, zero) in segments(size, cuts) {
         bytes.resize(range.end, if zero { 0 } else { GARBAGE });
     }
+    bytes
 }
 
 /// The smallest page the kernel maps: one write in each faults all of a fresh range in.
