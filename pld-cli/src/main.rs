@@ -82,6 +82,8 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    // Runs of one process (`verify`, `explore`) reuse each other's memory (D-sim-11).
+    pld_sim::arena::keep_freed_heap();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
