@@ -14,9 +14,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 /// Smallest window given its own huge-page mapping. The kernel puts huge pages only on the
 /// 2 MiB-aligned stretches inside a mapping, and need not align a mapping whose length is not
 /// a multiple of 2 MiB, so a window gets them on all but at most ~4 MiB of its length: worth it
-/// from 8 MiB. Smaller windows stay on the heap, where the allocator reuses memory that is
-/// already faulted in across the runs of one process (measured: a 2 MiB window mapped afresh
-/// per run was 6x slower than a recycled heap one).
+/// from 8 MiB. Smaller windows stay on the heap, where a later run of the process reuses
+/// memory already faulted in (reliably once [`keep_freed_heap`] ran; measured: a 2 MiB window
+/// mapped afresh per run was 6x slower than a recycled heap one).
 pub const HUGE_MIN: usize = 8 << 20;
 
 static MAPPED: AtomicUsize = AtomicUsize::new(0);

@@ -50,7 +50,7 @@ impl<'p> Thread<'p> {
         // than copied, so the callee holds the only reference (a nested call's parameter, an
         // op that may reuse its storage); `moved` lists them (argument index, value).
         let (block, pos) = act.next();
-        // An op's semantics, looked up once per call.
+        // An op's semantics, as the function's analysis recorded them for this statement.
         let kind = match &call.callee {
             Callee::Op(def) => act.live.op_sem(block, pos, def),
             Callee::Func(_) => None,
