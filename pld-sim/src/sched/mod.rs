@@ -653,7 +653,7 @@ impl<'p, 'c> Sched<'p, 'c> {
             world.zero_all_windows();
         }
         if self.cfg.schedule == Schedule::Parallel {
-            world.finalize_parallel()?;
+            world.finalize()?;
             self.parallel_loop(world)?;
             // The workers consumed the (now idle) rank states; a later epoch starts afresh.
             self.ranks = fresh_ranks(self.cfg, &self.rec);

@@ -113,9 +113,9 @@ pub fn write(w: &Window) -> RwLockWriteGuard<'_, Arena> {
 /// in up front, by one write each (left to the run, the first touches fault inside the
 /// protocol — a read fault on the zero page, then a copying one at the first store — and in the
 /// parallel schedule two workers fault into one address space at once, which measured slower
-/// and far more erratic). With `parallel` the arenas are made on rayon's pool (page faults are
-/// most of the cost of a large window).
-pub(super) fn arenas(n: usize, size: usize, zeroed: &[(usize, usize)], parallel: bool) -> Vec<Arena> {
+/// and far more erratic). They are made one after another on the calling thread: made on
+/// rayon's pool, a 4 × 16 MiB set took 3–5 ms in most runs and 20–75 ms in one of three.
+pub(super) fn arenas(n: usize, size: usize, zeroed: &[(usize, usize)]) -> Vec<Arena> {
     let mut cuts: Vec<(usize, usize)> = zeroed.iter().map(|&(lo, hi)| (lo.min(size), hi.min(size))).collect();
     cuts.sort_unstable();
     let make = || match Arena::mapped(size) {
@@ -127,12 +127,7 @@ pub(super) fn arenas(n: usize, size: usize, zeroed: &[(usize, usize)], parallel:
         // allocator reuses memory) written over again.
         None => Arena::from_vec(fresh_vec(size, &cuts)),
     };
-    if parallel {
-        use rayon::prelude::*;
-        (0..n).into_par_iter().map(|_| make()).collect()
-    } else {
-        (0..n).map(|_| make()).collect()
-    }
+    (0..n).map(|_| make()).collect()
 }
 
 /// Writes a fresh window's bytes: [`GARBAGE`] except the sorted `cuts` byte ranges (clamped

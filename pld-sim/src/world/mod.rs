@@ -173,18 +173,9 @@ impl World {
     }
 
     /// Creates the arenas and CommContexts of every domain (after the host pass carved them),
-    /// on the calling thread.
+    /// on the calling thread under every schedule: two threads faulting fresh windows into one
+    /// address space at once stalled for tens of milliseconds (D-sim-11).
     pub fn finalize(&mut self) -> Result<(), Fault> {
-        self.materialize(false)
-    }
-
-    /// [`World::finalize`] with the windows' bytes written on rayon's pool (the parallel
-    /// schedule's per-rank setup; every other schedule stays on the calling thread).
-    pub fn finalize_parallel(&mut self) -> Result<(), Fault> {
-        self.materialize(true)
-    }
-
-    fn materialize(&mut self, parallel: bool) -> Result<(), Fault> {
         for (di, dom) in self.shared.domains.iter_mut().enumerate() {
             if dom.wins.len() == dom.members.len()
                 && (self.shared.backend.is_some()
@@ -217,7 +208,7 @@ impl World {
                     )?;
                     (0..n).map(|_| Arena::zeroed(0)).collect()
                 }
-                None => arenas(n, dom.win_size as usize, &zeroed, parallel),
+                None => arenas(n, dom.win_size as usize, &zeroed),
             };
             dom.wins = arenas
                 .into_iter()

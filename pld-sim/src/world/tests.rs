@@ -43,10 +43,10 @@ fn a_new_persistent_call_drops_the_last_calls_pending_traffic() {
 }
 
 #[test]
-fn arenas_are_garbage_outside_zeroed_ranges_made_in_parallel_or_not() {
+fn arenas_are_garbage_outside_zeroed_ranges() {
     // Unsorted, overlapping, and one range past the end.
     let zeroed = [(40, 64), (8, 16), (12, 20), (90, 200)];
-    let one = arenas(3, 100, &zeroed, false);
+    let one = arenas(3, 100, &zeroed);
     assert_eq!(one.len(), 3);
     for a in &one {
         assert_eq!(a.len(), 100);
@@ -55,12 +55,7 @@ fn arenas_are_garbage_outside_zeroed_ranges_made_in_parallel_or_not() {
             assert_eq!(b, if zero { 0 } else { GARBAGE }, "byte {i}");
         }
     }
-    for n in [1, 3, 8] {
-        let many = arenas(n, 100, &zeroed, true);
-        assert_eq!(many.len(), n);
-        assert!(many.iter().all(|a| a[..] == one[0][..]), "{n} arenas in parallel");
-    }
-    assert!(arenas(0, 100, &zeroed, true).is_empty());
+    assert!(arenas(0, 100, &zeroed).is_empty());
 }
 
 #[test]
@@ -68,7 +63,7 @@ fn a_mapped_arena_is_garbage_outside_zeroed_ranges_and_zero_inside() {
     // Large enough for its own mapping, whose zero ranges are faulted in, not written.
     let size = crate::arena::HUGE_MIN + 10_000;
     let zeroed = [(4096 * 3 + 5, size - 7000), (100, 4096), (size - 10, size + 50)];
-    let made = arenas(1, size, &zeroed, false);
+    let made = arenas(1, size, &zeroed);
     let a = &made[0];
     assert_eq!(a.len(), size);
     let zero = |i: usize| zeroed.iter().any(|&(lo, hi)| (lo..hi).contains(&i));
