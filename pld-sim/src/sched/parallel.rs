@@ -9,7 +9,10 @@
 //! [`SimConfig::parallel_workers`] fixes the worker count instead (tests, benchmarks).
 //!
 //! Guarantees: a rank is run by at most one worker at a time, for a slice that ends when it
-//! blocks (no runnable core), finishes, or has run [`SLICE_QUANTA`] quanta; a blocked rank is
+//! blocks (no runnable core), finishes, has run [`SLICE_QUANTA`] quanta, or — after a quantum —
+//! when a notify since the slice began may have released a blocked rank while a worker of the
+//! crew has nothing to run (else a barrier's last notifier ran its next step alone while the
+//! other worker idled); a blocked rank is
 //! put back in the queue by the first slice that ends after any notify, so no wake-up is lost;
 //! workers touch the shared queue only between slices (once to take a rank, once to hand it
 //! back), never per statement; a worker with nothing to take spins briefly, then sleeps until
@@ -139,6 +142,10 @@ struct Shared<'a> {
     stopped: AtomicBool,
     /// Workers asleep on `cv`.
     sleepers: AtomicUsize,
+    /// `board.blocked.len()`, readable without the lock.
+    blocked: AtomicUsize,
+    /// Workers of the crew looking for a rank (spinning or asleep on `cv`).
+    idle: AtomicUsize,
     /// Worker threads in all (the crew of a team).
     workers: usize,
 }
@@ -152,6 +159,7 @@ impl Shared<'_> {
     /// queued or the run ended (called with the lock held).
     fn publish(&self, b: &Board) {
         self.queued.store(b.ready.len(), Ordering::SeqCst);
+        self.blocked.store(b.blocked.len(), Ordering::SeqCst);
         self.stopped.store(b.stop, Ordering::SeqCst);
         if (b.stop || !b.ready.is_empty() || b.running == 0) && self.sleepers.load(Ordering::SeqCst) > 0 {
             self.cv.notify_all();
@@ -199,6 +207,8 @@ impl<'p, 'c> Sched<'p, 'c> {
             queued: AtomicUsize::new(n),
             stopped: AtomicBool::new(false),
             sleepers: AtomicUsize::new(0),
+            blocked: AtomicUsize::new(0),
+            idle: AtomicUsize::new(0),
             workers,
         };
         let env = Env { syms: &syms, program, lives: &lives };
@@ -265,7 +275,14 @@ fn worker<'p>(
             let mut slot = slots[r].lock().unwrap_or_else(|e| e.into_inner());
             let Slot { rl, w, rec } = &mut *slot;
             let (notifies, steps, moved) = (w.notifies_of(r), w.stats().steps, w.moved_total());
-            let end = slice(rl, w, rec, env, cfg);
+            // A notify since the slice began may have released a blocked rank that an idle
+            // worker could run now: the slice hands its rank back after the current quantum.
+            let hand_over = || {
+                sync.epoch.load(Ordering::SeqCst) != e
+                    && sync.blocked.load(Ordering::SeqCst) > 0
+                    && sync.idle.load(Ordering::SeqCst) > 0
+            };
+            let end = slice(rl, w, rec, env, cfg, &hand_over);
             let work = w.stats().steps - steps + (w.moved_total() - moved) / WORK_BYTES;
             (end, w.notifies_of(r) - notifies, work)
         };
@@ -328,14 +345,17 @@ fn take(k: usize, sync: &Shared<'_>, n: usize) -> Option<usize> {
             return None;
         }
         drop(b);
+        sync.idle.fetch_add(1, Ordering::SeqCst);
         spin_for_work(sync);
         b = sync.lock();
         if b.stop || !b.ready.is_empty() || b.running == 0 || k >= b.crew {
+            sync.idle.fetch_sub(1, Ordering::SeqCst);
             continue;
         }
         sync.sleepers.fetch_add(1, Ordering::SeqCst);
         b = sync.cv.wait(b).unwrap_or_else(|e| e.into_inner());
         sync.sleepers.fetch_sub(1, Ordering::SeqCst);
+        sync.idle.fetch_sub(1, Ordering::SeqCst);
     }
 }
 
@@ -358,13 +378,15 @@ fn spin_for_work(sync: &Shared<'_>) {
     }
 }
 
-/// Runs one slice of rank `rl` (see [`SLICE_QUANTA`]).
+/// Runs one slice of rank `rl` (see [`SLICE_QUANTA`]); it ends early, after a quantum, when
+/// `hand_over` says an idle worker could run a rank this one's notifies released.
 fn slice<'p>(
     rl: &mut RankLocal<'p>,
     w: &mut World,
     rec: &mut Recorder,
     env: &Env<'_, 'p>,
     cfg: &SimConfig,
+    hand_over: &dyn Fn() -> bool,
 ) -> Result<SliceEnd, Fault> {
     for _ in 0..SLICE_QUANTA {
         // Start dispatches and tasks, retire deferred ones, wake cores, until nothing changes
@@ -389,6 +411,9 @@ fn slice<'p>(
         rl.rr = rl.rr.wrapping_add(1);
         let Some(i) = rl.runnable().nth(rl.rr % runnable) else { continue };
         rl.quantum(i, w, env, cfg, QUANTUM_OPS, rec)?;
+        if hand_over() {
+            break;
+        }
     }
     Ok(SliceEnd::Ready)
 }
