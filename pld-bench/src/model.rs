@@ -76,8 +76,10 @@ pub fn fill_run() -> Duration {
 }
 
 /// The part of a simulator run the [`mesh_allreduce`] yardstick leaves out, on raw memory:
-/// `p` fresh zeroed windows of `bytes` each, mapped as the simulator maps them
-/// ([`pld_sim::arena::Arena`]), every byte written once by copying `tile` over it (the bench's
+/// `p` zeroed windows of `bytes` each, mapped as the simulator maps them
+/// ([`pld_sim::arena::Arena`]: a new mapping, or in a process that keeps freed memory a kept
+/// one cleared, as a simulator's later run gets it), every byte written once by copying `tile`
+/// over it (the bench's
 /// prepare kernel fills its source window in 4 KiB tiles), then unmapped. Returns the bytes
 /// written. The yardstick's time plus this one's is the floor of a run that maps its windows,
 /// fills them and reduces them, with no interpretation and no checks.

@@ -6,10 +6,13 @@
 //! one per 4 KiB (faults are most of the cost of a large window: measured 60 ms → 12 ms for
 //! 64 MiB on the 2-core VM, and unmapping 7 ms → 0.3 ms). Everything else, or a mapping
 //! that fails, is an ordinary heap `Vec`. Mapped bytes bypass the global allocator, so they
-//! are counted here ([`mapped_bytes`], [`mapped_peak`]) for anyone measuring memory.
+//! are counted here ([`mapped_bytes`], [`mapped_peak`]) for anyone measuring memory. Once a
+//! program asked for it ([`keep_freed_heap`]), a freed mapping is kept for the next run's window
+//! of the same length, which gets it holding the old bytes ([`Arena::mapped`] says so).
 
 use std::ops::{Deref, DerefMut};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Mutex;
 
 /// Smallest window given its own huge-page mapping. The kernel puts huge pages only on the
 /// 2 MiB-aligned stretches inside a mapping, and need not align a mapping whose length is not
@@ -22,7 +25,17 @@ pub const HUGE_MIN: usize = 8 << 20;
 static MAPPED: AtomicUsize = AtomicUsize::new(0);
 static MAPPED_PEAK: AtomicUsize = AtomicUsize::new(0);
 
-/// Bytes of window arenas currently mapped outside the heap (by every run in the process).
+/// Whether freed mappings are kept ([`keep_freed_heap`]).
+static KEEP: AtomicBool = AtomicBool::new(false);
+
+/// Freed window mappings kept for the next run, oldest first (see [`release_kept`]).
+static KEPT: Mutex<Vec<memmap2::MmapMut>> = Mutex::new(Vec::new());
+
+/// Bytes of kept mappings windows have taken ([`kept_taken`]).
+static TAKEN: AtomicUsize = AtomicUsize::new(0);
+
+/// Bytes of window arenas currently mapped outside the heap (by every run in the process,
+/// and kept for the next one).
 pub fn mapped_bytes() -> usize {
     MAPPED.load(Ordering::Relaxed)
 }
@@ -30,6 +43,13 @@ pub fn mapped_bytes() -> usize {
 /// The most [`mapped_bytes`] held at once since the last [`reset_mapped_peak`].
 pub fn mapped_peak() -> usize {
     MAPPED_PEAK.load(Ordering::Relaxed)
+}
+
+/// Bytes of kept mappings that windows have taken so far in the process. A kept mapping stays
+/// counted in [`mapped_bytes`] between runs, so a run that takes it raises no [`mapped_peak`]:
+/// whoever measures a run's memory adds what this grew by during the run.
+pub fn kept_taken() -> usize {
+    TAKEN.load(Ordering::Relaxed)
 }
 
 /// Starts a new [`mapped_peak`] measurement from the bytes mapped now.
@@ -46,8 +66,10 @@ pub const HEAP_KEPT_MAX: usize = 256 << 20;
 
 /// For a program's `main`, before it starts threads: makes glibc's allocator serve every
 /// allocation under [`HEAP_SERVED_MAX`] from its heap and keep up to [`HEAP_KEPT_MAX`] of freed
-/// heap memory, so the windows, tiles and race records of one run are reused, already faulted
-/// in, by the next run of the process (`pld verify`, `explore`, a benchmark's best of N).
+/// heap memory, and keeps freed window mappings until the next run's windows are made
+/// ([`release_kept`]), so the windows, tiles and race records of one run are reused, already
+/// faulted in, by the next run of the process (`pld verify`, `explore`, a benchmark's best of
+/// N).
 ///
 /// Left to its defaults, glibc maps each allocation above a threshold that it raises only when
 /// such a mapping is freed, and then only to that size, so whether a run's allocations were
@@ -64,6 +86,29 @@ pub fn keep_freed_heap() {
         libc::mallopt(libc::M_MMAP_THRESHOLD, HEAP_SERVED_MAX as libc::c_int);
         libc::mallopt(libc::M_TRIM_THRESHOLD, HEAP_KEPT_MAX as libc::c_int);
     }
+    KEEP.store(true, Ordering::Relaxed);
+}
+
+/// Unmaps every kept mapping that no window has taken. The world calls it once a run's
+/// windows are made, so at most one run's worth of freed windows is ever held idle: a later
+/// run of the same shapes (the common case: `verify`'s schedules, a benchmark's best of N)
+/// takes them all, and a run of other shapes lets them go.
+pub fn release_kept() {
+    let stale = std::mem::take(&mut *KEPT.lock().unwrap_or_else(|e| e.into_inner()));
+    for m in stale {
+        MAPPED.fetch_sub(m.len(), Ordering::Relaxed);
+    }
+}
+
+/// A kept mapping of exactly `len` bytes, if any.
+fn take_kept(len: usize) -> Option<memmap2::MmapMut> {
+    if !KEEP.load(Ordering::Relaxed) {
+        return None;
+    }
+    let mut kept = KEPT.lock().unwrap_or_else(|e| e.into_inner());
+    let at = kept.iter().position(|m| m.len() == len)?;
+    TAKEN.fetch_add(len, Ordering::Relaxed);
+    Some(kept.remove(at))
 }
 
 /// The bytes of one window.
@@ -75,16 +120,31 @@ enum Store {
 }
 
 impl Arena {
-    /// `len` zero bytes. Nothing is written here: the pages come from the kernel zero-filled
-    /// when first touched (a mapped arena's in 2 MiB huge pages where the kernel allows).
+    /// `len` zero bytes. Nothing is written to a new mapping: its pages come from the kernel
+    /// zero-filled when first touched (in 2 MiB huge pages where the kernel allows); a kept
+    /// one is cleared.
     pub fn zeroed(len: usize) -> Arena {
-        Arena(Self::store(len).unwrap_or_else(|| Store::Heap(vec![0; len])))
+        match Self::mapped(len) {
+            Some((a, true)) => a,
+            Some((mut a, false)) => {
+                a.fill(0);
+                a
+            }
+            None => Arena(Store::Heap(vec![0; len])),
+        }
     }
 
-    /// `len` zero bytes in their own mapping, when `len` is large enough for one and the
-    /// mapping succeeds (`None`: the caller builds the bytes on the heap, [`Arena::from_vec`]).
-    pub fn mapped(len: usize) -> Option<Arena> {
-        Self::store(len).map(Arena)
+    /// `len` bytes in their own mapping, when `len` is large enough for one and the mapping
+    /// succeeds (`None`: the caller builds the bytes on the heap, [`Arena::from_vec`]), and
+    /// whether they are a new mapping's zeros (`true`) or a kept one's old bytes (`false`).
+    pub fn mapped(len: usize) -> Option<(Arena, bool)> {
+        if len < HUGE_MIN {
+            return None;
+        }
+        if let Some(m) = take_kept(len) {
+            return Some((Arena(Store::Mapped(m)), false));
+        }
+        Self::store(len).map(|s| (Arena(s), true))
     }
 
     /// An arena holding `bytes` on the heap (a window [`Arena::mapped`] declined, written in
@@ -95,9 +155,6 @@ impl Arena {
 
     #[cfg(target_os = "linux")]
     fn store(len: usize) -> Option<Store> {
-        if len < HUGE_MIN {
-            return None;
-        }
         let map = memmap2::MmapMut::map_anon(len).ok()?;
         // Advice only: without THP support the mapping simply keeps 4 KiB pages.
         let _ = map.advise(memmap2::Advice::HugePage);
@@ -119,8 +176,13 @@ impl Arena {
 
 impl Drop for Arena {
     fn drop(&mut self) {
-        if let Store::Mapped(m) = &self.0 {
-            MAPPED.fetch_sub(m.len(), Ordering::Relaxed);
+        if let Store::Mapped(m) = std::mem::replace(&mut self.0, Store::Heap(Vec::new())) {
+            if KEEP.load(Ordering::Relaxed) {
+                // Still mapped, so still counted.
+                KEPT.lock().unwrap_or_else(|e| e.into_inner()).push(m);
+            } else {
+                MAPPED.fetch_sub(m.len(), Ordering::Relaxed);
+            }
         }
     }
 }

@@ -85,18 +85,20 @@ unsafe impl GlobalAlloc for Counting {
 static GLOBAL: Counting = Counting;
 
 /// Runs `f`, returning its result, its wall time and its peak memory above the start: the
-/// peak of live heap bytes plus the peak of window arenas mapped outside the heap
-/// ([`pld_sim::arena`]) — an upper bound on the peak of the two together.
+/// peak of live heap bytes plus the peak of window arenas mapped outside the heap, plus the
+/// mappings an earlier run left that this one's windows took ([`pld_sim::arena`]: counted as
+/// mapped from before the start) — an upper bound on the peak of them all together.
 fn measured<T>(f: impl FnOnce() -> T) -> (T, Duration, usize) {
     let base = LIVE.load(Ordering::Relaxed);
     PEAK.store(base, Ordering::Relaxed);
-    let mapped = pld_sim::arena::mapped_bytes();
+    let (mapped, taken) = (pld_sim::arena::mapped_bytes(), pld_sim::arena::kept_taken());
     pld_sim::arena::reset_mapped_peak();
     let t = Instant::now();
     let out = f();
     let dt = t.elapsed();
     let heap = PEAK.load(Ordering::Relaxed).saturating_sub(base);
-    (out, dt, heap + pld_sim::arena::mapped_peak().saturating_sub(mapped))
+    let reused = pld_sim::arena::kept_taken() - taken;
+    (out, dt, heap + pld_sim::arena::mapped_peak().saturating_sub(mapped) + reused)
 }
 
 /// Best single-thread memcpy rate over a buffer much larger than the caches, counted as bytes

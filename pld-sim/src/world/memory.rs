@@ -119,8 +119,13 @@ pub(super) fn arenas(n: usize, size: usize, zeroed: &[(usize, usize)]) -> Vec<Ar
     let mut cuts: Vec<(usize, usize)> = zeroed.iter().map(|&(lo, hi)| (lo.min(size), hi.min(size))).collect();
     cuts.sort_unstable();
     let make = || match Arena::mapped(size) {
-        Some(mut bytes) => {
-            fill_fresh(&mut bytes, &cuts);
+        Some((mut bytes, fresh)) => {
+            if fresh {
+                fill_fresh(&mut bytes, &cuts);
+            } else {
+                // A kept mapping holds an earlier run's bytes: written whole.
+                fill_window(&mut bytes, &cuts);
+            }
             bytes
         }
         // On the heap: written once, in place of a zeroed allocation (a memset when the

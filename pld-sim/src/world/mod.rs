@@ -224,6 +224,8 @@ impl World {
                 dom.ctx.push(ctx);
             }
         }
+        // What this run did not take of the last run's windows goes back to the system.
+        crate::arena::release_kept();
         Ok(())
     }
 
