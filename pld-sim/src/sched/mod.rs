@@ -35,6 +35,7 @@ mod parallel;
 mod queue;
 
 pub(crate) use deadlock::deadlock_fault;
+use parallel::FirstWindow;
 use queue::*;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -654,9 +655,24 @@ impl<'p, 'c> Sched<'p, 'c> {
         }
         if self.cfg.schedule == Schedule::Parallel {
             world.finalize()?;
-            self.parallel_loop(world)?;
-            // The workers consumed the (now idle) rank states; a later epoch starts afresh.
-            self.ranks = fresh_ranks(self.cfg, &self.rec);
+            // Governed, the first window runs as det runs, on the calling thread: a run that
+            // ends within it never pays for the workers' machinery (D-sim-36).
+            let governed = self.cfg.parallel_workers.is_none() && world.backend().is_none();
+            let first = match governed && self.cfg.driver.is_none() {
+                true => Some(self.first_window(world)?),
+                false => None,
+            };
+            if let Some(FirstWindow::Finished) = first {
+                // Every rank is idle, as after det's loop.
+            } else {
+                let solo = match first {
+                    Some(FirstWindow::Ran { work, secs }) => Some((work, secs)),
+                    _ => None,
+                };
+                self.parallel_loop(world, solo)?;
+                // The workers consumed the (now idle) rank states; a later epoch starts afresh.
+                self.ranks = fresh_ranks(self.cfg, &self.rec);
+            }
         } else {
             world.finalize()?;
             self.device_loop(world)?;
@@ -686,12 +702,25 @@ impl<'p, 'c> Sched<'p, 'c> {
         if let Some(d) = self.cfg.driver.clone() {
             return self.driven_loop(world, &d);
         }
+        self.turns(world, None).map(|_| ())
+    }
+
+    /// Runs turns of the deterministic, random or PCT schedule until every rank is idle
+    /// (`true`) or, with `until`, the first turn that ends past it (`false`).
+    pub(super) fn turns(
+        &mut self,
+        world: &mut World,
+        until: Option<std::time::Instant>,
+    ) -> Result<bool, Fault> {
         let (syms, lives) = self.env_parts();
         let env = Env { syms: &syms, program: self.program, lives: &lives };
         let mut runnable: Vec<(usize, usize)> = Vec::new();
         loop {
             if !self.advance_all(world, &mut runnable)? {
-                return Ok(());
+                return Ok(true);
+            }
+            if until.is_some_and(|t| std::time::Instant::now() >= t) {
+                return Ok(false);
             }
             let (r, i) = match self.cfg.schedule {
                 Schedule::Random(_) => runnable[(self.rng.next() % runnable.len() as u64) as usize],

@@ -4,8 +4,9 @@
 //! many workers take ranks is decided window by window by the [`Governor`] from the steps per
 //! second each crew ran: one worker (the calling thread, the others asleep) when a second one
 //! does not pay — ranks that block every few microseconds (a barrier per tile), or a machine
-//! whose other cores are busy — and every worker when it does. The others are started the
-//! first time the team is tried, so a run shorter than a window is one thread.
+//! whose other cores are busy — and every worker when it does. The governed schedule's first
+//! window is det's own loop on the calling thread (`Sched::first_window`), so a run shorter
+//! than a window never starts a worker, and the others start when the team is first tried.
 //! [`SimConfig::parallel_workers`] fixes the worker count instead (tests, benchmarks).
 //!
 //! Guarantees: a rank is run by at most one worker at a time, for a slice that ends when it
@@ -170,10 +171,35 @@ impl Shared<'_> {
     }
 }
 
+/// How the parallel schedule's first window, run as det runs, ended.
+pub(super) enum FirstWindow {
+    /// Every rank became idle: the device work is done.
+    Finished,
+    /// The window ran out after `work` units (steps plus bytes moved over [`WORK_BYTES`]) in
+    /// `secs` seconds: the governor's first solo window.
+    Ran {
+        /// Work done.
+        work: u64,
+        /// Wall time it took.
+        secs: f64,
+    },
+}
+
 impl<'p, 'c> Sched<'p, 'c> {
+    /// The governed schedule's first window ([`WINDOW`]), run as det runs (`Sched::turns`).
+    pub(super) fn first_window(&mut self, world: &mut World) -> Result<FirstWindow, Fault> {
+        let (start, steps, moved) = (Instant::now(), world.stats().steps, world.moved_total());
+        if self.turns(world, Some(start + WINDOW))? {
+            return Ok(FirstWindow::Finished);
+        }
+        let work = world.stats().steps - steps + (world.moved_total() - moved) / WORK_BYTES;
+        Ok(FirstWindow::Ran { work, secs: start.elapsed().as_secs_f64() })
+    }
+
     /// Runs the device work on [`parallel_workers`] threads sharing one ready queue of ranks
-    /// (see the module documentation), then joins every rank's handle and recorder back.
-    pub(super) fn parallel_loop(&mut self, world: &mut World) -> Result<(), Fault> {
+    /// (see the module documentation), then joins every rank's handle and recorder back;
+    /// `solo` is a window one thread already ran (work, seconds), the governor's first.
+    pub(super) fn parallel_loop(&mut self, world: &mut World, solo: Option<(u64, f64)>) -> Result<(), Fault> {
         let n = self.ranks.len();
         let (cfg, program) = (self.cfg, self.program);
         let (syms, lives) = self.env_parts();
@@ -186,7 +212,14 @@ impl<'p, 'c> Sched<'p, 'c> {
         let workers = parallel_workers(n, cfg);
         let (crew, staffing) = match cfg.parallel_workers {
             Some(_) => (workers, Staffing::Fixed),
-            None => (1, Staffing::Governed { gov: Governor::default(), since: Instant::now(), work: 0 }),
+            None => {
+                let mut gov = Governor::default();
+                let crew = match solo.map(|(work, secs)| gov.window_ended(work, secs)) {
+                    Some(Crew::Team) => workers,
+                    _ => 1,
+                };
+                (crew, Staffing::Governed { gov, since: Instant::now(), work: 0 })
+            }
         };
         let board = Board {
             ready: (0..n).collect(),
