@@ -42,12 +42,7 @@ pub fn check(steps: u64, idle: u64, cfg: &SimConfig, who: &str) -> Result<(), Fa
         Err(Fault::new(ReportKind::Budget, Span::DUMMY, what)
             .note(format!("the step that ran over: '{who}'")))
     };
-    if steps > cfg.max_steps {
-        return over(format!(
-            "the run took more than {} steps (a livelock or a runaway loop?); raise it with --max-steps",
-            cfg.max_steps
-        ));
-    }
+    check_total(steps, cfg, who)?;
     if idle > cfg.max_idle_steps {
         return over(format!(
             "the run took {} steps in a row without progress: no data written and no signal cell changed (a livelock or a runaway loop?); raise it with --max-idle-steps",
@@ -56,6 +51,24 @@ pub fn check(steps: u64, idle: u64, cfg: &SimConfig, who: &str) -> Result<(), Fa
     }
     if steps % CHECK_EVERY == 0 {
         poll(cfg, who)?;
+    }
+    Ok(())
+}
+
+/// Whether a run's `steps` so far stay within [`SimConfig::max_steps`]; `who` names what ran
+/// over. The parallel schedule's handles check their own steps as they go, and the run's total
+/// once they are joined.
+pub fn check_total(steps: u64, cfg: &SimConfig, who: &str) -> Result<(), Fault> {
+    if steps > cfg.max_steps {
+        return Err(Fault::new(
+            ReportKind::Budget,
+            Span::DUMMY,
+            format!(
+                "the run took more than {} steps (a livelock or a runaway loop?); raise it with --max-steps",
+                cfg.max_steps
+            ),
+        )
+        .note(format!("the step that ran over: '{who}'")));
     }
     Ok(())
 }

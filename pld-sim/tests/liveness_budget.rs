@@ -91,3 +91,27 @@ fn a_correct_run_many_times_the_idle_budget_long_completes() {
         assert!(out.stats.steps > 10 * idle, "{schedule:?}: {} steps", out.stats.steps);
     }
 }
+
+#[test]
+fn a_parallel_run_past_the_step_budget_in_all_is_a_budget_report() {
+    // Each rank takes ~60,000 steps: under the budget on its own, over it together. Two fixed
+    // workers (no first window run as det) hold each rank's steps in a handle of its own.
+    let prog = kernel_loop("        for i in pl.range(60000):\n            x = i * 2\n");
+    for workers in [None, Some(2)] {
+        let cfg = SimConfig {
+            schedule: Schedule::Parallel,
+            parallel_workers: workers,
+            zero_windows: true,
+            max_steps: 100_000,
+            ..SimConfig::ranks(2)
+        };
+        match run(&prog, "host", &Inputs::new(), &cfg) {
+            Err(SimError::Fault(r)) => {
+                assert_eq!(r.kind, ReportKind::Budget, "{workers:?}: {r:?}");
+                assert!(format!("{r:?}").contains("more than 100000 steps"), "{workers:?}: {r:?}");
+            }
+            Err(e) => panic!("{workers:?}: {e}"),
+            Ok(out) => panic!("{workers:?}: the run ended after {} steps", out.stats.steps),
+        }
+    }
+}

@@ -657,14 +657,11 @@ impl<'p, 'c> Sched<'p, 'c> {
             world.finalize()?;
             // Governed, the first window runs as det runs, on the calling thread: a run that
             // ends within it never pays for the workers' machinery (D-sim-36).
-            let governed = self.cfg.parallel_workers.is_none() && world.backend().is_none();
-            let first = match governed && self.cfg.driver.is_none() {
-                true => Some(self.first_window(world)?),
-                false => None,
-            };
-            if let Some(FirstWindow::Finished) = first {
-                // Every rank is idle, as after det's loop.
-            } else {
+            let governed =
+                self.cfg.parallel_workers.is_none() && world.backend().is_none() && self.cfg.driver.is_none();
+            let first = if governed { Some(self.first_window(world)?) } else { None };
+            // A run that ended within it left every rank idle, as det's loop does.
+            if !matches!(first, Some(FirstWindow::Finished)) {
                 let solo = match first {
                     Some(FirstWindow::Ran { work, secs }) => Some((work, secs)),
                     _ => None,

@@ -13,8 +13,8 @@
 //! blocks (no runnable core), finishes, has run [`SLICE_QUANTA`] quanta, or — after a quantum —
 //! when a notify since the slice began may have released a blocked rank while a worker of the
 //! crew has nothing to run (else a barrier's last notifier ran its next step alone while the
-//! other worker idled); a blocked rank is
-//! put back in the queue by the first slice that ends after any notify, so no wake-up is lost;
+//! other worker idled); a blocked rank is put back in the queue by the first slice that ends
+//! after any notify, so no wake-up is lost;
 //! workers touch the shared queue only between slices (once to take a rank, once to hand it
 //! back), never per statement; a worker with nothing to take spins briefly, then sleeps until
 //! a rank is queued; a worker outside the crew finishes its slice and sleeps until the crew
@@ -278,7 +278,9 @@ impl<'p, 'c> Sched<'p, 'c> {
             let f = deadlock_fault(parked, &live, n, cfg);
             return Err(crate::divergence::help(f, program, world.branches()));
         }
-        Ok(())
+        // Each handle held its own steps to the budget; the run as a whole (the first window's
+        // steps and every rank's) may not pass it either, as under det.
+        crate::budget::check_total(world.stats().steps, cfg, "the parallel run as a whole")
     }
 }
 
