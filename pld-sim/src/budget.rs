@@ -38,15 +38,14 @@ pub const CHECK_EVERY: u64 = 1024;
 /// Whether the run may take its `steps`-th step, `idle` of them in a row without progress;
 /// `who` names the thread that takes it.
 pub fn check(steps: u64, idle: u64, cfg: &SimConfig, who: &str) -> Result<(), Fault> {
-    let over = |what: String| {
-        Err(Fault::new(ReportKind::Budget, Span::DUMMY, what)
-            .note(format!("the step that ran over: '{who}'")))
-    };
     check_total(steps, cfg, who)?;
     if idle > cfg.max_idle_steps {
-        return over(format!(
-            "the run took {} steps in a row without progress: no data written and no signal cell changed (a livelock or a runaway loop?); raise it with --max-idle-steps",
-            cfg.max_idle_steps
+        return Err(over(
+            format!(
+                "the run took {} steps in a row without progress: no data written and no signal cell changed (a livelock or a runaway loop?); raise it with --max-idle-steps",
+                cfg.max_idle_steps
+            ),
+            who,
         ));
     }
     if steps % CHECK_EVERY == 0 {
@@ -60,17 +59,20 @@ pub fn check(steps: u64, idle: u64, cfg: &SimConfig, who: &str) -> Result<(), Fa
 /// once they are joined.
 pub fn check_total(steps: u64, cfg: &SimConfig, who: &str) -> Result<(), Fault> {
     if steps > cfg.max_steps {
-        return Err(Fault::new(
-            ReportKind::Budget,
-            Span::DUMMY,
+        return Err(over(
             format!(
                 "the run took more than {} steps (a livelock or a runaway loop?); raise it with --max-steps",
                 cfg.max_steps
             ),
-        )
-        .note(format!("the step that ran over: '{who}'")));
+            who,
+        ));
     }
     Ok(())
+}
+
+/// A budget fault saying `what`, naming `who` took the step that ran over.
+fn over(what: String, who: &str) -> Fault {
+    Fault::new(ReportKind::Budget, Span::DUMMY, what).note(format!("the step that ran over: '{who}'"))
 }
 
 /// The deadline and interrupt checks alone (also for loops that count no steps).
