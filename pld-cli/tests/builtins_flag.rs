@@ -10,7 +10,8 @@ use cli_support::pld;
 use std::path::{Path, PathBuf};
 
 fn out_dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("pld-builtins-{}-{name}", std::process::id()));
+    let d = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("pld-builtins-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
     d
 }

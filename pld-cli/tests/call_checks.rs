@@ -14,7 +14,8 @@ use std::process::Command;
 fn check_edited(tag: &str, from: &str, to: &str) -> String {
     let src = std::fs::read_to_string(root().join("examples/quickstart_allreduce.py")).expect("example");
     assert!(src.contains(from), "the example still contains `{from}`");
-    let path = std::env::temp_dir().join(format!("pld-call-check-{}-{tag}.py", std::process::id()));
+    let path = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("pld-call-check-{}-{tag}.py", std::process::id()));
     std::fs::write(&path, src.replace(from, to)).expect("write");
     let out = Command::new(env!("CARGO_BIN_EXE_pld"))
         .args(["check", path.to_str().unwrap()])

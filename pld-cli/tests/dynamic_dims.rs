@@ -44,7 +44,8 @@ def golden(tensors, params):
 "#;
 
 fn program(name: &str) -> (PathBuf, PathBuf) {
-    let dir = std::env::temp_dir().join(format!("pld-dyn-{}-{name}", std::process::id()));
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("pld-dyn-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     let file = dir.join("scale_rows.py");

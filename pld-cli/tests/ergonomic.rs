@@ -29,7 +29,8 @@ fn load(path: &Path) -> (Vec<usize>, Vec<f64>) {
 
 /// Runs a corpus program on `ranks` ranks; returns its output directory.
 fn run_corpus(name: &str, ranks: usize, extra: &[&str]) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("pld-ergo-{}-{name}-{ranks}", std::process::id()));
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("pld-ergo-{}-{name}-{ranks}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     let file = format!("pld-cli/tests/corpus/{name}.py");
     let n = ranks.to_string();
@@ -236,7 +237,11 @@ class Neg:
 /// the whole report).
 fn check(host_line: &str, chip_line: &str) -> (String, usize, usize, String) {
     let src = TEMPLATE.replace("HOST_LINE", host_line).replace("CHIP_LINE", chip_line);
-    let path = std::env::temp_dir().join(format!("pld-ergo-neg-{}-{}.py", std::process::id(), src.len()));
+    let path = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!(
+        "pld-ergo-neg-{}-{}.py",
+        std::process::id(),
+        src.len()
+    ));
     std::fs::write(&path, &src).expect("write program");
     let out = pld(&["check", path.to_str().unwrap()]);
     let err = text(&out.stderr);
@@ -356,7 +361,8 @@ fn ergonomic_calls_report_the_diagnostics_of_their_tensor_ops() {
 #[test]
 fn ring_nranks_that_disagrees_with_the_world_is_an_error_at_the_call() {
     let f = "pld-cli/tests/corpus/ergo_all_reduce_ring_literal_nranks.py";
-    let out = std::env::temp_dir().join(format!("pld-ergo-{}-nranks", std::process::id()));
+    let out = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("pld-ergo-{}-nranks", std::process::id()));
     for ranks in ["2", "3"] {
         let o = pld(&["run", f, "--ranks", ranks, "--out", out.to_str().unwrap()]);
         let e = text(&o.stderr);
@@ -406,7 +412,8 @@ class KernelAllReduce:
         (r#"mode="tree""#, r#"pld.all_reduce mode must be "ring" or "mesh", got "tree""#),
     ];
     for (i, (kw, first)) in cases.iter().enumerate() {
-        let path = std::env::temp_dir().join(format!("pld-ergo-kernel-{}-{i}.py", std::process::id()));
+        let path = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+            .join(format!("pld-ergo-kernel-{}-{i}.py", std::process::id()));
         std::fs::write(&path, program.replace("CALL_KW", kw)).expect("write program");
         let out = pld(&["check", path.to_str().unwrap(), "--ranks", "2"]);
         let _ = std::fs::remove_file(&path);

@@ -10,7 +10,8 @@ use cli_support::{pld, root, text};
 fn check_edited(file: &str, tag: &str, from: &str, to: &str) -> String {
     let src = std::fs::read_to_string(root().join(file)).expect("example");
     assert!(src.contains(from), "{file} still contains `{from}`");
-    let path = std::env::temp_dir().join(format!("pld-explain-{}-{tag}.py", std::process::id()));
+    let path = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("pld-explain-{}-{tag}.py", std::process::id()));
     std::fs::write(&path, src.replacen(from, to, 1)).expect("write");
     let out = pld(&["check", path.to_str().unwrap()]);
     let _ = std::fs::remove_file(&path);

@@ -11,7 +11,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 fn run(file: &Path, ranks: &str, extra: &[&str]) -> Output {
-    let out = std::env::temp_dir().join(format!("pld-helps-{}", std::process::id()));
+    let out =
+        std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("pld-helps-{}", std::process::id()));
     Command::new(env!("CARGO_BIN_EXE_pld"))
         .arg("run")
         .arg(file)
@@ -30,7 +31,8 @@ fn stderr(o: &Output) -> String {
 fn variant(name: &str, old: &str, new: &str) -> PathBuf {
     let src = std::fs::read_to_string(root().join("examples").join(name)).unwrap();
     assert!(src.contains(old), "{old}");
-    let dir = std::env::temp_dir().join(format!("pld-helps-src-{}", std::process::id()));
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("pld-helps-src-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let p = dir.join(format!("{}-{name}", new.len()));
     std::fs::write(&p, src.replace(old, new)).unwrap();
@@ -44,8 +46,8 @@ fn a_deadlock_from_a_rank_divergent_branch_points_at_the_branch() {
     for (ranks, schedule) in [("2", "det"), ("3", "det"), ("4", "det"), ("2", "parallel"), ("4", "parallel")]
     {
         let file = Path::new("examples/broken_divergent_barrier.py");
-        let json =
-            std::env::temp_dir().join(format!("pld-helps-{}-{ranks}-{schedule}.json", std::process::id()));
+        let json = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+            .join(format!("pld-helps-{}-{ranks}-{schedule}.json", std::process::id()));
         let o = run(file, ranks, &["--report-json", json.to_str().unwrap(), "--schedule", schedule]);
         let e = stderr(&o);
         assert_eq!(o.status.code(), Some(3), "{e}");

@@ -113,7 +113,8 @@ fn compare(file: &Path, extra: &[String], p: usize, scratch: &Path) -> Option<St
 /// Compares every listed program at each of its rank counts; panics listing every difference.
 fn compare_all(files: Vec<PathBuf>, label: &str) {
     assert!(!files.is_empty(), "no {label} programs found");
-    let scratch = std::env::temp_dir().join(format!("pld-mpi-{label}-{}", std::process::id()));
+    let scratch = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("pld-mpi-{label}-{}", std::process::id()));
     let mut failures = Vec::new();
     let mut runs = 0;
     for file in &files {
@@ -156,7 +157,11 @@ fn every_corpus_program_runs_alike_under_mpi() {
 
 /// Runs a faulting program under MPI: exit 3 within `limit`, no process of it left behind.
 fn faulting(file: &Path, p: usize, limit: Duration) -> (String, Duration) {
-    let out = std::env::temp_dir().join(format!("pld-mpi-fault-{}-{}", std::process::id(), p));
+    let out = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!(
+        "pld-mpi-fault-{}-{}",
+        std::process::id(),
+        p
+    ));
     let mut mpi = mpirun(p);
     mpi.arg(env!("CARGO_BIN_EXE_pld")).arg("run").arg(file);
     mpi.args(["--ranks", &p.to_string(), "--engine", "mpi", "--out"]).arg(&out);
@@ -185,7 +190,8 @@ fn ring_with_bug(name: &str, from: &str, to: &str) -> std::path::PathBuf {
     let text =
         std::fs::read_to_string(root().join("examples/put_get_ring.py")).expect("read the ring example");
     assert_eq!(text.matches(from).count(), 1, "`{from}` no longer occurs once in the ring example");
-    let dir = std::env::temp_dir().join(format!("pld-mpi-bugs-{}", std::process::id()));
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("pld-mpi-bugs-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("mkdir");
     let file = dir.join(name);
     std::fs::write(&file, text.replace(from, to)).expect("write");
@@ -207,7 +213,8 @@ fn deadlocks_report_the_in_process_report_within_seconds() {
         (short.clone(), 3),
     ] {
         let mut inproc = Command::new(env!("CARGO_BIN_EXE_pld"));
-        let out = std::env::temp_dir().join(format!("pld-mpi-dl-{}", std::process::id()));
+        let out = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+            .join(format!("pld-mpi-dl-{}", std::process::id()));
         let file = file.as_path();
         inproc.arg("run").arg(file).args(["--ranks", &p.to_string(), "--out"]).arg(&out);
         let (x, _) = run_for(inproc, Duration::from_secs(60));
@@ -237,7 +244,8 @@ fn a_wrong_peer_is_reported_by_the_rank_that_hit_it() {
 fn a_rank_count_or_schedule_the_engine_cannot_honour_is_a_usage_error() {
     let mut mpi = mpirun(2);
     mpi.arg(env!("CARGO_BIN_EXE_pld")).arg("run").arg(root().join("examples/quickstart_allreduce.py"));
-    mpi.args(["--ranks", "4", "--engine", "mpi", "--out"]).arg(std::env::temp_dir().join("pld-mpi-usage"));
+    mpi.args(["--ranks", "4", "--engine", "mpi", "--out"])
+        .arg(std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("pld-mpi-usage"));
     let (o, _) = run_for(mpi, Duration::from_secs(60));
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{stderr}");
@@ -245,7 +253,7 @@ fn a_rank_count_or_schedule_the_engine_cannot_honour_is_a_usage_error() {
     let mut mpi = mpirun(2);
     mpi.arg(env!("CARGO_BIN_EXE_pld")).arg("run").arg(root().join("examples/quickstart_allreduce.py"));
     mpi.args(["--ranks", "2", "--engine", "mpi", "--schedule", "random:1", "--out"]);
-    mpi.arg(std::env::temp_dir().join("pld-mpi-usage"));
+    mpi.arg(std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("pld-mpi-usage"));
     let (o, _) = run_for(mpi, Duration::from_secs(60));
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{stderr}");
@@ -255,7 +263,8 @@ fn a_rank_count_or_schedule_the_engine_cannot_honour_is_a_usage_error() {
 #[test]
 fn sixty_four_ranks_run_a_small_allreduce_that_matches_its_golden() {
     let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus/rebind_store_then_allreduce.py");
-    let out = std::env::temp_dir().join(format!("pld-mpi-64-{}", std::process::id()));
+    let out =
+        std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("pld-mpi-64-{}", std::process::id()));
     let mut mpi = mpirun(64);
     mpi.arg(env!("CARGO_BIN_EXE_pld")).arg("run").arg(&file);
     mpi.args(["--ranks", "64", "--engine", "mpi", "--check-golden", "--out"]).arg(&out);
@@ -271,7 +280,8 @@ fn an_input_file_is_read_by_each_process_where_its_rank_touches_it() {
     // Each process reads only its rank's rows of an `--input` file (positioned reads after
     // the header was checked): the outputs are the in-process run's on the same file.
     let file = root().join("examples/quickstart_allreduce.py");
-    let dir = std::env::temp_dir().join(format!("pld-mpi-input-{}", std::process::id()));
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("pld-mpi-input-{}", std::process::id()));
     let (a, b) = (dir.join("inproc"), dir.join("mpi"));
     let mut inproc = Command::new(env!("CARGO_BIN_EXE_pld"));
     inproc.arg("run").arg(&file).args(["--ranks", "4", "--seed", "9", "--out"]).arg(&a);
@@ -297,7 +307,8 @@ fn an_input_file_is_read_by_each_process_where_its_rank_touches_it() {
 fn only_rank_0_prints_the_frontends_warnings() {
     // A kernel that never writes its `Out` parameter: a frontend warning. Every process loads
     // the program, but the run prints the warning once, as the in-process run does.
-    let dir = std::env::temp_dir().join(format!("pld-mpi-warn-{}", std::process::id()));
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("pld-mpi-warn-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("mkdir");
     let file = dir.join("never_writes_y.py");
     std::fs::write(

@@ -7,7 +7,8 @@ use std::process::Command;
 #[test]
 fn a_long_run_whose_stderr_is_not_a_terminal_prints_no_progress() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("workspace root");
-    let out_dir = std::env::temp_dir().join(format!("pld-progress-{}", std::process::id()));
+    let out_dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("pld-progress-{}", std::process::id()));
     let start = std::time::Instant::now();
     let out = Command::new(env!("CARGO_BIN_EXE_pld"))
         .args(["run", "pld-cli/tests/corpus/sweep_allreduce_count.py", "--ranks", "16"])

@@ -175,7 +175,8 @@ fn rank_uniform_twins_pass_check_and_match_their_goldens() {
             assert!(out.status.success(), "{path} --ranks {ranks}: {}", text(&out.stderr));
         }
         for ranks in ["2", "4"] {
-            let dir = std::env::temp_dir().join(format!("pld-uniform-{}-{twin}-{ranks}", std::process::id()));
+            let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+                .join(format!("pld-uniform-{}-{twin}-{ranks}", std::process::id()));
             let out =
                 pld(&["run", &path, "--ranks", ranks, "--check-golden", "--out", dir.to_str().unwrap()]);
             let _ = std::fs::remove_dir_all(&dir);

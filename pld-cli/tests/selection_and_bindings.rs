@@ -13,7 +13,8 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 
 fn out_dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("pld-select-test-{}-{name}", std::process::id()));
+    let d = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("pld-select-test-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
     d
 }

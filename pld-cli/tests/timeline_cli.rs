@@ -9,7 +9,8 @@ use std::path::PathBuf;
 use std::process::Output;
 
 fn scratch(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("pld-timeline-test-{}-{name}", std::process::id()));
+    let d = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("pld-timeline-test-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
     d
 }

@@ -28,7 +28,10 @@ fn check_golden_without_a_golden_is_refused_before_simulating() {
         "64",
         "--check-golden",
         "--out",
-        std::env::temp_dir().join(format!("pld-nogolden-{}", std::process::id())).to_str().unwrap(),
+        std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+            .join(format!("pld-nogolden-{}", std::process::id()))
+            .to_str()
+            .unwrap(),
     ]);
     let e = text(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{e}");
@@ -38,7 +41,8 @@ fn check_golden_without_a_golden_is_refused_before_simulating() {
 
 #[test]
 fn refused_verify_flags_are_usage_errors() {
-    let dir = std::env::temp_dir().join(format!("pld-verify-flags-{}", std::process::id()));
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("pld-verify-flags-{}", std::process::id()));
     let out = dir.to_str().unwrap();
     for extra in [&["--trace-all"][..], &["--trace", "t.json"], &["--schedule", "pct:1"]] {
         let mut args = vec![

@@ -11,7 +11,8 @@ use cli_support::{pld, text};
 use std::path::{Path, PathBuf};
 
 fn out_dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("pld-rebind-test-{}-{name}", std::process::id()));
+    let d = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("pld-rebind-test-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
     d
 }

@@ -8,7 +8,6 @@ Prints `ok` and exits 0, or prints every violation and exits 1.
 import ast
 import importlib.util
 import json
-import py_compile
 import re
 import sys
 import types
@@ -27,6 +26,15 @@ NP = {"fp32": np.float32, "fp16": np.float16, "int8": np.int8, "int16": np.int16
 
 def err(msg):
     ERRORS.append(msg)
+
+
+def compile_error(path):
+    """Why the Python file at `path` does not compile (None when it does); writes no bytecode."""
+    try:
+        compile(path.read_text(), str(path), "exec")
+    except (SyntaxError, ValueError) as e:
+        return str(e)
+    return None
 
 
 def is_int(v):
@@ -357,10 +365,9 @@ def check_sub_workers(root):
     """R17: every sub_workers/<n>.py defines <n>(args); returns {n: _PARAMS}."""
     subs = {}
     for f in sorted((root / "sub_workers").glob("*.py")) if (root / "sub_workers").is_dir() else []:
-        try:
-            py_compile.compile(str(f), doraise=True, cfile=str(Path("/tmp") / ("pldchk_sw_" + str(abs(hash(str(f)))) + ".pyc")))
-        except py_compile.PyCompileError as e:
-            err(f"R17: {f.name} does not compile: {e.msg}")
+        problem = compile_error(f)
+        if problem:
+            err(f"R17: {f.name} does not compile: {problem}")
             continue
         tree = ast.parse(f.read_text())
         fns = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == f.stem]
@@ -474,10 +481,9 @@ def main():
     meta = check_meta(root)
     check_layout(root)
     host = root / "orchestration" / "host_orch.py"
-    try:
-        py_compile.compile(str(host), doraise=True, cfile=str(Path("/tmp") / ("pldchk_" + str(abs(hash(str(root)))) + ".pyc")))
-    except py_compile.PyCompileError as e:
-        print(f"host_orch.py does not compile: {e.msg}")
+    problem = compile_error(host)
+    if problem:
+        print(f"host_orch.py does not compile: {problem}")
         return 1
     tree = ast.parse(host.read_text())
     last = tree.body[-1]
@@ -489,7 +495,10 @@ def main():
     chips, runtimes = {}, set()
     for d in sorted((root / "next_levels").iterdir()):
         if (d / "kernel_config.py").exists():
-            py_compile.compile(str(d / "kernel_config.py"), doraise=True, cfile=str(Path("/tmp") / ("pldchk_kc_" + str(abs(hash(str(d)))) + ".pyc")))
+            problem = compile_error(d / "kernel_config.py")
+            if problem:
+                err(f"{d.name}/kernel_config.py does not compile: {problem}")
+                continue
             c = check_chip(d)
             if c:
                 chips[d.name] = c

@@ -14,7 +14,8 @@ pub fn root() -> PathBuf {
 
 /// An empty folder `pld-<tag>-<pid>-<name>` under the temp dir.
 pub fn scratch(tag: &str, name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("pld-{tag}-{}-{name}", std::process::id()));
+    let d = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("pld-{tag}-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).expect("scratch dir");
     d

@@ -21,7 +21,8 @@ pub fn pld(args: &[&str]) -> Output {
 }
 
 pub fn out_dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("pld-rt-test-{}-{name}", std::process::id()));
+    let d = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("pld-rt-test-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
     d
 }
