@@ -42,6 +42,12 @@ impl Crew {
 /// worker (hundreds of microseconds on a VM), short next to a run worth two threads.
 pub const WINDOW: std::time::Duration = std::time::Duration::from_millis(4);
 
+/// Wall time of the governed run's first window, which one thread runs as det runs: a run
+/// shorter than it never starts a worker. Shorter than [`WINDOW`]: the team is tried as soon
+/// as the run has outlasted what starting it costs many times over (~0.05 ms: a thread spawn,
+/// the handles' fork and join), since every solo millisecond before a team that pays is lost.
+pub const FIRST_WINDOW: std::time::Duration = std::time::Duration::from_millis(1);
+
 /// `Team` must run this many times `Solo`'s steps per second to be chosen.
 pub const TEAM_MARGIN: f64 = 1.1;
 

@@ -655,8 +655,8 @@ impl<'p, 'c> Sched<'p, 'c> {
         }
         if self.cfg.schedule == Schedule::Parallel {
             world.finalize()?;
-            // Governed, the first window runs as det runs, on the calling thread: a run that
-            // ends within it never pays for the workers' machinery (D-sim-36).
+            // Governed, the first window (1 ms) runs as det runs, on the calling thread: a run
+            // that ends within it never pays for the workers' machinery (D-sim-36).
             let governed =
                 self.cfg.parallel_workers.is_none() && world.backend().is_none() && self.cfg.driver.is_none();
             let first = if governed { Some(self.first_window(world)?) } else { None };

@@ -5,8 +5,9 @@
 //! second each crew ran: one worker (the calling thread, the others asleep) when a second one
 //! does not pay — ranks that block every few microseconds (a barrier per tile), or a machine
 //! whose other cores are busy — and every worker when it does. The governed schedule's first
-//! window is det's own loop on the calling thread (`Sched::first_window`), so a run shorter
-//! than a window never starts a worker, and the others start when the team is first tried.
+//! window ([`FIRST_WINDOW`], 1 ms) is det's own loop on the calling thread
+//! (`Sched::first_window`), so a run shorter than it never starts a worker, and the others
+//! start when the team is first tried, right after it.
 //! [`SimConfig::parallel_workers`] fixes the worker count instead (tests, benchmarks).
 //!
 //! Guarantees: a rank is run by at most one worker at a time, for a slice that ends when it
@@ -26,7 +27,7 @@
 //! back in rank order when all workers end. Which crew runs never changes what a slice does:
 //! outputs, traffic and reports are those of any other interleaving.
 
-use super::governor::{Crew, Governor, WINDOW};
+use super::governor::{Crew, Governor, FIRST_WINDOW, WINDOW};
 use super::*;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex};
@@ -186,10 +187,10 @@ pub(super) enum FirstWindow {
 }
 
 impl<'p, 'c> Sched<'p, 'c> {
-    /// The governed schedule's first window ([`WINDOW`]), run as det runs (`Sched::turns`).
+    /// The governed schedule's first window ([`FIRST_WINDOW`]), run as det runs (`Sched::turns`).
     pub(super) fn first_window(&mut self, world: &mut World) -> Result<FirstWindow, Fault> {
         let (start, steps, moved) = (Instant::now(), world.stats().steps, world.moved_total());
-        if self.turns(world, Some(start + WINDOW))? {
+        if self.turns(world, Some(start + FIRST_WINDOW))? {
             return Ok(FirstWindow::Finished);
         }
         let work = world.stats().steps - steps + (world.moved_total() - moved) / WORK_BYTES;
@@ -284,11 +285,16 @@ impl<'p, 'c> Sched<'p, 'c> {
     }
 }
 
+/// The cores this process may run on, asked once: the query reads the cgroup's CPU quota and
+/// the affinity mask (30–70 µs on a VM), a cost every parallel run would otherwise pay when
+/// its first window hands over to the workers.
+static CORES: std::sync::LazyLock<usize> =
+    std::sync::LazyLock::new(|| std::thread::available_parallelism().map_or(2, |x| x.get()));
+
 /// Worker threads of the parallel schedule for `n` ranks: [`SimConfig::parallel_workers`] when
 /// set, else one per available core; at most one per rank.
 fn parallel_workers(n: usize, cfg: &SimConfig) -> usize {
-    let cores = || std::thread::available_parallelism().map_or(2, |x| x.get());
-    cfg.parallel_workers.unwrap_or_else(cores).clamp(1, n.max(1))
+    cfg.parallel_workers.unwrap_or(*CORES).clamp(1, n.max(1))
 }
 
 /// The body of worker `k`: take a queued rank, run one slice of it, hand it back; until every
