@@ -399,6 +399,23 @@ fn interpreted_kernel(memcpy: f64, ok: &mut bool) {
     );
 }
 
+/// What `bench_table --help` prints (`cargo xtask bench` passes its arguments through).
+const USAGE: &str = "\
+usage: bench_table                  the whole table (several minutes)
+       bench_table --sim COLL P BYTES [SCHED] [ITERS] [norace|race [RUNS]]
+                                    one simulator row, one line per run (SCHED: det, parallel,
+                                    parallel:K; COLL: allreduce_mesh, allreduce_ring, allgather,
+                                    all_to_all_v, reduce_scatter, broadcast)
+       bench_table --compile SCALE [REPS]
+                                    compile time per statement of a generated program
+       bench_table --passes         time per pipeline pass
+       bench_table --kernel         the interpreted-kernel row alone (for profilers)
+       bench_table --rows           the rows `cargo xtask bench --against` times
+       bench_table --yardstick      the no-interpretation yardstick and the machine's memcpy rate
+`cargo xtask bench` passes these through; it also takes `--mpi` (in-process vs MPI rows) and
+`--against REV [--only TEXT] [--runs N] [--rounds N] [--instructions]` (side-by-side guard).
+";
+
 fn main() {
     // As the `pld` binary runs: a row's later runs reuse the earlier runs' memory (D-sim-11).
     pld_sim::arena::keep_freed_heap();
@@ -433,7 +450,15 @@ fn main() {
             interpreted_kernel(memcpy_rate(), &mut ok);
             std::process::exit(if ok { 0 } else { 1 });
         }
-        _ => {}
+        Some("--help" | "-h") => {
+            print!("{USAGE}");
+            return;
+        }
+        Some(other) => {
+            eprintln!("error: unknown argument '{other}'\n\n{USAGE}");
+            std::process::exit(2);
+        }
+        None => {}
     }
     let started = Instant::now();
     let mut ok = true;
