@@ -10,7 +10,8 @@
 //! reference the tests compare the search against.
 
 use crate::drive::{Driver, Ev, Step, Stop, Tid};
-use std::collections::{BTreeSet, HashMap};
+use rustc_hash::FxHashMap as HashMap;
+use std::collections::BTreeSet;
 
 /// One state of the current execution: the picks made there and what is known about it.
 #[derive(Default)]
@@ -143,7 +144,7 @@ impl Dpor {
         let hb_i = |c: &[u32]| c.get(ti).copied().unwrap_or(0) > li;
         // v = the steps after i not happening after it, then e; its initials are the threads
         // of the steps of v with no step of v before them in happens-before.
-        let mut first_in_v: HashMap<usize, u32> = HashMap::new();
+        let mut first_in_v: HashMap<usize, u32> = HashMap::default();
         let mut initials: Vec<Tid> = Vec::new();
         let after = |c: &[u32], first: &HashMap<usize, u32>| {
             first.iter().any(|(&t, &l)| c.get(t).copied().unwrap_or(0) > l)

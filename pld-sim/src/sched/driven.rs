@@ -18,7 +18,8 @@ impl<'p> Sched<'p, '_> {
         let mut runnable: Vec<(usize, usize)> = Vec::new();
         let mut tids: Vec<Tid> = Vec::new();
         let mut last: Option<(Tid, bool)> = None;
-        let mut seen: std::collections::HashSet<Tid> = std::collections::HashSet::new();
+        // Every step looks up every live unit: a cheap hash (threads ids are a few small ints).
+        let mut seen: rustc_hash::FxHashSet<Tid> = rustc_hash::FxHashSet::default();
         world.log_deps(true);
         let result = loop {
             let more = self.advance_all(world, &mut runnable);
