@@ -18,6 +18,7 @@ pub mod gen;
 pub mod hostrows;
 pub mod kernel;
 pub mod model;
+pub mod passes;
 pub mod rows;
 
 use pld_ir::Program;

@@ -400,21 +400,7 @@ fn interpreted_kernel(memcpy: f64, ok: &mut bool) {
 }
 
 /// What `bench_table --help` prints (`cargo xtask bench` passes its arguments through).
-const USAGE: &str = "\
-usage: bench_table                  the whole table (several minutes)
-       bench_table --sim COLL P BYTES [SCHED] [ITERS] [norace|race [RUNS]]
-                                    one simulator row, one line per run (SCHED: det, parallel,
-                                    parallel:K; COLL: allreduce_mesh, allreduce_ring, allgather,
-                                    all_to_all_v, reduce_scatter, broadcast)
-       bench_table --compile SCALE [REPS]
-                                    compile time per statement of a generated program
-       bench_table --passes         time per pipeline pass
-       bench_table --kernel         the interpreted-kernel row alone (for profilers)
-       bench_table --rows           the rows `cargo xtask bench --against` times
-       bench_table --yardstick      the no-interpretation yardstick and the machine's memcpy rate
-`cargo xtask bench` passes these through; it also takes `--mpi` (in-process vs MPI rows) and
-`--against REV [--only TEXT] [--runs N] [--rounds N] [--instructions]` (side-by-side guard).
-";
+const USAGE: &str = include_str!("bench_table_usage.txt");
 
 fn main() {
     // As the `pld` binary runs: a row's later runs reuse the earlier runs' memory (D-sim-11).
@@ -427,7 +413,7 @@ fn main() {
     match args.first().map(String::as_str) {
         Some("--sim") => std::process::exit(one(&args[1..])),
         Some("--compile") => std::process::exit(compile_only(&args[1..])),
-        Some("--passes") => std::process::exit(passes(&args[1..])),
+        Some("--passes") => std::process::exit(pld_bench::passes::table(&args[1..])),
         Some("--rows") => {
             for row in pld_bench::rows::against() {
                 println!("{}", row.args(1)[1..7].join(" "));
@@ -635,84 +621,6 @@ fn yardstick(memcpy: f64) {
         "fresh fill: 4 fresh 16MiB windows mapped as the simulator maps them, filled in 4KiB tiles, unmapped (best of 5): {:.0} ms; with the yardstick, the floor of a whole run",
         pld_bench::model::fill_run().as_secs_f64() * 1e3
     );
-}
-
-/// `--passes [SMALL LARGE]`: per-pass time per statement (pass, then verification) at two
-/// scales (default 1 and 100) and their ratio: which pass grows faster than the program.
-fn passes(args: &[String]) -> i32 {
-    let small: usize = args.first().and_then(|s| s.parse().ok()).unwrap_or(1);
-    let large: usize = args.get(1).and_then(|s| s.parse().ok()).unwrap_or(100);
-    let mut per = Vec::new();
-    for scale in [small, large] {
-        let text = gen::program(scale);
-        let reps = (200 / scale).clamp(2, 50);
-        let mut best: Vec<(&'static str, f64, f64)> = Vec::new();
-        let mut stmts = 1;
-        for _ in 0..reps {
-            let mut p = match parse(&text) {
-                Ok(p) => p,
-                Err(e) => {
-                    eprintln!("{e}");
-                    return 1;
-                }
-            };
-            stmts = count_stmts(&p).max(1);
-            match pld_bench::pass_times(&mut p) {
-                Ok(t) if best.is_empty() => best = t,
-                Ok(t) => {
-                    for (b, x) in best.iter_mut().zip(t) {
-                        b.1 = b.1.min(x.1);
-                        b.2 = b.2.min(x.2);
-                    }
-                }
-                Err(e) => {
-                    eprintln!("{e}");
-                    return 1;
-                }
-            }
-        }
-        per.push(
-            best.into_iter()
-                .map(|(n, a, b)| (n, a * 1e6 / stmts as f64, b * 1e6 / stmts as f64))
-                .collect::<Vec<_>>(),
-        );
-    }
-    println!(
-        "{:<36} {:>11} {:>11} {:>7} {:>11} {:>11} {:>7}",
-        "pass (us per source statement)",
-        format!("run {small}x"),
-        format!("run {large}x"),
-        "ratio",
-        format!("verify {small}x"),
-        format!("verify {large}x"),
-        "ratio"
-    );
-    let (mut a, mut b) = ((0.0, 0.0), (0.0, 0.0));
-    for (s, l) in per[0].iter().zip(&per[1]) {
-        a = (a.0 + s.1, a.1 + s.2);
-        b = (b.0 + l.1, b.1 + l.2);
-        println!(
-            "{:<36} {:>11.2} {:>11.2} {:>7.2} {:>11.2} {:>11.2} {:>7.2}",
-            s.0,
-            s.1,
-            l.1,
-            l.1 / s.1.max(1e-9),
-            s.2,
-            l.2,
-            l.2 / s.2.max(1e-9)
-        );
-    }
-    println!(
-        "{:<36} {:>11.2} {:>11.2} {:>7.2} {:>11.2} {:>11.2} {:>7.2}",
-        "total",
-        a.0,
-        b.0,
-        b.0 / a.0,
-        a.1,
-        b.1,
-        b.1 / a.1
-    );
-    0
 }
 
 /// `--compile SCALE [REPS]`: parse + pipeline + emit of the generated program, REPS times.
