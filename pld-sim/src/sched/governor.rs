@@ -1,9 +1,12 @@
 //! The parallel schedule's governor: window by window, whether one worker (`Solo`) or every
 //! worker (`Team`) runs the ranks, decided from the work (steps and bytes moved, `parallel.rs`) each crew did per second of wall time.
 //!
-//! Guarantees: a pure function of the windows it is shown (no clock, no threads, no program
-//! knowledge); the run starts `Solo` and first tries the team after [`FIRST_PROBE_AFTER`]
-//! windows; `Team` is chosen only when the slower of its last two windows beats the fastest
+//! Guarantees: a pure function of the windows it is shown and of whether a core was free when
+//! it asked (no clock, no threads, no program knowledge); the run starts `Solo` and first tries
+//! the team after [`FIRST_PROBE_AFTER`] windows; a team probe starts only when a core is free
+//! (on a machine whose cores are all busy, a second worker holding a rank while it waits for a
+//! core stalls every rank that waits on that one), else it is looked at again after the next
+//! window; `Team` is chosen only when the slower of its last two windows beats the fastest
 //! of `Solo`'s recent windows by [`TEAM_MARGIN`] (a second worker costs a core a shared machine
 //! could use, and one lucky window must not buy it), so a run whose ranks block too often to
 //! overlap (a barrier per tile) or whose second worker gets no core falls back to one worker;
@@ -104,8 +107,9 @@ impl Governor {
     }
 
     /// The current window did `steps` units of work in `secs` seconds of wall time; returns the crew
-    /// of the next window.
-    pub fn window_ended(&mut self, steps: u64, secs: f64) -> Crew {
+    /// of the next window. `core_free` says whether a core is idle now; it is asked only when a
+    /// team probe is due, which waits a window while it says no (see [`Governor`]).
+    pub fn window_ended(&mut self, steps: u64, secs: f64, core_free: impl FnOnce() -> bool) -> Crew {
         let stint = &mut self.stint[self.crew.index()];
         if stint.len() == RECENT {
             stint.remove(0);
@@ -125,7 +129,11 @@ impl Governor {
             self.stay = self.gap;
         } else {
             self.stay = self.stay.saturating_sub(1);
-            if self.stay == 0 {
+            if self.stay == 0 && self.crew == Crew::Solo && !core_free() {
+                // Every core is busy: a second worker would wait for one while holding a rank
+                // that others wait for. Look again after the next window.
+                self.stay = 1;
+            } else if self.stay == 0 {
                 self.probing = PROBE_WINDOWS;
                 self.switch(self.crew.other());
             }
@@ -162,7 +170,7 @@ mod tests {
 
     /// Windows of 4 ms at these rates (steps per second) of the crew that runs each.
     fn window(g: &mut Governor, rate: f64) -> Crew {
-        g.window_ended((rate * 0.004) as u64, 0.004)
+        g.window_ended((rate * 0.004) as u64, 0.004, || true)
     }
 
     /// Runs `windows` windows whose rate is `rate(window, crew)`; returns each window's crew.
@@ -258,6 +266,23 @@ mod tests {
         let left = crews[100..].iter().position(|&c| c == Crew::Solo).expect("solo comes back");
         assert!(left <= MAX_GAP as usize, "{left}");
         assert!(team_windows(&crews[100 + left..]) <= 2 * 5, "{crews:?}");
+    }
+
+    #[test]
+    fn a_team_probe_waits_for_a_free_core() {
+        // Every core busy for the first 20 windows, then one free: a team that would pay is
+        // not tried while no core is free, and is tried at the first window one is.
+        let mut g = Governor::default();
+        let mut crews = Vec::new();
+        for w in 0..40 {
+            crews.push(g.crew());
+            let rate = if g.crew() == Crew::Team { 180e6 } else { 100e6 };
+            g.window_ended((rate * 0.004) as u64, 0.004, || w >= 20);
+        }
+        assert_eq!(team_windows(&crews[..21]), 0, "{crews:?}");
+        assert_eq!(crews[21], Crew::Team, "tried as soon as a core is free: {crews:?}");
+        // Then kept, but for solo's own probe after the gap.
+        assert_eq!(team_windows(&crews[21..]), 19 - 2, "{crews:?}");
     }
 
     #[test]

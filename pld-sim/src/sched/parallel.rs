@@ -117,7 +117,7 @@ impl Board {
         if spent < WINDOW {
             return false;
         }
-        let crew = match gov.window_ended(*window, spent.as_secs_f64()) {
+        let crew = match gov.window_ended(*window, spent.as_secs_f64(), core_free) {
             Crew::Solo => 1,
             Crew::Team => workers,
         };
@@ -215,7 +215,7 @@ impl<'p, 'c> Sched<'p, 'c> {
             Some(_) => (workers, Staffing::Fixed),
             None => {
                 let mut gov = Governor::default();
-                let crew = match solo.map(|(work, secs)| gov.window_ended(work, secs)) {
+                let crew = match solo.map(|(work, secs)| gov.window_ended(work, secs, core_free)) {
                     Some(Crew::Team) => workers,
                     _ => 1,
                 };
@@ -290,6 +290,34 @@ impl<'p, 'c> Sched<'p, 'c> {
 /// its first window hands over to the workers.
 static CORES: std::sync::LazyLock<usize> =
     std::sync::LazyLock::new(|| std::thread::available_parallelism().map_or(2, |x| x.get()));
+
+/// Whether a core of the machine is idle now: the kernel's count of runnable threads (the
+/// fourth field of `/proc/loadavg`, this one included; the fewest of three looks) is below its
+/// online cores (the `cpuN` lines of `/proc/stat`, counted once). Machine-wide on both sides, so a process limited to a
+/// few cores of a busy host still gets its probe, and the governor's measure decides. Where
+/// either cannot be read, a core is taken to be free (the team is probed and measured).
+fn core_free() -> bool {
+    static ONLINE: std::sync::LazyLock<Option<usize>> = std::sync::LazyLock::new(|| {
+        let stat = std::fs::read_to_string("/proc/stat").ok()?;
+        let n = stat
+            .lines()
+            .filter(|l| l.strip_prefix("cpu").is_some_and(|r| r.starts_with(|c: char| c.is_ascii_digit())))
+            .count();
+        (n > 0).then_some(n)
+    });
+    let Some(online) = *ONLINE else { return true };
+    // The fewest of three looks (~10 µs each): a kernel thread that is runnable for a moment
+    // does not make a core busy.
+    let fewest = (0..3)
+        .map(|_| std::fs::read_to_string("/proc/loadavg").ok().and_then(|l| runnable(&l)))
+        .try_fold(usize::MAX, |m, r| r.map(|r| m.min(r)));
+    fewest.is_none_or(|r| r < online)
+}
+
+/// The runnable-thread count of a `/proc/loadavg` line (`0.50 0.40 0.30 2/345 6789`: 2).
+fn runnable(loadavg: &str) -> Option<usize> {
+    loadavg.split_whitespace().nth(3)?.split('/').next()?.parse().ok()
+}
 
 /// Worker threads of the parallel schedule for `n` ranks: [`SimConfig::parallel_workers`] when
 /// set, else one per available core; at most one per rank.
@@ -457,4 +485,15 @@ fn slice<'p>(
         }
     }
     Ok(SliceEnd::Ready)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_runnable_count_is_read_from_a_loadavg_line() {
+        assert_eq!(super::runnable("0.52 0.58 0.59 2/345 6789\n"), Some(2));
+        assert_eq!(super::runnable("1.00 2.00 3.00 17/1024 1"), Some(17));
+        assert_eq!(super::runnable("0.1 0.2 0.3"), None);
+        assert_eq!(super::runnable("0.1 0.2 0.3 x/5 9"), None);
+    }
 }
