@@ -18,7 +18,7 @@ impl<'p> Sched<'p, '_> {
         let mut runnable: Vec<(usize, usize)> = Vec::new();
         let mut tids: Vec<Tid> = Vec::new();
         let mut last: Option<(Tid, bool)> = None;
-        // Every step looks up every live unit: a cheap hash (threads ids are a few small ints).
+        // Every step looks up every live unit: a cheap hash (a thread id is a few small ints).
         let mut seen: rustc_hash::FxHashSet<Tid> = rustc_hash::FxHashSet::default();
         world.log_deps(true);
         let result = loop {

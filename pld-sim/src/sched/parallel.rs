@@ -293,9 +293,10 @@ static CORES: std::sync::LazyLock<usize> =
 
 /// Whether a core of the machine is idle now: the kernel's count of runnable threads (the
 /// fourth field of `/proc/loadavg`, this one included; the fewest of three looks) is below its
-/// online cores (the `cpuN` lines of `/proc/stat`, counted once). Machine-wide on both sides, so a process limited to a
-/// few cores of a busy host still gets its probe, and the governor's measure decides. Where
-/// either cannot be read, a core is taken to be free (the team is probed and measured).
+/// online cores (the `cpuN` lines of `/proc/stat`, counted once). Machine-wide on both sides,
+/// so a process limited to a few cores of a busy host still gets its probe, and the governor's
+/// measure decides. Where either cannot be read, a core is taken to be free (the team is
+/// probed and measured, as before).
 fn core_free() -> bool {
     static ONLINE: std::sync::LazyLock<Option<usize>> = std::sync::LazyLock::new(|| {
         let stat = std::fs::read_to_string("/proc/stat").ok()?;
