@@ -1,5 +1,5 @@
 //! `bench_table`'s arguments: `--help` prints the usage and runs nothing, an unknown argument
-//! is a usage error (exit 2) instead of the whole table, which takes minutes.
+//! is a usage error (exit 2) instead of a run of the whole table.
 
 use std::process::Command;
 
