@@ -71,6 +71,21 @@ enum SliceEnd {
 /// 4 KiB a byte-moving step and an interpreted statement weigh about what they cost.
 const WORK_BYTES: u64 = 4096;
 
+/// Where a handle's work count stood (steps, bytes moved), to measure what was done since.
+#[derive(Clone, Copy)]
+struct WorkMark(u64, u64);
+
+impl WorkMark {
+    fn of(w: &World) -> WorkMark {
+        WorkMark(w.stats().steps, w.moved_total())
+    }
+
+    /// The work `w` did since this mark (see [`WORK_BYTES`]).
+    fn since(self, w: &World) -> u64 {
+        w.stats().steps - self.0 + (w.moved_total() - self.1) / WORK_BYTES
+    }
+}
+
 /// Who decides how many workers take ranks.
 enum Staffing {
     /// A fixed number ([`SimConfig::parallel_workers`]).
@@ -189,12 +204,11 @@ pub(super) enum FirstWindow {
 impl<'p, 'c> Sched<'p, 'c> {
     /// The governed schedule's first window ([`FIRST_WINDOW`]), run as det runs (`Sched::turns`).
     pub(super) fn first_window(&mut self, world: &mut World) -> Result<FirstWindow, Fault> {
-        let (start, steps, moved) = (Instant::now(), world.stats().steps, world.moved_total());
+        let (start, mark) = (Instant::now(), WorkMark::of(world));
         if self.turns(world, Some(start + FIRST_WINDOW))? {
             return Ok(FirstWindow::Finished);
         }
-        let work = world.stats().steps - steps + (world.moved_total() - moved) / WORK_BYTES;
-        Ok(FirstWindow::Ran { work, secs: start.elapsed().as_secs_f64() })
+        Ok(FirstWindow::Ran { work: mark.since(world), secs: start.elapsed().as_secs_f64() })
     }
 
     /// Runs the device work on [`parallel_workers`] threads sharing one ready queue of ranks
@@ -344,7 +358,7 @@ fn worker<'p>(
         let (end, own, work) = {
             let mut slot = slots[r].lock().unwrap_or_else(|e| e.into_inner());
             let Slot { rl, w, rec } = &mut *slot;
-            let (notifies, steps, moved) = (w.notifies_of(r), w.stats().steps, w.moved_total());
+            let (notifies, mark) = (w.notifies_of(r), WorkMark::of(w));
             // A notify since the slice began may have released a blocked rank that an idle
             // worker could run now: the slice hands its rank back after the current quantum.
             let hand_over = || {
@@ -353,8 +367,7 @@ fn worker<'p>(
                     && sync.idle.load(Ordering::SeqCst) > 0
             };
             let end = slice(rl, w, rec, env, cfg, &hand_over);
-            let work = w.stats().steps - steps + (w.moved_total() - moved) / WORK_BYTES;
-            (end, w.notifies_of(r) - notifies, work)
+            (end, w.notifies_of(r) - notifies, mark.since(w))
         };
         let mut b = sync.lock();
         b.running -= 1;
