@@ -5,16 +5,23 @@
 //! simulator's rate divided by it is the interpretation overhead. Beside it, the rest of a
 //! whole run's unavoidable work on raw memory: fresh windows mapped and filled (D-bench-6).
 //!
-//! Guarantees: [`mesh_allreduce`] computes the real sum (every rank's window ends up holding
-//! the elementwise sum of all ranks' inputs, its own first, then its peers' in rank order) and
-//! returns the bytes read plus written, counted as the simulator counts them
-//! (`pld_sim::Stats::rw_bytes`: both sides of every chunk load, combine and store);
-//! [`fill_fresh_windows`] writes every byte of every window exactly once.
+//! Beside them, the same data movement cut as the simulator's protocol model cuts it
+//! ([`mesh_steps`]: a step per protocol grain, a barrier between its reads and its stores), on
+//! one thread and on two: what that structure costs on raw memory, and what a second core can
+//! gain on it with no interpretation at all (D-bench-7).
+//!
+//! Guarantees: [`mesh_allreduce`] and [`mesh_steps`] compute the real sum (every rank's window
+//! ends up holding the elementwise sum of all ranks' inputs, its own first, then its peers' in
+//! rank order; on any number of threads) and return the bytes read plus written, counted as
+//! the simulator counts them (`pld_sim::Stats::rw_bytes`: both sides of every chunk load,
+//! combine and store); [`fill_fresh_windows`] writes every byte of every window exactly once.
 
 /// Elements per chunk, as the simulator's host builtin tiles data
 /// (`pld_runtime_abi::BUILTIN_MESH_TILE`, the seed's 256 elements).
 pub const CHUNK: usize = pld_runtime_abi::BUILTIN_MESH_TILE as usize;
 
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::RwLock;
 use std::time::{Duration, Instant};
 
 /// Runs the mesh allreduce over `windows` (one per rank, equal lengths) in place; returns the
@@ -97,6 +104,109 @@ pub fn fill_fresh_windows(p: usize, bytes: usize, tile: &[u8]) -> u64 {
     written
 }
 
+/// Elements of one protocol step per rank at the simulator's default protocol grain
+/// (`pld_sim::DEFAULT_PROTOCOL_GRAIN` bytes of FP32).
+pub const GRAIN: usize = (pld_sim::DEFAULT_PROTOCOL_GRAIN / 4) as usize;
+
+/// [`mesh_allreduce`] cut as the simulator's builtin mesh protocol runs it at a protocol grain
+/// (D-sim-37): per step of `grain` elements, every rank loads its own region into its
+/// register and combines every peer's region into it in rank order; a barrier; every rank
+/// stores its register back; a barrier. Rank `r` runs on thread `r % threads`, as the parallel
+/// schedule's workers run whole ranks (a rank's program runs in order on one thread), and the
+/// barrier spins, as its idle workers do. Returns the windows and the bytes read plus written.
+pub fn mesh_steps(windows: Vec<Vec<f32>>, grain: usize, threads: usize) -> (Vec<Vec<f32>>, u64) {
+    let p = windows.len();
+    let n = windows.first().map_or(0, Vec::len);
+    let (grain, threads) = (grain.max(1), threads.clamp(1, p.max(1)));
+    let windows: Vec<RwLock<Vec<f32>>> = windows.into_iter().map(RwLock::new).collect();
+    let barrier = SpinBarrier::new(threads);
+    let moved = AtomicUsize::new(0);
+    let run = |t: usize| {
+        let mine: Vec<usize> = (t..p).step_by(threads).collect();
+        let mut regs = vec![vec![0f32; grain]; mine.len()];
+        let mut bytes = 0;
+        for off in (0..n).step_by(grain) {
+            let len = grain.min(n - off);
+            {
+                let all: Vec<_> =
+                    windows.iter().map(|w| w.read().unwrap_or_else(|e| e.into_inner())).collect();
+                for (&r, reg) in mine.iter().zip(&mut regs) {
+                    let acc = &mut reg[..len];
+                    acc.copy_from_slice(&all[r][off..off + len]);
+                    for (_, w) in all.iter().enumerate().filter(|&(q, _)| q != r) {
+                        acc.iter_mut().zip(&w[off..off + len]).for_each(|(x, y)| *x += *y);
+                    }
+                    bytes += (2 + 3 * (p - 1)) * 4 * len;
+                }
+            }
+            barrier.wait();
+            for (&r, reg) in mine.iter().zip(&regs) {
+                windows[r].write().unwrap_or_else(|e| e.into_inner())[off..off + len]
+                    .copy_from_slice(&reg[..len]);
+                bytes += 2 * 4 * len;
+            }
+            barrier.wait();
+        }
+        moved.fetch_add(bytes, Ordering::Relaxed);
+    };
+    std::thread::scope(|s| {
+        for t in 1..threads {
+            s.spawn(move || run(t));
+        }
+        run(0);
+    });
+    let windows = windows.into_iter().map(|w| w.into_inner().unwrap_or_else(|e| e.into_inner())).collect();
+    (windows, moved.into_inner() as u64)
+}
+
+/// [`mesh_steps`] on the yardstick's four 16 MiB windows at the default grain ([`GRAIN`]) on
+/// `threads` threads, best of five.
+pub fn steps_run(threads: usize) -> Duration {
+    let (p, elems) = (4usize, 4usize << 20);
+    let time = || {
+        let windows: Vec<Vec<f32>> = (0..p).map(|r| vec![r as f32; elems]).collect();
+        let t = Instant::now();
+        let out = mesh_steps(windows, GRAIN, threads);
+        let time = t.elapsed();
+        drop(out);
+        time
+    };
+    (0..5).map(|_| time()).min().unwrap_or_default()
+}
+
+/// A barrier whose waiters spin (yielding now and then, so an oversubscribed machine still
+/// gets on): what a worker of the parallel schedule does while its ranks wait.
+struct SpinBarrier {
+    n: usize,
+    arrived: AtomicUsize,
+    generation: AtomicUsize,
+}
+
+impl SpinBarrier {
+    fn new(n: usize) -> SpinBarrier {
+        SpinBarrier { n, arrived: AtomicUsize::new(0), generation: AtomicUsize::new(0) }
+    }
+
+    fn wait(&self) {
+        let generation = self.generation.load(Ordering::Acquire);
+        if self.arrived.fetch_add(1, Ordering::AcqRel) + 1 == self.n {
+            // Reset before the release: nobody arrives again until the generation moves.
+            self.arrived.store(0, Ordering::Relaxed);
+            self.generation.fetch_add(1, Ordering::Release);
+            return;
+        }
+        let mut spins = 0u32;
+        while self.generation.load(Ordering::Acquire) == generation {
+            spins = spins.wrapping_add(1);
+            if spins % 4096 == 0 {
+                std::thread::yield_now();
+            } else {
+                std::hint::spin_loop();
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -115,6 +225,20 @@ mod tests {
         // Per rank, of every element: a load and a store (2 × 4 bytes each), P-1 combines
         // (3 × 4 bytes each).
         assert_eq!(moved, (p * (2 * 8 + 3 * (p - 1) * 4) * n) as u64);
+    }
+
+    #[test]
+    fn the_protocol_steps_sum_every_rank_on_any_thread_count_and_count_bytes() {
+        let (p, n) = (3, 1000);
+        let input: Vec<Vec<f32>> = (0..p).map(|r| (0..n).map(|i| (r * 1000 + i) as f32).collect()).collect();
+        let mut yard = input.clone();
+        let yard_moved = mesh_allreduce(&mut yard);
+        // A grain that leaves a short last step, and one past the whole window.
+        for (grain, threads) in [(64, 1), (64, 2), (64, 3), (7, 2), (5000, 2)] {
+            let (out, moved) = mesh_steps(input.clone(), grain, threads);
+            assert_eq!(out, yard, "grain {grain}, {threads} thread(s)");
+            assert_eq!(moved, yard_moved, "grain {grain}, {threads} thread(s)");
+        }
     }
 
     #[test]

@@ -422,11 +422,14 @@ fn main() {
         }
         Some("--yardstick") => {
             let ((time, _), fill) = (pld_bench::model::yardstick_run(), pld_bench::model::fill_run());
+            let (one, two) = (pld_bench::model::steps_run(1), pld_bench::model::steps_run(2));
             let ms = |d: Duration| d.as_secs_f64() * 1e3;
             println!(
-                "{:.1} ms yardstick; {:.1} ms fresh fill; memcpy {} GB/s",
+                "{:.1} ms yardstick; {:.1} ms fresh fill; {:.1} ms protocol steps; {:.1} ms protocol steps on 2 threads; memcpy {} GB/s",
                 ms(time),
                 ms(fill),
+                ms(one),
+                ms(two),
                 gbs(memcpy_rate())
             );
             return;
@@ -620,6 +623,14 @@ fn yardstick(memcpy: f64) {
     println!(
         "fresh fill: 4 fresh 16MiB windows mapped as the simulator maps them, filled in 4KiB tiles, unmapped (best of 5): {:.0} ms; with the yardstick, the floor of a whole run",
         pld_bench::model::fill_run().as_secs_f64() * 1e3
+    );
+    let (one, two) = (pld_bench::model::steps_run(1), pld_bench::model::steps_run(2));
+    println!(
+        "protocol steps: the yardstick's data movement cut as the protocol model runs it ({} KiB per rank and step, a barrier between reads and stores; best of 5): {:.1} ms on 1 thread, {:.1} ms on 2 (ranks split as the parallel schedule splits them) = {:.2}",
+        pld_bench::model::GRAIN * 4 / 1024,
+        one.as_secs_f64() * 1e3,
+        two.as_secs_f64() * 1e3,
+        two.as_secs_f64() / one.as_secs_f64().max(1e-9)
     );
 }
 

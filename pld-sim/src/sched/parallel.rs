@@ -14,8 +14,9 @@
 //! blocks (no runnable core), finishes, has run [`SLICE_QUANTA`] quanta, or — after a quantum —
 //! when a notify since the slice began may have released a blocked rank while a worker of the
 //! crew has nothing to run (else a barrier's last notifier ran its next step alone while the
-//! other worker idled); a blocked rank is put back in the queue by the first slice that ends
-//! after any notify, so no wake-up is lost;
+//! other worker idled); a blocked rank is put back in the queue by the first slice that ends,
+//! or the first idle worker that looks, after any notify since it was found blocked, so no
+//! wake-up is lost and none waits for the notifier's slice to end;
 //! workers touch the shared queue only between slices (once to take a rank, once to hand it
 //! back), never per statement; a worker with nothing to take spins briefly, then sleeps until
 //! a rank is queued; a worker outside the crew finishes its slice and sleeps until the crew
@@ -104,8 +105,9 @@ enum Staffing {
 struct Board {
     /// Ranks that may run, in the order they were queued.
     ready: VecDeque<usize>,
-    /// Ranks that blocked after the latest notify (queued again by the next notify's slice).
-    blocked: Vec<usize>,
+    /// Ranks that blocked, each with the notify epoch it was found blocked at (queued again
+    /// once the epoch moves on: [`Board::release`]).
+    blocked: Vec<(usize, u64)>,
     /// Ranks a worker is running now.
     running: usize,
     /// Ranks with no work left.
@@ -122,6 +124,20 @@ struct Board {
 }
 
 impl Board {
+    /// Queues again every blocked rank that a notify since it was found blocked may have
+    /// released (found blocked before the notify epoch reached `epoch`); returns whether any was.
+    fn release(&mut self, epoch: u64) -> bool {
+        let Board { ready, blocked, .. } = self;
+        let queued = ready.len();
+        blocked.retain(|&(r, at)| {
+            at == epoch || {
+                ready.push_back(r);
+                false
+            }
+        });
+        ready.len() > queued
+    }
+
     /// Counts the `work` of a slice that just ended (see [`WORK_BYTES`]); at the end of a
     /// governed window, lets the governor pick the next window's crew (`workers` in a team).
     /// Returns whether the crew grew.
@@ -371,13 +387,8 @@ fn worker<'p>(
         };
         let mut b = sync.lock();
         b.running -= 1;
-        let notifies = sync.epoch.load(Ordering::SeqCst).wrapping_sub(e);
-        // A notify since the slice began may have satisfied any blocked rank's wait: queue
-        // them all again to look.
-        if notifies > 0 {
-            let Board { ready, blocked, .. } = &mut *b;
-            ready.extend(blocked.drain(..));
-        }
+        let epoch = sync.epoch.load(Ordering::SeqCst);
+        let notifies = epoch.wrapping_sub(e);
         match end {
             Err(f) => {
                 b.fault.get_or_insert(f);
@@ -386,9 +397,12 @@ fn worker<'p>(
             Ok(SliceEnd::Finished) => b.done += 1,
             // The rank's last look at its waits followed its own notifies, but another rank's
             // notify during the slice may have come after that look.
-            Ok(SliceEnd::Blocked) if notifies == own => b.blocked.push(r),
+            Ok(SliceEnd::Blocked) if notifies == own => b.blocked.push((r, epoch)),
             Ok(SliceEnd::Blocked | SliceEnd::Ready) => b.ready.push_back(r),
         }
+        // A notify since a rank was found blocked may have satisfied its wait: queue it again
+        // to look.
+        b.release(epoch);
         let grew = b.count(work, sync.workers);
         sync.publish(&b);
         drop(b);
@@ -414,14 +428,20 @@ fn take(k: usize, sync: &Shared<'_>, n: usize) -> Option<usize> {
             b = sync.bench.wait(b).unwrap_or_else(|e| e.into_inner());
             continue;
         }
+        // A notify since a rank was found blocked (made by a slice still running: a barrier's
+        // last notifier goes on to its next step) may have released it: queue it now.
+        let epoch = sync.epoch.load(Ordering::SeqCst);
+        if b.release(epoch) {
+            sync.publish(&b);
+        }
         if let Some(r) = b.ready.pop_front() {
             b.running += 1;
             sync.publish(&b);
             return Some(r);
         }
         if b.running == 0 {
-            // Nothing queued or running: a blocked rank was queued again by every slice that
-            // ended after a notify, so each one blocked after the latest notify.
+            // Nothing queued or running, and every blocked rank was found blocked after the
+            // latest notify.
             b.deadlocked = b.done < n;
             b.stop = true;
             sync.publish(&b);
@@ -429,9 +449,10 @@ fn take(k: usize, sync: &Shared<'_>, n: usize) -> Option<usize> {
         }
         drop(b);
         sync.idle.fetch_add(1, Ordering::SeqCst);
-        spin_for_work(sync);
+        spin_for_work(sync, epoch);
         b = sync.lock();
-        if b.stop || !b.ready.is_empty() || b.running == 0 || k >= b.crew {
+        let released = b.blocked.iter().any(|&(_, at)| at != sync.epoch.load(Ordering::SeqCst));
+        if b.stop || !b.ready.is_empty() || released || b.running == 0 || k >= b.crew {
             sync.idle.fetch_sub(1, Ordering::SeqCst);
             continue;
         }
@@ -443,10 +464,11 @@ fn take(k: usize, sync: &Shared<'_>, n: usize) -> Option<usize> {
 }
 
 /// Spins (busy for [`SPIN_BUSY_FOR`], then yielding; [`SPIN_FOR`] in all) until a rank is
-/// queued or the run stopped.
-fn spin_for_work(sync: &Shared<'_>) {
+/// queued, a notify moved the epoch past `epoch` while a rank is blocked, or the run stopped.
+fn spin_for_work(sync: &Shared<'_>, epoch: u64) {
     let start = std::time::Instant::now();
-    while sync.queued.load(Ordering::SeqCst) == 0 && !sync.stopped.load(Ordering::SeqCst) {
+    let released = || sync.blocked.load(Ordering::SeqCst) > 0 && sync.epoch.load(Ordering::SeqCst) != epoch;
+    while sync.queued.load(Ordering::SeqCst) == 0 && !sync.stopped.load(Ordering::SeqCst) && !released() {
         let spent = start.elapsed();
         if spent >= SPIN_FOR {
             return;
@@ -509,5 +531,29 @@ mod tests {
         assert_eq!(super::runnable("1.00 2.00 3.00 17/1024 1"), Some(17));
         assert_eq!(super::runnable("0.1 0.2 0.3"), None);
         assert_eq!(super::runnable("0.1 0.2 0.3 x/5 9"), None);
+    }
+
+    #[test]
+    fn a_blocked_rank_is_queued_again_once_a_notify_came_after_it_blocked() {
+        let mut b = super::Board {
+            ready: [4].into(),
+            blocked: vec![(0, 7), (1, 9), (2, 8), (3, 9)],
+            running: 1,
+            done: 0,
+            crew: 2,
+            stop: false,
+            deadlocked: false,
+            fault: None,
+            staffing: super::Staffing::Fixed,
+        };
+        // Ranks 1 and 3 were found blocked at epoch 9, the latest: no notify can have released
+        // them. Ranks 0 and 2 blocked before notifies 8 and 9: queued behind rank 4, in order.
+        assert!(b.release(9));
+        assert_eq!(b.ready, [4, 0, 2]);
+        assert_eq!(b.blocked, [(1, 9), (3, 9)]);
+        assert!(!b.release(9), "nothing new to release at the same epoch");
+        assert!(b.release(10));
+        assert_eq!(b.ready, [4, 0, 2, 1, 3]);
+        assert!(b.blocked.is_empty());
     }
 }
