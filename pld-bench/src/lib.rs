@@ -6,7 +6,8 @@
 //! [`hostrows`] a user-style program whose host tensors are indexed by rank (the MPI engine's
 //! memory rows), [`kernel`] a
 //! hand-written kernel for the simulator's interpreter, [`model`] is
-//! the slice-based yardstick for the simulator's data rate, [`rows`] the simulator rows the
+//! the slice-based yardstick for the simulator's data rate (and the protocol's step
+//! structure on raw slices), [`rows`] the simulator rows the
 //! table and `cargo xtask bench --against` time. [`compile`]
 //! and [`simulate`] run them through the public APIs exactly as the CLI does.
 //!
