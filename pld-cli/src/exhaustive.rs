@@ -53,7 +53,17 @@ pub fn explore(
         ..Limits::default()
     };
     let start = std::time::Instant::now();
-    let verdict = match pld_sim::explore::exhaustive(program, entry, inputs, cfg, &limits) {
+    let (progress, counters) =
+        crate::progress::Progress::start(crate::progress::Work::Exploration, cfg.nranks);
+    let explored = pld_sim::explore::exhaustive(
+        program,
+        entry,
+        inputs,
+        &SimConfig { progress: counters, ..cfg.clone() },
+        &limits,
+    );
+    progress.stop();
+    let verdict = match explored {
         Ok(v) => v,
         Err(pld_sim::SimError::Invalid(d)) => {
             return Err(Failure::usage(d.iter().map(|d| d.message.clone()).collect::<Vec<_>>().join("; ")))

@@ -1,10 +1,13 @@
-//! The progress line of a long `pld run`, drawn by `indicatif` on stderr.
+//! The progress line of a long `pld run` or `pld verify --exhaustive`, drawn by `indicatif` on
+//! stderr.
 //!
-//! Guarantees: drawn only when stderr is a terminal, and only once the run has taken a
-//! second (a short run never flickers); it shows the elapsed time, the steps taken and the
-//! bytes moved, read from the simulator's live counters ([`pld_sim::budget::Progress`]), and
-//! is cleared when the run ends. When stderr is not a terminal nothing is drawn and no thread
-//! is started, so captured output is exactly what it would be without it.
+//! Guarantees: drawn only when stderr is a terminal, and only once the work has taken a
+//! second (a short run never flickers); it shows the elapsed time and, read from the
+//! simulator's live counters ([`pld_sim::budget::Progress`]), the steps taken and the bytes
+//! moved (a run) or the executions run and the complete ones among them (an exploration,
+//! which has no end to show until it proves or refutes), and is
+//! cleared when the work ends. When stderr is not a terminal nothing is drawn and no thread is
+//! started, so captured output is exactly what it would be without it.
 
 use indicatif::{HumanBytes, HumanCount, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use pld_sim::budget::Progress as Counters;
@@ -17,6 +20,15 @@ use std::time::{Duration, Instant};
 /// How long a run goes before its progress line appears.
 const QUIET_FOR: Duration = Duration::from_secs(1);
 
+/// What the line is about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Work {
+    /// One simulation (`pld run`).
+    Run,
+    /// An exhaustive exploration (`pld verify --exhaustive`).
+    Exploration,
+}
+
 /// A running progress display (or none, off a terminal).
 pub struct Progress {
     done: Arc<AtomicBool>,
@@ -24,16 +36,16 @@ pub struct Progress {
 }
 
 impl Progress {
-    /// Starts the display for a run on `ranks` ranks, returning the counters the simulator
+    /// Starts the display for `work` on `ranks` ranks, returning the counters the simulator
     /// fills (`None` off a terminal).
-    pub fn start(ranks: usize) -> (Progress, Option<Arc<Counters>>) {
+    pub fn start(work: Work, ranks: usize) -> (Progress, Option<Arc<Counters>>) {
         let done = Arc::new(AtomicBool::new(false));
         if !std::io::stderr().is_terminal() {
             return (Progress { done, handle: None }, None);
         }
         let counters = Arc::new(Counters::default());
         let (flag, c) = (Arc::clone(&done), Arc::clone(&counters));
-        let handle = std::thread::spawn(move || draw(ranks, &flag, &c));
+        let handle = std::thread::spawn(move || draw(work, ranks, &flag, &c));
         (Progress { done, handle: Some(handle) }, Some(counters))
     }
 
@@ -46,8 +58,25 @@ impl Progress {
     }
 }
 
+/// The line's text after its spinner and before the elapsed time.
+fn message(work: Work, ranks: usize, c: &Counters) -> String {
+    let load = |a: &std::sync::atomic::AtomicU64| a.load(Ordering::Relaxed);
+    match work {
+        Work::Run => format!(
+            "simulating {ranks} rank(s): {} steps, {} moved",
+            HumanCount(load(&c.steps)),
+            HumanBytes(load(&c.bytes))
+        ),
+        Work::Exploration => format!(
+            "exploring {ranks} rank(s): {} executions, {} complete",
+            HumanCount(load(&c.executions)),
+            HumanCount(load(&c.classes))
+        ),
+    }
+}
+
 /// Redraws the line every 100 ms until `done`.
-fn draw(ranks: usize, done: &AtomicBool, c: &Counters) {
+fn draw(work: Work, ranks: usize, done: &AtomicBool, c: &Counters) {
     let start = Instant::now();
     let mut bar: Option<ProgressBar> = None;
     while !done.load(Ordering::Relaxed) {
@@ -55,19 +84,14 @@ fn draw(ranks: usize, done: &AtomicBool, c: &Counters) {
         if start.elapsed() < QUIET_FOR {
             continue;
         }
-        let steps = c.steps.load(Ordering::Relaxed);
-        let bytes = c.bytes.load(Ordering::Relaxed);
-        let msg = format!("{} steps, {} moved", HumanCount(steps), HumanBytes(bytes));
+        let msg = message(work, ranks, c);
         match &bar {
             Some(b) => b.set_message(msg),
             None => {
                 let b = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr())
                     .with_elapsed(start.elapsed())
-                    .with_prefix(format!("{ranks} rank(s)"))
                     .with_message(msg);
-                if let Ok(style) =
-                    ProgressStyle::with_template("  {spinner} simulating {prefix}: {msg}, {elapsed}")
-                {
+                if let Ok(style) = ProgressStyle::with_template("  {spinner} {msg}, {elapsed}") {
                     b.set_style(style);
                 }
                 bar = Some(b);
@@ -79,5 +103,24 @@ fn draw(ranks: usize, done: &AtomicBool, c: &Counters) {
     }
     if let Some(b) = bar {
         b.finish_and_clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_run_shows_steps_and_bytes_an_exploration_executions_and_complete_ones() {
+        let c = Counters::default();
+        c.steps.store(12_345, Ordering::Relaxed);
+        c.bytes.store(3 << 20, Ordering::Relaxed);
+        c.executions.store(100_000, Ordering::Relaxed);
+        c.classes.store(7_355, Ordering::Relaxed);
+        assert_eq!(message(Work::Run, 4, &c), "simulating 4 rank(s): 12,345 steps, 3.00 MiB moved");
+        assert_eq!(
+            message(Work::Exploration, 3, &c),
+            "exploring 3 rank(s): 100,000 executions, 7,355 complete"
+        );
     }
 }

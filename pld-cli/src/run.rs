@@ -461,7 +461,7 @@ fn simulate(
         write_outputs(args, &base)?;
         return Ok(Some(base));
     }
-    let (progress, counters) = crate::progress::Progress::start(args.ranks);
+    let (progress, counters) = crate::progress::Progress::start(crate::progress::Work::Run, args.ranks);
     let cfg = SimConfig { progress: counters, ..cfg.clone() };
     let result = engine.run(program, entry, inputs, &cfg);
     progress.stop();

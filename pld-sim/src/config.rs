@@ -166,6 +166,10 @@ pub struct Progress {
     pub steps: AtomicU64,
     /// Bytes moved (read or written by data ops, local and remote).
     pub bytes: AtomicU64,
+    /// Executions an exhaustive exploration ran so far ([`crate::explore::Tally::executions`]).
+    pub executions: AtomicU64,
+    /// Of them, the complete ones ([`crate::explore::Tally::classes`]).
+    pub classes: AtomicU64,
 }
 
 /// The default liveness budget: steps in a row without progress (no window or host bytes

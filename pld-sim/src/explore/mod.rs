@@ -129,6 +129,9 @@ pub fn exhaustive(
         }
         let result = run(program, entry, inputs, &c);
         tally.executions += 1;
+        if let Some(p) = &cfg.progress {
+            p.executions.store(tally.executions, std::sync::atomic::Ordering::Relaxed);
+        }
         let mut s = lock(&search);
         let timed_out = deadline.is_some_and(|d| Instant::now() >= d);
         if timed_out && matches!(&result, Err(SimError::Fault(r)) if r.kind == ReportKind::Budget) {
@@ -155,6 +158,9 @@ pub fn exhaustive(
         let finding = match result {
             Ok(o) => {
                 tally.classes += 1;
+                if let Some(p) = &cfg.progress {
+                    p.classes.store(tally.classes, std::sync::atomic::Ordering::Relaxed);
+                }
                 if limits.keep_going {
                     tally.outcomes.insert(format!("ok {}", digest(&o)));
                 }

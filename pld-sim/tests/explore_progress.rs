@@ -1,0 +1,30 @@
+//! The live counters an exhaustive exploration fills for `pld verify --exhaustive`'s progress
+//! line: executions and complete executions, equal to the search's own tally when it stops.
+
+use pld_sim::explore::{exhaustive, Limits, Verdict};
+use pld_sim::{HostTensor, Inputs, SimConfig};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+/// The hand-written mesh of p2p.rs, one barrier, `SIZE = 256`.
+const MESH: &str = include_str!("programs/mesh_reduce.py");
+
+#[test]
+fn an_exploration_counts_its_executions_and_complete_ones_as_it_goes() {
+    let _ = pld_ops::registry();
+    let prog = pld_frontend::parse_str(MESH).unwrap_or_else(|d| panic!("{:?}", d.iter().next()));
+    let p = 3;
+    let x: Vec<f32> = (0..p * 256).map(|i| i as f32).collect();
+    let mut inp = Inputs::new();
+    inp.insert("inputs".into(), HostTensor::from_f32(vec![p, 1, 256], &x));
+    let counters = Arc::new(pld_sim::budget::Progress::default());
+    let cfg = SimConfig { progress: Some(Arc::clone(&counters)), ..SimConfig::ranks(p) };
+    let limits = Limits { max_executions: Some(40), ..Limits::default() };
+    let verdict = exhaustive(&prog, "host", &inp, &cfg, &limits).expect("explores");
+    let (Verdict::Proved { tally, .. } | Verdict::Incomplete { tally, .. }) = verdict else {
+        panic!("the mesh is correct: {verdict:?}")
+    };
+    assert!(tally.executions > 1 && tally.classes >= 1, "{tally:?}");
+    assert_eq!(counters.executions.load(Ordering::Relaxed), tally.executions);
+    assert_eq!(counters.classes.load(Ordering::Relaxed), tally.classes);
+}
