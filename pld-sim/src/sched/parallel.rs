@@ -1,6 +1,8 @@
 //! The parallel schedule: worker threads (one per available core, at most one per rank) taking
 //! ranks from one shared ready queue; each rank carries its own [`World::fork`] handle and
-//! recorder, so any worker can run any rank and only the queue is shared scheduler state. How
+//! recorder, so any worker can run any rank and only the queue is shared scheduler state. A
+//! worker takes the ranks of its own block first (the crew splits the ranks into consecutive
+//! blocks) and another's once it has waited [`STEAL_AFTER`]. How
 //! many workers take ranks is decided window by window by the [`Governor`] from the steps per
 //! second each crew ran: one worker (the calling thread, the others asleep) when a second one
 //! does not pay — ranks that block every few microseconds (a barrier per tile), or a machine
@@ -41,6 +43,12 @@ const SPIN_FOR: std::time::Duration = std::time::Duration::from_millis(1);
 
 /// Of that, the first part spins without giving the core away.
 const SPIN_BUSY_FOR: std::time::Duration = std::time::Duration::from_micros(100);
+
+/// How long a queued rank waits for the worker whose block it is in ([`home`]) before another
+/// worker of the crew may take it: ranks stay on one core while both workers are busy (a rank's
+/// registers and its ring neighbour's window stay in that core's cache), and a rank whose worker
+/// is held up (another rank's long slice, a core the machine took away) still runs soon.
+const STEAL_AFTER: std::time::Duration = std::time::Duration::from_micros(60);
 
 /// Quanta a rank runs in one slice before it goes back to the end of the queue (a rank that
 /// blocks or finishes ends its slice earlier). Long enough that taking and handing back a rank
@@ -110,6 +118,10 @@ struct Board {
     blocked: Vec<(usize, u64)>,
     /// Ranks a worker is running now.
     running: usize,
+    /// When each rank was last queued.
+    queued_at: Vec<Instant>,
+    /// Ranks in all.
+    ranks: usize,
     /// Ranks with no work left.
     done: usize,
     /// Workers that take ranks now: the first `crew` (the others sleep on `Shared::bench`).
@@ -127,10 +139,12 @@ impl Board {
     /// Queues again every blocked rank that a notify since it was found blocked may have
     /// released (found blocked before the notify epoch reached `epoch`); returns whether any was.
     fn release(&mut self, epoch: u64) -> bool {
-        let Board { ready, blocked, .. } = self;
+        let Board { ready, blocked, queued_at, .. } = self;
         let queued = ready.len();
+        let now = Instant::now();
         blocked.retain(|&(r, at)| {
             at == epoch || {
+                queued_at[r] = now;
                 ready.push_back(r);
                 false
             }
@@ -175,6 +189,8 @@ struct Shared<'a> {
     stopped: AtomicBool,
     /// Workers asleep on `cv`.
     sleepers: AtomicUsize,
+    /// Per worker, the queued ranks of its own block ([`pick`]), readable without the lock.
+    own_queued: Vec<AtomicUsize>,
     /// `board.blocked.len()`, readable without the lock.
     blocked: AtomicUsize,
     /// Workers of the crew looking for a rank (spinning or asleep on `cv`).
@@ -192,6 +208,9 @@ impl Shared<'_> {
     /// queued or the run ended (called with the lock held).
     fn publish(&self, b: &Board) {
         self.queued.store(b.ready.len(), Ordering::SeqCst);
+        for (k, q) in self.own_queued.iter().enumerate() {
+            q.store(b.ready.iter().filter(|&&r| home(b, r) == k).count(), Ordering::SeqCst);
+        }
         self.blocked.store(b.blocked.len(), Ordering::SeqCst);
         self.stopped.store(b.stop, Ordering::SeqCst);
         if (b.stop || !b.ready.is_empty() || b.running == 0) && self.sleepers.load(Ordering::SeqCst) > 0 {
@@ -256,6 +275,8 @@ impl<'p, 'c> Sched<'p, 'c> {
             ready: (0..n).collect(),
             blocked: Vec::new(),
             running: 0,
+            queued_at: vec![Instant::now(); n],
+            ranks: n,
             done: 0,
             crew,
             stop: false,
@@ -271,6 +292,7 @@ impl<'p, 'c> Sched<'p, 'c> {
             queued: AtomicUsize::new(n),
             stopped: AtomicBool::new(false),
             sleepers: AtomicUsize::new(0),
+            own_queued: (0..workers).map(|_| AtomicUsize::new(0)).collect(),
             blocked: AtomicUsize::new(0),
             idle: AtomicUsize::new(0),
             workers,
@@ -398,7 +420,10 @@ fn worker<'p>(
             // The rank's last look at its waits followed its own notifies, but another rank's
             // notify during the slice may have come after that look.
             Ok(SliceEnd::Blocked) if notifies == own => b.blocked.push((r, epoch)),
-            Ok(SliceEnd::Blocked | SliceEnd::Ready) => b.ready.push_back(r),
+            Ok(SliceEnd::Blocked | SliceEnd::Ready) => {
+                b.queued_at[r] = Instant::now();
+                b.ready.push_back(r);
+            }
         }
         // A notify since a rank was found blocked may have satisfied its wait: queue it again
         // to look.
@@ -434,7 +459,7 @@ fn take(k: usize, sync: &Shared<'_>, n: usize) -> Option<usize> {
         if b.release(epoch) {
             sync.publish(&b);
         }
-        if let Some(r) = b.ready.pop_front() {
+        if let Some(r) = pick(&b, k).and_then(|at| b.ready.remove(at)) {
             b.running += 1;
             sync.publish(&b);
             return Some(r);
@@ -447,9 +472,10 @@ fn take(k: usize, sync: &Shared<'_>, n: usize) -> Option<usize> {
             sync.publish(&b);
             return None;
         }
+        let steal_at = b.ready.iter().map(|&r| b.queued_at[r] + STEAL_AFTER).min();
         drop(b);
         sync.idle.fetch_add(1, Ordering::SeqCst);
-        spin_for_work(sync, epoch);
+        spin_for_work(sync, k, epoch, steal_at);
         b = sync.lock();
         let released = b.blocked.iter().any(|&(_, at)| at != sync.epoch.load(Ordering::SeqCst));
         if b.stop || !b.ready.is_empty() || released || b.running == 0 || k >= b.crew {
@@ -463,12 +489,39 @@ fn take(k: usize, sync: &Shared<'_>, n: usize) -> Option<usize> {
     }
 }
 
+/// Which queued rank worker `k` takes: one of its own block of ranks first, another that
+/// waited [`STEAL_AFTER`], or the first when one worker runs or none is running.
+fn pick(b: &Board, k: usize) -> Option<usize> {
+    if b.crew <= 1 || b.running == 0 {
+        return (!b.ready.is_empty()).then_some(0);
+    }
+    if let Some(at) = b.ready.iter().position(|&r| home(b, r) == k) {
+        return Some(at);
+    }
+    let now = Instant::now();
+    b.ready.iter().position(|&r| now.duration_since(b.queued_at[r]) >= STEAL_AFTER)
+}
+
+/// The worker whose block rank `r` is in: the crew's workers split the ranks into consecutive
+/// blocks (neighbours in a ring share a worker's cache).
+fn home(b: &Board, r: usize) -> usize {
+    r * b.crew.max(1) / b.ranks.max(1)
+}
+
 /// Spins (busy for [`SPIN_BUSY_FOR`], then yielding; [`SPIN_FOR`] in all) until a rank is
-/// queued, a notify moved the epoch past `epoch` while a rank is blocked, or the run stopped.
-fn spin_for_work(sync: &Shared<'_>, epoch: u64) {
+/// queued that worker `k` may take (`steal_at`: when the first queued rank of another worker's
+/// block may be taken; `None`: none is queued), a notify moved the epoch past `epoch` while a
+/// rank is blocked, or the run stopped.
+fn spin_for_work(sync: &Shared<'_>, k: usize, epoch: u64, steal_at: Option<Instant>) {
     let start = std::time::Instant::now();
     let released = || sync.blocked.load(Ordering::SeqCst) > 0 && sync.epoch.load(Ordering::SeqCst) != epoch;
-    while sync.queued.load(Ordering::SeqCst) == 0 && !sync.stopped.load(Ordering::SeqCst) && !released() {
+    let nothing = || match steal_at {
+        None => sync.queued.load(Ordering::SeqCst) == 0,
+        Some(at) => {
+            sync.own_queued.get(k).is_none_or(|q| q.load(Ordering::SeqCst) == 0) && Instant::now() < at
+        }
+    };
+    while nothing() && !sync.stopped.load(Ordering::SeqCst) && !released() {
         let spent = start.elapsed();
         if spent >= SPIN_FOR {
             return;
@@ -533,19 +586,46 @@ mod tests {
         assert_eq!(super::runnable("0.1 0.2 0.3 x/5 9"), None);
     }
 
-    #[test]
-    fn a_blocked_rank_is_queued_again_once_a_notify_came_after_it_blocked() {
-        let mut b = super::Board {
-            ready: [4].into(),
-            blocked: vec![(0, 7), (1, 9), (2, 8), (3, 9)],
+    /// A board of `n` ranks, `ready` queued (at once), one running, a crew of two.
+    fn board(n: usize, ready: std::collections::VecDeque<usize>) -> super::Board {
+        super::Board {
+            ready,
+            blocked: Vec::new(),
             running: 1,
+            queued_at: vec![std::time::Instant::now(); n],
+            ranks: n,
             done: 0,
             crew: 2,
             stop: false,
             deadlocked: false,
             fault: None,
             staffing: super::Staffing::Fixed,
-        };
+        }
+    }
+
+    #[test]
+    fn a_worker_takes_its_own_block_first_and_another_s_rank_only_once_it_waited() {
+        // Four ranks, two workers: ranks 0 and 1 are worker 0's, 2 and 3 worker 1's.
+        let mut b = board(4, [2, 0, 3].into());
+        assert_eq!(super::pick(&b, 0), Some(1), "worker 0 takes rank 0, behind rank 2");
+        assert_eq!(super::pick(&b, 1), Some(0));
+        b.ready = [2, 3].into();
+        assert_eq!(super::pick(&b, 0), None, "ranks 2 and 3 were queued just now");
+        b.queued_at[3] -= super::STEAL_AFTER;
+        assert_eq!(super::pick(&b, 0), Some(1), "rank 3 waited long enough");
+        b.running = 0;
+        assert_eq!(super::pick(&b, 0), Some(0), "nothing runs: any rank, first queued first");
+        b.running = 1;
+        b.crew = 1;
+        assert_eq!(super::pick(&b, 0), Some(0), "one worker takes every rank");
+        b.ready.clear();
+        assert_eq!(super::pick(&b, 0), None);
+    }
+
+    #[test]
+    fn a_blocked_rank_is_queued_again_once_a_notify_came_after_it_blocked() {
+        let mut b = board(5, [4].into());
+        b.blocked = vec![(0, 7), (1, 9), (2, 8), (3, 9)];
         // Ranks 1 and 3 were found blocked at epoch 9, the latest: no notify can have released
         // them. Ranks 0 and 2 blocked before notifies 8 and 9: queued behind rank 4, in order.
         assert!(b.release(9));
