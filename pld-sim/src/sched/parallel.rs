@@ -586,13 +586,15 @@ mod tests {
         assert_eq!(super::runnable("0.1 0.2 0.3 x/5 9"), None);
     }
 
-    /// A board of `n` ranks, `ready` queued (at once), one running, a crew of two.
+    /// A board of `n` ranks, `ready` queued (an hour from now: however slowly the test runs,
+    /// none has waited), one running, a crew of two.
     fn board(n: usize, ready: std::collections::VecDeque<usize>) -> super::Board {
+        let later = std::time::Instant::now() + std::time::Duration::from_secs(3600);
         super::Board {
             ready,
             blocked: Vec::new(),
             running: 1,
-            queued_at: vec![std::time::Instant::now(); n],
+            queued_at: vec![later; n],
             ranks: n,
             done: 0,
             crew: 2,
@@ -610,8 +612,8 @@ mod tests {
         assert_eq!(super::pick(&b, 0), Some(1), "worker 0 takes rank 0, behind rank 2");
         assert_eq!(super::pick(&b, 1), Some(0));
         b.ready = [2, 3].into();
-        assert_eq!(super::pick(&b, 0), None, "ranks 2 and 3 were queued just now");
-        b.queued_at[3] -= super::STEAL_AFTER;
+        assert_eq!(super::pick(&b, 0), None, "ranks 2 and 3 have not waited");
+        b.queued_at[3] = std::time::Instant::now() - super::STEAL_AFTER;
         assert_eq!(super::pick(&b, 0), Some(1), "rank 3 waited long enough");
         b.running = 0;
         assert_eq!(super::pick(&b, 0), Some(0), "nothing runs: any rank, first queued first");
