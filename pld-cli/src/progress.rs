@@ -1,11 +1,12 @@
-//! The progress line of a long `pld run` or `pld verify --exhaustive`, drawn by `indicatif` on
-//! stderr.
+//! The progress line of a long `pld run` or `pld verify` (with or without `--exhaustive`),
+//! drawn by `indicatif` on stderr.
 //!
 //! Guarantees: drawn only when stderr is a terminal, and only once the work has taken a
 //! second (a short run never flickers); it shows the elapsed time and, read from the
 //! simulator's live counters ([`pld_sim::budget::Progress`]), the steps taken and the bytes
-//! moved (a run) or the executions run and the complete ones among them (an exploration,
-//! which has no end to show until it proves or refutes), and is
+//! moved (a run), the schedules done of how many with the steps of all of them (`pld verify`),
+//! or the executions run and the complete ones among them (an exhaustive exploration, which
+//! has no end to show until it proves or refutes), and is
 //! cleared when the work ends. When stderr is not a terminal nothing is drawn and no thread is
 //! started, so captured output is exactly what it would be without it.
 
@@ -27,6 +28,8 @@ pub enum Work {
     Run,
     /// An exhaustive exploration (`pld verify --exhaustive`).
     Exploration,
+    /// `pld verify`'s schedules, this many in all.
+    Schedules(usize),
 }
 
 /// A running progress display (or none, off a terminal).
@@ -72,6 +75,11 @@ fn message(work: Work, ranks: usize, c: &Counters) -> String {
             HumanCount(load(&c.executions)),
             HumanCount(load(&c.classes))
         ),
+        Work::Schedules(n) => format!(
+            "verifying {ranks} rank(s): {} of {n} schedules done, {} steps",
+            load(&c.executions),
+            HumanCount(load(&c.steps))
+        ),
     }
 }
 
@@ -111,7 +119,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_run_shows_steps_and_bytes_an_exploration_executions_and_complete_ones() {
+    fn each_kind_of_work_shows_its_own_counts() {
         let c = Counters::default();
         c.steps.store(12_345, Ordering::Relaxed);
         c.bytes.store(3 << 20, Ordering::Relaxed);
@@ -121,6 +129,11 @@ mod tests {
         assert_eq!(
             message(Work::Exploration, 3, &c),
             "exploring 3 rank(s): 100,000 executions, 7,355 complete"
+        );
+        c.executions.store(3, Ordering::Relaxed);
+        assert_eq!(
+            message(Work::Schedules(17), 2, &c),
+            "verifying 2 rank(s): 3 of 17 schedules done, 12,345 steps"
         );
     }
 }

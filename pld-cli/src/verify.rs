@@ -91,7 +91,11 @@ pub fn explore(
     n: usize,
     report_json: Option<&Path>,
 ) -> Result<pld_sim::SimOutcome, Failure> {
-    let result = pld_sim::verify::verify(program, entry, inputs, cfg, n);
+    let (progress, counters) =
+        crate::progress::Progress::start(crate::progress::Work::Schedules(n + 1), cfg.nranks);
+    let result =
+        pld_sim::verify::verify(program, entry, inputs, &SimConfig { progress: counters, ..cfg.clone() }, n);
+    progress.stop();
     if let Some(path) = report_json {
         use crate::run_json::RunJson;
         let doc = match &result {

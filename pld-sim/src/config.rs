@@ -166,7 +166,8 @@ pub struct Progress {
     pub steps: AtomicU64,
     /// Bytes moved (read or written by data ops, local and remote).
     pub bytes: AtomicU64,
-    /// Executions an exhaustive exploration ran so far ([`crate::explore::Tally::executions`]).
+    /// Executions an exhaustive exploration ran so far ([`crate::explore::Tally::executions`]),
+    /// or schedules `pld verify` finished ([`crate::verify::verify`]).
     pub executions: AtomicU64,
     /// Of them, the complete ones ([`crate::explore::Tally::classes`]).
     pub classes: AtomicU64,

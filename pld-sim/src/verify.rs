@@ -59,7 +59,8 @@ pub fn schedule_name(s: Schedule) -> String {
 }
 
 /// Runs `entry` under the deterministic schedule and `n` PCT schedules (`cfg.schedule` is
-/// ignored); returns the deterministic outcome and the number of schedules run.
+/// ignored), counting each finished one in `cfg.progress`'s executions; returns the
+/// deterministic outcome and the number of schedules run.
 pub fn verify(
     program: &Program,
     entry: &str,
@@ -75,10 +76,17 @@ pub fn verify(
             Err(e) => Err(VerifyFailure::Invalid(e)),
         }
     };
+    let done = || {
+        if let Some(p) = &cfg.progress {
+            p.executions.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+    };
     let base = one(Schedule::Deterministic)?;
+    done();
     for seed in 1..=n as u64 {
         let s = Schedule::Pct(seed);
         let o = one(s)?;
+        done();
         if let Some(what) = difference(&base, &o) {
             return Err(VerifyFailure::Differ { first: "det".into(), second: schedule_name(s), what });
         }

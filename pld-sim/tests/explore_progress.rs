@@ -1,5 +1,6 @@
-//! The live counters an exhaustive exploration fills for `pld verify --exhaustive`'s progress
-//! line: executions and complete executions, equal to the search's own tally when it stops.
+//! The live counters `pld verify` and `pld verify --exhaustive` fill for their progress
+//! lines: schedules finished, or executions and complete executions, equal to what the search
+//! reports when it stops.
 
 use pld_sim::explore::{exhaustive, Limits, Verdict};
 use pld_sim::{HostTensor, Inputs, SimConfig};
@@ -27,4 +28,19 @@ fn an_exploration_counts_its_executions_and_complete_ones_as_it_goes() {
     assert!(tally.executions > 1 && tally.classes >= 1, "{tally:?}");
     assert_eq!(counters.executions.load(Ordering::Relaxed), tally.executions);
     assert_eq!(counters.classes.load(Ordering::Relaxed), tally.classes);
+}
+
+#[test]
+fn verify_counts_each_schedule_it_finished() {
+    let _ = pld_ops::registry();
+    let prog = pld_frontend::parse_str(MESH).unwrap_or_else(|d| panic!("{:?}", d.iter().next()));
+    let p = 2;
+    let x: Vec<f32> = (0..p * 256).map(|i| i as f32).collect();
+    let mut inp = Inputs::new();
+    inp.insert("inputs".into(), HostTensor::from_f32(vec![p, 1, 256], &x));
+    let counters = Arc::new(pld_sim::budget::Progress::default());
+    let cfg = SimConfig { progress: Some(Arc::clone(&counters)), ..SimConfig::ranks(p) };
+    let (_, ran) = pld_sim::verify::verify(&prog, "host", &inp, &cfg, 4).expect("the mesh is correct");
+    assert_eq!(ran, 5, "det and 4 PCT schedules");
+    assert_eq!(counters.executions.load(Ordering::Relaxed), 5);
 }
