@@ -111,9 +111,9 @@ pub const GRAIN: usize = (pld_sim::DEFAULT_PROTOCOL_GRAIN / 4) as usize;
 /// [`mesh_allreduce`] cut as the simulator's builtin mesh protocol runs it at a protocol grain
 /// (D-sim-37): per step of `grain` elements, every rank loads its own region into its
 /// register and combines every peer's region into it in rank order; a barrier; every rank
-/// stores its register back; a barrier. Rank `r` runs on thread `r % threads`, as the parallel
-/// schedule's workers run whole ranks (a rank's program runs in order on one thread), and the
-/// barrier spins, as its idle workers do. Returns the windows and the bytes read plus written.
+/// stores its register back; a barrier. The threads take consecutive blocks of ranks, as the
+/// parallel schedule's workers take theirs first (a rank's program runs in order on one
+/// thread), and the barrier spins, as its idle workers do. Returns the windows and the bytes read plus written.
 pub fn mesh_steps(windows: Vec<Vec<f32>>, grain: usize, threads: usize) -> (Vec<Vec<f32>>, u64) {
     let p = windows.len();
     let n = windows.first().map_or(0, Vec::len);
@@ -122,7 +122,7 @@ pub fn mesh_steps(windows: Vec<Vec<f32>>, grain: usize, threads: usize) -> (Vec<
     let barrier = SpinBarrier::new(threads);
     let moved = AtomicUsize::new(0);
     let run = |t: usize| {
-        let mine: Vec<usize> = (t..p).step_by(threads).collect();
+        let mine: Vec<usize> = (0..p).filter(|r| r * threads / p == t).collect();
         let mut regs = vec![vec![0f32; grain]; mine.len()];
         let mut bytes = 0;
         for off in (0..n).step_by(grain) {
