@@ -118,10 +118,8 @@ struct Board {
     blocked: Vec<(usize, u64)>,
     /// Ranks a worker is running now.
     running: usize,
-    /// When each rank was last queued.
+    /// When each rank was last queued (one entry per rank of the run).
     queued_at: Vec<Instant>,
-    /// Ranks in all.
-    ranks: usize,
     /// Ranks with no work left.
     done: usize,
     /// Workers that take ranks now: the first `crew` (the others sleep on `Shared::bench`).
@@ -276,7 +274,6 @@ impl<'p, 'c> Sched<'p, 'c> {
             blocked: Vec::new(),
             running: 0,
             queued_at: vec![Instant::now(); n],
-            ranks: n,
             done: 0,
             crew,
             stop: false,
@@ -456,9 +453,7 @@ fn take(k: usize, sync: &Shared<'_>, n: usize) -> Option<usize> {
         // A notify since a rank was found blocked (made by a slice still running: a barrier's
         // last notifier goes on to its next step) may have released it: queue it now.
         let epoch = sync.epoch.load(Ordering::SeqCst);
-        if b.release(epoch) {
-            sync.publish(&b);
-        }
+        let released = b.release(epoch);
         if let Some(r) = pick(&b, k).and_then(|at| b.ready.remove(at)) {
             b.running += 1;
             sync.publish(&b);
@@ -472,13 +467,19 @@ fn take(k: usize, sync: &Shared<'_>, n: usize) -> Option<usize> {
             sync.publish(&b);
             return None;
         }
+        if released {
+            // Queued for other workers: they see it without the lock.
+            sync.publish(&b);
+        }
         let steal_at = b.ready.iter().map(|&r| b.queued_at[r] + STEAL_AFTER).min();
         drop(b);
         sync.idle.fetch_add(1, Ordering::SeqCst);
         spin_for_work(sync, k, epoch, steal_at);
         b = sync.lock();
-        let released = b.blocked.iter().any(|&(_, at)| at != sync.epoch.load(Ordering::SeqCst));
-        if b.stop || !b.ready.is_empty() || released || b.running == 0 || k >= b.crew {
+        if b.release(sync.epoch.load(Ordering::SeqCst)) {
+            sync.publish(&b);
+        }
+        if b.stop || !b.ready.is_empty() || b.running == 0 || k >= b.crew {
             sync.idle.fetch_sub(1, Ordering::SeqCst);
             continue;
         }
@@ -505,7 +506,7 @@ fn pick(b: &Board, k: usize) -> Option<usize> {
 /// The worker whose block rank `r` is in: the crew's workers split the ranks into consecutive
 /// blocks (neighbours in a ring share a worker's cache).
 fn home(b: &Board, r: usize) -> usize {
-    r * b.crew.max(1) / b.ranks.max(1)
+    r * b.crew.max(1) / b.queued_at.len().max(1)
 }
 
 /// Spins (busy for [`SPIN_BUSY_FOR`], then yielding; [`SPIN_FOR`] in all) until a rank is
@@ -595,7 +596,6 @@ mod tests {
             blocked: Vec::new(),
             running: 1,
             queued_at: vec![later; n],
-            ranks: n,
             done: 0,
             crew: 2,
             stop: false,
