@@ -128,6 +128,24 @@ impl Recorder {
         self.rank_end.extend(other.rank_end);
     }
 
+    /// [`Recorder::step`] for a step that needs neither the world nor the shared histories
+    /// (it parked, or it touched no signal cell and nothing is traced: the common step of a
+    /// data op): charged here, the meter reset. Returns false, with nothing done, for any other.
+    pub fn step_plain(&mut self, lane: &mut Lane, meter: &mut Meter, parked: bool) -> bool {
+        if parked {
+            meter.reset();
+            return true;
+        }
+        if self.trace || !meter.cells.is_empty() {
+            return false;
+        }
+        let mut work = meter.work;
+        work.op = true;
+        lane.clock = lane.clock.saturating_add(self.cost.step_ps(&work));
+        meter.reset();
+        true
+    }
+
     /// Charges one step of a thread on `lane`: `parked` when it blocked in the simulator
     /// (free), else its work; `op` is the step's op (name, span) when the step ran an op
     /// (`None`: scalar statements), `kernel` the lane's kernel.
@@ -140,8 +158,7 @@ impl Recorder {
         kernel: &str,
         world: &crate::world::World,
     ) {
-        if parked {
-            meter.reset();
+        if self.step_plain(lane, meter, parked) {
             return;
         }
         let mut work = meter.work;
@@ -154,12 +171,6 @@ impl Recorder {
         // The shared histories are locked only by steps that touch a cell (or, tracing, a
         // window): the parallel schedule's threads would otherwise meet at this lock per step.
         let need = !meter.cells.is_empty() || (self.trace && !meter.touches.is_empty());
-        if !need && !self.trace {
-            // Nothing to look up or record: the common step of a data op.
-            lane.clock = start.saturating_add(self.cost.step_ps(&work));
-            meter.reset();
-            return;
-        }
         let mut idle = Shared::default();
         let mut guard;
         let shared: &mut Shared = if need {

@@ -127,9 +127,28 @@ impl fmt::Display for Report {
     }
 }
 
-/// A fault before rendering: kind, message and the spans it refers to.
+/// A fault before rendering: kind, message and the spans it refers to ([`FaultData`], boxed:
+/// every fallible step of the interpreter returns a `Result<_, Fault>`, and an inline fault
+/// made each of them ~130 bytes to move).
 #[derive(Clone, Debug)]
-pub struct Fault {
+pub struct Fault(Box<FaultData>);
+
+impl std::ops::Deref for Fault {
+    type Target = FaultData;
+    fn deref(&self) -> &FaultData {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for Fault {
+    fn deref_mut(&mut self) -> &mut FaultData {
+        &mut self.0
+    }
+}
+
+/// What a [`Fault`] holds.
+#[derive(Clone, Debug)]
+pub struct FaultData {
     /// Kind.
     pub kind: ReportKind,
     /// Main message (lowercase, no trailing period).
@@ -148,14 +167,14 @@ pub struct Fault {
 impl Fault {
     /// A fault of `kind` at `span`.
     pub fn new(kind: ReportKind, span: Span, message: impl Into<String>) -> Fault {
-        Fault {
+        Fault(Box::new(FaultData {
             kind,
             message: message.into(),
             notes: Vec::new(),
             span,
             span_notes: Vec::new(),
             context: Box::default(),
-        }
+        }))
     }
 
     /// A runtime error.
@@ -213,7 +232,7 @@ impl Fault {
             text.push_str(&render::location_block(*sp, sources));
         }
         let json = Box::new(render::json(&self, &text, sources));
-        Report { kind: self.kind, text, json }
+        Report { kind: self.kind.clone(), text, json }
     }
 }
 

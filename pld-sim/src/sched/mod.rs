@@ -393,15 +393,20 @@ impl<'p> RankLocal<'p> {
             world.reset_meter(None);
             let had_micro = unit.thread.micro.is_some();
             let out = unit.thread.step(world, env, &mut reqs, &who);
-            let mut meter = world.take_meter();
             // Parking is free in modeled time, and so is the step that only retires a finished
             // micro program (it did its work in earlier steps).
-            let retired = had_micro && unit.thread.micro.is_none() && meter.is_idle();
+            let retired = had_micro && unit.thread.micro.is_none() && world.meter_mut().is_idle();
             let parked = matches!(out, Ok(StepOut::Parked)) || retired;
-            let op =
-                unit.thread.last_op.as_ref().filter(|_| matches!(out, Ok(StepOut::Visible | StepOut::Done)));
-            rec.step(&mut unit.lane, &mut meter, parked, op, &unit.thread.name, world);
-            world.restore_meter(meter);
+            if !rec.step_plain(&mut unit.lane, world.meter_mut(), parked) {
+                let mut meter = world.take_meter();
+                let op = unit
+                    .thread
+                    .last_op
+                    .as_ref()
+                    .filter(|_| matches!(out, Ok(StepOut::Visible | StepOut::Done)));
+                rec.step(&mut unit.lane, &mut meter, parked, op, &unit.thread.name, world);
+                world.restore_meter(meter);
+            }
             for r in &reqs[launched_at.len().min(reqs.len())..] {
                 if matches!(r, Req::Launch { .. }) {
                     // A launch costs the orchestrator its launch time; the task is ready after it.
@@ -425,12 +430,13 @@ impl<'p> RankLocal<'p> {
                     break StepOut::Visible;
                 }
                 other => {
-                    let site = crate::report::render::Site {
+                    // Named only for a fault (the kernel's name is a new string).
+                    let site = || crate::report::render::Site {
                         rank: unit.rank,
                         core: (unit.lane.core != crate::timeline::ORCH_LANE).then_some(unit.lane.core),
                         kernel: unit.thread.name.to_string(),
                     };
-                    break other.map_err(|f| f.at_site(site))?;
+                    break other.map_err(|f| f.at_site(site()))?;
                 }
             }
         };

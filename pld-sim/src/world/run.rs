@@ -288,7 +288,14 @@ impl World {
         }
     }
 
-    /// Hands the current step's meter to the cost model (a fresh one stays).
+    /// The current step's meter, for a cost model that charges the step without the world
+    /// (`timeline::Recorder::step_plain`).
+    pub fn meter_mut(&mut self) -> &mut Meter {
+        &mut self.local.meter
+    }
+
+    /// Hands the current step's meter to a cost model that reads the world while it charges
+    /// the step (a fresh one stays).
     pub fn take_meter(&mut self) -> Meter {
         std::mem::take(&mut self.local.meter)
     }
