@@ -82,7 +82,11 @@ pub(super) fn eval_pure<'p>(
                 .ok_or_else(|| Fault::runtime(e.span, format!("symbolic dim '{s}' is not bound")))?,
         ),
         ExprKind::Tuple(items) => {
-            Val::Tuple(items.iter().map(|x| eval_pure(act, x, env, ecx)).collect::<Result<_, _>>()?)
+            let mut vals = Vec::with_capacity(items.len());
+            for x in items {
+                vals.push(eval_pure(act, x, env, ecx)?);
+            }
+            Val::Tuple(vals)
         }
         ExprKind::Unary(op, a) => {
             let v = eval_pure(act, a, env, ecx)?;
@@ -98,78 +102,91 @@ pub(super) fn eval_pure<'p>(
         ExprKind::Binary(op, a, b) => {
             binary(*op, eval_pure(act, a, env, ecx)?, eval_pure(act, b, env, ecx)?, e.span)?
         }
-        ExprKind::Call(c) => {
-            let mut args: Vec<Val> =
-                c.args.iter().map(|x| eval_pure(act, x, env, ecx)).collect::<Result<_, _>>()?;
-            let nested_err = || {
-                Fault::runtime(e.span, format!("'{}' cannot be nested inside an expression in the simulator; bind it to a value first", c.callee.name()))
-            };
-            let def = match &c.callee {
-                Callee::Op(def) => def,
-                Callee::Func(name) => {
-                    // Launches and dispatches do not block, so they may sit inside an expression
-                    // (`return kernel(x)`); their value is the returned parameters.
-                    let f = env.program.function(name).ok_or_else(|| {
-                        Fault::runtime(e.span, format!("call of unknown function '{name}'"))
-                    })?;
-                    let device = call_device(act, c, env, ecx)?;
-                    let deps = task_deps(act, c, env, ecx)?;
-                    let mut result = mapped_return(env, f, &args);
-                    match (ecx.level, device) {
-                        (Level::Chip, None) if f.kind.is_incore() => {
-                            let id = ecx.launch(Job::Func { func: f, args }, deps.unwrap_or_default());
-                            if c.is_submit() {
-                                result = with_task_id(f, result, id);
-                            }
-                        }
-                        (Level::Host, Some(r)) if r >= 0 && (r as usize) < ecx.world.nranks() => ecx
-                            .reqs
-                            .push(Req::Dispatch { rank: r as usize, job: Job::Func { func: f, args } }),
-                        (Level::Host, None) if f.kind == FunctionKind::ChipOrch && !c.is_submit() => {
-                            let job = Job::Func { func: f, args };
-                            if job_uses_windows(&job) {
-                                return Err(nested_err());
-                            }
-                            let rank = ecx.commless_rank();
-                            ecx.reqs.push(Req::Dispatch { rank, job });
-                        }
-                        _ => return Err(nested_err()),
+        ExprKind::Call(c) => eval_call(act, c, e.span, env, ecx)?,
+    })
+}
+
+/// [`eval_pure`] of a call nested in an expression: kept out of `eval_pure`, whose other nodes
+/// (an integer, a variable, an index product) are most of what a kernel loop evaluates and
+/// would otherwise all pay this arm's stack frame.
+#[inline(never)]
+fn eval_call<'p>(
+    act: &Act<'p>,
+    c: &'p pld_ir::Call,
+    span: Span,
+    env: &Env<'_, 'p>,
+    ecx: &mut Ecx<'_, 'p>,
+) -> Result<Val, Fault> {
+    let mut args: Vec<Val> = c.args.iter().map(|x| eval_pure(act, x, env, ecx)).collect::<Result<_, _>>()?;
+    let nested_err = || {
+        Fault::runtime(
+            span,
+            format!(
+                "'{}' cannot be nested inside an expression in the simulator; bind it to a value first",
+                c.callee.name()
+            ),
+        )
+    };
+    let def = match &c.callee {
+        Callee::Op(def) => def,
+        Callee::Func(name) => {
+            // Launches and dispatches do not block, so they may sit inside an expression
+            // (`return kernel(x)`); their value is the returned parameters.
+            let f = env
+                .program
+                .function(name)
+                .ok_or_else(|| Fault::runtime(span, format!("call of unknown function '{name}'")))?;
+            let device = call_device(act, c, env, ecx)?;
+            let deps = task_deps(act, c, env, ecx)?;
+            let mut result = mapped_return(env, f, &args);
+            match (ecx.level, device) {
+                (Level::Chip, None) if f.kind.is_incore() => {
+                    let id = ecx.launch(Job::Func { func: f, args }, deps.unwrap_or_default());
+                    if c.is_submit() {
+                        result = with_task_id(f, result, id);
                     }
-                    return Ok(result);
                 }
-            };
-            let kind = match sem::of(def) {
-                Some(k @ (SemKind::Op(_) | SemKind::Owning(_) | SemKind::Noop)) => k,
-                None => {
-                    return Err(Fault::runtime(
-                        e.span,
-                        format!("op '{}' has no simulator semantics", def.name),
-                    ))
+                (Level::Host, Some(r)) if r >= 0 && (r as usize) < ecx.world.nranks() => {
+                    ecx.reqs.push(Req::Dispatch { rank: r as usize, job: Job::Func { func: f, args } })
                 }
-                Some(_) => return Err(nested_err()),
-            };
-            let mut cx = OpCx {
-                world: ecx.world,
-                call: c,
-                span: e.span,
-                level: ecx.level,
-                rank: ecx.rank,
-                domain: ecx.domain,
-                who: ecx.who,
-                group: None,
-            };
-            let flow = match kind {
-                SemKind::Owning(f) => f(&mut cx, &mut args)?,
-                SemKind::Op(f) => f(&mut cx, &args)?,
-                SemKind::Noop => Flow::Val(Val::Unit),
-                SemKind::Collective { .. } => return Err(nested_err()),
-            };
-            match flow {
-                Flow::Val(v) => v,
+                (Level::Host, None) if f.kind == FunctionKind::ChipOrch && !c.is_submit() => {
+                    let job = Job::Func { func: f, args };
+                    if job_uses_windows(&job) {
+                        return Err(nested_err());
+                    }
+                    let rank = ecx.commless_rank();
+                    ecx.reqs.push(Req::Dispatch { rank, job });
+                }
                 _ => return Err(nested_err()),
             }
+            return Ok(result);
         }
-    })
+    };
+    let kind = match sem::of(def) {
+        Some(k @ (SemKind::Op(_) | SemKind::Owning(_) | SemKind::Noop)) => k,
+        None => return Err(Fault::runtime(span, format!("op '{}' has no simulator semantics", def.name))),
+        Some(_) => return Err(nested_err()),
+    };
+    let mut cx = OpCx {
+        world: ecx.world,
+        call: c,
+        span,
+        level: ecx.level,
+        rank: ecx.rank,
+        domain: ecx.domain,
+        who: ecx.who,
+        group: None,
+    };
+    let flow = match kind {
+        SemKind::Owning(f) => f(&mut cx, &mut args)?,
+        SemKind::Op(f) => f(&mut cx, &args)?,
+        SemKind::Noop => Flow::Val(Val::Unit),
+        SemKind::Collective { .. } => return Err(nested_err()),
+    };
+    match flow {
+        Flow::Val(v) => Ok(v),
+        _ => Err(nested_err()),
+    }
 }
 
 pub(super) fn binary(op: BinOp, a: Val, b: Val, span: Span) -> Result<Val, Fault> {
