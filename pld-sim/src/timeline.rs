@@ -171,12 +171,15 @@ impl Recorder {
         // The shared histories are locked only by steps that touch a cell (or, tracing, a
         // window): the parallel schedule's threads would otherwise meet at this lock per step.
         let need = !meter.cells.is_empty() || (self.trace && !meter.touches.is_empty());
-        let mut idle = Shared::default();
+        // Not needed only while tracing a step that touched nothing: an empty stand-in then
+        // (built only then: a default `Shared` seeds a hasher).
+        let mut idle;
         let mut guard;
         let shared: &mut Shared = if need {
             guard = self.shared.lock().unwrap_or_else(|e| e.into_inner());
             &mut guard
         } else {
+            idle = Shared::default();
             &mut idle
         };
         for c in &meter.cells {
