@@ -171,12 +171,19 @@ impl Board {
     }
 }
 
+/// A value on cache lines of its own: it starts on a 128-byte boundary and nothing else shares
+/// its lines (two 64-byte lines: the pair an adjacent-line prefetcher fetches together).
+#[repr(align(128))]
+struct Lined<T>(T);
+
 /// The synchronisation of the workers: the notify epoch (bumped by every notify through
 /// [`World::set_wake`]), the board, its condition variables and what a spinning worker polls
 /// without the lock.
 struct Shared<'a> {
     epoch: &'a AtomicU64,
-    board: Mutex<Board>,
+    /// On lines of its own: the atomics below are polled by spinning workers while the lock
+    /// holder writes the board (beside them, 2-worker 16 MiB allreduces ran 5-9% slower).
+    board: Lined<Mutex<Board>>,
     /// Workers of the crew wait here for a queued rank.
     cv: Condvar,
     /// Workers outside the crew wait here for the crew to grow.
@@ -199,7 +206,7 @@ struct Shared<'a> {
 
 impl Shared<'_> {
     fn lock(&self) -> std::sync::MutexGuard<'_, Board> {
-        self.board.lock().unwrap_or_else(|e| e.into_inner())
+        self.board.0.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Publishes the board's queue length and stop flag, and wakes sleepers when a rank is
@@ -283,7 +290,7 @@ impl<'p, 'c> Sched<'p, 'c> {
         };
         let sync = Shared {
             epoch: &epoch,
-            board: Mutex::new(board),
+            board: Lined(Mutex::new(board)),
             cv: Condvar::new(),
             bench: Condvar::new(),
             queued: AtomicUsize::new(n),
@@ -310,7 +317,7 @@ impl<'p, 'c> Sched<'p, 'c> {
             }
         });
         world.set_wake(None);
-        let board = sync.board.into_inner().unwrap_or_else(|e| e.into_inner());
+        let board = sync.board.0.into_inner().unwrap_or_else(|e| e.into_inner());
         let mut ranks = Vec::with_capacity(n);
         for slot in slots {
             let Slot { rl, w, mut rec } = slot.into_inner().unwrap_or_else(|e| e.into_inner());
