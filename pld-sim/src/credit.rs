@@ -286,6 +286,9 @@ impl Generations {
     }
 }
 
+/// Cells a rank's generation counts make room for at their first count (see [`bump`]).
+const FIRST_CELLS: usize = 64;
+
 /// Counts `by` more events of `call` in `map[key]` (restarting at a new call); returns the count.
 fn bump(
     map: &mut rustc_hash::FxHashMap<(CellKey, u64), (u32, u32)>,
@@ -293,6 +296,11 @@ fn bump(
     call: u32,
     by: u32,
 ) -> u32 {
+    if map.capacity() == 0 {
+        // A rank that counts one cell counts a barrier's worth: room for them up front, not
+        // regrown from 3 entries by doubling (each growth rehashes every entry).
+        map.reserve(FIRST_CELLS);
+    }
     let e = map.entry(key).or_insert((call, 0));
     if e.0 != call {
         *e = (call, 0);
