@@ -53,16 +53,9 @@ pub fn explore(
         ..Limits::default()
     };
     let start = std::time::Instant::now();
-    let (progress, counters) =
-        crate::progress::Progress::start(crate::progress::Work::Exploration, cfg.nranks);
-    let explored = pld_sim::explore::exhaustive(
-        program,
-        entry,
-        inputs,
-        &SimConfig { progress: counters, ..cfg.clone() },
-        &limits,
-    );
-    progress.stop();
+    let explored = crate::progress::shown(crate::progress::Work::Exploration, cfg, |cfg| {
+        pld_sim::explore::exhaustive(program, entry, inputs, cfg, &limits)
+    });
     let verdict = match explored {
         Ok(v) => v,
         Err(pld_sim::SimError::Invalid(d)) => {

@@ -12,6 +12,7 @@
 
 use indicatif::{HumanBytes, HumanCount, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use pld_sim::budget::Progress as Counters;
+use pld_sim::SimConfig;
 use std::io::IsTerminal;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -33,15 +34,24 @@ pub enum Work {
 }
 
 /// A running progress display (or none, off a terminal).
-pub struct Progress {
+struct Progress {
     done: Arc<AtomicBool>,
     handle: Option<JoinHandle<()>>,
+}
+
+/// Runs `f` on a copy of `cfg` that carries the counters of `work`'s progress line, the line
+/// shown (on a terminal) while `f` runs and cleared when it returns.
+pub fn shown<R>(work: Work, cfg: &SimConfig, f: impl FnOnce(&SimConfig) -> R) -> R {
+    let (progress, counters) = Progress::start(work, cfg.nranks);
+    let result = f(&SimConfig { progress: counters, ..cfg.clone() });
+    progress.stop();
+    result
 }
 
 impl Progress {
     /// Starts the display for `work` on `ranks` ranks, returning the counters the simulator
     /// fills (`None` off a terminal).
-    pub fn start(work: Work, ranks: usize) -> (Progress, Option<Arc<Counters>>) {
+    fn start(work: Work, ranks: usize) -> (Progress, Option<Arc<Counters>>) {
         let done = Arc::new(AtomicBool::new(false));
         if !std::io::stderr().is_terminal() {
             return (Progress { done, handle: None }, None);
@@ -53,7 +63,7 @@ impl Progress {
     }
 
     /// Stops and clears the display.
-    pub fn stop(self) {
+    fn stop(self) {
         self.done.store(true, Ordering::Relaxed);
         if let Some(h) = self.handle {
             let _ = h.join();

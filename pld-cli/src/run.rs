@@ -461,10 +461,9 @@ fn simulate(
         write_outputs(args, &base)?;
         return Ok(Some(base));
     }
-    let (progress, counters) = crate::progress::Progress::start(crate::progress::Work::Run, args.ranks);
-    let cfg = SimConfig { progress: counters, ..cfg.clone() };
-    let result = engine.run(program, entry, inputs, &cfg);
-    progress.stop();
+    let result = crate::progress::shown(crate::progress::Work::Run, cfg, |cfg| {
+        engine.run(program, entry, inputs, cfg)
+    });
     let outcome = outcome_or_failure(result, args)?;
     match &outcome {
         Some(o) if args.sweeping => write_outputs(args, o)?,

@@ -91,11 +91,9 @@ pub fn explore(
     n: usize,
     report_json: Option<&Path>,
 ) -> Result<pld_sim::SimOutcome, Failure> {
-    let (progress, counters) =
-        crate::progress::Progress::start(crate::progress::Work::Schedules(n + 1), cfg.nranks);
-    let result =
-        pld_sim::verify::verify(program, entry, inputs, &SimConfig { progress: counters, ..cfg.clone() }, n);
-    progress.stop();
+    let result = crate::progress::shown(crate::progress::Work::Schedules(n + 1), cfg, |cfg| {
+        pld_sim::verify::verify(program, entry, inputs, cfg, n)
+    });
     if let Some(path) = report_json {
         use crate::run_json::RunJson;
         let doc = match &result {
