@@ -4,10 +4,13 @@
 //! `src/`, built into `target/`; no git worktree is registered), and this checkout's; then
 //! times every simulator row this checkout lists (`bench_table --rows`) with both builds,
 //! alternating (REV, this, this, REV, …: both see the same machine state), each process timing
-//! `--runs` runs, and keeps the best of all of each build's runs. Prints per row both best
-//! times and the ratio (this / REV), flagging rows at or above [`SLOWER`] (and more than
-//! [`RESOLUTION_MS`] slower); then the
-//! headline ratios of this build: 16 MiB P = 4 mesh and ring whole run over the slice
+//! `--runs` runs, and keeps the best of all of each build's runs. A row whose best is not yet
+//! reproduced (a build's two fastest processes more than [`SETTLED`] apart) gets more rounds,
+//! up to twice `--rounds`, and is marked `NOISY` if it still is not: on a busy machine a best of
+//! a few runs can be far from the build's speed, and the table says so instead of showing a
+//! ratio it cannot stand behind. Prints per row both best times, the ratio (this / REV) and the
+//! rounds run, flagging rows at or above [`SLOWER`] (and more than [`RESOLUTION_MS`] slower);
+//! then the headline ratios of this build: 16 MiB P = 4 mesh and ring whole run over the slice
 //! yardstick, parallel over deterministic, and the race checker's share of the run.
 //!
 //! Guarantees: both builds run exactly the same command line per row; a row whose two builds
@@ -29,6 +32,10 @@ pub const SLOWER: f64 = 1.15;
 /// ... unless it is slower by less than this (ms): `bench_table` prints 0.1 ms, so a 4 KiB row
 /// at 0.1 vs 0.2 ms is resolution, not a regression.
 pub const RESOLUTION_MS: f64 = 0.15;
+
+/// A build's best time counts as reproduced when its second-fastest process came within this
+/// factor of its fastest (or within [`RESOLUTION_MS`]).
+pub const SETTLED: f64 = 1.05;
 
 /// The parsed command line.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -85,15 +92,36 @@ pub struct Best {
     pub digest: Option<String>,
     /// Why it failed, if it did.
     pub error: Option<String>,
+    /// Each process's best time, ms, in the order they ran.
+    pub rounds: Vec<f64>,
 }
 
 impl Best {
     fn add(&mut self, stdout: &str) {
+        let mut process: Option<f64> = None;
         for (ms, digest) in stdout.lines().filter_map(parse_run) {
-            self.ms = Some(self.ms.map_or(ms, |b: f64| b.min(ms)));
+            process = Some(process.map_or(ms, |b| b.min(ms)));
             if digest.is_some() {
                 self.digest = digest;
             }
+        }
+        if let Some(p) = process {
+            self.ms = Some(self.ms.map_or(p, |b: f64| b.min(p)));
+            self.rounds.push(p);
+        }
+    }
+
+    /// Whether the best time was reproduced: the two fastest processes within [`SETTLED`] (or
+    /// [`RESOLUTION_MS`]) of each other. A failed build has nothing to reproduce.
+    pub fn settled(&self) -> bool {
+        if self.error.is_some() {
+            return true;
+        }
+        let mut r = self.rounds.clone();
+        r.sort_by(f64::total_cmp);
+        match r.as_slice() {
+            [a, b, ..] => b - a <= (a * (SETTLED - 1.0)).max(RESOLUTION_MS),
+            _ => false,
         }
     }
 }
@@ -191,19 +219,21 @@ pub fn run(args: &[String]) -> Result {
         relative(&base_bin)
     );
     println!(
-        "{:<44} {:>10} {:>10} {:>7}  flags",
-        "row (--sim COLL P BYTES SCHED ITERS MODE)", "base ms", "this ms", "ratio"
+        "{:<44} {:>10} {:>10} {:>7} {:>6}  flags",
+        "row (--sim COLL P BYTES SCHED ITERS MODE)", "base ms", "this ms", "ratio", "rounds"
     );
     let mut results: HashMap<String, (Best, Best)> = HashMap::new();
-    let mut bad = 0;
+    let (mut bad, mut noisy) = (0, 0);
     for row in &rows {
         let runs = o.runs.unwrap_or(if payload(row) <= 1 << 20 { 5 } else { 2 });
         let mut argv = vec!["--sim".to_string()];
         argv.extend(row.iter().cloned());
         argv.push(runs.to_string());
         let (mut base, mut this) = (Best::default(), Best::default());
-        for round in 0..o.rounds {
+        let mut round = 0;
+        while round < o.rounds || (round < 2 * o.rounds && !(base.settled() && this.settled())) {
             let order = if round % 2 == 0 { [true, false] } else { [false, true] };
+            round += 1;
             for is_base in order {
                 let (bin, best) = if is_base { (&base_bin, &mut base) } else { (&this_bin, &mut this) };
                 match run_bin(bin, &argv) {
@@ -213,16 +243,32 @@ pub fn run(args: &[String]) -> Result {
             }
         }
         let key = row.join(" ");
-        let f = flags(&base, &this);
+        let mut f = flags(&base, &this);
         bad += usize::from(!f.is_empty());
+        if !(base.settled() && this.settled()) {
+            noisy += 1;
+            f.push("NOISY");
+        }
         let ms = |b: &Best| b.ms.map_or("-".to_string(), |x| format!("{x:.1}"));
         let ratio = match (base.ms, this.ms) {
             (Some(a), Some(b)) => format!("{:.3}", b / a),
             _ => "-".to_string(),
         };
         let why = [&base.error, &this.error].into_iter().flatten().cloned().collect::<Vec<_>>().join("; ");
-        println!("{key:<44} {:>10} {:>10} {ratio:>7}  {} {why}", ms(&base), ms(&this), f.join(","));
+        println!(
+            "{key:<44} {:>10} {:>10} {ratio:>7} {round:>6}  {} {why}",
+            ms(&base),
+            ms(&this),
+            f.join(",")
+        );
         results.insert(key, (base, this));
+    }
+    if noisy > 0 {
+        println!(
+            "\n{noisy} row(s) NOISY: a build's best time was not reproduced within {:.0}% in {} rounds, so their ratios may be off by more than the machine's noise; rerun them (--only) when the machine is quieter, or count them (--instructions)",
+            100.0 * (SETTLED - 1.0),
+            2 * o.rounds
+        );
     }
     bad += headline(&this_bin, &results);
     if bad > 0 {
@@ -319,18 +365,27 @@ fn headline(this_bin: &Path, results: &HashMap<String, (Best, Best)>) -> usize {
             continue;
         };
         let Some(d) = det.ms else { continue };
+        // A ratio of a time the guard could not reproduce says so.
+        let mark = |others: &[&Best]| {
+            if det.settled() && others.iter().all(|b| b.settled()) {
+                ""
+            } else {
+                " NOISY"
+            }
+        };
         let mut parts = Vec::new();
         if let Some(y) = yard_ms {
-            parts.push(format!("whole run / yardstick {:.2} (target <= 2)", d / y));
+            parts.push(format!("whole run / yardstick {:.2}{} (target <= 2)", d / y, mark(&[])));
         }
         if let Some(f) = floor_ms {
-            parts.push(format!("whole run / (yardstick + fresh fill) {:.2}", d / f));
+            parts.push(format!("whole run / (yardstick + fresh fill) {:.2}{}", d / f, mark(&[])));
         }
-        if let Some(p) = par.and_then(|p| p.ms) {
-            parts.push(format!("parallel/det {:.3} (target <= 0.6)", p / d));
+        if let Some((p, pb)) = par.and_then(|p| Some((p.ms?, p))) {
+            parts.push(format!("parallel/det {:.3}{} (target <= 0.6)", p / d, mark(&[pb])));
         }
-        if let Some(n) = norace.and_then(|n| n.ms) {
-            parts.push(format!("race checking {:.1}% of the run (target <= 10%)", 100.0 * (1.0 - n / d)));
+        if let Some((n, nb)) = norace.and_then(|n| Some((n.ms?, n))) {
+            let share = 100.0 * (1.0 - n / d);
+            parts.push(format!("race checking {share:.1}% of the run{} (target <= 10%)", mark(&[nb])));
         }
         if let (Some(a), Some(b)) = (&det.digest, par.and_then(|p| p.digest.as_ref())) {
             if a != b {
@@ -381,7 +436,7 @@ mod tests {
 
     #[test]
     fn rows_are_flagged_when_slower_different_or_failed() {
-        let b = |ms: f64, d: &str| Best { ms: Some(ms), digest: Some(d.to_string()), error: None };
+        let b = |ms: f64, d: &str| Best { ms: Some(ms), digest: Some(d.to_string()), ..Best::default() };
         assert!(flags(&b(100.0, "a"), &b(114.0, "a")).is_empty());
         assert_eq!(flags(&b(100.0, "a"), &b(115.0, "a")), vec!["SLOWER"]);
         assert!(flags(&b(0.1, "a"), &b(0.2, "a")).is_empty(), "print resolution");
@@ -391,6 +446,31 @@ mod tests {
         assert_eq!(flags(&failed, &b(1.0, "a")), vec!["FAILED"]);
         let mut best = Best::default();
         best.add("5.0 ms with race checks\n3.0 ms with race checks, digest ab\n4.0 ms with race checks");
-        assert_eq!((best.ms, best.digest.as_deref()), (Some(3.0), Some("ab")));
+        assert_eq!(
+            (best.ms, best.digest.as_deref(), best.rounds.as_slice()),
+            (Some(3.0), Some("ab"), &[3.0][..])
+        );
+    }
+
+    #[test]
+    fn a_best_is_settled_once_a_second_process_reproduces_it() {
+        let mut best = Best::default();
+        best.add("40.0 ms with race checks\n37.0 ms with race checks");
+        assert!(!best.settled(), "one process proves nothing");
+        best.add("52.0 ms with race checks");
+        assert!(!best.settled(), "37 then 52: not reproduced");
+        best.add("38.5 ms with race checks");
+        assert!(best.settled(), "38.5 is within 5% of 37");
+        assert_eq!((best.ms, best.rounds.len()), (Some(37.0), 3));
+        // Tiny rows settle within the print resolution.
+        let mut tiny = Best::default();
+        tiny.add("0.1 ms with race checks");
+        tiny.add("0.2 ms with race checks");
+        assert!(tiny.settled());
+        // A failed build has nothing to reproduce; one that printed no run line has.
+        assert!(Best { error: Some("boom".into()), ..Best::default() }.settled());
+        let mut silent = Best::default();
+        silent.add("no timing here");
+        assert!(silent.rounds.is_empty() && !silent.settled());
     }
 }
